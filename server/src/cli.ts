@@ -1,0 +1,167 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.js';
+import { ServerSecrets, loadServerSecret } from './crypto/secrets.js';
+import { openDatabase, type Database } from './db/database.js';
+import { AppError } from './domain/errors.js';
+import { createTenant, getTenantByPrefix } from './services/tenants.js';
+import { createProduct, getProductByName } from './services/products.js';
+import { createLicense, revokeLicenseByKey, showLicenseByKey } from './services/licenses.js';
+import { rotateSigningKey } from './services/signing/signing-keys.js';
+
+/**
+ * Operator CLI: `pnpm cli <command> [--flags] [--json]`. Works on the embedded database (while the server
+ * is stopped) and on DATABASE_URL. With --json, prints exactly one JSON object.
+ */
+type Ctx = { db: Database; secrets: ServerSecrets; now: Date };
+type Flags = Record<string, string | boolean | undefined>;
+
+const list = (value: unknown) => (typeof value === 'string' ? value.split(',').map((item) => item.trim()).filter(Boolean) : undefined);
+const int = (value: unknown, flag: string) => {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (!Number.isInteger(number)) throw new AppError('InvalidRequest', `--${flag} must be a whole number`);
+  return number;
+};
+const need = (flags: Flags, name: string): string => {
+  const value = flags[name];
+  if (typeof value !== 'string' || value === '') throw new AppError('InvalidRequest', `--${name} is required`);
+  return value;
+};
+function keyValues(value: unknown): Record<string, string> | undefined {
+  if (typeof value !== 'string') return undefined;
+  return Object.fromEntries(
+    value.split(',').map((pair) => {
+      const at = pair.indexOf('=');
+      if (at < 1) throw new AppError('InvalidRequest', `--custom expects key=value pairs, got "${pair}"`);
+      return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+    }),
+  );
+}
+
+const commands: Record<string, { options: Record<string, { type: 'string' | 'boolean' }>; usage: string; run(ctx: Ctx, flags: Flags): Promise<unknown> }> = {
+  'tenant:create': {
+    usage: 'tenant:create --name <name> --prefix <WORD> [--subscription-ends <ISO date>]',
+    options: { name: { type: 'string' }, prefix: { type: 'string' }, 'subscription-ends': { type: 'string' } },
+    async run(ctx, flags) {
+      const tenant = await createTenant(ctx, { name: need(flags, 'name'), keyPrefix: need(flags, 'prefix'), subscriptionEndsAt: flags['subscription-ends'] as string | undefined });
+      return { tenant };
+    },
+  },
+  'product:create': {
+    usage: 'product:create --tenant <PREFIX> --name <name> [--bundle-of <name,name>]',
+    options: { tenant: { type: 'string' }, name: { type: 'string' }, 'bundle-of': { type: 'string' } },
+    async run(ctx, flags) {
+      const tenant = await getTenantByPrefix(ctx, need(flags, 'tenant'));
+      const product = await createProduct(ctx, tenant.id, { name: need(flags, 'name'), bundleOf: list(flags['bundle-of']) });
+      const { bundleMembers, ...rest } = product;
+      return { product: { ...rest, bundleOf: bundleMembers.map((member) => member.product.name) } };
+    },
+  },
+  'license:create': {
+    usage:
+      'license:create --tenant <PREFIX> --product <name> --max-activations N [--expires-at ISO] [--trial] [--node-locked] [--features a,b] [--custom k=v,...] [--min-version V] [--max-version V] [--offline-grace-days N] [--grace-days N] [--maintenance-expires-at ISO] [--customer-email E]',
+    options: {
+      tenant: { type: 'string' },
+      product: { type: 'string' },
+      'max-activations': { type: 'string' },
+      'expires-at': { type: 'string' },
+      trial: { type: 'boolean' },
+      'node-locked': { type: 'boolean' },
+      features: { type: 'string' },
+      custom: { type: 'string' },
+      'min-version': { type: 'string' },
+      'max-version': { type: 'string' },
+      'offline-grace-days': { type: 'string' },
+      'grace-days': { type: 'string' },
+      'maintenance-expires-at': { type: 'string' },
+      'customer-email': { type: 'string' },
+    },
+    async run(ctx, flags) {
+      const tenant = await getTenantByPrefix(ctx, need(flags, 'tenant'));
+      const product = await getProductByName(ctx, tenant.id, need(flags, 'product'));
+      const { key, license } = await createLicense(ctx, tenant.id, product.id, {
+        maxActivations: int(need(flags, 'max-activations'), 'max-activations')!,
+        expiresAt: flags['expires-at'] as string | undefined,
+        isTrial: flags.trial === true,
+        nodeLocked: flags['node-locked'] === true,
+        features: list(flags.features),
+        customFields: keyValues(flags.custom),
+        minVersion: flags['min-version'] as string | undefined,
+        maxVersion: flags['max-version'] as string | undefined,
+        offlineGraceDays: int(flags['offline-grace-days'], 'offline-grace-days'),
+        gracePeriodDays: int(flags['grace-days'], 'grace-days'),
+        maintenanceExpiresAt: flags['maintenance-expires-at'] as string | undefined,
+        customerEmail: flags['customer-email'] as string | undefined,
+      });
+      const { keyDigest: _digest, keyDigestVersion: _version, ...shown } = license;
+      return { key, license: { ...shown, productName: product.name } };
+    },
+  },
+  'license:revoke': {
+    usage: 'license:revoke --key <license key>',
+    options: { key: { type: 'string' } },
+    async run(ctx, flags) {
+      const { keyDigest: _digest, keyDigestVersion: _version, ...license } = await revokeLicenseByKey(ctx, need(flags, 'key'));
+      return { license };
+    },
+  },
+  'license:show': {
+    usage: 'license:show --key <license key>',
+    options: { key: { type: 'string' } },
+    async run(ctx, flags) {
+      return { license: await showLicenseByKey(ctx, need(flags, 'key')) };
+    },
+  },
+  'signing-key:rotate': {
+    usage: 'signing-key:rotate',
+    options: {},
+    async run(ctx) {
+      return rotateSigningKey(ctx);
+    },
+  },
+};
+
+function usage(): string {
+  return `Usage: pnpm cli <command> [options] [--json]\n\nCommands:\n${Object.values(commands).map((command) => `  ${command.usage}`).join('\n')}\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  const json = rest.includes('--json');
+  const fail = (code: string, message: string) => {
+    if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
+    else process.stderr.write(`error: ${message}\n`);
+    return 1;
+  };
+  const command = name ? commands[name] : undefined;
+  if (!command) {
+    if (json) return fail('InvalidRequest', name ? `unknown command ${name}` : 'no command given');
+    process.stderr.write(name && name !== '--help' ? `unknown command ${name}\n\n${usage()}` : usage());
+    return name === '--help' ? 0 : 1;
+  }
+  let flags: Flags;
+  try {
+    flags = parseArgs({ args: rest, options: { ...command.options, json: { type: 'boolean' } }, strict: true, allowPositionals: false }).values as Flags;
+  } catch (error) {
+    return fail('InvalidRequest', `${(error as Error).message}\nusage: pnpm cli ${command.usage}`);
+  }
+
+  let db: Database | undefined;
+  try {
+    const config = loadConfig();
+    const secrets = new ServerSecrets(loadServerSecret(config.serverSecret, config.dataDir).secret);
+    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+    const result = await command.run({ db, secrets, now: new Date() }, flags);
+    process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof AppError) return fail(error.code, error.message);
+    if (error instanceof ConfigError) return fail('InvalidConfiguration', error.message);
+    const message = error instanceof Error ? error.message : String(error);
+    return fail('InternalError', message);
+  } finally {
+    await db?.close();
+  }
+}
+
+main(process.argv.slice(2)).then((code) => process.exit(code));

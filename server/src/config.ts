@@ -1,0 +1,71 @@
+import { z } from 'zod';
+
+const boolean = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((value) => (value === '' ? undefined : value));
+
+const ConfigSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(4000),
+    HOST: z.string().min(1).default('0.0.0.0'),
+    DATABASE_URL: optionalString.pipe(
+      z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+        .optional(),
+    ),
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    DATA_DIR: z.string().min(1).default('./data'),
+    PUBLIC_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    REDIS_URL: optionalString.pipe(
+      z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
+    ),
+    RATE_LIMIT_PUBLIC_PER_MINUTE: z.coerce.number().int().min(1).default(600),
+    RATE_LIMIT_TENANT_PER_MINUTE: z.coerce.number().int().min(1).default(6000),
+    SERVER_SECRET: optionalString.pipe(
+      z.string().min(32, 'must be at least 32 characters of high-entropy text').optional(),
+    ),
+    TRUST_PROXY: boolean.default(false),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  })
+  .transform((env) => ({
+    nodeEnv: env.NODE_ENV,
+    port: env.PORT,
+    host: env.HOST,
+    databaseUrl: env.DATABASE_URL,
+    databasePoolSize: env.DATABASE_POOL_SIZE,
+    dataDir: env.DATA_DIR,
+    publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+    redisUrl: env.REDIS_URL,
+    rateLimitPublicPerMinute: env.RATE_LIMIT_PUBLIC_PER_MINUTE,
+    rateLimitTenantPerMinute: env.RATE_LIMIT_TENANT_PER_MINUTE,
+    serverSecret: env.SERVER_SECRET,
+    trustProxy: env.TRUST_PROXY,
+    logLevel: env.LOG_LEVEL,
+  }));
+
+export type Config = z.output<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses the environment once. A bad value throws a ConfigError naming the variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const result = ConfigSchema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`),
+    );
+  }
+  return result.data;
+}

@@ -1,0 +1,123 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import lockfile from 'proper-lockfile';
+import { PrismaClient } from '../generated/prisma/client.js';
+import { applyMigrations } from './migrate.js';
+import type { Logger } from '../logger.js';
+
+export type Db = InstanceType<typeof PrismaClient>;
+export type { PrismaClient };
+
+/** Raw SQL for the few hot-path statements where Prisma's per-query overhead matters (see bench/). */
+export interface SqlRunner {
+  query<T>(text: string, values: unknown[], name?: string): Promise<T[]>;
+}
+
+export interface Database {
+  kind: 'postgres' | 'pglite';
+  prisma: Db;
+  sql: SqlRunner;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class DatabaseLockedError extends Error {
+  constructor(dir: string) {
+    super(`The embedded database in ${dir} is in use by another process (is the server already running?). Stop it, or set DATABASE_URL to use PostgreSQL, which serves many processes.`);
+    this.name = 'DatabaseLockedError';
+  }
+}
+
+export interface OpenDatabaseOptions {
+  databaseUrl?: string;
+  dataDir: string;
+  poolSize?: number;
+  logger?: Logger;
+}
+
+/** PostgreSQL when a URL is given, else the embedded PGlite database under `<dataDir>/pglite`. */
+export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openEmbedded(options);
+}
+
+function openPostgres(url: string, { poolSize = 10, logger }: OpenDatabaseOptions): Database {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', (error) => logger?.warn({ err: error.message }, 'postgres pool error'));
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    kind: 'postgres',
+    prisma,
+    sql: {
+      async query<T>(text: string, values: unknown[], name?: string) {
+        const result = await pool.query(name ? { name, text, values } : { text, values });
+        return result.rows as T[];
+      },
+    },
+    async ping() {
+      await pool.query('select 1');
+    },
+    async close() {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+async function openEmbedded({ dataDir, logger }: OpenDatabaseOptions): Promise<Database> {
+  const dir = path.resolve(dataDir, 'pglite');
+  mkdirSync(dir, { recursive: true });
+  const release = await lockEmbedded(dataDir, logger);
+  let pglite: PGlite | undefined;
+  try {
+    pglite = new PGlite(dir);
+    await pglite.waitReady;
+    const { applied } = await applyMigrations({ kind: 'pglite', pglite });
+    if (applied.length) logger?.info({ applied }, 'applied database migrations');
+  } catch (error) {
+    await pglite?.close().catch(() => undefined);
+    await release();
+    throw error;
+  }
+  const db = pglite;
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
+  return {
+    kind: 'pglite',
+    prisma,
+    sql: {
+      async query<T>(text: string, values: unknown[]) {
+        return (await db.query<T>(text, values)).rows;
+      },
+    },
+    async ping() {
+      await db.query('select 1');
+    },
+    async close() {
+      await prisma.$disconnect();
+      await db.close();
+      await release();
+    },
+  };
+}
+
+/** PGlite is single-session: a second process opening the same files would corrupt them. */
+export async function lockEmbedded(dataDir: string, logger?: Logger): Promise<() => Promise<void>> {
+  const dir = path.resolve(dataDir, 'pglite');
+  mkdirSync(dir, { recursive: true });
+  try {
+    return await lockfile.lock(dir, {
+      lockfilePath: path.resolve(dataDir, 'pglite.lock'),
+      realpath: false,
+      stale: 15_000,
+      update: 5_000,
+      onCompromised: (error) => logger?.error({ err: error.message }, 'embedded database lock compromised'),
+    });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOCKED') throw new DatabaseLockedError(dir);
+    throw error;
+  }
+}

@@ -1,0 +1,94 @@
+import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { requestId } from 'hono/request-id';
+import { secureHeaders } from 'hono/secure-headers';
+import { KEY_LIKE_PATTERN } from '../crypto/license-key.js';
+import { AppError } from '../domain/errors.js';
+import { createPublicApi } from '../rest/v1/index.js';
+import { publicJwks } from '../services/signing/signing-keys.js';
+import { clientIp } from './client-ip.js';
+import type { AppDeps } from './deps.js';
+import type { AppEnv } from './env.js';
+import { errorResponse, toAppError } from './errors.js';
+
+export const MAX_PUBLIC_BODY_BYTES = 16 * 1024;
+const KEY_PARAM_NAMES = new Set(['licensekey', 'license_key', 'key', 'license']);
+const KEY_LIKE_GLOBAL = new RegExp(KEY_LIKE_PATTERN.source, 'gi');
+
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.use(requestId());
+  app.use(async (c, next) => {
+    c.set('clientIp', clientIp(c, deps.config.trustProxy));
+    const started = performance.now();
+    await next();
+    // Path only: query strings and bodies are never logged; a key pasted into a path is masked.
+    deps.logger.info(
+      {
+        requestId: c.get('requestId'),
+        method: c.req.method,
+        path: c.req.path.replace(KEY_LIKE_GLOBAL, '[redacted]'),
+        status: c.res.status,
+        ms: Math.round((performance.now() - started) * 10) / 10,
+        ip: c.get('clientIp'),
+      },
+      'request',
+    );
+  });
+  app.use(secureHeaders({ crossOriginResourcePolicy: false }));
+
+  // A license key is a credential: it must never travel in a URL, where proxies and logs keep it.
+  app.use(async (c, next) => {
+    const url = new URL(c.req.url);
+    let leaked = KEY_LIKE_PATTERN.test(safeDecode(url.pathname));
+    for (const [name, value] of url.searchParams) {
+      if (KEY_PARAM_NAMES.has(name.toLowerCase()) || KEY_LIKE_PATTERN.test(value)) leaked = true;
+    }
+    if (leaked) throw new AppError('InvalidRequest', 'License keys must be sent in the JSON request body, never in the URL.');
+    await next();
+  });
+
+  app.use('/api/v1/*', async (c, next) => {
+    const state = await deps.rateLimits.perIp(c.get('clientIp'));
+    c.header('RateLimit-Limit', String(state.limit));
+    c.header('RateLimit-Remaining', String(state.remaining));
+    c.header('RateLimit-Reset', String(state.resetSeconds));
+    await next();
+  });
+  app.use(
+    '/api/v1/*',
+    bodyLimit({
+      maxSize: MAX_PUBLIC_BODY_BYTES,
+      onError: (c) => errorResponse(c, new AppError('InvalidRequest', `The request body is larger than ${MAX_PUBLIC_BODY_BYTES / 1024} KiB.`)),
+    }),
+  );
+
+  app.route('/api/v1', createPublicApi(deps));
+
+  app.get('/.well-known/jwks.json', async (c) => {
+    c.header('Cache-Control', 'public, max-age=300');
+    return c.json(await publicJwks(deps));
+  });
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.get('/readyz', async (c) => {
+    try {
+      await deps.db.ping();
+      return c.json({ status: 'ok', database: 'ok' });
+    } catch {
+      return c.json({ status: 'unavailable', database: 'unreachable' }, 503);
+    }
+  });
+
+  app.notFound((c) => errorResponse(c, new AppError('NotFound', `No route for ${c.req.method} ${c.req.path.replace(KEY_LIKE_GLOBAL, '[redacted]')}.`)));
+  app.onError((error, c) => errorResponse(c, toAppError(error, deps.logger, c.get('requestId'))));
+  return app;
+}
+
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}

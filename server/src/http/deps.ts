@@ -1,0 +1,18 @@
+import type { Config } from '../config.js';
+import type { Database } from '../db/database.js';
+import type { ServerSecrets } from '../crypto/secrets.js';
+import type { Logger } from '../logger.js';
+import type { TokenSigner } from '../services/signing/signing-keys.js';
+import type { RateLimits } from './rate-limit.js';
+
+/** Long-lived dependencies of the HTTP app, built once at boot (or by the test harness). */
+export interface AppDeps {
+  config: Config;
+  db: Database;
+  secrets: ServerSecrets;
+  signer: TokenSigner;
+  logger: Logger;
+  rateLimits: RateLimits;
+  /** The time source; tests inject a controllable clock. */
+  clock: () => Date;
+}

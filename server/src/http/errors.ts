@@ -1,0 +1,34 @@
+import type { Context } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import { AppError, type ErrorCode } from '../domain/errors.js';
+import type { Logger } from '../logger.js';
+import type { AppEnv } from './env.js';
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; requestId: string; fields?: Record<string, string> };
+}
+
+export function errorResponse(c: Context<AppEnv>, error: AppError): Response {
+  const body: ErrorBody = { error: { code: error.code, message: error.message, requestId: c.get('requestId') } };
+  if (error.details.fields) body.error.fields = error.details.fields;
+  if (error.details.retryAfterSeconds !== undefined) c.header('Retry-After', String(error.details.retryAfterSeconds));
+  return c.json(body, error.status as 400);
+}
+
+// Prisma codes meaning "the database is unreachable or too slow right now": a retry may succeed.
+const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'ECONNREFUSED', 'ECONNRESET', '57P01']);
+
+/** Turns anything thrown into a client-safe response: never a stack trace, never a secret. */
+export function toAppError(error: unknown, logger: Logger, requestId: string): AppError {
+  if (error instanceof AppError) return error;
+  if (error instanceof HTTPException && error.status < 500) {
+    return new AppError('InvalidRequest', error.message || 'The request could not be read.');
+  }
+  const code = (error as { code?: string } | null)?.code;
+  if (code && UNAVAILABLE_CODES.has(code)) {
+    logger.warn({ requestId, code }, 'database unavailable');
+    return new AppError('ServiceUnavailable', 'The service is temporarily unavailable; retry shortly.', { retryAfterSeconds: 5 });
+  }
+  logger.error({ requestId, err: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack, code } : String(error) }, 'unhandled error');
+  return new AppError('InternalError', `Something went wrong on our side. Quote request id ${requestId} when reporting it.`);
+}

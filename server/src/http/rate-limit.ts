@@ -1,0 +1,70 @@
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { AppError } from '../domain/errors.js';
+import type { Logger } from '../logger.js';
+
+export interface RateLimits {
+  /** Per client IP on the public API. */
+  perIp(ip: string): Promise<RateLimitState>;
+  /** Per tenant, once a request is known to belong to one. */
+  perTenant(tenantId: string): Promise<RateLimitState>;
+  close(): Promise<void>;
+}
+
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+export interface RateLimitOptions {
+  publicPerMinute: number;
+  tenantPerMinute: number;
+  /** Counters in Redis hold across replicas; without it they live in this process. */
+  redisUrl?: string;
+}
+
+/**
+ * Fixed one-minute windows. With Redis, an unreachable Redis falls back to in-memory counters
+ * (insuranceLimiter) rather than refusing or waving through all traffic.
+ */
+export async function createRateLimits(options: RateLimitOptions, logger?: Logger): Promise<RateLimits> {
+  const redis = options.redisUrl ? new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true }) : undefined;
+  let lastError = '';
+  redis?.on('error', (error: Error) => {
+    // Logged once per distinct error: the insurance limiter keeps counting meanwhile; never crash.
+    if (error.message !== lastError) logger?.warn({ err: error.message }, 'redis unavailable: rate limits fall back to this process');
+    lastError = error.message;
+  });
+  redis?.on('ready', () => {
+    lastError = '';
+  });
+  // Commands are not queued while offline, so connect before serving to share counters from the first request.
+  await redis?.connect().catch(() => undefined);
+  const make = (keyPrefix: string, points: number): RateLimiterAbstract => {
+    const memory = new RateLimiterMemory({ keyPrefix, points, duration: 60 });
+    return redis ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `kf:${keyPrefix}`, points, duration: 60, insuranceLimiter: memory }) : memory;
+  };
+  const ip = make('ip', options.publicPerMinute);
+  const tenant = make('tenant', options.tenantPerMinute);
+  return {
+    perIp: (key) => consume(ip, options.publicPerMinute, key),
+    perTenant: (key) => consume(tenant, options.tenantPerMinute, key),
+    async close() {
+      redis?.disconnect();
+    },
+  };
+}
+
+async function consume(limiter: RateLimiterAbstract, limit: number, key: string): Promise<RateLimitState> {
+  try {
+    const res = await limiter.consume(key);
+    return { limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
+  } catch (rejection) {
+    if (rejection instanceof RateLimiterRes) {
+      const retryAfterSeconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
+      throw new AppError('RateLimited', `Too many requests: retry after ${retryAfterSeconds} seconds.`, { retryAfterSeconds });
+    }
+    throw rejection;
+  }
+}

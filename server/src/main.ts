@@ -1,0 +1,69 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serve } from '@hono/node-server';
+import { serveStatic } from '@hono/node-server/serve-static';
+import { ConfigError, loadConfig } from './config.js';
+import { DatabaseLockedError } from './db/database.js';
+import { createApp } from './http/app.js';
+import { createLogger } from './logger.js';
+import { createRuntime } from './runtime.js';
+import { purgeNonces } from './services/licensing/nonces.js';
+
+const CONSOLE_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/dist');
+const HOUSEKEEPING_INTERVAL_MS = 10 * 60_000;
+
+async function main() {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  let runtime;
+  try {
+    runtime = await createRuntime(config, logger);
+  } catch (error) {
+    const known = error instanceof DatabaseLockedError;
+    logger.fatal({ err: known ? undefined : error }, known ? (error as Error).message : 'startup failed');
+    process.exit(1);
+  }
+  const app = createApp(runtime.deps);
+  if (existsSync(CONSOLE_DIST)) {
+    app.use('/*', serveStatic({ root: path.relative(process.cwd(), CONSOLE_DIST) }));
+    app.get('/*', serveStatic({ path: path.relative(process.cwd(), path.join(CONSOLE_DIST, 'index.html')) }));
+  }
+
+  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+    logger.info({ port: info.port, database: runtime.deps.db.kind, publicUrl: config.publicUrl }, `license service listening on ${config.publicUrl}`);
+  });
+
+  const housekeeping = setInterval(() => {
+    purgeNonces({ db: runtime.deps.db, now: new Date() }).catch((error) => logger.warn({ err: (error as Error).message }, 'nonce purge failed'));
+  }, HOUSEKEEPING_INTERVAL_MS);
+  housekeeping.unref();
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    clearInterval(housekeeping);
+    server.close(async () => {
+      await runtime.close();
+      logger.info('stopped');
+      process.exit(0);
+    });
+    // Keep-alive connections would hold close() open; give in-flight requests 10 s.
+    setTimeout(() => process.exit(0), 10_000).unref();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+void main();

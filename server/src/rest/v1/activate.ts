@@ -1,0 +1,53 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppDeps } from '../../http/deps.js';
+import type { AppEnv } from '../../http/env.js';
+import { activateLicense } from '../../services/licensing/activations.js';
+import { licensingContext } from './context.js';
+import { DeviceId, ErrorResponse, LicenseKey, Rejection, Version, commonErrors, json, jsonBody } from './schemas.js';
+
+const ActivateRequest = z
+  .object({
+    licenseKey: LicenseKey,
+    nonce: z.string().min(1).max(256).optional().openapi({ description: 'Required: a fresh value from GET /api/v1/nonce. Missing → 400 NonceRequired; invalid, expired or used → 422 NonceInvalid.' }),
+    deviceId: DeviceId.optional().openapi({ description: 'Required for node-locked licenses. Re-activating with the same deviceId reuses its seat, which makes retries safe.' }),
+    deviceName: z.string().min(1).max(200).optional().openapi({ description: 'Human-readable device label shown in the admin console.', example: 'Ada’s MacBook Pro' }),
+    version: Version.optional(),
+    userEmail: z.email().max(320).optional().openapi({ description: 'End-user email; stored for a named-user audit trail and used for customer expiry notices when the license has no customer email yet.' }),
+  })
+  .openapi('ActivateRequest');
+
+const ActivateSuccess = z
+  .object({
+    isValid: z.literal(true),
+    productName: z.string(),
+    remainingActivations: z.number().int(),
+    expiresAt: z.string().nullable().openapi({ format: 'date-time' }),
+    features: z.array(z.string()),
+    isTrial: z.boolean(),
+    trialDaysRemaining: z.number().int().nullable().optional().openapi({ description: 'Present only for trials.' }),
+    nodeLocked: z.boolean(),
+    offlineGraceDays: z.number().int().nullable(),
+    vendorWarning: z.string().nullable(),
+  })
+  .openapi('ActivateSuccess');
+
+const route = createRoute({
+  method: 'post',
+  path: '/activate',
+  tags: ['Licensing'],
+  summary: 'Activate a license on a device',
+  description: 'Registers an installation and takes a seat atomically (concurrent activations never exceed maxActivations). A rejection (unknown, revoked, expired, version, node-locked without deviceId, SeatsExhausted) is HTTP 200 with `isValid: false`. After an uncertain timeout the activation may have committed: retry with a new nonce and the same deviceId.',
+  request: jsonBody(ActivateRequest),
+  responses: {
+    200: json(z.union([ActivateSuccess, Rejection]), 'Activated, or rejected with an errorCode.'),
+    ...commonErrors,
+    422: json(ErrorResponse, 'The nonce is invalid, expired or already used (`NonceInvalid`).'),
+  },
+});
+
+export function mountActivate(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  v1.openapi(route, async (c) => {
+    const body = c.req.valid('json');
+    return c.json(await activateLicense(licensingContext(deps), { ...body, ip: c.get('clientIp') }), 200);
+  });
+}

@@ -1,0 +1,16 @@
+import type { LicensingContext } from '../../services/context.js';
+import type { AppDeps } from '../../http/deps.js';
+
+/** The service context of one public request: shared dependencies, the request's clock reading, the tenant quota. */
+export function licensingContext(deps: AppDeps): LicensingContext {
+  return {
+    db: deps.db,
+    secrets: deps.secrets,
+    signer: deps.signer,
+    issuer: deps.config.publicUrl,
+    now: deps.clock(),
+    chargeTenant: async (tenantId) => {
+      await deps.rateLimits.perTenant(tenantId);
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppDeps } from '../../http/deps.js';
+import type { AppEnv } from '../../http/env.js';
+import { deactivateDevice } from '../../services/licensing/activations.js';
+import { licensingContext } from './context.js';
+import { DeviceId, LicenseKey, RejectionCode, commonErrors, json, jsonBody } from './schemas.js';
+
+const DeactivateRequest = z.object({ licenseKey: LicenseKey, deviceId: DeviceId }).openapi('DeactivateRequest');
+const DeactivateResponse = z
+  .union([
+    z.object({ deactivated: z.literal(true), remainingActivations: z.number().int() }),
+    z.object({ deactivated: z.literal(false), message: z.string(), errorCode: RejectionCode }),
+  ])
+  .openapi('DeactivateResponse');
+
+const route = createRoute({
+  method: 'post',
+  path: '/deactivate',
+  tags: ['Licensing'],
+  summary: 'Release the seat held by a device',
+  description: 'Self-service release (for example before reinstalling on a new machine): frees the seat of the active installation with this deviceId. Not part of the original spec. Unknown key or device: HTTP 200 with `deactivated: false` and errorCode LicenseNotFound or ActivationNotFound.',
+  request: jsonBody(DeactivateRequest),
+  responses: { 200: json(DeactivateResponse, 'Released, or nothing to release.'), ...commonErrors },
+});
+
+export function mountDeactivate(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  v1.openapi(route, async (c) => c.json(await deactivateDevice(licensingContext(deps), c.req.valid('json')), 200));
+}

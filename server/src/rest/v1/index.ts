@@ -1,0 +1,42 @@
+import { OpenAPIHono } from '@hono/zod-openapi';
+import { AppError, REJECTION_CODES } from '../../domain/errors.js';
+import type { AppDeps } from '../../http/deps.js';
+import type { AppEnv } from '../../http/env.js';
+import { errorResponse } from '../../http/errors.js';
+import { mountActivate } from './activate.js';
+import { mountDeactivate } from './deactivate.js';
+import { mountNonce } from './nonce.js';
+import { mountValidate } from './validate.js';
+
+/** The public licensing API, `/api/v1`, with its OpenAPI 3.1 document generated from the route schemas. */
+export function createPublicApi(deps: AppDeps): OpenAPIHono<AppEnv> {
+  const v1 = new OpenAPIHono<AppEnv>({
+    defaultHook: (result, c) => {
+      if (result.success) return;
+      const fields: Record<string, string> = {};
+      for (const issue of result.error.issues) fields[issue.path.join('.') || '(body)'] ??= issue.message;
+      const summary = Object.entries(fields).map(([field, message]) => `${field}: ${message}`).join('; ');
+      return errorResponse(c, new AppError('InvalidRequest', `Invalid request: ${summary}`, { fields }));
+    },
+  });
+  mountNonce(v1, deps);
+  mountActivate(v1, deps);
+  mountValidate(v1, deps);
+  mountDeactivate(v1, deps);
+  v1.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: {
+      title: 'Keyforge public licensing API',
+      version: '1.0.0',
+      description: [
+        'Called by customer applications. No admin credential: the license key (in the JSON body, never the URL) is the credential.',
+        'HTTP 200 can carry a rejection: grant access only when `isValid` is true.',
+        `Rejection errorCodes (HTTP 200): ${REJECTION_CODES.join(', ')}.`,
+        'HTTP errors have the body `{ "error": { "code", "message", "requestId" } }` with code InvalidRequest or NonceRequired (400), NonceInvalid (422), RateLimited (429, with Retry-After), ServiceUnavailable (503), InternalError (500).',
+        'Offline tokens are verified with the Ed25519 keys published at `/.well-known/jwks.json` (algorithm EdDSA).',
+      ].join('\n\n'),
+    },
+    servers: [{ url: `${deps.config.publicUrl}/api/v1` }],
+  });
+  return v1;
+}

@@ -1,0 +1,25 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppDeps } from '../../http/deps.js';
+import type { AppEnv } from '../../http/env.js';
+import { issueNonce } from '../../services/licensing/nonces.js';
+import { commonErrors, json } from './schemas.js';
+
+const route = createRoute({
+  method: 'get',
+  path: '/nonce',
+  tags: ['Licensing'],
+  summary: 'Get a single-use activation nonce',
+  description: 'No credential. The nonce is valid for 5 minutes and can be used by one activation. Fetch a fresh one immediately before each activation; never cache it across launches.',
+  responses: {
+    200: json(z.object({ nonce: z.string().openapi({ example: 'n4bQgWq3Zx8m0vYk2T1sRr6pL9dE5fHc' }) }).openapi('Nonce'), 'A fresh nonce.'),
+    429: commonErrors[429],
+    503: commonErrors[503],
+  },
+});
+
+export function mountNonce(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  v1.openapi(route, async (c) => {
+    c.header('Cache-Control', 'no-store');
+    return c.json(await issueNonce({ db: deps.db, now: deps.clock() }), 200);
+  });
+}

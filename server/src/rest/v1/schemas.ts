@@ -1,0 +1,40 @@
+import { z } from '@hono/zod-openapi';
+import { ERROR_STATUS, REJECTION_CODES } from '../../domain/errors.js';
+
+export const LicenseKey = z.string().min(1).max(256).openapi({
+  description: 'The plaintext license key, `<PREFIX>-XXXX-XXXX-XXXX-XXXX`. Case and white space are ignored. Body only: never put it in a URL.',
+  example: 'ACME-7KQ2-M9XH-4TRB-WZ3P',
+});
+export const Version = z.string().min(1).max(64).openapi({ description: 'Running application version (semantic version).', example: '2.4.1' });
+export const DeviceId = z.string().min(1).max(256).openapi({ description: 'SHA-256 hardware fingerprint of the machine.', example: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08' });
+
+export const ErrorResponse = z
+  .object({
+    error: z.object({
+      code: z.enum(Object.keys(ERROR_STATUS) as [keyof typeof ERROR_STATUS, ...(keyof typeof ERROR_STATUS)[]]),
+      message: z.string(),
+      requestId: z.string(),
+      fields: z.record(z.string(), z.string()).optional().openapi({ description: 'Per-field problems, for InvalidRequest.' }),
+    }),
+  })
+  .openapi('Error');
+
+export const RejectionCode = z.enum(REJECTION_CODES).openapi('RejectionCode', {
+  description: 'Machine-readable reason of an HTTP 200 rejection (`isValid: false`).',
+});
+
+export const Rejection = z
+  .object({ isValid: z.literal(false), message: z.string(), errorCode: RejectionCode })
+  .openapi('Rejection');
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { 'application/json': { schema } }, description });
+
+/** Error responses every public route can give. */
+export const commonErrors = {
+  400: json(ErrorResponse, 'Malformed JSON, wrong types, missing fields or a body over 16 KiB (`InvalidRequest`), or `NonceRequired` on activate.'),
+  429: json(ErrorResponse, 'Rate limit exceeded (`RateLimited`); honour the `Retry-After` header (seconds).'),
+  503: json(ErrorResponse, 'The database is unreachable (`ServiceUnavailable`); retry with backoff.'),
+};
+
+export const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { 'application/json': { schema } }, required: true } });
+export { json };

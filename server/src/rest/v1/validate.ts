@@ -1,0 +1,57 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppDeps } from '../../http/deps.js';
+import type { AppEnv } from '../../http/env.js';
+import { validateLicense } from '../../services/licensing/validate.js';
+import { licensingContext } from './context.js';
+import { DeviceId, LicenseKey, RejectionCode, Version, commonErrors, json, jsonBody } from './schemas.js';
+
+const ValidateRequest = z
+  .object({
+    licenseKey: LicenseKey,
+    version: Version.optional().openapi({ description: 'Running app version; checked against minVersion/maxVersion. Omit to skip the check.' }),
+    deviceId: DeviceId.optional().openapi({ description: 'Optional: bound into the offline token as `device`.' }),
+    nonce: z.string().min(1).max(256).optional().openapi({ description: 'Optional client challenge (random per request), echoed inside offlineCacheToken as `nonce` so a captured response cannot be replayed.' }),
+  })
+  .openapi('ValidateRequest');
+
+const date = z.string().nullable().openapi({ format: 'date-time' });
+const ValidateResponse = z
+  .object({
+    isValid: z.boolean(),
+    message: z.string().optional().openapi({ description: 'Reason of invalidity; present only when isValid is false.' }),
+    errorCode: RejectionCode.nullable(),
+    productName: z.string().optional(),
+    remainingActivations: z.number().int().optional(),
+    expiresAt: date.optional().openapi({ description: 'Null: perpetual.' }),
+    customFields: z.record(z.string(), z.string()).nullable().optional(),
+    features: z.array(z.string()).optional(),
+    isTrial: z.boolean().optional(),
+    trialDaysRemaining: z.number().int().nullable().optional().openapi({ description: 'Present only when isTrial is true.' }),
+    nodeLocked: z.boolean().optional(),
+    offlineGraceDays: z.number().int().nullable().optional(),
+    vendorWarning: z.string().nullable().optional().openapi({ description: 'Show it to the user when non-null: the vendor\'s own subscription is ending or has ended.' }),
+    minVersion: z.string().nullable().optional(),
+    maxVersion: z.string().nullable().optional(),
+    bundleProducts: z.array(z.string()).nullable().optional().openapi({ description: 'Member products when the license is for a bundle; null otherwise.' }),
+    isInGracePeriod: z.boolean().nullable().optional().openapi({ description: 'True when expired but within the grace period (isValid stays false); null when the license has no expiry or no grace period.' }),
+    maintenanceExpiresAt: date.optional().openapi({ description: 'Update-policy metadata; never makes the license invalid.' }),
+    offlineCacheToken: z.string().nullable().optional().openapi({ description: 'EdDSA-signed JWS (compact JWT) of the entitlement; verify with /.well-known/jwks.json. Null when invalid.' }),
+  })
+  .openapi('ValidateResponse');
+
+const route = createRoute({
+  method: 'post',
+  path: '/validate',
+  tags: ['Licensing'],
+  summary: 'Validate a license key',
+  description: 'Checks entitlement on every app launch; increments no counter. Unknown, revoked, expired or otherwise invalid keys answer HTTP 200 with `isValid: false`, `message` and `errorCode`: grant access only when `isValid` is true. Validation does not prove that the calling machine holds a seat; check that `productName`/`bundleProducts` and `features` belong to your application.',
+  request: jsonBody(ValidateRequest),
+  responses: {
+    200: json(ValidateResponse, 'The entitlement result (valid or not).'),
+    ...commonErrors,
+  },
+});
+
+export function mountValidate(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  v1.openapi(route, async (c) => c.json(await validateLicense(licensingContext(deps), c.req.valid('json')), 200));
+}

@@ -1,0 +1,37 @@
+import type { Config } from './config.js';
+import { ServerSecrets, loadServerSecret } from './crypto/secrets.js';
+import { openDatabase } from './db/database.js';
+import type { AppDeps } from './http/deps.js';
+import { createRateLimits } from './http/rate-limit.js';
+import type { Logger } from './logger.js';
+import { loadTokenSigner } from './services/signing/signing-keys.js';
+
+export interface Runtime {
+  deps: AppDeps;
+  close(): Promise<void>;
+}
+
+/** Opens everything the server (and the CLI) needs, in order: secret → database → signing key → limits. */
+export async function createRuntime(config: Config, logger: Logger, clock: () => Date = () => new Date()): Promise<Runtime> {
+  const { secret, source } = loadServerSecret(config.serverSecret, config.dataDir);
+  if (source === 'generated') logger.info({ dataDir: config.dataDir }, 'generated a new server secret in DATA_DIR (set SERVER_SECRET to share one across hosts)');
+  const secrets = new ServerSecrets(secret);
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, logger });
+  try {
+    const signer = await loadTokenSigner({ db, secrets, now: clock() }, config.publicUrl);
+    const rateLimits = await createRateLimits(
+      { publicPerMinute: config.rateLimitPublicPerMinute, tenantPerMinute: config.rateLimitTenantPerMinute, redisUrl: config.redisUrl },
+      logger,
+    );
+    return {
+      deps: { config, db, secrets, signer, logger, rateLimits, clock },
+      async close() {
+        await rateLimits.close();
+        await db.close();
+      },
+    };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
+}

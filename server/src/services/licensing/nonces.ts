@@ -1,0 +1,31 @@
+import { randomBytes } from 'node:crypto';
+import { sha256 } from '../../crypto/secrets.js';
+import { AppError } from '../../domain/errors.js';
+import type { Db } from '../../db/database.js';
+import type { ServiceContext } from '../context.js';
+
+export const NONCE_TTL_MS = 5 * 60_000;
+type Tx = Pick<Db, 'nonce'>;
+
+/** A fresh single-use nonce, valid five minutes. Stored (as a digest) in the database, so any replica can consume it. */
+export async function issueNonce({ db, now }: Pick<ServiceContext, 'db' | 'now'>): Promise<{ nonce: string }> {
+  const nonce = randomBytes(24).toString('base64url');
+  await db.prisma.nonce.create({ data: { digest: sha256(nonce), expiresAt: new Date(now.getTime() + NONCE_TTL_MS), createdAt: now } });
+  return { nonce };
+}
+
+/** Consumes a nonce atomically: exactly one caller can win it, and only before it expires. */
+export async function consumeNonce(tx: Tx, nonce: string | undefined, now: Date): Promise<void> {
+  if (!nonce) throw new AppError('NonceRequired', 'A nonce is required: fetch one from GET /api/v1/nonce immediately before activating.');
+  const { count } = await tx.nonce.updateMany({
+    where: { digest: sha256(nonce), consumedAt: null, expiresAt: { gt: now } },
+    data: { consumedAt: now },
+  });
+  if (count !== 1) throw new AppError('NonceInvalid', 'The nonce is invalid, expired or already used: fetch a new one from GET /api/v1/nonce.');
+}
+
+/** Deletes nonces that can no longer be used (house-keeping; idempotent, safe on every replica). */
+export async function purgeNonces({ db, now }: Pick<ServiceContext, 'db' | 'now'>): Promise<number> {
+  const { count } = await db.prisma.nonce.deleteMany({ where: { expiresAt: { lt: new Date(now.getTime() - NONCE_TTL_MS) } } });
+  return count;
+}

@@ -1,0 +1,70 @@
+import semver from 'semver';
+import { AppError, type RejectionCode } from '../../domain/errors.js';
+import type { LicenseRecord } from './license-record.js';
+
+const DAY_MS = 86_400_000;
+/** vendorWarning appears this long before the vendor's own subscription ends. */
+export const VENDOR_WARNING_DAYS = 14;
+
+export interface Rejection {
+  errorCode: RejectionCode;
+  message: string;
+}
+
+/** Parses a version leniently ("1.2" → 1.2.0, "v2" → 2.0.0); anything else is the caller's mistake. */
+export function parseVersion(input: string, field = 'version'): semver.SemVer {
+  const parsed = semver.parse(input.trim(), { loose: true }) ?? semver.coerce(input, { includePrerelease: true });
+  if (!parsed) throw new AppError('InvalidRequest', `${field} "${input}" is not a semantic version such as 1.4.2`, { fields: { [field]: 'not a semantic version' } });
+  return parsed;
+}
+
+export function isExpired(license: Pick<LicenseRecord, 'expiresAt'>, now: Date): boolean {
+  return license.expiresAt !== null && license.expiresAt.getTime() <= now.getTime();
+}
+
+/** The spec's rule: valid only when active, unexpired, unrevoked; then the version bounds. */
+export function checkEntitlement(license: LicenseRecord, now: Date, version: semver.SemVer | null): Rejection | null {
+  if (license.status === 'revoked') return { errorCode: 'LicenseRevoked', message: 'This license has been revoked.' };
+  if (isExpired(license, now)) {
+    return { errorCode: 'LicenseExpired', message: `This license expired on ${license.expiresAt!.toISOString()}.` };
+  }
+  if (version) {
+    if (license.minVersion && semver.lt(version, parseVersion(license.minVersion, 'minVersion'))) {
+      return { errorCode: 'VersionNotSupported', message: `Version ${version.version} is older than the minimum version ${license.minVersion} this license allows.` };
+    }
+    if (license.maxVersion && semver.gt(version, parseVersion(license.maxVersion, 'maxVersion'))) {
+      return { errorCode: 'VersionNotSupported', message: `Version ${version.version} is newer than the maximum version ${license.maxVersion} this license allows.` };
+    }
+  }
+  return null;
+}
+
+/** Whole days left, rounded up (a trial ending in 3 hours has 1 day left); 0 once over. */
+export function daysRemaining(until: Date, now: Date): number {
+  return Math.max(0, Math.ceil((until.getTime() - now.getTime()) / DAY_MS));
+}
+
+/** True when expired but still inside the license's grace period; null when no grace applies. */
+export function isInGracePeriod(license: LicenseRecord, now: Date): boolean | null {
+  if (license.expiresAt === null || license.gracePeriodDays === null) return null;
+  if (!isExpired(license, now)) return false;
+  return now.getTime() < license.expiresAt.getTime() + license.gracePeriodDays * DAY_MS;
+}
+
+export function vendorWarning(subscriptionEndsAt: Date | null, now: Date): string | null {
+  if (!subscriptionEndsAt) return null;
+  const date = subscriptionEndsAt.toISOString().slice(0, 10);
+  if (subscriptionEndsAt.getTime() <= now.getTime()) {
+    return `The vendor's subscription to its licensing service ended on ${date}. Please contact the vendor of this software.`;
+  }
+  if (subscriptionEndsAt.getTime() - now.getTime() <= VENDOR_WARNING_DAYS * DAY_MS) {
+    return `The vendor's subscription to its licensing service ends on ${date}. Please contact the vendor of this software.`;
+  }
+  return null;
+}
+
+export function remainingActivations(license: Pick<LicenseRecord, 'maxActivations' | 'currentActivations'>): number {
+  return Math.max(0, license.maxActivations - license.currentActivations);
+}
+
+export const LICENSE_NOT_FOUND: Rejection = { errorCode: 'LicenseNotFound', message: 'License key not found.' };

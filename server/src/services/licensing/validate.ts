@@ -1,0 +1,95 @@
+import type { LicensingContext } from '../context.js';
+import { findLicenseByKey, type LicenseRecord } from './license-record.js';
+import {
+  LICENSE_NOT_FOUND,
+  checkEntitlement,
+  daysRemaining,
+  isInGracePeriod,
+  parseVersion,
+  remainingActivations,
+  vendorWarning,
+  type Rejection,
+} from './rules.js';
+
+export interface ValidateInput {
+  licenseKey: string;
+  version?: string;
+  /** Optional device fingerprint, bound into the offline token. */
+  deviceId?: string;
+  /** Optional client challenge, echoed inside the offline token so a captured response cannot be replayed. */
+  nonce?: string;
+}
+
+/** Offline tokens live at least this long even without offline grace, so a client can verify the response itself. */
+export const MIN_TOKEN_TTL_MS = 60 * 60_000;
+const DAY_MS = 86_400_000;
+
+export type ValidateResult = ReturnType<typeof describeLicense> | (Rejection & { isValid: false; message: string });
+
+/** Checks entitlement; changes nothing in the database. */
+export async function validateLicense(ctx: LicensingContext, input: ValidateInput) {
+  const version = input.version === undefined ? null : parseVersion(input.version);
+  const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey);
+  if (!license) return { isValid: false as const, message: LICENSE_NOT_FOUND.message, errorCode: LICENSE_NOT_FOUND.errorCode };
+  await ctx.chargeTenant(license.tenantId);
+
+  const rejection = checkEntitlement(license, ctx.now, version);
+  const offlineCacheToken = rejection ? null : await signOfflineToken(ctx, license, input);
+  return describeLicense(license, ctx.now, rejection, offlineCacheToken);
+}
+
+/** The full validate body of spec §2.2 / §4.3, null where a field does not apply. */
+export function describeLicense(license: LicenseRecord, now: Date, rejection: Rejection | null, offlineCacheToken: string | null) {
+  return {
+    isValid: rejection === null,
+    ...(rejection ? { message: rejection.message } : {}),
+    errorCode: rejection?.errorCode ?? null,
+    productName: license.productName,
+    remainingActivations: remainingActivations(license),
+    expiresAt: license.expiresAt?.toISOString() ?? null,
+    customFields: license.customFields,
+    features: license.features,
+    isTrial: license.isTrial,
+    ...(license.isTrial ? { trialDaysRemaining: license.expiresAt ? daysRemaining(license.expiresAt, now) : null } : {}),
+    nodeLocked: license.nodeLocked,
+    offlineGraceDays: license.offlineGraceDays,
+    vendorWarning: vendorWarning(license.subscriptionEndsAt, now),
+    minVersion: license.minVersion,
+    maxVersion: license.maxVersion,
+    bundleProducts: license.bundleProducts,
+    isInGracePeriod: isInGracePeriod(license, now),
+    maintenanceExpiresAt: license.maintenanceExpiresAt?.toISOString() ?? null,
+    offlineCacheToken,
+  };
+}
+
+/**
+ * A compact EdDSA JWS the client can cache and verify offline with the published JWKS. It names the
+ * license by id, never by key. It expires after offlineGraceDays (at least MIN_TOKEN_TTL_MS) and never
+ * after the license itself.
+ */
+export async function signOfflineToken(ctx: LicensingContext, license: LicenseRecord, input: Pick<ValidateInput, 'deviceId' | 'nonce'>): Promise<string> {
+  const issuedAt = ctx.now;
+  let expires = issuedAt.getTime() + Math.max(MIN_TOKEN_TTL_MS, (license.offlineGraceDays ?? 0) * DAY_MS);
+  if (license.expiresAt) expires = Math.min(expires, license.expiresAt.getTime());
+  return ctx.signer.sign(
+    {
+      sub: license.id,
+      tenant: license.tenantId,
+      productId: license.productId,
+      product: license.productName,
+      bundleProducts: license.bundleProducts,
+      features: license.features,
+      licenseExpiresAt: license.expiresAt?.toISOString() ?? null,
+      isTrial: license.isTrial,
+      nodeLocked: license.nodeLocked,
+      offlineGraceDays: license.offlineGraceDays,
+      maintenanceExpiresAt: license.maintenanceExpiresAt?.toISOString() ?? null,
+      minVersion: license.minVersion,
+      maxVersion: license.maxVersion,
+      ...(input.deviceId ? { device: input.deviceId } : {}),
+      ...(input.nonce ? { nonce: input.nonce } : {}),
+    },
+    { issuedAt, expiresAt: new Date(expires) },
+  );
+}

@@ -1,0 +1,65 @@
+import { SignJWT, calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, type JWK, type JWTPayload } from 'jose';
+import type { ServiceContext } from '../context.js';
+
+export const TOKEN_ALGORITHM = 'EdDSA';
+
+export interface TokenSigner {
+  kid: string;
+  sign(claims: JWTPayload, times: { issuedAt: Date; expiresAt: Date }): Promise<string>;
+}
+
+type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
+
+/**
+ * The active Ed25519 signing key, created on first use. An advisory lock makes concurrent first starts
+ * of several replicas agree on one key.
+ */
+export async function loadTokenSigner({ db, secrets, now }: Ctx, issuer: string): Promise<TokenSigner> {
+  const row = await db.prisma.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('keyforge.signing_keys'))`;
+    const active = await tx.signingKey.findFirst({ where: { active: true }, orderBy: { createdAt: 'desc' } });
+    if (active) return active;
+    const created = await newKeyRow(secrets);
+    return tx.signingKey.create({ data: { ...created, createdAt: now } });
+  });
+  const privateKey = await importPKCS8(secrets.decrypt(row.privateKeyEncrypted), TOKEN_ALGORITHM);
+  const kid = row.kid;
+  return {
+    kid,
+    sign: (claims, { issuedAt, expiresAt }) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: TOKEN_ALGORITHM, kid, typ: 'JWT' })
+        .setIssuer(issuer)
+        .setIssuedAt(Math.floor(issuedAt.getTime() / 1000))
+        .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+        .sign(privateKey),
+  };
+}
+
+/** Makes a new key the active one; the old ones stay published so tokens they signed still verify. */
+export async function rotateSigningKey({ db, secrets, now }: Ctx): Promise<{ kid: string }> {
+  const created = await newKeyRow(secrets);
+  await db.prisma.$transaction([
+    db.prisma.signingKey.updateMany({ where: { active: true }, data: { active: false } }),
+    db.prisma.signingKey.create({ data: { ...created, createdAt: now } }),
+  ]);
+  return { kid: created.kid };
+}
+
+/** The JSON Web Key Set clients use to verify offline tokens. */
+export async function publicJwks({ db }: Pick<ServiceContext, 'db'>): Promise<{ keys: JWK[] }> {
+  const rows = await db.prisma.signingKey.findMany({ where: { retiredAt: null }, orderBy: { createdAt: 'desc' } });
+  return { keys: rows.map((row) => row.publicJwk as JWK) };
+}
+
+async function newKeyRow(secrets: ServiceContext['secrets']) {
+  const { publicKey, privateKey } = await generateKeyPair(TOKEN_ALGORITHM, { crv: 'Ed25519', extractable: true });
+  const jwk = await exportJWK(publicKey);
+  const kid = await calculateJwkThumbprint(jwk);
+  return {
+    kid,
+    algorithm: TOKEN_ALGORITHM,
+    publicJwk: { ...jwk, kid, alg: TOKEN_ALGORITHM, use: 'sig' },
+    privateKeyEncrypted: secrets.encrypt(await exportPKCS8(privateKey)),
+  };
+}

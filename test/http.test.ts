@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/harness.js';
+
+let t: TestApp;
+let key: string;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  ({ key } = await t.seedBasic());
+});
+afterAll(async () => {
+  // Nothing this suite did may have put the plaintext key into a log line.
+  const logs = t.logs.join('');
+  expect(logs.length).toBeGreaterThan(1000);
+  expect(logs).not.toContain(key);
+  expect(logs).not.toContain(key.split('-').slice(1).join('-'));
+  await t.close();
+});
+
+describe('error bodies (spec §7)', () => {
+  const bad: [string, string | undefined, Record<string, string>?][] = [
+    ['malformed JSON', '{"licenseKey": '],
+    ['not an object', '[1,2,3]'],
+    ['wrong type', JSON.stringify({ licenseKey: 12345 })],
+    ['missing field', JSON.stringify({ version: '1.0.0' })],
+    ['empty body', ''],
+    ['form content type', 'licenseKey=x', { 'content-type': 'application/x-www-form-urlencoded' }],
+    ['text content type', JSON.stringify({ licenseKey: 'x' }), { 'content-type': 'text/plain' }],
+  ];
+  for (const [name, body, headers] of bad) {
+    it(`validate: ${name} → 400 with the error body`, async () => {
+      const response = await t.request('POST', '/api/v1/validate', body ?? '', { 'content-type': 'application/json', ...headers });
+      expect(response.status).toBe(400);
+      expect(response.json).toEqual({ error: { code: 'InvalidRequest', message: expect.any(String), requestId: response.headers.get('x-request-id'), ...(response.json.error.fields ? { fields: expect.any(Object) } : {}) } });
+      expect(response.text).not.toMatch(/at .*\.ts|stack/i);
+    });
+  }
+
+  it('a huge body → 400, never 500', async () => {
+    const response = await t.post('/api/v1/activate', { licenseKey: key, nonce: 'x', deviceName: 'y'.repeat(200_000) });
+    expect(response.status).toBe(400);
+    expect(response.json.error).toMatchObject({ code: 'InvalidRequest', message: expect.stringContaining('KiB') });
+  });
+
+  it('wrong types on activate → 400 naming the field', async () => {
+    const response = await t.post('/api/v1/activate', { licenseKey: key, nonce: 42, deviceId: ['a'] });
+    expect(response.status).toBe(400);
+    expect(Object.keys(response.json.error.fields)).toEqual(expect.arrayContaining(['nonce', 'deviceId']));
+  });
+
+  it('unknown route → 404 with the error body', async () => {
+    const response = await t.get('/api/v1/nope');
+    expect(response.status).toBe(404);
+    expect(response.json.error.code).toBe('NotFound');
+  });
+});
+
+describe('the license key stays out of URLs', () => {
+  it('a key in the query string is refused', async () => {
+    for (const query of [`licenseKey=${key}`, `key=${encodeURIComponent(key)}`, `q=${key.toLowerCase()}`]) {
+      const response = await t.post(`/api/v1/validate?${query}`, { licenseKey: key });
+      expect(response.status).toBe(400);
+      expect(response.json.error.message).toMatch(/never in the URL/);
+    }
+  });
+
+  it('a key in the path is refused and not logged', async () => {
+    const response = await t.get(`/api/v1/licenses/${key}`);
+    expect(response.status).toBe(400);
+    expect(response.text).not.toContain(key);
+  });
+});
+
+describe('service endpoints', () => {
+  it('healthz and readyz', async () => {
+    expect((await t.get('/healthz')).json).toEqual({ status: 'ok' });
+    expect((await t.get('/readyz')).json).toEqual({ status: 'ok', database: 'ok' });
+  });
+
+  it('serves an OpenAPI 3.1 document of /api/v1 generated from the route schemas', async () => {
+    const response = await t.get('/api/v1/openapi.json');
+    expect(response.status).toBe(200);
+    const doc = response.json;
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths).sort()).toEqual(['/activate', '/deactivate', '/nonce', '/validate']);
+    expect(doc.paths['/activate'].post.responses).toHaveProperty('422');
+    expect(doc.components.schemas.ValidateResponse.properties).toHaveProperty('offlineCacheToken');
+    expect(doc.components.schemas.ActivateRequest.properties).toHaveProperty('nonce');
+    expect(doc.components.schemas.RejectionCode.enum).toEqual(expect.arrayContaining(['SeatsExhausted', 'LicenseNotFound']));
+  });
+
+  it('every response carries a request id', async () => {
+    const response = await t.get('/healthz');
+    expect(response.headers.get('x-request-id')).toMatch(/.{8,}/);
+  });
+});

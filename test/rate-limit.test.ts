@@ -1,0 +1,61 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { startTestApp, type TestApp } from './support/harness.js';
+
+const apps: TestApp[] = [];
+afterAll(async () => {
+  for (const app of apps) await app.close();
+});
+const start = async (env: Record<string, string>) => {
+  const app = await startTestApp({ env });
+  apps.push(app);
+  return app;
+};
+const from = (ip: string) => ({ 'x-forwarded-for': ip });
+
+describe('rate limits (spec §7: 429 with Retry-After)', () => {
+  it('limits each IP on /api/v1/* and answers 429 with Retry-After and the error body', async () => {
+    const t = await start({ RATE_LIMIT_PUBLIC_PER_MINUTE: '3' });
+    for (let i = 0; i < 3; i++) expect((await t.get('/api/v1/nonce', from('198.51.100.1'))).status).toBe(200);
+    const limited = await t.get('/api/v1/nonce', from('198.51.100.1'));
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    expect(limited.json).toEqual({ error: { code: 'RateLimited', message: expect.stringContaining('retry'), requestId: expect.any(String) } });
+    // Another address has its own budget; non-public routes are not counted.
+    expect((await t.get('/api/v1/nonce', from('198.51.100.2'))).status).toBe(200);
+    expect((await t.get('/healthz', from('198.51.100.1'))).status).toBe(200);
+  });
+
+  it('limits each tenant once the key identifies it, across IPs, without consuming a nonce', async () => {
+    const t = await start({ RATE_LIMIT_TENANT_PER_MINUTE: '2' });
+    const { key } = await t.seedBasic();
+    expect((await t.post('/api/v1/validate', { licenseKey: key }, from('10.0.0.1'))).json.isValid).toBe(true);
+    expect((await t.post('/api/v1/validate', { licenseKey: key }, from('10.0.0.2'))).json.isValid).toBe(true);
+    const nonce = await t.nonce();
+    const limited = await t.post('/api/v1/activate', { licenseKey: key, nonce }, from('10.0.0.3'));
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBeTruthy();
+    // The refused activation rolled back: its nonce is still unused.
+    expect(await t.prisma.nonce.count({ where: { consumedAt: { not: null } } })).toBe(0);
+    // Another tenant is unaffected.
+    const other = await t.seedTenant({ name: 'Other', keyPrefix: 'OTHR' });
+    const product = await t.seedProduct(other.id);
+    const { key: otherKey } = await t.seedLicense(other.id, product.id);
+    expect((await t.post('/api/v1/validate', { licenseKey: otherKey }, from('10.0.0.4'))).json.isValid).toBe(true);
+  });
+
+  it('with REDIS_URL, two server instances share one budget', async () => {
+    const url = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    await redis.connect();
+    await redis.quit();
+    const env = { REDIS_URL: url, RATE_LIMIT_PUBLIC_PER_MINUTE: '4' };
+    const a = await start(env);
+    const b = await start(env);
+    const ip = `192.0.2.${Math.floor(Math.random() * 250) + 1}-${Date.now()}`;
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push((await (i % 2 ? a : b).get('/api/v1/nonce', from(ip))).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 429, 429]);
+  });
+});

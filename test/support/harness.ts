@@ -1,0 +1,128 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { inject } from 'vitest';
+import { loadConfig } from '../../server/src/config.js';
+import { createApp } from '../../server/src/http/app.js';
+import { createLogger } from '../../server/src/logger.js';
+import { createRuntime, type Runtime } from '../../server/src/runtime.js';
+import { createLicense } from '../../server/src/services/licenses.js';
+import { createProduct } from '../../server/src/services/products.js';
+import { createTenant } from '../../server/src/services/tenants.js';
+import { createDatabase, dropDatabase, uniqueName } from './pg.js';
+
+/** A clock the test moves by hand. */
+export class TestClock {
+  constructor(private time = Date.parse('2026-06-01T12:00:00.000Z')) {}
+  now = () => new Date(this.time);
+  advance(ms: number) {
+    this.time += ms;
+  }
+  set(iso: string) {
+    this.time = Date.parse(iso);
+  }
+}
+
+export const DAY = 86_400_000;
+
+export interface TestAppOptions {
+  env?: Record<string, string>;
+  clock?: TestClock;
+}
+
+export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
+
+/**
+ * The real app on its own PostgreSQL database (cloned from the migrated template), called in-process
+ * through app.fetch. Log lines are captured so tests can check what reaches them.
+ */
+export async function startTestApp(options: TestAppOptions = {}) {
+  const dbName = uniqueName('kf_test');
+  const databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-test-'));
+  const clock = options.clock ?? new TestClock();
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(chunk.toString());
+      done();
+    },
+  });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    PUBLIC_URL: 'http://licensing.test',
+    SERVER_SECRET: 'test-server-secret-0123456789abcdef0123456789',
+    TRUST_PROXY: 'true',
+    RATE_LIMIT_PUBLIC_PER_MINUTE: '100000',
+    RATE_LIMIT_TENANT_PER_MINUTE: '100000',
+    DATABASE_POOL_SIZE: '10',
+    LOG_LEVEL: 'debug',
+    ...options.env,
+  });
+  const runtime: Runtime = await createRuntime(config, createLogger(config.logLevel, logStream), clock.now);
+  const app = createApp(runtime.deps);
+  const ctx = () => ({ db: runtime.deps.db, secrets: runtime.deps.secrets, now: clock.now() });
+
+  async function request(method: string, pathname: string, body?: unknown, headers: Record<string, string> = {}) {
+    const init: RequestInit = { method, headers: { ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+    }
+    const response = await app.fetch(new Request(`http://licensing.test${pathname}`, init));
+    const text = await response.text();
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined;
+    }
+    return { status: response.status, headers: response.headers, json, text };
+  }
+
+  return {
+    app,
+    clock,
+    config,
+    deps: runtime.deps,
+    prisma: runtime.deps.db.prisma,
+    logs,
+    request,
+    get: (pathname: string, headers?: Record<string, string>) => request('GET', pathname, undefined, headers),
+    post: (pathname: string, body?: unknown, headers?: Record<string, string>) => request('POST', pathname, body, headers),
+    async nonce(): Promise<string> {
+      const response = await request('GET', '/api/v1/nonce');
+      if (response.status !== 200) throw new Error(`nonce: ${response.status} ${response.text}`);
+      return response.json.nonce;
+    },
+    /** GET a nonce, then activate with it. */
+    async activate(body: Record<string, unknown>, headers?: Record<string, string>) {
+      const nonce = await this.nonce();
+      return request('POST', '/api/v1/activate', { nonce, ...body }, headers);
+    },
+    async seedTenant(input: { name?: string; keyPrefix?: string; subscriptionEndsAt?: Date | null } = {}) {
+      return createTenant(ctx(), { name: input.name ?? 'Acme Corp', keyPrefix: input.keyPrefix ?? 'ACME', subscriptionEndsAt: input.subscriptionEndsAt });
+    },
+    async seedProduct(tenantId: string, name = 'Acme Studio', bundleOf?: string[]) {
+      return createProduct(ctx(), tenantId, { name, bundleOf });
+    },
+    async seedLicense(tenantId: string, productId: string, attributes: Partial<Parameters<typeof createLicense>[3]> = {}) {
+      return createLicense(ctx(), tenantId, productId, { maxActivations: 5, ...attributes });
+    },
+    /** One tenant, one product, one license: the common starting point. */
+    async seedBasic(attributes: Partial<Parameters<typeof createLicense>[3]> = {}) {
+      const tenant = await this.seedTenant();
+      const product = await this.seedProduct(tenant.id);
+      const { key, license } = await this.seedLicense(tenant.id, product.id, attributes);
+      return { tenant, product, key, license };
+    },
+    async close() {
+      await runtime.close();
+      await dropDatabase(dbName);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
