@@ -1,11 +1,9 @@
 // `pnpm db:migrate | db:migration <name> | db:status`: Prisma-format migrations run by the WebAssembly schema
 // engine (server/src/db/migrate.ts), since Prisma's CLI cannot download its native engine here.
 // Target: DATABASE_URL when set, else the embedded PGlite database in ${DATA_DIR:-./data}/pglite.
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-// prisma/ is not a workspace package: the server's dependencies only resolve through server/node_modules.
-import { PGlite } from '../server/node_modules/@electric-sql/pglite/dist/index.js';
-import lockfile from '../server/node_modules/proper-lockfile/index.js';
+import { PGlite } from '@electric-sql/pglite';
+import { DatabaseLockedError, lockEmbedded } from '../server/src/db/database.js';
 import {
   applyMigrations,
   createMigration,
@@ -67,16 +65,10 @@ async function openTarget(): Promise<Target> {
 
   const dataDir = path.resolve(process.env.DATA_DIR || './data');
   const dir = path.join(dataDir, 'pglite');
-  mkdirSync(dir, { recursive: true });
-  // The same lock the server holds while it has the database open (server/src/db/database.ts).
-  const release = await lockfile
-    .lock(dir, { lockfilePath: path.join(dataDir, 'pglite.lock'), realpath: false, stale: 15_000, update: 5_000 })
-    .catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ELOCKED') {
-        throw new CliError(`the embedded database is in use by another process (is the server running?): ${dir}`);
-      }
-      throw error;
-    });
+  // The same lock the server holds while it has the database open.
+  const release = await lockEmbedded(dataDir).catch((error: unknown) => {
+    throw error instanceof DatabaseLockedError ? new CliError(error.message) : error;
+  });
   try {
     const pglite = new PGlite(dir);
     await pglite.waitReady;
@@ -120,7 +112,7 @@ function describe(error: unknown): string {
 }
 
 const [command, ...args] = process.argv.slice(2);
-// Exit explicitly: the schema engine can leave a timer behind that would keep the process alive.
+// Exit explicitly, a safety net: the schema engine arms timers it never clears (migrate.ts clears them too).
 main(command, args).then(
   (code) => process.exit(code),
   (error: unknown) => {

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { Server } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
@@ -59,8 +60,12 @@ async function main() {
       logger.info('stopped');
       process.exit(0);
     });
-    // Keep-alive connections would hold close() open; give in-flight requests 10 s.
-    setTimeout(() => process.exit(0), 10_000).unref();
+    // Idle keep-alive connections would hold close() open; busy ones get 10 s to finish.
+    (server as Server).closeIdleConnections();
+    setTimeout(() => {
+      logger.warn('in-flight requests did not finish within 10 s; exiting');
+      process.exit(1);
+    }, 10_000).unref();
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -144,7 +144,10 @@ function loadEngine(): Promise<typeof glue> {
   engineGlue ??= (async () => {
     const entry = createRequire(import.meta.url).resolve('@prisma/schema-engine-wasm/schema_engine_bg');
     const bytes = await readFile(path.join(path.dirname(entry), 'schema_engine_bg.wasm'));
-    const { instance } = await WebAssembly.instantiate(bytes, { './schema_engine_bg.js': glue });
+    const imports: Record<string, unknown> = { ...glue };
+    const setTimeoutImport = Object.keys(imports).find((key) => key.startsWith('__wbg_setTimeout_'));
+    if (setTimeoutImport) imports[setTimeoutImport] = trackedSetTimeout;
+    const { instance } = await WebAssembly.instantiate(bytes, { './schema_engine_bg.js': imports });
     glue.__wbg_set_wasm(instance.exports);
     (instance.exports.__wbindgen_start as () => void)();
     return glue;
@@ -152,10 +155,24 @@ function loadEngine(): Promise<typeof glue> {
   return engineGlue;
 }
 
+// The engine arms a timer for its advisory-lock timeout and never clears it, which would keep Node alive
+// for 10 s after a run. Track its timers and clear the leftovers whenever no engine is running.
+const engineTimers = new Set<NodeJS.Timeout>();
+let runningEngines = 0;
+function trackedSetTimeout(callback: () => void, ms: number): NodeJS.Timeout {
+  const timer = setTimeout(() => {
+    engineTimers.delete(timer);
+    callback();
+  }, ms >>> 0);
+  engineTimers.add(timer);
+  return timer;
+}
+
 /** One engine per call, on adapters that are all closed afterwards (a given PGlite stays open). */
 async function withEngine<T>(target: MigrationTarget, run: (engine: SchemaEngine) => Promise<T>): Promise<T> {
   const { SchemaEngine } = await loadEngine();
   const adapters = target.kind === 'pg' ? pgAdapters(target.url) : pgliteAdapters(target.pglite);
+  runningEngines++;
   try {
     const engine = await SchemaEngine.new({ datamodels: undefined }, () => {}, bindMigrationAwareSqlAdapterFactory(adapters));
     try {
@@ -167,13 +184,22 @@ async function withEngine<T>(target: MigrationTarget, run: (engine: SchemaEngine
     throw engineError(error);
   } finally {
     await adapters.close();
+    if (--runningEngines === 0) {
+      for (const timer of engineTimers) clearTimeout(timer);
+      engineTimers.clear();
+    }
   }
 }
 
-/** Engine errors end with a Rust span trace ("   0: sql_schema_connector::…"): keep the sentence. */
+/**
+ * Engine errors end with a Rust span trace ("   0: sql_schema_connector::…"): keep the sentence, and name
+ * the migration that failed, which only the trace mentions.
+ */
 function engineError(error: unknown): Error {
   if (!(error instanceof Error) || error.name !== 'SchemaConnectorError') return error as Error;
-  return new Error(error.message.split(/\n\s+0: /)[0].trim(), { cause: error });
+  const sentence = error.message.split(/\n\s+0: /)[0].replace(/^external connector error\n/, '').trim();
+  const migration = /Applying migration\s+with migration_name="([^"]+)"/.exec(error.message)?.[1];
+  return new Error(migration ? `migration ${migration} failed: ${sentence}` : sentence, { cause: error });
 }
 
 type Adapters = SqlMigrationAwareDriverAdapterFactory & { close(): Promise<void> };
@@ -238,8 +264,8 @@ const NAME_OID = 19;
 const TEXT_OID = 25;
 
 // Prisma's pg adapter rejects columns of type "char", which the engine's catalog queries return (e.g.
-// pg_constraint.contype): relabel "char" and "name" as text before pg builds the result. Their values are
-// plain strings either way. Only the engine's own pools use this client.
+// pg_constraint.contype): relabel "char" and "name" as text before pg builds the result (a pg internal, the
+// hook every result goes through). Their values are plain strings either way. Only the engine's pools use it.
 const handleRowDescription = (pg.Client.prototype as unknown as Record<string, (msg: unknown) => void>)
   ._handleRowDescription;
 class CatalogTextClient extends pg.Client {
@@ -275,7 +301,9 @@ function pgAdapters(url: string): Adapters {
   return tracking('@prisma/adapter-pg', () => connect(url), connectToShadowDb);
 }
 
+/** The URL with another database name; every other setting (host, credentials, sslmode…) is kept. */
 function withDatabase(url: string, database: string): string {
+  if (!URL.canParse(url)) throw new Error('cannot derive a shadow database URL: write the URL as postgres://user@host:port/db');
   const copy = new URL(url);
   copy.pathname = `/${encodeURIComponent(database)}`;
   return copy.toString();
@@ -306,9 +334,9 @@ function pgliteAdapters(db: PGlite): Adapters {
   return tracking('pglite-prisma-adapter', () => connect(db), connectToShadowDb);
 }
 
-// Prisma's engine takes pg_advisory_lock(72707369) itself, but on a pooled connection that may be recycled
-// mid-run and with a 10 s timeout. Hold our own lock on a dedicated session for the whole run, so that
-// processes starting together simply queue; the next one then finds nothing to apply.
+// Prisma's engine takes pg_advisory_lock(72707369) itself, but on a pooled connection and giving up after a
+// short timeout, so a replica starting during a long migration would fail. Hold our own lock on a dedicated
+// session for the whole run instead: processes starting together queue, and the later ones find nothing to apply.
 const MIGRATION_LOCK_KEY = 72707370;
 const pgliteRuns = new WeakMap<PGlite, Promise<unknown>>();
 

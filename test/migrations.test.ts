@@ -1,0 +1,103 @@
+// The offline migration runner (server/src/db/migrate.ts) on real PostgreSQL and on in-memory PGlite: every
+// migration applied once, Prisma's bookkeeping intact, safe when two processes start together.
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+// PGlite is a server dependency only; importing it from there also shares the instance the adapter uses.
+import { PGlite } from '@electric-sql/pglite';
+import { applyMigrations, migrationsDir, migrationStatus, type MigrationTarget } from '../server/src/db/migrate.js';
+import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
+
+type Query = (sql: string) => Promise<Record<string, unknown>[]>;
+
+/** prisma/migrations as Prisma records it: name and sha256 of migration.sql. */
+async function localMigrations() {
+  const dirs = (await readdir(migrationsDir, { withFileTypes: true })).filter((entry) => entry.isDirectory());
+  const names = dirs.map((entry) => entry.name).sort();
+  return Promise.all(
+    names.map(async (name) => {
+      const sql = await readFile(path.join(migrationsDir, name, 'migration.sql'));
+      return { name, checksum: createHash('sha256').update(sql).digest('hex') };
+    }),
+  );
+}
+
+/** Applies twice, then checks status, tables and the `_prisma_migrations` rows. */
+async function expectMigratesOnce(target: MigrationTarget, query: Query) {
+  const local = await localMigrations();
+  const names = local.map((migration) => migration.name);
+  expect(names.length).toBeGreaterThan(0);
+
+  expect(await migrationStatus(target)).toEqual({ applied: [], pending: names, problems: [] });
+  expect(await applyMigrations(target)).toEqual({ applied: names });
+  expect(await applyMigrations(target)).toEqual({ applied: [] });
+  expect(await migrationStatus(target)).toEqual({ applied: names, pending: [], problems: [] });
+
+  const tables = await query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`);
+  expect(tables.map((row) => row.table_name)).toEqual(expect.arrayContaining(['licenses', 'tenants', '_prisma_migrations']));
+  await expectRecordedOnce(query);
+}
+
+async function expectRecordedOnce(query: Query) {
+  const rows = await query(
+    `SELECT migration_name, checksum, finished_at IS NOT NULL AS finished, rolled_back_at IS NULL AS current
+     FROM _prisma_migrations ORDER BY migration_name`,
+  );
+  const expected = (await localMigrations()).map(({ name, checksum }) => ({
+    migration_name: name,
+    checksum,
+    finished: true,
+    current: true,
+  }));
+  expect(rows).toEqual(expected);
+}
+
+describe('migrations on PostgreSQL', () => {
+  const databases: string[] = [];
+  const freshDatabase = async () => {
+    const name = uniqueName('kf_mig');
+    databases.push(name);
+    return createDatabase(name);
+  };
+  const queryOn = (url: string): Query => async (sql) => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query(sql)).rows;
+    } finally {
+      await client.end();
+    }
+  };
+  afterAll(async () => {
+    await Promise.all(databases.map(dropDatabase));
+  });
+
+  it('applies every migration once, with Prisma checksums', async () => {
+    const url = await freshDatabase();
+    await expectMigratesOnce({ kind: 'pg', url }, queryOn(url));
+    const lockfile = await readFile(path.join(migrationsDir, 'migration_lock.toml'), 'utf8');
+    expect(lockfile).toMatch(/^provider = "postgresql"$/m);
+  });
+
+  it('records each migration once when two runs start together', async () => {
+    const url = await freshDatabase();
+    const names = (await localMigrations()).map((migration) => migration.name);
+    const runs = await Promise.all([applyMigrations({ kind: 'pg', url }), applyMigrations({ kind: 'pg', url })]);
+    expect(runs.flatMap((run) => run.applied).sort()).toEqual(names);
+    await expectRecordedOnce(queryOn(url));
+  });
+});
+
+describe('migrations on PGlite', () => {
+  it('applies every migration once and leaves the database open', async () => {
+    const pglite = new PGlite();
+    try {
+      await expectMigratesOnce({ kind: 'pglite', pglite }, async (sql) => (await pglite.query(sql)).rows as Record<string, unknown>[]);
+      expect((await pglite.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await pglite.close();
+    }
+  });
+});

@@ -1,0 +1,73 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** Runs `pnpm cli …` synchronously and returns its exit code and output. */
+export function runCli(args: string[], env: Record<string, string>) {
+  const result = spawnSync('pnpm', ['-s', 'cli', ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
+  let json: any;
+  try {
+    json = JSON.parse(result.stdout);
+  } catch {
+    json = undefined;
+  }
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr, json };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts the real server (`tsx server/src/main.ts`) and waits until /readyz answers. */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const port = await freePort();
+  // One process (tsx as a loader, not a wrapper), so signals reach the server itself.
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`server did not become ready:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return {
+    url,
+    child,
+    output: () => output,
+    stop: (signal = 'SIGTERM') =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+        child.once('exit', (code) => resolve(code));
+        child.kill(signal);
+      }),
+  };
+}
+
+export async function postJson(url: string, body: unknown) {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: response.status, json: (await response.json()) as any };
+}
