@@ -28,6 +28,8 @@ export const LicenseAttributesSchema = z
     maxVersion: version.nullable().optional(),
     maintenanceExpiresAt: z.coerce.date().nullable().optional(),
     customerEmail: z.email().nullable().optional(),
+    /** Concurrent floating sessions allowed; null: none. */
+    floatingSeats: z.number().int().min(1).max(1_000_000).nullable().optional(),
   })
   .refine(
     (license) => !license.minVersion || !license.maxVersion || !semver.gt(semver.coerce(license.minVersion)!, semver.coerce(license.maxVersion)!),
