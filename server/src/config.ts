@@ -32,6 +32,7 @@ const ConfigSchema = z
       z.string().min(32, 'must be at least 32 characters of high-entropy text').optional(),
     ),
     TRUST_PROXY: boolean.default(false),
+    CONSOLE_ORIGIN: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   })
   .transform((env) => ({
@@ -47,6 +48,8 @@ const ConfigSchema = z
     rateLimitTenantPerMinute: env.RATE_LIMIT_TENANT_PER_MINUTE,
     serverSecret: env.SERVER_SECRET,
     trustProxy: env.TRUST_PROXY,
+    /** Browser origin allowed to call the management API with credentials (CORS). */
+    consoleOrigin: new URL(env.CONSOLE_ORIGIN ?? env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).origin,
     logLevel: env.LOG_LEVEL,
   }));
 

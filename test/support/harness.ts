@@ -66,6 +66,8 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const app = createApp(runtime.deps);
   const ctx = () => ({ db: runtime.deps.db, secrets: runtime.deps.secrets, now: clock.now() });
 
+  const t_prisma = () => runtime.deps.db.prisma;
+
   async function request(method: string, pathname: string, body?: unknown, headers: Record<string, string> = {}) {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {
@@ -93,6 +95,29 @@ export async function startTestApp(options: TestAppOptions = {}) {
     request,
     get: (pathname: string, headers?: Record<string, string>) => request('GET', pathname, undefined, headers),
     post: (pathname: string, body?: unknown, headers?: Record<string, string>) => request('POST', pathname, body, headers),
+    /** A GraphQL call to /api/graphql; `auth` is an access token, an API key, or a refresh cookie. */
+    async gql(query: string, variables: Record<string, unknown> = {}, auth: { token?: string; apiKey?: string; cookie?: string; ip?: string } = {}) {
+      const headers: Record<string, string> = {};
+      if (auth.token) headers.authorization = `Bearer ${auth.token}`;
+      if (auth.apiKey) headers['x-api-key'] = auth.apiKey;
+      if (auth.cookie) headers.cookie = auth.cookie;
+      if (auth.ip) headers['x-forwarded-for'] = auth.ip;
+      const response = await request('POST', '/api/graphql', { query, variables }, headers);
+      const setCookie = response.headers.get('set-cookie');
+      return { ...response, data: response.json?.data, errors: response.json?.errors as { message: string; extensions?: { code?: string; fields?: Record<string, string> } }[] | undefined, setCookie };
+    },
+    /** Runs first-run setup (company ACME + admin) and returns the admin's access token. */
+    async setupAdmin(input: { email?: string; password?: string; keyPrefix?: string; companyName?: string } = {}) {
+      const response = await this.gql(
+        `mutation($companyName: String!, $keyPrefix: String!, $email: String!, $password: String!) {
+          setup(companyName: $companyName, keyPrefix: $keyPrefix, email: $email, password: $password) { accessToken user { id tenantId: id } }
+        }`,
+        { companyName: input.companyName ?? 'Acme Corp', keyPrefix: input.keyPrefix ?? 'ACME', email: input.email ?? 'admin@acme.test', password: input.password ?? 'correct horse battery' },
+      );
+      if (response.errors) throw new Error(JSON.stringify(response.errors));
+      const user = await t_prisma().user.findUniqueOrThrow({ where: { email: input.email ?? 'admin@acme.test' } });
+      return { token: response.data.setup.accessToken as string, user, cookie: response.setCookie!.split(';')[0] };
+    },
     async nonce(): Promise<string> {
       const response = await request('GET', '/api/v1/nonce');
       if (response.status !== 200) throw new Error(`nonce: ${response.status} ${response.text}`);

@@ -12,11 +12,14 @@ export const KEY_DIGEST_VERSION = 1;
 export class ServerSecrets {
   private readonly digestKey: Buffer;
   private readonly encryptionKey: Buffer;
+  /** HMAC key of the management API's access tokens (HS256 JWTs). */
+  readonly accessTokenKey: Uint8Array;
 
   constructor(secret: string) {
     const derive = (info: string) => Buffer.from(hkdfSync('sha256', secret, 'keyforge', info, 32));
     this.digestKey = derive(`credential-digest-v${KEY_DIGEST_VERSION}`);
     this.encryptionKey = derive('signing-key-encryption-v1');
+    this.accessTokenKey = new Uint8Array(derive('access-token-v1'));
   }
 
   /** HMAC-SHA256 of a credential (license key, token), hex. */

@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   Forbidden: 403,
   NotFound: 404,
   Conflict: 409,
+  AccountLocked: 423,
   RateLimited: 429,
   ServiceUnavailable: 503,
   InternalError: 500,
@@ -44,6 +45,14 @@ export const REJECTION_CODES = [
   'VersionNotSupported',
   'DeviceIdRequired',
   'ActivationNotFound',
+  // Floating sessions: a session token that is unknown/malformed, or whose lease has ended, is a rejection
+  // too (like an unknown license key), not an HTTP 401.
+  'FloatingNotEnabled',
+  'FloatingSeatsExhausted',
+  'SessionInvalid',
+  'SessionExpired',
+  // Metering.
+  'QuotaExceeded',
 ] as const;
 
 export type RejectionCode = (typeof REJECTION_CODES)[number];

@@ -1,17 +1,24 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
+import { getCookie } from 'hono/cookie';
+import { cors } from 'hono/cors';
 import { requestId } from 'hono/request-id';
 import { secureHeaders } from 'hono/secure-headers';
 import { KEY_LIKE_PATTERN } from '../crypto/license-key.js';
 import { AppError } from '../domain/errors.js';
+import { createGraphQLHandler } from '../graphql/handler.js';
+import { REFRESH_COOKIE } from '../graphql/schema/account.js';
+import { mountAdminRoutes } from '../rest/admin/index.js';
 import { createPublicApi } from '../rest/v1/index.js';
 import { publicJwks } from '../services/signing/signing-keys.js';
 import { clientIp } from './client-ip.js';
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './env.js';
 import { errorResponse, toAppError } from './errors.js';
+import { managementAuth } from './management-auth.js';
 
 export const MAX_PUBLIC_BODY_BYTES = 16 * 1024;
+const MAX_MANAGEMENT_BODY_BYTES = 256 * 1024;
 const KEY_PARAM_NAMES = new Set(['licensekey', 'license_key', 'key', 'license']);
 const KEY_LIKE_GLOBAL = new RegExp(KEY_LIKE_PATTERN.source, 'gi');
 
@@ -21,6 +28,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use(requestId());
   app.use(async (c, next) => {
     c.set('clientIp', clientIp(c, deps.config.trustProxy));
+    c.set('actor', null);
     const started = performance.now();
     await next();
     // Path only: query strings and bodies are never logged; a key pasted into a path is masked.
@@ -65,6 +73,33 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   );
 
   app.route('/api/v1', createPublicApi(deps));
+
+  // Management API: GraphQL plus the REST endpoints the spec names. CORS only for the console's origin.
+  const managementCors = cors({
+    origin: deps.config.consoleOrigin,
+    credentials: true,
+    allowHeaders: ['authorization', 'content-type', 'x-api-key', 'x-keyforge-csrf'],
+    exposeHeaders: ['x-request-id', 'retry-after'],
+  });
+  for (const path of ['/api/graphql', '/api/dashboard/*', '/api/users/*']) {
+    app.use(path, managementCors, bodyLimit({ maxSize: MAX_MANAGEMENT_BODY_BYTES, onError: (c) => errorResponse(c, new AppError('InvalidRequest', 'The request body is too large.')) }), managementAuth(deps));
+  }
+  const graphql = createGraphQLHandler(deps);
+  app.on(['GET', 'POST'], '/api/graphql', async (c) => {
+    const cookies: string[] = [];
+    const response = await graphql.fetch(c.req.raw, {
+      actor: c.get('actor'),
+      meta: { ip: c.get('clientIp'), userAgent: c.req.header('user-agent') ?? null },
+      requestId: c.get('requestId'),
+      refreshCookie: getCookie(c, REFRESH_COOKIE) ?? null,
+      cookies,
+    });
+    if (cookies.length === 0) return response;
+    const headers = new Headers(response.headers);
+    for (const cookie of cookies) headers.append('set-cookie', cookie);
+    return new Response(response.body, { status: response.status, headers });
+  });
+  mountAdminRoutes(app, deps);
 
   app.get('/.well-known/jwks.json', async (c) => {
     c.header('Cache-Control', 'public, max-age=300');

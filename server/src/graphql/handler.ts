@@ -1,0 +1,64 @@
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
+import { createYoga, type Plugin } from 'graphql-yoga';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
+import { AppError } from '../domain/errors.js';
+import type { AppDeps } from '../http/deps.js';
+import { toAppError } from '../http/errors.js';
+import type { Actor, RequestMeta } from '../services/auth/actor.js';
+import type { GraphQLContext } from './context.js';
+import { schema } from './schema/index.js';
+
+/** What the HTTP layer hands to each GraphQL request. */
+export interface GraphQLServerContext {
+  actor: Actor | null;
+  meta: RequestMeta;
+  requestId: string;
+  refreshCookie: string | null;
+  cookies: string[];
+}
+
+/** Only callers who authenticated may introspect the schema. */
+const introspectionForAuthenticatedOnly: Plugin<GraphQLContext> = {
+  onValidate({ context, addValidationRule }) {
+    if (!context.actor) addValidationRule(NoSchemaIntrospectionCustomRule);
+  },
+};
+
+export function createGraphQLHandler(deps: AppDeps) {
+  return createYoga<GraphQLServerContext, GraphQLContext>({
+    schema,
+    graphqlEndpoint: '/api/graphql',
+    graphiql: false,
+    landingPage: false,
+    logging: false,
+    cors: false, // handled by the HTTP layer (console origin only)
+    context: ({ actor, meta, requestId, refreshCookie, cookies }) => ({ deps, actor, meta, requestId, refreshCookie, cookies, now: deps.clock() }),
+    maskedErrors: {
+      // Client errors keep their code and message; anything unexpected is logged and masked.
+      maskError: (error) => {
+        const original = error instanceof GraphQLError ? error.originalError ?? null : error;
+        if (error instanceof GraphQLError && !original) return error;
+        const appError = original instanceof AppError ? original : toAppError(original, deps.logger, 'graphql');
+        return new GraphQLError(appError.message, {
+          extensions: { code: appError.code, ...(appError.details.fields ? { fields: appError.details.fields } : {}) },
+          path: error instanceof GraphQLError ? error.path : undefined,
+        });
+      },
+    },
+    plugins: [
+      // Cookie-authenticated mutations (refreshSession, logout) must not be forgeable by a cross-site form:
+      // a request is refused unless it is preflighted (a JSON POST) or carries this header.
+      useCSRFPrevention({ requestHeaders: ['x-keyforge-csrf'] }),
+      introspectionForAuthenticatedOnly,
+      EnvelopArmorPlugin({
+        maxDepth: { n: 10 },
+        costLimit: { maxCost: 5000 },
+        maxAliases: { n: 20 },
+        maxDirectives: { n: 20 },
+        maxTokens: { n: 2000 },
+        blockFieldSuggestion: { enabled: false },
+      }),
+    ],
+  });
+}

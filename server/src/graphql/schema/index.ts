@@ -1,0 +1,6 @@
+// Every domain module registers its types on the shared builder; importing them here builds the schema.
+import { builder } from '../builder.js';
+import './account.js';
+import './team.js';
+
+export const schema = builder.toSchema({ sortSchema: true });

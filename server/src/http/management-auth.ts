@@ -1,0 +1,18 @@
+import type { MiddlewareHandler } from 'hono';
+import { authenticate } from '../services/auth/sessions.js';
+import type { AppDeps } from './deps.js';
+import type { AppEnv } from './env.js';
+
+/**
+ * Resolves the management caller from `Authorization: Bearer <access token>` or `X-Api-Key`. No credential
+ * leaves the actor null (GraphQL still serves login/setup); a bad one is a 401.
+ */
+export function managementAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (c.req.method === 'OPTIONS') return next();
+    const bearer = c.req.header('authorization')?.match(/^Bearer\s+(\S+)$/i)?.[1] ?? null;
+    const apiKey = c.req.header('x-api-key') ?? null;
+    c.set('actor', await authenticate({ db: deps.db, secrets: deps.secrets, now: deps.clock() }, { bearer, apiKey }));
+    await next();
+  };
+}

@@ -1,0 +1,9 @@
+import type { Hono } from 'hono';
+import type { AppDeps } from '../../http/deps.js';
+import type { AppEnv } from '../../http/env.js';
+import { mountNotificationRoutes } from './notifications.js';
+
+/** Management REST endpoints the spec names (the rest of the management API is GraphQL). */
+export function mountAdminRoutes(app: Hono<AppEnv>, deps: AppDeps) {
+  mountNotificationRoutes(app, deps);
+}

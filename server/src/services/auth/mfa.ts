@@ -1,0 +1,97 @@
+import { randomBytes } from 'node:crypto';
+import { Secret, TOTP } from 'otpauth';
+import type { Prisma } from '../../generated/prisma/client.js';
+import { AppError } from '../../domain/errors.js';
+import { recordAudit } from '../audit/audit-log.js';
+import type { ServiceContext } from '../context.js';
+import { auditActor, type Actor, type RequestMeta } from './actor.js';
+
+type Tx = Prisma.TransactionClient;
+type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
+type UserActor = Extract<Actor, { kind: 'user' }>;
+
+export const BACKUP_CODE_COUNT = 10;
+const PERIOD = 30;
+
+const totpFor = (secret: string, label = 'account') => new TOTP({ issuer: 'Keyforge', label, secret: Secret.fromBase32(secret), period: PERIOD, digits: 6, algorithm: 'SHA1' });
+const backupDigest = (ctx: Ctx, code: string) => ctx.secrets.digest(`backup:${code.replace(/[\s-]/g, '').toLowerCase()}`);
+
+/**
+ * The time step a TOTP code belongs to (±1 step of clock drift), or null. The caller records the step so
+ * the same code cannot be used twice.
+ */
+function totpStep(secret: string, code: string, now: Date): number | null {
+  const delta = totpFor(secret).validate({ token: code.replace(/\s/g, ''), timestamp: now.getTime(), window: 1 });
+  return delta === null ? null : Math.floor(now.getTime() / 1000 / PERIOD) + delta;
+}
+
+/** Accepts a TOTP code once (its step must be newer than the last accepted), or an unused backup code once. */
+export async function checkSecondFactor(
+  tx: Tx,
+  ctx: Ctx,
+  user: { id: string; mfaSecretEncrypted: string | null },
+  input: { totpCode?: string | null; backupCode?: string | null },
+): Promise<{ ok: true; method: 'totp' | 'backupCode' } | { ok: false; reason: string }> {
+  if (!user.mfaSecretEncrypted) return { ok: false, reason: 'mfa not enabled' };
+  if (input.totpCode) {
+    const step = totpStep(ctx.secrets.decrypt(user.mfaSecretEncrypted), input.totpCode, ctx.now);
+    if (step === null) return { ok: false, reason: 'wrong totp code' };
+    const { count } = await tx.user.updateMany({
+      where: { id: user.id, OR: [{ mfaLastStep: null }, { mfaLastStep: { lt: step } }] },
+      data: { mfaLastStep: step },
+    });
+    return count === 1 ? { ok: true, method: 'totp' } : { ok: false, reason: 'reused totp code' };
+  }
+  if (input.backupCode) {
+    const { count } = await tx.backupCode.updateMany({ where: { userId: user.id, digest: backupDigest(ctx, input.backupCode), usedAt: null }, data: { usedAt: ctx.now } });
+    return count === 1 ? { ok: true, method: 'backupCode' } : { ok: false, reason: 'invalid or used backup code' };
+  }
+  return { ok: false, reason: 'no code' };
+}
+
+/** Starts enrollment: a new secret (kept pending until confirmed with a code). */
+export async function startMfaEnrollment(ctx: Ctx, actor: UserActor): Promise<{ secret: string; otpauthUrl: string }> {
+  const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: actor.userId } });
+  if (user.mfaSecretEncrypted) throw new AppError('Conflict', 'Two-factor authentication is already enabled. Disable it first to enroll a new device.');
+  const secret = new Secret({ size: 20 }).base32;
+  await ctx.db.prisma.user.update({ where: { id: user.id }, data: { mfaPendingEncrypted: ctx.secrets.encrypt(secret) } });
+  return { secret, otpauthUrl: totpFor(secret, user.email).toString() };
+}
+
+/** Confirms enrollment with a code from the authenticator; returns the backup codes (shown once). */
+export async function confirmMfaEnrollment(ctx: Ctx, actor: UserActor, code: string, meta: RequestMeta): Promise<{ backupCodes: string[] }> {
+  const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: actor.userId } });
+  if (!user.mfaPendingEncrypted) throw new AppError('Conflict', 'Start enrollment first.');
+  const secret = ctx.secrets.decrypt(user.mfaPendingEncrypted);
+  const step = totpStep(secret, code, ctx.now);
+  if (step === null) throw new AppError('InvalidRequest', 'The code does not match. Check the device clock and try the current code.', { fields: { code: 'wrong code' } });
+  const backupCodes = Array.from({ length: BACKUP_CODE_COUNT }, () => randomBytes(5).toString('hex').replace(/(.{5})(.{5})/, '$1-$2'));
+  await ctx.db.prisma.$transaction(async (tx) => {
+    await tx.user.update({ where: { id: user.id }, data: { mfaSecretEncrypted: user.mfaPendingEncrypted, mfaPendingEncrypted: null, mfaLastStep: step } });
+    await tx.backupCode.deleteMany({ where: { userId: user.id } });
+    await tx.backupCode.createMany({ data: backupCodes.map((backupCode) => ({ userId: user.id, digest: backupDigest(ctx, backupCode), createdAt: ctx.now })) });
+    await recordAudit(tx, { tenantId: user.tenantId, action: 'EnableMfa', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(actor, meta), ctx.now);
+  });
+  return { backupCodes };
+}
+
+/** Turns MFA off; needs a current TOTP code (or a backup code). */
+export async function disableMfa(ctx: Ctx, actor: UserActor, input: { totpCode?: string | null; backupCode?: string | null }, meta: RequestMeta): Promise<void> {
+  const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: actor.userId } });
+  if (!user.mfaSecretEncrypted) throw new AppError('Conflict', 'Two-factor authentication is not enabled.');
+  const ok = await ctx.db.prisma.$transaction(async (tx) => {
+    const check = await checkSecondFactor(tx, ctx, user, input);
+    if (!check.ok) return false;
+    await tx.user.update({ where: { id: user.id }, data: { mfaSecretEncrypted: null, mfaPendingEncrypted: null, mfaLastStep: null } });
+    await tx.backupCode.deleteMany({ where: { userId: user.id } });
+    if (check.method === 'backupCode') await recordAudit(tx, { tenantId: user.tenantId, action: 'UseBackupCode', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(actor, meta), ctx.now);
+    await recordAudit(tx, { tenantId: user.tenantId, action: 'DisableMfa', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(actor, meta), ctx.now);
+    return true;
+  });
+  if (!ok) throw new AppError('InvalidRequest', 'Invalid or already used authentication code.', { fields: { code: 'invalid' } });
+}
+
+/** For tests and the console's QR code: the current code of a secret. */
+export function currentTotp(secret: string, now: Date): string {
+  return totpFor(secret).generate({ timestamp: now.getTime() });
+}

@@ -1,0 +1,189 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { SignJWT, jwtVerify } from 'jose';
+import type { Prisma } from '../../generated/prisma/client.js';
+import { AppError } from '../../domain/errors.js';
+import { recordAudit, type AuditActor } from '../audit/audit-log.js';
+import type { ServiceContext } from '../context.js';
+import type { Actor, RequestMeta } from './actor.js';
+import { checkSecondFactor } from './mfa.js';
+import { burnPasswordCheck, verifyPassword } from './passwords.js';
+
+type Tx = Prisma.TransactionClient;
+type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
+
+export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
+export const REFRESH_TOKEN_TTL_MS = 30 * 86_400_000;
+/** Lockout: this many failed logins within the window lock the account for LOCK_MS. */
+export const MAX_FAILED_LOGINS = 5;
+export const FAILED_LOGIN_WINDOW_MS = 15 * 60_000;
+export const LOCK_MS = 15 * 60_000;
+const ISSUER = 'keyforge';
+
+export interface SessionTokens {
+  accessToken: string;
+  accessTokenExpiresAt: Date;
+  refreshToken: string;
+  refreshTokenExpiresAt: Date;
+}
+
+async function signAccessToken(ctx: Ctx, user: { id: string; tenantId: string; role: string }, familyId: string) {
+  const expiresAt = new Date(ctx.now.getTime() + ACCESS_TOKEN_TTL_SECONDS * 1000);
+  const token = await new SignJWT({ tid: user.tenantId, role: user.role, fam: familyId })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuer(ISSUER)
+    .setSubject(user.id)
+    .setIssuedAt(Math.floor(ctx.now.getTime() / 1000))
+    .setExpirationTime(Math.floor(expiresAt.getTime() / 1000))
+    .sign(ctx.secrets.accessTokenKey);
+  return { token, expiresAt };
+}
+
+/** A new refresh token of a session family (stored as a digest only). */
+async function issueRefreshToken(tx: Tx, ctx: Ctx, userId: string, familyId: string, meta: RequestMeta) {
+  const token = randomBytes(32).toString('base64url');
+  const expiresAt = new Date(ctx.now.getTime() + REFRESH_TOKEN_TTL_MS);
+  await tx.refreshToken.create({
+    data: { userId, familyId, digest: ctx.secrets.digest(`refresh:${token}`), expiresAt, ip: meta.ip, userAgent: meta.userAgent?.slice(0, 300), createdAt: ctx.now },
+  });
+  return { token, expiresAt };
+}
+
+async function startSession(tx: Tx, ctx: Ctx, user: { id: string; tenantId: string; role: string }, meta: RequestMeta): Promise<SessionTokens> {
+  const familyId = randomUUID();
+  const refresh = await issueRefreshToken(tx, ctx, user.id, familyId, meta);
+  const access = await signAccessToken(ctx, user, familyId);
+  return { accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: refresh.token, refreshTokenExpiresAt: refresh.expiresAt };
+}
+
+export type LoginResult = { status: 'SUCCESS'; tokens: SessionTokens; userId: string } | { status: 'MFA_REQUIRED' };
+
+const INVALID_CREDENTIALS = 'Invalid email or password.';
+
+/**
+ * Email + password, then (when MFA is on) a TOTP or backup code. Failed attempts count towards a lockout;
+ * every outcome is in the activity log. An unknown email looks exactly like a wrong password.
+ */
+export async function login(ctx: Ctx, input: { email: string; password: string; totpCode?: string | null; backupCode?: string | null }, meta: RequestMeta): Promise<LoginResult> {
+  const email = input.email.trim().toLowerCase();
+  const user = await ctx.db.prisma.user.findUnique({ where: { email } });
+  if (!user) {
+    await burnPasswordCheck(input.password);
+    throw new AppError('Unauthorized', INVALID_CREDENTIALS);
+  }
+  const actor: AuditActor = { id: user.id, label: user.email, ip: meta.ip };
+  const audit = (tx: Tx, action: 'FailedLogin' | 'LockAccount' | 'Login' | 'UseBackupCode', details?: Record<string, unknown>) =>
+    recordAudit(tx, { tenantId: user.tenantId, action, entityType: 'User', entityId: user.id, entity: user.email, details }, actor, ctx.now);
+
+  if (user.lockedUntil && user.lockedUntil > ctx.now) {
+    await ctx.db.prisma.$transaction((tx) => audit(tx, 'FailedLogin', { reason: 'locked' }));
+    throw new AppError('AccountLocked', `Too many failed sign-in attempts: the account is locked until ${user.lockedUntil.toISOString()}.`, {
+      retryAfterSeconds: Math.ceil((user.lockedUntil.getTime() - ctx.now.getTime()) / 1000),
+    });
+  }
+
+  const failure = async (reason: string, message = INVALID_CREDENTIALS): Promise<never> => {
+    const windowOpen = user.firstFailedLoginAt && ctx.now.getTime() - user.firstFailedLoginAt.getTime() < FAILED_LOGIN_WINDOW_MS;
+    const count = windowOpen ? user.failedLoginCount + 1 : 1;
+    const lock = count >= MAX_FAILED_LOGINS;
+    await ctx.db.prisma.$transaction(async (tx) => {
+      await tx.user.update({
+        where: { id: user.id },
+        data: {
+          failedLoginCount: lock ? 0 : count,
+          firstFailedLoginAt: lock ? null : windowOpen ? user.firstFailedLoginAt : ctx.now,
+          lockedUntil: lock ? new Date(ctx.now.getTime() + LOCK_MS) : undefined,
+        },
+      });
+      await audit(tx, 'FailedLogin', { reason });
+      if (lock) await audit(tx, 'LockAccount', { failedAttempts: count, lockedForMinutes: LOCK_MS / 60_000 });
+    });
+    throw new AppError('Unauthorized', message);
+  };
+
+  if (!(await verifyPassword(user.passwordHash, input.password))) return failure('wrong password');
+  if (user.deactivatedAt) return failure('deactivated user');
+
+  // One transaction per outcome; never nest (the embedded database has a single connection).
+  const outcome = await ctx.db.prisma.$transaction(async (tx) => {
+    let usedBackupCode = false;
+    if (user.mfaSecretEncrypted) {
+      if (!input.totpCode && !input.backupCode) return { status: 'MFA_REQUIRED' as const };
+      const check = await checkSecondFactor(tx, ctx, user, { totpCode: input.totpCode, backupCode: input.backupCode });
+      if (!check.ok) return { status: 'FAILED' as const, reason: check.reason };
+      usedBackupCode = check.method === 'backupCode';
+    }
+    await tx.user.update({ where: { id: user.id }, data: { failedLoginCount: 0, firstFailedLoginAt: null, lockedUntil: null, lastLoginAt: ctx.now } });
+    if (usedBackupCode) await audit(tx, 'UseBackupCode');
+    await audit(tx, 'Login', user.mfaSecretEncrypted ? { mfa: usedBackupCode ? 'backup code' : 'totp' } : undefined);
+    return { status: 'SUCCESS' as const, tokens: await startSession(tx, ctx, user, meta), userId: user.id };
+  });
+  if (outcome.status === 'FAILED') return failure(outcome.reason, 'Invalid or already used authentication code.');
+  return outcome;
+}
+
+/**
+ * Rotates a refresh token: the presented one is spent and a new one of the same family issued. Presenting
+ * a spent token again means it was stolen or replayed: the whole family (that login) is revoked.
+ */
+export async function refreshSession(ctx: Ctx, refreshToken: string, meta: RequestMeta): Promise<SessionTokens> {
+  const digest = ctx.secrets.digest(`refresh:${refreshToken}`);
+  const outcome = await ctx.db.prisma.$transaction(async (tx) => {
+    const row = await tx.refreshToken.findUnique({ where: { digest }, include: { user: true } });
+    if (!row || row.revokedAt || row.expiresAt <= ctx.now || row.user.deactivatedAt) return { error: 'invalid' as const };
+    // Conditional update: of two concurrent refreshes with one token, exactly one wins.
+    const { count } = await tx.refreshToken.updateMany({ where: { id: row.id, rotatedAt: null }, data: { rotatedAt: ctx.now } });
+    if (count === 0) {
+      await tx.refreshToken.updateMany({ where: { familyId: row.familyId, revokedAt: null }, data: { revokedAt: ctx.now } });
+      return { error: 'reused' as const };
+    }
+    const refresh = await issueRefreshToken(tx, ctx, row.userId, row.familyId, meta);
+    const access = await signAccessToken(ctx, row.user, row.familyId);
+    return { tokens: { accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: refresh.token, refreshTokenExpiresAt: refresh.expiresAt } };
+  });
+  if ('error' in outcome) {
+    throw new AppError('Unauthorized', outcome.error === 'reused' ? 'This session was ended because its refresh token was used twice. Sign in again.' : 'The session has expired. Sign in again.');
+  }
+  return outcome.tokens;
+}
+
+/** Ends the caller's session (its whole refresh family). */
+export async function logout(ctx: Ctx, actor: Actor, meta: RequestMeta): Promise<void> {
+  if (actor.kind !== 'user') throw new AppError('Forbidden', 'API keys have no session to end; revoke the key instead.');
+  await ctx.db.prisma.$transaction(async (tx) => {
+    if (actor.sessionFamilyId) await tx.refreshToken.updateMany({ where: { familyId: actor.sessionFamilyId, revokedAt: null }, data: { revokedAt: ctx.now } });
+    await recordAudit(tx, { tenantId: actor.tenantId, action: 'Logout', entityType: 'User', entityId: actor.userId, entity: actor.email }, { id: actor.userId, label: actor.email, ip: meta.ip }, ctx.now);
+  });
+}
+
+/** Revokes every session of a user, optionally keeping one (the caller's own, after a password change). */
+export async function revokeSessions(tx: Tx, userId: string, now: Date, keepFamilyId?: string | null): Promise<void> {
+  await tx.refreshToken.updateMany({ where: { userId, revokedAt: null, ...(keepFamilyId ? { familyId: { not: keepFamilyId } } : {}) }, data: { revokedAt: now } });
+}
+
+/**
+ * Resolves `Authorization: Bearer <access token>` or `X-Api-Key`. A deactivated user, an ended session,
+ * a revoked key, or a key whose creator was deactivated authenticates nobody.
+ */
+export async function authenticate(ctx: Ctx, credentials: { bearer?: string | null; apiKey?: string | null }): Promise<Actor | null> {
+  if (credentials.apiKey) {
+    const key = await ctx.db.prisma.apiKey.findUnique({ where: { digest: ctx.secrets.digest(`apikey:${credentials.apiKey.trim()}`) }, include: { createdBy: { select: { deactivatedAt: true } } } });
+    if (!key || key.revokedAt || key.createdBy?.deactivatedAt) throw new AppError('Unauthorized', 'Invalid or revoked API key.');
+    // Usage time, at most once a minute per key: no write on every request.
+    if (!key.lastUsedAt || ctx.now.getTime() - key.lastUsedAt.getTime() > 60_000) {
+      await ctx.db.prisma.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: ctx.now } });
+    }
+    return { kind: 'apiKey', apiKeyId: key.id, tenantId: key.tenantId, role: key.role, label: `api-key ${key.name} (${key.hint})` };
+  }
+  if (!credentials.bearer) return null;
+  let payload;
+  try {
+    ({ payload } = await jwtVerify(credentials.bearer, ctx.secrets.accessTokenKey, { algorithms: ['HS256'], issuer: ISSUER, currentDate: ctx.now }));
+  } catch {
+    throw new AppError('Unauthorized', 'The access token is invalid or expired. Refresh the session or sign in again.');
+  }
+  const user = await ctx.db.prisma.user.findUnique({ where: { id: String(payload.sub) }, select: { id: true, tenantId: true, role: true, email: true, deactivatedAt: true } });
+  const family = typeof payload.fam === 'string' ? payload.fam : null;
+  const live = family ? await ctx.db.prisma.refreshToken.findFirst({ where: { familyId: family, revokedAt: null }, select: { id: true } }) : null;
+  if (!user || user.deactivatedAt || !live) throw new AppError('Unauthorized', 'The session has ended. Sign in again.');
+  return { kind: 'user', userId: user.id, tenantId: user.tenantId, role: user.role, email: user.email, sessionFamilyId: family };
+}

@@ -1,0 +1,137 @@
+import { z } from 'zod';
+import { AppError } from '../domain/errors.js';
+import { diffChanges, recordAudit } from './audit/audit-log.js';
+import { auditActor, requireAdmin, requireUser, type Actor, type RequestMeta } from './auth/actor.js';
+import { EmailSchema, PasswordSchema, hashPassword, verifyPassword } from './auth/passwords.js';
+import { revokeSessions } from './auth/sessions.js';
+import type { ServiceContext } from './context.js';
+import { TenantInputSchema } from './tenants.js';
+import { isUniqueViolation, parseInput } from './validation.js';
+
+type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
+const RoleSchema = z.enum(['CompanyAdmin', 'ReadOnly']);
+
+/** What the API shows of a user: never the hash, secrets or lockout internals. */
+export const PUBLIC_USER_FIELDS = {
+  id: true, tenantId: true, email: true, name: true, role: true, deactivatedAt: true, lastLoginAt: true,
+  digestEmailEnabled: true, expiryEmailEnabled: true, createdAt: true, updatedAt: true, mfaSecretEncrypted: true,
+} as const;
+
+const UserInputSchema = z.object({
+  email: EmailSchema,
+  name: z.string().trim().min(1).max(200).nullable().optional(),
+  role: RoleSchema,
+  password: PasswordSchema,
+});
+
+/** True while no user exists: the console shows first-run setup. */
+export async function needsSetup({ db }: Pick<Ctx, 'db'>): Promise<boolean> {
+  return (await db.prisma.user.count()) === 0;
+}
+
+/**
+ * First run: creates the first tenant and its CompanyAdmin. Refused forever once any user exists (an
+ * advisory lock makes two simultaneous setups agree).
+ */
+export async function setup(ctx: Ctx, input: { companyName: string; keyPrefix: string; email: string; password: string; name?: string | null }, meta: RequestMeta) {
+  const tenantData = parseInput(TenantInputSchema, { name: input.companyName, keyPrefix: input.keyPrefix });
+  const userData = parseInput(UserInputSchema, { email: input.email, password: input.password, name: input.name, role: 'CompanyAdmin' });
+  const passwordHash = await hashPassword(userData.password);
+  return ctx.db.prisma.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('keyforge.setup'))`;
+    if ((await tx.user.count()) > 0) throw new AppError('Forbidden', 'Setup is already done. Sign in instead.');
+    const tenant = await tx.tenant.create({ data: tenantData }).catch((error) => {
+      throw isUniqueViolation(error) ? new AppError('Conflict', `The key prefix ${tenantData.keyPrefix} is already used.`) : error;
+    });
+    const user = await tx.user.create({ data: { tenantId: tenant.id, email: userData.email, name: userData.name, role: 'CompanyAdmin', passwordHash, createdAt: ctx.now } });
+    await recordAudit(tx, { tenantId: tenant.id, action: 'CreateUser', entityType: 'User', entityId: user.id, entity: user.email, details: { role: user.role, via: 'setup' } }, { id: user.id, label: user.email, ip: meta.ip }, ctx.now);
+    return { tenant, userId: user.id };
+  });
+}
+
+/** Creates a team member (CompanyAdmin only). Also used by the operator CLI with a system actor. */
+export async function createUser(ctx: Ctx, actor: Actor | 'system', input: z.input<typeof UserInputSchema> & { tenantId?: string }, meta: RequestMeta) {
+  const tenantId = actor === 'system' ? input.tenantId! : requireAdmin(actor).tenantId;
+  const data = parseInput(UserInputSchema, input);
+  const passwordHash = await hashPassword(data.password);
+  try {
+    return await ctx.db.prisma.$transaction(async (tx) => {
+      const user = await tx.user.create({ data: { tenantId, email: data.email, name: data.name, role: data.role, passwordHash, createdAt: ctx.now }, select: PUBLIC_USER_FIELDS });
+      const who = actor === 'system' ? { id: null, label: 'system', ip: meta.ip } : auditActor(actor, meta);
+      await recordAudit(tx, { tenantId, action: 'CreateUser', entityType: 'User', entityId: user.id, entity: user.email, details: { role: user.role, name: user.name } }, who, ctx.now);
+      return user;
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError('Conflict', `A user with the email ${data.email} already exists.`);
+    throw error;
+  }
+}
+
+async function findTenantUser(ctx: Ctx, tenantId: string, userId: string) {
+  const user = await ctx.db.prisma.user.findFirst({ where: { id: userId, tenantId } });
+  if (!user) throw new AppError('NotFound', 'User not found.');
+  return user;
+}
+
+export async function listUsers(ctx: Ctx, actor: Actor) {
+  return ctx.db.prisma.user.findMany({ where: { tenantId: actor.tenantId }, orderBy: { createdAt: 'asc' }, select: PUBLIC_USER_FIELDS });
+}
+
+/** Changes a team member's name or role. An admin cannot demote themself (a tenant must keep an admin). */
+export async function updateUser(ctx: Ctx, actor: Actor | null, userId: string, input: { name?: string | null; role?: 'CompanyAdmin' | 'ReadOnly' }, meta: RequestMeta) {
+  const admin = requireAdmin(actor);
+  const data = parseInput(z.object({ name: z.string().trim().min(1).max(200).nullable().optional(), role: RoleSchema.optional() }), input);
+  const user = await findTenantUser(ctx, admin.tenantId, userId);
+  if (admin.kind === 'user' && admin.userId === userId && data.role === 'ReadOnly') throw new AppError('Conflict', 'You cannot remove your own admin role; ask another admin.');
+  const changes = diffChanges({ name: user.name, role: user.role }, data);
+  return ctx.db.prisma.$transaction(async (tx) => {
+    const updated = await tx.user.update({ where: { id: user.id }, data, select: PUBLIC_USER_FIELDS });
+    if (changes) await recordAudit(tx, { tenantId: user.tenantId, action: 'UpdateUser', entityType: 'User', entityId: user.id, entity: user.email, details: changes }, auditActor(admin, meta), ctx.now);
+    return updated;
+  });
+}
+
+/** Deactivated users cannot sign in; their sessions end and the API keys they created stop working. */
+export async function deactivateUser(ctx: Ctx, actor: Actor | null, userId: string, meta: RequestMeta) {
+  const admin = requireAdmin(actor);
+  const user = await findTenantUser(ctx, admin.tenantId, userId);
+  if (admin.kind === 'user' && admin.userId === userId) throw new AppError('Conflict', 'You cannot deactivate yourself.');
+  if (user.deactivatedAt) return ctx.db.prisma.user.findUniqueOrThrow({ where: { id: user.id }, select: PUBLIC_USER_FIELDS });
+  return ctx.db.prisma.$transaction(async (tx) => {
+    const updated = await tx.user.update({ where: { id: user.id }, data: { deactivatedAt: ctx.now }, select: PUBLIC_USER_FIELDS });
+    await revokeSessions(tx, user.id, ctx.now);
+    await recordAudit(tx, { tenantId: user.tenantId, action: 'DeactivateUser', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(admin, meta), ctx.now);
+    return updated;
+  });
+}
+
+/** Needs the current password; ends the user's other sessions. */
+export async function changePassword(ctx: Ctx, actor: Actor | null, input: { currentPassword: string; newPassword: string }, meta: RequestMeta) {
+  const me = requireUser(actor);
+  const newPassword = parseInput(z.object({ newPassword: PasswordSchema }), input).newPassword;
+  const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: me.userId } });
+  if (!(await verifyPassword(user.passwordHash, input.currentPassword))) {
+    throw new AppError('InvalidRequest', 'The current password is wrong.', { fields: { currentPassword: 'wrong password' } });
+  }
+  const passwordHash = await hashPassword(newPassword);
+  await ctx.db.prisma.$transaction(async (tx) => {
+    await tx.user.update({ where: { id: user.id }, data: { passwordHash, passwordChangedAt: ctx.now } });
+    await revokeSessions(tx, user.id, ctx.now, me.sessionFamilyId);
+    await recordAudit(tx, { tenantId: user.tenantId, action: 'ChangePassword', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(me, meta), ctx.now);
+  });
+}
+
+export const NotificationPreferencesSchema = z.object({ digestEmailEnabled: z.boolean().optional(), expiryEmailEnabled: z.boolean().optional() }).strict();
+export type NotificationPreferences = { digestEmailEnabled: boolean; expiryEmailEnabled: boolean };
+
+export async function getNotificationPreferences(ctx: Ctx, actor: Actor | null): Promise<NotificationPreferences> {
+  const me = requireUser(actor);
+  return ctx.db.prisma.user.findUniqueOrThrow({ where: { id: me.userId }, select: { digestEmailEnabled: true, expiryEmailEnabled: true } });
+}
+
+/** Changes only the caller's own preferences (spec §4.6); returns what is stored. */
+export async function updateNotificationPreferences(ctx: Ctx, actor: Actor | null, input: unknown): Promise<NotificationPreferences> {
+  const me = requireUser(actor);
+  const data = parseInput(NotificationPreferencesSchema, input);
+  return ctx.db.prisma.user.update({ where: { id: me.userId }, data, select: { digestEmailEnabled: true, expiryEmailEnabled: true } });
+}
