@@ -7,6 +7,10 @@ import { createTenant, getTenantByPrefix } from './services/tenants.js';
 import { createProduct, getProductByName } from './services/products.js';
 import { createLicense, revokeLicenseByKey, showLicenseByKey } from './services/licenses.js';
 import { rotateSigningKey } from './services/signing/signing-keys.js';
+import { listActiveFloatingSessions } from './services/floating/management.js';
+import { removeMeterQuota, setMeterQuota, usageTotals } from './services/metering/management.js';
+import { METER_PERIODS, type MeterPeriod } from './services/metering/periods.js';
+import { createUser } from './services/users.js';
 
 /**
  * Operator CLI: `pnpm cli <command> [--flags] [--json]`. Works on the embedded database (while the server
@@ -59,7 +63,7 @@ const commands: Record<string, { options: Record<string, { type: 'string' | 'boo
   },
   'license:create': {
     usage:
-      'license:create --tenant <PREFIX> --product <name> --max-activations N [--expires-at ISO] [--trial] [--node-locked] [--features a,b] [--custom k=v,...] [--min-version V] [--max-version V] [--offline-grace-days N] [--grace-days N] [--maintenance-expires-at ISO] [--customer-email E]',
+      'license:create --tenant <PREFIX> --product <name> --max-activations N [--expires-at ISO] [--trial] [--node-locked] [--features a,b] [--custom k=v,...] [--min-version V] [--max-version V] [--offline-grace-days N] [--grace-days N] [--maintenance-expires-at ISO] [--customer-email E] [--floating-seats N]',
     options: {
       tenant: { type: 'string' },
       product: { type: 'string' },
@@ -75,6 +79,7 @@ const commands: Record<string, { options: Record<string, { type: 'string' | 'boo
       'grace-days': { type: 'string' },
       'maintenance-expires-at': { type: 'string' },
       'customer-email': { type: 'string' },
+      'floating-seats': { type: 'string' },
     },
     async run(ctx, flags) {
       const tenant = await getTenantByPrefix(ctx, need(flags, 'tenant'));
@@ -92,6 +97,7 @@ const commands: Record<string, { options: Record<string, { type: 'string' | 'boo
         gracePeriodDays: int(flags['grace-days'], 'grace-days'),
         maintenanceExpiresAt: flags['maintenance-expires-at'] as string | undefined,
         customerEmail: flags['customer-email'] as string | undefined,
+        floatingSeats: int(flags['floating-seats'], 'floating-seats'),
       });
       const { keyDigest: _digest, keyDigestVersion: _version, ...shown } = license;
       return { key, license: { ...shown, productName: product.name } };
@@ -110,6 +116,57 @@ const commands: Record<string, { options: Record<string, { type: 'string' | 'boo
     options: { key: { type: 'string' } },
     async run(ctx, flags) {
       return { license: await showLicenseByKey(ctx, need(flags, 'key')) };
+    },
+  },
+  'user:create': {
+    usage: 'user:create --tenant <PREFIX> --email <email> --password <password> --role CompanyAdmin|ReadOnly [--name <name>]',
+    options: { tenant: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' }, role: { type: 'string' }, name: { type: 'string' } },
+    async run(ctx, flags) {
+      const tenant = await getTenantByPrefix(ctx, need(flags, 'tenant'));
+      const role = need(flags, 'role');
+      if (role !== 'CompanyAdmin' && role !== 'ReadOnly') throw new AppError('InvalidRequest', '--role must be CompanyAdmin or ReadOnly');
+      const user = await createUser(ctx, 'system', { tenantId: tenant.id, email: need(flags, 'email'), password: need(flags, 'password'), role, name: flags.name as string | undefined }, { ip: null, userAgent: null });
+      const { mfaSecretEncrypted: _secret, ...shown } = user;
+      return { user: shown };
+    },
+  },
+  'license:quota': {
+    usage: 'license:quota --key <license key> --event <name> (--period day|month|year|lifetime --limit N | --remove)',
+    options: { key: { type: 'string' }, event: { type: 'string' }, period: { type: 'string' }, limit: { type: 'string' }, remove: { type: 'boolean' } },
+    async run(ctx, flags) {
+      const license = await showLicenseByKey(ctx, need(flags, 'key'));
+      const event = need(flags, 'event');
+      if (flags.remove === true) return removeMeterQuota(ctx, license.tenantId, license.id, event);
+      const period = need(flags, 'period') as MeterPeriod;
+      return { quota: await setMeterQuota(ctx, license.tenantId, license.id, { event, period, limit: int(need(flags, 'limit'), 'limit')! }) };
+    },
+  },
+  'license:sessions': {
+    usage: 'license:sessions --key <license key>',
+    options: { key: { type: 'string' } },
+    async run(ctx, flags) {
+      const license = await showLicenseByKey(ctx, need(flags, 'key'));
+      return listActiveFloatingSessions(ctx, license.tenantId, license.id);
+    },
+  },
+  'license:usage': {
+    usage: 'license:usage --key <license key> [--event <name>]',
+    options: { key: { type: 'string' }, event: { type: 'string' } },
+    async run(ctx, flags) {
+      const license = await showLicenseByKey(ctx, need(flags, 'key'));
+      const event = flags.event as string | undefined;
+      const byPeriod = await Promise.all(METER_PERIODS.map((period) => usageTotals(ctx, license.tenantId, license.id, { event, period })));
+      // One row per event: its totals in the current day, month and year (UTC) and over the lifetime.
+      const rows = new Map<string, { event: string; quota: unknown } & Record<MeterPeriod, number>>();
+      for (const { period, totals } of byPeriod) {
+        for (const total of totals) {
+          const row = rows.get(total.event) ?? { event: total.event, quota: total.quota, day: 0, month: 0, year: 0, lifetime: 0 };
+          row[period] = total.total;
+          rows.set(total.event, row);
+        }
+      }
+      const periods = Object.fromEntries(byPeriod.map(({ period, periodStart, periodEnd }) => [period, { start: periodStart, end: periodEnd }]));
+      return { usage: [...rows.values()], periods };
     },
   },
   'signing-key:rotate': {

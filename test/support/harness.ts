@@ -10,6 +10,7 @@ import { createRuntime, type Runtime } from '../../server/src/runtime.js';
 import { createLicense } from '../../server/src/services/licenses.js';
 import { createProduct } from '../../server/src/services/products.js';
 import { createTenant } from '../../server/src/services/tenants.js';
+import { createUser } from '../../server/src/services/users.js';
 import { createDatabase, dropDatabase, uniqueName } from './pg.js';
 
 /** A clock the test moves by hand. */
@@ -117,6 +118,21 @@ export async function startTestApp(options: TestAppOptions = {}) {
       if (response.errors) throw new Error(JSON.stringify(response.errors));
       const user = await t_prisma().user.findUniqueOrThrow({ where: { email: input.email ?? 'admin@acme.test' } });
       return { token: response.data.setup.accessToken as string, user, cookie: response.setCookie!.split(';')[0] };
+    },
+    /** A user created directly (as the operator CLI does). */
+    async seedUser(tenantId: string, input: { email: string; password?: string; role?: 'CompanyAdmin' | 'ReadOnly'; name?: string }) {
+      return createUser(ctx(), 'system', { tenantId, email: input.email, password: input.password ?? 'correct horse battery', role: input.role ?? 'CompanyAdmin', name: input.name }, { ip: null, userAgent: null });
+    },
+    /** Signs in and returns the access token and refresh cookie (throws on any error). */
+    async login(email: string, password = 'correct horse battery', extra: { totpCode?: string; backupCode?: string; ip?: string } = {}) {
+      const { ip, ...codes } = extra;
+      const response = await this.gql(
+        'mutation($email: String!, $password: String!, $totpCode: String, $backupCode: String) { login(email: $email, password: $password, totpCode: $totpCode, backupCode: $backupCode) { status accessToken } }',
+        { email, password, ...codes },
+        { ip },
+      );
+      if (response.errors) throw Object.assign(new Error(response.errors[0].message), { code: response.errors[0].extensions?.code });
+      return { token: response.data.login.accessToken as string, status: response.data.login.status as string, cookie: response.setCookie?.split(';')[0] };
     },
     async nonce(): Promise<string> {
       const response = await request('GET', '/api/v1/nonce');

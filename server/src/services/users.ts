@@ -57,7 +57,7 @@ export async function createUser(ctx: Ctx, actor: Actor | 'system', input: z.inp
   try {
     return await ctx.db.prisma.$transaction(async (tx) => {
       const user = await tx.user.create({ data: { tenantId, email: data.email, name: data.name, role: data.role, passwordHash, createdAt: ctx.now }, select: PUBLIC_USER_FIELDS });
-      const who = actor === 'system' ? { id: null, label: 'system', ip: meta.ip } : auditActor(actor, meta);
+      const who = actor === 'system' ? { id: null, label: 'system (cli)', ip: meta.ip } : auditActor(actor, meta);
       await recordAudit(tx, { tenantId, action: 'CreateUser', entityType: 'User', entityId: user.id, entity: user.email, details: { role: user.role, name: user.name } }, who, ctx.now);
       return user;
     });

@@ -1,0 +1,348 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { currentTotp } from '../server/src/services/auth/mfa.js';
+import { TestClock, startTestApp, type TestApp } from './support/harness.js';
+
+let t: TestApp;
+const clock = new TestClock();
+let admin: Awaited<ReturnType<TestApp['setupAdmin']>>;
+const PASSWORD = 'correct horse battery';
+
+beforeAll(async () => {
+  t = await startTestApp({ clock });
+  admin = await t.setupAdmin();
+});
+afterAll(() => t.close());
+
+const auditCount = (action: string, entity?: string) => t.prisma.auditLogEntry.count({ where: { action, ...(entity ? { entity } : {}) } });
+const ME = '{ me { email role mfaEnabled } }';
+
+describe('first-run setup', () => {
+  it('is open only while no user exists', async () => {
+    expect((await t.gql('{ needsSetup }')).data).toEqual({ needsSetup: false });
+    const again = await t.gql('mutation { setup(companyName: "Evil", keyPrefix: "EVIL", email: "x@evil.test", password: "0123456789ab") { accessToken } }');
+    expect(again.errors![0].extensions!.code).toBe('Forbidden');
+    expect(await t.prisma.tenant.count({ where: { keyPrefix: 'EVIL' } })).toBe(0);
+  });
+
+  it('concurrent setups on a fresh database create exactly one company', async () => {
+    const fresh = await startTestApp();
+    try {
+      const attempts = await Promise.all(
+        ['ONE', 'TWO', 'THREE'].map((prefix) =>
+          fresh.gql(`mutation { setup(companyName: "${prefix}", keyPrefix: "${prefix}", email: "${prefix.toLowerCase()}@x.test", password: "0123456789ab") { accessToken } }`),
+        ),
+      );
+      expect(attempts.filter((a) => !a.errors)).toHaveLength(1);
+      expect(await fresh.prisma.tenant.count()).toBe(1);
+      expect(await fresh.prisma.user.count()).toBe(1);
+    } finally {
+      await fresh.close();
+    }
+  });
+});
+
+describe('login, lockout and sessions', () => {
+  it('an unknown email and a wrong password look the same; the failure is logged', async () => {
+    const before = await auditCount('FailedLogin', 'admin@acme.test');
+    const unknown = await t.gql('mutation { login(email: "nobody@acme.test", password: "whatever-long") { status } }');
+    const wrong = await t.gql('mutation { login(email: "admin@acme.test", password: "wrong-password") { status } }', {}, { ip: '198.51.100.7' });
+    expect(unknown.errors![0]).toMatchObject({ message: 'Invalid email or password.', extensions: { code: 'Unauthorized' } });
+    expect(wrong.errors![0]).toMatchObject({ message: 'Invalid email or password.', extensions: { code: 'Unauthorized' } });
+    expect(await auditCount('FailedLogin', 'admin@acme.test')).toBe(before + 1);
+    const entry = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { action: 'FailedLogin' }, orderBy: { seq: 'desc' } });
+    expect(entry).toMatchObject({ entity: 'admin@acme.test', ip: '198.51.100.7', details: { reason: 'wrong password' } });
+    // A successful login resets the failure counter.
+    await t.login('admin@acme.test');
+  });
+
+  it('locks the account after 5 failures in 15 minutes, logs it, and unlocks after 15 minutes', async () => {
+    const user = await t.seedUser(admin.user.tenantId, { email: 'lock@acme.test' });
+    for (let i = 0; i < 4; i++) await expect(t.login('lock@acme.test', 'bad-password-x')).rejects.toMatchObject({ code: 'Unauthorized' });
+    expect(await auditCount('LockAccount', 'lock@acme.test')).toBe(0);
+    await expect(t.login('lock@acme.test', 'bad-password-x')).rejects.toMatchObject({ code: 'Unauthorized' });
+    expect(await auditCount('LockAccount', 'lock@acme.test')).toBe(1);
+    // Locked: even the right password is refused, with a message that says so.
+    const locked = await t.gql(`mutation { login(email: "lock@acme.test", password: "${PASSWORD}") { status } }`);
+    expect(locked.errors![0].extensions!.code).toBe('AccountLocked');
+    expect(locked.errors![0].message).toMatch(/locked until/);
+    const start = clock.now().toISOString();
+    clock.advance(15 * 60_000 + 1);
+    try {
+      expect((await t.login('lock@acme.test')).status).toBe('SUCCESS');
+      expect(await t.prisma.user.findUniqueOrThrow({ where: { id: user.id } })).toMatchObject({ failedLoginCount: 0, lockedUntil: null });
+    } finally {
+      clock.set(start);
+    }
+  });
+
+  it('failures spread over more than 15 minutes do not lock', async () => {
+    await t.seedUser(admin.user.tenantId, { email: 'slow@acme.test' });
+    const start = clock.now().toISOString();
+    try {
+      for (let i = 0; i < 6; i++) {
+        await expect(t.login('slow@acme.test', 'bad-password-x')).rejects.toMatchObject({ code: 'Unauthorized' });
+        clock.advance(4 * 60_000);
+      }
+      expect(await auditCount('LockAccount', 'slow@acme.test')).toBe(0);
+    } finally {
+      clock.set(start);
+    }
+  });
+
+  it('rotates refresh tokens; reusing an old one ends the whole session', async () => {
+    const session = await t.login('admin@acme.test');
+    const first = await t.gql('mutation { refreshSession { status accessToken } }', {}, { cookie: session.cookie });
+    expect(first.data.refreshSession.status).toBe('SUCCESS');
+    expect(first.setCookie).toMatch(/HttpOnly; SameSite=Strict/);
+    const nextCookie = first.setCookie!.split(';')[0];
+    expect(nextCookie).not.toBe(session.cookie);
+    const second = await t.gql('mutation { refreshSession { accessToken } }', {}, { cookie: nextCookie });
+    expect(second.errors).toBeUndefined();
+    // Replaying the first (spent) cookie revokes the family: every token of it stops working.
+    const replay = await t.gql('mutation { refreshSession { accessToken } }', {}, { cookie: session.cookie });
+    expect(replay.errors![0].extensions!.code).toBe('Unauthorized');
+    expect(replay.setCookie).toMatch(/Max-Age=0/);
+    expect((await t.gql(ME, {}, { token: second.data.refreshSession.accessToken })).status).toBe(401);
+    expect((await t.gql('mutation { refreshSession { accessToken } }', {}, { cookie: second.setCookie!.split(';')[0] })).errors![0].extensions!.code).toBe('Unauthorized');
+    // Other sessions are untouched.
+    expect((await t.gql(ME, {}, { token: admin.token })).data.me.email).toBe('admin@acme.test');
+  });
+
+  it('an expired access token is refused; logout ends the session', async () => {
+    const session = await t.login('admin@acme.test');
+    expect((await t.gql(ME, {}, { token: session.token })).data.me.role).toBe('CompanyAdmin');
+    const start = clock.now().toISOString();
+    clock.advance(15 * 60_000 + 1000);
+    expect((await t.gql(ME, {}, { token: session.token })).status).toBe(401);
+    clock.set(start);
+    const before = await auditCount('Logout');
+    expect((await t.gql('mutation { logout }', {}, { token: session.token })).data.logout).toBe(true);
+    expect(await auditCount('Logout')).toBe(before + 1);
+    expect((await t.gql(ME, {}, { token: session.token })).status).toBe(401);
+    expect((await t.gql('mutation { refreshSession { accessToken } }', {}, { cookie: session.cookie })).errors![0].extensions!.code).toBe('Unauthorized');
+  });
+
+  it('a forged or garbage token is a 401 with the error body', async () => {
+    const forged = admin.token.slice(0, -4) + (admin.token.endsWith('AAAA') ? 'BBBB' : 'AAAA');
+    for (const token of [forged, 'not-a-jwt']) {
+      const response = await t.gql(ME, {}, { token });
+      expect(response.status).toBe(401);
+      expect(response.json.error.code).toBe('Unauthorized');
+    }
+  });
+
+  it('changing the password needs the current one and ends the other sessions', async () => {
+    await t.seedUser(admin.user.tenantId, { email: 'pw@acme.test' });
+    const a = await t.login('pw@acme.test');
+    const b = await t.login('pw@acme.test');
+    const wrong = await t.gql('mutation { changePassword(currentPassword: "nope-nope-nope", newPassword: "a brand new secret") }', {}, { token: a.token });
+    expect(wrong.errors![0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { currentPassword: 'wrong password' } });
+    const short = await t.gql(`mutation { changePassword(currentPassword: "${PASSWORD}", newPassword: "short") }`, {}, { token: a.token });
+    expect(short.errors![0].extensions!.code).toBe('InvalidRequest');
+    const ok = await t.gql(`mutation { changePassword(currentPassword: "${PASSWORD}", newPassword: "a brand new secret") }`, {}, { token: a.token });
+    expect(ok.data.changePassword).toBe(true);
+    expect((await t.gql(ME, {}, { token: a.token })).status).toBe(200);
+    expect((await t.gql(ME, {}, { token: b.token })).status).toBe(401);
+    await expect(t.login('pw@acme.test')).rejects.toMatchObject({ code: 'Unauthorized' });
+    expect((await t.login('pw@acme.test', 'a brand new secret')).status).toBe('SUCCESS');
+    expect(await auditCount('ChangePassword', 'pw@acme.test')).toBe(1);
+  });
+});
+
+describe('MFA (TOTP + backup codes)', () => {
+  it('enrolls, requires a code at login, refuses a reused code, and backup codes work once', async () => {
+    await t.seedUser(admin.user.tenantId, { email: 'mfa@acme.test' });
+    const { token } = await t.login('mfa@acme.test');
+    const enrollment = (await t.gql('mutation { startMfaEnrollment { secret otpauthUrl } }', {}, { token })).data.startMfaEnrollment;
+    expect(enrollment.otpauthUrl).toMatch(/^otpauth:\/\/totp\/Keyforge:mfa%40acme\.test\?.*secret=/);
+    const badConfirm = await t.gql('mutation { confirmMfaEnrollment(code: "000000") }', {}, { token });
+    expect(badConfirm.errors![0].extensions!.code).toBe('InvalidRequest');
+    const codes: string[] = (await t.gql('mutation($code: String!) { confirmMfaEnrollment(code: $code) }', { code: currentTotp(enrollment.secret, clock.now()) }, { token })).data.confirmMfaEnrollment;
+    expect(codes).toHaveLength(10);
+    expect(new Set(codes).size).toBe(10);
+    expect(await t.prisma.backupCode.count({ where: { digest: { in: codes } } })).toBe(0); // stored hashed
+    expect(await auditCount('EnableMfa', 'mfa@acme.test')).toBe(1);
+
+    expect((await t.login('mfa@acme.test')).status).toBe('MFA_REQUIRED');
+    // The code used to confirm enrollment cannot sign in (same time step).
+    await expect(t.login('mfa@acme.test', PASSWORD, { totpCode: currentTotp(enrollment.secret, clock.now()) })).rejects.toMatchObject({ code: 'Unauthorized' });
+    clock.advance(30_000);
+    const code = currentTotp(enrollment.secret, clock.now());
+    expect((await t.login('mfa@acme.test', PASSWORD, { totpCode: code })).status).toBe('SUCCESS');
+    await expect(t.login('mfa@acme.test', PASSWORD, { totpCode: code })).rejects.toMatchObject({ code: 'Unauthorized' });
+    await expect(t.login('mfa@acme.test', PASSWORD, { totpCode: '123456' })).rejects.toMatchObject({ code: 'Unauthorized' });
+
+    const backup = await t.login('mfa@acme.test', PASSWORD, { backupCode: codes[3] });
+    expect(backup.status).toBe('SUCCESS');
+    expect(await auditCount('UseBackupCode', 'mfa@acme.test')).toBe(1);
+    await expect(t.login('mfa@acme.test', PASSWORD, { backupCode: codes[3] })).rejects.toMatchObject({ code: 'Unauthorized' });
+
+    const noCode = await t.gql('mutation { disableMfa }', {}, { token: backup.token });
+    expect(noCode.errors![0].extensions!.code).toBe('InvalidRequest');
+    clock.advance(30_000);
+    expect((await t.gql('mutation($c: String) { disableMfa(totpCode: $c) }', { c: currentTotp(enrollment.secret, clock.now()) }, { token: backup.token })).data.disableMfa).toBe(true);
+    expect(await auditCount('DisableMfa', 'mfa@acme.test')).toBe(1);
+    expect((await t.login('mfa@acme.test')).status).toBe('SUCCESS');
+  });
+});
+
+describe('team, API keys, roles and tenants', () => {
+  let readOnly: { token: string };
+  let tenantB: { token: string; tenantId: string };
+
+  beforeAll(async () => {
+    await t.gql('mutation { createUser(email: "viewer@acme.test", password: "correct horse battery", role: ReadOnly, name: "Vic") { id } }', {}, { token: admin.token });
+    readOnly = await t.login('viewer@acme.test');
+    const other = await t.seedTenant({ name: 'Globex', keyPrefix: 'GLBX' });
+    await t.seedUser(other.id, { email: 'admin@globex.test' });
+    tenantB = { ...(await t.login('admin@globex.test')), tenantId: other.id };
+  });
+
+  it('the read-only role can read but is refused every management mutation', async () => {
+    expect((await t.gql('{ users { email } company { name } apiKeys { id } }', {}, readOnly)).errors).toBeUndefined();
+    const victim = await t.prisma.user.findUniqueOrThrow({ where: { email: 'lock@acme.test' } });
+    const mutations = [
+      'mutation { createUser(email: "x@acme.test", password: "0123456789ab", role: CompanyAdmin) { id } }',
+      `mutation { updateUser(id: "${victim.id}", role: ReadOnly) { id } }`,
+      `mutation { deactivateUser(id: "${victim.id}") { id } }`,
+      'mutation { createApiKey(name: "k", role: CompanyAdmin) { key } }',
+      `mutation { revokeApiKey(id: "${victim.id}") { id } }`,
+      'mutation { updateCompanySettings(name: "Pwned") { name } }',
+    ];
+    const users = await t.prisma.user.count();
+    for (const mutation of mutations) {
+      const response = await t.gql(mutation, {}, readOnly);
+      expect(response.errors?.[0].extensions?.code, mutation).toBe('Forbidden');
+    }
+    expect(await t.prisma.user.count()).toBe(users);
+    expect((await t.prisma.tenant.findUniqueOrThrow({ where: { id: admin.user.tenantId } })).name).toBe('Acme Corp');
+    // Self-service stays open to every signed-in user.
+    expect((await t.gql('mutation { updateNotificationPreferences(digestEmailEnabled: false) { digestEmailEnabled } }', {}, readOnly)).data.updateNotificationPreferences.digestEmailEnabled).toBe(false);
+  });
+
+  it('tenant B cannot see or touch tenant A objects', async () => {
+    const victim = await t.prisma.user.findUniqueOrThrow({ where: { email: 'viewer@acme.test' } });
+    const key = (await t.gql('mutation { createApiKey(name: "ci", role: ReadOnly) { apiKey { id } } }', {}, { token: admin.token })).data.createApiKey.apiKey.id;
+    for (const mutation of [`mutation { updateUser(id: "${victim.id}", name: "hacked") { id } }`, `mutation { deactivateUser(id: "${victim.id}") { id } }`, `mutation { revokeApiKey(id: "${key}") { id } }`]) {
+      expect((await t.gql(mutation, {}, { token: tenantB.token })).errors![0].extensions!.code, mutation).toBe('NotFound');
+    }
+    expect(await t.prisma.user.findUniqueOrThrow({ where: { id: victim.id } })).toMatchObject({ name: 'Vic', deactivatedAt: null });
+    expect((await t.prisma.apiKey.findUniqueOrThrow({ where: { id: key } })).revokedAt).toBeNull();
+    const seen = (await t.gql('{ users { email } apiKeys { id } company { name } }', {}, { token: tenantB.token })).data;
+    expect(seen.users.map((u: { email: string }) => u.email)).toEqual(['admin@globex.test']);
+    expect(seen.apiKeys).toEqual([]);
+    expect(seen.company.name).toBe('Globex');
+  });
+
+  it('API keys: shown once, stored hashed, act with their role, record usage, and stop when revoked', async () => {
+    const created = (await t.gql('mutation { createApiKey(name: "deploy bot", role: CompanyAdmin) { key apiKey { id hint role } } }', {}, { token: admin.token })).data.createApiKey;
+    expect(created.key).toMatch(/^kf_[A-Za-z0-9_-]{32}$/);
+    expect(created.apiKey.hint).toBe(`kf_…${created.key.slice(-4)}`);
+    expect(JSON.stringify(await t.prisma.apiKey.findUniqueOrThrow({ where: { id: created.apiKey.id } }))).not.toContain(created.key);
+    const listed = (await t.gql('{ apiKeys { id hint lastUsedAt } }', {}, { token: admin.token })).data.apiKeys.find((k: { id: string }) => k.id === created.apiKey.id);
+    expect(listed).toMatchObject({ hint: created.apiKey.hint, lastUsedAt: null });
+    expect(JSON.stringify(listed)).not.toContain(created.key);
+
+    const renamed = await t.gql('mutation { updateCompanySettings(name: "Acme Inc") { name } }', {}, { apiKey: created.key });
+    expect(renamed.data.updateCompanySettings.name).toBe('Acme Inc');
+    const entry = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { action: 'UpdateCompanySettings' }, orderBy: { seq: 'desc' } });
+    expect(entry.actor).toBe(`api-key deploy bot (${created.apiKey.hint})`);
+    expect(entry.details).toEqual({ before: { name: 'Acme Corp' }, after: { name: 'Acme Inc' } });
+    expect((await t.prisma.apiKey.findUniqueOrThrow({ where: { id: created.apiKey.id } })).lastUsedAt).not.toBeNull();
+    // API keys are not users: self-service is refused.
+    expect((await t.gql('mutation { logout }', {}, { apiKey: created.key })).errors![0].extensions!.code).toBe('Forbidden');
+
+    const readKey = (await t.gql('mutation { createApiKey(name: "reader", role: ReadOnly) { key } }', {}, { token: admin.token })).data.createApiKey.key;
+    expect((await t.gql('mutation { updateCompanySettings(name: "x") { name } }', {}, { apiKey: readKey })).errors![0].extensions!.code).toBe('Forbidden');
+    expect((await t.gql('{ company { name } }', {}, { apiKey: readKey })).data.company.name).toBe('Acme Inc');
+
+    await t.gql(`mutation { revokeApiKey(id: "${created.apiKey.id}") { revokedAt } }`, {}, { token: admin.token });
+    const revoked = await t.gql('{ company { name } }', {}, { apiKey: created.key });
+    expect(revoked.status).toBe(401);
+    expect(revoked.json.error.message).toMatch(/revoked/);
+  });
+
+  it('a deactivated user cannot sign in; their sessions and API keys stop working', async () => {
+    await t.gql('mutation { createUser(email: "leaver@acme.test", password: "correct horse battery", role: CompanyAdmin) { id } }', {}, { token: admin.token });
+    const leaver = await t.login('leaver@acme.test');
+    const key = (await t.gql('mutation { createApiKey(name: "leaver key", role: ReadOnly) { key } }', {}, { token: leaver.token })).data.createApiKey.key;
+    const id = (await t.prisma.user.findUniqueOrThrow({ where: { email: 'leaver@acme.test' } })).id;
+    const self = await t.gql(`mutation { deactivateUser(id: "${(await t.prisma.user.findUniqueOrThrow({ where: { email: 'admin@acme.test' } })).id}") { id } }`, {}, { token: admin.token });
+    expect(self.errors![0].extensions!.code).toBe('Conflict');
+    expect((await t.gql(`mutation { deactivateUser(id: "${id}") { active deactivatedAt } }`, {}, { token: admin.token })).data.deactivateUser.active).toBe(false);
+    expect((await t.gql(ME, {}, { token: leaver.token })).status).toBe(401);
+    expect((await t.gql('{ company { name } }', {}, { apiKey: key })).status).toBe(401);
+    await expect(t.login('leaver@acme.test')).rejects.toMatchObject({ code: 'Unauthorized' });
+    expect(await auditCount('DeactivateUser', 'leaver@acme.test')).toBe(1);
+  });
+
+  it('updates a user with a before/after diff in the activity log', async () => {
+    const id = (await t.prisma.user.findUniqueOrThrow({ where: { email: 'viewer@acme.test' } })).id;
+    const updated = await t.gql(`mutation { updateUser(id: "${id}", name: "Victoria", role: CompanyAdmin) { name role } }`, {}, { token: admin.token });
+    expect(updated.data.updateUser).toEqual({ name: 'Victoria', role: 'CompanyAdmin' });
+    const entry = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { action: 'UpdateUser' }, orderBy: { seq: 'desc' } });
+    expect(entry).toMatchObject({ entity: 'viewer@acme.test', actor: 'admin@acme.test', details: { before: { name: 'Vic', role: 'ReadOnly' }, after: { name: 'Victoria', role: 'CompanyAdmin' } } });
+    const duplicate = await t.gql('mutation { createUser(email: "VIEWER@acme.test", password: "0123456789ab", role: ReadOnly) { id } }', {}, { token: admin.token });
+    expect(duplicate.errors![0].extensions!.code).toBe('Conflict');
+  });
+});
+
+describe('notification preferences (spec §4.5–4.6)', () => {
+  it('defaults to true, changes only the caller, validates types and returns what is stored', async () => {
+    await t.seedUser(admin.user.tenantId, { email: 'second-admin@acme.test' });
+    const other = await t.login('second-admin@acme.test');
+    const mine = { authorization: `Bearer ${other.token}` };
+    expect((await t.get('/api/users/me/notifications', mine)).json).toEqual({ digestEmailEnabled: true, expiryEmailEnabled: true });
+    const patched = await t.request('PATCH', '/api/users/me/notifications', { digestEmailEnabled: false, expiryEmailEnabled: true }, mine);
+    expect(patched.status).toBe(200);
+    expect(patched.json).toEqual({ digestEmailEnabled: false, expiryEmailEnabled: true });
+    expect((await t.get('/api/users/me/notifications', mine)).json).toEqual({ digestEmailEnabled: false, expiryEmailEnabled: true });
+    expect((await t.get('/api/users/me/notifications', { authorization: `Bearer ${admin.token}` })).json.digestEmailEnabled).toBe(true);
+    for (const body of [{ digestEmailEnabled: 'no' }, { expiryEmailEnabled: 1 }, { somethingElse: true }, 'not json']) {
+      const bad = await t.request('PATCH', '/api/users/me/notifications', body, mine);
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+      expect(bad.json.error.code).toBe('InvalidRequest');
+    }
+    expect((await t.get('/api/users/me/notifications')).status).toBe(401);
+  });
+});
+
+describe('GraphQL hygiene', () => {
+  it('introspection only for authenticated callers', async () => {
+    expect((await t.gql('{ __schema { queryType { name } } }')).errors![0].message).toMatch(/introspection/);
+    expect((await t.gql('{ __schema { queryType { name } } }', {}, { token: admin.token })).data.__schema.queryType.name).toBe('Query');
+  });
+
+  it('limits query depth and aliases', async () => {
+    const aliases = Array.from({ length: 30 }, (_, i) => `a${i}: needsSetup`).join(' ');
+    expect((await t.gql(`{ ${aliases} }`)).errors![0].message).toMatch(/alias/i);
+    let deep = 'email';
+    for (let i = 0; i < 12; i++) deep = `__typename ... on User { ${deep} }`;
+    const response = await t.gql(`{ me { ${deep} } }`, {}, { token: admin.token });
+    expect(response.errors?.[0].message ?? '').toMatch(/depth/i);
+  });
+
+  it('refuses a simple (non-preflighted) request without the CSRF header', async () => {
+    const form = await t.request('POST', '/api/graphql', 'query=%7B+needsSetup+%7D', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(form.status).toBeGreaterThanOrEqual(400);
+    const get = await t.request('GET', '/api/graphql?query=%7BneedsSetup%7D');
+    expect(get.status).toBe(403);
+    const withHeader = await t.request('GET', '/api/graphql?query=%7BneedsSetup%7D', undefined, { 'x-keyforge-csrf': '1' });
+    expect(withHeader.json.data.needsSetup).toBe(false);
+  });
+
+  it('CORS admits only the console origin, with credentials', async () => {
+    const allowed = await t.request('OPTIONS', '/api/graphql', undefined, { origin: 'http://licensing.test', 'access-control-request-method': 'POST' });
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('http://licensing.test');
+    expect(allowed.headers.get('access-control-allow-credentials')).toBe('true');
+    const denied = await t.request('OPTIONS', '/api/graphql', undefined, { origin: 'https://evil.example', 'access-control-request-method': 'POST' });
+    expect(denied.headers.get('access-control-allow-origin')).not.toBe('https://evil.example');
+  });
+
+  it('never leaks secrets to the logs', () => {
+    const logs = t.logs.join('');
+    expect(logs).not.toContain(PASSWORD);
+    expect(logs).not.toContain(admin.token);
+    expect(logs).not.toContain(admin.cookie.split('=')[1]);
+  });
+});
