@@ -10,6 +10,7 @@ import { createGraphQLHandler } from '../graphql/handler.js';
 import { REFRESH_COOKIE } from '../graphql/schema/account.js';
 import { mountAdminRoutes } from '../rest/admin/index.js';
 import { createPublicApi } from '../rest/v1/index.js';
+import { SESSION_TOKEN_LIKE_PATTERN } from '../services/floating/sessions.js';
 import { publicJwks } from '../services/signing/signing-keys.js';
 import { clientIp } from './client-ip.js';
 import type { AppDeps } from './deps.js';
@@ -19,8 +20,10 @@ import { managementAuth } from './management-auth.js';
 
 export const MAX_PUBLIC_BODY_BYTES = 16 * 1024;
 const MAX_MANAGEMENT_BODY_BYTES = 256 * 1024;
-const KEY_PARAM_NAMES = new Set(['licensekey', 'license_key', 'key', 'license']);
-const KEY_LIKE_GLOBAL = new RegExp(KEY_LIKE_PATTERN.source, 'gi');
+const KEY_PARAM_NAMES = new Set(['licensekey', 'license_key', 'key', 'license', 'sessiontoken', 'session_token']);
+// License keys and floating-session tokens: refused in URLs, masked in logged paths.
+const CREDENTIAL_LIKE = new RegExp(`${KEY_LIKE_PATTERN.source}|${SESSION_TOKEN_LIKE_PATTERN.source}`, 'i');
+const KEY_LIKE_GLOBAL = new RegExp(CREDENTIAL_LIKE.source, 'gi');
 
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -49,14 +52,16 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   // A license key is a credential: it must never travel in a URL, where proxies and logs keep it.
   app.use(async (c, next) => {
     const url = new URL(c.req.url);
-    let leaked = KEY_LIKE_PATTERN.test(safeDecode(url.pathname));
+    let leaked = CREDENTIAL_LIKE.test(safeDecode(url.pathname));
     for (const [name, value] of url.searchParams) {
-      if (KEY_PARAM_NAMES.has(name.toLowerCase()) || KEY_LIKE_PATTERN.test(value)) leaked = true;
+      if (KEY_PARAM_NAMES.has(name.toLowerCase()) || CREDENTIAL_LIKE.test(value)) leaked = true;
     }
-    if (leaked) throw new AppError('InvalidRequest', 'License keys must be sent in the JSON request body, never in the URL.');
+    if (leaked) throw new AppError('InvalidRequest', 'License keys and session tokens must be sent in the JSON request body (or, for session tokens, an Authorization header), never in the URL.');
     await next();
   });
 
+  // Any origin may call the public API (web apps validate too); it never uses cookies.
+  app.use('/api/v1/*', cors({ origin: '*', exposeHeaders: ['x-request-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'] }));
   app.use('/api/v1/*', async (c, next) => {
     const state = await deps.rateLimits.perIp(c.get('clientIp'));
     c.header('RateLimit-Limit', String(state.limit));
