@@ -5,8 +5,12 @@ export default defineConfig({
   // sources (it would pick index.mjs), or graphql sees two copies of itself.
   resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/support/global-setup.ts'],
+    projects: [
+      // Server suites: real PostgreSQL, one database per file cloned from a migrated template.
+      { extends: true, test: { name: 'server', include: ['test/**/*.test.ts'], globalSetup: ['test/support/global-setup.ts'] } },
+      // Console component/unit tests (jsdom): console/vitest.config.ts.
+      'console/vitest.config.ts',
+    ],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

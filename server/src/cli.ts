@@ -11,6 +11,7 @@ import { listActiveFloatingSessions } from './services/floating/management.js';
 import { removeMeterQuota, setMeterQuota, usageTotals } from './services/metering/management.js';
 import { METER_PERIODS, type MeterPeriod } from './services/metering/periods.js';
 import { createUser } from './services/users.js';
+import { jobCommands } from './jobs/cli.js';
 
 /**
  * Operator CLI: `pnpm cli <command> [--flags] [--json]`. Works on the embedded database (while the server
@@ -18,6 +19,8 @@ import { createUser } from './services/users.js';
  */
 type Ctx = { db: Database; secrets: ServerSecrets; now: Date };
 type Flags = Record<string, string | boolean | undefined>;
+/** Who the activity log names for changes made here. */
+const CLI_ACTOR = { id: null, label: 'system (cli)', ip: null };
 
 const list = (value: unknown) => (typeof value === 'string' ? value.split(',').map((item) => item.trim()).filter(Boolean) : undefined);
 const int = (value: unknown, flag: string) => {
@@ -42,7 +45,7 @@ function keyValues(value: unknown): Record<string, string> | undefined {
   );
 }
 
-const commands: Record<string, { options: Record<string, { type: 'string' | 'boolean' }>; usage: string; run(ctx: Ctx, flags: Flags): Promise<unknown> }> = {
+const commands: Record<string, { options: Record<string, { type: 'string' | 'boolean' }>; usage: string; positional?: string; run(ctx: Ctx, flags: Flags): Promise<unknown> }> = {
   'tenant:create': {
     usage: 'tenant:create --name <name> --prefix <WORD> [--subscription-ends <ISO date>]',
     options: { name: { type: 'string' }, prefix: { type: 'string' }, 'subscription-ends': { type: 'string' } },
@@ -56,8 +59,8 @@ const commands: Record<string, { options: Record<string, { type: 'string' | 'boo
     options: { tenant: { type: 'string' }, name: { type: 'string' }, 'bundle-of': { type: 'string' } },
     async run(ctx, flags) {
       const tenant = await getTenantByPrefix(ctx, need(flags, 'tenant'));
-      const product = await createProduct(ctx, tenant.id, { name: need(flags, 'name'), bundleOf: list(flags['bundle-of']) });
-      const { bundleMembers, ...rest } = product;
+      const product = await createProduct(ctx, tenant.id, { name: need(flags, 'name'), bundleOf: list(flags['bundle-of']) }, CLI_ACTOR);
+      const { bundleMembers, _count, ...rest } = product;
       return { product: { ...rest, bundleOf: bundleMembers.map((member) => member.product.name) } };
     },
   },
@@ -98,7 +101,7 @@ const commands: Record<string, { options: Record<string, { type: 'string' | 'boo
         maintenanceExpiresAt: flags['maintenance-expires-at'] as string | undefined,
         customerEmail: flags['customer-email'] as string | undefined,
         floatingSeats: int(flags['floating-seats'], 'floating-seats'),
-      });
+      }, CLI_ACTOR);
       const { keyDigest: _digest, keyDigestVersion: _version, ...shown } = license;
       return { key, license: { ...shown, productName: product.name } };
     },
@@ -107,7 +110,7 @@ const commands: Record<string, { options: Record<string, { type: 'string' | 'boo
     usage: 'license:revoke --key <license key>',
     options: { key: { type: 'string' } },
     async run(ctx, flags) {
-      const { keyDigest: _digest, keyDigestVersion: _version, ...license } = await revokeLicenseByKey(ctx, need(flags, 'key'));
+      const { keyDigest: _digest, keyDigestVersion: _version, ...license } = await revokeLicenseByKey(ctx, need(flags, 'key'), CLI_ACTOR);
       return { license };
     },
   },
@@ -176,6 +179,7 @@ const commands: Record<string, { options: Record<string, { type: 'string' | 'boo
       return rotateSigningKey(ctx);
     },
   },
+  ...jobCommands,
 };
 
 function usage(): string {
@@ -198,7 +202,9 @@ async function main(argv: string[]): Promise<number> {
   }
   let flags: Flags;
   try {
-    flags = parseArgs({ args: rest, options: { ...command.options, json: { type: 'boolean' } }, strict: true, allowPositionals: false }).values as Flags;
+    const parsed = parseArgs({ args: rest, options: { ...command.options, json: { type: 'boolean' } }, strict: true, allowPositionals: Boolean(command.positional) });
+    if (parsed.positionals.length > 1) throw new Error(`unexpected argument ${parsed.positionals[1]}`);
+    flags = { ...(parsed.values as Flags), ...(command.positional && parsed.positionals.length && { [command.positional]: parsed.positionals[0] }) };
   } catch (error) {
     return fail('InvalidRequest', `${(error as Error).message}\nusage: pnpm cli ${command.usage}`);
   }

@@ -34,7 +34,13 @@ const ConfigSchema = z
     TRUST_PROXY: boolean.default(false),
     CONSOLE_ORIGIN: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    MONGODB_URL: optionalString.pipe(z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL').optional()),
+    JOBS_WORKER: boolean.default(true),
+    POSTMARK_SERVER_TOKEN: optionalString,
+    POSTMARK_API_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).default('https://api.postmarkapp.com')),
+    MAIL_FROM: optionalString.pipe(z.string().regex(/^([^<>]*<)?[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+>?$/, 'must be an email address, optionally as "Name <address>"').optional()),
   })
+  .refine((env) => !env.POSTMARK_SERVER_TOKEN || env.MAIL_FROM, { message: 'is required when POSTMARK_SERVER_TOKEN is set (a sender confirmed in Postmark)', path: ['MAIL_FROM'] })
   .transform((env) => ({
     nodeEnv: env.NODE_ENV,
     port: env.PORT,
@@ -51,6 +57,13 @@ const ConfigSchema = z
     /** Browser origin allowed to call the management API with credentials (CORS). */
     consoleOrigin: new URL(env.CONSOLE_ORIGIN ?? env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).origin,
     logLevel: env.LOG_LEVEL,
+    /** Job store: MongoDB when set, else the app's PostgreSQL (or the embedded database). */
+    mongodbUrl: env.MONGODB_URL,
+    /** Process scheduled jobs in this server (false: run `pnpm worker` processes instead). */
+    jobsWorker: env.JOBS_WORKER,
+    postmarkServerToken: env.POSTMARK_SERVER_TOKEN,
+    postmarkApiUrl: env.POSTMARK_API_URL.replace(/\/+$/, ''),
+    mailFrom: env.MAIL_FROM ?? 'Keyforge <no-reply@localhost>',
   }));
 
 export type Config = z.output<typeof ConfigSchema>;

@@ -9,10 +9,9 @@ import { DatabaseLockedError } from './db/database.js';
 import { createApp } from './http/app.js';
 import { createLogger } from './logger.js';
 import { createRuntime } from './runtime.js';
-import { purgeNonces } from './services/licensing/nonces.js';
+import { startJobs } from './jobs/scheduler.js';
 
 const CONSOLE_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/dist');
-const HOUSEKEEPING_INTERVAL_MS = 10 * 60_000;
 
 async function main() {
   let config;
@@ -27,8 +26,12 @@ async function main() {
   }
   const logger = createLogger(config.logLevel);
   let runtime;
+  let jobs;
   try {
     runtime = await createRuntime(config, logger);
+    // Scheduled jobs: weekly digest, expiry alerts, email delivery, house-keeping (server/src/jobs).
+    jobs = await startJobs(runtime.deps, { worker: config.jobsWorker });
+    runtime.deps.jobs = jobs;
   } catch (error) {
     const known = error instanceof DatabaseLockedError;
     logger.fatal({ err: known ? undefined : error }, known ? (error as Error).message : 'startup failed');
@@ -44,18 +47,15 @@ async function main() {
     logger.info({ port: info.port, database: runtime.deps.db.kind, publicUrl: config.publicUrl }, `license service listening on ${config.publicUrl}`);
   });
 
-  const housekeeping = setInterval(() => {
-    purgeNonces({ db: runtime.deps.db, now: new Date() }).catch((error) => logger.warn({ err: (error as Error).message }, 'nonce purge failed'));
-  }, HOUSEKEEPING_INTERVAL_MS);
-  housekeeping.unref();
-
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
-    clearInterval(housekeeping);
+    // Running jobs finish (up to 8 s) while in-flight requests drain.
+    const jobsStopped = jobs.stop();
     server.close(async () => {
+      await jobsStopped;
       await runtime.close();
       logger.info('stopped');
       process.exit(0);

@@ -20,6 +20,8 @@ export interface SqlRunner {
 export interface Database {
   kind: 'postgres' | 'pglite';
   prisma: Db;
+  /** The embedded instance (kind 'pglite'), for the job store to share its single session. */
+  pglite?: PGlite;
   sql: SqlRunner;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -88,6 +90,7 @@ async function openEmbedded({ dataDir, logger }: OpenDatabaseOptions): Promise<D
   return {
     kind: 'pglite',
     prisma,
+    pglite: db,
     sql: {
       async query<T>(text: string, values: unknown[]) {
         return (await db.query<T>(text, values)).rows;

@@ -3,8 +3,14 @@ import semver from 'semver';
 import { generateLicenseKey, licenseKeyHint } from '../crypto/license-key.js';
 import { KEY_DIGEST_VERSION } from '../crypto/secrets.js';
 import { AppError } from '../domain/errors.js';
+import { Prisma } from '../generated/prisma/client.js';
+import { diffChanges, recordAudit, type AuditActor } from './audit/audit-log.js';
+import { auditActor, requireActor, requireAdmin, type Actor, type RequestMeta } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
+import { releaseSeat } from './licensing/activations.js';
 import { licenseKeyDigest } from './licensing/license-record.js';
+import { isExpired } from './licensing/rules.js';
+import { decodeCursor, isUuid, pageSize, toPage, type PageArgs } from './listing.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 
 const version = z
@@ -13,8 +19,7 @@ const version = z
   .refine((value) => semver.valid(value, { loose: true }) ?? semver.coerce(value), 'must be a semantic version such as 1.4.2');
 const days = z.number().int().min(0).max(3650);
 
-/** Every attribute of a license a vendor sets. */
-export const LicenseAttributesSchema = z
+const LicenseAttributesObject = z
   .object({
     maxActivations: z.number().int().min(1).max(1_000_000),
     expiresAt: z.coerce.date().nullable().optional(),
@@ -30,39 +35,62 @@ export const LicenseAttributesSchema = z
     customerEmail: z.email().nullable().optional(),
     /** Concurrent floating sessions allowed; null: none. */
     floatingSeats: z.number().int().min(1).max(1_000_000).nullable().optional(),
-  })
-  .refine(
-    (license) => !license.minVersion || !license.maxVersion || !semver.gt(semver.coerce(license.minVersion)!, semver.coerce(license.maxVersion)!),
-    { message: 'minVersion must not be greater than maxVersion', path: ['minVersion'] },
-  );
+  });
+const versionsInOrder = (license: { minVersion?: string | null; maxVersion?: string | null }) =>
+  !license.minVersion || !license.maxVersion || !semver.gt(semver.coerce(license.minVersion)!, semver.coerce(license.maxVersion)!);
+const VERSION_ORDER = 'minVersion must not be greater than maxVersion';
+
+/** Every attribute of a license a vendor sets. */
+export const LicenseAttributesSchema = LicenseAttributesObject.refine(versionsInOrder, { message: VERSION_ORDER, path: ['minVersion'] });
+const LICENSE_ATTRIBUTES = Object.keys(LicenseAttributesObject.shape) as (keyof typeof LicenseAttributesObject.shape)[];
+/** Attributes as callers send them: any may be absent or null (the schema decides what is allowed). */
+export type LicenseInput = { [K in keyof z.input<typeof LicenseAttributesObject>]?: z.input<typeof LicenseAttributesObject>[K] | null };
 
 type Ctx = Pick<ServiceContext, 'db' | 'now' | 'secrets'>;
 
-/** Creates a license and returns its plaintext key: the only time it exists outside the customer's hands. */
-export async function createLicense(ctx: Ctx, tenantId: string, productId: string, input: z.input<typeof LicenseAttributesSchema>) {
+/** The actor of changes made by the service itself or an operator tool (no user, no IP). */
+export const SYSTEM_ACTOR: AuditActor = { id: null, label: 'system', ip: null };
+
+/** How a license appears in the activity log: its key hint and product, never the key. */
+const licenseEntity = (license: { keyHint: string }, productName: string) => `${license.keyHint} (${productName})`;
+const jsonValues = (values: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]));
+
+/**
+ * Creates a license and returns its plaintext key: the only time it exists outside the customer's hands.
+ * Audited (CreateLicense, with the attributes and key hint, never the key) as `by`.
+ */
+export async function createLicense(ctx: Ctx, tenantId: string, productId: string, input: LicenseInput, by: AuditActor = SYSTEM_ACTOR) {
   const attributes = parseInput(LicenseAttributesSchema, input);
   const tenant = await ctx.db.prisma.tenant.findUnique({ where: { id: tenantId }, select: { keyPrefix: true } });
-  const product = await ctx.db.prisma.product.findFirst({ where: { id: productId, tenantId }, select: { id: true } });
+  const product = isUuid(productId) ? await ctx.db.prisma.product.findFirst({ where: { id: productId, tenantId }, select: { id: true, name: true } }) : null;
   if (!tenant || !product) throw new AppError('NotFound', 'Product not found.');
   const customFields = attributes.customFields ?? undefined;
   // A digest collision is astronomically unlikely (78 bits), but retrying costs nothing.
   for (let attempt = 0; ; attempt++) {
     const key = generateLicenseKey(tenant.keyPrefix);
     try {
-      const license = await ctx.db.prisma.license.create({
-        data: {
-          ...attributes,
-          customFields: customFields === null ? undefined : customFields,
-          tenantId,
-          productId,
-          keyDigest: ctx.secrets.digest(key),
-          keyDigestVersion: KEY_DIGEST_VERSION,
-          keyHint: licenseKeyHint(key),
-          createdAt: ctx.now,
-        },
+      const license = await ctx.db.prisma.$transaction(async (tx) => {
+        const created = await tx.license.create({
+          data: {
+            ...attributes,
+            customFields: customFields === null ? undefined : customFields,
+            tenantId,
+            productId,
+            keyDigest: ctx.secrets.digest(key),
+            keyDigestVersion: KEY_DIGEST_VERSION,
+            keyHint: licenseKeyHint(key),
+            createdAt: ctx.now,
+          },
+        });
+        const details = { productId: product.id, productName: product.name, keyHint: created.keyHint, ...jsonValues(attributes) };
+        await recordAudit(tx, { tenantId, action: 'CreateLicense', entityType: 'License', entityId: created.id, entity: licenseEntity(created, product.name), details }, by, ctx.now);
+        return created;
       });
       return { key, license };
     } catch (error) {
+      // The product deleted meanwhile: its foreign key refuses the license.
+      if ((error as { code?: string }).code === 'P2003') throw new AppError('NotFound', 'Product not found.');
       if (!isUniqueViolation(error) || attempt >= 2) throw error;
     }
   }
@@ -75,11 +103,21 @@ async function findByKey(ctx: Ctx, licenseKey: string) {
   return license;
 }
 
-/** Revokes a license (idempotent). A revoked license never validates again. */
-export async function revokeLicenseByKey(ctx: Ctx, licenseKey: string) {
+/** Revokes a license (idempotent: only the first revocation is audited). A revoked license never validates again. */
+async function revoke(ctx: Ctx, license: { id: string; tenantId: string; keyHint: string; productId: string }, by: AuditActor) {
+  await ctx.db.prisma.$transaction(async (tx) => {
+    const { count } = await tx.license.updateMany({ where: { id: license.id, status: 'active' }, data: { status: 'revoked', revokedAt: ctx.now } });
+    if (!count) return;
+    const product = await tx.product.findUniqueOrThrow({ where: { id: license.productId }, select: { name: true } });
+    await recordAudit(tx, { tenantId: license.tenantId, action: 'RevokeLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, product.name) }, by, ctx.now);
+  });
+}
+
+/** Operator tools: revoke by key. */
+export async function revokeLicenseByKey(ctx: Ctx, licenseKey: string, by: AuditActor = SYSTEM_ACTOR) {
   const license = await findByKey(ctx, licenseKey);
-  if (license.status === 'revoked') return license;
-  return ctx.db.prisma.license.update({ where: { id: license.id }, data: { status: 'revoked', revokedAt: ctx.now } });
+  await revoke(ctx, license, by);
+  return ctx.db.prisma.license.findUniqueOrThrow({ where: { id: license.id } });
 }
 
 /** A license with its product and activations, for operators (never the key itself). */
@@ -94,4 +132,147 @@ export async function showLicenseByKey(ctx: Ctx, licenseKey: string) {
       activations: { orderBy: { createdAt: 'asc' } },
     },
   });
+}
+
+// ─── Management API (tenant-scoped: another tenant's license answers NotFound) ──────────────────────
+
+export type LicenseStatusName = 'active' | 'expired' | 'revoked';
+
+/** Spec §3: revoked wins; otherwise expired once expiresAt has passed (expiresAt ≤ now); else active. */
+export const licenseStatus = (license: { status: 'active' | 'revoked'; expiresAt: Date | null }, now: Date): LicenseStatusName =>
+  license.status === 'revoked' ? 'revoked' : isExpired(license, now) ? 'expired' : 'active';
+
+const DAY_MS = 86_400_000;
+export const daysFrom = (now: Date, days: number) => new Date(now.getTime() + days * DAY_MS);
+
+/** What the API shows of a license: never the key digest. */
+const LICENSE_VIEW = {
+  omit: { keyDigest: true, keyDigestVersion: true },
+  include: { product: { select: { id: true, name: true, isBundle: true } } },
+} satisfies Prisma.LicenseDefaultArgs;
+const WITH_ACTIVATIONS = {
+  omit: LICENSE_VIEW.omit,
+  include: { ...LICENSE_VIEW.include, activations: { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] } },
+} satisfies Prisma.LicenseDefaultArgs;
+
+async function findTenantLicense(ctx: Ctx, tenantId: string, id: string) {
+  const license = isUuid(id) ? await ctx.db.prisma.license.findFirst({ where: { id, tenantId }, ...WITH_ACTIVATIONS }) : null;
+  if (!license) throw new AppError('NotFound', 'License not found.');
+  return license;
+}
+
+/** A license with its product and all its activations (active and deactivated, newest first). */
+export async function getLicense(ctx: Ctx, actor: Actor | null, id: string) {
+  return findTenantLicense(ctx, requireActor(actor).tenantId, id);
+}
+
+export const LicenseFilterSchema = z.object({
+  productId: z.string().trim().nullish(),
+  status: z.enum(['active', 'expired', 'revoked']).nullish(),
+  /** Active licenses with now < expiresAt ≤ now + N days. */
+  expiringWithinDays: z.number().int().min(1).max(3650).nullish(),
+  /** Part of the customer email or of the key hint (case-insensitive), or a whole key. */
+  search: z.string().trim().max(200).nullish(),
+});
+export type LicenseFilter = z.input<typeof LicenseFilterSchema>;
+
+function licenseWhere(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.LicenseWhereInput {
+  const { now } = ctx;
+  const and: Prisma.LicenseWhereInput[] = [{ tenantId }];
+  if (filter.productId) and.push(isUuid(filter.productId) ? { productId: filter.productId } : { id: { in: [] } });
+  if (filter.status === 'revoked') and.push({ status: 'revoked' });
+  if (filter.status === 'expired') and.push({ status: 'active', expiresAt: { lte: now } });
+  if (filter.status === 'active') and.push({ status: 'active', OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] });
+  if (filter.expiringWithinDays) and.push({ status: 'active', expiresAt: { gt: now, lte: daysFrom(now, filter.expiringWithinDays) } });
+  if (filter.search) {
+    const text = filter.search.replaceAll('...', '…'); // "ACME-...-WZ3P" as typed finds the hint "ACME-…-WZ3P"
+    const digest = licenseKeyDigest(ctx.secrets, filter.search);
+    and.push({
+      OR: [
+        { customerEmail: { contains: text, mode: 'insensitive' } },
+        { keyHint: { contains: text, mode: 'insensitive' } },
+        ...(digest ? [{ keyDigest: digest }] : []),
+      ],
+    });
+  }
+  return { AND: and };
+}
+
+const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
+
+/** Newest first (createdAt, then id); the cursor is the last row's (createdAt, id). */
+export async function listLicenses(ctx: Ctx, actor: Actor | null, filterInput: LicenseFilter = {}, page: PageArgs = {}) {
+  const { tenantId } = requireActor(actor);
+  const filter = parseInput(LicenseFilterSchema, filterInput);
+  const size = pageSize(page.first);
+  const where = licenseWhere(ctx, tenantId, filter);
+  const after = page.after ? decodeCursor(page.after, LicenseCursor) : null;
+  const afterWhere: Prisma.LicenseWhereInput = after
+    ? { OR: [{ createdAt: { lt: new Date(after[0]) } }, { createdAt: new Date(after[0]), id: { lt: after[1] } }] }
+    : {};
+  const [rows, totalCount] = await Promise.all([
+    ctx.db.prisma.license.findMany({ where: { AND: [where, afterWhere] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: size + 1, ...LICENSE_VIEW }),
+    ctx.db.prisma.license.count({ where }),
+  ]);
+  return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+}
+
+/** Creates a license for the caller's tenant; the result carries the plaintext key, shown this once. */
+export async function createLicenseAsAdmin(ctx: Ctx, actor: Actor | null, input: LicenseInput & { productId: string }, meta: RequestMeta) {
+  const admin = requireAdmin(actor);
+  const { productId, ...attributes } = input;
+  const { key, license } = await createLicense(ctx, admin.tenantId, productId, attributes, auditActor(admin, meta));
+  return { key, license: await findTenantLicense(ctx, admin.tenantId, license.id) };
+}
+
+/**
+ * Changes any attributes (absent: unchanged; null: cleared). Audited with a before/after diff of the
+ * changed attributes; a change that changes nothing writes nothing.
+ */
+export async function updateLicense(ctx: Ctx, actor: Actor | null, id: string, input: LicenseInput, meta: RequestMeta) {
+  const admin = requireAdmin(actor);
+  const data = parseInput(LicenseAttributesObject.partial(), input);
+  const license = await findTenantLicense(ctx, admin.tenantId, id);
+  const pick = <T>(key: 'minVersion' | 'maxVersion', fallback: T) => (data[key] === undefined ? fallback : data[key]);
+  if (!versionsInOrder({ minVersion: pick('minVersion', license.minVersion), maxVersion: pick('maxVersion', license.maxVersion) })) {
+    throw new AppError('InvalidRequest', `Invalid input: minVersion: ${VERSION_ORDER}`, { fields: { minVersion: VERSION_ORDER } });
+  }
+  const before = Object.fromEntries(LICENSE_ATTRIBUTES.map((key) => [key, license[key]]));
+  const changes = diffChanges(before, data);
+  if (!changes) return license;
+  const { customFields, ...rest } = data;
+  await ctx.db.prisma.$transaction(async (tx) => {
+    await tx.license.update({ where: { id: license.id }, data: { ...rest, customFields: customFields === null ? Prisma.DbNull : customFields } });
+    const event = { tenantId: admin.tenantId, action: 'UpdateLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name), details: changes } as const;
+    await recordAudit(tx, event, auditActor(admin, meta), ctx.now);
+  });
+  return findTenantLicense(ctx, admin.tenantId, license.id);
+}
+
+/** Activations of a license the caller already holds (newest first). */
+export async function activationsOf(ctx: Ctx, license: { id: string }) {
+  return ctx.db.prisma.activation.findMany({ where: { licenseId: license.id }, orderBy: WITH_ACTIVATIONS.include.activations.orderBy });
+}
+
+export async function revokeLicense(ctx: Ctx, actor: Actor | null, id: string, meta: RequestMeta) {
+  const admin = requireAdmin(actor);
+  const license = await findTenantLicense(ctx, admin.tenantId, id);
+  await revoke(ctx, license, auditActor(admin, meta));
+  return findTenantLicense(ctx, admin.tenantId, id);
+}
+
+/** Frees one activation's seat (idempotent: only the first deactivation is audited). Returns its license. */
+export async function deactivateActivation(ctx: Ctx, actor: Actor | null, activationId: string, meta: RequestMeta) {
+  const admin = requireAdmin(actor);
+  const activation = isUuid(activationId)
+    ? await ctx.db.prisma.activation.findFirst({ where: { id: activationId, tenantId: admin.tenantId }, include: { license: { select: { keyHint: true } } } })
+    : null;
+  if (!activation) throw new AppError('NotFound', 'Activation not found.');
+  await ctx.db.prisma.$transaction(async (tx) => {
+    if (!(await releaseSeat(tx, activation, ctx.now))) return;
+    const device = activation.deviceName ?? activation.deviceId ?? activation.id;
+    const details = { licenseId: activation.licenseId, deviceId: activation.deviceId, deviceName: activation.deviceName };
+    await recordAudit(tx, { tenantId: admin.tenantId, action: 'DeactivateActivation', entityType: 'Activation', entityId: activation.id, entity: `${device} on ${activation.license.keyHint}`, details }, auditActor(admin, meta), ctx.now);
+  });
+  return findTenantLicense(ctx, admin.tenantId, activation.licenseId);
 }

@@ -1,35 +1,65 @@
 import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
+import type { Prisma } from '../generated/prisma/client.js';
+import { diffChanges, recordAudit, type AuditActor } from './audit/audit-log.js';
+import { auditActor, requireActor, requireAdmin, type Actor, type RequestMeta } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
+import { SYSTEM_ACTOR } from './licenses.js';
+import { isUuid } from './listing.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 
 export const ProductInputSchema = z.object({
   name: z.string().trim().min(1).max(200),
   /** Names of member products: makes this product a bundle of them. */
-  bundleOf: z.array(z.string().trim().min(1)).optional(),
+  bundleOf: z.array(z.string().trim().min(1)).max(100).optional(),
+  /** Ids of member products (the same, by id; both lists may be given). */
+  bundleMemberIds: z.array(z.string().trim()).max(100).optional(),
 });
 
 type Ctx = Pick<ServiceContext, 'db' | 'now'>;
+type Tx = Prisma.TransactionClient;
 
-/** Creates a product of the tenant; with `bundleOf`, a bundle of existing products of the same tenant. */
-export async function createProduct({ db }: Ctx, tenantId: string, input: z.input<typeof ProductInputSchema>) {
-  const data = parseInput(ProductInputSchema, input);
-  const memberNames = [...new Set(data.bundleOf ?? [])];
-  const members = memberNames.length
-    ? await db.prisma.product.findMany({ where: { tenantId, name: { in: memberNames } }, select: { id: true, name: true, isBundle: true } })
-    : [];
-  const missing = memberNames.filter((name) => !members.some((member) => member.name === name));
-  if (missing.length) throw new AppError('InvalidRequest', `Unknown bundle member product(s): ${missing.join(', ')}.`, { fields: { bundleOf: 'unknown product' } });
+/** What the API shows of a product: its bundle members (by name) and how many licenses use it. */
+export const PRODUCT_INCLUDE = {
+  bundleMembers: { include: { product: { select: { id: true, name: true } } }, orderBy: { product: { name: 'asc' } } },
+  _count: { select: { licenses: true } },
+} as const satisfies Prisma.ProductInclude;
+
+const memberNames = (members: { name: string }[]) => members.map((member) => member.name).sort();
+const bundleNames = (product: { bundleMembers: { product: { name: string } }[] }) => memberNames(product.bundleMembers.map((item) => item.product));
+
+/** Bundle members by id and by name, within the tenant. Unknown ones answer NotFound; a bundle cannot hold a bundle. */
+async function resolveMembers(db: Tx, tenantId: string, input: { bundleOf?: string[]; bundleMemberIds?: string[] }, selfId?: string) {
+  const names = [...new Set(input.bundleOf ?? [])];
+  const ids = [...new Set(input.bundleMemberIds ?? [])];
+  if (!names.length && !ids.length) return [];
+  const members = await db.product.findMany({
+    where: { tenantId, OR: [{ name: { in: names } }, { id: { in: ids.filter(isUuid) } }] },
+    select: { id: true, name: true, isBundle: true },
+  });
+  const missing = [...names.filter((name) => !members.some((m) => m.name === name)), ...ids.filter((id) => !members.some((m) => m.id === id))];
+  if (missing.length) throw new AppError('NotFound', `Bundle member product(s) not found: ${missing.join(', ')}.`, { fields: { bundleOf: 'unknown product' } });
   if (members.some((member) => member.isBundle)) throw new AppError('InvalidRequest', 'A bundle cannot contain another bundle.', { fields: { bundleOf: 'bundle in bundle' } });
+  if (selfId && members.some((member) => member.id === selfId)) throw new AppError('InvalidRequest', 'A bundle cannot contain itself.', { fields: { bundleOf: 'itself' } });
+  return members;
+}
+
+/**
+ * Creates a product of the tenant; with `bundleOf`/`bundleMemberIds`, a bundle of existing products of the
+ * same tenant. Audited (CreateProduct) as `by`: the management API passes the caller, operator tools the system.
+ */
+export async function createProduct({ db, now }: Ctx, tenantId: string, input: z.input<typeof ProductInputSchema>, by: AuditActor = SYSTEM_ACTOR) {
+  const data = parseInput(ProductInputSchema, input);
+  const members = await resolveMembers(db.prisma, tenantId, data);
   try {
-    return await db.prisma.product.create({
-      data: {
-        tenantId,
-        name: data.name,
-        isBundle: members.length > 0,
-        bundleMembers: { create: members.map((member) => ({ productId: member.id })) },
-      },
-      include: { bundleMembers: { include: { product: { select: { name: true } } } } },
+    return await db.prisma.$transaction(async (tx) => {
+      const product = await tx.product.create({
+        data: { tenantId, name: data.name, isBundle: members.length > 0, createdAt: now, bundleMembers: { create: members.map((member) => ({ productId: member.id })) } },
+        include: PRODUCT_INCLUDE,
+      });
+      const details = { name: product.name, isBundle: product.isBundle, bundleOf: memberNames(members) };
+      await recordAudit(tx, { tenantId, action: 'CreateProduct', entityType: 'Product', entityId: product.id, entity: product.name, details }, by, now);
+      return product;
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw new AppError('Conflict', `A product named "${data.name}" already exists.`);
@@ -41,4 +71,81 @@ export async function getProductByName({ db }: Ctx, tenantId: string, name: stri
   const product = await db.prisma.product.findUnique({ where: { tenantId_name: { tenantId, name } } });
   if (!product) throw new AppError('NotFound', `No product named "${name}".`);
   return product;
+}
+
+// ─── Management API (tenant-scoped: another tenant's product answers NotFound) ──────────────────────
+
+async function findTenantProduct({ db }: Ctx, tenantId: string, id: string) {
+  const product = isUuid(id) ? await db.prisma.product.findFirst({ where: { id, tenantId }, include: PRODUCT_INCLUDE }) : null;
+  if (!product) throw new AppError('NotFound', 'Product not found.');
+  return product;
+}
+
+export async function listProducts(ctx: Ctx, actor: Actor | null) {
+  return ctx.db.prisma.product.findMany({ where: { tenantId: requireActor(actor).tenantId }, include: PRODUCT_INCLUDE, orderBy: { name: 'asc' } });
+}
+
+export async function getProduct(ctx: Ctx, actor: Actor | null, id: string) {
+  return findTenantProduct(ctx, requireActor(actor).tenantId, id);
+}
+
+export async function createProductAsAdmin(ctx: Ctx, actor: Actor | null, input: z.input<typeof ProductInputSchema>, meta: RequestMeta) {
+  const admin = requireAdmin(actor);
+  return createProduct(ctx, admin.tenantId, input, auditActor(admin, meta));
+}
+
+/**
+ * Renames a product and/or replaces its bundle members (an empty list makes it a plain product again).
+ * Audited with a before/after diff; a change that changes nothing writes nothing.
+ */
+export async function updateProduct(ctx: Ctx, actor: Actor | null, id: string, input: Partial<z.input<typeof ProductInputSchema>>, meta: RequestMeta) {
+  const admin = requireAdmin(actor);
+  const data = parseInput(ProductInputSchema.partial(), input);
+  const product = await findTenantProduct(ctx, admin.tenantId, id);
+  const newMembers = data.bundleOf !== undefined || data.bundleMemberIds !== undefined ? await resolveMembers(ctx.db.prisma, admin.tenantId, data, product.id) : undefined;
+  if (newMembers?.length && (await ctx.db.prisma.bundleItem.count({ where: { productId: product.id } }))) {
+    throw new AppError('InvalidRequest', `"${product.name}" is part of a bundle, so it cannot become a bundle itself.`, { fields: { bundleOf: 'bundle in bundle' } });
+  }
+  const before = { name: product.name, bundleOf: bundleNames(product) };
+  const changes = diffChanges(before, { name: data.name, bundleOf: newMembers && memberNames(newMembers) });
+  if (!changes) return product;
+  try {
+    return await ctx.db.prisma.$transaction(async (tx) => {
+      const updated = await tx.product.update({
+        where: { id: product.id },
+        data: {
+          name: data.name,
+          ...(newMembers && { isBundle: newMembers.length > 0, bundleMembers: { deleteMany: {}, create: newMembers.map((member) => ({ productId: member.id })) } }),
+        },
+        include: PRODUCT_INCLUDE,
+      });
+      await recordAudit(tx, { tenantId: admin.tenantId, action: 'UpdateProduct', entityType: 'Product', entityId: product.id, entity: updated.name, details: changes }, auditActor(admin, meta), ctx.now);
+      return updated;
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new AppError('Conflict', `A product named "${data.name}" already exists.`);
+    throw error;
+  }
+}
+
+/** Deletes a product no license uses and no bundle contains (Conflict otherwise). Returns its id. */
+export async function deleteProduct(ctx: Ctx, actor: Actor | null, id: string, meta: RequestMeta) {
+  const admin = requireAdmin(actor);
+  const product = await findTenantProduct(ctx, admin.tenantId, id);
+  try {
+    return await ctx.db.prisma.$transaction(async (tx) => {
+      const licenses = await tx.license.count({ where: { productId: product.id } });
+      if (licenses) throw new AppError('Conflict', `"${product.name}" is used by ${licenses} license(s): a product with licenses cannot be deleted.`);
+      const bundles = await tx.bundleItem.findMany({ where: { productId: product.id }, select: { bundle: { select: { name: true } } } });
+      if (bundles.length) throw new AppError('Conflict', `"${product.name}" is part of the bundle(s) ${memberNames(bundles.map((item) => item.bundle)).join(', ')}: remove it from them first.`);
+      await tx.product.delete({ where: { id: product.id } });
+      const details = { name: product.name, isBundle: product.isBundle, bundleOf: bundleNames(product) };
+      await recordAudit(tx, { tenantId: admin.tenantId, action: 'DeleteProduct', entityType: 'Product', entityId: product.id, entity: product.name, details }, auditActor(admin, meta), ctx.now);
+      return product.id;
+    });
+  } catch (error) {
+    // A license created for it meanwhile: the database's foreign key refuses the delete.
+    if ((error as { code?: string }).code === 'P2003') throw new AppError('Conflict', `"${product.name}" is used by licenses: a product with licenses cannot be deleted.`);
+    throw error;
+  }
 }

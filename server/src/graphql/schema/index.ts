@@ -1,6 +1,11 @@
 // Every domain module registers its types on the shared builder; importing them here builds the schema.
 import { builder } from '../builder.js';
 import './account.js';
+import './activity.js';
+import './analytics.js';
+import './floating.js';
+import './licenses.js';
+import './products.js';
 import './team.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

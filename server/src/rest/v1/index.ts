@@ -5,6 +5,10 @@ import type { AppEnv } from '../../http/env.js';
 import { errorResponse } from '../../http/errors.js';
 import { mountActivate } from './activate.js';
 import { mountDeactivate } from './deactivate.js';
+import { mountFloatCheckin } from './float-checkin.js';
+import { mountFloatCheckout } from './float-checkout.js';
+import { mountFloatHeartbeat } from './float-heartbeat.js';
+import { mountMeter } from './meter.js';
 import { mountNonce } from './nonce.js';
 import { mountValidate } from './validate.js';
 
@@ -23,6 +27,10 @@ export function createPublicApi(deps: AppDeps): OpenAPIHono<AppEnv> {
   mountActivate(v1, deps);
   mountValidate(v1, deps);
   mountDeactivate(v1, deps);
+  mountFloatCheckout(v1, deps);
+  mountFloatHeartbeat(v1, deps);
+  mountFloatCheckin(v1, deps);
+  mountMeter(v1, deps);
   v1.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: {
@@ -30,6 +38,7 @@ export function createPublicApi(deps: AppDeps): OpenAPIHono<AppEnv> {
       version: '1.0.0',
       description: [
         'Called by customer applications. No admin credential: the license key (in the JSON body, never the URL) is the credential.',
+        'Floating sessions: checkout with the license key; heartbeat and checkin with the session token, in the JSON body or `Authorization: Bearer`, never the URL.',
         'HTTP 200 can carry a rejection: grant access only when `isValid` is true.',
         `Rejection errorCodes (HTTP 200): ${REJECTION_CODES.join(', ')}.`,
         'HTTP errors have the body `{ "error": { "code", "message", "requestId" } }` with code InvalidRequest or NonceRequired (400), NonceInvalid (422), RateLimited (429, with Retry-After), ServiceUnavailable (503), InternalError (500).',

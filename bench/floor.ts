@@ -1,0 +1,132 @@
+// The "floor": the least a validate/activate endpoint must do, on bare node:http + pg, with no framework,
+// validation layer, logging or ORM. bench/run.ts compares the real server against it.
+// Env: DATABASE_URL, PORT, SERVER_SECRET (the same as the real server's, so the key digests match).
+import { createHash, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { SignJWT, generateKeyPair } from 'jose';
+import pg from 'pg';
+import { normalizeLicenseKey } from '../server/src/crypto/license-key.js';
+import { ServerSecrets } from '../server/src/crypto/secrets.js';
+import { SELECT_LICENSE_BY_DIGEST, SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, type LicenseRecord } from '../server/src/services/licensing/license-record.js';
+
+const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 }); // the server's default pool size
+const secrets = new ServerSecrets(process.env.SERVER_SECRET!);
+const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+const DAY_MS = 86_400_000;
+
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+const digestOf = (licenseKey: unknown) => {
+  const key = typeof licenseKey === 'string' ? normalizeLicenseKey(licenseKey) : null;
+  return key ? secrets.digest(key) : null;
+};
+
+/** The same claims the real server signs into offlineCacheToken. */
+function sign(l: LicenseRecord, now: Date, extra: { deviceId?: string; nonce?: string }) {
+  let expires = now.getTime() + Math.max(3_600_000, (l.offlineGraceDays ?? 0) * DAY_MS);
+  if (l.expiresAt) expires = Math.min(expires, l.expiresAt.getTime());
+  return new SignJWT({
+    sub: l.id, tenant: l.tenantId, productId: l.productId, product: l.productName, bundleProducts: l.bundleProducts,
+    features: l.features, licenseExpiresAt: iso(l.expiresAt), isTrial: l.isTrial, nodeLocked: l.nodeLocked,
+    offlineGraceDays: l.offlineGraceDays, maintenanceExpiresAt: iso(l.maintenanceExpiresAt), minVersion: l.minVersion,
+    maxVersion: l.maxVersion, ...(extra.deviceId ? { device: extra.deviceId } : {}), ...(extra.nonce ? { nonce: extra.nonce } : {}),
+  })
+    .setProtectedHeader({ alg: 'EdDSA', kid: 'floor', typ: 'JWT' })
+    .setIssuer('http://localhost')
+    .setIssuedAt(Math.floor(now.getTime() / 1000))
+    .setExpirationTime(Math.floor(expires / 1000))
+    .sign(privateKey);
+}
+
+const notFound = { isValid: false, message: 'License key not found.', errorCode: 'LicenseNotFound' };
+
+async function validate(body: any) {
+  const digest = digestOf(body.licenseKey);
+  if (!digest) return notFound;
+  const { rows } = await pool.query<LicenseRecord>({ name: 'license_by_digest', text: SELECT_LICENSE_BY_DIGEST, values: [digest] });
+  const l = rows[0];
+  if (!l) return notFound;
+  const now = new Date();
+  // Same fields as the real response (the test license is active, perpetual, not a trial).
+  return {
+    isValid: true, errorCode: null, productName: l.productName, remainingActivations: Math.max(0, l.maxActivations - l.currentActivations),
+    expiresAt: iso(l.expiresAt), customFields: l.customFields, features: l.features, isTrial: l.isTrial, nodeLocked: l.nodeLocked,
+    offlineGraceDays: l.offlineGraceDays, vendorWarning: null, minVersion: l.minVersion, maxVersion: l.maxVersion,
+    bundleProducts: l.bundleProducts, isInGracePeriod: null, maintenanceExpiresAt: iso(l.maintenanceExpiresAt),
+    offlineCacheToken: await sign(l, now, body),
+  };
+}
+
+/** One transaction: consume the nonce, lock the license, take a seat (or reuse the device's), record the activation. */
+async function activate(body: any, ip: string): Promise<[number, object]> {
+  const digest = digestOf(body.licenseKey);
+  if (typeof body.nonce !== 'string') return [400, { error: { code: 'NonceRequired' } }];
+  const now = new Date();
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const run = (name: string, text: string, values: unknown[]) => client.query({ name, text, values });
+    const nonce = await run('consume_nonce', 'UPDATE nonces SET consumed_at = $2 WHERE digest = $1 AND consumed_at IS NULL AND expires_at > $2 RETURNING digest',
+      [createHash('sha256').update(body.nonce).digest('hex'), now]);
+    if (nonce.rowCount !== 1) return await rollback(client, [422, { error: { code: 'NonceInvalid' } }]);
+    const l: LicenseRecord | undefined = digest ? (await run('license_for_update', SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, [digest])).rows[0] : undefined;
+    if (!l) return await rollback(client, [200, notFound]);
+    let used = l.currentActivations;
+    const existing = body.deviceId
+      ? (await run('find_activation', 'SELECT id FROM activations WHERE license_id = $1 AND device_id = $2 AND deactivated_at IS NULL LIMIT 1', [l.id, body.deviceId])).rows[0]
+      : undefined;
+    if (existing) {
+      await run('touch_activation', 'UPDATE activations SET last_seen_at = $2, ip = $3 WHERE id = $1', [existing.id, now, ip]);
+    } else {
+      const seat = await run('take_seat', 'UPDATE licenses SET current_activations = current_activations + 1, updated_at = $2 WHERE id = $1 AND current_activations < max_activations', [l.id, now]);
+      if (seat.rowCount !== 1) return await rollback(client, [200, { isValid: false, errorCode: 'SeatsExhausted', message: 'All activations are in use.' }]);
+      used += 1;
+      await run('insert_activation', 'INSERT INTO activations (id, tenant_id, license_id, device_id, ip, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5, $6, $6)',
+        [randomUUID(), l.tenantId, l.id, body.deviceId ?? null, ip, now]);
+    }
+    await client.query('COMMIT');
+    return [200, {
+      isValid: true, productName: l.productName, remainingActivations: Math.max(0, l.maxActivations - used), expiresAt: iso(l.expiresAt),
+      features: l.features, isTrial: l.isTrial, nodeLocked: l.nodeLocked, offlineGraceDays: l.offlineGraceDays, vendorWarning: null,
+    }];
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+async function rollback(client: pg.PoolClient, answer: [number, object]): Promise<[number, object]> {
+  await client.query('ROLLBACK');
+  return answer;
+}
+
+async function readJson(req: IncomingMessage): Promise<any> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+}
+
+function send(res: ServerResponse, status: number, body: unknown) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+}
+
+createServer(async (req, res) => {
+  try {
+    if (req.method === 'POST' && req.url === '/api/v1/validate') return send(res, 200, await validate(await readJson(req)));
+    if (req.method === 'POST' && req.url === '/api/v1/activate') {
+      const [status, body] = await activate(await readJson(req), req.socket.remoteAddress ?? 'unknown');
+      return send(res, status, body);
+    }
+    if (req.url === '/readyz') {
+      await pool.query('select 1');
+      return send(res, 200, { status: 'ok' });
+    }
+    send(res, 404, { error: { code: 'NotFound' } });
+  } catch (error) {
+    send(res, 500, { error: { code: 'InternalError', message: (error as Error).message } });
+  }
+}).listen(Number(process.env.PORT), '127.0.0.1');
+
+process.on('SIGTERM', () => void pool.end().finally(() => process.exit(0)));

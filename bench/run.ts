@@ -1,0 +1,363 @@
+// `pnpm bench`: the production server (server/dist/main.js) against a bare "floor" (bench/floor.ts) doing the
+// same essential work, on a fresh PostgreSQL database, driven by autocannon over loopback.
+// Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (16), BENCH_SCENARIOS (validate,activate),
+//      BENCH_CPU_PROF=1 (profile both servers into bench/results/profiles/), BENCH_SERVER_ENTRY (default
+//      server/dist/main.js, e.g. a patched copy for a what-if), BENCH_DATABASE_URL or TEST_DATABASE_URL (admin URL).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import autocannon, { type Request, type Result } from 'autocannon';
+import pg from 'pg';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const RESULTS = path.join(ROOT, 'bench', 'results');
+const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'validate,activate').split(',').map((s) => s.trim());
+const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+const DEFAULT_ENTRY = 'server/dist/main.js';
+const SERVER_ENTRY = process.env.BENCH_SERVER_ENTRY ?? DEFAULT_ENTRY;
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const GOAL = 0.7; // validate ≥ 0.7× floor
+const RETRY_WAIT_MS = 60_000; // a colleague may be mid-edit: wait a minute, then retry
+const HARD_LIMIT_MS = 6 * 60_000; // watchdog, generous enough for the retries
+const CLK_TCK = 100; // /proc/<pid>/stat CPU times are in ticks of 1/100 s on Linux
+
+// ---------------------------------------------------------------- cleanup, whatever happens
+
+const cleanups: (() => Promise<unknown> | void)[] = [];
+async function cleanup() {
+  while (cleanups.length) await Promise.resolve(cleanups.pop()!()).catch((e) => console.error('cleanup:', (e as Error).message));
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void cleanup().finally(() => process.exit(130)));
+}
+setTimeout(() => {
+  console.error(`bench: over ${HARD_LIMIT_MS / 1000} s, aborting`);
+  void cleanup().finally(() => process.exit(1));
+}, HARD_LIMIT_MS).unref();
+
+// ---------------------------------------------------------------- helpers
+
+async function admin(sql: string) {
+  const client = new pg.Client({ connectionString: ADMIN_URL });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+function dbUrl(name: string) {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function retrying<T>(what: string, attempts: number, run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      console.warn(`${what} failed (${(error as Error).message.split('\n')[0]}); retrying in ${RETRY_WAIT_MS / 1000} s`);
+      await sleep(RETRY_WAIT_MS);
+    }
+  }
+}
+
+/** Runs a command to completion; rejects with its output on a non-zero exit. */
+async function exec(cmd: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  cleanups.push(() => void child.kill('SIGKILL'));
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const [code] = await once(child, 'exit');
+  if (code !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${code}:\n${output.slice(-2000)}`);
+  return output;
+}
+
+function newestMtime(dir: string): number {
+  return Math.max(0, ...readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => statSync(path.join(e.parentPath, e.name)).mtimeMs));
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+/** CPU seconds (user + system, all threads) a process has used so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK; // utime, stime
+}
+
+/** Share of the machine's CPU busy over one second: anything else running adds noise to the figures. */
+async function machineBusy(): Promise<number> {
+  const sample = () => readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
+  const a = sample();
+  await sleep(1000);
+  const d = sample().map((v, i) => v - a[i]);
+  const total = d.reduce((x, y) => x + y, 0);
+  return total ? 1 - (d[3] + d[4]) / total : 0; // idle + iowait
+}
+
+interface Target {
+  name: 'keyforge' | 'floor';
+  base: string;
+  pid: number;
+}
+
+/** Starts a node child process serving HTTP and waits for its /readyz; stops it (SIGTERM, then SIGKILL) on cleanup. */
+async function startServer(name: Target['name'], args: string[], env: NodeJS.ProcessEnv): Promise<Target> {
+  const child: ChildProcess = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const stream of [child.stdout!, child.stderr!]) stream.on('data', (d) => process.stderr.write(`[${name}] ${d}`));
+  cleanups.push(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM'); // graceful: lets --cpu-prof write its profile
+    if (!(await Promise.race([once(child, 'exit').then(() => true), sleep(12_000).then(() => false)]))) child.kill('SIGKILL');
+  });
+  const base = `http://127.0.0.1:${env.PORT}`;
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(100)) {
+    if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode} during startup`);
+    if (await fetch(`${base}/readyz`).then((r) => r.ok, () => false)) return { name, base, pid: child.pid! };
+  }
+  throw new Error(`${name} not ready after 30 s`);
+}
+
+// ---------------------------------------------------------------- load
+
+interface Row {
+  scenario: string;
+  server: Target['name'];
+  rps: number;
+  p50: number;
+  p99: number;
+  /** CPU time the server process used per request (all its threads): less sensitive to other load than req/s. */
+  cpuUsPerRequest: number;
+  requests: number;
+  errors: number;
+  detail: { non2xx: number; socketErrors: number; timeouts: number; invalidBodies: number; poolExhausted: number; sample?: string };
+}
+
+const served = { keyforge: 0, floor: 0 }; // every request each server handled (for µs/request from a CPU profile)
+
+/** Fresh nonces: from GET /api/v1/nonce on the real server; inserted directly for the floor. */
+async function issueNonces(target: Target, url: string, count: number): Promise<string[]> {
+  if (target.name === 'floor') {
+    const nonces = Array.from({ length: count }, () => randomBytes(24).toString('base64url'));
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(
+      `INSERT INTO nonces (digest, expires_at) SELECT d, now() + interval '5 minutes' FROM unnest($1::text[]) AS d`,
+      [nonces.map((n) => createHash('sha256').update(n).digest('hex'))],
+    );
+    await client.end();
+    return nonces;
+  }
+  const nonces: string[] = [];
+  const result = await autocannon({
+    url: target.base, connections: CONNECTIONS, amount: count,
+    requests: [{ method: 'GET', path: '/api/v1/nonce', onResponse: (status, body) => void (status === 200 && nonces.push(JSON.parse(body).nonce)) }],
+  });
+  served.keyforge += result.requests.total;
+  if (result.non2xx || result.errors) throw new Error(`nonce issuance: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return nonces;
+}
+
+/** One autocannon run; every 2xx body must say "isValid":true, anything else is counted as an error. */
+async function load(target: Target, seconds: number, request: Request) {
+  const detail: Row['detail'] = { non2xx: 0, socketErrors: 0, timeouts: 0, invalidBodies: 0, poolExhausted: 0 };
+  const cpuBefore = cpuSeconds(target.pid);
+  const run = autocannon({
+    url: target.base, connections: CONNECTIONS, duration: seconds,
+    requests: [{
+      ...request,
+      onResponse(status, body) {
+        if (status >= 200 && status < 300 && body.includes('"isValid":true')) return;
+        if (status < 300) detail.invalidBodies++;
+        detail.sample ??= `HTTP ${status} ${body.slice(0, 300)}`;
+      },
+    }],
+  });
+  // autocannon's own histogram has 1 ms resolution; keep every 2xx latency to report p50/p99 to 0.1 ms.
+  const latencies: number[] = [];
+  run.on('response', (_client, status, _bytes, ms) => void (status < 300 && latencies.push(ms)));
+  const result: Result = await run;
+  const cpuUsPerRequest = Math.round(((cpuSeconds(target.pid) - cpuBefore) * 1e6) / Math.max(1, result.requests.total));
+  served[target.name] += result.requests.total;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN) * 10) / 10;
+  Object.assign(detail, { non2xx: result.non2xx, socketErrors: result.errors, timeouts: result.timeouts });
+  return { result, detail, p50: pct(0.5), p99: pct(0.99), cpuUsPerRequest };
+}
+
+async function runScenario(scenario: string, target: Target, url: string, key: string): Promise<Row> {
+  const headers = { 'content-type': 'application/json' };
+  let make: () => Request;
+  let pool: { nonces: string[]; next: number; exhausted: number } | undefined;
+  if (scenario === 'validate') {
+    make = () => ({ method: 'POST', path: '/api/v1/validate', headers, body: JSON.stringify({ licenseKey: key }) });
+  } else if (scenario === 'activate') {
+    // A fresh nonce and a new deviceId per request: every request is a new installation taking a seat.
+    const p = (pool = { nonces: [] as string[], next: 0, exhausted: 0 });
+    make = () => ({
+      method: 'POST', path: '/api/v1/activate', headers,
+      setupRequest(req) {
+        const i = p.next++;
+        if (i >= p.nonces.length) p.exhausted++; // sent without a nonce: the 400 counts as an error
+        const deviceId = createHash('sha256').update(`bench-device-${target.name}-${i}-${Math.random()}`).digest('hex');
+        return { ...req, body: JSON.stringify({ licenseKey: key, nonce: p.nonces[i], deviceId }) };
+      },
+    });
+  } else {
+    throw new Error(`unknown scenario ${scenario}`);
+  }
+
+  // Warm-up (JIT, connection pools, prepared statements): results discarded.
+  if (pool) Object.assign(pool, { nonces: await issueNonces(target, url, WARMUP * 4000), next: 0 });
+  const warm = await load(target, WARMUP, make());
+  if (pool) {
+    // Size the timed run's pool from the warm-up rate, with a 2× margin (the warm-up is the slow part).
+    const rate = warm.result['2xx'] / Math.max(warm.result.duration, 1);
+    const count = Math.min(150_000, Math.ceil(rate * DURATION * 2) + 2000);
+    Object.assign(pool, { nonces: await issueNonces(target, url, count), next: 0, exhausted: 0 });
+  }
+
+  const { result, detail, p50, p99, cpuUsPerRequest } = await load(target, DURATION, make());
+  detail.poolExhausted = pool?.exhausted ?? 0;
+  const row: Row = {
+    scenario, server: target.name, rps: Math.round(result.requests.average), p50, p99, cpuUsPerRequest,
+    requests: result.requests.total, errors: detail.non2xx + detail.socketErrors + detail.timeouts + detail.invalidBodies, detail,
+  };
+  console.log(`  ${scenario.padEnd(8)} ${target.name.padEnd(8)} ${String(row.rps).padStart(6)} req/s  p50 ${p50} ms  p99 ${p99} ms  ` +
+    `server CPU ${cpuUsPerRequest} µs/req  errors ${row.errors}` + (detail.sample ? `  (e.g. ${detail.sample.slice(0, 160)})` : ''));
+  return row;
+}
+
+// ---------------------------------------------------------------- report
+
+function machine() {
+  const cpu = /model name\s*:\s*(.+)/.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model ?? 'unknown';
+  return { cpu, cores: os.availableParallelism(), node: process.version, os: `${os.type()} ${os.release()}` };
+}
+
+function report(rows: Row[], busyBefore: number) {
+  const m = machine();
+  const pair = (scenario: string) => ['keyforge', 'floor'].map((s) => rows.find((r) => r.scenario === scenario && r.server === s));
+  const round = (x: number) => Math.round(x * 100) / 100;
+  const ratios = Object.fromEntries([...new Set(rows.map((r) => r.scenario))].map((s) => {
+    const [k, f] = pair(s);
+    return [s, k && f && f.rps ? { throughput: round(k.rps / f.rps), cpuPerRequest: round(k.cpuUsPerRequest / f.cpuUsPerRequest) } : null];
+  }));
+  const clean = rows.every((r) => r.errors === 0);
+  const validate = ratios.validate?.throughput;
+  const met = validate != null && validate >= GOAL && clean;
+  const table = [
+    '| scenario | server | requests/s | p50 (ms) | p99 (ms) | server CPU/request (µs) | errors | keyforge/floor (req/s) |',
+    '|---|---|---:|---:|---:|---:|---:|---:|',
+    ...rows.map((r) => `| ${r.scenario} | ${r.server} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.cpuUsPerRequest} | ${r.errors} | ` +
+      `${r.server === 'keyforge' ? `${ratios[r.scenario]?.throughput ?? '–'}×` : ''} |`),
+  ].join('\n');
+  const goal = validate == null
+    ? 'Goal: validate ≥ 0.7× floor — not measured in this run.'
+    : `Goal: validate ≥ ${GOAL}× floor — ${met ? 'met' : 'NOT met'} (${validate}×${clean ? '' : ', with errors'}).`;
+  const setup = `${m.cpu}, ${m.cores} cores, Node ${m.node}; PostgreSQL 15 and the load generator (autocannon, ${CONNECTIONS} connections, ` +
+    `${DURATION} s after a ${WARMUP} s warm-up, loopback) share the machine. Real server: \`node server/dist/main.js\`, LOG_LEVEL=warn ` +
+    `(no per-request log lines), rate limits raised out of the way. Floor: bench/floor.ts (node:http + pg + jose, same SQL, same token). ` +
+    `Activate: a fresh nonce and a new deviceId per request (a new seat each time, all on one license).`;
+
+  console.log(`\nMachine: ${m.cpu}, ${m.cores} cores, Node ${m.node}, ${m.os}; CPU ${Math.round(busyBefore * 100)}% busy before the run`);
+  console.log(`\n${table}\n\n${goal}`);
+  if (CPU_PROF) console.log('(BENCH_CPU_PROF=1: both servers ran under --cpu-prof, so their figures are lower than usual.)');
+  if (CPU_PROF || SERVER_ENTRY !== DEFAULT_ENTRY) return console.log('(Profiled or experimental run: bench/results/latest.* left unchanged.)');
+
+  mkdirSync(RESULTS, { recursive: true });
+  const config = { durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, logLevel: 'warn', activate: 'fresh nonce and new deviceId per request' };
+  const json = { date: new Date().toISOString(), machine: { ...m, cpuBusyBeforeRun: round(busyBefore) }, config, results: rows, ratios, goal: { validateAtLeast: GOAL, met } };
+  writeFileSync(path.join(RESULTS, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(path.join(RESULTS, 'latest.md'), `Measured with \`pnpm bench\` on ${json.date.slice(0, 10)}: ${setup}\n\n${table}\n\n${goal}\n`);
+  console.log('\nWrote bench/results/latest.json and bench/results/latest.md');
+}
+
+// ---------------------------------------------------------------- main
+
+async function main() {
+  const m = machine();
+  console.log(`keyforge bench: ${m.cpu}, ${m.cores} cores, Node ${m.node}; ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s per run`);
+  console.log('The real server runs with LOG_LEVEL=warn so per-request log lines do not dominate.');
+
+  // 1. A fresh database, migrated and seeded (in a child process; retried after a minute if the code is mid-edit).
+  const secret = randomBytes(32).toString('base64url');
+  const name = `kf_bench_${randomBytes(5).toString('hex')}`;
+  const url = dbUrl(name);
+  const drop = () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  cleanups.push(drop);
+  const seedOutput = await retrying('migrate/seed', 3, async () => {
+    await drop();
+    await admin(`CREATE DATABASE "${name}"`);
+    return exec(process.execPath, ['--import', 'tsx', 'bench/seed.ts'], { ...process.env, BENCH_DB_URL: url, SERVER_SECRET: secret });
+  });
+  const { key } = JSON.parse(/BENCH_SEED (.+)/.exec(seedOutput)![1]) as { key: string };
+  console.log(`database ${name} migrated and seeded`);
+
+  // 2. Build the server when its output is missing or older than the sources.
+  const mainJs = path.join(ROOT, DEFAULT_ENTRY);
+  const built = (() => { try { return statSync(mainJs).mtimeMs; } catch { return 0; } })();
+  if (built < newestMtime(path.join(ROOT, 'server/src'))) {
+    console.log('building the server (pnpm --filter ./server build)…');
+    await retrying('build', 2, () => exec('pnpm', ['--filter', './server', 'build'])).catch((error: Error) => {
+      if (!built) throw error;
+      console.warn(`build failed; using the existing server/dist:\n${error.message.slice(0, 500)}`);
+    });
+  }
+
+  // 3. The real server and the floor, each in its own process.
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'kf-bench-'));
+  cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
+  const high = '100000000';
+  const env = (port: number) => ({
+    ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: url, SERVER_SECRET: secret,
+    DATA_DIR: dataDir, LOG_LEVEL: 'warn', REDIS_URL: '', RATE_LIMIT_PUBLIC_PER_MINUTE: high, RATE_LIMIT_TENANT_PER_MINUTE: high,
+  });
+  // Profiles: one folder per server, as tsx's loader thread writes one too (the main thread's is *.0.001.cpuprofile).
+  const profDir = path.join(RESULTS, 'profiles', new Date().toISOString().replace(/[:.]/g, '-'));
+  const prof = (name: string) => (CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.join(profDir, name)] : []);
+  const targets = [
+    await startServer('keyforge', [...prof('keyforge'), SERVER_ENTRY], env(await freePort())),
+    await startServer('floor', [...prof('floor'), '--import', 'tsx', 'bench/floor.ts'], env(await freePort())),
+  ];
+
+  // 4. Each scenario on both servers.
+  const busyBefore = await machineBusy();
+  if (busyBefore > 0.15) console.warn(`note: the CPU was ${Math.round(busyBefore * 100)}% busy before the run; other processes add noise`);
+  const rows: Row[] = [];
+  for (const scenario of SCENARIOS) for (const target of targets) rows.push(await runScenario(scenario, target, url, key));
+  report(rows, busyBefore);
+  if (CPU_PROF) {
+    console.log(`CPU profiles go to ${path.relative(ROOT, profDir)}/{keyforge,floor}/ when the servers stop. Summarise with:\n` +
+      targets.map((t) => `  pnpm exec tsx bench/cpuprofile.ts ${path.relative(ROOT, profDir)}/${t.name}/*.0.001.cpuprofile ${served[t.name]}`).join('\n'));
+  }
+}
+
+try {
+  await main();
+} catch (error) {
+  console.error('bench failed:', error);
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}

@@ -1,0 +1,34 @@
+// Migrates the bench database and seeds one tenant, product and license through the service functions.
+// Run by bench/run.ts as a child process (a fresh module graph per attempt, and no Prisma in the load
+// generator's process). Env: BENCH_DB_URL, SERVER_SECRET. Prints `BENCH_SEED {"key":…}` on success.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ServerSecrets } from '../server/src/crypto/secrets.js';
+import { openDatabase } from '../server/src/db/database.js';
+import { applyMigrations } from '../server/src/db/migrate.js';
+import { createLicense } from '../server/src/services/licenses.js';
+import { createProduct } from '../server/src/services/products.js';
+import { createTenant } from '../server/src/services/tenants.js';
+
+const url = process.env.BENCH_DB_URL!;
+await applyMigrations({ kind: 'pg', url });
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-bench-seed-')); // unused with PostgreSQL, but required
+const db = await openDatabase({ databaseUrl: url, dataDir });
+try {
+  const ctx = { db, secrets: new ServerSecrets(process.env.SERVER_SECRET!), now: new Date() };
+  const tenant = await createTenant(ctx, { name: 'Bench Corp', keyPrefix: 'BENCH' });
+  const product = await createProduct(ctx, tenant.id, { name: 'Bench Studio' });
+  // Enough seats that activate never runs out; a realistic small payload for the offline token.
+  const { key } = await createLicense(ctx, tenant.id, product.id, {
+    maxActivations: 1_000_000,
+    offlineGraceDays: 7,
+    features: ['pro', 'export', 'cloud-sync'],
+    customFields: { plan: 'team' },
+  });
+  process.stdout.write(`BENCH_SEED ${JSON.stringify({ key })}\n`);
+} finally {
+  await db.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}

@@ -1,0 +1,56 @@
+import { builder } from '../builder.js';
+import { serviceCtx } from '../context.js';
+import type { Prisma } from '../../generated/prisma/client.js';
+import { createProductAsAdmin, deleteProduct, getProduct, listProducts, updateProduct, type PRODUCT_INCLUDE } from '../../services/products.js';
+
+type ProductShape = Prisma.ProductGetPayload<{ include: typeof PRODUCT_INCLUDE }>;
+
+export const ProductRefType = builder.objectRef<{ id: string; name: string }>('ProductRef').implement({
+  fields: (t) => ({ id: t.exposeID('id'), name: t.exposeString('name') }),
+});
+
+const ProductType = builder.objectRef<ProductShape>('Product').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    isBundle: t.exposeBoolean('isBundle'),
+    bundleMembers: t.field({ type: [ProductRefType], description: 'Member products of a bundle, by name.', resolve: (product) => product.bundleMembers.map((item) => item.product) }),
+    licenseCount: t.int({ description: 'Licenses of this product: a product with licenses cannot be deleted.', resolve: (product) => product._count.licenses }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  products: t.field({ type: [ProductType], description: 'All products of your company, by name.', resolve: (_root, _args, ctx) => listProducts(serviceCtx(ctx), ctx.actor) }),
+  product: t.field({
+    type: ProductType,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => getProduct(serviceCtx(ctx), ctx.actor, String(args.id)),
+  }),
+}));
+
+const members = (args: { bundleOf?: string[] | null; bundleMemberIds?: (string | number)[] | null }) => ({
+  bundleOf: args.bundleOf ?? undefined,
+  bundleMemberIds: args.bundleMemberIds?.map(String),
+});
+
+builder.mutationFields((t) => ({
+  createProduct: t.field({
+    type: ProductType,
+    description: 'With bundleOf (names) and/or bundleMemberIds, the product is a bundle of those products.',
+    args: { name: t.arg.string({ required: true }), bundleOf: t.arg.stringList(), bundleMemberIds: t.arg.idList() },
+    resolve: (_root, args, ctx) => createProductAsAdmin(serviceCtx(ctx), ctx.actor, { name: args.name, ...members(args) }, ctx.meta),
+  }),
+  updateProduct: t.field({
+    type: ProductType,
+    description: 'Renames and/or replaces the bundle members (an empty list makes it a plain product). Omitted arguments stay unchanged.',
+    args: { id: t.arg.id({ required: true }), name: t.arg.string(), bundleOf: t.arg.stringList(), bundleMemberIds: t.arg.idList() },
+    resolve: (_root, args, ctx) => updateProduct(serviceCtx(ctx), ctx.actor, String(args.id), { name: args.name ?? undefined, ...members(args) }, ctx.meta),
+  }),
+  deleteProduct: t.id({
+    description: 'Deletes a product that no license uses and no bundle contains (Conflict otherwise); returns its id.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => deleteProduct(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+  }),
+}));

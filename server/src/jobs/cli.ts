@@ -1,0 +1,72 @@
+import { loadConfig } from '../config.js';
+import type { Database } from '../db/database.js';
+import { AppError } from '../domain/errors.js';
+import { createLogger } from '../logger.js';
+import { EMAIL_KINDS, EMAIL_STATUSES, listOutbox, type EmailKind, type EmailStatus } from '../services/notifications/outbox.js';
+import { listJobSchedules } from '../services/notifications/schedules.js';
+import { getTenantByPrefix } from '../services/tenants.js';
+import { createTransport } from './email/transport.js';
+import { JOB_NAMES, findJob } from './index.js';
+import { jobContext, startJobs } from './scheduler.js';
+
+// Operator commands for jobs and the outbox, merged into `pnpm cli` (server/src/cli.ts).
+
+type Flags = Record<string, string | boolean | undefined>;
+type Ctx = { db: Database; now: Date };
+type Command = { usage: string; positional?: string; options: Record<string, { type: 'string' | 'boolean' }>; run(ctx: Ctx, flags: Flags): Promise<unknown> };
+
+/** Logs go to stderr so that `--json` output stays one JSON object on stdout. */
+const stderrLogger = () => {
+  const config = loadConfig();
+  return { config, logger: createLogger(process.env.LOG_LEVEL ? config.logLevel : 'warn', process.stderr) };
+};
+
+function parseNow(value: unknown, fallback: Date): Date {
+  if (value === undefined) return fallback;
+  const date = new Date(String(value));
+  if (Number.isNaN(date.getTime())) throw new AppError('InvalidRequest', '--now must be an ISO 8601 date-time, e.g. 2026-06-01T08:00:00Z');
+  return date;
+}
+
+export const jobCommands: Record<string, Command> = {
+  'jobs:run': {
+    usage: `jobs:run <${JOB_NAMES.join('|')}> [--now ISO]`,
+    positional: 'name',
+    options: { name: { type: 'string' }, now: { type: 'string' } },
+    async run(ctx: Ctx, flags: Flags) {
+      const job = findJob(String(flags.name ?? ''));
+      if (!job) throw new AppError('InvalidRequest', `name one job: ${JOB_NAMES.join(', ')}`);
+      const now = parseNow(flags.now, ctx.now);
+      const { config, logger } = stderrLogger();
+      const result = await job.run(jobContext({ config, db: ctx.db, logger, clock: () => now }, createTransport(config, logger), now));
+      return { job: job.name, now: now.toISOString(), result };
+    },
+  },
+  'jobs:list': {
+    usage: 'jobs:list',
+    options: {},
+    async run(ctx: Ctx) {
+      const { config, logger } = stderrLogger();
+      const jobs = await startJobs({ config, db: ctx.db, logger, clock: () => ctx.now }, { worker: false });
+      try {
+        return { store: jobs.store, jobs: await listJobSchedules({ jobs }) };
+      } finally {
+        await jobs.stop();
+      }
+    },
+  },
+  'outbox:list': {
+    usage: `outbox:list [--status ${EMAIL_STATUSES.join('|')}] [--kind ${EMAIL_KINDS.join('|')}] [--tenant PREFIX] [--limit N] [--body]`,
+    options: { status: { type: 'string' }, kind: { type: 'string' }, tenant: { type: 'string' }, limit: { type: 'string' }, body: { type: 'boolean' } },
+    async run(ctx: Ctx, flags: Flags) {
+      const status = flags.status as EmailStatus | undefined;
+      const kind = flags.kind as EmailKind | undefined;
+      if (status && !EMAIL_STATUSES.includes(status)) throw new AppError('InvalidRequest', `--status must be one of ${EMAIL_STATUSES.join(', ')}`);
+      if (kind && !EMAIL_KINDS.includes(kind)) throw new AppError('InvalidRequest', `--kind must be one of ${EMAIL_KINDS.join(', ')}`);
+      const first = flags.limit === undefined ? 20 : Number(flags.limit);
+      const tenantId = typeof flags.tenant === 'string' ? (await getTenantByPrefix(ctx, flags.tenant)).id : null;
+      const page = await listOutbox(ctx, tenantId, { status, kind, first, includeBody: flags.body === true });
+      return { emails: page.nodes, totalCount: page.totalCount };
+    },
+  },
+};

@@ -1,0 +1,9 @@
+import { deliverDueEmails } from '../services/notifications/delivery.js';
+import type { JobDefinition } from './types.js';
+
+export const emailDeliveryJob: JobDefinition = {
+  name: 'email-delivery',
+  description: 'Delivers due emails from the outbox, retrying failed attempts with backoff.',
+  schedule: '* * * * *',
+  run: async (ctx) => ({ ...(await deliverDueEmails(ctx, ctx.transport)) }),
+};

@@ -1,0 +1,15 @@
+import { sweepExpiredFloatingSessions } from '../services/floating/sessions.js';
+import { purgeNonces } from '../services/licensing/nonces.js';
+import type { JobDefinition } from './types.js';
+
+export const housekeepingJob: JobDefinition = {
+  name: 'housekeeping',
+  description: 'Purges spent nonces and records lapsed floating leases as ended.',
+  schedule: '*/10 * * * *',
+  async run(ctx) {
+    const noncesPurged = await purgeNonces(ctx);
+    // For charts only: seat counting never waits for this sweep.
+    const floatingSessionsEnded = await sweepExpiredFloatingSessions(ctx);
+    return { noncesPurged, floatingSessionsEnded };
+  },
+};

@@ -1,0 +1,20 @@
+import type { Database } from '../db/database.js';
+import type { Logger } from '../logger.js';
+import type { MailTransport } from '../services/notifications/delivery.js';
+
+/** What a job run gets: its dependencies and the time it runs at (the scheduler's clock, or --now). */
+export interface JobContext {
+  db: Database;
+  now: Date;
+  publicUrl: string;
+  transport: MailTransport;
+  logger: Logger;
+}
+
+export interface JobDefinition {
+  name: string;
+  description: string;
+  /** Cron expression, UTC. */
+  schedule: string;
+  run(ctx: JobContext): Promise<Record<string, unknown>>;
+}

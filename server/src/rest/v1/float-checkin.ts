@@ -1,0 +1,34 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppDeps } from '../../http/deps.js';
+import type { AppEnv } from '../../http/env.js';
+import { checkinFloatingSession } from '../../services/floating/sessions.js';
+import { licensingContext } from './context.js';
+import { sessionSecurity, sessionTokenBody, sessionTokenOf } from './float-heartbeat.js';
+import { RejectionCode, commonErrors, json } from './schemas.js';
+
+const CheckinResponse = z
+  .union([
+    z.object({
+      checkedIn: z.literal(true),
+      sessionId: z.string(),
+      endedAt: z.string().openapi({ format: 'date-time' }),
+      endReason: z.string().openapi({ description: 'checkin, or how the session had already ended: expired, replaced, revoked, license_expired, floating_disabled, admin.' }),
+    }),
+    z.object({ checkedIn: z.literal(false), message: z.string(), errorCode: RejectionCode }),
+  ])
+  .openapi('FloatCheckinResponse');
+
+const route = createRoute({
+  method: 'post',
+  path: '/float/checkin',
+  tags: ['Floating'],
+  summary: 'Release a floating seat',
+  description: 'Ends the session and frees its seat at once. Idempotent: checking in a session that has already ended answers `checkedIn: true` with its original endedAt and endReason. An unknown token answers HTTP 200 `checkedIn: false`, errorCode SessionInvalid.',
+  security: sessionSecurity,
+  request: sessionTokenBody,
+  responses: { 200: json(CheckinResponse, 'Checked in, or an unknown token.'), ...commonErrors },
+});
+
+export function mountFloatCheckin(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  v1.openapi(route, async (c) => c.json(await checkinFloatingSession(licensingContext(deps), sessionTokenOf(c, c.req.valid('json'))), 200));
+}

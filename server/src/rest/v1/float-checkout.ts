@@ -1,0 +1,49 @@
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppDeps } from '../../http/deps.js';
+import type { AppEnv } from '../../http/env.js';
+import { HEARTBEAT_INTERVAL_SECONDS, LEASE_SECONDS, checkoutFloatingSeat } from '../../services/floating/sessions.js';
+import { licensingContext } from './context.js';
+import { DeviceId, LicenseKey, Rejection, Version, commonErrors, json, jsonBody } from './schemas.js';
+
+const CheckoutRequest = z
+  .object({
+    licenseKey: LicenseKey,
+    deviceId: DeviceId.optional().openapi({ description: 'Optional. One seat per deviceId: a checkout with the deviceId of an active session replaces that session (its token stops working), so a retry after a timeout never takes a second seat. Several instances on one machine that each need a seat send distinct values (or none).' }),
+    deviceName: z.string().min(1).max(200).optional().openapi({ description: 'Label shown to the vendor.', example: 'Ada’s MacBook Pro' }),
+    version: Version.optional().openapi({ description: 'Optional: checked against minVersion/maxVersion like activate.' }),
+  })
+  .openapi('FloatCheckoutRequest');
+
+const CheckoutSuccess = z
+  .object({
+    isValid: z.literal(true),
+    sessionToken: z.string().openapi({ description: 'Secret session credential (`kfs_` + 43 characters), returned only here. Send it to heartbeat and checkin in the JSON body or `Authorization: Bearer`, never in a URL.', example: 'kfs_Zm9yIGRvY3VtZW50YXRpb24gb25seSwgbm90IGEgdG9' }),
+    sessionId: z.string().openapi({ description: 'Public id of the session (shown to the vendor); not a credential.' }),
+    leaseExpiresAt: z.string().openapi({ format: 'date-time', description: `The seat is held until then unless renewed by a heartbeat (lease: ${LEASE_SECONDS} s).` }),
+    leaseSeconds: z.number().int().openapi({ example: LEASE_SECONDS }),
+    heartbeatIntervalSeconds: z.number().int().openapi({ description: 'Send a heartbeat this often.', example: HEARTBEAT_INTERVAL_SECONDS }),
+    floatingSeats: z.number().int().openapi({ description: 'Pool size of the license.' }),
+    remainingFloatingSeats: z.number().int().openapi({ description: 'Seats still free after this checkout.' }),
+    productName: z.string(),
+    expiresAt: z.string().nullable().openapi({ format: 'date-time', description: 'License expiry; null: perpetual.' }),
+    features: z.array(z.string()),
+    vendorWarning: z.string().nullable(),
+  })
+  .openapi('FloatCheckoutSuccess');
+
+const route = createRoute({
+  method: 'post',
+  path: '/float/checkout',
+  tags: ['Floating'],
+  summary: 'Check out a floating (concurrent) seat',
+  description: `Takes one seat of the license's floating pool for a lease of ${LEASE_SECONDS} s, renewed by heartbeats every ${HEARTBEAT_INTERVAL_SECONDS} s. Concurrent checkouts never exceed the pool. A full pool answers HTTP 200 with \`isValid: false\` and errorCode FloatingSeatsExhausted; a license without a pool FloatingNotEnabled; also LicenseNotFound, LicenseRevoked, LicenseExpired, VersionNotSupported.`,
+  request: jsonBody(CheckoutRequest),
+  responses: { 200: json(z.union([CheckoutSuccess, Rejection]), 'A session, or a rejection with an errorCode.'), ...commonErrors },
+});
+
+export function mountFloatCheckout(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
+  v1.openapi(route, async (c) => {
+    c.header('Cache-Control', 'no-store');
+    return c.json(await checkoutFloatingSeat(licensingContext(deps), { ...c.req.valid('json'), ip: c.get('clientIp') }), 200);
+  });
+}

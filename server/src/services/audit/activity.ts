@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import type { Prisma } from '../../generated/prisma/client.js';
+import { requireActor, type Actor } from '../auth/actor.js';
+import type { ServiceContext } from '../context.js';
+import { decodeCursor, pageSize, toPage, type PageArgs } from '../listing.js';
+import { parseInput } from '../validation.js';
+import { AUDIT_ACTIONS, verifyAuditChain } from './audit-log.js';
+
+// The activity log as the management API reads it (spec §2.6). Writing happens in audit-log.ts, inside
+// each change's own transaction.
+
+type Ctx = Pick<ServiceContext, 'db' | 'now'>;
+
+export const ActivityFilterSchema = z.object({
+  action: z.enum(AUDIT_ACTIONS).nullish(),
+  /** The acting user's or API key's id. */
+  actorId: z.string().trim().max(100).nullish(),
+  /** Part of the actor's label (a user email, "api-key …", "system"), case-insensitive. */
+  user: z.string().trim().max(200).nullish(),
+  /** Part of the entity text (a product name, a user email, a key hint), case-insensitive. */
+  entity: z.string().trim().max(200).nullish(),
+  entityType: z.string().trim().max(50).nullish(),
+  entityId: z.string().trim().max(100).nullish(),
+  /** Inclusive lower bound of the timestamp. */
+  from: z.date().nullish(),
+  /** Exclusive upper bound of the timestamp. */
+  to: z.date().nullish(),
+});
+export type ActivityFilter = z.input<typeof ActivityFilterSchema>;
+
+const ActivityCursor = z.tuple([z.number().int().positive()]);
+
+/** Newest first, in chain order (seq); the cursor is the last entry's seq. */
+export async function listActivity(ctx: Ctx, actor: Actor | null, filterInput: ActivityFilter = {}, page: PageArgs = {}) {
+  const { tenantId } = requireActor(actor);
+  const filter = parseInput(ActivityFilterSchema, filterInput);
+  const size = pageSize(page.first);
+  const insensitive = (text: string) => ({ contains: text, mode: 'insensitive' as const });
+  const where: Prisma.AuditLogEntryWhereInput = {
+    tenantId,
+    ...(filter.action && { action: filter.action }),
+    ...(filter.actorId && { actorId: filter.actorId }),
+    ...(filter.user && { actor: insensitive(filter.user) }),
+    ...(filter.entity && { entity: insensitive(filter.entity) }),
+    ...(filter.entityType && { entityType: filter.entityType }),
+    ...(filter.entityId && { entityId: filter.entityId }),
+    ...((filter.from || filter.to) && { createdAt: { ...(filter.from && { gte: filter.from }), ...(filter.to && { lt: filter.to }) } }),
+  };
+  const after = page.after ? decodeCursor(page.after, ActivityCursor)[0] : null;
+  const [rows, totalCount] = await Promise.all([
+    ctx.db.prisma.auditLogEntry.findMany({
+      where: after ? { ...where, seq: { lt: after } } : where,
+      orderBy: { seq: 'desc' },
+      take: size + 1,
+      omit: { prevHash: true, hash: true },
+    }),
+    ctx.db.prisma.auditLogEntry.count({ where }),
+  ]);
+  return toPage(rows, size, totalCount, (row) => [row.seq]);
+}
+
+/** Recomputes the caller's tenant's hash chain: `valid` false and the first broken seq when a row was forged. */
+export async function activityLogIntegrity(ctx: Ctx, actor: Actor | null) {
+  return verifyAuditChain(ctx.db.prisma, requireActor(actor).tenantId);
+}

@@ -1,0 +1,230 @@
+import { randomBytes } from 'node:crypto';
+import type { Prisma } from '../../generated/prisma/client.js';
+import type { LicensingContext, ServiceContext } from '../context.js';
+import { SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, licenseKeyDigest, type LicenseRecord } from '../licensing/license-record.js';
+import { LICENSE_NOT_FOUND, checkEntitlement, isExpired, parseVersion, vendorWarning, type Rejection } from '../licensing/rules.js';
+
+type Tx = Prisma.TransactionClient;
+
+/**
+ * Lease timing. A checkout or heartbeat grants a 5-minute lease; clients heartbeat every 60 s, so four
+ * heartbeats in a row can be lost (a flaky network, a sleeping laptop) before the seat is freed. A crashed
+ * client holds its seat for at most LEASE_SECONDS.
+ */
+export const LEASE_SECONDS = 300;
+export const HEARTBEAT_INTERVAL_SECONDS = 60;
+
+/** Why a session ended (`FloatingSession.endReason`). */
+export type EndReason = 'checkin' | 'expired' | 'replaced' | 'revoked' | 'license_expired' | 'floating_disabled' | 'admin';
+
+/** `kfs_` + 256 random bits (base64url). The prefix makes a leaked token recognisable (secret scanners, URL guard). */
+export const SESSION_TOKEN_PATTERN = /^kfs_[A-Za-z0-9_-]{43}$/;
+/** Something that looks like a session token anywhere in a string (used to refuse and mask tokens in URLs). */
+export const SESSION_TOKEN_LIKE_PATTERN = /kfs_[A-Za-z0-9_-]{20,}/i;
+
+// Checkouts of one license queue on its row lock; give a burst of them time to get through.
+const CHECKOUT_TRANSACTION = { maxWait: 20_000, timeout: 20_000 } as const;
+
+const rejected = ({ errorCode, message }: Rejection) => ({ isValid: false as const, message, errorCode });
+const SESSION_INVALID: Rejection = { errorCode: 'SessionInvalid', message: 'Unknown session token: check out a new session.' };
+const leaseEnd = (now: Date) => new Date(now.getTime() + LEASE_SECONDS * 1000);
+
+export interface CheckoutInput {
+  licenseKey: string;
+  deviceId?: string;
+  deviceName?: string;
+  version?: string;
+  ip?: string;
+}
+
+/**
+ * Takes a floating seat. Under the license row lock: expired leases of the license are recorded as ended,
+ * a previous session of the same deviceId is replaced (so a retry after a timeout never takes a second
+ * seat), then the active sessions are counted against the pool. Concurrent checkouts therefore never
+ * exceed `floatingSeats`.
+ */
+export async function checkoutFloatingSeat(ctx: LicensingContext, input: CheckoutInput) {
+  const version = input.version === undefined ? null : parseVersion(input.version);
+  const digest = licenseKeyDigest(ctx.secrets, input.licenseKey);
+  if (!digest) return rejected(LICENSE_NOT_FOUND);
+  return ctx.db.prisma.$transaction(async (tx) => {
+    const [license] = await tx.$queryRawUnsafe<LicenseRecord[]>(SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, digest);
+    if (!license) return rejected(LICENSE_NOT_FOUND);
+    await ctx.chargeTenant(license.tenantId);
+    const rejection = checkEntitlement(license, ctx.now, version);
+    if (rejection) return rejected(rejection);
+    const { floatingSeats } = await tx.license.findUniqueOrThrow({ where: { id: license.id }, select: { floatingSeats: true } });
+    if (floatingSeats === null) {
+      return rejected({ errorCode: 'FloatingNotEnabled', message: 'This license has no floating seats: activate it instead.' });
+    }
+
+    await sweepLicense(tx, license.id, ctx.now);
+    if (input.deviceId) {
+      await tx.floatingSession.updateMany({
+        where: { licenseId: license.id, deviceId: input.deviceId, endedAt: null },
+        data: { endedAt: ctx.now, endReason: 'replaced' satisfies EndReason },
+      });
+    }
+    // After the sweep, every session not ended is active.
+    const inUse = await tx.floatingSession.count({ where: { licenseId: license.id, endedAt: null } });
+    if (inUse >= floatingSeats) {
+      return rejected({
+        errorCode: 'FloatingSeatsExhausted',
+        message: `All ${floatingSeats} floating seats of this license are in use. Try again when a session is checked in or its lease expires.`,
+      });
+    }
+
+    const sessionToken = `kfs_${randomBytes(32).toString('base64url')}`;
+    const session = await tx.floatingSession.create({
+      data: {
+        tenantId: license.tenantId,
+        licenseId: license.id,
+        tokenDigest: ctx.secrets.digest(sessionToken),
+        deviceId: input.deviceId,
+        deviceName: input.deviceName,
+        ip: input.ip,
+        createdAt: ctx.now,
+        lastHeartbeatAt: ctx.now,
+        leaseExpiresAt: leaseEnd(ctx.now),
+      },
+      select: { id: true, leaseExpiresAt: true },
+    });
+    return {
+      isValid: true as const,
+      sessionToken,
+      sessionId: session.id,
+      leaseExpiresAt: session.leaseExpiresAt.toISOString(),
+      leaseSeconds: LEASE_SECONDS,
+      heartbeatIntervalSeconds: HEARTBEAT_INTERVAL_SECONDS,
+      floatingSeats,
+      remainingFloatingSeats: floatingSeats - inUse - 1,
+      productName: license.productName,
+      expiresAt: license.expiresAt?.toISOString() ?? null,
+      features: license.features,
+      vendorWarning: vendorWarning(license.subscriptionEndsAt, ctx.now),
+    };
+  }, CHECKOUT_TRANSACTION);
+}
+
+interface SessionRow {
+  id: string;
+  tenantId: string;
+  endedAt: Date | null;
+  endReason: string | null;
+  leaseExpiresAt: Date;
+  license: { status: 'active' | 'revoked'; expiresAt: Date | null; floatingSeats: number | null };
+}
+
+async function findSession(ctx: ServiceContext, sessionToken: string): Promise<SessionRow | null> {
+  if (!SESSION_TOKEN_PATTERN.test(sessionToken)) return null;
+  return ctx.db.prisma.floatingSession.findUnique({
+    where: { tokenDigest: ctx.secrets.digest(sessionToken) },
+    select: {
+      id: true,
+      tenantId: true,
+      endedAt: true,
+      endReason: true,
+      leaseExpiresAt: true,
+      license: { select: { status: true, expiresAt: true, floatingSeats: true } },
+    },
+  });
+}
+
+/** Ends a session that has not ended yet; false when it already had (a concurrent checkin, sweep or heartbeat). */
+async function endSession(ctx: ServiceContext, sessionId: string, endedAt: Date, endReason: EndReason): Promise<boolean> {
+  const { count } = await ctx.db.prisma.floatingSession.updateMany({ where: { id: sessionId, endedAt: null }, data: { endedAt, endReason } });
+  return count === 1;
+}
+
+const sessionExpired = (endReason: string | null) =>
+  rejected({
+    errorCode: 'SessionExpired',
+    message: `This floating session has ended (${endReason ?? 'expired'}): check out a new session.`,
+  });
+
+/**
+ * Renews a lease. An ended or lapsed lease cannot be revived (SessionExpired: check out again). A revoked
+ * or expired license, or one whose floating pool was removed, ends the session here.
+ */
+export async function heartbeatFloatingSession(ctx: LicensingContext, sessionToken: string) {
+  const session = await findSession(ctx, sessionToken);
+  if (!session) return rejected(SESSION_INVALID);
+  await ctx.chargeTenant(session.tenantId);
+  if (session.endedAt) return sessionExpired(session.endReason);
+  if (session.leaseExpiresAt.getTime() <= ctx.now.getTime()) {
+    await endSession(ctx, session.id, session.leaseExpiresAt, 'expired');
+    return sessionExpired('expired');
+  }
+
+  const { license } = session;
+  const licenseEnd: [EndReason, Rejection] | null =
+    license.status === 'revoked'
+      ? ['revoked', { errorCode: 'LicenseRevoked', message: 'This license has been revoked; the floating session has ended.' }]
+      : isExpired(license, ctx.now)
+        ? ['license_expired', { errorCode: 'LicenseExpired', message: `This license expired on ${license.expiresAt!.toISOString()}; the floating session has ended.` }]
+        : license.floatingSeats === null
+          ? ['floating_disabled', { errorCode: 'FloatingNotEnabled', message: 'This license no longer has floating seats; the floating session has ended.' }]
+          : null;
+  if (licenseEnd) {
+    await endSession(ctx, session.id, ctx.now, licenseEnd[0]);
+    return rejected(licenseEnd[1]);
+  }
+
+  // Conditional on the lease still running, so a concurrent sweep or checkin wins cleanly.
+  const leaseExpiresAt = leaseEnd(ctx.now);
+  const { count } = await ctx.db.prisma.floatingSession.updateMany({
+    where: { id: session.id, endedAt: null, leaseExpiresAt: { gt: ctx.now } },
+    data: { lastHeartbeatAt: ctx.now, leaseExpiresAt },
+  });
+  if (count === 0) return sessionExpired('expired');
+  return {
+    isValid: true as const,
+    sessionId: session.id,
+    leaseExpiresAt: leaseExpiresAt.toISOString(),
+    leaseSeconds: LEASE_SECONDS,
+    heartbeatIntervalSeconds: HEARTBEAT_INTERVAL_SECONDS,
+  };
+}
+
+/**
+ * Releases the seat. Idempotent: checking in an ended session answers `checkedIn: true` with how and when
+ * it ended. A lease that had already lapsed is recorded as having ended at its expiry.
+ */
+export async function checkinFloatingSession(ctx: LicensingContext, sessionToken: string) {
+  const session = await findSession(ctx, sessionToken);
+  if (!session) return { checkedIn: false as const, message: SESSION_INVALID.message, errorCode: SESSION_INVALID.errorCode };
+  await ctx.chargeTenant(session.tenantId);
+  let { endedAt, endReason } = session;
+  if (!endedAt) {
+    const lapsed = session.leaseExpiresAt.getTime() <= ctx.now.getTime();
+    const [at, reason]: [Date, EndReason] = lapsed ? [session.leaseExpiresAt, 'expired'] : [ctx.now, 'checkin'];
+    if (await endSession(ctx, session.id, at, reason)) {
+      [endedAt, endReason] = [at, reason];
+    } else {
+      ({ endedAt, endReason } = await ctx.db.prisma.floatingSession.findUniqueOrThrow({ where: { id: session.id }, select: { endedAt: true, endReason: true } }));
+    }
+  }
+  return { checkedIn: true as const, sessionId: session.id, endedAt: endedAt!.toISOString(), endReason: endReason ?? 'expired' };
+}
+
+const SWEEP_LICENSE = `
+  UPDATE floating_sessions SET ended_at = lease_expires_at, end_reason = 'expired'
+   WHERE license_id = $1::uuid AND ended_at IS NULL AND lease_expires_at <= $2`;
+
+/** Inside a checkout: waits for row locks, so a heartbeat racing the sweep is either seen or refused. */
+async function sweepLicense(tx: Tx, licenseId: string, now: Date): Promise<void> {
+  await tx.$executeRawUnsafe(SWEEP_LICENSE, licenseId, now);
+}
+
+/**
+ * Records lapsed leases as ended (`endedAt = leaseExpiresAt`, `endReason = 'expired'`) so pool consumption
+ * can be charted. Correctness never depends on it: a lapsed lease stops counting by itself. Safe to run
+ * on every replica at any time: rows locked by a request in flight are skipped (the next run gets them).
+ */
+export async function sweepExpiredFloatingSessions(ctx: Pick<ServiceContext, 'db' | 'now'>): Promise<number> {
+  return ctx.db.prisma.$executeRawUnsafe(
+    `UPDATE floating_sessions SET ended_at = lease_expires_at, end_reason = 'expired'
+      WHERE id IN (SELECT id FROM floating_sessions WHERE ended_at IS NULL AND lease_expires_at <= $1 FOR UPDATE SKIP LOCKED)`,
+    ctx.now,
+  );
+}

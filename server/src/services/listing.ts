@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { AppError } from '../domain/errors.js';
+
+// Helpers shared by the management lists: id checks and opaque-cursor pagination.
+
+/** Any 8-4-4-4-12 hex id. A malformed id must answer NotFound (or match nothing), never a database error. */
+export const isUuid = (value: string) => z.guid().safeParse(value).success;
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+export interface PageArgs {
+  first?: number | null;
+  after?: string | null;
+}
+
+export interface Page<T> {
+  nodes: T[];
+  totalCount: number;
+  pageInfo: { endCursor: string | null; hasNextPage: boolean };
+}
+
+/** `first`: 20 by default, 1–100. */
+export function pageSize(first: number | null | undefined): number {
+  if (first === null || first === undefined) return DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) {
+    throw new AppError('InvalidRequest', `first must be between 1 and ${MAX_PAGE_SIZE}.`, { fields: { first: `1–${MAX_PAGE_SIZE}` } });
+  }
+  return first;
+}
+
+/** A cursor is the sort key of a row, base64url-encoded JSON: opaque to clients, stable across inserts. */
+export const encodeCursor = (key: readonly (string | number)[]) => Buffer.from(JSON.stringify(key)).toString('base64url');
+
+export function decodeCursor<S extends z.ZodType>(cursor: string, schema: S): z.output<S> {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, 'base64url').toString());
+  } catch {
+    value = undefined;
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new AppError('InvalidRequest', 'after is not a cursor of this list.', { fields: { after: 'invalid cursor' } });
+  return parsed.data;
+}
+
+/** Builds the page from `size + 1` fetched rows (the extra one only says whether a next page exists). */
+export function toPage<T>(rows: T[], size: number, totalCount: number, cursorOf: (row: T) => readonly (string | number)[]): Page<T> {
+  const nodes = rows.slice(0, size);
+  const last = nodes[nodes.length - 1];
+  return { nodes, totalCount, pageInfo: { endCursor: last ? encodeCursor(cursorOf(last)) : null, hasNextPage: rows.length > size } };
+}

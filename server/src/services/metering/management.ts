@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { AppError } from '../../domain/errors.js';
+import type { ServiceContext } from '../context.js';
+import { requireTenantLicense } from '../floating/management.js';
+import { parseInput } from '../validation.js';
+import { EVENT_NAME_MAX_LENGTH, EVENT_NAME_PATTERN, METER_PERIODS, occurredWithin, periodBounds, type MeterPeriod } from './periods.js';
+
+// Management calls (GraphQL, CLI), scoped by the caller's tenant: another tenant's license is NotFound.
+
+type Ctx = Pick<ServiceContext, 'db' | 'now'>;
+
+export const EventName = z
+  .string()
+  .max(EVENT_NAME_MAX_LENGTH)
+  .regex(EVENT_NAME_PATTERN, 'must be lower-case words of a-z, 0-9 and _, separated by dots, starting with a letter (e.g. api.calls)');
+
+const QuotaSchema = z.object({
+  event: EventName,
+  period: z.enum(METER_PERIODS),
+  limit: z.number().int().min(0).max(2_147_483_647),
+});
+
+/** Sets (or replaces) the license's limit for one event per period. A limit of 0 blocks the event. */
+export async function setMeterQuota(ctx: Ctx, tenantId: string, licenseId: string, input: z.input<typeof QuotaSchema>) {
+  const quota = parseInput(QuotaSchema, input);
+  const license = await requireTenantLicense(ctx, tenantId, licenseId);
+  return ctx.db.prisma.meterQuota.upsert({
+    where: { licenseId_event: { licenseId: license.id, event: quota.event } },
+    create: { licenseId: license.id, ...quota },
+    update: { period: quota.period, limit: quota.limit },
+  });
+}
+
+/** Removes the quota of one event (usage is unlimited again). NotFound when there was none. */
+export async function removeMeterQuota(ctx: Ctx, tenantId: string, licenseId: string, event: string) {
+  const license = await requireTenantLicense(ctx, tenantId, licenseId);
+  const { count } = await ctx.db.prisma.meterQuota.deleteMany({ where: { licenseId: license.id, event } });
+  if (count === 0) throw new AppError('NotFound', `This license has no quota for "${event}".`);
+  return { removed: true, event };
+}
+
+export interface UsageTotal {
+  event: string;
+  /** Sum of quantities in the period. */
+  total: number;
+  /** Number of usage records in the period. */
+  count: number;
+  /** The event's quota, whatever its period. */
+  quota: { period: MeterPeriod; limit: number } | null;
+  /** limit − total when the quota's period is the one asked for, else null. */
+  remaining: number | null;
+}
+
+/**
+ * Usage of a license per event in the current calendar period (UTC) of the given kind. Events with a
+ * quota but no usage yet are listed with total 0.
+ */
+export async function usageTotals(ctx: Ctx, tenantId: string, licenseId: string, options: { event?: string; period: MeterPeriod }) {
+  const { event, period } = parseInput(z.object({ event: EventName.optional(), period: z.enum(METER_PERIODS) }), options);
+  const license = await requireTenantLicense(ctx, tenantId, licenseId);
+  const bounds = periodBounds(period, ctx.now);
+  const [sums, quotas] = await Promise.all([
+    ctx.db.prisma.usageEvent.groupBy({
+      by: ['event'],
+      where: { licenseId: license.id, ...(event ? { event } : {}), ...occurredWithin(bounds) },
+      _sum: { quantity: true },
+      _count: { _all: true },
+    }),
+    ctx.db.prisma.meterQuota.findMany({ where: { licenseId: license.id, ...(event ? { event } : {}) } }),
+  ]);
+  const events = [...new Set([...sums.map((s) => s.event), ...quotas.map((q) => q.event)])].sort();
+  const totals: UsageTotal[] = events.map((name) => {
+    const sum = sums.find((s) => s.event === name);
+    const quota = quotas.find((q) => q.event === name);
+    const total = sum?._sum.quantity ?? 0;
+    return {
+      event: name,
+      total,
+      count: sum?._count._all ?? 0,
+      quota: quota ? { period: quota.period, limit: quota.limit } : null,
+      remaining: quota && quota.period === period ? Math.max(0, quota.limit - total) : null,
+    };
+  });
+  return { period, periodStart: bounds.start, periodEnd: bounds.end, totals };
+}

@@ -1,0 +1,93 @@
+import { renderDigestEmail, type DigestData } from '../../jobs/email/digest.js';
+import type { ServiceContext } from '../context.js';
+import { enqueueEmails } from './outbox.js';
+
+const DAY = 86_400_000;
+export const DIGEST_TABLE_ROWS = 5;
+
+export type NotificationContext = Pick<ServiceContext, 'db' | 'now'> & { publicUrl: string };
+
+/** The ISO week of `now` (UTC): its Monday and its label, e.g. 2026-W23. */
+export function isoWeek(now: Date): { monday: Date; label: string } {
+  const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  const monday = new Date(day.getTime() - ((day.getUTCDay() + 6) % 7) * DAY);
+  const thursday = new Date(monday.getTime() + 3 * DAY);
+  const yearStart = Date.UTC(thursday.getUTCFullYear(), 0, 1);
+  const week = Math.floor((thursday.getTime() - yearStart) / (7 * DAY)) + 1;
+  return { monday, label: `${thursday.getUTCFullYear()}-W${String(week).padStart(2, '0')}` };
+}
+
+/** A tenant's digest figures at `now` (spec §6.1). */
+export async function digestFigures(ctx: Pick<ServiceContext, 'db' | 'now'>, tenantId: string) {
+  const { now } = ctx;
+  const prisma = ctx.db.prisma;
+  const active = { tenantId, status: 'active' as const };
+  const within = (days: number) => ({ ...active, expiresAt: { gt: now, lte: new Date(now.getTime() + days * DAY) } });
+  const [activeLicenses, activations7d, expiringIn7Days, expiringIn30Days, upcoming] = await Promise.all([
+    prisma.license.count({ where: { ...active, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] } }),
+    prisma.activation.count({ where: { tenantId, createdAt: { gt: new Date(now.getTime() - 7 * DAY), lte: now } } }),
+    prisma.license.count({ where: within(7) }),
+    prisma.license.count({ where: within(30) }),
+    prisma.license.findMany({
+      where: within(30),
+      orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
+      take: DIGEST_TABLE_ROWS,
+      select: { expiresAt: true, customerEmail: true, product: { select: { name: true } } },
+    }),
+  ]);
+  return {
+    activeLicenses,
+    activations7d,
+    expiringIn7Days,
+    expiringIn30Days,
+    upcoming: upcoming.map((license) => ({ productName: license.product.name, customerEmail: license.customerEmail, expiresAt: license.expiresAt! })),
+  };
+}
+
+export interface DigestReport {
+  week: string;
+  tenants: number;
+  skipped: number;
+  emails: number;
+}
+
+/**
+ * The weekly digest: per tenant, one email to each active CompanyAdmin with digestEmailEnabled, keyed by
+ * tenant + ISO week + recipient, so a rerun in the same week (or a second worker) adds nothing. A tenant
+ * with no active license and no activation in the past 7 days gets none.
+ */
+export async function queueWeeklyDigests(ctx: NotificationContext): Promise<DigestReport> {
+  const week = isoWeek(ctx.now);
+  const report: DigestReport = { week: week.label, tenants: 0, skipped: 0, emails: 0 };
+  const tenants = await ctx.db.prisma.tenant.findMany({
+    select: {
+      id: true,
+      name: true,
+      users: { where: { role: 'CompanyAdmin', deactivatedAt: null, digestEmailEnabled: true }, select: { email: true }, orderBy: { email: 'asc' } },
+    },
+    orderBy: { createdAt: 'asc' },
+  });
+  for (const tenant of tenants) {
+    if (!tenant.users.length) continue;
+    report.tenants++;
+    const figures = await digestFigures(ctx, tenant.id);
+    if (figures.activeLicenses === 0 && figures.activations7d === 0) {
+      report.skipped++;
+      continue;
+    }
+    const data: DigestData = { tenantName: tenant.name, weekOf: week.monday, dashboardUrl: `${ctx.publicUrl}/`, ...figures };
+    const email = await renderDigestEmail(data);
+    report.emails += await enqueueEmails(
+      ctx.db.prisma,
+      tenant.users.map((user) => ({
+        tenantId: tenant.id,
+        kind: 'weekly-digest' as const,
+        idempotencyKey: `weekly-digest:${tenant.id}:${week.label}:${user.email}`,
+        to: user.email,
+        ...email,
+      })),
+      ctx.now,
+    );
+  }
+  return report;
+}

@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import type { Db } from '../../db/database.js';
+import { isUuid, pageSize, toPage, decodeCursor, type Page, type PageArgs } from '../listing.js';
+import type { ServiceContext } from '../context.js';
+
+// The email outbox. Every email is written here first, in the same transaction as the decision to send it,
+// under an idempotency key (tenant + kind + period/threshold + recipient); delivery (delivery.ts) reads it
+// afterwards. A rerun of a job produces the same keys, so it adds nothing.
+
+export const EMAIL_KINDS = ['weekly-digest', 'expiry-admin', 'expiry-customer'] as const;
+export type EmailKind = (typeof EMAIL_KINDS)[number];
+export const EMAIL_STATUSES = ['pending', 'sent', 'failed'] as const;
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
+
+export interface OutgoingEmail {
+  tenantId: string | null;
+  kind: EmailKind;
+  idempotencyKey: string;
+  to: string;
+  subject: string;
+  html: string;
+  text: string;
+}
+
+/** Writes emails to the outbox; one whose key is already there is skipped. Returns how many were new. */
+export async function enqueueEmails(tx: Pick<Db, 'emailOutbox'>, emails: OutgoingEmail[], now: Date): Promise<number> {
+  if (!emails.length) return 0;
+  const { count } = await tx.emailOutbox.createMany({
+    data: emails.map((email) => ({
+      tenantId: email.tenantId,
+      kind: email.kind,
+      idempotencyKey: email.idempotencyKey,
+      toAddress: email.to,
+      subject: email.subject,
+      html: email.html,
+      text: email.text,
+      createdAt: now,
+      nextAttemptAt: now,
+    })),
+    skipDuplicates: true,
+  });
+  return count;
+}
+
+export interface OutboxFilter extends PageArgs {
+  status?: EmailStatus | null;
+  kind?: EmailKind | null;
+  /** Include the HTML and text bodies (the development outbox is read this way). */
+  includeBody?: boolean;
+}
+
+const SUMMARY = {
+  id: true,
+  tenantId: true,
+  kind: true,
+  toAddress: true,
+  subject: true,
+  status: true,
+  attempts: true,
+  nextAttemptAt: true,
+  lastError: true,
+  providerMessageId: true,
+  createdAt: true,
+  sentAt: true,
+} as const;
+
+const Cursor = z.tuple([z.string(), z.string()]);
+
+/**
+ * Emails of one tenant, newest first, paginated (`first`/`after`). `tenantId` null lists every tenant's:
+ * only the operator CLI does that; the management API always passes the caller's tenant.
+ */
+export async function listOutbox(ctx: Pick<ServiceContext, 'db'>, tenantId: string | null, filter: OutboxFilter = {}) {
+  const size = pageSize(filter.first);
+  if (tenantId !== null && !isUuid(tenantId)) return toPage([], size, 0, () => []);
+  const where = {
+    ...(tenantId !== null && { tenantId }),
+    ...(filter.status && { status: filter.status }),
+    ...(filter.kind && { kind: filter.kind }),
+  };
+  const after = filter.after ? decodeCursor(filter.after, Cursor) : null;
+  const [rows, totalCount] = await Promise.all([
+    ctx.db.prisma.emailOutbox.findMany({
+      where: after
+        ? { ...where, OR: [{ createdAt: { lt: new Date(after[0]) } }, { createdAt: new Date(after[0]), id: { lt: after[1] } }] }
+        : where,
+      select: { ...SUMMARY, html: filter.includeBody === true, text: filter.includeBody === true },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: size + 1,
+    }),
+    ctx.db.prisma.emailOutbox.count({ where }),
+  ]);
+  return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+}
+
+export type OutboxEntry = Awaited<ReturnType<typeof listOutbox>> extends Page<infer T> ? T : never;

@@ -1,0 +1,366 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { runCli } from './support/processes.js';
+
+// Management API: products and licenses over GraphQL — behaviour, activity entries, tenant isolation, roles.
+
+let t: TestApp;
+const clock = new TestClock();
+const IP = '203.0.113.9';
+const PASSWORD = 'correct horse battery';
+let A: { token: string; tenantId: string; userId: string };
+let B: { token: string; tenantId: string };
+let readOnly: string;
+let readOnlyKey: string;
+let revokedKey: string;
+const issuedKeys: string[] = [];
+
+type Auth = { token?: string; apiKey?: string; ip?: string };
+const asAdmin: () => Auth = () => ({ token: A.token, ip: IP });
+
+async function ok(query: string, variables: Record<string, unknown> = {}, auth: Auth = asAdmin()) {
+  const response = await t.gql(query, variables, auth);
+  if (response.errors) throw new Error(JSON.stringify(response.errors));
+  return response.data;
+}
+const errorCode = async (query: string, variables: Record<string, unknown> = {}, auth: Auth = asAdmin()) => (await t.gql(query, variables, auth)).errors?.[0]?.extensions?.code;
+
+/** Runs `run` and returns the activity entries of tenant A it wrote. */
+async function audited<T>(run: () => Promise<T>) {
+  const before = await t.prisma.auditLogEntry.count({ where: { tenantId: A.tenantId } });
+  const result = await run();
+  const entries = await t.prisma.auditLogEntry.findMany({ where: { tenantId: A.tenantId, seq: { gt: before } }, orderBy: { seq: 'asc' } });
+  return { result, entries };
+}
+
+/** Everything of a tenant that a management mutation could change. */
+async function snapshot(tenantId: string) {
+  const [products, licenses, activations, audit] = await Promise.all([
+    t.prisma.product.findMany({ where: { tenantId }, include: { bundleMembers: true }, orderBy: { id: 'asc' } }),
+    t.prisma.license.findMany({ where: { tenantId }, orderBy: { id: 'asc' } }),
+    t.prisma.activation.findMany({ where: { tenantId }, orderBy: { id: 'asc' } }),
+    t.prisma.auditLogEntry.count({ where: { tenantId } }),
+  ]);
+  return JSON.stringify({ products, licenses, activations, audit });
+}
+
+const PRODUCT = 'id name isBundle bundleMembers { id name } licenseCount';
+const LICENSE = `id keyHint status maxActivations currentActivations remainingActivations expiresAt isTrial nodeLocked offlineGraceDays gracePeriodDays
+  features customFields minVersion maxVersion maintenanceExpiresAt customerEmail floatingSeats revokedAt product { id name }`;
+const CREATE_LICENSE = `mutation($input: CreateLicenseInput!) { createLicense(input: $input) { key license { ${LICENSE} } } }`;
+const UPDATE_LICENSE = `mutation($id: ID!, $input: UpdateLicenseInput!) { updateLicense(id: $id, input: $input) { ${LICENSE} } }`;
+const LIST = `query($filter: LicenseFilter, $first: Int, $after: String) {
+  licenses(filter: $filter, first: $first, after: $after) { totalCount pageInfo { endCursor hasNextPage } nodes { id keyHint status customerEmail } } }`;
+
+async function createLicense(input: Record<string, unknown>, auth: Auth = asAdmin()) {
+  const { createLicense: created } = await ok(CREATE_LICENSE, { input }, auth);
+  issuedKeys.push(created.key);
+  return created as { key: string; license: Record<string, any> };
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ clock });
+  const admin = await t.setupAdmin();
+  A = { token: admin.token, tenantId: admin.user.tenantId, userId: admin.user.id };
+  const globex = await t.seedTenant({ name: 'Globex', keyPrefix: 'GLBX' });
+  await t.seedUser(globex.id, { email: 'admin@globex.test' });
+  B = { token: (await t.login('admin@globex.test')).token, tenantId: globex.id };
+  await ok(`mutation { createUser(email: "viewer@acme.test", password: "${PASSWORD}", role: ReadOnly) { id } }`);
+  readOnly = (await t.login('viewer@acme.test')).token;
+  const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(name: "${name}", role: ${role}) { key apiKey { id } } }`)).createApiKey;
+  readOnlyKey = (await apiKey('reporting', 'ReadOnly')).key;
+  const old = await apiKey('old', 'CompanyAdmin');
+  await ok(`mutation { revokeApiKey(id: "${old.apiKey.id}") { id } }`);
+  revokedKey = old.key;
+});
+afterAll(() => t.close());
+
+const ids: Record<string, string> = {};
+
+describe('products', () => {
+  it('creates products and bundles (members by name or id), lists and gets them; each creation writes one entry', async () => {
+    const { result, entries } = await audited(() => ok(`mutation { createProduct(name: "Editor") { ${PRODUCT} } }`));
+    ids.editor = result.createProduct.id;
+    expect(result.createProduct).toMatchObject({ name: 'Editor', isBundle: false, bundleMembers: [], licenseCount: 0 });
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      action: 'CreateProduct', entityType: 'Product', entityId: ids.editor, entity: 'Editor', actor: 'admin@acme.test', actorId: A.userId, ip: IP,
+      details: { name: 'Editor', isBundle: false, bundleOf: [] },
+    });
+    ids.viewer = (await ok('mutation { createProduct(name: "Viewer") { id } }')).createProduct.id;
+    ids.spare = (await ok('mutation { createProduct(name: "Spare") { id } }')).createProduct.id;
+
+    const bundle = await audited(() => ok(`mutation($ids: [ID!]) { createProduct(name: "Suite", bundleOf: ["Editor"], bundleMemberIds: $ids) { ${PRODUCT} } }`, { ids: [ids.viewer] }));
+    ids.suite = bundle.result.createProduct.id;
+    expect(bundle.result.createProduct).toMatchObject({ isBundle: true, bundleMembers: [{ id: ids.editor, name: 'Editor' }, { id: ids.viewer, name: 'Viewer' }] });
+    expect(bundle.entries).toHaveLength(1);
+    expect(bundle.entries[0].details).toEqual({ name: 'Suite', isBundle: true, bundleOf: ['Editor', 'Viewer'] });
+
+    const { products } = await ok(`{ products { name } }`);
+    expect(products.map((p: { name: string }) => p.name)).toEqual(['Editor', 'Spare', 'Suite', 'Viewer']);
+    expect((await ok(`{ product(id: "${ids.suite}") { name isBundle } }`)).product).toEqual({ name: 'Suite', isBundle: true });
+    expect(await errorCode('{ product(id: "not-a-uuid") { id } }')).toBe('NotFound');
+  });
+
+  it('updates the name and the bundle members with a before/after diff; a no-op writes nothing', async () => {
+    const renamed = await audited(() => ok(`mutation { updateProduct(id: "${ids.spare}", name: "Spare Parts") { name } }`));
+    expect(renamed.result.updateProduct.name).toBe('Spare Parts');
+    expect(renamed.entries).toHaveLength(1);
+    expect(renamed.entries[0]).toMatchObject({ action: 'UpdateProduct', entity: 'Spare Parts', entityId: ids.spare, ip: IP, details: { before: { name: 'Spare' }, after: { name: 'Spare Parts' } } });
+
+    const members = await audited(() => ok(`mutation { updateProduct(id: "${ids.suite}", bundleOf: ["Editor"]) { ${PRODUCT} } }`));
+    expect(members.result.updateProduct).toMatchObject({ isBundle: true, bundleMembers: [{ name: 'Editor' }] });
+    expect(members.entries.map((e) => e.details)).toEqual([{ before: { bundleOf: ['Editor', 'Viewer'] }, after: { bundleOf: ['Editor'] } }]);
+    await ok(`mutation($ids: [ID!]) { updateProduct(id: "${ids.suite}", bundleMemberIds: $ids) { id } }`, { ids: [ids.editor, ids.viewer] });
+
+    const noop = await audited(() => ok(`mutation { updateProduct(id: "${ids.suite}", name: "Suite", bundleOf: ["Viewer", "Editor"]) { name } }`));
+    expect(noop.entries).toHaveLength(0);
+  });
+
+  it('refuses duplicates and bad bundles clearly, writing nothing', async () => {
+    const before = await snapshot(A.tenantId);
+    const duplicate = await t.gql('mutation { createProduct(name: "Editor") { id } }', {}, asAdmin());
+    expect(duplicate.errors![0]).toMatchObject({ extensions: { code: 'Conflict' }, message: expect.stringContaining('Editor') });
+    expect(await errorCode(`mutation { updateProduct(id: "${ids.viewer}", name: "Editor") { id } }`)).toBe('Conflict');
+    expect(await errorCode('mutation { createProduct(name: "X", bundleOf: ["Nope"]) { id } }')).toBe('NotFound');
+    expect(await errorCode('mutation { createProduct(name: "X", bundleOf: ["Suite"]) { id } }')).toBe('InvalidRequest'); // bundle in a bundle
+    expect(await errorCode(`mutation { updateProduct(id: "${ids.suite}", bundleMemberIds: ["${ids.suite}"]) { id } }`)).toBe('InvalidRequest');
+    expect(await errorCode(`mutation { updateProduct(id: "${ids.editor}", bundleOf: ["Spare Parts"]) { id } }`)).toBe('InvalidRequest'); // Editor is in Suite
+    expect(await errorCode('mutation { createProduct(name: "  ") { id } }')).toBe('InvalidRequest');
+    expect(await snapshot(A.tenantId)).toBe(before);
+  });
+
+  it('deletes only products no license uses and no bundle contains', async () => {
+    await createLicense({ productId: ids.viewer, maxActivations: 1 });
+    const before = await snapshot(A.tenantId);
+    const used = await t.gql(`mutation { deleteProduct(id: "${ids.viewer}") }`, {}, asAdmin());
+    expect(used.errors![0]).toMatchObject({ extensions: { code: 'Conflict' }, message: expect.stringMatching(/used by 1 license/) });
+    const member = await t.gql(`mutation { deleteProduct(id: "${ids.editor}") }`, {}, asAdmin());
+    expect(member.errors![0]).toMatchObject({ extensions: { code: 'Conflict' }, message: expect.stringContaining('Suite') });
+    expect(await snapshot(A.tenantId)).toBe(before);
+
+    ids.doomed = (await ok('mutation { createProduct(name: "Doomed") { id } }')).createProduct.id;
+    const deleted = await audited(() => ok(`mutation { deleteProduct(id: "${ids.doomed}") }`));
+    expect(deleted.result.deleteProduct).toBe(ids.doomed);
+    expect(deleted.entries).toHaveLength(1);
+    expect(deleted.entries[0]).toMatchObject({ action: 'DeleteProduct', entityType: 'Product', entityId: ids.doomed, entity: 'Doomed', actor: 'admin@acme.test', ip: IP });
+    expect(await t.prisma.product.count({ where: { id: ids.doomed } })).toBe(0);
+    expect(await errorCode(`mutation { deleteProduct(id: "${ids.doomed}") }`)).toBe('NotFound');
+  });
+});
+
+describe('licenses', () => {
+  it('createLicense returns the key once; its entry records the attributes and the hint, never the key', async () => {
+    const { result, entries } = await audited(() =>
+      createLicense({ productId: ids.editor, maxActivations: 2, features: ['export'], customerEmail: 'buyer@customer.test', expiresAt: new Date(clock.now().getTime() + 60 * DAY).toISOString() }),
+    );
+    ids.license = result.license.id;
+    expect(result.key).toMatch(/^ACME(-[A-Z2-9]{4}){4}$/);
+    expect(result.license).toMatchObject({ status: 'active', keyHint: `ACME-…-${result.key.slice(-4)}`, maxActivations: 2, remainingActivations: 2, product: { name: 'Editor' } });
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      action: 'CreateLicense', entityType: 'License', entityId: ids.license, entity: `${result.license.keyHint} (Editor)`, actor: 'admin@acme.test', ip: IP,
+      details: { productId: ids.editor, productName: 'Editor', keyHint: result.license.keyHint, maxActivations: 2, features: ['export'], customerEmail: 'buyer@customer.test' },
+    });
+    expect(JSON.stringify(entries[0])).not.toContain(result.key.slice(5));
+    // Afterwards the key is never readable again.
+    expect(JSON.stringify(await ok(`{ license(id: "${ids.license}") { ${LICENSE} } }`))).not.toContain(result.key.slice(5));
+    expect(await errorCode(CREATE_LICENSE, { input: { productId: ids.editor, maxActivations: 0 } })).toBe('InvalidRequest');
+    expect(await errorCode(CREATE_LICENSE, { input: { productId: '00000000-0000-4000-8000-000000000000', maxActivations: 1 } })).toBe('NotFound');
+  });
+
+  it('updateLicense changes every attribute with a before/after diff; null clears; invalid input changes nothing', async () => {
+    const all = {
+      maxActivations: 7, expiresAt: '2027-01-01T00:00:00.000Z', isTrial: true, nodeLocked: true, offlineGraceDays: 3, gracePeriodDays: 2, features: ['a', 'b'],
+      customFields: { plan: 'pro' }, minVersion: '1.0.0', maxVersion: '3.0.0', maintenanceExpiresAt: '2026-12-01T00:00:00.000Z', customerEmail: 'new@customer.test', floatingSeats: 2,
+    };
+    const { result, entries } = await audited(() => ok(UPDATE_LICENSE, { id: ids.license, input: all }));
+    expect(result.updateLicense).toMatchObject(all);
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({ action: 'UpdateLicense', entityId: ids.license, actor: 'admin@acme.test', ip: IP });
+    const details = entries[0].details as { before: Record<string, unknown>; after: Record<string, unknown> };
+    expect(Object.keys(details.after).sort()).toEqual(Object.keys(all).sort());
+    expect(details.after).toEqual(all);
+    expect(details.before).toMatchObject({ maxActivations: 2, isTrial: false, features: ['export'], customFields: null, customerEmail: 'buyer@customer.test', floatingSeats: null });
+
+    const cleared = await audited(() => ok(UPDATE_LICENSE, { id: ids.license, input: { expiresAt: null, customFields: null, floatingSeats: null } }));
+    expect(cleared.result.updateLicense).toMatchObject({ expiresAt: null, customFields: null, floatingSeats: null, maxActivations: 7 });
+    expect(cleared.entries.map((e) => e.details)).toEqual([
+      { before: { expiresAt: '2027-01-01T00:00:00.000Z', customFields: { plan: 'pro' }, floatingSeats: 2 }, after: { expiresAt: null, customFields: null, floatingSeats: null } },
+    ]);
+
+    const before = await snapshot(A.tenantId);
+    const crossed = await t.gql(UPDATE_LICENSE, { id: ids.license, input: { minVersion: '4.0.0' } }, asAdmin()); // above maxVersion 3.0.0
+    expect(crossed.errors![0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { minVersion: expect.any(String) } });
+    expect(await errorCode(UPDATE_LICENSE, { id: ids.license, input: { maxActivations: null } })).toBe('InvalidRequest');
+    expect(await errorCode(UPDATE_LICENSE, { id: ids.license, input: { customerEmail: 'not-an-email' } })).toBe('InvalidRequest');
+    expect(await errorCode(UPDATE_LICENSE, { id: ids.license, input: { customFields: { nested: { no: 1 } } } })).toBe('InvalidRequest');
+    const noop = await ok(UPDATE_LICENSE, { id: ids.license, input: { maxActivations: 7, features: ['a', 'b'] } });
+    expect(noop.updateLicense.maxActivations).toBe(7);
+    expect(await snapshot(A.tenantId)).toBe(before);
+  });
+
+  it('revokeLicense revokes once (one entry); validate then refuses the key', async () => {
+    const { key, license } = await createLicense({ productId: ids.editor, maxActivations: 1 });
+    const first = await audited(() => ok(`mutation { revokeLicense(id: "${license.id}") { status revokedAt } }`));
+    expect(first.result.revokeLicense).toEqual({ status: 'revoked', revokedAt: clock.now().toISOString() });
+    expect(first.entries).toHaveLength(1);
+    expect(first.entries[0]).toMatchObject({ action: 'RevokeLicense', entityType: 'License', entityId: license.id, entity: `${license.keyHint} (Editor)`, ip: IP });
+    const again = await audited(() => ok(`mutation { revokeLicense(id: "${license.id}") { status } }`));
+    expect(again.entries).toHaveLength(0);
+    expect((await t.post('/api/v1/validate', { licenseKey: key })).json).toMatchObject({ isValid: false, errorCode: 'LicenseRevoked' });
+  });
+
+  it('detail lists active and deactivated activations; deactivateActivation frees the seat once', async () => {
+    const { key, license } = await createLicense({ productId: ids.editor, maxActivations: 2 });
+    ids.activatedLicense = license.id;
+    for (const device of ['laptop', 'desktop']) expect((await t.activate({ licenseKey: key, deviceId: `dev-${device}`, deviceName: device })).json.isValid).toBe(true);
+    expect((await t.activate({ licenseKey: key, deviceId: 'dev-third' })).json.errorCode).toBe('SeatsExhausted');
+    const detail = async () => (await ok(`{ license(id: "${license.id}") { currentActivations remainingActivations activations { id active deviceId deviceName deactivatedAt } } }`)).license;
+    const shown = await detail();
+    expect(shown.currentActivations).toBe(2);
+    expect(shown.activations).toHaveLength(2);
+    const laptop = shown.activations.find((a: { deviceName: string }) => a.deviceName === 'laptop');
+    ids.activation = laptop.id;
+
+    const { result, entries } = await audited(() => ok(`mutation { deactivateActivation(id: "${laptop.id}") { currentActivations remainingActivations activations { id active deactivatedAt } } }`));
+    expect(result.deactivateActivation).toMatchObject({ currentActivations: 1, remainingActivations: 1 });
+    expect(result.deactivateActivation.activations.find((a: { id: string }) => a.id === laptop.id)).toEqual({ id: laptop.id, active: false, deactivatedAt: clock.now().toISOString() });
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      action: 'DeactivateActivation', entityType: 'Activation', entityId: laptop.id, entity: `laptop on ${license.keyHint}`, actor: 'admin@acme.test', ip: IP,
+      details: { licenseId: license.id, deviceId: 'dev-laptop', deviceName: 'laptop' },
+    });
+    const again = await audited(() => ok(`mutation { deactivateActivation(id: "${laptop.id}") { currentActivations } }`));
+    expect(again.result.deactivateActivation.currentActivations).toBe(1);
+    expect(again.entries).toHaveLength(0);
+    // The freed seat can be taken again; the history keeps the deactivated activation.
+    expect((await t.activate({ licenseKey: key, deviceId: 'dev-third' })).json.isValid).toBe(true);
+    expect((await detail()).activations.map((a: { active: boolean }) => a.active).sort()).toEqual([false, true, true]);
+    expect(await errorCode(`mutation { deactivateActivation(id: "00000000-0000-4000-8000-000000000000") { id } }`)).toBe('NotFound');
+  });
+
+  it('lists with filters (product, status, expiring within N days, search) and stable cursor pagination', async () => {
+    const productId = (await ok('mutation { createProduct(name: "Listing") { id } }')).createProduct.id;
+    // Created one second apart; expiries relative to `end`, the time once all are created.
+    const end = clock.now().getTime() + 5_000;
+    const at = (ms: number) => new Date(end + ms).toISOString();
+    const specs = {
+      a: { expiresAt: at(3 * DAY), customerEmail: 'alice@customer.test' },
+      b: { expiresAt: at(7 * DAY), customerEmail: 'Bob@Customer.test' },
+      c: { expiresAt: at(7 * DAY + 1) },
+      d: { expiresAt: at(-DAY) },
+      e: {},
+    };
+    const made: Record<string, { key: string; license: Record<string, any> }> = {};
+    for (const [name, spec] of Object.entries(specs)) {
+      clock.advance(1_000);
+      made[name] = await createLicense({ productId, maxActivations: 1, ...spec });
+    }
+    await ok(`mutation { revokeLicense(id: "${made.e.license.id}") { id } }`);
+    const names = (nodes: { id: string }[]) => nodes.map((node) => Object.keys(made).find((name) => made[name].license.id === node.id));
+    const list = async (filter: Record<string, unknown>, page: Record<string, unknown> = {}) => (await ok(LIST, { filter: { productId, ...filter }, ...page })).licenses;
+
+    expect(names((await list({})).nodes)).toEqual(['e', 'd', 'c', 'b', 'a']); // newest first
+    expect(names((await list({ status: 'active' })).nodes)).toEqual(['c', 'b', 'a']);
+    expect(names((await list({ status: 'expired' })).nodes)).toEqual(['d']);
+    expect(names((await list({ status: 'revoked' })).nodes)).toEqual(['e']);
+    expect(names((await list({ expiringWithinDays: 7 })).nodes)).toEqual(['b', 'a']); // b expires exactly at now + 7 days
+    expect(names((await list({ expiringWithinDays: 8 })).nodes)).toEqual(['c', 'b', 'a']);
+    expect(names((await list({ search: 'BOB@customer' })).nodes)).toEqual(['b']);
+    expect(names((await list({ search: made.c.key.slice(-4).toLowerCase() })).nodes)).toEqual(['c']);
+    expect(names((await list({ search: `ACME-...-${made.d.key.slice(-4)}` })).nodes)).toEqual(['d']);
+    expect(names((await list({ search: made.a.key })).nodes)).toEqual(['a']); // a whole key, matched by digest
+    expect((await list({ search: 'nobody' })).totalCount).toBe(0);
+
+    // Pages of 2; a license created meanwhile (newest, so before page 1) neither repeats nor skips a row.
+    const page1 = await list({}, { first: 2 });
+    expect(page1).toMatchObject({ totalCount: 5, pageInfo: { hasNextPage: true } });
+    clock.advance(1_000);
+    await createLicense({ productId, maxActivations: 1 });
+    const page2 = await list({}, { first: 2, after: page1.pageInfo.endCursor });
+    const page3 = await list({}, { first: 2, after: page2.pageInfo.endCursor });
+    expect([page1, page2, page3].map((page) => names(page.nodes))).toEqual([['e', 'd'], ['c', 'b'], ['a']]);
+    expect(page3).toMatchObject({ totalCount: 6, pageInfo: { hasNextPage: false } });
+    const all = await ok(LIST, { first: 100 });
+    expect(all.licenses.totalCount).toBe(await t.prisma.license.count({ where: { tenantId: A.tenantId } }));
+
+    for (const page of [{ first: 0 }, { first: 101 }, { after: 'garbage' }, { after: Buffer.from('[1]').toString('base64url') }]) {
+      expect(await errorCode(LIST, page), JSON.stringify(page)).toBe('InvalidRequest');
+    }
+    expect(await errorCode(LIST, { filter: { expiringWithinDays: 0 } })).toBe('InvalidRequest');
+  });
+
+  it('CLI license:create and license:revoke write entries as "system (cli)"', async () => {
+    const env = { DATABASE_URL: t.config.databaseUrl!, SERVER_SECRET: t.config.serverSecret!, DATA_DIR: t.config.dataDir };
+    const created = runCli(['license:create', '--tenant', 'ACME', '--product', 'Editor', '--max-activations', '1', '--json'], env);
+    expect(created.status, created.stderr).toBe(0);
+    issuedKeys.push(created.json.key);
+    const revoked = runCli(['license:revoke', '--key', created.json.key, '--json'], env);
+    expect(revoked.status, revoked.stderr).toBe(0);
+    const entries = await t.prisma.auditLogEntry.findMany({ where: { entityId: created.json.license.id }, orderBy: { seq: 'asc' } });
+    expect(entries).toMatchObject([
+      { action: 'CreateLicense', actor: 'system (cli)', actorId: null, ip: null, tenantId: A.tenantId, details: { productName: 'Editor', maxActivations: 1 } },
+      { action: 'RevokeLicense', actor: 'system (cli)', actorId: null, ip: null },
+    ]);
+  });
+});
+
+describe('tenant isolation and roles', () => {
+  const mutations = () => ({
+    createProductWithForeignMember: `mutation { createProduct(name: "Stolen", bundleMemberIds: ["${ids.editor}"]) { id } }`,
+    updateProduct: `mutation { updateProduct(id: "${ids.editor}", name: "Hijacked") { id } }`,
+    deleteProduct: `mutation { deleteProduct(id: "${ids.spare}") }`,
+    createLicense: `mutation { createLicense(input: { productId: "${ids.editor}", maxActivations: 1 }) { key } }`,
+    updateLicense: `mutation { updateLicense(id: "${ids.license}", input: { maxActivations: 99 }) { id } }`,
+    revokeLicense: `mutation { revokeLicense(id: "${ids.license}") { id } }`,
+    deactivateActivation: `mutation { deactivateActivation(id: "${ids.activation}") { id } }`,
+  });
+
+  it("tenant B gets NotFound on tenant A's objects and changes nothing", async () => {
+    await ok('mutation { createProduct(name: "Globex Tool") { id } }', {}, { token: B.token });
+    const before = await snapshot(A.tenantId);
+    const asB = { token: B.token };
+    for (const [name, mutation] of Object.entries(mutations())) expect(await errorCode(mutation, {}, asB), name).toBe('NotFound');
+    expect(await errorCode(`{ product(id: "${ids.editor}") { id } }`, {}, asB)).toBe('NotFound');
+    expect(await errorCode(`{ license(id: "${ids.license}") { id } }`, {}, asB)).toBe('NotFound');
+    expect((await ok(LIST, { filter: { productId: ids.editor } }, asB)).licenses.totalCount).toBe(0);
+    expect((await ok(LIST, { filter: { search: 'customer.test' } }, asB)).licenses.totalCount).toBe(0);
+    expect((await ok(LIST, {}, asB)).licenses.totalCount).toBe(0);
+    expect((await ok('{ products { name } }', {}, asB)).products).toEqual([{ name: 'Globex Tool' }]);
+    expect(await snapshot(A.tenantId)).toBe(before);
+  });
+
+  it('the ReadOnly role (user or API key) reads but is refused every mutation (Forbidden), changing nothing', async () => {
+    const before = await snapshot(A.tenantId);
+    for (const auth of [{ token: readOnly }, { apiKey: readOnlyKey }]) {
+      for (const [name, mutation] of Object.entries(mutations())) expect(await errorCode(mutation, {}, auth), name).toBe('Forbidden');
+      const read = await ok(`{ products { id } licenses(first: 1) { totalCount } license(id: "${ids.license}") { id } }`, {}, auth);
+      expect(read.licenses.totalCount).toBeGreaterThan(0);
+    }
+    expect(await snapshot(A.tenantId)).toBe(before);
+  });
+
+  it('a revoked API key is refused everything (401); no credential is Unauthorized', async () => {
+    const before = await snapshot(A.tenantId);
+    for (const query of [...Object.values(mutations()), '{ products { id } }', `{ license(id: "${ids.license}") { id } }`, LIST]) {
+      const response = await t.gql(query, {}, { apiKey: revokedKey });
+      expect(response.status, query).toBe(401);
+      expect(response.json.error.code).toBe('Unauthorized');
+    }
+    expect(await errorCode('{ products { id } }', {}, {})).toBe('Unauthorized');
+    expect(await errorCode(mutations().updateProduct, {}, {})).toBe('Unauthorized');
+    expect(await snapshot(A.tenantId)).toBe(before);
+  });
+
+  it('no license key reaches the activity log or the logs', async () => {
+    const entries = JSON.stringify(await t.prisma.auditLogEntry.findMany());
+    const logs = t.logs.join('');
+    expect(issuedKeys.length).toBeGreaterThan(5);
+    for (const key of issuedKeys) {
+      const secretPart = key.split('-').slice(1, 4).join('-');
+      expect(entries).not.toContain(secretPart);
+      expect(logs).not.toContain(secretPart);
+    }
+  });
+});
