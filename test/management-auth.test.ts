@@ -339,6 +339,12 @@ describe('GraphQL hygiene', () => {
     expect(denied.headers.get('access-control-allow-origin')).not.toBe('https://evil.example');
   });
 
+  it('a bad variable value is a client error (InvalidRequest), not a masked internal error', async () => {
+    const response = await t.gql('query($r: AnalyticsRange!) { analytics(range: $r) { __typename } }', { r: 'NEVER' }, { token: admin.token });
+    expect(response.errors![0].extensions!.code).toBe('InvalidRequest');
+    expect(response.errors![0].message).toMatch(/NEVER/);
+  });
+
   it('never leaks secrets to the logs', () => {
     const logs = t.logs.join('');
     expect(logs).not.toContain(PASSWORD);

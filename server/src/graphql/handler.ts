@@ -39,6 +39,8 @@ export function createGraphQLHandler(deps: AppDeps) {
       maskError: (error) => {
         const original = error instanceof GraphQLError ? error.originalError ?? null : error;
         if (error instanceof GraphQLError && !original) return error;
+        // graphql-js wraps a scalar's parse error (a bad variable value) in another GraphQLError: a client mistake.
+        if (original instanceof GraphQLError) return new GraphQLError(error instanceof Error ? error.message : original.message, { extensions: { code: 'InvalidRequest' } });
         const appError = original instanceof AppError ? original : toAppError(original, deps.logger, 'graphql');
         return new GraphQLError(appError.message, {
           extensions: { code: appError.code, ...(appError.details.fields ? { fields: appError.details.fields } : {}) },

@@ -5,5 +5,6 @@ export const emailDeliveryJob: JobDefinition = {
   name: 'email-delivery',
   description: 'Delivers due emails from the outbox, retrying failed attempts with backoff.',
   schedule: '* * * * *',
+  frequent: true,
   run: async (ctx) => ({ ...(await deliverDueEmails(ctx, ctx.transport)) }),
 };

@@ -6,6 +6,7 @@ export const housekeepingJob: JobDefinition = {
   name: 'housekeeping',
   description: 'Purges spent nonces and records lapsed floating leases as ended.',
   schedule: '*/10 * * * *',
+  frequent: true,
   async run(ctx) {
     const noncesPurged = await purgeNonces(ctx);
     // For charts only: seat counting never waits for this sweep.

@@ -65,12 +65,14 @@ export async function startJobs(deps: JobDeps, options: JobsOptions): Promise<Jo
     agenda.define<JobData>(job.name, async (run) => {
       const now = run.attrs.data?.now ? new Date(run.attrs.data.now) : deps.clock();
       const result = await job.run(jobContext(deps, transport, now));
-      logger.info({ job: job.name, now: now.toISOString(), result }, 'job finished');
+      logger[job.frequent ? 'debug' : 'info']({ job: job.name, now: now.toISOString(), result }, 'job finished');
     });
   }
-  agenda.on('fail', (error: Error | string, job: { attrs?: { name: string }; jobName?: string }) => {
-    logger.error({ job: job.attrs?.name ?? job.jobName, err: typeof error === 'string' ? error : error.message }, 'job failed');
+  // Failures of this process's runs only (other processes' arrive as `remote` and are logged there).
+  agenda.on('fail', (error: Error | string, job: { attrs?: { name: string } }, remote?: boolean) => {
+    if (!remote) logger.error({ job: job.attrs?.name, err: typeof error === 'string' ? error : error.message }, 'job failed');
   });
+  agenda.on('error', (error: Error) => logger.warn({ err: error.message }, 'job scheduler error'));
   try {
     await registerSchedules(agenda);
     if (options.worker) await agenda.start();

@@ -16,5 +16,7 @@ export interface JobDefinition {
   description: string;
   /** Cron expression, UTC. */
   schedule: string;
+  /** Runs every few minutes: its completions are logged at debug level only. */
+  frequent?: boolean;
   run(ctx: JobContext): Promise<Record<string, unknown>>;
 }

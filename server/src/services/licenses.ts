@@ -43,8 +43,9 @@ const VERSION_ORDER = 'minVersion must not be greater than maxVersion';
 /** Every attribute of a license a vendor sets. */
 export const LicenseAttributesSchema = LicenseAttributesObject.refine(versionsInOrder, { message: VERSION_ORDER, path: ['minVersion'] });
 const LICENSE_ATTRIBUTES = Object.keys(LicenseAttributesObject.shape) as (keyof typeof LicenseAttributesObject.shape)[];
-/** Attributes as callers send them: any may be absent or null (the schema decides what is allowed). */
-export type LicenseInput = { [K in keyof z.input<typeof LicenseAttributesObject>]?: z.input<typeof LicenseAttributesObject>[K] | null };
+/** Attributes as callers send them: any may be absent or null, customFields any JSON (the schema decides what is allowed). */
+type AttributesIn = z.input<typeof LicenseAttributesObject>;
+export type LicenseInput = { [K in keyof AttributesIn]?: (K extends 'customFields' ? unknown : AttributesIn[K]) | null };
 
 type Ctx = Pick<ServiceContext, 'db' | 'now' | 'secrets'>;
 
@@ -233,8 +234,9 @@ export async function updateLicense(ctx: Ctx, actor: Actor | null, id: string, i
   const admin = requireAdmin(actor);
   const data = parseInput(LicenseAttributesObject.partial(), input);
   const license = await findTenantLicense(ctx, admin.tenantId, id);
-  const pick = <T>(key: 'minVersion' | 'maxVersion', fallback: T) => (data[key] === undefined ? fallback : data[key]);
-  if (!versionsInOrder({ minVersion: pick('minVersion', license.minVersion), maxVersion: pick('maxVersion', license.maxVersion) })) {
+  const minVersion = data.minVersion === undefined ? license.minVersion : data.minVersion;
+  const maxVersion = data.maxVersion === undefined ? license.maxVersion : data.maxVersion;
+  if (!versionsInOrder({ minVersion, maxVersion })) {
     throw new AppError('InvalidRequest', `Invalid input: minVersion: ${VERSION_ORDER}`, { fields: { minVersion: VERSION_ORDER } });
   }
   const before = Object.fromEntries(LICENSE_ATTRIBUTES.map((key) => [key, license[key]]));

@@ -3,6 +3,7 @@ import { builder } from '../builder.js';
 import './account.js';
 import './activity.js';
 import './analytics.js';
+import './email.js';
 import './floating.js';
 import './licenses.js';
 import './products.js';

@@ -10,7 +10,6 @@ import {
   listLicenses,
   revokeLicense,
   updateLicense,
-  type LicenseInput,
 } from '../../services/licenses.js';
 import { remainingActivations } from '../../services/licensing/rules.js';
 import type { Page } from '../../services/listing.js';
@@ -146,12 +145,12 @@ builder.mutationFields((t) => ({
   createLicense: t.field({
     type: CreatedLicenseType,
     args: { input: t.arg({ type: CreateLicenseInput, required: true }) },
-    resolve: (_root, { input }, ctx) => createLicenseAsAdmin(serviceCtx(ctx), ctx.actor, { ...(input as LicenseInput), productId: String(input.productId) }, ctx.meta),
+    resolve: (_root, { input }, ctx) => createLicenseAsAdmin(serviceCtx(ctx), ctx.actor, { ...input, productId: String(input.productId) }, ctx.meta),
   }),
   updateLicense: t.field({
     type: LicenseType,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateLicenseInput, required: true }) },
-    resolve: (_root, args, ctx) => updateLicense(serviceCtx(ctx), ctx.actor, String(args.id), args.input as LicenseInput, ctx.meta),
+    resolve: (_root, args, ctx) => updateLicense(serviceCtx(ctx), ctx.actor, String(args.id), args.input, ctx.meta),
   }),
   revokeLicense: t.field({
     type: LicenseType,

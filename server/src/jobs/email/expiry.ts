@@ -40,7 +40,7 @@ export async function renderExpiryAdminEmail(data: ExpiryAdminData): Promise<Ren
       `${esc(license.currentActivations)} / ${esc(license.maxActivations)}`,
     ]);
     return `<mj-text padding="16px 24px 0"><div class="threshold" data-threshold="${threshold}" style="display:inline-block;background:${tone.background};color:${tone.color};border:1px solid ${tone.color};border-radius:999px;padding:2px 12px;font-size:13px;font-weight:700">${esc(tone.label)} · ${esc(licenses.length)}</div></mj-text>
-      <mj-table>${table(['Product', 'Key', 'Expires', 'Activations'], rows)}</mj-table>`;
+      <mj-table table-layout="fixed">${table(['Product', 'Key', 'Expires', 'Activations'], rows, ['34%', '24%', '24%', '18%'])}</mj-table>`;
   });
   const body = `
     <mj-section padding="8px 0 0"><mj-column>

@@ -41,8 +41,8 @@ export function countdown(expiresAt: Date, now: Date): string {
 export const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
 
 /** An inline-styled HTML table for mj-table (header row + rows of already-escaped cells). */
-export function table(headers: string[], rows: string[][]): string {
-  const th = headers.map((header) => `<th style="text-align:left;padding:8px 10px;border-bottom:2px solid ${COLORS.border};color:${COLORS.muted};font-size:12px;font-weight:600;text-transform:uppercase;letter-spacing:0.03em">${esc(header)}</th>`);
+export function table(headers: string[], rows: string[][], widths: string[] = []): string {
+  const th = headers.map((header, index) => `<th${widths[index] ? ` width="${widths[index]}"` : ''} style="text-align:left;padding:8px 10px;border-bottom:2px solid ${COLORS.border};color:${COLORS.muted};font-size:12px;font-weight:600;text-transform:uppercase;letter-spacing:0.03em">${esc(header)}</th>`);
   const body = rows.map((cells) => `<tr>${cells.map((cell) => `<td style="padding:9px 10px;border-bottom:1px solid ${COLORS.border};vertical-align:top">${cell}</td>`).join('')}</tr>`);
   return `<tr>${th.join('')}</tr>${body.join('')}`;
 }

@@ -94,3 +94,9 @@ export async function listOutbox(ctx: Pick<ServiceContext, 'db'>, tenantId: stri
 }
 
 export type OutboxEntry = Awaited<ReturnType<typeof listOutbox>> extends Page<infer T> ? T : never;
+
+/** The bodies of one email of a tenant (null when it is not that tenant's). */
+export async function getOutboxBodies(ctx: Pick<ServiceContext, 'db'>, tenantId: string, id: string) {
+  if (!isUuid(id)) return null;
+  return ctx.db.prisma.emailOutbox.findFirst({ where: { id, tenantId }, select: { html: true, text: true } });
+}

@@ -1,0 +1,77 @@
+import { builder } from '../builder.js';
+import { serviceCtx } from '../context.js';
+import { requireAdmin } from '../../services/auth/actor.js';
+import type { Page } from '../../services/listing.js';
+import { getOutboxBodies, listOutbox, type EmailKind, type OutboxEntry } from '../../services/notifications/outbox.js';
+import { listJobSchedules, type JobSchedule } from '../../services/notifications/schedules.js';
+import { PageInfoType } from './licenses.js';
+
+// Scheduled jobs and the email outbox: thin resolvers over services/notifications. Emails are the caller's
+// tenant's only; schedules are the service's (the same for every tenant).
+
+const EmailStatusEnum = builder.enumType('EmailStatus', {
+  description: 'pending: not delivered yet (or retrying); sent: accepted by the provider (or kept in the development outbox); failed: given up.',
+  values: ['pending', 'sent', 'failed'] as const,
+});
+
+const EmailKindEnum = builder.enumType('EmailKind', {
+  values: { weeklyDigest: { value: 'weekly-digest' }, expiryAdmin: { value: 'expiry-admin' }, expiryCustomer: { value: 'expiry-customer' } } as const,
+});
+
+const JobScheduleType = builder.objectRef<JobSchedule>('JobSchedule').implement({
+  description: 'A scheduled job with its last and next run in the job store.',
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    description: t.exposeString('description'),
+    schedule: t.exposeString('schedule', { description: 'Cron expression.' }),
+    timezone: t.exposeString('timezone'),
+    lastRunAt: t.expose('lastRunAt', { type: 'DateTime', nullable: true }),
+    lastFinishedAt: t.expose('lastFinishedAt', { type: 'DateTime', nullable: true }),
+    nextRunAt: t.expose('nextRunAt', { type: 'DateTime', nullable: true }),
+    lastFailedAt: t.expose('lastFailedAt', { type: 'DateTime', nullable: true }),
+    lastFailReason: t.exposeString('lastFailReason', { nullable: true }),
+    running: t.exposeBoolean('running'),
+  }),
+});
+
+const EmailType = builder.objectRef<OutboxEntry>('Email').implement({
+  description: 'An email in the outbox: written first, then delivered.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    kind: t.field({ type: EmailKindEnum, resolve: (email) => email.kind as EmailKind }),
+    to: t.exposeString('toAddress'),
+    subject: t.exposeString('subject'),
+    status: t.field({ type: EmailStatusEnum, resolve: (email) => email.status }),
+    attempts: t.exposeInt('attempts'),
+    nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime' }),
+    lastError: t.exposeString('lastError', { nullable: true }),
+    providerMessageId: t.exposeString('providerMessageId', { nullable: true, description: '"development" for the development outbox.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    sentAt: t.expose('sentAt', { type: 'DateTime', nullable: true }),
+    textBody: t.string({ nullable: true, resolve: async (email, _args, ctx) => (await getOutboxBodies(serviceCtx(ctx), requireAdmin(ctx.actor).tenantId, email.id))?.text ?? null }),
+    htmlBody: t.string({ nullable: true, resolve: async (email, _args, ctx) => (await getOutboxBodies(serviceCtx(ctx), requireAdmin(ctx.actor).tenantId, email.id))?.html ?? null }),
+  }),
+});
+
+const EmailConnectionType = builder.objectRef<Page<OutboxEntry>>('EmailConnection').implement({
+  fields: (t) => ({
+    nodes: t.field({ type: [EmailType], resolve: (page) => page.nodes }),
+    pageInfo: t.field({ type: PageInfoType, resolve: (page) => page.pageInfo }),
+    totalCount: t.exposeInt('totalCount'),
+  }),
+});
+
+builder.queryFields((t) => ({
+  jobSchedules: t.field({
+    type: [JobScheduleType],
+    description: 'Weekly digest, expiry alerts, email delivery and house-keeping: schedule (UTC), last and next run.',
+    resolve: (_root, _args, ctx) => listJobSchedules({ jobs: ctx.deps.jobs }),
+  }),
+  emails: t.field({
+    type: EmailConnectionType,
+    authScopes: { admin: true },
+    description: "Your company's emails, newest first. first: 1–100 (default 20); after: a pageInfo.endCursor.",
+    args: { status: t.arg({ type: EmailStatusEnum }), kind: t.arg({ type: EmailKindEnum }), first: t.arg.int(), after: t.arg.string() },
+    resolve: (_root, args, ctx) => listOutbox(serviceCtx(ctx), requireAdmin(ctx.actor).tenantId, args),
+  }),
+}));

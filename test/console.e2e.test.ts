@@ -1,0 +1,354 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { currentTotp } from '../server/src/services/auth/mfa.js';
+import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
+import { postJson, startServerProcess, type ServerProcess } from './support/processes.js';
+
+/**
+ * The admin console end to end: the built console served by the real server (a separate process) on its own
+ * PostgreSQL database, driven in Debian Chromium. Screenshots of each main page go to
+ * test-output/screenshots/ (look at them after a UI change).
+ */
+const ROOT = path.resolve(import.meta.dirname, '..');
+const CONSOLE = path.join(ROOT, 'console');
+const SCREENSHOTS = path.join(ROOT, 'test-output/screenshots');
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery' };
+const DAY = 86_400_000;
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name === 'dist') continue;
+    const full = path.join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/** Builds console/dist when it is missing or older than any console source. */
+function ensureConsoleBuilt() {
+  const built = path.join(CONSOLE, 'dist/index.html');
+  let builtAt = 0;
+  try {
+    builtAt = statSync(built).mtimeMs;
+  } catch {
+    // not built yet
+  }
+  if (builtAt > newestMtime(CONSOLE)) return;
+  const result = spawnSync('pnpm', ['--filter', './console', 'build'], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  if (result.status !== 0) throw new Error(`console build failed:\n${result.stdout}\n${result.stderr}`);
+}
+
+let server: ServerProcess;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let dbName: string;
+let dataDir: string;
+const pageErrors: string[] = [];
+
+async function shot(name: string) {
+  await page.waitForLoadState('networkidle');
+  // Toasts were checked where they matter; close them so they do not cover the page.
+  for (const close of await page.locator('.mantine-Notification-root button').all()) await close.click().catch(() => undefined);
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+async function nav(label: string) {
+  await page.getByRole('navigation', { name: 'Main navigation' }).getByRole('link', { name: label, exact: true }).click();
+}
+
+const toast = (text: string | RegExp) => page.locator('.mantine-Notification-root').filter({ hasText: text }).first();
+
+beforeAll(async () => {
+  ensureConsoleBuilt();
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  dbName = uniqueName('kf_console');
+  const databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
+  dataDir = mkdtempSync(path.join(tmpdir(), 'kf-console-'));
+  server = await startServerProcess({
+    DATABASE_URL: databaseUrl,
+    DATA_DIR: dataDir,
+    SERVER_SECRET: 'console-e2e-secret-0123456789abcdef0123456789',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PUBLIC_PER_MINUTE: '100000',
+    RATE_LIMIT_TENANT_PER_MINUTE: '100000',
+  });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce' });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+  page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop('SIGKILL');
+  if (dbName) await dropDatabase(dbName);
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('admin console in Chromium', () => {
+  let licenseKey = '';
+  let licenseUrl = '';
+  let mfaSecret = '';
+  const expiresOn = new Date(Date.now() + 10 * DAY).toISOString().slice(0, 10);
+
+  it('serves the console at any client-side route and keeps /api/* for the API', async () => {
+    const deepLink = await fetch(`${server.url}/licenses/0123abcd0123abcd0123abcd0123abcd`);
+    expect(deepLink.status).toBe(200);
+    expect(deepLink.headers.get('content-type')).toMatch(/text\/html/);
+    expect(await deepLink.text()).toContain('<div id="root">');
+    const api = await fetch(`${server.url}/api/v1/nonce`);
+    expect(api.headers.get('content-type')).toMatch(/json/);
+  });
+
+  it('first run: setup creates the company and the first admin, and signs in', async () => {
+    await page.goto('/');
+    await page.waitForURL('**/setup');
+    await page.getByLabel('Company name').fill('Acme Corp');
+    await page.getByLabel('License key prefix').fill('acme');
+    await expect.poll(() => page.getByLabel('License key prefix').inputValue()).toBe('ACME');
+    await page.getByLabel('Your name').fill('Ada Admin');
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel(/^Password/).fill(ADMIN.password);
+    await page.getByLabel(/^Repeat password/).fill(ADMIN.password);
+    await shot('01-setup');
+    await page.getByRole('button', { name: 'Create company and sign in' }).click();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    // Setup is closed now: the page hands over to sign-in.
+    expect(await (await fetch(`${server.url}/api/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ needsSetup }' }) })).json()).toEqual({ data: { needsSetup: false } });
+  });
+
+  it('a reload keeps the session (silent refresh from the httpOnly cookie); the token is not in storage', async () => {
+    await page.reload();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
+    expect(stored).not.toMatch(/eyJ/); // no JWT anywhere script can read
+  });
+
+  it('sign out, then sign in with email and password', async () => {
+    await page.getByRole('button', { name: 'Account menu' }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).click();
+    await page.waitForURL('**/login**');
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel(/^Password/).fill('wrong password!!');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Invalid email or password' }).waitFor();
+    await page.getByLabel(/^Password/).fill(ADMIN.password);
+    await shot('02-login');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await expect.poll(() => page.getByText('Licenses Expiring Soon').count()).toBe(0);
+  });
+
+  it('creates a product', async () => {
+    await nav('Products');
+    await page.getByRole('heading', { name: 'Products' }).waitFor();
+    await page.getByText('No products yet').waitFor();
+    await page.getByRole('button', { name: 'New product' }).click();
+    await page.getByRole('dialog').getByLabel('Name').fill('Acme Studio');
+    await page.getByRole('dialog').getByRole('button', { name: 'Create product' }).click();
+    await toast('Acme Studio was created.').waitFor();
+    await page.getByTestId('product-row').filter({ hasText: 'Acme Studio' }).waitFor();
+    await shot('03-products');
+  });
+
+  it('creates a license: the key is shown once and copied with the copy button', async () => {
+    await nav('Licenses');
+    await page.getByText('No licenses yet').waitFor();
+    await page.getByRole('button', { name: 'New license' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel(/^Product/).click();
+    await page.getByRole('option', { name: 'Acme Studio' }).click();
+    await dialog.getByLabel('Max activations').fill('3');
+    await dialog.getByLabel('Customer email').fill('buyer@example.com');
+    await dialog.getByLabel('Perpetual (never expires)').uncheck();
+    await dialog.getByLabel(/^Expires on/).fill(expiresOn);
+    await dialog.getByRole('button', { name: 'Create license' }).click();
+    const secret = dialog.getByTestId('secret-value');
+    await secret.waitFor();
+    licenseKey = (await secret.textContent())!.trim();
+    expect(licenseKey).toMatch(/^ACME(-[A-Z0-9]{4}){4}$/);
+    await dialog.getByRole('button', { name: 'Copy license key' }).click();
+    await dialog.getByRole('button', { name: 'license key copied' }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(licenseKey);
+    await shot('04-license-created');
+    await dialog.getByRole('button', { name: 'Open license' }).click();
+    await page.getByText('Not activated yet').waitFor();
+    licenseUrl = new URL(page.url()).pathname;
+    expect(licenseUrl).toMatch(/^\/licenses\/[0-9a-f]{32}$/);
+  });
+
+  it('the license activates through the public API and the activation shows on its page', async () => {
+    const { nonce } = (await (await fetch(`${server.url}/api/v1/nonce`)).json()) as { nonce: string };
+    const activated = await postJson(`${server.url}/api/v1/activate`, { licenseKey, nonce, deviceId: 'a'.repeat(64), deviceName: "Ada's laptop", version: '2.4.1' });
+    expect(activated).toMatchObject({ status: 200, json: { isValid: true, productName: 'Acme Studio', remainingActivations: 2 } });
+
+    // A deep link loads directly (server fallback to index.html, then silent refresh).
+    await page.goto(licenseUrl);
+    await page.getByTestId('activation-row').filter({ hasText: "Ada's laptop" }).waitFor();
+    await expect.poll(() => page.getByText('1 of 3 used').count()).toBe(1);
+  });
+
+  it('edits the license (max activations 3 → 5)', async () => {
+    await page.getByRole('button', { name: 'Edit' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Max activations').fill('5');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await toast('License saved.').waitFor();
+    await expect.poll(() => page.getByText('1 of 5 used').count()).toBe(1);
+    await shot('05-license-detail');
+  });
+
+  it('the dashboard shows totals and the Licenses Expiring Soon panel', async () => {
+    await nav('Dashboard');
+    const panel = page.getByTestId('expiring-soon');
+    await panel.waitFor();
+    await expect.poll(() => panel.getByTestId('badge-7-days').textContent()).toBe('0 within 7 days');
+    await expect.poll(() => panel.getByTestId('badge-30-days').textContent()).toBe('1 within 30 days');
+    const row = panel.getByTestId('expiring-row');
+    expect(await row.count()).toBe(1);
+    expect(await row.textContent()).toMatch(/Acme Studio.*buyer@example\.com.*in 1[01]d/);
+    expect(await page.getByTestId('stat-activeLicenses').textContent()).toBe('1');
+    expect(await page.getByTestId('stat-activations').textContent()).toBe('1');
+    await shot('06-dashboard');
+    await row.getByRole('link', { name: 'Acme Studio' }).click();
+    await page.waitForURL(`**${licenseUrl}`);
+  });
+
+  it('analytics shows the activation with the range selector', async () => {
+    await nav('Analytics');
+    await page.getByRole('heading', { name: 'Analytics' }).waitFor();
+    for (const range of ['Today', 'Last 7 days', 'Last 30 days']) {
+      await page.getByRole('radiogroup', { name: 'Time range' }).getByText(range, { exact: true }).click();
+      await page.getByTestId('top-product').filter({ hasText: 'Acme Studio' }).waitFor();
+      expect(await page.getByTestId('top-product').first().textContent()).toMatch(/Acme Studio\s*1$/);
+    }
+    await page.getByRole('radiogroup', { name: 'Granularity' }).getByText('Weekly', { exact: true }).click();
+    await page.waitForURL(/granularity=WEEK/);
+    expect(await page.locator('canvas').count()).toBeGreaterThanOrEqual(4);
+    await shot('07-analytics');
+  });
+
+  it('the activity log lists the changes, filters them and shows the before/after diff', async () => {
+    await nav('Activity log');
+    for (const action of ['Login', 'CreateProduct', 'CreateLicense', 'UpdateLicense', 'FailedLogin']) {
+      await page.getByTestId('activity-row').filter({ hasText: action }).first().waitFor();
+    }
+    await page.getByRole('textbox', { name: 'Action' }).click();
+    await page.getByRole('option', { name: 'UpdateLicense' }).click();
+    await page.waitForURL(/action=UpdateLicense/);
+    await expect.poll(() => page.getByTestId('activity-row').count()).toBe(1);
+    await page.getByRole('button', { name: 'Show details' }).click();
+    const diff = page.getByTestId('details-diff');
+    await diff.waitFor();
+    expect(await diff.textContent()).toMatch(/maxActivations\s*3\s*5/);
+    await shot('08-activity');
+  });
+
+  it('changes notification preferences', async () => {
+    await page.getByRole('button', { name: 'Account menu' }).click();
+    await page.getByRole('menuitem', { name: 'My profile' }).click();
+    const digest = page.getByRole('switch', { name: /Weekly digest/ });
+    await expect.poll(() => digest.isChecked()).toBe(true);
+    await digest.click({ force: true });
+    await toast('Notification preferences saved.').waitFor();
+    await page.reload();
+    await expect.poll(() => page.getByRole('switch', { name: /Weekly digest/ }).isChecked()).toBe(false);
+    expect(await page.getByRole('switch', { name: /License expiry alerts/ }).isChecked()).toBe(true);
+  });
+
+  it('enables MFA with the QR code and backup codes', async () => {
+    await page.getByRole('button', { name: 'Enable two-factor authentication' }).click();
+    await page.getByRole('img', { name: 'QR code for your authenticator app' }).waitFor();
+    mfaSecret = (await page.getByTestId('mfa-secret').textContent())!.trim();
+    await page.getByLabel('Code from the app').fill(currentTotp(mfaSecret, new Date()));
+    await shot('09-profile-mfa-enroll');
+    await page.getByRole('button', { name: 'Confirm and turn on' }).click();
+    await page.getByTestId('backup-codes').waitFor();
+    expect(await page.getByTestId('backup-codes').locator('code').count()).toBe(10);
+    await shot('10-profile-backup-codes');
+    await page.getByRole('button', { name: 'I have saved them' }).click();
+    await page.getByLabel('Turn off with a current code').waitFor();
+  });
+
+  it('signs in again with a TOTP code', async () => {
+    await page.getByRole('button', { name: 'Account menu' }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).click();
+    await page.waitForURL('**/login**');
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel(/^Password/).fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Two-factor authentication' }).waitFor();
+    // The enrollment code's time step is spent; the next step's code is inside the ±1 step window.
+    await page.getByLabel('Authentication code, digit 1 of 6').click();
+    await page.keyboard.type(currentTotp(mfaSecret, new Date(Date.now() + 30_000)));
+    await shot('11-login-mfa');
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(/\/profile$/); // back where the session ended
+    await page.getByText('Turn off with a current code').waitFor();
+  });
+
+  it('team, API keys (shown once, revoked) and company settings', async () => {
+    await nav('Team');
+    await page.getByText(ADMIN.email).first().waitFor();
+    await shot('12-team');
+
+    await nav('API keys');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Name').fill('billing backend');
+    await dialog.getByRole('button', { name: 'Create key' }).click();
+    const key = (await dialog.getByTestId('secret-value').textContent())!.trim();
+    expect(key).toMatch(/^kf_/);
+    await dialog.getByRole('button', { name: 'I have stored it' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'billing backend' });
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+    await row.getByText(/revoked/).waitFor();
+    await shot('13-api-keys');
+
+    await nav('Company');
+    await expect.poll(() => page.getByLabel('Company name').inputValue()).toBe('Acme Corp');
+    await shot('14-company');
+  });
+
+  it('revokes the license after confirmation; it no longer validates', async () => {
+    await page.goto(licenseUrl);
+    await page.getByRole('button', { name: 'Revoke' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Revoke this license?' });
+    await dialog.getByRole('button', { name: 'Revoke license' }).click();
+    await toast('License revoked.').waitFor();
+    await expect.poll(() => page.getByTestId('license-status').first().textContent()).toBe('revoked');
+    await shot('15-license-revoked');
+    const validated = await postJson(`${server.url}/api/v1/validate`, { licenseKey });
+    expect(validated.json).toMatchObject({ isValid: false, errorCode: 'LicenseRevoked' });
+
+    await nav('Licenses');
+    await page.getByTestId('license-row').first().waitFor();
+    await shot('16-licenses');
+  });
+
+  it('works on a narrow screen', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('button', { name: 'Open navigation' }).click();
+    await nav('Dashboard');
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await shot('17-dashboard-narrow');
+    await page.getByRole('button', { name: 'Open navigation' }).click();
+    await nav('Licenses');
+    await page.getByTestId('license-row').first().waitFor();
+    await shot('18-licenses-narrow');
+    expect(pageErrors).toEqual([]);
+  });
+});
