@@ -53,7 +53,7 @@ let dataDir: string;
 const pageErrors: string[] = [];
 
 async function shot(name: string) {
-  await page.waitForLoadState('networkidle');
+  await expect.poll(() => page.getByRole('status').count(), { timeout: 15_000 }).toBe(0); // loading states done
   // Toasts were checked where they matter; close them so they do not cover the page.
   for (const close of await page.locator('.mantine-Notification-root button').all()) await close.click().catch(() => undefined);
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
@@ -343,7 +343,7 @@ describe('admin console in Chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await page.getByRole('button', { name: 'Open navigation' }).click();
     await nav('Dashboard');
-    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await page.getByTestId('stat-activeLicenses').waitFor();
     await shot('17-dashboard-narrow');
     await page.getByRole('button', { name: 'Open navigation' }).click();
     await nav('Licenses');

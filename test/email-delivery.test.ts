@@ -160,6 +160,17 @@ describe('outbox delivery through Postmark', () => {
   });
 });
 
+describe('mail configuration', () => {
+  it('needs MAIL_FROM with a Postmark token, and validates the store and API URLs', () => {
+    expect(() => loadConfig({ POSTMARK_SERVER_TOKEN: 'token' })).toThrow(/MAIL_FROM: is required/);
+    expect(loadConfig({ POSTMARK_SERVER_TOKEN: 'token', MAIL_FROM: 'Acme Licensing <licensing@acme.test>' })).toMatchObject({ postmarkApiUrl: 'https://api.postmarkapp.com', jobsWorker: true });
+    expect(() => loadConfig({ MAIL_FROM: 'not an address' })).toThrow(/MAIL_FROM:/);
+    expect(() => loadConfig({ MONGODB_URL: 'postgres://x' })).toThrow(/MONGODB_URL:/);
+    expect(() => loadConfig({ POSTMARK_API_URL: 'ftp://x' })).toThrow(/POSTMARK_API_URL:/);
+    expect(loadConfig({ JOBS_WORKER: 'false' }).jobsWorker).toBe(false);
+  });
+});
+
 describe('development outbox (no POSTMARK_SERVER_TOKEN)', () => {
   it('keeps emails in the outbox, listable per tenant with their bodies, and says so in the log', async () => {
     const dev = await startTestApp({ clock });
