@@ -30,6 +30,7 @@ declare module 'autocannon' {
   export interface Result {
     requests: Histogram;
     latency: Histogram;
+    throughput: Histogram;
     duration: number;
     errors: number;
     timeouts: number;

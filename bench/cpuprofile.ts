@@ -1,5 +1,6 @@
 // Summarises a V8 .cpuprofile (from `BENCH_CPU_PROF=1 pnpm bench`): where the server's CPU time goes.
-// Usage: pnpm exec tsx bench/cpuprofile.ts <file.cpuprofile> [requests served, to print µs per request]
+// Usage: pnpm exec tsx bench/cpuprofile.ts <file.cpuprofile> [requests served, to print µs per request] [regex...]
+// Each regex prints the share of samples with a matching frame ("name url:line") anywhere on the stack.
 // Percentages are of busy time (idle excluded). "self" is time in the function itself; "inclusive" counts
 // a sample once for every package (or function) anywhere on its stack.
 import { readFileSync } from 'node:fs';
@@ -11,6 +12,8 @@ interface Node {
 }
 const profile = JSON.parse(readFileSync(process.argv[2], 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
 const requests = Number(process.argv[3] ?? 0);
+const patterns = process.argv.slice(4).map((p) => new RegExp(p));
+const matched = new Map<string, number>();
 const top = 25;
 
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -53,6 +56,7 @@ profile.samples.forEach((id, i) => {
   }
   for (const o of owners) add(inclOwner, o, us);
   for (const f of frames) add(inclFrame, f, us);
+  for (const p of patterns) if ([...frames].some((f) => p.test(f))) add(matched, p.source, us);
 });
 
 const pct = (us: number) => `${((100 * us) / busy).toFixed(1).padStart(5)}%` + (requests ? ` ${(us / requests).toFixed(1).padStart(6)} µs/req` : '');
@@ -65,3 +69,4 @@ print('self time by package / file', selfOwner, 20);
 print('inclusive time by package / file (a sample counts once per package on its stack)', inclOwner, 25);
 print('self time by function', self);
 print('inclusive time by function', inclFrame, top);
+if (patterns.length) print('samples with a frame matching', new Map(patterns.map((p) => [p.source, matched.get(p.source) ?? 0])));

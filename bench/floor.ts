@@ -3,7 +3,7 @@
 // Env: DATABASE_URL, PORT, SERVER_SECRET (the same as the real server's, so the key digests match).
 import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { SignJWT, generateKeyPair } from 'jose';
+import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import pg from 'pg';
 import { normalizeLicenseKey } from '../server/src/crypto/license-key.js';
 import { ServerSecrets } from '../server/src/crypto/secrets.js';
@@ -11,7 +11,9 @@ import { SELECT_LICENSE_BY_DIGEST, SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, type Lic
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 }); // the server's default pool size
 const secrets = new ServerSecrets(process.env.SERVER_SECRET!);
-const { privateKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519' });
+const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
+const kid = await calculateJwkThumbprint(await exportJWK(publicKey)); // same header and issuer as the real server's tokens
+const issuer = `http://localhost:${process.env.PORT}`;
 const DAY_MS = 86_400_000;
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
@@ -30,8 +32,8 @@ function sign(l: LicenseRecord, now: Date, extra: { deviceId?: string; nonce?: s
     offlineGraceDays: l.offlineGraceDays, maintenanceExpiresAt: iso(l.maintenanceExpiresAt), minVersion: l.minVersion,
     maxVersion: l.maxVersion, ...(extra.deviceId ? { device: extra.deviceId } : {}), ...(extra.nonce ? { nonce: extra.nonce } : {}),
   })
-    .setProtectedHeader({ alg: 'EdDSA', kid: 'floor', typ: 'JWT' })
-    .setIssuer('http://localhost')
+    .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'JWT' })
+    .setIssuer(issuer)
     .setIssuedAt(Math.floor(now.getTime() / 1000))
     .setExpirationTime(Math.floor(expires / 1000))
     .sign(privateKey);

@@ -150,7 +150,7 @@ interface Row {
   cpuUsPerRequest: number;
   requests: number;
   errors: number;
-  detail: { non2xx: number; socketErrors: number; timeouts: number; invalidBodies: number; poolExhausted: number; sample?: string };
+  detail: { non2xx: number; socketErrors: number; timeouts: number; invalidBodies: number; poolExhausted: number; bytesPerResponse: number; bodyBytes: number; sample?: string };
 }
 
 const served = { keyforge: 0, floor: 0 }; // every request each server handled (for µs/request from a CPU profile)
@@ -180,14 +180,14 @@ async function issueNonces(target: Target, url: string, count: number): Promise<
 
 /** One autocannon run; every 2xx body must say "isValid":true, anything else is counted as an error. */
 async function load(target: Target, seconds: number, request: Request) {
-  const detail: Row['detail'] = { non2xx: 0, socketErrors: 0, timeouts: 0, invalidBodies: 0, poolExhausted: 0 };
+  const detail: Row['detail'] = { non2xx: 0, socketErrors: 0, timeouts: 0, invalidBodies: 0, poolExhausted: 0, bytesPerResponse: 0, bodyBytes: 0 };
   const cpuBefore = cpuSeconds(target.pid);
   const run = autocannon({
     url: target.base, connections: CONNECTIONS, duration: seconds,
     requests: [{
       ...request,
       onResponse(status, body) {
-        if (status >= 200 && status < 300 && body.includes('"isValid":true')) return;
+        if (status >= 200 && status < 300 && body.includes('"isValid":true')) return void (detail.bodyBytes ||= Buffer.byteLength(body));
         if (status < 300) detail.invalidBodies++;
         detail.sample ??= `HTTP ${status} ${body.slice(0, 300)}`;
       },
@@ -201,7 +201,8 @@ async function load(target: Target, seconds: number, request: Request) {
   served[target.name] += result.requests.total;
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN) * 10) / 10;
-  Object.assign(detail, { non2xx: result.non2xx, socketErrors: result.errors, timeouts: result.timeouts });
+  const bytesPerResponse = Math.round(result.throughput.total / Math.max(1, result['2xx'])); // headers + body
+  Object.assign(detail, { non2xx: result.non2xx, socketErrors: result.errors, timeouts: result.timeouts, bytesPerResponse });
   return { result, detail, p50: pct(0.5), p99: pct(0.99), cpuUsPerRequest };
 }
 

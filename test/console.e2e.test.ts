@@ -56,11 +56,24 @@ async function shot(name: string) {
   await expect.poll(() => page.getByRole('status').count(), { timeout: 15_000 }).toBe(0); // loading states done
   // Toasts were checked where they matter; close them so they do not cover the page.
   for (const close of await page.locator('.mantine-Notification-root button').all()) await close.click().catch(() => undefined);
+  await expect.poll(() => page.locator('.mantine-Notification-root').count()).toBe(0);
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
 async function nav(label: string) {
   await page.getByRole('navigation', { name: 'Main navigation' }).getByRole('link', { name: label, exact: true }).click();
+}
+
+/**
+ * A TOTP code the server accepts now: a time step newer than the last one used (codes are one-use) and within
+ * its ±1 step window, waiting for the clock when needed.
+ */
+let lastTotpStep = 0;
+async function nextTotp(secret: string): Promise<string> {
+  const step = Math.max(Math.floor(Date.now() / 30_000), lastTotpStep + 1);
+  while (Math.floor(Date.now() / 30_000) + 1 < step) await new Promise((resolve) => setTimeout(resolve, 500));
+  lastTotpStep = step;
+  return currentTotp(secret, new Date(step * 30_000 + 15_000));
 }
 
 const toast = (text: string | RegExp) => page.locator('.mantine-Notification-root').filter({ hasText: text }).first();
@@ -272,7 +285,7 @@ describe('admin console in Chromium', () => {
     await page.getByRole('button', { name: 'Enable two-factor authentication' }).click();
     await page.getByRole('img', { name: 'QR code for your authenticator app' }).waitFor();
     mfaSecret = (await page.getByTestId('mfa-secret').textContent())!.trim();
-    await page.getByLabel('Code from the app').fill(currentTotp(mfaSecret, new Date()));
+    await page.getByLabel('Code from the app').fill(await nextTotp(mfaSecret));
     await shot('09-profile-mfa-enroll');
     await page.getByRole('button', { name: 'Confirm and turn on' }).click();
     await page.getByTestId('backup-codes').waitFor();
@@ -290,18 +303,25 @@ describe('admin console in Chromium', () => {
     await page.getByLabel(/^Password/).fill(ADMIN.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Two-factor authentication' }).waitFor();
-    // The enrollment code's time step is spent; the next step's code is inside the ±1 step window.
     await page.getByLabel('Authentication code, digit 1 of 6').click();
-    await page.keyboard.type(currentTotp(mfaSecret, new Date(Date.now() + 30_000)));
+    await page.keyboard.type(await nextTotp(mfaSecret));
     await shot('11-login-mfa');
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.waitForURL(/\/profile$/); // back where the session ended
     await page.getByText('Turn off with a current code').waitFor();
   });
 
-  it('team, API keys (shown once, revoked) and company settings', async () => {
+  it('team, API keys (shown once, revoked), company settings and the email outbox', async () => {
     await nav('Team');
     await page.getByText(ADMIN.email).first().waitFor();
+    await page.getByRole('button', { name: 'Add member' }).click();
+    const member = page.getByRole('dialog');
+    await member.getByLabel('Email').fill('bob@acme.test');
+    await member.getByLabel('Name').fill('Bob Reader');
+    await member.getByLabel(/^Initial password/).fill('bob password 123');
+    await member.getByRole('button', { name: 'Add member' }).click();
+    await toast('bob@acme.test can now sign in.').waitFor();
+    await page.getByRole('row').filter({ hasText: 'bob@acme.test' }).waitFor();
     await shot('12-team');
 
     await nav('API keys');
@@ -321,6 +341,10 @@ describe('admin console in Chromium', () => {
     await nav('Company');
     await expect.poll(() => page.getByLabel('Company name').inputValue()).toBe('Acme Corp');
     await shot('14-company');
+
+    await nav('Emails');
+    await page.getByRole('heading', { name: 'Scheduled jobs' }).waitFor();
+    await shot('14b-emails');
   });
 
   it('revokes the license after confirmation; it no longer validates', async () => {
@@ -337,6 +361,31 @@ describe('admin console in Chromium', () => {
     await nav('Licenses');
     await page.getByTestId('license-row').first().waitFor();
     await shot('16-licenses');
+  });
+
+  it('five failed sign-ins lock the account, and the sign-in page says so', async () => {
+    await page.getByRole('button', { name: 'Account menu' }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).click();
+    await page.waitForURL('**/login**');
+    await page.getByLabel('Email').fill('bob@acme.test');
+    await page.getByLabel(/^Password/).fill('not his password');
+    for (let attempt = 1; attempt <= 5; attempt++) {
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Invalid email or password' }).waitFor();
+    }
+    await page.getByLabel(/^Password/).fill('bob password 123'); // even the right password is refused now
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const locked = page.getByRole('alert').filter({ hasText: 'Account locked' });
+    await locked.waitFor();
+    expect(await locked.textContent()).toMatch(/Too many failed sign-in attempts: the account is locked until .*2\d{3}/);
+    await shot('19-login-locked');
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel(/^Password/).fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('Authentication code, digit 1 of 6').click();
+    await page.keyboard.type(await nextTotp(mfaSecret));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.waitForURL(/\/licenses$/); // back where the session ended
   });
 
   it('works on a narrow screen', async () => {

@@ -98,3 +98,40 @@ describe('service endpoints', () => {
     expect(response.headers.get('x-request-id')).toMatch(/.{8,}/);
   });
 });
+
+describe('serving the admin console', () => {
+  it('serves index.html for client routes (UUID deep links included), assets with long caching, and leaves API paths alone', async () => {
+    const { mkdtempSync, mkdirSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const path = await import('node:path');
+    const { createApp } = await import('../server/src/http/app.js');
+    const dir = mkdtempSync(path.join(tmpdir(), 'kf-console-'));
+    mkdirSync(path.join(dir, 'assets'));
+    writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>Keyforge console</title>');
+    writeFileSync(path.join(dir, 'assets', 'app-123.js'), 'console.log(1)');
+    const app = createApp(t.deps, { consoleDir: dir });
+    const get = async (pathname: string) => {
+      const response = await app.fetch(new Request(`http://licensing.test${pathname}`));
+      const text = await response.text();
+      return { status: response.status, headers: response.headers, text, json: text.startsWith('{') ? JSON.parse(text) : undefined };
+    };
+
+    const deepLink = await get('/licenses/3f2b8c1e-9a7d-4e21-b6f0-5c8d2e1a9b77');
+    expect(deepLink.status).toBe(200);
+    expect(deepLink.text).toContain('Keyforge console');
+    expect(deepLink.headers.get('cache-control')).toBe('no-cache');
+    expect((await get('/')).text).toContain('Keyforge console');
+
+    const asset = await get('/assets/app-123.js');
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toContain('immutable');
+    expect((await get('/assets/missing.js')).status).toBe(404);
+
+    const api = await get('/api/v1/nope');
+    expect(api.status).toBe(404);
+    expect(api.json.error.code).toBe('NotFound');
+    expect((await get('/.well-known/jwks.json')).json.keys).toBeDefined();
+    // A key in a console path is still refused.
+    expect((await get(`/licenses/${key}`)).status).toBe(400);
+  });
+});

@@ -65,6 +65,7 @@ describe('login, lockout and sessions', () => {
     const locked = await t.gql(`mutation { login(email: "lock@acme.test", password: "${PASSWORD}") { status } }`);
     expect(locked.errors![0].extensions!.code).toBe('AccountLocked');
     expect(locked.errors![0].message).toMatch(/locked until/);
+    expect(locked.errors![0].extensions).toMatchObject({ retryAfterSeconds: 900 });
     const start = clock.now().toISOString();
     clock.advance(15 * 60_000 + 1);
     try {

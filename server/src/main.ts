@@ -1,9 +1,7 @@
-import { existsSync } from 'node:fs';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
-import { serveStatic } from '@hono/node-server/serve-static';
 import { ConfigError, loadConfig } from './config.js';
 import { DatabaseLockedError } from './db/database.js';
 import { createApp } from './http/app.js';
@@ -37,11 +35,7 @@ async function main() {
     logger.fatal({ err: known ? undefined : error }, known ? (error as Error).message : 'startup failed');
     process.exit(1);
   }
-  const app = createApp(runtime.deps);
-  if (existsSync(CONSOLE_DIST)) {
-    app.use('/*', serveStatic({ root: path.relative(process.cwd(), CONSOLE_DIST) }));
-    app.get('/*', serveStatic({ path: path.relative(process.cwd(), path.join(CONSOLE_DIST, 'index.html')) }));
-  }
+  const app = createApp(runtime.deps, { consoleDir: CONSOLE_DIST });
 
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
     logger.info({ port: info.port, database: runtime.deps.db.kind, publicUrl: config.publicUrl }, `license service listening on ${config.publicUrl}`);

@@ -9,8 +9,11 @@ export const KEY_ALPHABET = 'ABCDEFGHJKMNPQRSTVWXYZ23456789';
 export const KEY_PREFIX_PATTERN = /^[A-Z][A-Z0-9]{1,11}$/;
 const GROUP = `[${KEY_ALPHABET}]{4}`;
 const KEY_PATTERN = new RegExp(`^[A-Z][A-Z0-9]{1,11}(-${GROUP}){4}$`);
-/** Something that looks like a license key anywhere in a string (used to refuse keys in URLs). */
-export const KEY_LIKE_PATTERN = /[A-Z][A-Z0-9]{1,11}(-[A-Z0-9]{4}){4}/i;
+/**
+ * Something that looks like a license key anywhere in a string (used to refuse keys in URLs). Bounded on
+ * both sides so that a UUID (8-4-4-4-12) in a path is not mistaken for one.
+ */
+export const KEY_LIKE_PATTERN = /(?<![A-Z0-9-])[A-Z][A-Z0-9]{1,11}(-[A-Z0-9]{4}){4}(?![A-Z0-9-])/i;
 
 export function generateLicenseKey(prefix: string): string {
   const groups = Array.from({ length: 4 }, () =>

@@ -43,7 +43,11 @@ export function createGraphQLHandler(deps: AppDeps) {
         if (original instanceof GraphQLError) return new GraphQLError(error instanceof Error ? error.message : original.message, { extensions: { code: 'InvalidRequest' } });
         const appError = original instanceof AppError ? original : toAppError(original, deps.logger, 'graphql');
         return new GraphQLError(appError.message, {
-          extensions: { code: appError.code, ...(appError.details.fields ? { fields: appError.details.fields } : {}) },
+          extensions: {
+            code: appError.code,
+            ...(appError.details.fields ? { fields: appError.details.fields } : {}),
+            ...(appError.details.retryAfterSeconds !== undefined ? { retryAfterSeconds: appError.details.retryAfterSeconds } : {}),
+          },
           path: error instanceof GraphQLError ? error.path : undefined,
         });
       },

@@ -13,6 +13,7 @@ import { createPublicApi } from '../rest/v1/index.js';
 import { SESSION_TOKEN_LIKE_PATTERN } from '../services/floating/sessions.js';
 import { publicJwks } from '../services/signing/signing-keys.js';
 import { clientIp } from './client-ip.js';
+import { mountConsole } from './console.js';
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './env.js';
 import { errorResponse, toAppError } from './errors.js';
@@ -25,7 +26,8 @@ const KEY_PARAM_NAMES = new Set(['licensekey', 'license_key', 'key', 'license', 
 const CREDENTIAL_LIKE = new RegExp(`${KEY_LIKE_PATTERN.source}|${SESSION_TOKEN_LIKE_PATTERN.source}`, 'i');
 const KEY_LIKE_GLOBAL = new RegExp(CREDENTIAL_LIKE.source, 'gi');
 
-export function createApp(deps: AppDeps): Hono<AppEnv> {
+/** `consoleDir`: the built admin console to serve at `/` (absent in tests and API-only deployments). */
+export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   app.use(requestId());
@@ -119,6 +121,8 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
       return c.json({ status: 'unavailable', database: 'unreachable' }, 503);
     }
   });
+
+  if (options.consoleDir) mountConsole(app, options.consoleDir);
 
   app.notFound((c) => errorResponse(c, new AppError('NotFound', `No route for ${c.req.method} ${c.req.path.replace(KEY_LIKE_GLOBAL, '[redacted]')}.`)));
   app.onError((error, c) => errorResponse(c, toAppError(error, deps.logger, c.get('requestId'))));

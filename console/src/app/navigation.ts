@@ -1,0 +1,48 @@
+import {
+  IconBuilding,
+  IconChartBar,
+  IconHistory,
+  IconKey,
+  IconLayoutDashboard,
+  IconLicense,
+  IconMail,
+  IconPackage,
+  IconUserCircle,
+  IconUsers,
+  type Icon,
+} from '@tabler/icons-react';
+
+export interface NavItem {
+  label: string;
+  to: string;
+  icon: Icon;
+  /** Only for CompanyAdmins (the API refuses the page's data to read-only members). */
+  adminOnly?: boolean;
+}
+
+export interface NavSection {
+  label?: string;
+  items: NavItem[];
+}
+
+export const NAVIGATION: NavSection[] = [
+  {
+    items: [
+      { label: 'Dashboard', to: '/', icon: IconLayoutDashboard },
+      { label: 'Analytics', to: '/analytics', icon: IconChartBar },
+      { label: 'Licenses', to: '/licenses', icon: IconLicense },
+      { label: 'Products', to: '/products', icon: IconPackage },
+      { label: 'Activity log', to: '/activity', icon: IconHistory },
+      { label: 'Emails', to: '/emails', icon: IconMail, adminOnly: true },
+    ],
+  },
+  {
+    label: 'Settings',
+    items: [
+      { label: 'Team', to: '/team', icon: IconUsers },
+      { label: 'API keys', to: '/api-keys', icon: IconKey },
+      { label: 'Company', to: '/settings', icon: IconBuilding },
+      { label: 'My profile', to: '/profile', icon: IconUserCircle },
+    ],
+  },
+];

@@ -1,0 +1,44 @@
+import { createBrowserRouter } from 'react-router';
+import { ActivityPage } from '../modules/activity/pages/ActivityPage';
+import { AnalyticsPage } from '../modules/analytics/pages/AnalyticsPage';
+import { LoginPage } from '../modules/auth/pages/LoginPage';
+import { SetupPage } from '../modules/auth/pages/SetupPage';
+import { DashboardPage } from '../modules/dashboard/pages/DashboardPage';
+import { LicenseDetailPage } from '../modules/licenses/pages/LicenseDetailPage';
+import { LicensesPage } from '../modules/licenses/pages/LicensesPage';
+import { OutboxPage } from '../modules/outbox/pages/OutboxPage';
+import { ProductsPage } from '../modules/products/pages/ProductsPage';
+import { ProfilePage } from '../modules/profile/pages/ProfilePage';
+import { CompanySettingsPage } from '../modules/settings/pages/CompanySettingsPage';
+import { ApiKeysPage } from '../modules/team/pages/ApiKeysPage';
+import { TeamPage } from '../modules/team/pages/TeamPage';
+import { PublicOnly, RequireSession } from './guards';
+import { NotFoundPage } from './NotFoundPage';
+import { SignedInLayout } from './SignedInLayout';
+
+export const router = createBrowserRouter([
+  { element: <PublicOnly page="login" />, children: [{ path: '/login', element: <LoginPage /> }] },
+  { element: <PublicOnly page="setup" />, children: [{ path: '/setup', element: <SetupPage /> }] },
+  {
+    element: <RequireSession />,
+    children: [
+      {
+        element: <SignedInLayout />,
+        children: [
+          { index: true, element: <DashboardPage /> },
+          { path: '/analytics', element: <AnalyticsPage /> },
+          { path: '/licenses', element: <LicensesPage /> },
+          { path: '/licenses/:id', element: <LicenseDetailPage /> },
+          { path: '/products', element: <ProductsPage /> },
+          { path: '/activity', element: <ActivityPage /> },
+          { path: '/emails', element: <OutboxPage /> },
+          { path: '/team', element: <TeamPage /> },
+          { path: '/api-keys', element: <ApiKeysPage /> },
+          { path: '/settings', element: <CompanySettingsPage /> },
+          { path: '/profile', element: <ProfilePage /> },
+          { path: '*', element: <NotFoundPage /> },
+        ],
+      },
+    ],
+  },
+]);

@@ -1,0 +1,4 @@
+import './setup';
+
+export { BarChart, DoughnutChart, LineChart } from './Charts';
+export { PALETTE } from './setup';

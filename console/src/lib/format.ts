@@ -1,0 +1,49 @@
+/** Display helpers. Dates arrive as ISO 8601 strings (UTC); they are shown in the browser's time zone. */
+export const DAY_MS = 86_400_000;
+
+export function formatDate(iso: string | null | undefined, fallback = '—'): string {
+  return iso ? new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' }) : fallback;
+}
+
+export function formatDateTime(iso: string | null | undefined, fallback = '—'): string {
+  return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : fallback;
+}
+
+/** Whole days until `iso`, rounded up (a license expiring in 3 hours expires "in 1d"); never below 0. */
+export function daysUntil(iso: string, now: Date): number {
+  return Math.max(0, Math.ceil((new Date(iso).getTime() - now.getTime()) / DAY_MS));
+}
+
+/** "in 3d" — the countdown of the expiry widget (spec §6.3). */
+export function countdown(iso: string, now: Date): string {
+  return `in ${daysUntil(iso, now)}d`;
+}
+
+/** "5 minutes ago", "in 2 days" … for recent timestamps. */
+export function relativeTime(iso: string | null | undefined, now = new Date(), fallback = 'never'): string {
+  if (!iso) return fallback;
+  const seconds = Math.round((new Date(iso).getTime() - now.getTime()) / 1000);
+  const units: [Intl.RelativeTimeFormatUnit, number][] = [
+    ['year', 31_536_000],
+    ['month', 2_592_000],
+    ['day', 86_400],
+    ['hour', 3_600],
+    ['minute', 60],
+  ];
+  const format = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
+  for (const [unit, size] of units) if (Math.abs(seconds) >= size) return format.format(Math.round(seconds / size), unit);
+  return format.format(seconds, 'second');
+}
+
+export const formatNumber = (value: number) => value.toLocaleString();
+
+/** "1 activation", "3 activations". */
+export const plural = (count: number, noun: string, nouns = `${noun}s`) => `${formatNumber(count)} ${count === 1 ? noun : nouns}`;
+
+/** "3 / 5" seats. */
+export const seats = (used: number, max: number) => `${used} / ${max}`;
+
+/** "2026-06-01 12:00:03 UTC" — activity-log timestamps are shown in UTC (spec §2.6). */
+export function formatUtc(iso: string): string {
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
+}

@@ -1,0 +1,12 @@
+/** Client-side checks mirroring the server's rules, so mistakes show before a round trip. */
+export const KEY_PREFIX_PATTERN = /^[A-Z][A-Z0-9]{1,11}$/;
+
+export function validateKeyPrefix(prefix: string): string | undefined {
+  return KEY_PREFIX_PATTERN.test(prefix) ? undefined : '2–12 letters or digits, starting with a letter.';
+}
+
+export function validatePassword(password: string): string | undefined {
+  if (password.length < 10) return 'At least 10 characters.';
+  if (password.length > 200) return 'At most 200 characters.';
+  return undefined;
+}

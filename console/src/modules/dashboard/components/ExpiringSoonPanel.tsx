@@ -1,0 +1,70 @@
+import { Anchor, Badge, Group, Paper, Stack, Table, Text, Title } from '@mantine/core';
+import { IconAlertTriangle } from '@tabler/icons-react';
+import { Link } from 'react-router';
+import { formatDate } from '../../../lib/format';
+import { expiringSoonView, type ExpiryStats } from '../expiringSoon';
+
+/** "Licenses Expiring Soon" (spec §6.3): renders nothing when no active license expires within 30 days. */
+export function ExpiringSoonPanel({ stats, now = new Date() }: { stats: ExpiryStats; now?: Date }) {
+  const view = expiringSoonView(stats, now);
+  if (!view) return null;
+  return (
+    <Paper p="lg" component="section" aria-labelledby="expiring-soon-title" data-testid="expiring-soon">
+      <Stack gap="sm">
+        <Group justify="space-between" wrap="wrap" gap="xs">
+          <Group gap={8}>
+            <IconAlertTriangle size={20} color="var(--mantine-color-orange-6)" aria-hidden />
+            <Title order={3} size="h4" id="expiring-soon-title">
+              Licenses Expiring Soon
+            </Title>
+          </Group>
+          <Group gap={6}>
+            <Badge color="red" variant="filled" data-testid="badge-7-days">
+              {view.within7Days} within 7 days
+            </Badge>
+            <Badge color="yellow" variant="filled" c="dark" data-testid="badge-30-days">
+              {view.within30Days} within 30 days
+            </Badge>
+          </Group>
+        </Group>
+        <Table.ScrollContainer minWidth={460}>
+          <Table verticalSpacing="xs">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Product</Table.Th>
+                <Table.Th>Customer</Table.Th>
+                <Table.Th ta="right">Expires</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {view.rows.map((row) => (
+                <Table.Tr key={row.id} data-testid="expiring-row">
+                  <Table.Td>
+                    <Anchor component={Link} to={row.href} fw={500} size="sm">
+                      {row.productName}
+                    </Anchor>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="sm" c={row.customerEmail ? undefined : 'dimmed'}>
+                      {row.customerEmail ?? 'no customer email'}
+                    </Text>
+                  </Table.Td>
+                  <Table.Td ta="right">
+                    <Text size="sm" fw={600} c={row.urgent ? 'red.7' : 'yellow.8'} title={formatDate(row.expiresAt)}>
+                      {row.countdown}
+                    </Text>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+        {view.more > 0 && (
+          <Anchor component={Link} to="/licenses?expiring=30" size="sm">
+            {view.more} more expiring within 30 days →
+          </Anchor>
+        )}
+      </Stack>
+    </Paper>
+  );
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { EXPIRING_SOON_MAX_ROWS, expiringSoonView, type ExpiryStats } from './expiringSoon';
+
+const NOW = new Date('2026-06-01T12:00:00.000Z');
+const DAY = 86_400_000;
+const at = (days: number) => new Date(NOW.getTime() + days * DAY).toISOString();
+const license = (id: string, days: number, customerEmail: string | null = `${id}@example.com`) => ({ id, productName: `Product ${id}`, customerEmail, expiresAt: at(days) });
+
+const stats = (licenses: ExpiryStats['expiringLicenses'], counts: Partial<ExpiryStats> = {}): ExpiryStats => ({
+  expiringIn7Days: licenses.filter((l) => Date.parse(l.expiresAt) - NOW.getTime() <= 7 * DAY).length,
+  expiringIn30Days: licenses.length,
+  expiringLicenses: licenses,
+  ...counts,
+});
+
+describe('Licenses Expiring Soon widget rules', () => {
+  it('is hidden when no active license expires within 30 days', () => {
+    expect(expiringSoonView(stats([]), NOW)).toBeNull();
+  });
+
+  it('is shown as soon as one license expires within 30 days', () => {
+    const view = expiringSoonView(stats([license('a', 29.5)]), NOW);
+    expect(view).not.toBeNull();
+    expect(view!.rows).toHaveLength(1);
+  });
+
+  it('badges: the 7-day count (red) and the 30-day count (yellow) come from the stats', () => {
+    const view = expiringSoonView(stats([license('a', 2), license('b', 6.9), license('c', 20)]), NOW)!;
+    expect(view.within7Days).toBe(2);
+    expect(view.within30Days).toBe(3);
+  });
+
+  it('lists at most 8 licenses, soonest first, and counts the rest', () => {
+    const many = Array.from({ length: 12 }, (_, i) => license(`l${i}`, 29 - i * 2));
+    const view = expiringSoonView(stats(many), NOW)!;
+    expect(EXPIRING_SOON_MAX_ROWS).toBe(8);
+    expect(view.rows).toHaveLength(8);
+    expect(view.rows.map((row) => row.id)).toEqual(['l11', 'l10', 'l9', 'l8', 'l7', 'l6', 'l5', 'l4']);
+    expect(view.more).toBe(4);
+  });
+
+  it('shows exactly 8 rows and no "more" link for exactly 8 licenses', () => {
+    const view = expiringSoonView(stats(Array.from({ length: 8 }, (_, i) => license(`l${i}`, i + 1))), NOW)!;
+    expect(view.rows).toHaveLength(8);
+    expect(view.more).toBe(0);
+  });
+
+  it('countdown reads "in Nd", whole days rounded up', () => {
+    const view = expiringSoonView(stats([license('a', 3), license('b', 0.2), license('c', 6.01), license('d', 30)]), NOW)!;
+    expect(Object.fromEntries(view.rows.map((row) => [row.id, row.countdown]))).toEqual({ b: 'in 1d', a: 'in 3d', c: 'in 7d', d: 'in 30d' });
+  });
+
+  it('each row links to its license page and keeps product and customer email', () => {
+    const id = '4f1c8a2b-1c3d-4e5f-a6b7-c8d9e0f1a2b3';
+    const [row] = expiringSoonView(stats([license(id, 5)]), NOW)!.rows;
+    expect(row).toMatchObject({ href: '/licenses/4f1c8a2b1c3d4e5fa6b7c8d9e0f1a2b3', productName: `Product ${id}`, customerEmail: `${id}@example.com`, urgent: true });
+  });
+
+  it('marks rows within 7 days as urgent and later ones not', () => {
+    const view = expiringSoonView(stats([license('soon', 7), license('later', 7.5)]), NOW)!;
+    expect(view.rows.map((row) => row.urgent)).toEqual([true, false]);
+  });
+
+  it('ignores entries that have already expired (a stale response)', () => {
+    expect(expiringSoonView(stats([license('gone', -1)], { expiringIn30Days: 0, expiringIn7Days: 0 }), NOW)).toBeNull();
+  });
+});

@@ -1,0 +1,57 @@
+import { countdown } from '../../lib/format';
+import { licensePath } from '../../lib/ids';
+
+/** Spec §6.3 / §8: the "Licenses Expiring Soon" widget lists at most 8 licenses. */
+export const EXPIRING_SOON_MAX_ROWS = 8;
+
+export interface ExpiryStats {
+  expiringIn7Days: number;
+  expiringIn30Days: number;
+  expiringLicenses: { id: string; productName: string; customerEmail: string | null; expiresAt: string }[];
+}
+
+export interface ExpiringSoonRow {
+  id: string;
+  productName: string;
+  customerEmail: string | null;
+  expiresAt: string;
+  /** "in Nd" */
+  countdown: string;
+  /** Within 7 days (shown in red). */
+  urgent: boolean;
+  href: string;
+}
+
+export interface ExpiringSoonView {
+  /** Red badge: licenses expiring within 7 days. */
+  within7Days: number;
+  /** Yellow badge: licenses expiring within 30 days (including the 7-day ones). */
+  within30Days: number;
+  rows: ExpiringSoonRow[];
+  /** How many more expire within 30 days than the rows show. */
+  more: number;
+}
+
+/**
+ * The widget's rules (spec §6.3): shown only when an active license expires within 30 days (null: hidden);
+ * two badges (7-day red, 30-day yellow); up to 8 rows, soonest first, with product, customer email and an
+ * "in Nd" countdown, each linking to the license's page.
+ */
+export function expiringSoonView(stats: ExpiryStats, now: Date): ExpiringSoonView | null {
+  const upcoming = stats.expiringLicenses.filter((license) => new Date(license.expiresAt).getTime() > now.getTime());
+  if (stats.expiringIn30Days <= 0 && upcoming.length === 0) return null;
+  const rows = [...upcoming]
+    .sort((a, b) => new Date(a.expiresAt).getTime() - new Date(b.expiresAt).getTime())
+    .slice(0, EXPIRING_SOON_MAX_ROWS)
+    .map((license) => ({
+      id: license.id,
+      productName: license.productName,
+      customerEmail: license.customerEmail,
+      expiresAt: license.expiresAt,
+      countdown: countdown(license.expiresAt, now),
+      urgent: new Date(license.expiresAt).getTime() - now.getTime() <= 7 * 86_400_000,
+      href: licensePath(license.id),
+    }));
+  const within30Days = Math.max(stats.expiringIn30Days, upcoming.length);
+  return { within7Days: stats.expiringIn7Days, within30Days, rows, more: Math.max(0, within30Days - rows.length) };
+}

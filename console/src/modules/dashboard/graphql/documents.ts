@@ -1,0 +1,35 @@
+import { graphql } from '../../../graphql';
+
+export const DashboardQuery = graphql(`
+  query Dashboard {
+    dashboardStats {
+      totalLicenses
+      activeLicenses
+      activations
+      products
+      expiringIn7Days
+      expiringIn30Days
+      expiringLicenses {
+        id
+        productName
+        customerEmail
+        expiresAt
+      }
+    }
+    analytics(range: LAST_7_DAYS, granularity: DAY) {
+      activationTrend {
+        start
+        activations
+      }
+    }
+    activityLog(first: 6) {
+      nodes {
+        id
+        action
+        entity
+        user
+        timestamp
+      }
+    }
+  }
+`);

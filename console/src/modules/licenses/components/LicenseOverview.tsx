@@ -1,0 +1,102 @@
+import { Badge, Code, Group, Paper, Progress, SimpleGrid, Stack, Text } from '@mantine/core';
+import type { ReactNode } from 'react';
+import type { ResultOf } from '../../../graphql';
+import { formatDate, formatDateTime } from '../../../lib/format';
+import type { LicenseQuery } from '../graphql/documents';
+import { ExpiryText } from './LicenseStatus';
+
+type License = ResultOf<typeof LicenseQuery>['license'];
+
+function Item({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <Stack gap={2}>
+      <Text size="xs" c="dimmed" tt="uppercase" fw={600}>
+        {label}
+      </Text>
+      <div>{children}</div>
+    </Stack>
+  );
+}
+
+const none = (
+  <Text size="sm" c="dimmed">
+    —
+  </Text>
+);
+
+export function LicenseOverview({ license }: { license: License }) {
+  const used = license.currentActivations;
+  const customFields = Object.entries((license.customFields ?? {}) as Record<string, string>);
+  return (
+    <Paper p="lg">
+      <SimpleGrid cols={{ base: 1, xs: 2, md: 4 }} spacing="lg" verticalSpacing="md">
+        <Item label="Seats">
+          <Text size="sm" fw={600}>
+            {used} of {license.maxActivations} used
+          </Text>
+          <Progress value={(used / Math.max(1, license.maxActivations)) * 100} size="sm" mt={4} color={license.remainingActivations === 0 ? 'red' : 'indigo'} aria-label="Seats used" />
+        </Item>
+        <Item label="Expires">
+          <ExpiryText expiresAt={license.expiresAt} status={license.status} />
+        </Item>
+        <Item label="Customer">{license.customerEmail ? <Text size="sm">{license.customerEmail}</Text> : none}</Item>
+        <Item label="Mode">
+          <Group gap={4}>
+            <Badge variant="light" color={license.nodeLocked ? 'grape' : 'gray'}>
+              {license.nodeLocked ? 'node-locked' : 'count-based'}
+            </Badge>
+            {license.isTrial && (
+              <Badge variant="light" color="violet">
+                trial
+              </Badge>
+            )}
+          </Group>
+        </Item>
+        <Item label="Features">
+          {license.features.length ? (
+            <Group gap={4}>
+              {license.features.map((feature) => (
+                <Badge key={feature} variant="outline" color="gray" tt="none">
+                  {feature}
+                </Badge>
+              ))}
+            </Group>
+          ) : (
+            none
+          )}
+        </Item>
+        <Item label="App versions">
+          <Text size="sm">{license.minVersion || license.maxVersion ? `${license.minVersion ?? 'any'} – ${license.maxVersion ?? 'any'}` : 'any'}</Text>
+        </Item>
+        <Item label="Offline grace · after expiry">
+          <Text size="sm">
+            {license.offlineGraceDays ?? 0}d · {license.gracePeriodDays ?? 0}d
+          </Text>
+        </Item>
+        <Item label="Floating seats">
+          <Text size="sm">{license.floatingSeats ?? 'none'}</Text>
+        </Item>
+        <Item label="Maintenance until">{license.maintenanceExpiresAt ? <Text size="sm">{formatDate(license.maintenanceExpiresAt)}</Text> : none}</Item>
+        <Item label="Custom fields">
+          {customFields.length ? (
+            <Stack gap={2}>
+              {customFields.map(([key, value]) => (
+                <Text key={key} size="sm">
+                  <Code>{key}</Code> {value}
+                </Text>
+              ))}
+            </Stack>
+          ) : (
+            none
+          )}
+        </Item>
+        <Item label="Created">
+          <Text size="sm">{formatDateTime(license.createdAt)}</Text>
+        </Item>
+        <Item label={license.revokedAt ? 'Revoked' : 'Updated'}>
+          <Text size="sm">{formatDateTime(license.revokedAt ?? license.updatedAt)}</Text>
+        </Item>
+      </SimpleGrid>
+    </Paper>
+  );
+}

@@ -1,0 +1,42 @@
+import { Badge, Text } from '@mantine/core';
+import type { EnumOf } from '../../../graphql';
+import { daysUntil, formatDate } from '../../../lib/format';
+
+export type LicenseStatus = EnumOf<'LicenseStatus'>;
+
+const COLORS: Record<LicenseStatus, string> = { active: 'teal', expired: 'orange', revoked: 'red' };
+
+export function LicenseStatusBadge({ status, isTrial }: { status: LicenseStatus; isTrial?: boolean }) {
+  return (
+    <>
+      <Badge color={COLORS[status]} variant="light" data-testid="license-status">
+        {status}
+      </Badge>
+      {isTrial && (
+        <Badge color="violet" variant="outline" ml={4}>
+          trial
+        </Badge>
+      )}
+    </>
+  );
+}
+
+/** "Jun 11, 2026 · in 10d", "Perpetual", coloured when close. */
+export function ExpiryText({ expiresAt, status, now = new Date() }: { expiresAt: string | null; status: LicenseStatus; now?: Date }) {
+  if (!expiresAt) {
+    return (
+      <Text size="sm" c="dimmed">
+        Perpetual
+      </Text>
+    );
+  }
+  const days = daysUntil(expiresAt, now);
+  const past = new Date(expiresAt).getTime() <= now.getTime();
+  const color = status !== 'active' || past ? 'dimmed' : days <= 7 ? 'red.7' : days <= 30 ? 'yellow.8' : undefined;
+  return (
+    <Text size="sm" c={color} style={{ whiteSpace: 'nowrap' }}>
+      {formatDate(expiresAt)}
+      {!past && status === 'active' && ` · in ${days}d`}
+    </Text>
+  );
+}

@@ -1,0 +1,138 @@
+import { graphql } from '../../../graphql';
+
+export const LicenseListFields = graphql(`
+  fragment LicenseListFields on License {
+    id
+    keyHint
+    status
+    customerEmail
+    expiresAt
+    isTrial
+    currentActivations
+    maxActivations
+    createdAt
+    product {
+      id
+      name
+    }
+  }
+`);
+
+export const LicenseDetailFields = graphql(
+  `
+    fragment LicenseDetailFields on License {
+      ...LicenseListFields
+      remainingActivations
+      nodeLocked
+      features
+      customFields
+      minVersion
+      maxVersion
+      offlineGraceDays
+      gracePeriodDays
+      floatingSeats
+      maintenanceExpiresAt
+      revokedAt
+      updatedAt
+      activations {
+        id
+        active
+        deviceId
+        deviceName
+        version
+        userEmail
+        ip
+        createdAt
+        lastSeenAt
+        deactivatedAt
+      }
+    }
+  `,
+  [LicenseListFields],
+);
+
+export const LicensesQuery = graphql(
+  `
+    query Licenses($first: Int, $after: String, $filter: LicenseFilter) {
+      licenses(first: $first, after: $after, filter: $filter) {
+        totalCount
+        pageInfo {
+          endCursor
+          hasNextPage
+        }
+        nodes {
+          ...LicenseListFields
+        }
+      }
+    }
+  `,
+  [LicenseListFields],
+);
+
+export const LicenseQuery = graphql(
+  `
+    query License($id: ID!) {
+      license(id: $id) {
+        ...LicenseDetailFields
+      }
+    }
+  `,
+  [LicenseDetailFields],
+);
+
+export const ProductOptionsQuery = graphql(`
+  query ProductOptions {
+    products {
+      id
+      name
+      isBundle
+    }
+  }
+`);
+
+export const CreateLicenseMutation = graphql(
+  `
+    mutation CreateLicense($input: CreateLicenseInput!) {
+      createLicense(input: $input) {
+        key
+        license {
+          ...LicenseListFields
+        }
+      }
+    }
+  `,
+  [LicenseListFields],
+);
+
+export const UpdateLicenseMutation = graphql(
+  `
+    mutation UpdateLicense($id: ID!, $input: UpdateLicenseInput!) {
+      updateLicense(id: $id, input: $input) {
+        ...LicenseDetailFields
+      }
+    }
+  `,
+  [LicenseDetailFields],
+);
+
+export const RevokeLicenseMutation = graphql(
+  `
+    mutation RevokeLicense($id: ID!) {
+      revokeLicense(id: $id) {
+        ...LicenseDetailFields
+      }
+    }
+  `,
+  [LicenseDetailFields],
+);
+
+export const DeactivateActivationMutation = graphql(
+  `
+    mutation DeactivateActivation($id: ID!) {
+      deactivateActivation(id: $id) {
+        ...LicenseDetailFields
+      }
+    }
+  `,
+  [LicenseDetailFields],
+);

@@ -1,0 +1,99 @@
+import { Anchor, Breadcrumbs, Button, Group, Stack, Text } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { IconHistory, IconPencil } from '@tabler/icons-react';
+import { Link, useParams } from 'react-router';
+import { useQuery } from 'urql';
+import { errorCode } from '../../../lib/errors';
+import { compactId, expandId } from '../../../lib/ids';
+import { ConfirmAction } from '../../../ui/ConfirmAction';
+import { PageHeader } from '../../../ui/PageHeader';
+import { EmptyState, QueryState } from '../../../ui/QueryState';
+import { useApiMutation } from '../../../ui/useApiMutation';
+import { useCanManage } from '../../auth/hooks/useCurrentUser';
+import { FloatingSessionsCard } from '../../floating/components/FloatingSessionsCard';
+import { UsageCard } from '../../usage/components/UsageCard';
+import { ActivationsTable } from '../components/ActivationsTable';
+import { EditLicenseModal } from '../components/EditLicenseModal';
+import { LicenseOverview } from '../components/LicenseOverview';
+import { LicenseStatusBadge } from '../components/LicenseStatus';
+import { LicenseQuery, RevokeLicenseMutation } from '../graphql/documents';
+import { refetchOn } from '../../../lib/client';
+
+export function LicenseDetailPage() {
+  const id = expandId(useParams().id ?? '');
+  const [result, reload] = useQuery({ query: LicenseQuery, variables: { id }, context: refetchOn('Activation') });
+  const [editing, { open, close }] = useDisclosure(false);
+  const canManage = useCanManage();
+  const revoke = useApiMutation(RevokeLicenseMutation, { success: 'License revoked. It no longer validates.' });
+  const crumbs = (
+    <Breadcrumbs mb="xs">
+      <Anchor component={Link} to="/licenses" size="sm">
+        Licenses
+      </Anchor>
+      <Text size="sm" ff="monospace">
+        {result.data?.license.keyHint ?? '…'}
+      </Text>
+    </Breadcrumbs>
+  );
+
+  if (errorCode(result.error) === 'NotFound' || errorCode(result.error) === 'InvalidRequest') {
+    return (
+      <>
+        {crumbs}
+        <EmptyState title="License not found" action={<Button component={Link} to="/licenses" variant="light">All licenses</Button>}>
+          It does not exist, or belongs to another company.
+        </EmptyState>
+      </>
+    );
+  }
+
+  return (
+    <>
+      {crumbs}
+      <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
+        {({ license }) => (
+          <>
+            <PageHeader
+              title={
+                <Group gap="sm">
+                  <span style={{ fontFamily: 'var(--mantine-font-family-monospace)' }}>{license.keyHint}</span>
+                  <LicenseStatusBadge status={license.status} isTrial={license.isTrial} />
+                </Group>
+              }
+              description={`${license.product.name} · the full key was shown once, when the license was created.`}
+              actions={
+                <>
+                  <Button variant="default" leftSection={<IconHistory size={16} />} component={Link} to={`/activity?entityId=${compactId(license.id)}`}>
+                    History
+                  </Button>
+                  {canManage && license.status !== 'revoked' && (
+                    <>
+                      <Button variant="default" leftSection={<IconPencil size={16} />} onClick={open}>
+                        Edit
+                      </Button>
+                      <ConfirmAction
+                        label="Revoke"
+                        title="Revoke this license?"
+                        message={`${license.keyHint} (${license.product.name}) will never validate again, on every device. This cannot be undone.`}
+                        confirmLabel="Revoke license"
+                        busy={revoke.saving}
+                        onConfirm={() => revoke.run({ id: license.id })}
+                      />
+                    </>
+                  )}
+                </>
+              }
+            />
+            <EditLicenseModal license={license} opened={editing} onClose={close} />
+            <Stack gap="lg">
+              <LicenseOverview license={license} />
+              <ActivationsTable activations={license.activations} canManage={canManage && license.status !== 'revoked'} />
+              {license.floatingSeats !== null && <FloatingSessionsCard licenseId={license.id} />}
+              <UsageCard licenseId={license.id} />
+            </Stack>
+          </>
+        )}
+      </QueryState>
+    </>
+  );
+}

@@ -1,0 +1,54 @@
+import { graphql } from '../../../graphql';
+
+export const EmailsQuery = graphql(`
+  query Emails($first: Int, $after: String, $status: EmailStatus, $kind: EmailKind) {
+    emails(first: $first, after: $after, status: $status, kind: $kind) {
+      totalCount
+      pageInfo {
+        endCursor
+        hasNextPage
+      }
+      nodes {
+        id
+        kind
+        to
+        subject
+        status
+        attempts
+        nextAttemptAt
+        lastError
+        createdAt
+        sentAt
+      }
+    }
+  }
+`);
+
+// The API has no email(id) query: the preview re-reads the same page with the bodies and picks the row.
+export const EmailBodiesQuery = graphql(`
+  query EmailBodies($first: Int, $after: String, $status: EmailStatus, $kind: EmailKind) {
+    emails(first: $first, after: $after, status: $status, kind: $kind) {
+      nodes {
+        id
+        htmlBody
+        textBody
+      }
+    }
+  }
+`);
+
+export const JobSchedulesQuery = graphql(`
+  query JobSchedules {
+    jobSchedules {
+      name
+      description
+      schedule
+      timezone
+      lastRunAt
+      nextRunAt
+      lastFailedAt
+      lastFailReason
+      running
+    }
+  }
+`);

@@ -1,0 +1,54 @@
+import { graphql } from '../../../graphql';
+
+export const ProductFields = graphql(`
+  fragment ProductFields on Product {
+    id
+    name
+    isBundle
+    licenseCount
+    createdAt
+    bundleMembers {
+      id
+      name
+    }
+  }
+`);
+
+export const ProductsQuery = graphql(
+  `
+    query Products {
+      products {
+        ...ProductFields
+      }
+    }
+  `,
+  [ProductFields],
+);
+
+export const CreateProductMutation = graphql(
+  `
+    mutation CreateProduct($name: String!, $bundleMemberIds: [ID!]) {
+      createProduct(name: $name, bundleMemberIds: $bundleMemberIds) {
+        ...ProductFields
+      }
+    }
+  `,
+  [ProductFields],
+);
+
+export const UpdateProductMutation = graphql(
+  `
+    mutation UpdateProduct($id: ID!, $name: String, $bundleMemberIds: [ID!]) {
+      updateProduct(id: $id, name: $name, bundleMemberIds: $bundleMemberIds) {
+        ...ProductFields
+      }
+    }
+  `,
+  [ProductFields],
+);
+
+export const DeleteProductMutation = graphql(`
+  mutation DeleteProduct($id: ID!) {
+    deleteProduct(id: $id)
+  }
+`);

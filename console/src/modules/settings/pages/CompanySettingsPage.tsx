@@ -1,0 +1,71 @@
+import { Alert, Button, Group, Paper, Stack, Text, TextInput } from '@mantine/core';
+import { useEffect, useState, type FormEvent } from 'react';
+import { useQuery } from 'urql';
+import { formatDate } from '../../../lib/format';
+import { PageHeader } from '../../../ui/PageHeader';
+import { QueryState } from '../../../ui/QueryState';
+import { useApiMutation } from '../../../ui/useApiMutation';
+import { useCanManage } from '../../auth/hooks/useCurrentUser';
+import { validateKeyPrefix } from '../../auth/validation';
+import { CompanyQuery, UpdateCompanySettingsMutation } from '../graphql/documents';
+
+export function CompanySettingsPage() {
+  const [result, reload] = useQuery({ query: CompanyQuery });
+  return (
+    <>
+      <PageHeader title="Company" description="Your company's name brands the emails your customers receive; the prefix starts every new license key." />
+      <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
+        {(data) => <CompanyForm company={data.company} />}
+      </QueryState>
+    </>
+  );
+}
+
+function CompanyForm({ company }: { company: { name: string; keyPrefix: string; subscriptionEndsAt: string | null } }) {
+  const [name, setName] = useState(company.name);
+  const [keyPrefix, setKeyPrefix] = useState(company.keyPrefix);
+  useEffect(() => {
+    setName(company.name);
+    setKeyPrefix(company.keyPrefix);
+  }, [company.name, company.keyPrefix]);
+  const canManage = useCanManage();
+  const save = useApiMutation(UpdateCompanySettingsMutation, { success: 'Company settings saved.' });
+  const prefixProblem = validateKeyPrefix(keyPrefix);
+  const dirty = name !== company.name || keyPrefix !== company.keyPrefix;
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (prefixProblem) return;
+    await save.run({ name: name.trim(), keyPrefix });
+  };
+
+  return (
+    <Paper p="lg" maw={640}>
+      <form onSubmit={submit}>
+        <Stack>
+          <TextInput label="Company name" required value={name} onChange={(e) => setName(e.currentTarget.value)} disabled={!canManage} error={save.fieldErrors.name} />
+          <TextInput
+            label="License key prefix"
+            required
+            maxLength={12}
+            value={keyPrefix}
+            onChange={(e) => setKeyPrefix(e.currentTarget.value.toUpperCase())}
+            disabled={!canManage}
+            error={prefixProblem ?? save.fieldErrors.keyPrefix}
+            description={`New keys look like ${keyPrefix || 'ACME'}-XXXX-XXXX-XXXX-XXXX. Existing keys keep working.`}
+          />
+          {company.subscriptionEndsAt && (
+            <Alert variant="light" color="blue">
+              <Text size="sm">Your Keyforge subscription runs until {formatDate(company.subscriptionEndsAt)}.</Text>
+            </Alert>
+          )}
+          <Group justify="flex-end">
+            <Button type="submit" loading={save.saving} disabled={!canManage || !dirty || Boolean(prefixProblem)}>
+              Save changes
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Paper>
+  );
+}

@@ -1,0 +1,107 @@
+import { graphql } from '../../../graphql';
+
+export const TeamMemberFields = graphql(`
+  fragment TeamMemberFields on User {
+    id
+    email
+    name
+    role
+    active
+    deactivatedAt
+    lastLoginAt
+    mfaEnabled
+    createdAt
+  }
+`);
+
+export const UsersQuery = graphql(
+  `
+    query Users {
+      users {
+        ...TeamMemberFields
+      }
+    }
+  `,
+  [TeamMemberFields],
+);
+
+export const CreateUserMutation = graphql(
+  `
+    mutation CreateUser($email: String!, $password: String!, $role: Role!, $name: String) {
+      createUser(email: $email, password: $password, role: $role, name: $name) {
+        ...TeamMemberFields
+      }
+    }
+  `,
+  [TeamMemberFields],
+);
+
+export const UpdateUserMutation = graphql(
+  `
+    mutation UpdateUser($id: ID!, $name: String, $role: Role) {
+      updateUser(id: $id, name: $name, role: $role) {
+        ...TeamMemberFields
+      }
+    }
+  `,
+  [TeamMemberFields],
+);
+
+export const DeactivateUserMutation = graphql(
+  `
+    mutation DeactivateUser($id: ID!) {
+      deactivateUser(id: $id) {
+        ...TeamMemberFields
+      }
+    }
+  `,
+  [TeamMemberFields],
+);
+
+export const ApiKeyFields = graphql(`
+  fragment ApiKeyFields on ApiKey {
+    id
+    name
+    role
+    hint
+    createdAt
+    lastUsedAt
+    revokedAt
+  }
+`);
+
+export const ApiKeysQuery = graphql(
+  `
+    query ApiKeys {
+      apiKeys {
+        ...ApiKeyFields
+      }
+    }
+  `,
+  [ApiKeyFields],
+);
+
+export const CreateApiKeyMutation = graphql(
+  `
+    mutation CreateApiKey($name: String!, $role: Role!) {
+      createApiKey(name: $name, role: $role) {
+        key
+        apiKey {
+          ...ApiKeyFields
+        }
+      }
+    }
+  `,
+  [ApiKeyFields],
+);
+
+export const RevokeApiKeyMutation = graphql(
+  `
+    mutation RevokeApiKey($id: ID!) {
+      revokeApiKey(id: $id) {
+        ...ApiKeyFields
+      }
+    }
+  `,
+  [ApiKeyFields],
+);

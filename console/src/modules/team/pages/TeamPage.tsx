@@ -1,0 +1,136 @@
+import { Badge, Button, Group, Paper, Select, Stack, Table, Text } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { IconUserPlus } from '@tabler/icons-react';
+import { useQuery } from 'urql';
+import type { FragmentOf } from '../../../graphql';
+import { relativeTime } from '../../../lib/format';
+import { ConfirmAction } from '../../../ui/ConfirmAction';
+import { PageHeader } from '../../../ui/PageHeader';
+import { EmptyState, QueryState } from '../../../ui/QueryState';
+import { useApiMutation } from '../../../ui/useApiMutation';
+import { useCanManage, useCurrentUser } from '../../auth/hooks/useCurrentUser';
+import { AddMemberModal } from '../components/AddMemberModal';
+import { ROLE_OPTIONS, roleLabel, type Role } from '../components/RoleSelect';
+import { DeactivateUserMutation, UpdateUserMutation, UsersQuery, type TeamMemberFields } from '../graphql/documents';
+import { refetchOn } from '../../../lib/client';
+
+export function TeamPage() {
+  const [result, reload] = useQuery({ query: UsersQuery, context: refetchOn('User') });
+  const [adding, { open, close }] = useDisclosure(false);
+  const canManage = useCanManage();
+
+  return (
+    <>
+      <PageHeader
+        title="Team"
+        description="Everyone who can sign in to this console. Admins manage everything; read-only members can look but not change."
+        actions={
+          <Button leftSection={<IconUserPlus size={16} />} onClick={open} disabled={!canManage} title={canManage ? undefined : 'Only admins can add members'}>
+            Add member
+          </Button>
+        }
+      />
+      <AddMemberModal opened={adding} onClose={close} />
+      <Paper>
+        <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })} isEmpty={(data) => data.users.length === 0} empty={<EmptyState title="No team members yet" />}>
+          {(data) => (
+            <Table.ScrollContainer minWidth={760}>
+              <Table>
+                <Table.Thead>
+                  <Table.Tr>
+                    <Table.Th>Member</Table.Th>
+                    <Table.Th>Role</Table.Th>
+                    <Table.Th>Two-factor</Table.Th>
+                    <Table.Th>Last sign-in</Table.Th>
+                    <Table.Th aria-label="Actions" />
+                  </Table.Tr>
+                </Table.Thead>
+                <Table.Tbody>
+                  {data.users.map((member) => (
+                    <MemberRow key={member.id} member={member} canManage={canManage} />
+                  ))}
+                </Table.Tbody>
+              </Table>
+            </Table.ScrollContainer>
+          )}
+        </QueryState>
+      </Paper>
+    </>
+  );
+}
+
+function MemberRow({ member, canManage }: { member: FragmentOf<typeof TeamMemberFields>; canManage: boolean }) {
+  const { user } = useCurrentUser();
+  const isSelf = member.id === user.id;
+  const update = useApiMutation(UpdateUserMutation, { success: (d) => `${d.updateUser.email} is now ${roleLabel(d.updateUser.role)}.` });
+  const deactivate = useApiMutation(DeactivateUserMutation, { success: (d) => `${d.deactivateUser.email} was deactivated.` });
+  const editable = canManage && !isSelf && member.active;
+
+  return (
+    <Table.Tr opacity={member.active ? 1 : 0.6}>
+      <Table.Td>
+        <Stack gap={0}>
+          <Group gap={6}>
+            <Text size="sm" fw={500}>
+              {member.name ?? member.email}
+            </Text>
+            {isSelf && (
+              <Badge size="xs" variant="light">
+                you
+              </Badge>
+            )}
+            {!member.active && (
+              <Badge size="xs" color="gray">
+                deactivated
+              </Badge>
+            )}
+          </Group>
+          {member.name && (
+            <Text size="xs" c="dimmed">
+              {member.email}
+            </Text>
+          )}
+        </Stack>
+      </Table.Td>
+      <Table.Td>
+        {editable ? (
+          <Select
+            aria-label={`Role of ${member.email}`}
+            size="xs"
+            w={150}
+            data={ROLE_OPTIONS.map((option) => ({ value: option.value, label: roleLabel(option.value) }))}
+            value={member.role}
+            allowDeselect={false}
+            disabled={update.saving}
+            onChange={(role) => role && role !== member.role && void update.run({ id: member.id, role: role as Role })}
+          />
+        ) : (
+          <Text size="sm">{roleLabel(member.role)}</Text>
+        )}
+      </Table.Td>
+      <Table.Td>
+        <Badge variant="light" color={member.mfaEnabled ? 'teal' : 'gray'}>
+          {member.mfaEnabled ? 'On' : 'Off'}
+        </Badge>
+      </Table.Td>
+      <Table.Td>
+        <Text size="sm" c="dimmed">
+          {relativeTime(member.lastLoginAt)}
+        </Text>
+      </Table.Td>
+      <Table.Td ta="right">
+        {editable && (
+          <ConfirmAction
+            size="xs"
+            label="Deactivate"
+            title={`Deactivate ${member.email}?`}
+            message="They are signed out everywhere, cannot sign in again and their API keys stop working. Their activity log entries are kept."
+            confirmLabel="Deactivate"
+            busy={deactivate.saving}
+            onConfirm={() => deactivate.run({ id: member.id })}
+          />
+        )}
+      </Table.Td>
+    </Table.Tr>
+  );
+}

@@ -1,0 +1,152 @@
+import { ActionIcon, Button, Group, Modal, NumberInput, Paper, Progress, SegmentedControl, Select, Stack, Table, Text, TextInput, Title, Tooltip } from '@mantine/core';
+import { useDisclosure } from '@mantine/hooks';
+import { IconTrash } from '@tabler/icons-react';
+import { useState, type FormEvent } from 'react';
+import { useQuery } from 'urql';
+import type { EnumOf } from '../../../graphql';
+import { formatDate, formatNumber } from '../../../lib/format';
+import { EmptyState, QueryState } from '../../../ui/QueryState';
+import { useApiMutation } from '../../../ui/useApiMutation';
+import { useCanManage } from '../../auth/hooks/useCurrentUser';
+import { RemoveMeterQuotaMutation, SetMeterQuotaMutation, UsageTotalsQuery } from '../graphql/documents';
+
+type Period = EnumOf<'MeterPeriod'>;
+const PERIODS: { value: Period; label: string }[] = [
+  { value: 'day', label: 'Today' },
+  { value: 'month', label: 'This month' },
+  { value: 'year', label: 'This year' },
+  { value: 'lifetime', label: 'Lifetime' },
+];
+
+/** Metered usage of one license (POST /api/v1/meter) per event, with quotas. */
+export function UsageCard({ licenseId }: { licenseId: string }) {
+  const [period, setPeriod] = useState<Period>('month');
+  const [result, reload] = useQuery({ query: UsageTotalsQuery, variables: { licenseId, period } });
+  const [quotaFor, setQuotaFor] = useState<string | null>(null);
+  const [editing, { open, close }] = useDisclosure(false);
+  const canManage = useCanManage();
+  const remove = useApiMutation(RemoveMeterQuotaMutation, { success: 'Quota removed.', invalidates: ['UsageTotals'] });
+
+  return (
+    <Paper p="lg">
+      <Group justify="space-between" mb="sm" wrap="wrap">
+        <Title order={3} size="h4">
+          Usage
+        </Title>
+        <Group gap="xs">
+          <SegmentedControl size="xs" data={PERIODS} value={period} onChange={(value) => setPeriod(value as Period)} aria-label="Usage period" />
+          {canManage && (
+            <Button size="xs" variant="default" onClick={() => { setQuotaFor(null); open(); }}>
+              Set quota
+            </Button>
+          )}
+        </Group>
+      </Group>
+      <QuotaModal licenseId={licenseId} event={quotaFor} opened={editing} onClose={close} />
+      <QueryState
+        result={result}
+        onRetry={() => reload({ requestPolicy: 'network-only' })}
+        isEmpty={(data) => data.usageTotals.totals.length === 0}
+        empty={<EmptyState title="No usage recorded">Applications report usage with POST /api/v1/meter.</EmptyState>}
+      >
+        {({ usageTotals: usage }) => (
+          <>
+            {usage.periodStart && (
+              <Text size="xs" c="dimmed" mb="xs">
+                {formatDate(usage.periodStart)} – {formatDate(usage.periodEnd)} (UTC)
+              </Text>
+            )}
+            <Table.ScrollContainer minWidth={560}>
+              <Table>
+                <Table.Thead>
+                  <Table.Tr>
+                    <Table.Th>Event</Table.Th>
+                    <Table.Th ta="right">Quantity</Table.Th>
+                    <Table.Th ta="right">Records</Table.Th>
+                    <Table.Th>Quota</Table.Th>
+                    <Table.Th aria-label="Actions" />
+                  </Table.Tr>
+                </Table.Thead>
+                <Table.Tbody>
+                  {usage.totals.map((row) => (
+                    <Table.Tr key={row.event}>
+                      <Table.Td>
+                        <Text size="sm" ff="monospace">
+                          {row.event}
+                        </Text>
+                      </Table.Td>
+                      <Table.Td ta="right">{formatNumber(row.total)}</Table.Td>
+                      <Table.Td ta="right">{formatNumber(row.count)}</Table.Td>
+                      <Table.Td miw={180}>
+                        {row.quota ? (
+                          <Stack gap={2}>
+                            <Text size="xs">
+                              {formatNumber(row.quota.limit)} per {row.quota.period}
+                              {row.remaining !== null && ` · ${formatNumber(row.remaining)} left`}
+                            </Text>
+                            {row.quota.period === usage.period && <Progress size="sm" value={Math.min(100, (row.total / Math.max(1, row.quota.limit)) * 100)} color={row.remaining === 0 ? 'red' : 'indigo'} aria-label={`${row.event} quota used`} />}
+                          </Stack>
+                        ) : (
+                          <Text size="xs" c="dimmed">
+                            none
+                          </Text>
+                        )}
+                      </Table.Td>
+                      <Table.Td ta="right">
+                        {canManage && (
+                          <Group gap={4} justify="flex-end" wrap="nowrap">
+                            <Button size="compact-xs" variant="subtle" onClick={() => { setQuotaFor(row.event); open(); }}>
+                              {row.quota ? 'Change' : 'Add quota'}
+                            </Button>
+                            {row.quota && (
+                              <Tooltip label="Remove quota">
+                                <ActionIcon size="sm" variant="subtle" color="red" aria-label={`Remove the ${row.event} quota`} loading={remove.saving} onClick={() => void remove.run({ licenseId, event: row.event })}>
+                                  <IconTrash size={14} />
+                                </ActionIcon>
+                              </Tooltip>
+                            )}
+                          </Group>
+                        )}
+                      </Table.Td>
+                    </Table.Tr>
+                  ))}
+                </Table.Tbody>
+              </Table>
+            </Table.ScrollContainer>
+          </>
+        )}
+      </QueryState>
+    </Paper>
+  );
+}
+
+function QuotaModal({ licenseId, event, opened, onClose }: { licenseId: string; event: string | null; opened: boolean; onClose: () => void }) {
+  const [name, setName] = useState('');
+  const [period, setPeriod] = useState<Period>('month');
+  const [limit, setLimit] = useState<number | ''>(1000);
+  const save = useApiMutation(SetMeterQuotaMutation, { success: 'Quota saved.', invalidates: ['UsageTotals'] });
+  const submit = async (formEvent: FormEvent) => {
+    formEvent.preventDefault();
+    if (limit === '') return;
+    if (await save.run({ licenseId, event: event ?? name.trim(), period, limit })) onClose();
+  };
+  return (
+    <Modal opened={opened} onClose={onClose} title={event ? `Quota for ${event}` : 'Set a usage quota'} centered>
+      <form onSubmit={submit}>
+        <Stack>
+          {!event && <TextInput label="Event name" required data-autofocus value={name} onChange={(e) => setName(e.currentTarget.value)} description="As your application sends it, e.g. api_call." />}
+          <Select label="Per" data={PERIODS.map((p) => ({ value: p.value, label: p.value }))} value={period} allowDeselect={false} onChange={(value) => value && setPeriod(value as Period)} />
+          <NumberInput label="Limit" required min={0} allowDecimal={false} value={limit} onChange={(value) => setLimit(value === '' ? '' : Number(value))} error={save.fieldErrors.limit} />
+          <Group justify="flex-end">
+            <Button variant="default" onClick={onClose}>
+              Cancel
+            </Button>
+            <Button type="submit" loading={save.saving} disabled={limit === '' || (!event && !name.trim())}>
+              Save quota
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+    </Modal>
+  );
+}

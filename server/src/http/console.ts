@@ -1,0 +1,34 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { serveStatic } from '@hono/node-server/serve-static';
+import type { Hono } from 'hono';
+import type { AppEnv } from './env.js';
+
+const NOT_CONSOLE = /^\/(api|\.well-known|healthz|readyz)(\/|$)/;
+
+/**
+ * Serves the built admin console: hashed assets cached for a year, other files as they are, and
+ * index.html (never cached) for every other GET so client-side routes and deep links work. API paths
+ * and missing assets are left to the API's own 404.
+ */
+export function mountConsole(app: Hono<AppEnv>, dir: string): boolean {
+  const indexFile = path.join(dir, 'index.html');
+  if (!existsSync(indexFile)) return false;
+  const index = readFileSync(indexFile, 'utf8');
+  app.use(
+    '/assets/*',
+    async (c, next) => {
+      await next();
+      if (c.res.status === 200) c.res.headers.set('Cache-Control', 'public, max-age=31536000, immutable');
+    },
+    serveStatic({ root: dir }),
+  );
+  app.get('*', async (c, next) => {
+    if (NOT_CONSOLE.test(c.req.path) || c.req.path.startsWith('/assets/')) return next();
+    return serveStatic({ root: dir })(c, async () => {
+      c.header('Cache-Control', 'no-cache');
+      c.res = c.html(index);
+    });
+  });
+  return true;
+}
