@@ -1,5 +1,4 @@
 import { Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { getCookie } from 'hono/cookie';
 import { cors } from 'hono/cors';
 import { requestId } from 'hono/request-id';
@@ -12,6 +11,7 @@ import { mountAdminRoutes } from '../rest/admin/index.js';
 import { createPublicApi } from '../rest/v1/index.js';
 import { SESSION_TOKEN_LIKE_PATTERN } from '../services/floating/sessions.js';
 import { publicJwks } from '../services/signing/signing-keys.js';
+import { bodySizeLimit } from './body-size.js';
 import { clientIp } from './client-ip.js';
 import { mountConsole } from './console.js';
 import type { AppDeps } from './deps.js';
@@ -36,6 +36,7 @@ export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}):
     c.set('actor', null);
     const started = performance.now();
     await next();
+    if (!deps.logger.isLevelEnabled('info')) return;
     // Path only: query strings and bodies are never logged; a key pasted into a path is masked.
     deps.logger.info(
       {
@@ -49,14 +50,22 @@ export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}):
       'request',
     );
   });
-  app.use(secureHeaders({ crossOriginResourcePolicy: false }));
+  // Browser-facing responses (console, management API) get the full set of security headers; the JSON-only
+  // public API, on the hot path, only needs nosniff.
+  const browserHeaders = secureHeaders({ crossOriginResourcePolicy: false });
+  app.use(async (c, next) => {
+    if (!c.req.path.startsWith('/api/v1/')) return browserHeaders(c, next);
+    await next();
+    c.header('X-Content-Type-Options', 'nosniff');
+  });
 
   // A license key is a credential: it must never travel in a URL, where proxies and logs keep it.
   app.use(async (c, next) => {
-    const url = new URL(c.req.url);
-    let leaked = CREDENTIAL_LIKE.test(safeDecode(url.pathname));
-    for (const [name, value] of url.searchParams) {
-      if (KEY_PARAM_NAMES.has(name.toLowerCase()) || CREDENTIAL_LIKE.test(value)) leaked = true;
+    let leaked = CREDENTIAL_LIKE.test(safeDecode(c.req.path));
+    if (!leaked && c.req.url.includes('?')) {
+      for (const [name, value] of new URL(c.req.url).searchParams) {
+        if (KEY_PARAM_NAMES.has(name.toLowerCase()) || CREDENTIAL_LIKE.test(value)) leaked = true;
+      }
     }
     if (leaked) throw new AppError('InvalidRequest', 'License keys and session tokens must be sent in the JSON request body (or, for session tokens, an Authorization header), never in the URL.');
     await next();
@@ -73,10 +82,7 @@ export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}):
   });
   app.use(
     '/api/v1/*',
-    bodyLimit({
-      maxSize: MAX_PUBLIC_BODY_BYTES,
-      onError: (c) => errorResponse(c, new AppError('InvalidRequest', `The request body is larger than ${MAX_PUBLIC_BODY_BYTES / 1024} KiB.`)),
-    }),
+    bodySizeLimit(MAX_PUBLIC_BODY_BYTES, (c) => errorResponse(c, new AppError('InvalidRequest', `The request body is larger than ${MAX_PUBLIC_BODY_BYTES / 1024} KiB.`))),
   );
 
   app.route('/api/v1', createPublicApi(deps));
@@ -89,7 +95,7 @@ export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}):
     exposeHeaders: ['x-request-id', 'retry-after'],
   });
   for (const path of ['/api/graphql', '/api/dashboard/*', '/api/users/*']) {
-    app.use(path, managementCors, bodyLimit({ maxSize: MAX_MANAGEMENT_BODY_BYTES, onError: (c) => errorResponse(c, new AppError('InvalidRequest', 'The request body is too large.')) }), managementAuth(deps));
+    app.use(path, managementCors, bodySizeLimit(MAX_MANAGEMENT_BODY_BYTES, (c) => errorResponse(c, new AppError('InvalidRequest', 'The request body is too large.'))), managementAuth(deps));
   }
   const graphql = createGraphQLHandler(deps);
   app.on(['GET', 'POST'], '/api/graphql', async (c) => {
