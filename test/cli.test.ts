@@ -58,6 +58,16 @@ describe('operator CLI on PostgreSQL', () => {
     expect((await t.post('/api/v1/validate', { licenseKey: key })).json.errorCode).toBe('LicenseRevoked');
   });
 
+  it('creates users who can then sign in', async () => {
+    const created = runCli(['user:create', '--tenant', 'GLOBEX', '--email', 'Ops@Globex.test', '--password', 'a long enough password', '--role', 'ReadOnly', '--name', 'Ops', '--json'], env);
+    expect(created.status, created.stderr).toBe(0);
+    expect(created.json.user).toMatchObject({ email: 'ops@globex.test', role: 'ReadOnly', name: 'Ops' });
+    expect(created.stdout).not.toMatch(/password|mfaSecret/i);
+    expect((await t.login('ops@globex.test', 'a long enough password')).status).toBe('SUCCESS');
+    expect(runCli(['user:create', '--tenant', 'GLOBEX', '--email', 'x@globex.test', '--password', 'short', '--role', 'ReadOnly', '--json'], env).json.error.code).toBe('InvalidRequest');
+    expect(runCli(['user:create', '--tenant', 'GLOBEX', '--email', 'y@globex.test', '--password', 'a long enough password', '--role', 'Owner', '--json'], env).json.error.code).toBe('InvalidRequest');
+  });
+
   it('reports mistakes clearly with a non-zero exit', () => {
     const duplicate = runCli(['tenant:create', '--name', 'Again', '--prefix', 'GLOBEX', '--json'], env);
     expect(duplicate.status).toBe(1);
