@@ -55,8 +55,16 @@ const pageErrors: string[] = [];
 async function shot(name: string) {
   await expect.poll(() => page.getByRole('status').count(), { timeout: 15_000 }).toBe(0); // loading states done
   // Toasts were checked where they matter; close them so they do not cover the page.
-  for (const close of await page.locator('.mantine-Notification-root button').all()) await close.click().catch(() => undefined);
-  await expect.poll(() => page.locator('.mantine-Notification-root').count()).toBe(0);
+  // A toast may still be arriving (a slow machine): keep closing until none is left.
+  await expect
+    .poll(
+      async () => {
+        for (const close of await page.locator('.mantine-Notification-root button').all()) await close.click({ timeout: 1000 }).catch(() => undefined);
+        return page.locator('.mantine-Notification-root').count();
+      },
+      { timeout: 15_000 },
+    )
+    .toBe(0);
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
 }
 
