@@ -135,3 +135,15 @@ describe('serving the admin console', () => {
     expect((await get(`/licenses/${key}`)).status).toBe(400);
   });
 });
+
+describe('CORS on the public API', () => {
+  it('any origin may call it (no credentials); preflights are answered', async () => {
+    const call = await t.post('/api/v1/validate', { licenseKey: 'ACME-AAAA-AAAA-AAAA-AAAA' }, { origin: 'https://app.example' });
+    expect(call.headers.get('access-control-allow-origin')).toBe('*');
+    expect(call.headers.get('access-control-expose-headers')).toContain('retry-after');
+    expect(call.headers.get('access-control-allow-credentials')).toBeNull();
+    const preflight = await t.request('OPTIONS', '/api/v1/validate', undefined, { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+  });
+});

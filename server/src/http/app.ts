@@ -21,6 +21,7 @@ import { managementAuth } from './management-auth.js';
 
 export const MAX_PUBLIC_BODY_BYTES = 16 * 1024;
 const MAX_MANAGEMENT_BODY_BYTES = 256 * 1024;
+const PUBLIC_EXPOSED_HEADERS = 'x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset';
 const KEY_PARAM_NAMES = new Set(['licensekey', 'license_key', 'key', 'license', 'sessiontoken', 'session_token']);
 // License keys and floating-session tokens: refused in URLs, masked in logged paths.
 const CREDENTIAL_LIKE = new RegExp(`${KEY_LIKE_PATTERN.source}|${SESSION_TOKEN_LIKE_PATTERN.source}`, 'i');
@@ -72,8 +73,13 @@ export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}):
   });
 
   // Any origin may call the public API (web apps validate too); it never uses cookies.
-  app.use('/api/v1/*', cors({ origin: '*', exposeHeaders: ['x-request-id', 'retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'] }));
+  // Preflights go through Hono's cors; actual calls get the two CORS headers and the per-IP limit in one
+  // step (this is the hot path).
+  const publicCors = cors({ origin: '*', exposeHeaders: PUBLIC_EXPOSED_HEADERS.split(', ') });
   app.use('/api/v1/*', async (c, next) => {
+    if (c.req.method === 'OPTIONS') return publicCors(c, next);
+    c.header('Access-Control-Allow-Origin', '*');
+    c.header('Access-Control-Expose-Headers', PUBLIC_EXPOSED_HEADERS);
     const state = await deps.rateLimits.perIp(c.get('clientIp'));
     c.header('RateLimit-Limit', String(state.limit));
     c.header('RateLimit-Remaining', String(state.remaining));
