@@ -1,29 +1,39 @@
 import { Button, Group, Text } from '@mantine/core';
 import { IconChevronLeft, IconChevronRight } from '@tabler/icons-react';
+import type { useCursorPages } from './useCursorPages';
 
-/** "Showing 21–40 of 57" with Previous/Next, for cursor-paginated lists. */
-export function Pager({ page, pageSize, shown, total, hasPrevious, hasNext, onPrevious, onNext, busy }: {
-  page: number;
+/** The part of a GraphQL connection the pager needs. */
+export interface PagedConnection {
+  nodes: readonly unknown[];
+  totalCount: number;
+  pageInfo: { hasNextPage: boolean; endCursor?: string | null };
+}
+
+/** "Showing 21–40 of 57" with Previous/Next, for a cursor-paginated connection and its useCursorPages state. */
+export function Pager({ pages, connection, pageSize, busy }: {
+  pages: ReturnType<typeof useCursorPages>;
+  connection: PagedConnection;
   pageSize: number;
-  shown: number;
-  total: number;
-  hasPrevious: boolean;
-  hasNext: boolean;
-  onPrevious: () => void;
-  onNext: () => void;
   busy?: boolean;
 }) {
-  const from = shown === 0 ? 0 : (page - 1) * pageSize + 1;
+  const shown = connection.nodes.length;
+  const from = shown === 0 ? 0 : (pages.page - 1) * pageSize + 1;
   return (
     <Group justify="space-between" p="sm">
       <Text size="sm" c="dimmed" aria-live="polite">
-        {shown === 0 ? 'No results' : `Showing ${from}–${from + shown - 1} of ${total}`}
+        {shown === 0 ? 'No results' : `Showing ${from}–${from + shown - 1} of ${connection.totalCount}`}
       </Text>
       <Group gap="xs">
-        <Button variant="default" size="xs" leftSection={<IconChevronLeft size={14} />} disabled={!hasPrevious || busy} onClick={onPrevious}>
+        <Button variant="default" size="xs" leftSection={<IconChevronLeft size={14} />} disabled={!pages.hasPrevious || busy} onClick={pages.previous}>
           Previous
         </Button>
-        <Button variant="default" size="xs" rightSection={<IconChevronRight size={14} />} disabled={!hasNext || busy} onClick={onNext}>
+        <Button
+          variant="default"
+          size="xs"
+          rightSection={<IconChevronRight size={14} />}
+          disabled={!connection.pageInfo.hasNextPage || busy}
+          onClick={() => pages.next(connection.pageInfo.endCursor)}
+        >
           Next
         </Button>
       </Group>

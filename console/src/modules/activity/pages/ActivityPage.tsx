@@ -100,17 +100,7 @@ export function ActivityPage() {
                   </Table.Tbody>
                 </Table>
               </Table.ScrollContainer>
-              <Pager
-                page={pages.page}
-                pageSize={PAGE_SIZE}
-                shown={data.activityLog.nodes.length}
-                total={data.activityLog.totalCount}
-                hasPrevious={pages.hasPrevious}
-                hasNext={data.activityLog.pageInfo.hasNextPage}
-                onPrevious={pages.previous}
-                onNext={() => pages.next(data.activityLog.pageInfo.endCursor)}
-                busy={result.fetching}
-              />
+              <Pager pages={pages} connection={data.activityLog} pageSize={PAGE_SIZE} busy={result.fetching} />
             </>
           )}
         </QueryState>

@@ -157,17 +157,7 @@ export function LicensesPage() {
                   </Table.Tbody>
                 </Table>
               </Table.ScrollContainer>
-              <Pager
-                page={pages.page}
-                pageSize={PAGE_SIZE}
-                shown={data.licenses.nodes.length}
-                total={data.licenses.totalCount}
-                hasPrevious={pages.hasPrevious}
-                hasNext={data.licenses.pageInfo.hasNextPage}
-                onPrevious={pages.previous}
-                onNext={() => pages.next(data.licenses.pageInfo.endCursor)}
-                busy={result.fetching}
-              />
+              <Pager pages={pages} connection={data.licenses} pageSize={PAGE_SIZE} busy={result.fetching} />
             </>
           )}
         </QueryState>

@@ -93,17 +93,7 @@ export function OutboxPage() {
                     </Table.Tbody>
                   </Table>
                 </Table.ScrollContainer>
-                <Pager
-                  page={pages.page}
-                  pageSize={PAGE_SIZE}
-                  shown={data.emails.nodes.length}
-                  total={data.emails.totalCount}
-                  hasPrevious={pages.hasPrevious}
-                  hasNext={data.emails.pageInfo.hasNextPage}
-                  onPrevious={pages.previous}
-                  onNext={() => pages.next(data.emails.pageInfo.endCursor)}
-                  busy={result.fetching}
-                />
+                <Pager pages={pages} connection={data.emails} pageSize={PAGE_SIZE} busy={result.fetching} />
               </>
             )}
           </QueryState>
