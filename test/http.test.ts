@@ -142,6 +142,11 @@ describe('CORS on the public API', () => {
     expect(call.headers.get('access-control-allow-origin')).toBe('*');
     expect(call.headers.get('access-control-expose-headers')).toContain('retry-after');
     expect(call.headers.get('access-control-allow-credentials')).toBeNull();
+    expect(call.headers.get('x-content-type-options')).toBe('nosniff');
+    const rejected = await t.post('/api/v1/validate', '{bad', { origin: 'https://app.example' });
+    expect(rejected.status).toBe(400);
+    expect(rejected.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(rejected.headers.get('access-control-allow-origin')).toBe('*');
     const preflight = await t.request('OPTIONS', '/api/v1/validate', undefined, { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');

@@ -56,8 +56,9 @@ export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}):
   const browserHeaders = secureHeaders({ crossOriginResourcePolicy: false });
   app.use(async (c, next) => {
     if (!c.req.path.startsWith('/api/v1/')) return browserHeaders(c, next);
-    await next();
+    // Set before next(): a header added to a finished response makes Hono rebuild it as a streamed Response.
     c.header('X-Content-Type-Options', 'nosniff');
+    await next();
   });
 
   // A license key is a credential: it must never travel in a URL, where proxies and logs keep it.
