@@ -103,11 +103,6 @@ export async function recordAudit(tx: Tx, event: AuditEvent, actor: AuditActor, 
   });
 }
 
-/** Runs `change` and its audit entry in one transaction. */
-export async function withAudit<T>(db: Db, run: (tx: Tx, audit: (event: AuditEvent) => Promise<void>) => Promise<T>, actor: AuditActor, now: Date): Promise<T> {
-  return db.$transaction((tx) => run(tx, (event) => recordAudit(tx, event, actor, now)));
-}
-
 /** Recomputes the tenant's chain; reports the first entry whose content or link does not match. */
 export async function verifyAuditChain(db: Db, tenantId: string): Promise<{ valid: boolean; entries: number; brokenAtSeq: number | null }> {
   let prevHash = GENESIS;

@@ -24,8 +24,6 @@ export interface ValidateInput {
 export const MIN_TOKEN_TTL_MS = 60 * 60_000;
 const DAY_MS = 86_400_000;
 
-export type ValidateResult = ReturnType<typeof describeLicense> | (Rejection & { isValid: false; message: string });
-
 /** Checks entitlement; changes nothing in the database. */
 export async function validateLicense(ctx: LicensingContext, input: ValidateInput) {
   const version = input.version === undefined ? null : parseVersion(input.version);
