@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseTrustProxy } from './http/client-ip.js';
 
 const boolean = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -31,7 +32,17 @@ const ConfigSchema = z
     SERVER_SECRET: optionalString.pipe(
       z.string().min(32, 'must be at least 32 characters of high-entropy text').optional(),
     ),
-    TRUST_PROXY: boolean.default(false),
+    TRUST_PROXY: z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        try {
+          return parseTrustProxy(value);
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'must be false, true, a hop count, or a comma-separated list of addresses/CIDR ranges' });
+          return z.NEVER;
+        }
+      }),
     CONSOLE_ORIGIN: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     MONGODB_URL: optionalString.pipe(z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL').optional()),
@@ -53,6 +64,7 @@ const ConfigSchema = z
     rateLimitPublicPerMinute: env.RATE_LIMIT_PUBLIC_PER_MINUTE,
     rateLimitTenantPerMinute: env.RATE_LIMIT_TENANT_PER_MINUTE,
     serverSecret: env.SERVER_SECRET,
+    /** Whose X-Forwarded-For is believed (see http/client-ip.ts). */
     trustProxy: env.TRUST_PROXY,
     /** Browser origin allowed to call the management API with credentials (CORS). */
     consoleOrigin: new URL(env.CONSOLE_ORIGIN ?? env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).origin,

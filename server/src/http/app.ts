@@ -12,7 +12,7 @@ import { createPublicApi } from '../rest/v1/index.js';
 import { SESSION_TOKEN_LIKE_PATTERN } from '../services/floating/sessions.js';
 import { publicJwks } from '../services/signing/signing-keys.js';
 import { bodySizeLimit } from './body-size.js';
-import { clientIp } from './client-ip.js';
+import { clientIpResolver } from './client-ip.js';
 import { mountConsole } from './console.js';
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './env.js';
@@ -30,10 +30,11 @@ const KEY_LIKE_GLOBAL = new RegExp(CREDENTIAL_LIKE.source, 'gi');
 /** `consoleDir`: the built admin console to serve at `/` (absent in tests and API-only deployments). */
 export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+  const clientIp = clientIpResolver(deps.config.trustProxy);
 
   app.use(requestId());
   app.use(async (c, next) => {
-    c.set('clientIp', clientIp(c, deps.config.trustProxy));
+    c.set('clientIp', clientIp(c));
     c.set('actor', null);
     const started = performance.now();
     await next();
