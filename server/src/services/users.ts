@@ -3,6 +3,7 @@ import { AppError } from '../domain/errors.js';
 import { diffChanges, recordAudit } from './audit/audit-log.js';
 import { auditActor, requireAdmin, requireUser, type Actor, type RequestMeta } from './auth/actor.js';
 import { EmailSchema, PasswordSchema, hashPassword, verifyPassword } from './auth/passwords.js';
+import { revokeKeysOwnedBy } from './auth/api-keys.js';
 import { revokeSessions } from './auth/sessions.js';
 import type { ServiceContext } from './context.js';
 import { TenantInputSchema } from './tenants.js';
@@ -91,7 +92,7 @@ export async function updateUser(ctx: Ctx, actor: Actor | null, userId: string, 
   });
 }
 
-/** Deactivated users cannot sign in; their sessions end and the API keys they created stop working. */
+/** Deactivated users cannot sign in; their sessions end and every API key they own (directly or derived) is revoked. */
 export async function deactivateUser(ctx: Ctx, actor: Actor | null, userId: string, meta: RequestMeta) {
   const admin = requireAdmin(actor);
   const user = await findTenantUser(ctx, admin.tenantId, userId);
@@ -100,7 +101,8 @@ export async function deactivateUser(ctx: Ctx, actor: Actor | null, userId: stri
   return ctx.db.prisma.$transaction(async (tx) => {
     const updated = await tx.user.update({ where: { id: user.id }, data: { deactivatedAt: ctx.now }, select: PUBLIC_USER_FIELDS });
     await revokeSessions(tx, user.id, ctx.now);
-    await recordAudit(tx, { tenantId: user.tenantId, action: 'DeactivateUser', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(admin, meta), ctx.now);
+    const keysRevoked = await revokeKeysOwnedBy(tx, user.id, ctx.now);
+    await recordAudit(tx, { tenantId: user.tenantId, action: 'DeactivateUser', entityType: 'User', entityId: user.id, entity: user.email, details: keysRevoked ? { apiKeysRevoked: keysRevoked } : undefined }, auditActor(admin, meta), ctx.now);
     return updated;
   });
 }

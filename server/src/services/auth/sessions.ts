@@ -162,12 +162,12 @@ export async function revokeSessions(tx: Tx, userId: string, now: Date, keepFami
 
 /**
  * Resolves `Authorization: Bearer <access token>` or `X-Api-Key`. A deactivated user, an ended session,
- * a revoked key, or a key whose creator was deactivated authenticates nobody.
+ * a revoked key, or a key whose owner is missing or deactivated authenticates nobody.
  */
 export async function authenticate(ctx: Ctx, credentials: { bearer?: string | null; apiKey?: string | null }): Promise<Actor | null> {
   if (credentials.apiKey) {
     const key = await ctx.db.prisma.apiKey.findUnique({ where: { digest: ctx.secrets.digest(`apikey:${credentials.apiKey.trim()}`) }, include: { createdBy: { select: { deactivatedAt: true } } } });
-    if (!key || key.revokedAt || key.createdBy?.deactivatedAt) throw new AppError('Unauthorized', 'Invalid or revoked API key.');
+    if (!key || key.revokedAt || !key.createdBy || key.createdBy.deactivatedAt) throw new AppError('Unauthorized', 'Invalid or revoked API key.');
     // Usage time, at most once a minute per key: no write on every request.
     if (!key.lastUsedAt || ctx.now.getTime() - key.lastUsedAt.getTime() > 60_000) {
       await ctx.db.prisma.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: ctx.now } });

@@ -1,0 +1,60 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/harness.js';
+
+// Issue 12 item 3: a key created with X-Api-Key has a human owner; deactivating the owner or revoking the
+// parent disables every derived key.
+let t: TestApp;
+let admin: Awaited<ReturnType<TestApp['setupAdmin']>>;
+beforeAll(async () => {
+  t = await startTestApp();
+  admin = await t.setupAdmin();
+});
+afterAll(() => t.close());
+
+const createKey = async (auth: { token?: string; apiKey?: string }, name: string) => {
+  const response = await t.gql(`mutation { createApiKey(name: "${name}", role: CompanyAdmin) { key apiKey { id } } }`, {}, auth);
+  if (response.errors) throw new Error(JSON.stringify(response.errors));
+  return response.data.createApiKey as { key: string; apiKey: { id: string } };
+};
+const works = async (key: string) => (await t.gql('{ company { name } }', {}, { apiKey: key })).status === 200;
+
+describe('API keys trace to a human', () => {
+  it("the issue's scenario: after the human is deactivated, keys made by keys stop creating keys and products", async () => {
+    await t.gql('mutation { createUser(email: "ops@acme.test", password: "correct horse battery", role: CompanyAdmin) { id } }', {}, { token: admin.token });
+    const ops = await t.login('ops@acme.test');
+    const first = await createKey({ token: ops.token }, 'first');
+    const second = await createKey({ apiKey: first.key }, 'second');
+    const third = await createKey({ apiKey: second.key }, 'third');
+    const opsId = (await t.prisma.user.findUniqueOrThrow({ where: { email: 'ops@acme.test' } })).id;
+    expect(await t.prisma.apiKey.findUniqueOrThrow({ where: { id: second.apiKey.id } })).toMatchObject({ createdById: opsId, parentKeyId: first.apiKey.id });
+    expect(await t.prisma.apiKey.findUniqueOrThrow({ where: { id: third.apiKey.id } })).toMatchObject({ createdById: opsId, parentKeyId: second.apiKey.id });
+
+    await t.gql(`mutation { deactivateUser(id: "${opsId}") { active } }`, {}, { token: admin.token });
+    for (const key of [first, second, third]) {
+      expect(await works(key.key)).toBe(false);
+      const product = await t.gql('mutation { createProduct(input: { name: "Backdoor", slug: "backdoor" }) { id } }', {}, { apiKey: key.key });
+      expect(product.status).toBe(401);
+      await expect(createKey({ apiKey: key.key }, 'fourth')).rejects.toThrow();
+    }
+    expect(await t.prisma.apiKey.count({ where: { createdById: opsId, revokedAt: null } })).toBe(0);
+    expect(await t.prisma.product.count({ where: { name: 'Backdoor' } })).toBe(0);
+  });
+
+  it('revoking a parent key revokes the keys derived from it, not its siblings or ancestors', async () => {
+    const root = await createKey({ token: admin.token }, 'root');
+    const child = await createKey({ apiKey: root.key }, 'child');
+    const grandchild = await createKey({ apiKey: child.key }, 'grandchild');
+    const sibling = await createKey({ apiKey: root.key }, 'sibling');
+    await t.gql(`mutation { revokeApiKey(id: "${child.apiKey.id}") { revokedAt } }`, {}, { token: admin.token });
+    expect(await works(child.key)).toBe(false);
+    expect(await works(grandchild.key)).toBe(false);
+    expect(await works(root.key)).toBe(true);
+    expect(await works(sibling.key)).toBe(true);
+  });
+
+  it('a key without a human owner (from before this change) authenticates nobody', async () => {
+    const legacy = await createKey({ token: admin.token }, 'legacy');
+    await t.prisma.apiKey.update({ where: { id: legacy.apiKey.id }, data: { createdById: null } });
+    expect(await works(legacy.key)).toBe(false);
+  });
+});
