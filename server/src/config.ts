@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseTrustProxy } from './http/client-ip.js';
 
@@ -29,6 +30,9 @@ const ConfigSchema = z
     ),
     RATE_LIMIT_PUBLIC_PER_MINUTE: z.coerce.number().int().min(1).default(600),
     RATE_LIMIT_TENANT_PER_MINUTE: z.coerce.number().int().min(1).default(6000),
+    RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+    RATE_LIMIT_SIGNIN_PER_ACCOUNT_PER_MINUTE: z.coerce.number().int().min(1).default(10),
+    PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
     SERVER_SECRET: optionalString.pipe(
       z.string().min(32, 'must be at least 32 characters of high-entropy text').optional(),
     ),
@@ -63,6 +67,10 @@ const ConfigSchema = z
     redisUrl: env.REDIS_URL,
     rateLimitPublicPerMinute: env.RATE_LIMIT_PUBLIC_PER_MINUTE,
     rateLimitTenantPerMinute: env.RATE_LIMIT_TENANT_PER_MINUTE,
+    rateLimitSignInPerIpPerMinute: env.RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE,
+    rateLimitSignInPerAccountPerMinute: env.RATE_LIMIT_SIGNIN_PER_ACCOUNT_PER_MINUTE,
+    /** Password hashes (argon2) computed at once; the rest wait, so sign-ins cannot starve the licensing API. */
+    passwordHashConcurrency: env.PASSWORD_HASH_CONCURRENCY ?? Math.max(1, Math.floor(availableParallelism() / 2)),
     serverSecret: env.SERVER_SECRET,
     /** Whose X-Forwarded-For is believed (see http/client-ip.ts). */
     trustProxy: env.TRUST_PROXY,

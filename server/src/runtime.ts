@@ -4,6 +4,7 @@ import { openDatabase } from './db/database.js';
 import type { AppDeps } from './http/deps.js';
 import { createRateLimits } from './http/rate-limit.js';
 import type { Logger } from './logger.js';
+import { setPasswordHashConcurrency } from './services/auth/passwords.js';
 import { loadTokenSigner } from './services/signing/signing-keys.js';
 
 export interface Runtime {
@@ -16,11 +17,18 @@ export async function createRuntime(config: Config, logger: Logger, clock: () =>
   const { secret, source } = loadServerSecret(config.serverSecret, config.dataDir);
   if (source === 'generated') logger.info({ dataDir: config.dataDir }, 'generated a new server secret in DATA_DIR (set SERVER_SECRET to share one across hosts)');
   const secrets = new ServerSecrets(secret);
+  setPasswordHashConcurrency(config.passwordHashConcurrency);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, logger });
   try {
     const signer = await loadTokenSigner({ db, secrets, now: clock() }, config.publicUrl);
     const rateLimits = await createRateLimits(
-      { publicPerMinute: config.rateLimitPublicPerMinute, tenantPerMinute: config.rateLimitTenantPerMinute, redisUrl: config.redisUrl },
+      {
+        publicPerMinute: config.rateLimitPublicPerMinute,
+        tenantPerMinute: config.rateLimitTenantPerMinute,
+        signInPerIpPerMinute: config.rateLimitSignInPerIpPerMinute,
+        signInPerAccountPerMinute: config.rateLimitSignInPerAccountPerMinute,
+        redisUrl: config.redisUrl,
+      },
       logger,
     );
     return {

@@ -59,6 +59,8 @@ export async function startTestApp(options: TestAppOptions = {}) {
     TRUST_PROXY: 'true',
     RATE_LIMIT_PUBLIC_PER_MINUTE: '100000',
     RATE_LIMIT_TENANT_PER_MINUTE: '100000',
+    RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: '100000',
+    RATE_LIMIT_SIGNIN_PER_ACCOUNT_PER_MINUTE: '100000',
     DATABASE_POOL_SIZE: '10',
     LOG_LEVEL: 'debug',
     ...options.env,

@@ -115,9 +115,15 @@ export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}):
       refreshCookie: getCookie(c, REFRESH_COOKIE) ?? null,
       cookies,
     });
-    if (cookies.length === 0) return response;
+    const limited = await rateLimitedGraphQL(response);
+    if (cookies.length === 0 && !limited) return response;
     const headers = new Headers(response.headers);
     for (const cookie of cookies) headers.append('set-cookie', cookie);
+    if (limited) {
+      // A refused sign-in step is an HTTP 429 with Retry-After, like the public API's limits.
+      headers.set('retry-after', String(limited.retryAfterSeconds));
+      return new Response(limited.body, { status: 429, headers });
+    }
     return new Response(response.body, { status: response.status, headers });
   });
   mountAdminRoutes(app, deps);
@@ -141,6 +147,16 @@ export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}):
   app.notFound((c) => errorResponse(c, new AppError('NotFound', `No route for ${c.req.method} ${c.req.path.replace(KEY_LIKE_GLOBAL, '[redacted]')}.`)));
   app.onError((error, c) => errorResponse(c, toAppError(error, deps.logger, c.get('requestId'))));
   return app;
+}
+
+/** A GraphQL answer whose error is RateLimited (the sign-in limits): its body and Retry-After, else null. */
+async function rateLimitedGraphQL(response: Response): Promise<{ body: string; retryAfterSeconds: number } | null> {
+  if (response.status !== 200 || !response.headers.get('content-type')?.includes('json')) return null;
+  const body = await response.clone().text();
+  if (!body.includes('"RateLimited"')) return null;
+  const errors = (JSON.parse(body) as { errors?: { extensions?: { code?: string; retryAfterSeconds?: number } }[] }).errors ?? [];
+  const limited = errors.find((error) => error.extensions?.code === 'RateLimited');
+  return limited ? { body, retryAfterSeconds: limited.extensions?.retryAfterSeconds ?? 60 } : null;
 }
 
 function safeDecode(value: string): string {

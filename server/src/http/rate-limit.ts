@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { AppError } from '../domain/errors.js';
@@ -8,6 +9,11 @@ export interface RateLimits {
   perIp(ip: string): Promise<RateLimitState>;
   /** Per tenant, once a request is known to belong to one. */
   perTenant(tenantId: string): Promise<RateLimitState>;
+  /**
+   * One sign-in step (password, refresh, second factor): counted per client IP and, when known, per account
+   * (an email, a user id or a token digest). Throws RateLimited (429 + Retry-After) past either budget.
+   */
+  signIn(ip: string, account: string | null): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -20,6 +26,9 @@ export interface RateLimitState {
 export interface RateLimitOptions {
   publicPerMinute: number;
   tenantPerMinute: number;
+  /** Sign-in steps per minute per client IP and per account. */
+  signInPerIpPerMinute?: number;
+  signInPerAccountPerMinute?: number;
   /** Counters in Redis hold across replicas; without it they live in this process. */
   redisUrl?: string;
 }
@@ -47,9 +56,18 @@ export async function createRateLimits(options: RateLimitOptions, logger?: Logge
   };
   const ip = make('ip', options.publicPerMinute);
   const tenant = make('tenant', options.tenantPerMinute);
+  const signInIpLimit = options.signInPerIpPerMinute ?? 30;
+  const signInAccountLimit = options.signInPerAccountPerMinute ?? 10;
+  const signInIp = make('signin-ip', signInIpLimit);
+  const signInAccount = make('signin-account', signInAccountLimit);
   return {
     perIp: (key) => consume(ip, options.publicPerMinute, key),
     perTenant: (key) => consume(tenant, options.tenantPerMinute, key),
+    async signIn(clientIp, account) {
+      await consume(signInIp, signInIpLimit, clientIp);
+      // Accounts are keyed by a digest: no email addresses in Redis.
+      if (account) await consume(signInAccount, signInAccountLimit, createHash('sha256').update(account.trim().toLowerCase()).digest('base64url'));
+    },
     async close() {
       redis?.disconnect();
     },

@@ -96,6 +96,9 @@ builder.queryFields((t) => ({
   }),
 }));
 
+/** Password, refresh and second-factor steps share the sign-in budgets (per client IP and per account). */
+const signInStep = (ctx: GraphQLContext, account: string) => ctx.deps.rateLimits.signIn(ctx.meta.ip ?? 'unknown', account);
+
 builder.mutationFields((t) => ({
   setup: t.field({
     type: SessionPayloadType,
@@ -121,6 +124,7 @@ builder.mutationFields((t) => ({
     skipTypeScopes: true,
     args: { email: t.arg.string({ required: true }), password: t.arg.string({ required: true }), totpCode: t.arg.string(), backupCode: t.arg.string() },
     resolve: async (_root, args, ctx) => {
+      await signInStep(ctx, `email:${args.email}`);
       const result = await login(serviceCtx(ctx), args, ctx.meta);
       if (result.status === 'MFA_REQUIRED') return { status: 'MFA_REQUIRED' as const, accessToken: null, accessTokenExpiresAt: null, userId: null };
       return sessionPayload(ctx, result.tokens, result.userId);
@@ -132,6 +136,7 @@ builder.mutationFields((t) => ({
     skipTypeScopes: true,
     resolve: async (_root, _args, ctx) => {
       if (!ctx.refreshCookie) throw new AppError('Unauthorized', 'No session: sign in.');
+      await signInStep(ctx, `refresh:${ctx.refreshCookie}`);
       try {
         const tokens = await refreshSession(serviceCtx(ctx), ctx.refreshCookie, ctx.meta);
         const { sub } = JSON.parse(Buffer.from(tokens.accessToken.split('.')[1], 'base64url').toString()) as { sub: string };
@@ -172,13 +177,17 @@ builder.mutationFields((t) => ({
     skipTypeScopes: true,
     authScopes: { user: true },
     args: { code: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => (await confirmMfaEnrollment(serviceCtx(ctx), requireUser(ctx.actor), args.code, ctx.meta)).backupCodes,
+    resolve: async (_root, args, ctx) => {
+      await signInStep(ctx, `user:${requireUser(ctx.actor).userId}`);
+      return (await confirmMfaEnrollment(serviceCtx(ctx), requireUser(ctx.actor), args.code, ctx.meta)).backupCodes;
+    },
   }),
   disableMfa: t.boolean({
     skipTypeScopes: true,
     authScopes: { user: true },
     args: { totpCode: t.arg.string(), backupCode: t.arg.string() },
     resolve: async (_root, args, ctx) => {
+      await signInStep(ctx, `user:${requireUser(ctx.actor).userId}`);
       await disableMfa(serviceCtx(ctx), requireUser(ctx.actor), args, ctx.meta);
       return true;
     },

@@ -58,49 +58,82 @@ async function startSession(tx: Tx, ctx: Ctx, user: { id: string; tenantId: stri
 export type LoginResult = { status: 'SUCCESS'; tokens: SessionTokens; userId: string } | { status: 'MFA_REQUIRED' };
 
 const INVALID_CREDENTIALS = 'Invalid email or password.';
+/** Every refused sign-in takes at least this long, so the work done for known and unknown emails cannot be told apart. */
+export const REFUSED_SIGN_IN_MIN_MS = 200;
+
+/** Failures of one sign-in window that reach the activity log: the first MAX_FAILED_LOGINS, then the 10th, 100th… */
+export function failureIsAudited(count: number): boolean {
+  return count <= MAX_FAILED_LOGINS || Number.isInteger(Math.log10(count));
+}
 
 /**
- * Email + password, then (when MFA is on) a TOTP or backup code. Failed attempts count towards a lockout;
- * every outcome is in the activity log. An unknown email looks exactly like a wrong password.
+ * Email + password, then (when MFA is on) a TOTP or backup code. Failed attempts count towards a lockout
+ * kept per email address, known or not; an unknown email does the same password work, gets the same answers
+ * and locks the same way. Refusals are padded to REFUSED_SIGN_IN_MIN_MS.
  */
 export async function login(ctx: Ctx, input: { email: string; password: string; totpCode?: string | null; backupCode?: string | null }, meta: RequestMeta): Promise<LoginResult> {
+  const started = performance.now();
+  try {
+    return await attemptLogin(ctx, input, meta);
+  } catch (error) {
+    const remaining = REFUSED_SIGN_IN_MIN_MS - (performance.now() - started);
+    if (remaining > 0) await new Promise((resolve) => setTimeout(resolve, remaining));
+    throw error;
+  }
+}
+
+type FailureState = { failed_count: number; locked_until: Date | null };
+
+/** Counts one failure for an email (atomically): a new window starts once the old one and any lock are over. */
+async function countFailure(tx: Tx, email: string, now: Date): Promise<FailureState> {
+  const windowStart = new Date(now.getTime() - FAILED_LOGIN_WINDOW_MS);
+  const [row] = await tx.$queryRaw<FailureState[]>`
+    INSERT INTO login_failures (email, failed_count, first_failed_at, updated_at) VALUES (${email}, 1, ${now}, ${now})
+    ON CONFLICT (email) DO UPDATE SET
+      failed_count = CASE WHEN login_failures.first_failed_at > ${windowStart} OR login_failures.locked_until > ${now} THEN login_failures.failed_count + 1 ELSE 1 END,
+      first_failed_at = CASE WHEN login_failures.first_failed_at > ${windowStart} OR login_failures.locked_until > ${now} THEN login_failures.first_failed_at ELSE ${now} END,
+      locked_until = CASE WHEN login_failures.locked_until > ${now} THEN login_failures.locked_until ELSE NULL END,
+      updated_at = ${now}
+    RETURNING failed_count, locked_until`;
+  if (row.failed_count === MAX_FAILED_LOGINS && !row.locked_until) {
+    const lockedUntil = new Date(now.getTime() + LOCK_MS);
+    await tx.$executeRaw`UPDATE login_failures SET locked_until = ${lockedUntil} WHERE email = ${email}`;
+    return { failed_count: row.failed_count, locked_until: lockedUntil };
+  }
+  return row;
+}
+
+async function attemptLogin(ctx: Ctx, input: { email: string; password: string; totpCode?: string | null; backupCode?: string | null }, meta: RequestMeta): Promise<LoginResult> {
   const email = input.email.trim().toLowerCase();
-  const user = await ctx.db.prisma.user.findUnique({ where: { email } });
-  if (!user) {
-    await burnPasswordCheck(input.password);
-    throw new AppError('Unauthorized', INVALID_CREDENTIALS);
-  }
-  const actor: AuditActor = { id: user.id, label: user.email, ip: meta.ip };
+  const [user, lockState] = await Promise.all([
+    ctx.db.prisma.user.findUnique({ where: { email } }),
+    ctx.db.prisma.loginFailure.findUnique({ where: { email }, select: { lockedUntil: true } }),
+  ]);
+  const actor: AuditActor | null = user && { id: user.id, label: user.email, ip: meta.ip };
   const audit = (tx: Tx, action: 'FailedLogin' | 'LockAccount' | 'Login' | 'UseBackupCode', details?: Record<string, unknown>) =>
-    recordAudit(tx, { tenantId: user.tenantId, action, entityType: 'User', entityId: user.id, entity: user.email, details }, actor, ctx.now);
+    user && actor ? recordAudit(tx, { tenantId: user.tenantId, action, entityType: 'User', entityId: user.id, entity: user.email, details }, actor, ctx.now) : Promise.resolve();
 
-  if (user.lockedUntil && user.lockedUntil > ctx.now) {
-    await ctx.db.prisma.$transaction((tx) => audit(tx, 'FailedLogin', { reason: 'locked' }));
-    throw new AppError('AccountLocked', `Too many failed sign-in attempts: the account is locked until ${user.lockedUntil.toISOString()}.`, {
-      retryAfterSeconds: Math.ceil((user.lockedUntil.getTime() - ctx.now.getTime()) / 1000),
-    });
-  }
-
+  // Counts the failure (known email or not), audits it within bounds, and refuses.
   const failure = async (reason: string, message = INVALID_CREDENTIALS): Promise<never> => {
-    const windowOpen = user.firstFailedLoginAt && ctx.now.getTime() - user.firstFailedLoginAt.getTime() < FAILED_LOGIN_WINDOW_MS;
-    const count = windowOpen ? user.failedLoginCount + 1 : 1;
-    const lock = count >= MAX_FAILED_LOGINS;
-    await ctx.db.prisma.$transaction(async (tx) => {
-      await tx.user.update({
-        where: { id: user.id },
-        data: {
-          failedLoginCount: lock ? 0 : count,
-          firstFailedLoginAt: lock ? null : windowOpen ? user.firstFailedLoginAt : ctx.now,
-          lockedUntil: lock ? new Date(ctx.now.getTime() + LOCK_MS) : undefined,
-        },
-      });
-      await audit(tx, 'FailedLogin', { reason });
-      if (lock) await audit(tx, 'LockAccount', { failedAttempts: count, lockedForMinutes: LOCK_MS / 60_000 });
+    const state = await ctx.db.prisma.$transaction(async (tx) => {
+      const counted = await countFailure(tx, email, ctx.now);
+      if (failureIsAudited(counted.failed_count)) await audit(tx, 'FailedLogin', { reason, attempts: counted.failed_count });
+      if (counted.failed_count === MAX_FAILED_LOGINS) await audit(tx, 'LockAccount', { failedAttempts: counted.failed_count, lockedForMinutes: LOCK_MS / 60_000 });
+      return counted;
     });
+    if (reason === 'locked' && state.locked_until) {
+      throw new AppError('AccountLocked', `Too many failed sign-in attempts: the account is locked until ${state.locked_until.toISOString()}.`, {
+        retryAfterSeconds: Math.ceil((state.locked_until.getTime() - ctx.now.getTime()) / 1000),
+      });
+    }
     throw new AppError('Unauthorized', message);
   };
 
-  if (!(await verifyPassword(user.passwordHash, input.password))) return failure('wrong password');
+  if (lockState?.lockedUntil && lockState.lockedUntil > ctx.now) return failure('locked');
+
+  // An unknown email verifies against a dummy hash: the same argon2 work as a wrong password.
+  const passwordOk = user ? await verifyPassword(user.passwordHash, input.password) : await burnPasswordCheck(input.password).then(() => false);
+  if (!user || !passwordOk) return failure('wrong password');
   if (user.deactivatedAt) return failure('deactivated user');
 
   // One transaction per outcome; never nest (the embedded database has a single connection).
@@ -112,7 +145,8 @@ export async function login(ctx: Ctx, input: { email: string; password: string; 
       if (!check.ok) return { status: 'FAILED' as const, reason: check.reason };
       usedBackupCode = check.method === 'backupCode';
     }
-    await tx.user.update({ where: { id: user.id }, data: { failedLoginCount: 0, firstFailedLoginAt: null, lockedUntil: null, lastLoginAt: ctx.now } });
+    await tx.user.update({ where: { id: user.id }, data: { lastLoginAt: ctx.now } });
+    await tx.loginFailure.deleteMany({ where: { email } });
     if (usedBackupCode) await audit(tx, 'UseBackupCode');
     await audit(tx, 'Login', user.mfaSecretEncrypted ? { mfa: usedBackupCode ? 'backup code' : 'totp' } : undefined);
     return { status: 'SUCCESS' as const, tokens: await startSession(tx, ctx, user, meta), userId: user.id };
