@@ -88,7 +88,7 @@ describe('no user enumeration', () => {
       const seen = [];
       for (let i = 0; i < MAX_FAILED_LOGINS + 2; i++) {
         const response = await t.gql(LOGIN, { email, password: 'wrong password' });
-        seen.push({ status: response.status, code: response.errors?.[0].extensions?.code, message: response.errors?.[0].message.replace(email, '<email>').replace(/until .*\./, 'until <time>.'), retry: response.errors?.[0].extensions?.retryAfterSeconds });
+        seen.push({ status: response.status, code: response.errors?.[0].extensions?.code, message: response.errors?.[0].message.replace(email, '<email>').replace(/until .*\./, 'until <time>.'), retry: (response.errors?.[0].extensions as { retryAfterSeconds?: number } | undefined)?.retryAfterSeconds });
       }
       return seen;
     };
