@@ -1,6 +1,7 @@
 // `pnpm db:migrate | db:migration <name> | db:status`: Prisma-format migrations run by the WebAssembly schema
 // engine (server/src/db/migrate.ts), since Prisma's CLI cannot download its native engine here.
-// Target: DATABASE_URL when set, else the embedded PGlite database in ${DATA_DIR:-./data}/pglite.
+// Target: MIGRATION_DATABASE_URL (the owner role) or else DATABASE_URL when set, else the embedded PGlite
+// database in ${DATA_DIR:-./data}/pglite. With both URLs, `migrate` also sets up the app role of DATABASE_URL.
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { DatabaseLockedError, lockEmbedded } from '../server/src/db/database.js';
@@ -11,6 +12,7 @@ import {
   migrationStatus,
   type MigrationTarget,
 } from '../server/src/db/migrate.js';
+import { grantAppRole, sameRole } from '../server/src/db/roles.js';
 
 const USAGE = 'usage: pnpm db:migrate | pnpm db:migration <name> | pnpm db:status';
 
@@ -38,6 +40,14 @@ async function main(command: string | undefined, args: string[]): Promise<number
       const { applied } = await applyMigrations(target);
       if (applied.length === 0) console.log(`No pending migrations: ${where} is up to date.`);
       else console.log(`Applied ${applied.length} migration(s) to ${where}:\n${list(applied)}`);
+      const ownerUrl = process.env.MIGRATION_DATABASE_URL;
+      const appUrl = process.env.DATABASE_URL;
+      if (ownerUrl && appUrl && !sameRole(ownerUrl, appUrl)) {
+        const { role, created } = await grantAppRole(ownerUrl, appUrl);
+        console.log(`${created ? 'Created' : 'Updated'} the app role ${role}: read/write on the tables, append-only on the audit log.`);
+      } else if (target.kind === 'pg') {
+        console.log('One database role for migrations and the server: set MIGRATION_DATABASE_URL (owner) and DATABASE_URL (app role) to make the audit log append-only for the server.');
+      }
       return 0;
     }
     if (command === 'create') {
@@ -60,7 +70,7 @@ async function main(command: string | undefined, args: string[]): Promise<number
 }
 
 async function openTarget(): Promise<Target> {
-  const url = process.env.DATABASE_URL;
+  const url = process.env.MIGRATION_DATABASE_URL || process.env.DATABASE_URL;
   if (url) return { target: { kind: 'pg', url }, where: redact(url), close: async () => {} };
 
   const dataDir = path.resolve(process.env.DATA_DIR || './data');
@@ -105,7 +115,7 @@ const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOU
 function describe(error: unknown): string {
   const e = error as NodeJS.ErrnoException;
   if (e?.code && UNREACHABLE.has(e.code)) {
-    const url = process.env.DATABASE_URL;
+    const url = process.env.MIGRATION_DATABASE_URL || process.env.DATABASE_URL;
     return `cannot reach the database${url ? ` at ${redact(url)}` : ''} (${e.code}). Is PostgreSQL running?`;
   }
   return (e?.message || String(error)).trim();

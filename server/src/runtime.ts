@@ -1,6 +1,7 @@
 import type { Config } from './config.js';
 import { ServerSecrets, loadServerSecret } from './crypto/secrets.js';
 import { openDatabase } from './db/database.js';
+import { canRewriteAuditLog } from './db/roles.js';
 import type { AppDeps } from './http/deps.js';
 import { createRateLimits } from './http/rate-limit.js';
 import type { Logger } from './logger.js';
@@ -20,6 +21,9 @@ export async function createRuntime(config: Config, logger: Logger, clock: () =>
   setPasswordHashConcurrency(config.passwordHashConcurrency);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, logger });
   try {
+    if (db.kind === 'postgres' && (await canRewriteAuditLog((sql) => db.sql.query(sql, [])))) {
+      logger.warn('DATABASE_URL connects as a role that owns or may rewrite the activity log: run the server as a separate app role (MIGRATION_DATABASE_URL for migrations, see README "Security"); until then only the signed checkpoints detect tampering');
+    }
     const signer = await loadTokenSigner({ db, secrets, now: clock() }, config.publicUrl);
     const rateLimits = await createRateLimits(
       {

@@ -11,7 +11,7 @@ import { createLicense } from '../../server/src/services/licenses.js';
 import { createProduct } from '../../server/src/services/products.js';
 import { createTenant } from '../../server/src/services/tenants.js';
 import { createUser } from '../../server/src/services/users.js';
-import { createDatabase, dropDatabase, uniqueName } from './pg.js';
+import { appRoleUrl, createDatabase, dropDatabase, grantDatabaseToAppRole, uniqueName } from './pg.js';
 
 /** A clock the test moves by hand. */
 export class TestClock {
@@ -29,6 +29,8 @@ export const DAY = 86_400_000;
 
 export interface TestAppOptions {
   env?: Record<string, string>;
+  /** 'app' (default): the server connects as the app role, like production; 'owner': as the schema owner. */
+  dbRole?: 'app' | 'owner';
   clock?: TestClock;
 }
 
@@ -40,7 +42,9 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  */
 export async function startTestApp(options: TestAppOptions = {}) {
   const dbName = uniqueName('kf_test');
-  const databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
+  const ownerUrl = await createDatabase(dbName, inject('templateDatabase'));
+  await grantDatabaseToAppRole(dbName);
+  const databaseUrl = options.dbRole === 'owner' ? ownerUrl : appRoleUrl(ownerUrl);
   const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-test-'));
   const clock = options.clock ?? new TestClock();
   const logs: string[] = [];
@@ -90,6 +94,9 @@ export async function startTestApp(options: TestAppOptions = {}) {
 
   return {
     app,
+    /** The schema owner's URL (what migrations use) and the URL the server connects with. */
+    ownerUrl,
+    databaseUrl,
     clock,
     config,
     deps: runtime.deps,

@@ -34,3 +34,18 @@ export async function createDatabase(name: string, template?: string): Promise<s
 export async function dropDatabase(name: string): Promise<void> {
   await withAdmin((client) => client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
 }
+
+/** The login role the app runs as in tests (created by the migrator in global-setup, cluster-wide). */
+export const APP_ROLE = 'keyforge_test_app';
+
+export function appRoleUrl(url: string): string {
+  const parsed = new URL(url);
+  parsed.username = APP_ROLE;
+  parsed.password = 'keyforge-test-app';
+  return parsed.toString();
+}
+
+/** A database grant is not cloned with its template: let the app role create its job-store schema. */
+export async function grantDatabaseToAppRole(name: string): Promise<void> {
+  await withAdmin((client) => client.query(`GRANT CONNECT, CREATE ON DATABASE "${name}" TO ${APP_ROLE}`));
+}
