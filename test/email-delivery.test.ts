@@ -209,6 +209,8 @@ describe('schedules and operators', () => {
         ['expiry-notifications', '0 8 * * *', 'UTC'],
         ['email-delivery', '* * * * *', 'UTC'],
         ['housekeeping', '*/10 * * * *', 'UTC'],
+        ['audit-checkpoints', '*/15 * * * *', 'UTC'],
+        ['audit-verify', '30 3 * * *', 'UTC'],
       ]);
       const digest = schedules[0].nextRunAt!;
       expect([digest.getUTCDay(), digest.getUTCHours(), digest.getUTCMinutes()]).toEqual([1, 9, 0]);
@@ -234,7 +236,7 @@ describe('schedules and operators', () => {
       const reader = await app.login('gql-reader@deliver.test');
       const schedules = await app.gql('{ jobSchedules { name schedule timezone nextRunAt lastRunAt running } }', {}, { token: reader.token });
       expect(schedules.errors).toBeUndefined();
-      expect(schedules.data.jobSchedules.map((job: { name: string }) => job.name)).toEqual(['weekly-digest', 'expiry-notifications', 'email-delivery', 'housekeeping']);
+      expect(schedules.data.jobSchedules.map((job: { name: string }) => job.name)).toEqual(['weekly-digest', 'expiry-notifications', 'email-delivery', 'housekeeping', 'audit-checkpoints', 'audit-verify']);
       const query = 'query($status: EmailStatus, $kind: EmailKind) { emails(status: $status, kind: $kind, first: 100) { totalCount nodes { id to kind status subject textBody } pageInfo { hasNextPage } } }';
       const emails = await app.gql(query, { kind: 'expiryCustomer', status: 'sent' }, { token: admin.token });
       expect(emails.errors).toBeUndefined();

@@ -212,7 +212,7 @@ async function main(argv: string[]): Promise<number> {
   let db: Database | undefined;
   try {
     const config = loadConfig();
-    const secrets = new ServerSecrets(loadServerSecret(config.serverSecret, config.dataDir).secret);
+    const secrets = new ServerSecrets(loadServerSecret(config.serverSecret, config.dataDir).secret).useForProcess();
     db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
     const result = await command.run({ db, secrets, now: new Date() }, flags);
     process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);

@@ -17,7 +17,7 @@ export interface Runtime {
 export async function createRuntime(config: Config, logger: Logger, clock: () => Date = () => new Date()): Promise<Runtime> {
   const { secret, source } = loadServerSecret(config.serverSecret, config.dataDir);
   if (source === 'generated') logger.info({ dataDir: config.dataDir }, 'generated a new server secret in DATA_DIR (set SERVER_SECRET to share one across hosts)');
-  const secrets = new ServerSecrets(secret);
+  const secrets = new ServerSecrets(secret).useForProcess();
   setPasswordHashConcurrency(config.passwordHashConcurrency);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, logger });
   try {

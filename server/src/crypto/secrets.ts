@@ -14,12 +14,22 @@ export class ServerSecrets {
   private readonly encryptionKey: Buffer;
   /** HMAC key of the management API's access tokens (HS256 JWTs). */
   readonly accessTokenKey: Uint8Array;
+  /** HMAC key of the activity log's hash chain: without the server secret nobody can recompute it. */
+  readonly auditChainKey: Buffer;
 
   constructor(secret: string) {
     const derive = (info: string) => Buffer.from(hkdfSync('sha256', secret, 'keyforge', info, 32));
     this.digestKey = derive(`credential-digest-v${KEY_DIGEST_VERSION}`);
     this.encryptionKey = derive('signing-key-encryption-v1');
     this.accessTokenKey = new Uint8Array(derive('access-token-v1'));
+    this.auditChainKey = derive('audit-chain-v1');
+    processSecrets ??= this;
+  }
+
+  /** Makes these the secrets of this process (the server, worker and CLI call it at start). */
+  useForProcess(): this {
+    processSecrets = this;
+    return this;
   }
 
   /** HMAC-SHA256 of a credential (license key, token), hex. */
@@ -41,6 +51,17 @@ export class ServerSecrets {
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
   }
+}
+
+let processSecrets: ServerSecrets | undefined;
+
+/**
+ * The process's server secrets, for code that writes the keyed activity log without a service context at
+ * hand (recordAudit). Set by useForProcess(), else the first ServerSecrets constructed (scripts, seeds).
+ */
+export function currentServerSecrets(): ServerSecrets {
+  if (!processSecrets) throw new Error('no server secret loaded: construct ServerSecrets first');
+  return processSecrets;
 }
 
 /** SHA-256 hex, for values that are random already (nonces) and need no pepper. */

@@ -1,10 +1,12 @@
+import { auditCheckpointJob, auditVerifyJob } from './audit-integrity.js';
 import { emailDeliveryJob } from './email-delivery.js';
 import { expiryNotificationsJob } from './expiry-notifications.js';
 import { housekeepingJob } from './housekeeping.js';
 import type { JobDefinition } from './types.js';
 import { weeklyDigestJob } from './weekly-digest.js';
 
-export const JOBS: readonly JobDefinition[] = [weeklyDigestJob, expiryNotificationsJob, emailDeliveryJob, housekeepingJob];
+export const JOBS: readonly JobDefinition[] = [weeklyDigestJob, expiryNotificationsJob, emailDeliveryJob, housekeepingJob,
+  auditCheckpointJob, auditVerifyJob];
 export const JOB_NAMES = JOBS.map((job) => job.name);
 
 export function findJob(name: string): JobDefinition | undefined {

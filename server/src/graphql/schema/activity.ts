@@ -66,6 +66,6 @@ builder.queryFields((t) => ({
   activityLogIntegrity: t.field({
     type: IntegrityType,
     description: "Recomputes your company's activity-log hash chain.",
-    resolve: (_root, _args, ctx) => activityLogIntegrity(serviceCtx(ctx), ctx.actor),
+    resolve: (_root, _args, ctx) => activityLogIntegrity(serviceCtx(ctx), ctx.actor, ctx.deps.signer),
   }),
 }));

@@ -4,7 +4,9 @@ import { requireActor, type Actor } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { decodeCursor, pageSize, toPage, type PageArgs } from '../listing.js';
 import { parseInput } from '../validation.js';
-import { AUDIT_ACTIONS, verifyAuditChain } from './audit-log.js';
+import type { TokenSigner } from '../signing/signing-keys.js';
+import { AUDIT_ACTIONS } from './audit-log.js';
+import { checkAuditIntegrity } from './checkpoints.js';
 
 // The activity log as the management API reads it (spec §2.6). Writing happens in audit-log.ts, inside
 // each change's own transaction.
@@ -59,7 +61,10 @@ export async function listActivity(ctx: Ctx, actor: Actor | null, filterInput: A
   return toPage(rows, size, totalCount, (row) => [row.seq]);
 }
 
-/** Recomputes the caller's tenant's hash chain: `valid` false and the first broken seq when a row was forged. */
-export async function activityLogIntegrity(ctx: Ctx, actor: Actor | null) {
-  return verifyAuditChain(ctx.db.prisma, requireActor(actor).tenantId);
+/**
+ * Checks the caller's tenant's keyed hash chain: `valid` false and the first broken seq when a row was forged,
+ * rewritten or deleted. Incremental: only rows after the newest signed checkpoint are re-hashed.
+ */
+export async function activityLogIntegrity(ctx: Pick<ServiceContext, 'db' | 'secrets' | 'now'>, actor: Actor | null, signer: TokenSigner | null) {
+  return checkAuditIntegrity(ctx, requireActor(actor).tenantId, signer);
 }

@@ -1,6 +1,7 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/database.js';
+import { currentServerSecrets } from '../../crypto/secrets.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -47,7 +48,7 @@ export interface AuditEvent {
   details?: Record<string, unknown> | null;
 }
 
-const GENESIS = '0'.repeat(64);
+export const GENESIS = '0'.repeat(64);
 
 /** Deterministic JSON (sorted keys): PostgreSQL's jsonb does not keep key order, the hash must not care. */
 function canonical(value: unknown): string {
@@ -57,7 +58,7 @@ function canonical(value: unknown): string {
   return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
 }
 
-interface Hashable {
+export interface Hashable {
   tenantId: string;
   seq: number;
   action: string;
@@ -72,14 +73,19 @@ interface Hashable {
   prevHash: string;
 }
 
-export function entryHash(entry: Hashable): string {
+/**
+ * An entry's hash: HMAC-SHA256 under the server's audit-chain key (ServerSecrets.auditChainKey), or plain
+ * SHA-256 for rows written before the chain was keyed (key null; see audit_chain_legacy). Exported for seeds.
+ */
+export function entryHash(entry: Hashable, key: Buffer | null): string {
   const { createdAt, ...rest } = entry;
-  return createHash('sha256').update(canonical({ ...rest, createdAt: createdAt.toISOString() })).digest('hex');
+  const data = canonical({ ...rest, createdAt: createdAt.toISOString() });
+  return (key ? createHmac('sha256', key) : createHash('sha256')).update(data).digest('hex');
 }
 
 /**
  * Appends one entry, inside the caller's transaction (so it commits or rolls back with the change).
- * A per-tenant advisory lock orders concurrent writers; each entry's hash covers the previous one's.
+ * A per-tenant advisory lock orders concurrent writers; each entry's keyed hash covers the previous one's.
  */
 export async function recordAudit(tx: Tx, event: AuditEvent, actor: AuditActor, now: Date): Promise<void> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('keyforge.audit'), hashtext(${event.tenantId}))`;
@@ -99,30 +105,50 @@ export async function recordAudit(tx: Tx, event: AuditEvent, actor: AuditActor, 
     prevHash: last?.hash ?? GENESIS,
   };
   await tx.auditLogEntry.create({
-    data: { ...entry, details: (entry.details ?? undefined) as Prisma.InputJsonValue | undefined, hash: entryHash(entry) },
+    data: { ...entry, details: (entry.details ?? undefined) as Prisma.InputJsonValue | undefined, hash: entryHash(entry, currentServerSecrets().auditChainKey) },
   });
 }
 
-/** Recomputes the tenant's chain; reports the first entry whose content or link does not match. */
-export async function verifyAuditChain(db: Db, tenantId: string): Promise<{ valid: boolean; entries: number; brokenAtSeq: number | null }> {
-  let prevHash = GENESIS;
-  let expectedSeq = 1;
-  let entries = 0;
-  for (let cursor = 0; ; ) {
-    const batch = await db.auditLogEntry.findMany({ where: { tenantId, seq: { gt: cursor } }, orderBy: { seq: 'asc' }, take: 1000 });
+export interface ChainResult {
+  valid: boolean;
+  /** Entries verified (the head's seq when valid). */
+  entries: number;
+  brokenAtSeq: number | null;
+}
+
+/** The last seq of a tenant's rows hashed before the chain was keyed (0: all keyed). */
+export async function legacyBoundary(db: Db, tenantId: string): Promise<number> {
+  return (await db.auditChainLegacy.findUnique({ where: { tenantId } }))?.lastLegacySeq ?? 0;
+}
+
+/**
+ * Re-hashes a tenant's chain from a known-good position (after `fromSeq`, whose hash is `fromHash`) to the
+ * head; reports the first entry whose content, link or position does not match.
+ */
+export async function verifyChainFrom(db: Db, tenantId: string, key: Buffer, from: { seq: number; hash: string } = { seq: 0, hash: GENESIS }): Promise<ChainResult & { head: { seq: number; hash: string } }> {
+  const legacyUpTo = await legacyBoundary(db, tenantId);
+  let prevHash = from.hash;
+  let expectedSeq = from.seq + 1;
+  for (let cursor = from.seq; ; ) {
+    const batch = await db.auditLogEntry.findMany({ where: { tenantId, seq: { gt: cursor } }, orderBy: { seq: 'asc' }, take: 5000, omit: { id: true } });
     if (batch.length === 0) break;
     for (const row of batch) {
-      const { id: _id, hash, ...content } = row;
-      if (row.seq !== expectedSeq || row.prevHash !== prevHash || entryHash(content) !== hash) {
-        return { valid: false, entries, brokenAtSeq: row.seq };
+      const { hash, ...content } = row;
+      if (row.seq !== expectedSeq || row.prevHash !== prevHash || entryHash(content, row.seq <= legacyUpTo ? null : key) !== hash) {
+        return { valid: false, entries: expectedSeq - 1, brokenAtSeq: Math.min(row.seq, expectedSeq), head: { seq: expectedSeq - 1, hash: prevHash } };
       }
       prevHash = hash;
       expectedSeq++;
-      entries++;
     }
     cursor = batch[batch.length - 1].seq;
   }
-  return { valid: true, entries, brokenAtSeq: null };
+  return { valid: true, entries: expectedSeq - 1, brokenAtSeq: null, head: { seq: expectedSeq - 1, hash: prevHash } };
+}
+
+/** Recomputes the tenant's whole chain; reports the first entry whose content or link does not match. */
+export async function verifyAuditChain(db: Db, tenantId: string, key: Buffer = currentServerSecrets().auditChainKey): Promise<ChainResult> {
+  const { head: _head, ...result } = await verifyChainFrom(db, tenantId, key);
+  return result;
 }
 
 /** Before/after of the fields that changed, for an update's details. Secrets must not be passed in. */

@@ -1,3 +1,4 @@
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { SignJWT, calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, type JWK, type JWTPayload } from 'jose';
 import type { ServiceContext } from '../context.js';
 
@@ -9,6 +10,37 @@ export interface TokenSigner {
 }
 
 type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
+type KeyRow = { kid: string; publicJwk: unknown; privateKeyEncrypted: string };
+
+const trustCache = new Map<string, boolean>();
+
+/**
+ * A signing-key row is genuine only if its private key decrypts under this server's secret and matches the
+ * published public key: the app's database role can insert rows, but cannot seal a private key, so a row
+ * it planted is neither published nor used to sign or verify.
+ */
+export function isTrustedKey(secrets: ServiceContext['secrets'], row: KeyRow): boolean {
+  const cacheKey = `${row.kid}\n${JSON.stringify(row.publicJwk)}\n${row.privateKeyEncrypted}`;
+  let trusted = trustCache.get(cacheKey);
+  if (trusted === undefined) {
+    try {
+      const publicKey = createPublicKey(createPrivateKey(secrets.decrypt(row.privateKeyEncrypted))).export({ format: 'jwk' });
+      const published = row.publicJwk as JWK;
+      trusted = published.kty === publicKey.kty && published.crv === publicKey.crv && published.x === publicKey.x && published.kid === row.kid;
+    } catch {
+      trusted = false;
+    }
+    if (trustCache.size > 1000) trustCache.clear();
+    trustCache.set(cacheKey, trusted);
+  }
+  return trusted;
+}
+
+/** The genuine, unretired signing keys, newest first. */
+export async function trustedSigningKeys({ db, secrets }: Pick<ServiceContext, 'db' | 'secrets'>) {
+  const rows = await db.prisma.signingKey.findMany({ where: { retiredAt: null }, orderBy: { createdAt: 'desc' } });
+  return rows.filter((row) => isTrustedKey(secrets, row));
+}
 
 /**
  * The active Ed25519 signing key, created on first use. An advisory lock makes concurrent first starts
@@ -17,7 +49,8 @@ type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
 export async function loadTokenSigner({ db, secrets, now }: Ctx, issuer: string): Promise<TokenSigner> {
   const row = await db.prisma.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('keyforge.signing_keys'))`;
-    const active = await tx.signingKey.findFirst({ where: { active: true }, orderBy: { createdAt: 'desc' } });
+    const candidates = await tx.signingKey.findMany({ where: { active: true, retiredAt: null }, orderBy: { createdAt: 'desc' } });
+    const active = candidates.find((row) => isTrustedKey(secrets, row));
     if (active) return active;
     const created = await newKeyRow(secrets);
     return tx.signingKey.create({ data: { ...created, createdAt: now } });
@@ -46,10 +79,9 @@ export async function rotateSigningKey({ db, secrets, now }: Ctx): Promise<{ kid
   return { kid: created.kid };
 }
 
-/** The JSON Web Key Set clients use to verify offline tokens. */
-export async function publicJwks({ db }: Pick<ServiceContext, 'db'>): Promise<{ keys: JWK[] }> {
-  const rows = await db.prisma.signingKey.findMany({ where: { retiredAt: null }, orderBy: { createdAt: 'desc' } });
-  return { keys: rows.map((row) => row.publicJwk as JWK) };
+/** The JSON Web Key Set clients use to verify offline tokens (genuine keys only). */
+export async function publicJwks(ctx: Pick<ServiceContext, 'db' | 'secrets'>): Promise<{ keys: JWK[] }> {
+  return { keys: (await trustedSigningKeys(ctx)).map((row) => row.publicJwk as JWK) };
 }
 
 async function newKeyRow(secrets: ServiceContext['secrets']) {
