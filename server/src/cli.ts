@@ -1,4 +1,7 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import type { JWK } from 'jose';
+import { exportAuditLog, verifyAuditExport, type AuditExport } from './services/audit/checkpoints.js';
 import { ConfigError, loadConfig } from './config.js';
 import { ServerSecrets, loadServerSecret } from './crypto/secrets.js';
 import { openDatabase, type Database } from './db/database.js';
@@ -6,7 +9,7 @@ import { AppError } from './domain/errors.js';
 import { createTenant, getTenantByPrefix } from './services/tenants.js';
 import { createProduct, getProductByName } from './services/products.js';
 import { createLicense, revokeLicenseByKey, showLicenseByKey } from './services/licenses.js';
-import { rotateSigningKey } from './services/signing/signing-keys.js';
+import { loadTokenSigner, rotateSigningKey } from './services/signing/signing-keys.js';
 import { listActiveFloatingSessions } from './services/floating/management.js';
 import { removeMeterQuota, setMeterQuota, usageTotals } from './services/metering/management.js';
 import { METER_PERIODS, type MeterPeriod } from './services/metering/periods.js';
@@ -45,7 +48,18 @@ function keyValues(value: unknown): Record<string, string> | undefined {
   );
 }
 
-const commands: Record<string, { options: Record<string, { type: 'string' | 'boolean' }>; usage: string; positional?: string; run(ctx: Ctx, flags: Flags): Promise<unknown> }> = {
+type Command = {
+  options: Record<string, { type: 'string' | 'boolean' }>;
+  usage: string;
+  positional?: string;
+  /** Runs without opening the database (ctx.db is not available). */
+  offline?: boolean;
+  /** A non-zero exit for a result that reports a failure (e.g. a broken chain). */
+  exitCode?: (result: any) => number;
+  run(ctx: Ctx, flags: Flags): Promise<unknown>;
+};
+
+const commands: Record<string, Command> = {
   'tenant:create': {
     usage: 'tenant:create --name <name> --prefix <WORD> [--subscription-ends <ISO date>]',
     options: { name: { type: 'string' }, prefix: { type: 'string' }, 'subscription-ends': { type: 'string' } },
@@ -179,6 +193,30 @@ const commands: Record<string, { options: Record<string, { type: 'string' | 'boo
       return rotateSigningKey(ctx);
     },
   },
+  'audit:export': {
+    usage: 'audit:export --tenant <PREFIX> --out <file.json>   (the activity log with signed checkpoints, for offline verification)',
+    options: { tenant: { type: 'string' }, out: { type: 'string' } },
+    async run(ctx, flags) {
+      const tenant = await getTenantByPrefix(ctx, need(flags, 'tenant'));
+      const signer = await loadTokenSigner(ctx, loadConfig().publicUrl);
+      const doc = await exportAuditLog(ctx, tenant.id, signer);
+      const out = need(flags, 'out');
+      writeFileSync(out, JSON.stringify(doc));
+      return { tenant: tenant.keyPrefix, file: out, entries: doc.entries.length, checkpoints: doc.checkpoints.length, latestCheckpointSeq: doc.checkpoints.at(-1)?.seq ?? null };
+    },
+  },
+  'audit:verify': {
+    usage: 'audit:verify --file <export.json> [--jwks <jwks.json>] [--with-secret]   (offline: public keys only unless --with-secret)',
+    options: { file: { type: 'string' }, jwks: { type: 'string' }, 'with-secret': { type: 'boolean' } },
+    offline: true,
+    exitCode: (result: { valid: boolean }) => (result.valid ? 0 : 1),
+    async run(ctx, flags) {
+      const doc = JSON.parse(readFileSync(need(flags, 'file'), 'utf8')) as AuditExport;
+      const jwks = typeof flags.jwks === 'string' ? (JSON.parse(readFileSync(flags.jwks, 'utf8')) as { keys: JWK[] }) : undefined;
+      const result = await verifyAuditExport(doc, { jwks, key: flags['with-secret'] ? ctx.secrets.auditChainKey : null });
+      return { tenantId: doc.tenantId, keys: jwks ? 'from --jwks' : 'embedded in the export (pass --jwks with a copy you trust)', ...result };
+    },
+  },
   ...jobCommands,
 };
 
@@ -213,10 +251,10 @@ async function main(argv: string[]): Promise<number> {
   try {
     const config = loadConfig();
     const secrets = new ServerSecrets(loadServerSecret(config.serverSecret, config.dataDir).secret).useForProcess();
-    db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
-    const result = await command.run({ db, secrets, now: new Date() }, flags);
+    if (!command.offline) db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+    const result = await command.run({ db: db as Database, secrets, now: new Date() }, flags);
     process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
-    return 0;
+    return command.exitCode?.(result) ?? 0;
   } catch (error) {
     if (error instanceof AppError) return fail(error.code, error.message);
     if (error instanceof ConfigError) return fail('InvalidConfiguration', error.message);
