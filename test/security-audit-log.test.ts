@@ -7,6 +7,7 @@ import { ServerSecrets } from '../server/src/crypto/secrets.js';
 import { GENESIS, entryHash } from '../server/src/services/audit/audit-log.js';
 import { verifyAuditExport, type AuditExport } from '../server/src/services/audit/checkpoints.js';
 import { auditVerifyJob } from '../server/src/jobs/audit-integrity.js';
+import { loadTokenSigner } from '../server/src/services/signing/signing-keys.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { runCli } from './support/processes.js';
 
@@ -122,6 +123,8 @@ describe('signed checkpoints', () => {
     await t.prisma.signingKey.create({ data: { kid: 'garbage', publicJwk: { ...forgedJwk, kid: 'garbage' }, privateKeyEncrypted: 'v1.AAAA.BBBB.CCCC', active: true, createdAt: new Date('2099-01-02') } });
     const jwks = await t.get('/.well-known/jwks.json');
     expect(jwks.json.keys.map((key: { kid: string }) => key.kid)).toEqual([real.kid]);
+    // A restarted server would still sign with the real key, not the newer planted "active" rows.
+    expect((await loadTokenSigner({ db: t.deps.db, secrets: t.deps.secrets, now: t.clock.now() }, t.config.publicUrl)).kid).toBe(real.kid);
     // A forged checkpoint at a later seq (attacker-signed) does not become the anchor.
     await t.prisma.auditCheckpoint.create({ data: { tenantId: c.tenantId, seq: c.entries + 50, hash: 'f'.repeat(64), kid: 'planted', signature: 'eyJhbGciOiJFZERTQSJ9.e30.AAAA', createdAt: new Date() } });
     expect(await integrity(c.token)).toEqual({ valid: true, entries: c.entries, brokenAtSeq: null });
