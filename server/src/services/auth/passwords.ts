@@ -1,8 +1,8 @@
-import { hash, verify } from '@node-rs/argon2';
 import { z } from 'zod';
+import { argon2Hash, argon2Verify } from './password-hasher.js';
 
-// argon2 is CPU-bound work on the same cores as the licensing API: at most `limit` run at once, the rest
-// queue here (sign-in rate limits keep the queue short).
+// argon2 is CPU-bound work on the same cores as the licensing API: at most `limit` run at once (in a
+// low-priority child process, password-hasher.ts), the rest queue here (sign-in rate limits keep it short).
 let limit = 1;
 let running = 0;
 const waiting: (() => void)[] = [];
@@ -27,8 +27,8 @@ async function bounded<T>(work: () => Promise<T>): Promise<T> {
 }
 
 // argon2id with the library's defaults (m=19 MiB, t=2, p=1: OWASP's recommended minimum).
-export const hashPassword = (password: string) => bounded(() => hash(password));
-export const verifyPassword = (passwordHash: string, password: string) => bounded(() => verify(passwordHash, password).catch(() => false));
+export const hashPassword = (password: string) => bounded(() => argon2Hash(password));
+export const verifyPassword = (passwordHash: string, password: string) => bounded(() => argon2Verify(passwordHash, password).catch(() => false));
 
 // Verifying against a real hash costs the same time as a real check: unknown emails are not revealed by timing.
 let dummyHash: Promise<string> | undefined;
