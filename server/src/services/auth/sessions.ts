@@ -95,6 +95,11 @@ async function countFailure(tx: Tx, email: string, now: Date): Promise<FailureSt
       locked_until = CASE WHEN login_failures.locked_until > ${now} THEN login_failures.locked_until ELSE NULL END,
       updated_at = ${now}
     RETURNING failed_count, locked_until`;
+  // Now and then, forget finished windows (the table holds every email anyone tried, known or not).
+  if (Math.random() < 0.01) {
+    await tx.$executeRaw`DELETE FROM login_failures WHERE email IN (SELECT email FROM login_failures
+      WHERE updated_at < ${windowStart} AND (locked_until IS NULL OR locked_until < ${now}) LIMIT 1000)`;
+  }
   if (row.failed_count === MAX_FAILED_LOGINS && !row.locked_until) {
     const lockedUntil = new Date(now.getTime() + LOCK_MS);
     await tx.$executeRaw`UPDATE login_failures SET locked_until = ${lockedUntil} WHERE email = ${email}`;
