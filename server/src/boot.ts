@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { DatabaseLockedError, isDatabaseUnavailable } from './db/database.js';
+import { DatabaseLockedError, isDatabaseUnavailable, waitForDatabase } from './db/database.js';
 import { startJobs } from './jobs/scheduler.js';
 import { createLogger, type Logger } from './logger.js';
 import { createRuntime, type Runtime } from './runtime.js';
@@ -21,6 +21,7 @@ export async function bootProcess(label: string, jobsWorker: (config: Config) =>
   installLastResort(logger);
   let runtime: Runtime | undefined;
   try {
+    if (config.databaseUrl) await waitForDatabase(config.databaseUrl, logger);
     runtime = await createRuntime(config, logger);
     // Scheduled jobs: weekly digest, expiry alerts, email delivery, house-keeping (server/src/jobs).
     const jobs = await startJobs(runtime.deps, { worker: jobsWorker(config) });

@@ -48,6 +48,31 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return false;
 }
 
+/**
+ * At start, PostgreSQL may still be coming up (containers started together): wait for it with back-off,
+ * saying so once, rather than exiting. Gives up with a clear message after `timeoutMs`.
+ */
+export async function waitForDatabase(url: string, logger: Logger, timeoutMs = 300_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (let attempt = 0; ; attempt++) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+    client.on('error', () => undefined);
+    try {
+      await client.connect();
+      await client.query('select 1');
+      if (attempt > 0) logger.info('database reachable; starting');
+      return;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      if (Date.now() > deadline) throw new Error(`PostgreSQL at DATABASE_URL did not become reachable within ${Math.round(timeoutMs / 1000)} s: ${(error as Error).message}`);
+      if (attempt === 0) logger.warn({ err: (error as Error).message }, 'waiting for the database (DATABASE_URL) to accept connections');
+      await new Promise((resolve) => setTimeout(resolve, Math.min(500 * 2 ** attempt, 5_000)));
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+}
+
 export class DatabaseLockedError extends Error {
   constructor(dir: string) {
     super(`The embedded database in ${dir} is in use by another process (is the server already running?). Stop it, or set DATABASE_URL to use PostgreSQL, which serves many processes.`);
