@@ -1,5 +1,5 @@
 import { ConfigError, loadConfig, type Config } from './config.js';
-import { DatabaseLockedError } from './db/database.js';
+import { DatabaseLockedError, isDatabaseUnavailable, waitForDatabase } from './db/database.js';
 import { startJobs } from './jobs/scheduler.js';
 import { createLogger, type Logger } from './logger.js';
 import { createRuntime, type Runtime } from './runtime.js';
@@ -18,8 +18,10 @@ export async function bootProcess(label: string, jobsWorker: (config: Config) =>
     process.exit(1);
   }
   const logger: Logger = createLogger(config.logLevel);
+  installLastResort(logger);
   let runtime: Runtime | undefined;
   try {
+    if (config.databaseUrl) await waitForDatabase(config.databaseUrl, logger);
     runtime = await createRuntime(config, logger);
     // Scheduled jobs: weekly digest, expiry alerts, email delivery, house-keeping (server/src/jobs).
     const jobs = await startJobs(runtime.deps, { worker: jobsWorker(config) });
@@ -47,4 +49,23 @@ export function onShutdown(logger: Logger, stop: (signal: string) => Promise<voi
   };
   process.on('SIGTERM', () => handle('SIGTERM'));
   process.on('SIGINT', () => handle('SIGINT'));
+}
+
+/**
+ * Last resort: a library that rejects or throws outside a request (a dropped connection surfacing late)
+ * must not take the whole process down while the rest of it serves. It is logged and the process carries
+ * on; only a failure that is not a lost dependency (a bug) ends it, with a message saying so.
+ */
+function installLastResort(logger: Logger) {
+  process.on('unhandledRejection', (reason) => {
+    logger.error({ err: reason instanceof Error ? { message: reason.message, stack: reason.stack } : String(reason) }, 'unhandled promise rejection (kept running)');
+  });
+  process.on('uncaughtException', (error) => {
+    if (isDatabaseUnavailable(error)) {
+      logger.error({ err: error.message }, 'database connection lost outside a request (kept running; it reconnects on its own)');
+      return;
+    }
+    logger.fatal({ err: { message: error.message, stack: error.stack } }, 'uncaught exception: the process cannot safely continue and exits');
+    process.exit(1);
+  });
 }

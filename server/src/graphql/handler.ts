@@ -47,6 +47,8 @@ export function createGraphQLHandler(deps: AppDeps) {
             code: appError.code,
             ...(appError.details.fields ? { fields: appError.details.fields } : {}),
             ...(appError.details.retryAfterSeconds !== undefined ? { retryAfterSeconds: appError.details.retryAfterSeconds } : {}),
+            // Yoga turns this into the response's status (and strips it from the body): the database is away.
+            ...(appError.code === 'ServiceUnavailable' ? { http: { status: 503, headers: { 'Retry-After': String(appError.details.retryAfterSeconds ?? 2) } } } : {}),
           },
           path: error instanceof GraphQLError ? error.path : undefined,
         });

@@ -16,7 +16,7 @@ import { clientIpResolver } from './client-ip.js';
 import { mountConsole } from './console.js';
 import type { AppDeps } from './deps.js';
 import type { AppEnv } from './env.js';
-import { errorResponse, toAppError } from './errors.js';
+import { errorResponse, toAppError, UNAVAILABLE_RETRY_AFTER_SECONDS } from './errors.js';
 import { managementAuth } from './management-auth.js';
 
 export const MAX_PUBLIC_BODY_BYTES = 16 * 1024;
@@ -138,6 +138,7 @@ export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}):
       await deps.db.ping();
       return c.json({ status: 'ok', database: 'ok' });
     } catch {
+      c.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
       return c.json({ status: 'unavailable', database: 'unreachable' }, 503);
     }
   });

@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import { AppError, type ErrorCode } from '../domain/errors.js';
+import { isDatabaseUnavailable } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import type { AppEnv } from './env.js';
 
@@ -15,8 +16,12 @@ export function errorResponse(c: Context<AppEnv>, error: AppError): Response {
   return c.json(body, error.status as 400);
 }
 
-// Prisma codes meaning "the database is unreachable or too slow right now": a retry may succeed.
-const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'ECONNREFUSED', 'ECONNRESET', '57P01']);
+/** Seconds a client is told to wait when the database is away (it usually returns within seconds). */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+export function serviceUnavailable(): AppError {
+  return new AppError('ServiceUnavailable', 'The service is temporarily unavailable; retry shortly.', { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS });
+}
 
 /** Turns anything thrown into a client-safe response: never a stack trace, never a secret. */
 export function toAppError(error: unknown, logger: Logger, requestId: string): AppError {
@@ -25,9 +30,9 @@ export function toAppError(error: unknown, logger: Logger, requestId: string): A
     return new AppError('InvalidRequest', error.message || 'The request could not be read.');
   }
   const code = (error as { code?: string } | null)?.code;
-  if (code && UNAVAILABLE_CODES.has(code)) {
-    logger.warn({ requestId, code }, 'database unavailable');
-    return new AppError('ServiceUnavailable', 'The service is temporarily unavailable; retry shortly.', { retryAfterSeconds: 5 });
+  if (isDatabaseUnavailable(error)) {
+    logger.warn({ requestId, code, err: error instanceof Error ? error.message : undefined }, 'database unavailable');
+    return serviceUnavailable();
   }
   logger.error({ requestId, err: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack, code } : String(error) }, 'unhandled error');
   return new AppError('InternalError', `Something went wrong on our side. Quote request id ${requestId} when reporting it.`);

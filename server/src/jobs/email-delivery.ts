@@ -3,6 +3,7 @@ import type { JobDefinition } from './types.js';
 
 export const emailDeliveryJob: JobDefinition = {
   name: 'email-delivery',
+  lockLifetimeMs: 60_000,
   description: 'Delivers due emails from the outbox, retrying failed attempts with backoff.',
   schedule: '* * * * *',
   frequent: true,

@@ -4,6 +4,7 @@ import type { JobDefinition } from './types.js';
 
 export const housekeepingJob: JobDefinition = {
   name: 'housekeeping',
+  lockLifetimeMs: 90_000,
   description: 'Purges spent nonces and records lapsed floating leases as ended.',
   schedule: '*/10 * * * *',
   frequent: true,

@@ -62,11 +62,23 @@ export async function startJobs(deps: JobDeps, options: JobsOptions): Promise<Jo
     removeOnComplete: true,
   });
   for (const job of JOBS) {
-    agenda.define<JobData>(job.name, async (run) => {
-      const now = run.attrs.data?.now ? new Date(run.attrs.data.now) : deps.clock();
-      const result = await job.run(jobContext(deps, transport, now));
-      logger[job.frequent ? 'debug' : 'info']({ job: job.name, now: now.toISOString(), result }, 'job finished');
-    });
+    agenda.define<JobData>(
+      job.name,
+      async (run) => {
+        const now = run.attrs.data?.now ? new Date(run.attrs.data.now) : deps.clock();
+        // Heartbeat: keeps the lock while this process lives; a killed worker's run is free again soon.
+        const heartbeat = setInterval(() => {
+          run.touch().catch((error: Error) => logger.warn({ job: job.name, err: error.message }, 'job heartbeat failed'));
+        }, job.lockLifetimeMs / 3);
+        try {
+          const result = await job.run(jobContext(deps, transport, now));
+          logger[job.frequent ? 'debug' : 'info']({ job: job.name, now: now.toISOString(), result }, 'job finished');
+        } finally {
+          clearInterval(heartbeat);
+        }
+      },
+      { lockLifetime: job.lockLifetimeMs },
+    );
   }
   // Failures of this process's runs only (other processes' arrive as `remote` and are logged there).
   agenda.on('fail', (error: Error | string, job: { attrs?: { name: string } }, remote?: boolean) => {

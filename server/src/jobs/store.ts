@@ -5,6 +5,7 @@ import { InMemoryNotificationChannel, type AgendaBackend, type NotificationChann
 import pg from 'pg';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
+import { ResilientListenChannel } from './listen-channel.js';
 
 /**
  * Agenda's job store (DESIGN.md §2): MongoDB when MONGODB_URL is set; otherwise the app's own PostgreSQL,
@@ -42,7 +43,8 @@ export async function openJobStore(options: { mongodbUrl?: string; databaseUrl?:
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 3, options: `-c search_path=${AGENDA_SCHEMA}` });
   pool.on('error', (error) => options.logger.warn({ err: error.message }, 'job store pool error'));
   try {
-    const backend = new PostgresBackend({ pool, tableName: TABLE });
+    // NOTIFY stays on; LISTEN runs on our own channel, which survives the database going away.
+    const backend = new PostgresBackend({ pool, tableName: TABLE, disableNotifications: true });
     // Servers starting together would race on CREATE … IF NOT EXISTS: serialise the schema setup.
     const lock = await pool.connect();
     try {
@@ -53,7 +55,8 @@ export async function openJobStore(options: { mongodbUrl?: string; databaseUrl?:
       await lock.query(`SELECT pg_advisory_unlock(hashtext('keyforge:agenda-schema'))`).catch(() => undefined);
       lock.release();
     }
-    return { backend: connected(backend), description: `PostgreSQL (schema ${AGENDA_SCHEMA})`, close: () => pool.end() };
+    const channel = new ResilientListenChannel(options.databaseUrl, options.logger);
+    return { backend: connected(backend), notificationChannel: channel, description: `PostgreSQL (schema ${AGENDA_SCHEMA})`, close: () => pool.end() };
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw error;

@@ -18,5 +18,10 @@ export interface JobDefinition {
   schedule: string;
   /** Runs every few minutes: its completions are logged at debug level only. */
   frequent?: boolean;
+  /**
+   * How long Agenda's lock on a run lasts without a heartbeat. A live run renews it (touch) every third
+   * of this, so it only bounds how soon another worker takes over the run of a process that died.
+   */
+  lockLifetimeMs: number;
   run(ctx: JobContext): Promise<Record<string, unknown>>;
 }
