@@ -36,7 +36,13 @@ async function licenseCounts({ db, now }: Ctx, tenantId: string) {
   return row;
 }
 
-/** GET /api/dashboard/stats and the `dashboardStats` query. `expiringLicenses` lists every one, soonest first. */
+/** The widget lists at most this many (spec §6.3); the counts say how many more there are. */
+export const EXPIRING_LIST_LIMIT = 8;
+
+/**
+ * GET /api/dashboard/stats and the `dashboardStats` query. `expiringLicenses`: the 8 expiring soonest; a big
+ * tenant has tens of thousands within 30 days, and the widget shows 8 and links to the filtered list.
+ */
 export async function dashboardStats(ctx: Ctx, actor: Actor | null) {
   const { tenantId } = requireActor(actor);
   const [counts, products, activations, expiring] = await Promise.all([
@@ -46,6 +52,7 @@ export async function dashboardStats(ctx: Ctx, actor: Actor | null) {
     ctx.db.prisma.license.findMany({
       where: { tenantId, status: 'active', expiresAt: { gt: ctx.now, lte: daysFrom(ctx.now, 30) } },
       orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
+      take: EXPIRING_LIST_LIMIT,
       select: { id: true, expiresAt: true, customerEmail: true, product: { select: { name: true } } },
     }),
   ]);

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COUNT_CAP, SEARCH_COUNT_CAP } from '../server/src/services/listing.js';
+import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+
+// Reads that stay fast at 1M licenses (issue 11): capped list counts and the 8-row expiry widget. The rows
+// are inserted in SQL (a few thousand licenses), then the answers are compared with the plain definitions.
+
+const T = Date.parse('2026-06-15T12:00:00.000Z');
+let t: TestApp;
+const clock = new TestClock(T);
+let admin: { token: string; tenantId: string };
+let productId: string;
+
+async function ok(query: string, variables: Record<string, unknown> = {}) {
+  const response = await t.gql(query, variables, { token: admin.token });
+  if (response.errors) throw new Error(JSON.stringify(response.errors));
+  return response.data;
+}
+
+/** Inserts `count` licenses of the product, created one second apart, emails bulk-<n>@<domain>. */
+async function insertLicenses(count: number, domain: string, expiresInDays: number | null = null) {
+  const start = await t.prisma.license.count({ where: { tenantId: admin.tenantId } });
+  await t.prisma.$executeRawUnsafe(
+    `INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, expires_at, customer_email, created_at, updated_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, md5(random()::text || n), 'BULK-…-' || n, 1,
+            CASE WHEN $3::int IS NULL THEN NULL ELSE $4::timestamptz + make_interval(days => $3::int) + n * interval '1 second' END,
+            'bulk-' || n || '@' || $5, $4::timestamptz - interval '100 days' + n * interval '1 second', now()
+       FROM generate_series($6::int, $6::int + $7::int - 1) AS n`,
+    admin.tenantId, productId, expiresInDays, new Date(T).toISOString(), domain, start, count,
+  );
+}
+
+const LIST = 'query ($filter: LicenseFilter) { licenses(filter: $filter, first: 5) { totalCount totalCountCapped nodes { id } } }';
+async function listCount(filter: Record<string, unknown> = {}) {
+  const { totalCount, totalCountCapped } = (await ok(LIST, { filter })).licenses;
+  return { totalCount, totalCountCapped };
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ clock });
+  const setup = await t.setupAdmin();
+  admin = { token: setup.token, tenantId: setup.user.tenantId };
+  productId = (await t.seedProduct(admin.tenantId, 'Studio')).id;
+});
+afterAll(() => t.close());
+
+describe('capped counts', () => {
+  it('counts exactly up to the cap and says "capped" from one row past it', async () => {
+    await insertLicenses(COUNT_CAP - 1, 'a.test');
+    expect(await listCount()).toEqual({ totalCount: COUNT_CAP - 1, totalCountCapped: false });
+    await insertLicenses(1, 'b.test');
+    expect(await listCount()).toEqual({ totalCount: COUNT_CAP, totalCountCapped: false });
+    await insertLicenses(1, 'c.test');
+    expect(await listCount()).toEqual({ totalCount: COUNT_CAP, totalCountCapped: true });
+    expect(await t.prisma.license.count({ where: { tenantId: admin.tenantId } })).toBe(COUNT_CAP + 1);
+  });
+
+  it('caps a text search at 1,000', async () => {
+    // Every row so far is a bulk-… email; a.test holds 9,999 of them, b.test one.
+    expect(await listCount({ search: 'b.test' })).toEqual({ totalCount: 1, totalCountCapped: false });
+    expect(await listCount({ search: 'a.test' })).toEqual({ totalCount: SEARCH_COUNT_CAP, totalCountCapped: true });
+    await insertLicenses(SEARCH_COUNT_CAP, 'd.test');
+    expect(await listCount({ search: 'd.test' })).toEqual({ totalCount: SEARCH_COUNT_CAP, totalCountCapped: false });
+    // A filter without text keeps the larger cap.
+    expect(await listCount({ productId })).toEqual({ totalCount: COUNT_CAP, totalCountCapped: true });
+  });
+
+  it('caps the activity log count the same way', async () => {
+    const activity = await ok('{ activityLog(first: 5) { totalCount totalCountCapped } }');
+    const entries = await t.prisma.auditLogEntry.count({ where: { tenantId: admin.tenantId } });
+    expect(activity.activityLog).toEqual({ totalCount: entries, totalCountCapped: false });
+  });
+});
+
+describe('dashboard widget', () => {
+  it('returns the 8 licenses expiring soonest and counts all of them', async () => {
+    await insertLicenses(30, 'soon.test', 3); // expire in 3 days + n seconds: all within 7 and 30 days
+    const stats = (await ok('{ dashboardStats { expiringIn7Days expiringIn30Days totalLicenses expiringLicenses { customerEmail expiresAt } } }')).dashboardStats;
+    const expected = await t.prisma.license.findMany({
+      where: { tenantId: admin.tenantId, status: 'active', expiresAt: { gt: new Date(T), lte: new Date(T + 30 * DAY) } },
+      orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
+    });
+    expect(expected).toHaveLength(30);
+    expect(stats.expiringIn7Days).toBe(30);
+    expect(stats.expiringIn30Days).toBe(30);
+    expect(stats.expiringLicenses.map((row: { customerEmail: string }) => row.customerEmail)).toEqual(expected.slice(0, 8).map((license) => license.customerEmail));
+  });
+});
