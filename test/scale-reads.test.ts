@@ -86,3 +86,36 @@ describe('dashboard widget', () => {
     expect(stats.expiringLicenses.map((row: { customerEmail: string }) => row.customerEmail)).toEqual(expected.slice(0, 8).map((license) => license.customerEmail));
   });
 });
+
+describe('activation_days rollup', () => {
+  const rollup = () => t.prisma.$queryRaw<{ product_id: string; day: Date; n: number }[]>`
+    SELECT product_id, day, sum(activations)::int AS n FROM activation_days WHERE tenant_id = ${admin.tenantId}::uuid
+     GROUP BY 1, 2 HAVING sum(activations) <> 0 ORDER BY 1, 2`;
+  const raw = () => t.prisma.$queryRaw<{ product_id: string; day: Date; n: number }[]>`
+    SELECT l.product_id, (a.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::int AS n
+      FROM activations a JOIN licenses l ON l.id = a.license_id WHERE a.tenant_id = ${admin.tenantId}::uuid
+     GROUP BY 1, 2 ORDER BY 1, 2`;
+
+  it('equals the raw count per product and day after random inserts and deletions, including a cascade', async () => {
+    const other = await t.seedProduct(admin.tenantId, 'Viewer');
+    const licenses: string[] = [];
+    for (const product of [productId, productId, productId, other.id, other.id, other.id]) {
+      licenses.push((await t.seedLicense(admin.tenantId, product, { maxActivations: 1000 })).license.id);
+    }
+    // 600 activations at random times over 40 days, on random licenses, from several statements.
+    for (let batch = 0; batch < 6; batch++) {
+      await t.prisma.$executeRaw`
+        INSERT INTO activations (id, tenant_id, license_id, created_at, last_seen_at)
+        SELECT gen_random_uuid(), ${admin.tenantId}::uuid, (${licenses}::uuid[])[1 + floor(random() * ${licenses.length})::int],
+               ${new Date(T).toISOString()}::timestamptz - random() * interval '40 days', now()
+          FROM generate_series(1, 100)`;
+    }
+    await t.prisma.$executeRaw`DELETE FROM activations WHERE tenant_id = ${admin.tenantId}::uuid AND random() < 0.3`;
+    await t.prisma.$executeRaw`UPDATE activations SET deactivated_at = now() WHERE tenant_id = ${admin.tenantId}::uuid AND random() < 0.3`;
+    expect((await raw()).length).toBeGreaterThan(20);
+    expect(await rollup()).toEqual(await raw());
+    // Deleting a license deletes its activations by cascade: the rollup follows.
+    await t.prisma.license.delete({ where: { id: licenses[0] } });
+    expect(await rollup()).toEqual(await raw());
+  });
+});

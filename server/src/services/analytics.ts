@@ -90,14 +90,30 @@ const buckets = (w: AnalyticsWindow) => Prisma.sql`
     FROM generate_series(date_trunc(${UNIT[w.granularity]}::text, ${iso(w.from)}::timestamptz AT TIME ZONE 'UTC'),
                          ${iso(w.to)}::timestamptz AT TIME ZONE 'UTC', ${`1 ${UNIT[w.granularity]}`}::interval) AS b`;
 
+/**
+ * New activations per UTC day and product in the window: the days before today from the activation_days
+ * rollup (exact, kept by triggers), today from the activations themselves up to now (a few rows, by index).
+ */
+const activationsPerDay = (w: AnalyticsWindow) => {
+  const today = new Date(Date.UTC(w.to.getUTCFullYear(), w.to.getUTCMonth(), w.to.getUTCDate()));
+  return Prisma.sql`
+    SELECT d.day::timestamp AT TIME ZONE 'UTC' AS at, d.product_id, sum(d.activations)::int AS n
+      FROM activation_days d
+     WHERE d.tenant_id = ${w.tenantId}::uuid AND d.day >= ${iso(w.from)}::timestamptz AT TIME ZONE 'UTC' AND d.day < ${iso(today)}::timestamptz AT TIME ZONE 'UTC'
+     GROUP BY d.day, d.product_id
+    UNION ALL
+    SELECT ${iso(today)}::timestamptz, l.product_id, count(*)::int
+      FROM activations a JOIN licenses l ON l.id = a.license_id
+     WHERE a.tenant_id = ${w.tenantId}::uuid AND a.created_at >= ${iso(today)}::timestamptz AND a.created_at <= ${iso(w.to)}::timestamptz
+     GROUP BY l.product_id`;
+};
+
 /** New activations per bucket (only those inside the window: the first and last buckets are clipped). */
 export async function activationTrend({ db }: Ctx, w: AnalyticsWindow) {
   return db.prisma.$queryRaw<{ start: Date; activations: number }[]>`
-    WITH buckets AS (${buckets(w)})
-    SELECT b.start, count(a.id)::int AS activations
-      FROM buckets b
-      LEFT JOIN activations a ON a.tenant_id = ${w.tenantId}::uuid AND a.created_at >= b.start AND a.created_at < b.next
-                             AND a.created_at >= ${iso(w.from)}::timestamptz AND a.created_at <= ${iso(w.to)}::timestamptz
+    WITH buckets AS (${buckets(w)}), days AS (${activationsPerDay(w)})
+    SELECT b.start, coalesce(sum(d.n), 0)::int AS activations
+      FROM buckets b LEFT JOIN days d ON d.at >= b.start AND d.at < b.next
      GROUP BY b.start ORDER BY b.start`;
 }
 
@@ -121,10 +137,10 @@ export async function licenseDistribution(ctx: Ctx, w: AnalyticsWindow) {
 export async function topProducts({ db }: Ctx, w: AnalyticsWindow, limit = 5) {
   if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw new AppError('InvalidRequest', 'limit must be between 1 and 50.', { fields: { limit: '1–50' } });
   return db.prisma.$queryRaw<{ productId: string; productName: string; activations: number }[]>`
-    SELECT p.id AS "productId", p.name AS "productName", count(*)::int AS activations
-      FROM activations a JOIN licenses l ON l.id = a.license_id JOIN products p ON p.id = l.product_id
-     WHERE a.tenant_id = ${w.tenantId}::uuid AND a.created_at >= ${iso(w.from)}::timestamptz AND a.created_at <= ${iso(w.to)}::timestamptz
-     GROUP BY p.id, p.name ORDER BY activations DESC, p.name LIMIT ${limit}`;
+    WITH days AS (${activationsPerDay(w)})
+    SELECT p.id AS "productId", p.name AS "productName", sum(d.n)::int AS activations
+      FROM days d JOIN products p ON p.id = d.product_id AND p.tenant_id = ${w.tenantId}::uuid
+     GROUP BY p.id, p.name HAVING sum(d.n) > 0 ORDER BY activations DESC, p.name LIMIT ${limit}`;
 }
 
 /**
