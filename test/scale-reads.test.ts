@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Prisma } from '../server/src/generated/prisma/client.js';
+import { analyticsWindow, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '../server/src/services/listing.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 
@@ -117,5 +119,47 @@ describe('activation_days rollup', () => {
     // Deleting a license deletes its activations by cascade: the rollup follows.
     await t.prisma.license.delete({ where: { id: licenses[0] } });
     expect(await rollup()).toEqual(await raw());
+  });
+});
+
+describe('seat pool in one pass', () => {
+  /** The definition, bucket by bucket (the query this replaced). */
+  const simpleSeatPool = (tenantId: string, points: Date[]) =>
+    Promise.all(points.map(async (at) => {
+      const inForce = Prisma.sql`l.tenant_id = ${tenantId}::uuid AND l.created_at <= ${at} AND (l.revoked_at IS NULL OR l.revoked_at > ${at}) AND (l.expires_at IS NULL OR l.expires_at > ${at})`;
+      const [row] = await t.prisma.$queryRaw<{ used: number; available: number }[]>`
+        SELECT (SELECT count(*) FROM activations a JOIN licenses l ON l.id = a.license_id
+                 WHERE a.tenant_id = ${tenantId}::uuid AND a.created_at <= ${at} AND (a.deactivated_at IS NULL OR a.deactivated_at > ${at}) AND ${inForce})::int AS used,
+               (SELECT coalesce(sum(l.max_activations), 0) FROM licenses l WHERE ${inForce})::int AS available`;
+      return [at.toISOString(), row.used, row.available];
+    }));
+
+  it('equals the bucket-by-bucket definition on random data, boundaries included', async () => {
+    const tenant = await t.seedTenant({ name: 'Pool Co', keyPrefix: 'POOL' });
+    const product = await t.seedProduct(tenant.id, 'Pool');
+    // Times are whole days or hours before T, many of them exactly on a bucket's end.
+    const when = (offset: string) => Prisma.raw(`'${new Date(T).toISOString()}'::timestamptz - ${offset}`);
+    await t.prisma.$executeRaw`
+      INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, status, expires_at, revoked_at, created_at, updated_at)
+      SELECT gen_random_uuid(), ${tenant.id}::uuid, ${product.id}::uuid, md5(random()::text || n), 'POOL-…-' || n, 1 + floor(random() * 5)::int,
+             CASE WHEN random() < 0.2 THEN 'revoked' ELSE 'active' END::license_status,
+             CASE WHEN random() < 0.3 THEN NULL ELSE ${when("floor(random() * 50 - 10) * interval '1 day'")} END,
+             NULL, ${when("floor(random() * 45 * 24) * interval '1 hour'")}, now()
+        FROM generate_series(1, 300) AS n`;
+    await t.prisma.$executeRaw`UPDATE licenses SET revoked_at = created_at + floor(random() * 10) * interval '1 day' WHERE tenant_id = ${tenant.id}::uuid AND status = 'revoked'`;
+    await t.prisma.$executeRaw`
+      INSERT INTO activations (id, tenant_id, license_id, created_at, last_seen_at, deactivated_at)
+      SELECT gen_random_uuid(), ${tenant.id}::uuid, l.id, c, now(), CASE WHEN random() < 0.4 THEN c + floor(random() * 20) * interval '1 day' END
+        FROM licenses l CROSS JOIN generate_series(1, 4) AS n
+        CROSS JOIN LATERAL (SELECT ${when("floor(random() * 40 * 24) * interval '1 hour'")} AS c) x
+       WHERE l.tenant_id = ${tenant.id}::uuid AND random() < 0.6`;
+    const actor = { tenantId: tenant.id, role: 'CompanyAdmin', kind: 'user', userId: 'u', label: 'x' } as never;
+    const ctx = { db: t.deps.db, now: new Date(T) };
+    for (const [range, granularity] of [['LAST_30_DAYS', 'DAY'], ['LAST_7_DAYS', 'DAY'], ['TODAY', 'DAY'], ['LAST_30_DAYS', 'WEEK'], ['LAST_30_DAYS', 'MONTH']] as [AnalyticsRange, Granularity][]) {
+      const pool = await seatPool(ctx, analyticsWindow(ctx, actor, range, granularity));
+      const expected = await simpleSeatPool(tenant.id, pool.map((point) => point.at));
+      expect(pool.map((point) => [point.at.toISOString(), point.seatsUsed, point.seatsAvailable])).toEqual(expected);
+      expect(pool.some((point) => point.seatsUsed > 0)).toBe(true);
+    }
   });
 });
