@@ -73,7 +73,7 @@ async function seed() {
     INSERT INTO activations (id, tenant_id, license_id, device_id, created_at, last_seen_at, deactivated_at)
     SELECT gen_random_uuid(), l.tenant_id, l.id, 'device-' || k, c, c, CASE WHEN k % 3 = 0 THEN c + (k * 7 % 60) * interval '1 day' END
       FROM licenses l CROSS JOIN generate_series(1, l.max_activations) k
-      CROSS JOIN LATERAL (SELECT greatest(l.created_at, now() - ((hashtext(l.id::text) + k * 7919) & 1023) * interval '1 hour' * 0.6) AS c) x
+      CROSS JOIN LATERAL (SELECT greatest(l.created_at, now() - ((hashtext(l.id::text)::bigint + k * 7919) & 1023) * interval '1 hour' * 0.6) AS c) x
      WHERE l.max_activations > 0;`);
   await step('audit rows', `
     INSERT INTO audit_log (id, tenant_id, seq, action, entity_type, entity_id, entity, actor_id, actor, created_at, prev_hash, hash)
@@ -83,7 +83,7 @@ async function seed() {
   await step('rollups', `
     INSERT INTO activation_days (tenant_id, product_id, day, slot, activations)
     SELECT a.tenant_id, l.product_id, (a.created_at AT TIME ZONE 'UTC')::date, 0, count(*) FROM activations a JOIN licenses l ON l.id = a.license_id GROUP BY 1, 2, 3;`);
-  await step('analyze', 'VACUUM ANALYZE;');
+  await sql('VACUUM ANALYZE');
   await sql('CREATE TABLE scale_seeded (at timestamptz DEFAULT now()); INSERT INTO scale_seeded DEFAULT VALUES;');
   console.log(`Seeded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }

@@ -122,7 +122,7 @@ export async function licensesByProduct({ db, now }: Ctx, w: AnalyticsWindow) {
   return db.prisma.$queryRaw<{ productId: string; productName: string; licenses: number; activeLicenses: number }[]>`
     SELECT p.id AS "productId", p.name AS "productName", count(l.id)::int AS licenses,
            count(l.id) FILTER (WHERE l.status = 'active' AND (l.expires_at IS NULL OR l.expires_at > ${iso(now)}::timestamptz))::int AS "activeLicenses"
-      FROM products p LEFT JOIN licenses l ON l.product_id = p.id
+      FROM products p LEFT JOIN licenses l ON l.product_id = p.id AND l.tenant_id = ${w.tenantId}::uuid
      WHERE p.tenant_id = ${w.tenantId}::uuid
      GROUP BY p.id, p.name ORDER BY licenses DESC, p.name`;
 }
