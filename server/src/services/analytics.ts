@@ -149,20 +149,20 @@ export async function topProducts({ db }: Ctx, w: AnalyticsWindow, limit = 5) {
  * creation until revoked or expired. maxActivations has no history: today's value is used throughout.
  */
 export async function seatPool({ db }: Ctx, w: AnalyticsWindow) {
-  // One pass instead of two scans per bucket: each row is in force on [start, end) (end null: still); with
+  // One pass instead of two scans per bucket (MATERIALIZED: inlined, the CTEs would be rescanned per point): each row is in force on [start, end) (end null: still); with
   // the points p_1 < … < p_n, "p < x" counts as width_bucket(x, p + 1 µs), the column's resolution. A row then
   // counts at the points k with e < k ≤ f, where e = #points before its start and f = #points before its end.
   return db.prisma.$queryRaw<{ start: Date; at: Date; seatsUsed: number; seatsAvailable: number }[]>`
     WITH buckets AS (${buckets(w)}),
     points AS (SELECT b.start, least(b.next, ${iso(w.to)}::timestamptz) AS at, row_number() OVER (ORDER BY b.start)::int AS k FROM buckets b),
     grid AS (SELECT array_agg(at + interval '1 microsecond' ORDER BY k) AS p, count(*)::int AS n FROM points),
-    used AS (
+    used AS MATERIALIZED (
       SELECT width_bucket(greatest(a.created_at, l.created_at), g.p) AS e,
              coalesce(width_bucket(least(a.deactivated_at, l.revoked_at, l.expires_at), g.p), g.n) AS f, count(*) AS seats
         FROM activations a JOIN licenses l ON l.id = a.license_id CROSS JOIN grid g
        WHERE a.tenant_id = ${w.tenantId}::uuid AND l.tenant_id = ${w.tenantId}::uuid
        GROUP BY 1, 2),
-    available AS (
+    available AS MATERIALIZED (
       SELECT width_bucket(l.created_at, g.p) AS e, coalesce(width_bucket(least(l.revoked_at, l.expires_at), g.p), g.n) AS f,
              sum(l.max_activations) AS seats
         FROM licenses l CROSS JOIN grid g
