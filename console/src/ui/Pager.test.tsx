@@ -30,6 +30,11 @@ describe('Pager', () => {
     expect((screen.getByRole('button', { name: 'Next' }) as HTMLButtonElement).disabled).toBe(true);
   });
 
+  it('shows a capped count as "10,000+"', () => {
+    renderUi(<Pager pages={pages(1)} connection={{ ...connection(20, true), totalCount: 10_000, totalCountCapped: true }} pageSize={20} />);
+    expect(screen.getByText('Showing 1–20 of 10,000+')).toBeTruthy();
+  });
+
   it('says so when there are no results', () => {
     renderUi(<Pager pages={pages(1)} connection={{ ...connection(0, false), totalCount: 0 }} pageSize={20} />);
     expect(screen.getByText('No results')).toBeTruthy();

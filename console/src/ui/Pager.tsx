@@ -6,6 +6,8 @@ import type { useCursorPages } from './useCursorPages';
 export interface PagedConnection {
   nodes: readonly unknown[];
   totalCount: number;
+  /** The server stopped counting at totalCount: more rows match. */
+  totalCountCapped?: boolean;
   pageInfo: { hasNextPage: boolean; endCursor?: string | null };
 }
 
@@ -18,10 +20,11 @@ export function Pager({ pages, connection, pageSize, busy }: {
 }) {
   const shown = connection.nodes.length;
   const from = shown === 0 ? 0 : (pages.page - 1) * pageSize + 1;
+  const total = `${connection.totalCount.toLocaleString('en-US')}${connection.totalCountCapped ? '+' : ''}`;
   return (
     <Group justify="space-between" p="sm">
       <Text size="sm" c="dimmed" aria-live="polite">
-        {shown === 0 ? 'No results' : `Showing ${from}–${from + shown - 1} of ${connection.totalCount}`}
+        {shown === 0 ? 'No results' : `Showing ${from}–${from + shown - 1} of ${total}`}
       </Text>
       <Group gap="xs">
         <Button variant="default" size="xs" leftSection={<IconChevronLeft size={14} />} disabled={!pages.hasPrevious || busy} onClick={pages.previous}>

@@ -10,7 +10,7 @@ import type { ServiceContext } from './context.js';
 import { releaseSeat } from './licensing/activations.js';
 import { licenseKeyDigest } from './licensing/license-record.js';
 import { isExpired } from './licensing/rules.js';
-import { decodeCursor, isUuid, pageSize, toPage, type PageArgs } from './listing.js';
+import { cappedCount, COUNT_CAP, decodeCursor, isUuid, pageSize, SEARCH_COUNT_CAP, toPage, type PageArgs } from './listing.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 
 const version = z
@@ -213,7 +213,7 @@ export async function listLicenses(ctx: Ctx, actor: Actor | null, filterInput: L
     : {};
   const [rows, totalCount] = await Promise.all([
     ctx.db.prisma.license.findMany({ where: { AND: [where, afterWhere] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: size + 1, ...LICENSE_VIEW }),
-    ctx.db.prisma.license.count({ where }),
+    cappedCount((take) => ctx.db.prisma.license.count({ where, take }), filter.search ? SEARCH_COUNT_CAP : COUNT_CAP),
   ]);
   return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
 }

@@ -16,7 +16,9 @@ export interface PageArgs {
 
 export interface Page<T> {
   nodes: T[];
+  /** Exact up to the cap; at the cap when `totalCountCapped` (the console shows "10,000+"). */
   totalCount: number;
+  totalCountCapped: boolean;
   pageInfo: { endCursor: string | null; hasNextPage: boolean };
 }
 
@@ -44,9 +46,28 @@ export function decodeCursor<S extends z.ZodType>(cursor: string, schema: S): z.
   return parsed.data;
 }
 
+/**
+ * Counts stop here: an exact count of 500k rows costs hundreds of milliseconds and nobody pages that far, so
+ * lists report "10,000+" instead. Text search (a scan of every candidate row) stops sooner.
+ */
+export const COUNT_CAP = 10_000;
+export const SEARCH_COUNT_CAP = 1_000;
+
+export interface Count {
+  totalCount: number;
+  totalCountCapped: boolean;
+}
+
+/** `count(take)` counts at most `take` matching rows; asking for cap + 1 tells whether the cap was passed. */
+export async function cappedCount(count: (take: number) => Promise<number>, cap = COUNT_CAP): Promise<Count> {
+  const counted = await count(cap + 1);
+  return counted > cap ? { totalCount: cap, totalCountCapped: true } : { totalCount: counted, totalCountCapped: false };
+}
+
 /** Builds the page from `size + 1` fetched rows (the extra one only says whether a next page exists). */
-export function toPage<T>(rows: T[], size: number, totalCount: number, cursorOf: (row: T) => readonly (string | number)[]): Page<T> {
+export function toPage<T>(rows: T[], size: number, count: number | Count, cursorOf: (row: T) => readonly (string | number)[]): Page<T> {
   const nodes = rows.slice(0, size);
   const last = nodes[nodes.length - 1];
-  return { nodes, totalCount, pageInfo: { endCursor: last ? encodeCursor(cursorOf(last)) : null, hasNextPage: rows.length > size } };
+  const { totalCount, totalCountCapped } = typeof count === 'number' ? { totalCount: count, totalCountCapped: false } : count;
+  return { nodes, totalCount, totalCountCapped, pageInfo: { endCursor: last ? encodeCursor(cursorOf(last)) : null, hasNextPage: rows.length > size } };
 }

@@ -30,7 +30,8 @@ const ActivityConnectionType = builder.objectRef<Page<Entry>>('ActivityConnectio
   fields: (t) => ({
     nodes: t.field({ type: [ActivityEntryType], resolve: (page) => page.nodes }),
     pageInfo: t.field({ type: PageInfoType, resolve: (page) => page.pageInfo }),
-    totalCount: t.exposeInt('totalCount'),
+    totalCount: t.exposeInt('totalCount', { description: 'Entries matching the filter, counted up to 10,000 (1,000 with a user or entity text filter).' }),
+    totalCountCapped: t.exposeBoolean('totalCountCapped', { description: 'True when more rows match than totalCount says (show "10,000+").' }),
   }),
 });
 

@@ -33,7 +33,7 @@ const DashboardStatsType = builder.objectRef<Stats>('DashboardStats').implement(
     products: t.exposeInt('products'),
     expiringIn7Days: t.exposeInt('expiringIn7Days'),
     expiringIn30Days: t.exposeInt('expiringIn30Days', { description: 'Includes those expiring in 7 days.' }),
-    expiringLicenses: t.field({ type: [ExpiringLicenseType], description: 'Every license expiring within 30 days, soonest first.', resolve: (stats) => stats.expiringLicenses }),
+    expiringLicenses: t.field({ type: [ExpiringLicenseType], description: 'The 8 licenses expiring soonest within 30 days (expiringIn30Days counts them all).', resolve: (stats) => stats.expiringLicenses }),
   }),
 });
 

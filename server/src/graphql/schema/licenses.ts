@@ -83,7 +83,8 @@ const LicenseConnectionType = builder.objectRef<Page<LicenseShape>>('LicenseConn
   fields: (t) => ({
     nodes: t.field({ type: [LicenseType], resolve: (page) => page.nodes }),
     pageInfo: t.field({ type: PageInfoType, resolve: (page) => page.pageInfo }),
-    totalCount: t.exposeInt('totalCount', { description: 'Licenses matching the filter, on all pages.' }),
+    totalCount: t.exposeInt('totalCount', { description: 'Licenses matching the filter, on all pages, counted up to 10,000 (1,000 with a search).' }),
+    totalCountCapped: t.exposeBoolean('totalCountCapped', { description: 'True when more rows match than totalCount says (show "10,000+").' }),
   }),
 });
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { requireActor, type Actor } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
-import { decodeCursor, pageSize, toPage, type PageArgs } from '../listing.js';
+import { cappedCount, COUNT_CAP, decodeCursor, pageSize, SEARCH_COUNT_CAP, toPage, type PageArgs } from '../listing.js';
 import { parseInput } from '../validation.js';
 import type { TokenSigner } from '../signing/signing-keys.js';
 import { AUDIT_ACTIONS } from './audit-log.js';
@@ -56,7 +56,7 @@ export async function listActivity(ctx: Ctx, actor: Actor | null, filterInput: A
       take: size + 1,
       omit: { prevHash: true, hash: true },
     }),
-    ctx.db.prisma.auditLogEntry.count({ where }),
+    cappedCount((take) => ctx.db.prisma.auditLogEntry.count({ where, take }), filter.user || filter.entity ? SEARCH_COUNT_CAP : COUNT_CAP),
   ]);
   return toPage(rows, size, totalCount, (row) => [row.seq]);
 }

@@ -4,6 +4,7 @@ export const ActivityLogQuery = graphql(`
   query ActivityLog($first: Int, $after: String, $filter: ActivityFilter) {
     activityLog(first: $first, after: $after, filter: $filter) {
       totalCount
+      totalCountCapped
       pageInfo {
         endCursor
         hasNextPage

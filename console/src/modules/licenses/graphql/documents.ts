@@ -56,6 +56,7 @@ export const LicensesQuery = graphql(
     query Licenses($first: Int, $after: String, $filter: LicenseFilter) {
       licenses(first: $first, after: $after, filter: $filter) {
         totalCount
+        totalCountCapped
         pageInfo {
           endCursor
           hasNextPage

@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Prisma } from '../server/src/generated/prisma/client.js';
+import { analyticsWindow, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
+import { COUNT_CAP, SEARCH_COUNT_CAP } from '../server/src/services/listing.js';
+import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+
+// Reads that stay fast at 1M licenses (issue 11): capped list counts and the 8-row expiry widget. The rows
+// are inserted in SQL (a few thousand licenses), then the answers are compared with the plain definitions.
+
+const T = Date.parse('2026-06-15T12:00:00.000Z');
+let t: TestApp;
+const clock = new TestClock(T);
+let admin: { token: string; tenantId: string };
+let productId: string;
+
+async function ok(query: string, variables: Record<string, unknown> = {}) {
+  const response = await t.gql(query, variables, { token: admin.token });
+  if (response.errors) throw new Error(JSON.stringify(response.errors));
+  return response.data;
+}
+
+/** Inserts `count` licenses of the product, created one second apart, emails bulk-<n>@<domain>. */
+async function insertLicenses(count: number, domain: string, expiresInDays: number | null = null) {
+  const start = await t.prisma.license.count({ where: { tenantId: admin.tenantId } });
+  await t.prisma.$executeRawUnsafe(
+    `INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, expires_at, customer_email, created_at, updated_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, md5(random()::text || n), 'BULK-…-' || n, 1,
+            CASE WHEN $3::int IS NULL THEN NULL ELSE $4::timestamptz + make_interval(days => $3::int) + n * interval '1 second' END,
+            'bulk-' || n || '@' || $5, $4::timestamptz - interval '100 days' + n * interval '1 second', now()
+       FROM generate_series($6::int, $6::int + $7::int - 1) AS n`,
+    admin.tenantId, productId, expiresInDays, new Date(T).toISOString(), domain, start, count,
+  );
+}
+
+const LIST = 'query ($filter: LicenseFilter) { licenses(filter: $filter, first: 5) { totalCount totalCountCapped nodes { id } } }';
+async function listCount(filter: Record<string, unknown> = {}) {
+  const { totalCount, totalCountCapped } = (await ok(LIST, { filter })).licenses;
+  return { totalCount, totalCountCapped };
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ clock });
+  const setup = await t.setupAdmin();
+  admin = { token: setup.token, tenantId: setup.user.tenantId };
+  productId = (await t.seedProduct(admin.tenantId, 'Studio')).id;
+});
+afterAll(() => t.close());
+
+describe('capped counts', () => {
+  it('counts exactly up to the cap and says "capped" from one row past it', async () => {
+    await insertLicenses(COUNT_CAP - 1, 'a.test');
+    expect(await listCount()).toEqual({ totalCount: COUNT_CAP - 1, totalCountCapped: false });
+    await insertLicenses(1, 'b.test');
+    expect(await listCount()).toEqual({ totalCount: COUNT_CAP, totalCountCapped: false });
+    await insertLicenses(1, 'c.test');
+    expect(await listCount()).toEqual({ totalCount: COUNT_CAP, totalCountCapped: true });
+    expect(await t.prisma.license.count({ where: { tenantId: admin.tenantId } })).toBe(COUNT_CAP + 1);
+  });
+
+  it('caps a text search at 1,000', async () => {
+    // Every row so far is a bulk-… email; a.test holds 9,999 of them, b.test one.
+    expect(await listCount({ search: 'b.test' })).toEqual({ totalCount: 1, totalCountCapped: false });
+    expect(await listCount({ search: 'a.test' })).toEqual({ totalCount: SEARCH_COUNT_CAP, totalCountCapped: true });
+    await insertLicenses(SEARCH_COUNT_CAP, 'd.test');
+    expect(await listCount({ search: 'd.test' })).toEqual({ totalCount: SEARCH_COUNT_CAP, totalCountCapped: false });
+    // A filter without text keeps the larger cap.
+    expect(await listCount({ productId })).toEqual({ totalCount: COUNT_CAP, totalCountCapped: true });
+  });
+
+  it('caps the activity log count the same way', async () => {
+    const activity = await ok('{ activityLog(first: 5) { totalCount totalCountCapped } }');
+    const entries = await t.prisma.auditLogEntry.count({ where: { tenantId: admin.tenantId } });
+    expect(activity.activityLog).toEqual({ totalCount: entries, totalCountCapped: false });
+  });
+});
+
+describe('dashboard widget', () => {
+  it('returns the 8 licenses expiring soonest and counts all of them', async () => {
+    await insertLicenses(30, 'soon.test', 3); // expire in 3 days + n seconds: all within 7 and 30 days
+    const stats = (await ok('{ dashboardStats { expiringIn7Days expiringIn30Days totalLicenses expiringLicenses { customerEmail expiresAt } } }')).dashboardStats;
+    const expected = await t.prisma.license.findMany({
+      where: { tenantId: admin.tenantId, status: 'active', expiresAt: { gt: new Date(T), lte: new Date(T + 30 * DAY) } },
+      orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
+    });
+    expect(expected).toHaveLength(30);
+    expect(stats.expiringIn7Days).toBe(30);
+    expect(stats.expiringIn30Days).toBe(30);
+    expect(stats.expiringLicenses.map((row: { customerEmail: string }) => row.customerEmail)).toEqual(expected.slice(0, 8).map((license) => license.customerEmail));
+  });
+});
+
+describe('activation_days rollup', () => {
+  const rollup = () => t.prisma.$queryRaw<{ product_id: string; day: Date; n: number }[]>`
+    SELECT product_id, day, sum(activations)::int AS n FROM activation_days WHERE tenant_id = ${admin.tenantId}::uuid
+     GROUP BY 1, 2 HAVING sum(activations) <> 0 ORDER BY 1, 2`;
+  const raw = () => t.prisma.$queryRaw<{ product_id: string; day: Date; n: number }[]>`
+    SELECT l.product_id, (a.created_at AT TIME ZONE 'UTC')::date AS day, count(*)::int AS n
+      FROM activations a JOIN licenses l ON l.id = a.license_id WHERE a.tenant_id = ${admin.tenantId}::uuid
+     GROUP BY 1, 2 ORDER BY 1, 2`;
+
+  it('equals the raw count per product and day after random inserts and deletions, including a cascade', async () => {
+    const other = await t.seedProduct(admin.tenantId, 'Viewer');
+    const licenses: string[] = [];
+    for (const product of [productId, productId, productId, other.id, other.id, other.id]) {
+      licenses.push((await t.seedLicense(admin.tenantId, product, { maxActivations: 1000 })).license.id);
+    }
+    // 600 activations at random times over 40 days, on random licenses, from several statements.
+    for (let batch = 0; batch < 6; batch++) {
+      await t.prisma.$executeRaw`
+        INSERT INTO activations (id, tenant_id, license_id, created_at, last_seen_at)
+        SELECT gen_random_uuid(), ${admin.tenantId}::uuid, (${licenses}::uuid[])[1 + floor(random() * ${licenses.length})::int],
+               ${new Date(T).toISOString()}::timestamptz - random() * interval '40 days', now()
+          FROM generate_series(1, 100)`;
+    }
+    await t.prisma.$executeRaw`DELETE FROM activations WHERE tenant_id = ${admin.tenantId}::uuid AND random() < 0.3`;
+    await t.prisma.$executeRaw`UPDATE activations SET deactivated_at = now() WHERE tenant_id = ${admin.tenantId}::uuid AND random() < 0.3`;
+    expect((await raw()).length).toBeGreaterThan(20);
+    expect(await rollup()).toEqual(await raw());
+    // Deleting a license deletes its activations by cascade: the rollup follows.
+    await t.prisma.license.delete({ where: { id: licenses[0] } });
+    expect(await rollup()).toEqual(await raw());
+  });
+});
+
+describe('seat pool in one pass', () => {
+  /** The definition, bucket by bucket (the query this replaced). */
+  const simpleSeatPool = (tenantId: string, points: Date[]) =>
+    Promise.all(points.map(async (at) => {
+      const inForce = Prisma.sql`l.tenant_id = ${tenantId}::uuid AND l.created_at <= ${at} AND (l.revoked_at IS NULL OR l.revoked_at > ${at}) AND (l.expires_at IS NULL OR l.expires_at > ${at})`;
+      const [row] = await t.prisma.$queryRaw<{ used: number; available: number }[]>`
+        SELECT (SELECT count(*) FROM activations a JOIN licenses l ON l.id = a.license_id
+                 WHERE a.tenant_id = ${tenantId}::uuid AND a.created_at <= ${at} AND (a.deactivated_at IS NULL OR a.deactivated_at > ${at}) AND ${inForce})::int AS used,
+               (SELECT coalesce(sum(l.max_activations), 0) FROM licenses l WHERE ${inForce})::int AS available`;
+      return [at.toISOString(), row.used, row.available];
+    }));
+
+  it('equals the bucket-by-bucket definition on random data, boundaries included', async () => {
+    const tenant = await t.seedTenant({ name: 'Pool Co', keyPrefix: 'POOL' });
+    const product = await t.seedProduct(tenant.id, 'Pool');
+    // Times are whole days or hours before T, many of them exactly on a bucket's end.
+    const when = (offset: string) => Prisma.raw(`'${new Date(T).toISOString()}'::timestamptz - ${offset}`);
+    await t.prisma.$executeRaw`
+      INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, status, expires_at, revoked_at, created_at, updated_at)
+      SELECT gen_random_uuid(), ${tenant.id}::uuid, ${product.id}::uuid, md5(random()::text || n), 'POOL-…-' || n, 1 + floor(random() * 5)::int,
+             CASE WHEN random() < 0.2 THEN 'revoked' ELSE 'active' END::license_status,
+             CASE WHEN random() < 0.3 THEN NULL ELSE ${when("floor(random() * 50 - 10) * interval '1 day'")} END,
+             NULL, ${when("floor(random() * 45 * 24) * interval '1 hour'")}, now()
+        FROM generate_series(1, 300) AS n`;
+    await t.prisma.$executeRaw`UPDATE licenses SET revoked_at = created_at + floor(random() * 10) * interval '1 day' WHERE tenant_id = ${tenant.id}::uuid AND status = 'revoked'`;
+    await t.prisma.$executeRaw`
+      INSERT INTO activations (id, tenant_id, license_id, created_at, last_seen_at, deactivated_at)
+      SELECT gen_random_uuid(), ${tenant.id}::uuid, l.id, c, now(), CASE WHEN random() < 0.4 THEN c + floor(random() * 20) * interval '1 day' END
+        FROM licenses l CROSS JOIN generate_series(1, 4) AS n
+        CROSS JOIN LATERAL (SELECT ${when("floor(random() * 40 * 24) * interval '1 hour'")} AS c) x
+       WHERE l.tenant_id = ${tenant.id}::uuid AND random() < 0.6`;
+    const actor = { tenantId: tenant.id, role: 'CompanyAdmin', kind: 'user', userId: 'u', label: 'x' } as never;
+    const ctx = { db: t.deps.db, now: new Date(T) };
+    for (const [range, granularity] of [['LAST_30_DAYS', 'DAY'], ['LAST_7_DAYS', 'DAY'], ['TODAY', 'DAY'], ['LAST_30_DAYS', 'WEEK'], ['LAST_30_DAYS', 'MONTH']] as [AnalyticsRange, Granularity][]) {
+      const pool = await seatPool(ctx, analyticsWindow(ctx, actor, range, granularity));
+      const expected = await simpleSeatPool(tenant.id, pool.map((point) => point.at));
+      expect(pool.map((point) => [point.at.toISOString(), point.seatsUsed, point.seatsAvailable])).toEqual(expected);
+      expect(pool.some((point) => point.seatsUsed > 0)).toBe(true);
+    }
+  });
+});
