@@ -18,6 +18,9 @@ export function errorResponse(c: Context<AppEnv>, error: AppError): Response {
 // Prisma codes meaning "the database is unreachable or too slow right now": a retry may succeed.
 const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'ECONNREFUSED', 'ECONNRESET', '57P01']);
 
+// Prisma P2023 (inconsistent column data, e.g. a malformed UUID); PostgreSQL 22P02 (invalid text representation), 22021 (NUL byte).
+const INVALID_INPUT_CODES = new Set(['P2023', '22P02', '22021']);
+
 /** Turns anything thrown into a client-safe response: never a stack trace, never a secret. */
 export function toAppError(error: unknown, logger: Logger, requestId: string): AppError {
   if (error instanceof AppError) return error;
@@ -25,6 +28,8 @@ export function toAppError(error: unknown, logger: Logger, requestId: string): A
     return new AppError('InvalidRequest', error.message || 'The request could not be read.');
   }
   const code = (error as { code?: string } | null)?.code;
+  // Input PostgreSQL refuses (a malformed UUID, a NUL byte) is the caller's mistake, never a 500.
+  if (code && INVALID_INPUT_CODES.has(code)) return new AppError('InvalidRequest', 'The request contains a value that is not valid here (malformed id or unsupported character).');
   if (code && UNAVAILABLE_CODES.has(code)) {
     logger.warn({ requestId, code }, 'database unavailable');
     return new AppError('ServiceUnavailable', 'The service is temporarily unavailable; retry shortly.', { retryAfterSeconds: 5 });
