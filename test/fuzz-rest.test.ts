@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.js';
+import { hostileString, hostileValue } from './support/hostile.js';
 
 // Issue 12 item 6: hostile bodies on every public route never give a 5xx, and every error has the documented shape.
 // In-process (app.fetch, no sockets). FUZZ_REST_BODIES overrides the count per route (default 10,000).
@@ -18,32 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
 });
-
-const hostileString = fc.oneof(
-  fc.string(),
-  fc.string({ unit: 'binary' }),
-  fc.string({ unit: 'grapheme' }),
-  fc.constantFrom('\u0000', 'a\u0000b', '\ud800', 'x\udfffy', '', ' ', '__proto__', 'constructor', "'; DROP TABLE license;--", '%00', '\\u0000', '😀'.repeat(100)),
-  fc.nat(3000).map((n) => 'A'.repeat(n)),
-);
-// Valid-looking strings with a NUL, a lone surrogate or other control characters spliced in (the 500s of issue 12).
-const spliced = fc
-  .tuple(fc.string({ maxLength: 20 }), fc.constantFrom('\u0000', '\ud800', '\udc00', '\u0007', '\u202e', '\ufeff', '\u0000\u0000'), fc.string({ maxLength: 20 }))
-  .map(([a, bad, b]) => a + bad + b);
-const hostileValue: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
-  value: fc.oneof(
-    { depthSize: 'small' },
-    hostileString,
-    spliced,
-    spliced,
-    fc.integer(),
-    fc.double(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.array(tie('value'), { maxLength: 3 }),
-    fc.dictionary(hostileString, tie('value'), { maxKeys: 3 }),
-  ),
-})).value;
 
 /** Bodies that mostly look like the route's input, with some fields replaced by hostile values or extra keys. */
 function bodies(valid: () => Record<string, unknown>): fc.Arbitrary<string> {

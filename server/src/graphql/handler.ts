@@ -1,10 +1,11 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
+import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, visit } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { AppError } from '../domain/errors.js';
 import type { AppDeps } from '../http/deps.js';
 import { toAppError } from '../http/errors.js';
+import { findUnstorableString } from '../services/validation.js';
 import type { Actor, RequestMeta } from '../services/auth/actor.js';
 import type { GraphQLContext } from './context.js';
 import { schema } from './schema/index.js';
@@ -22,6 +23,24 @@ export interface GraphQLServerContext {
 const introspectionForAuthenticatedOnly: Plugin<GraphQLContext> = {
   onValidate({ context, addValidationRule }) {
     if (!context.actor) addValidationRule(NoSchemaIntrospectionCustomRule);
+  },
+};
+
+/** A NUL or lone surrogate in a variable or a string literal is refused before any resolver runs (PostgreSQL cannot store it). */
+const refuseUnstorableStrings: Plugin<GraphQLContext> = {
+  onExecute({ args, setResultAndStopExecution }) {
+    let field = findUnstorableString(args.variableValues ?? {});
+    if (!field) {
+      visit(args.document, {
+        [Kind.STRING]: (node) => {
+          if (!field && findUnstorableString(node.value)) field = 'a string literal';
+        },
+      });
+    }
+    if (field) {
+      const fields = { [field]: 'must not contain NUL characters or unpaired surrogates' };
+      setResultAndStopExecution({ errors: [new GraphQLError(`Invalid input: ${field}: must not contain NUL characters or unpaired surrogates.`, { extensions: { code: 'InvalidRequest', fields } })] });
+    }
   },
 };
 
@@ -57,6 +76,7 @@ export function createGraphQLHandler(deps: AppDeps) {
       // a request is refused unless it is preflighted (a JSON POST) or carries this header.
       useCSRFPrevention({ requestHeaders: ['x-keyforge-csrf'] }),
       introspectionForAuthenticatedOnly,
+      refuseUnstorableStrings,
       EnvelopArmorPlugin({
         maxDepth: { n: 10 },
         costLimit: { maxCost: 5000 },
