@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, visit } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
@@ -19,12 +20,23 @@ export interface GraphQLServerContext {
   cookies: string[];
 }
 
-/** Only callers who authenticated may introspect the schema. */
+/**
+ * Only callers who authenticated may introspect the schema, or learn field names from
+ * "Did you mean …" suggestions in validation errors.
+ */
 const introspectionForAuthenticatedOnly: Plugin<GraphQLContext> = {
   onValidate({ context, addValidationRule }) {
-    if (!context.actor) addValidationRule(NoSchemaIntrospectionCustomRule);
+    if (context.actor) return;
+    addValidationRule(NoSchemaIntrospectionCustomRule);
+    return ({ result, setResult }) => {
+      if (result.length === 0) return;
+      setResult(result.map((error) => (/Did you mean/.test(error.message) ? new GraphQLError(error.message.replace(/ ?Did you mean .*$/s, ''), { nodes: error.nodes, extensions: error.extensions }) : error)));
+    };
   },
 };
+
+// maskError gets no context: the HTTP layer's request id reaches it through this store.
+const currentRequestId = new AsyncLocalStorage<string>();
 
 /** A NUL or lone surrogate in a variable or a string literal is refused before any resolver runs (PostgreSQL cannot store it). */
 const refuseUnstorableStrings: Plugin<GraphQLContext> = {
@@ -45,7 +57,7 @@ const refuseUnstorableStrings: Plugin<GraphQLContext> = {
 };
 
 export function createGraphQLHandler(deps: AppDeps) {
-  return createYoga<GraphQLServerContext, GraphQLContext>({
+  const yoga = createYoga<GraphQLServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: '/api/graphql',
     graphiql: false,
@@ -60,7 +72,7 @@ export function createGraphQLHandler(deps: AppDeps) {
         if (error instanceof GraphQLError && !original) return error;
         // graphql-js wraps a scalar's parse error (a bad variable value) in another GraphQLError: a client mistake.
         if (original instanceof GraphQLError) return new GraphQLError(error instanceof Error ? error.message : original.message, { extensions: { code: 'InvalidRequest' } });
-        const appError = original instanceof AppError ? original : toAppError(original, deps.logger, 'graphql');
+        const appError = original instanceof AppError ? original : toAppError(original, deps.logger, currentRequestId.getStore() ?? 'unknown');
         return new GraphQLError(appError.message, {
           extensions: {
             code: appError.code,
@@ -87,4 +99,7 @@ export function createGraphQLHandler(deps: AppDeps) {
       }),
     ],
   });
+  return {
+    fetch: (request: Request, context: GraphQLServerContext) => currentRequestId.run(context.requestId, () => yoga.fetch(request, context)),
+  };
 }
