@@ -28,6 +28,7 @@ const ConfigSchema = z
     ),
     RATE_LIMIT_PUBLIC_PER_MINUTE: z.coerce.number().int().min(1).default(600),
     RATE_LIMIT_TENANT_PER_MINUTE: z.coerce.number().int().min(1).default(6000),
+    RATE_LIMIT_LICENSE_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
     SERVER_SECRET: optionalString.pipe(
       z.string().min(32, 'must be at least 32 characters of high-entropy text').optional(),
     ),
@@ -52,6 +53,7 @@ const ConfigSchema = z
     redisUrl: env.REDIS_URL,
     rateLimitPublicPerMinute: env.RATE_LIMIT_PUBLIC_PER_MINUTE,
     rateLimitTenantPerMinute: env.RATE_LIMIT_TENANT_PER_MINUTE,
+    rateLimitLicensePerMinute: env.RATE_LIMIT_LICENSE_PER_MINUTE,
     serverSecret: env.SERVER_SECRET,
     trustProxy: env.TRUST_PROXY,
     /** Browser origin allowed to call the management API with credentials (CORS). */

@@ -20,7 +20,7 @@ export async function createRuntime(config: Config, logger: Logger, clock: () =>
   try {
     const signer = await loadTokenSigner({ db, secrets, now: clock() }, config.publicUrl);
     const rateLimits = await createRateLimits(
-      { publicPerMinute: config.rateLimitPublicPerMinute, tenantPerMinute: config.rateLimitTenantPerMinute, redisUrl: config.redisUrl },
+      { publicPerMinute: config.rateLimitPublicPerMinute, tenantPerMinute: config.rateLimitTenantPerMinute, licensePerMinute: config.rateLimitLicensePerMinute, redisUrl: config.redisUrl },
       logger,
     );
     return {

@@ -59,6 +59,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     TRUST_PROXY: 'true',
     RATE_LIMIT_PUBLIC_PER_MINUTE: '100000',
     RATE_LIMIT_TENANT_PER_MINUTE: '100000',
+    RATE_LIMIT_LICENSE_PER_MINUTE: '100000',
     DATABASE_POOL_SIZE: '10',
     LOG_LEVEL: 'debug',
     ...options.env,

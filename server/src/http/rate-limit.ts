@@ -8,6 +8,8 @@ export interface RateLimits {
   perIp(ip: string): Promise<RateLimitState>;
   /** Per tenant, once a request is known to belong to one. */
   perTenant(tenantId: string): Promise<RateLimitState>;
+  /** Per license, below the tenant limit, so one customer's key cannot exhaust its vendor's budget. */
+  perLicense(licenseId: string): Promise<RateLimitState>;
   close(): Promise<void>;
 }
 
@@ -20,6 +22,7 @@ export interface RateLimitState {
 export interface RateLimitOptions {
   publicPerMinute: number;
   tenantPerMinute: number;
+  licensePerMinute: number;
   /** Counters in Redis hold across replicas; without it they live in this process. */
   redisUrl?: string;
 }
@@ -47,9 +50,11 @@ export async function createRateLimits(options: RateLimitOptions, logger?: Logge
   };
   const ip = make('ip', options.publicPerMinute);
   const tenant = make('tenant', options.tenantPerMinute);
+  const license = make('license', options.licensePerMinute);
   return {
     perIp: (key) => consume(ip, options.publicPerMinute, key),
     perTenant: (key) => consume(tenant, options.tenantPerMinute, key),
+    perLicense: (key) => consume(license, options.licensePerMinute, key),
     async close() {
       redis?.disconnect();
     },
