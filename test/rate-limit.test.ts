@@ -45,6 +45,25 @@ describe('rate limits (spec §7: 429 with Retry-After)', () => {
     expect((await t.post('/api/v1/validate', { licenseKey: otherKey }, from('10.0.0.4'))).json.isValid).toBe(true);
   });
 
+  it('limits each license below its tenant: one customer key cannot spend the tenant budget (issue 12 item 8)', async () => {
+    const t = await start({ RATE_LIMIT_LICENSE_PER_MINUTE: '2', RATE_LIMIT_TENANT_PER_MINUTE: '5' });
+    const { tenant, product, key } = await t.seedBasic();
+    const { key: otherKey } = await t.seedLicense(tenant.id, product.id);
+    const { key: thirdKey } = await t.seedLicense(tenant.id, product.id);
+    for (let i = 0; i < 2; i++) expect((await t.post('/api/v1/validate', { licenseKey: key }, from(`10.1.0.${i}`))).json.isValid).toBe(true);
+    // The third call of the same key is refused like the tenant limit: 429, Retry-After, the error body.
+    for (let i = 0; i < 3; i++) {
+      const limited = await t.post('/api/v1/validate', { licenseKey: key }, from('10.1.1.1'));
+      expect(limited.status).toBe(429);
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(limited.json.error.code).toBe('RateLimited');
+    }
+    // Refusals did not spend the tenant's budget (5): other licenses of the same tenant still get the 3 calls left.
+    for (let i = 0; i < 2; i++) expect((await t.post('/api/v1/validate', { licenseKey: otherKey }, from('10.1.2.1'))).json.isValid).toBe(true);
+    expect((await t.post('/api/v1/validate', { licenseKey: thirdKey }, from('10.1.2.1'))).json.isValid).toBe(true);
+    expect((await t.post('/api/v1/validate', { licenseKey: thirdKey }, from('10.1.2.1'))).status).toBe(429);
+  });
+
   it('with REDIS_URL, two server instances share one budget', async () => {
     const url = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
     const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });

@@ -33,6 +33,7 @@ const ConfigSchema = z
     RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(30),
     RATE_LIMIT_SIGNIN_PER_ACCOUNT_PER_MINUTE: z.coerce.number().int().min(1).default(10),
     PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
+    RATE_LIMIT_LICENSE_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
     SERVER_SECRET: optionalString.pipe(
       z.string().min(32, 'must be at least 32 characters of high-entropy text').optional(),
     ),
@@ -71,6 +72,7 @@ const ConfigSchema = z
     rateLimitSignInPerAccountPerMinute: env.RATE_LIMIT_SIGNIN_PER_ACCOUNT_PER_MINUTE,
     /** Password hashes (argon2) computed at once; the rest wait, so sign-ins cannot starve the licensing API. */
     passwordHashConcurrency: env.PASSWORD_HASH_CONCURRENCY ?? Math.max(1, Math.floor(availableParallelism() / 2)),
+    rateLimitLicensePerMinute: env.RATE_LIMIT_LICENSE_PER_MINUTE,
     serverSecret: env.SERVER_SECRET,
     /** Whose X-Forwarded-For is believed (see http/client-ip.ts). */
     trustProxy: env.TRUST_PROXY,

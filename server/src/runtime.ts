@@ -31,6 +31,7 @@ export async function createRuntime(config: Config, logger: Logger, clock: () =>
         tenantPerMinute: config.rateLimitTenantPerMinute,
         signInPerIpPerMinute: config.rateLimitSignInPerIpPerMinute,
         signInPerAccountPerMinute: config.rateLimitSignInPerAccountPerMinute,
+        licensePerMinute: config.rateLimitLicensePerMinute,
         redisUrl: config.redisUrl,
       },
       logger,

@@ -65,6 +65,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     RATE_LIMIT_TENANT_PER_MINUTE: '100000',
     RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: '100000',
     RATE_LIMIT_SIGNIN_PER_ACCOUNT_PER_MINUTE: '100000',
+    RATE_LIMIT_LICENSE_PER_MINUTE: '100000',
     DATABASE_POOL_SIZE: '10',
     LOG_LEVEL: 'debug',
     ...options.env,

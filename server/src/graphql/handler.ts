@@ -1,10 +1,12 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, NoSchemaIntrospectionCustomRule } from 'graphql';
+import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, visit } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { AppError } from '../domain/errors.js';
 import type { AppDeps } from '../http/deps.js';
 import { toAppError } from '../http/errors.js';
+import { findUnstorableString } from '../services/validation.js';
 import type { Actor, RequestMeta } from '../services/auth/actor.js';
 import type { GraphQLContext } from './context.js';
 import { schema } from './schema/index.js';
@@ -18,15 +20,44 @@ export interface GraphQLServerContext {
   cookies: string[];
 }
 
-/** Only callers who authenticated may introspect the schema. */
+/**
+ * Only callers who authenticated may introspect the schema, or learn field names from
+ * "Did you mean …" suggestions in validation errors.
+ */
 const introspectionForAuthenticatedOnly: Plugin<GraphQLContext> = {
   onValidate({ context, addValidationRule }) {
-    if (!context.actor) addValidationRule(NoSchemaIntrospectionCustomRule);
+    if (context.actor) return;
+    addValidationRule(NoSchemaIntrospectionCustomRule);
+    return ({ result, setResult }) => {
+      if (result.length === 0) return;
+      setResult(result.map((error) => (/Did you mean/.test(error.message) ? new GraphQLError(error.message.replace(/ ?Did you mean .*$/s, ''), { nodes: error.nodes, extensions: error.extensions }) : error)));
+    };
+  },
+};
+
+// maskError gets no context: the HTTP layer's request id reaches it through this store.
+const currentRequestId = new AsyncLocalStorage<string>();
+
+/** A NUL or lone surrogate in a variable or a string literal is refused before any resolver runs (PostgreSQL cannot store it). */
+const refuseUnstorableStrings: Plugin<GraphQLContext> = {
+  onExecute({ args, setResultAndStopExecution }) {
+    let field = findUnstorableString(args.variableValues ?? {});
+    if (!field) {
+      visit(args.document, {
+        [Kind.STRING]: (node) => {
+          if (!field && findUnstorableString(node.value)) field = 'a string literal';
+        },
+      });
+    }
+    if (field) {
+      const fields = { [field]: 'must not contain NUL characters or unpaired surrogates' };
+      setResultAndStopExecution({ errors: [new GraphQLError(`Invalid input: ${field}: must not contain NUL characters or unpaired surrogates.`, { extensions: { code: 'InvalidRequest', fields } })] });
+    }
   },
 };
 
 export function createGraphQLHandler(deps: AppDeps) {
-  return createYoga<GraphQLServerContext, GraphQLContext>({
+  const yoga = createYoga<GraphQLServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: '/api/graphql',
     graphiql: false,
@@ -41,7 +72,7 @@ export function createGraphQLHandler(deps: AppDeps) {
         if (error instanceof GraphQLError && !original) return error;
         // graphql-js wraps a scalar's parse error (a bad variable value) in another GraphQLError: a client mistake.
         if (original instanceof GraphQLError) return new GraphQLError(error instanceof Error ? error.message : original.message, { extensions: { code: 'InvalidRequest' } });
-        const appError = original instanceof AppError ? original : toAppError(original, deps.logger, 'graphql');
+        const appError = original instanceof AppError ? original : toAppError(original, deps.logger, currentRequestId.getStore() ?? 'unknown');
         return new GraphQLError(appError.message, {
           extensions: {
             code: appError.code,
@@ -59,6 +90,7 @@ export function createGraphQLHandler(deps: AppDeps) {
       // a request is refused unless it is preflighted (a JSON POST) or carries this header.
       useCSRFPrevention({ requestHeaders: ['x-keyforge-csrf'] }),
       introspectionForAuthenticatedOnly,
+      refuseUnstorableStrings,
       EnvelopArmorPlugin({
         maxDepth: { n: 10 },
         costLimit: { maxCost: 5000 },
@@ -69,4 +101,7 @@ export function createGraphQLHandler(deps: AppDeps) {
       }),
     ],
   });
+  return {
+    fetch: (request: Request, context: GraphQLServerContext) => currentRequestId.run(context.requestId, () => yoga.fetch(request, context)),
+  };
 }

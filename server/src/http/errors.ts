@@ -23,6 +23,9 @@ export function serviceUnavailable(): AppError {
   return new AppError('ServiceUnavailable', 'The service is temporarily unavailable; retry shortly.', { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS });
 }
 
+// Prisma P2023 (inconsistent column data, e.g. a malformed UUID); PostgreSQL 22P02 (invalid text representation), 22021 (NUL byte).
+const INVALID_INPUT_CODES = new Set(['P2023', '22P02', '22021']);
+
 /** Turns anything thrown into a client-safe response: never a stack trace, never a secret. */
 export function toAppError(error: unknown, logger: Logger, requestId: string): AppError {
   if (error instanceof AppError) return error;
@@ -30,6 +33,8 @@ export function toAppError(error: unknown, logger: Logger, requestId: string): A
     return new AppError('InvalidRequest', error.message || 'The request could not be read.');
   }
   const code = (error as { code?: string } | null)?.code;
+  // Input PostgreSQL refuses (a malformed UUID, a NUL byte) is the caller's mistake, never a 500.
+  if (code && INVALID_INPUT_CODES.has(code)) return new AppError('InvalidRequest', 'The request contains a value that is not valid here (malformed id or unsupported character).');
   if (isDatabaseUnavailable(error)) {
     logger.warn({ requestId, code, err: error instanceof Error ? error.message : undefined }, 'database unavailable');
     return serviceUnavailable();

@@ -14,6 +14,8 @@ export interface RateLimits {
    * (an email, a user id or a token digest). Throws RateLimited (429 + Retry-After) past either budget.
    */
   signIn(ip: string, account: string | null): Promise<void>;
+  /** Per license, below the tenant limit, so one customer's key cannot exhaust its vendor's budget. */
+  perLicense(licenseId: string): Promise<RateLimitState>;
   close(): Promise<void>;
 }
 
@@ -29,6 +31,7 @@ export interface RateLimitOptions {
   /** Sign-in steps per minute per client IP and per account. */
   signInPerIpPerMinute?: number;
   signInPerAccountPerMinute?: number;
+  licensePerMinute: number;
   /** Counters in Redis hold across replicas; without it they live in this process. */
   redisUrl?: string;
 }
@@ -60,9 +63,11 @@ export async function createRateLimits(options: RateLimitOptions, logger?: Logge
   const signInAccountLimit = options.signInPerAccountPerMinute ?? 10;
   const signInIp = make('signin-ip', signInIpLimit);
   const signInAccount = make('signin-account', signInAccountLimit);
+  const license = make('license', options.licensePerMinute);
   return {
     perIp: (key) => consume(ip, options.publicPerMinute, key),
     perTenant: (key) => consume(tenant, options.tenantPerMinute, key),
+    perLicense: (key) => consume(license, options.licensePerMinute, key),
     async signIn(clientIp, account) {
       await consume(signInIp, signInIpLimit, clientIp);
       // Accounts are keyed by a digest: no email addresses in Redis.

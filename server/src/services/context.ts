@@ -13,6 +13,6 @@ export interface ServiceContext {
 export interface LicensingContext extends ServiceContext {
   signer: TokenSigner;
   issuer: string;
-  /** Throws AppError('RateLimited') when the tenant is over its plan limit. */
-  chargeTenant(tenantId: string): Promise<void>;
+  /** Throws AppError('RateLimited') when the license, then the tenant, is over its per-minute limit. */
+  chargeTenant(tenantId: string, licenseId: string): Promise<void>;
 }

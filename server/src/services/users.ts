@@ -7,6 +7,7 @@ import { revokeKeysOwnedBy } from './auth/api-keys.js';
 import { revokeSessions } from './auth/sessions.js';
 import type { ServiceContext } from './context.js';
 import { TenantInputSchema } from './tenants.js';
+import { isUuid } from './listing.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 
 type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
@@ -69,7 +70,7 @@ export async function createUser(ctx: Ctx, actor: Actor | 'system', input: z.inp
 }
 
 async function findTenantUser(ctx: Ctx, tenantId: string, userId: string) {
-  const user = await ctx.db.prisma.user.findFirst({ where: { id: userId, tenantId } });
+  const user = isUuid(userId) ? await ctx.db.prisma.user.findFirst({ where: { id: userId, tenantId } }) : null;
   if (!user) throw new AppError('NotFound', 'User not found.');
   return user;
 }

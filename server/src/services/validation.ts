@@ -3,6 +3,7 @@ import { AppError } from '../domain/errors.js';
 
 /** Parses service input with a zod schema; a failure is the caller's mistake (InvalidRequest, per field). */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  assertStorableStrings(input);
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const fields: Record<string, string> = {};
@@ -14,4 +15,26 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
 /** True for Prisma's unique-constraint violation. */
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: string }).code === 'P2002';
+}
+
+// PostgreSQL text cannot hold NUL, and a lone UTF-16 surrogate cannot be encoded: both are refused up front.
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** The path of the first string (value or key) in `value` that PostgreSQL cannot store, or null. */
+export function findUnstorableString(value: unknown, path = '', depth = 0): string | null {
+  if (typeof value === 'string') return UNSTORABLE.test(value) ? path || '(body)' : null;
+  if (typeof value !== 'object' || value === null || depth > 64) return null;
+  for (const [key, item] of Object.entries(value)) {
+    const at = path ? `${path}.${key}` : key;
+    if (UNSTORABLE.test(key)) return at;
+    const found = findUnstorableString(item, at, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** Throws InvalidRequest when `value` holds a NUL character or a lone surrogate anywhere. */
+export function assertStorableStrings(value: unknown): void {
+  const field = findUnstorableString(value);
+  if (field) throw new AppError('InvalidRequest', `Invalid input: ${field}: must not contain NUL characters or unpaired surrogates.`, { fields: { [field]: 'must not contain NUL characters or unpaired surrogates' } });
 }

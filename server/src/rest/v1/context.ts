@@ -9,7 +9,9 @@ export function licensingContext(deps: AppDeps): LicensingContext {
     signer: deps.signer,
     issuer: deps.config.publicUrl,
     now: deps.clock(),
-    chargeTenant: async (tenantId) => {
+    chargeTenant: async (tenantId, licenseId) => {
+      // The license first: one customer's key over its own limit must not spend the tenant's budget.
+      await deps.rateLimits.perLicense(licenseId);
       await deps.rateLimits.perTenant(tenantId);
     },
   };

@@ -3,6 +3,7 @@ import { AppError, REJECTION_CODES } from '../../domain/errors.js';
 import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { errorResponse } from '../../http/errors.js';
+import { findUnstorableString } from '../../services/validation.js';
 import { mountActivate } from './activate.js';
 import { mountDeactivate } from './deactivate.js';
 import { mountFloatCheckin } from './float-checkin.js';
@@ -22,6 +23,16 @@ export function createPublicApi(deps: AppDeps): OpenAPIHono<AppEnv> {
       const summary = Object.entries(fields).map(([field, message]) => `${field}: ${message}`).join('; ');
       return errorResponse(c, new AppError('InvalidRequest', `Invalid request: ${summary}`, { fields }));
     },
+  });
+  // A NUL or lone surrogate anywhere in a JSON body is refused before any route sees it (PostgreSQL cannot store it).
+  // The parsed body is cached by Hono, so the route's validator does not parse it again.
+  v1.use('*', async (c, next) => {
+    if (c.req.method === 'POST' && c.req.header('content-type')?.includes('application/json')) {
+      const body = await c.req.json().catch(() => undefined);
+      const field = findUnstorableString(body);
+      if (field) return errorResponse(c, new AppError('InvalidRequest', `Invalid request: ${field}: must not contain NUL characters or unpaired surrogates.`, { fields: { [field]: 'must not contain NUL characters or unpaired surrogates' } }));
+    }
+    await next();
   });
   mountNonce(v1, deps);
   mountActivate(v1, deps);

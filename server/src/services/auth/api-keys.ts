@@ -4,6 +4,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError } from '../../domain/errors.js';
 import { recordAudit } from '../audit/audit-log.js';
 import type { ServiceContext } from '../context.js';
+import { isUuid } from '../listing.js';
 import { parseInput } from '../validation.js';
 import { auditActor, requireActor, requireAdmin, type Actor, type RequestMeta } from './actor.js';
 
@@ -54,7 +55,7 @@ export async function listApiKeys(ctx: Ctx, actor: Actor | null) {
 
 export async function revokeApiKey(ctx: Ctx, actor: Actor | null, id: string, meta: RequestMeta) {
   const admin = requireAdmin(actor);
-  const key = await ctx.db.prisma.apiKey.findFirst({ where: { id, tenantId: admin.tenantId } });
+  const key = isUuid(id) ? await ctx.db.prisma.apiKey.findFirst({ where: { id, tenantId: admin.tenantId } }) : null;
   if (!key) throw new AppError('NotFound', 'API key not found.');
   if (key.revokedAt) return ctx.db.prisma.apiKey.findUniqueOrThrow({ where: { id }, select: API_KEY_FIELDS });
   return ctx.db.prisma.$transaction(async (tx) => {

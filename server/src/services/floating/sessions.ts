@@ -50,7 +50,7 @@ export async function checkoutFloatingSeat(ctx: LicensingContext, input: Checkou
   return ctx.db.prisma.$transaction(async (tx) => {
     const [license] = await tx.$queryRawUnsafe<LicenseRecord[]>(SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, digest);
     if (!license) return rejected(LICENSE_NOT_FOUND);
-    await ctx.chargeTenant(license.tenantId);
+    await ctx.chargeTenant(license.tenantId, license.id);
     const rejection = checkEntitlement(license, ctx.now, version);
     if (rejection) return rejected(rejection);
     const { floatingSeats } = await tx.license.findUniqueOrThrow({ where: { id: license.id }, select: { floatingSeats: true } });
@@ -109,6 +109,7 @@ export async function checkoutFloatingSeat(ctx: LicensingContext, input: Checkou
 interface SessionRow {
   id: string;
   tenantId: string;
+  licenseId: string;
   endedAt: Date | null;
   endReason: string | null;
   leaseExpiresAt: Date;
@@ -122,6 +123,7 @@ async function findSession(ctx: ServiceContext, sessionToken: string): Promise<S
     select: {
       id: true,
       tenantId: true,
+      licenseId: true,
       endedAt: true,
       endReason: true,
       leaseExpiresAt: true,
@@ -149,7 +151,7 @@ const sessionExpired = (endReason: string | null) =>
 export async function heartbeatFloatingSession(ctx: LicensingContext, sessionToken: string) {
   const session = await findSession(ctx, sessionToken);
   if (!session) return rejected(SESSION_INVALID);
-  await ctx.chargeTenant(session.tenantId);
+  await ctx.chargeTenant(session.tenantId, session.licenseId);
   if (session.endedAt) return sessionExpired(session.endReason);
   if (session.leaseExpiresAt.getTime() <= ctx.now.getTime()) {
     await endSession(ctx, session.id, session.leaseExpiresAt, 'expired');
@@ -193,7 +195,7 @@ export async function heartbeatFloatingSession(ctx: LicensingContext, sessionTok
 export async function checkinFloatingSession(ctx: LicensingContext, sessionToken: string) {
   const session = await findSession(ctx, sessionToken);
   if (!session) return { checkedIn: false as const, message: SESSION_INVALID.message, errorCode: SESSION_INVALID.errorCode };
-  await ctx.chargeTenant(session.tenantId);
+  await ctx.chargeTenant(session.tenantId, session.licenseId);
   let { endedAt, endReason } = session;
   if (!endedAt) {
     const lapsed = session.leaseExpiresAt.getTime() <= ctx.now.getTime();

@@ -48,7 +48,7 @@ export async function activateLicense(ctx: LicensingContext, input: ActivateInpu
     await consumeNonce(tx, input.nonce, ctx.now);
     const license = await lockLicense(tx, ctx, input.licenseKey);
     if (!license) return rejected(LICENSE_NOT_FOUND);
-    await ctx.chargeTenant(license.tenantId);
+    await ctx.chargeTenant(license.tenantId, license.id);
 
     const rejection =
       checkEntitlement(license, ctx.now, version) ??
@@ -117,7 +117,7 @@ export async function deactivateDevice(ctx: LicensingContext, input: { licenseKe
   return ctx.db.prisma.$transaction(async (tx) => {
     const license = await lockLicense(tx, ctx, input.licenseKey);
     if (!license) return { deactivated: false as const, message: LICENSE_NOT_FOUND.message, errorCode: LICENSE_NOT_FOUND.errorCode };
-    await ctx.chargeTenant(license.tenantId);
+    await ctx.chargeTenant(license.tenantId, license.id);
     const activation = await tx.activation.findFirst({
       where: { licenseId: license.id, deviceId: input.deviceId, deactivatedAt: null },
       select: { id: true, licenseId: true },

@@ -29,7 +29,7 @@ export async function validateLicense(ctx: LicensingContext, input: ValidateInpu
   const version = input.version === undefined ? null : parseVersion(input.version);
   const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey);
   if (!license) return { isValid: false as const, message: LICENSE_NOT_FOUND.message, errorCode: LICENSE_NOT_FOUND.errorCode };
-  await ctx.chargeTenant(license.tenantId);
+  await ctx.chargeTenant(license.tenantId, license.id);
 
   const rejection = checkEntitlement(license, ctx.now, version);
   const offlineCacheToken = rejection ? null : await signOfflineToken(ctx, license, input);

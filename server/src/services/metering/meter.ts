@@ -75,7 +75,7 @@ export async function recordUsage(ctx: LicensingContext, input: MeterInput): Pro
   const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey);
   const refused = ({ errorCode, message }: Rejection) => ({ body: { isValid: false as const, message, errorCode }, replayed: false });
   if (!license) return refused(LICENSE_NOT_FOUND);
-  await ctx.chargeTenant(license.tenantId);
+  await ctx.chargeTenant(license.tenantId, license.id);
   const rejection = checkEntitlement(license, ctx.now, null);
   if (rejection) return refused(rejection);
 

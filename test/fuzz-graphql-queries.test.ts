@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { startTestApp, type TestApp } from './support/harness.js';
+import { fuzzOperation, GRAPHQL_RUNS, type Operation } from './support/fuzz-graphql.js';
+
+// Issue 12 item 6: every query with arguments, hostile variables, as an admin (so they reach the services).
+let t: TestApp;
+let auth: { token: string };
+let ids: string[] = [];
+beforeAll(async () => {
+  t = await startTestApp();
+  const admin = await t.setupAdmin();
+  auth = { token: admin.token };
+  const product = await t.seedProduct(admin.user.tenantId);
+  const { license } = await t.seedLicense(admin.user.tenantId, product.id, { floatingSeats: 2 });
+  ids = [admin.user.id, product.id, license.id];
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const period = ['day', 'month', 'year', 'lifetime'] as const;
+const operations: Operation[] = [
+  { name: 'license', query: 'query($id: ID!) { license(id: $id) { id } }', variables: { id: 'id' } },
+  { name: 'product', query: 'query($id: ID!) { product(id: $id) { id } }', variables: { id: 'id' } },
+  {
+    name: 'licenses',
+    query: 'query($first: Int, $after: String, $filter: LicenseFilter) { licenses(first: $first, after: $after, filter: $filter) { totalCount edges { node { id } } } }',
+    variables: { first: 'int', after: 'string', filter: { search: 'string', productId: 'id', expiringWithinDays: 'int', status: ['ACTIVE', 'REVOKED', 'EXPIRED', 'SUSPENDED'] } },
+  },
+  {
+    name: 'activityLog',
+    query: 'query($first: Int, $after: String, $filter: ActivityFilter) { activityLog(first: $first, after: $after, filter: $filter) { edges { node { id } } } }',
+    variables: { first: 'int', after: 'string', filter: { entity: 'string', entityId: 'id', entityType: 'string', from: 'date', to: 'date' } },
+  },
+  { name: 'emails', query: 'query($first: Int, $after: String) { emails(first: $first, after: $after) { edges { node { id } } } }', variables: { first: 'int', after: 'string' } },
+  { name: 'floatingSessions', query: 'query($licenseId: ID!) { floatingSessions(licenseId: $licenseId) { __typename } }', variables: { licenseId: 'id' } },
+  {
+    name: 'floatingPoolConsumption',
+    query: 'query($licenseId: ID, $from: DateTime!, $to: DateTime!, $bucket: PoolBucketSize!) { floatingPoolConsumption(licenseId: $licenseId, from: $from, to: $to, bucket: $bucket) { __typename } }',
+    variables: { licenseId: 'id', from: 'date', to: 'date', bucket: ['hour', 'day', 'week'] },
+  },
+  { name: 'usageTotals', query: 'query($licenseId: ID!, $event: String, $period: MeterPeriod!) { usageTotals(licenseId: $licenseId, event: $event, period: $period) { __typename } }', variables: { licenseId: 'id', event: 'string', period } },
+  { name: 'analytics', query: 'query($range: AnalyticsRange!, $granularity: Granularity) { analytics(range: $range, granularity: $granularity) { __typename } }', variables: { range: ['TODAY', 'LAST_7_DAYS', 'LAST_30_DAYS'], granularity: ['DAY', 'WEEK', 'MONTH'] } },
+];
+
+describe(`GraphQL queries under hostile variables (${GRAPHQL_RUNS} per operation)`, () => {
+  for (const op of operations) it(op.name, () => fuzzOperation(t, auth, op, () => ids));
+});

@@ -1,0 +1,44 @@
+import fc from 'fast-check';
+import { expect } from 'vitest';
+import type { TestApp } from './harness.js';
+import { hostileString, hostileValue, spliced } from './hostile.js';
+
+/** Runs per GraphQL operation; FUZZ_GRAPHQL_RUNS overrides (default 2,000, issue 12 item 6). */
+export const GRAPHQL_RUNS = Number(process.env.FUZZ_GRAPHQL_RUNS ?? 2_000);
+
+export type VarKind = 'id' | 'string' | 'int' | 'bool' | 'date' | 'json' | readonly string[] | { [field: string]: VarKind };
+
+const uuid = fc.uuid();
+/** A value of the declared kind, mostly valid-looking, often hostile. */
+export function valueOf(kind: VarKind, ids: string[]): fc.Arbitrary<unknown> {
+  const valid: fc.Arbitrary<unknown> =
+    kind === 'id' ? fc.oneof(fc.constantFrom(...ids), uuid, spliced, hostileString)
+    : kind === 'string' ? fc.oneof(fc.string({ maxLength: 40 }), spliced, hostileString)
+    : kind === 'int' ? fc.oneof(fc.integer({ min: -5, max: 200 }), fc.integer(), fc.double())
+    : kind === 'bool' ? fc.boolean()
+    : kind === 'date' ? fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), spliced)
+    : kind === 'json' ? hostileValue
+    : Array.isArray(kind) ? fc.oneof(fc.constantFrom(...(kind as string[])), spliced)
+    : fc.record(Object.fromEntries(Object.entries(kind).map(([field, k]) => [field, valueOf(k as VarKind, ids)])), { requiredKeys: [] });
+  return fc.oneof({ arbitrary: valid, weight: 5 }, { arbitrary: hostileValue, weight: 1 });
+}
+
+export interface Operation {
+  name: string;
+  query: string;
+  variables: Record<string, VarKind>;
+}
+
+/** Hostile variables for `op`; no answer may be a 5xx or carry an InternalError. */
+export async function fuzzOperation(t: TestApp, auth: { token: string }, op: Operation, ids: () => string[]) {
+  const variables = fc.record(Object.fromEntries(Object.entries(op.variables).map(([name, kind]) => [name, valueOf(kind, ids())])), { requiredKeys: [] });
+  await fc.assert(
+    fc.asyncProperty(variables, async (vars) => {
+      const response = await t.gql(op.query, vars as Record<string, unknown>, auth);
+      const detail = `${op.name} ${JSON.stringify(vars).slice(0, 300)} → ${response.text.slice(0, 300)}`;
+      expect(response.status, detail).toBeLessThan(500);
+      for (const error of response.errors ?? []) expect(error.extensions?.code, detail).not.toBe('InternalError');
+    }),
+    { numRuns: GRAPHQL_RUNS },
+  );
+}
