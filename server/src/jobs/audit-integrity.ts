@@ -10,6 +10,7 @@ export const auditCheckpointJob: JobDefinition = {
   name: 'audit-checkpoints',
   description: 'Verifies new activity-log entries and signs a checkpoint of each company’s chain head.',
   schedule: '*/15 * * * *',
+  lockLifetimeMs: 90_000,
   frequent: true,
   async run(ctx) {
     const secrets = currentServerSecrets();
@@ -24,6 +25,7 @@ export const auditVerifyJob: JobDefinition = {
   name: 'audit-verify',
   description: 'Re-verifies every company’s whole activity-log chain and records the result.',
   schedule: '30 3 * * *',
+  lockLifetimeMs: 90_000,
   async run(ctx) {
     const result = await verifyAllChains({ db: ctx.db, secrets: currentServerSecrets(), now: ctx.now });
     if (result.broken.length) ctx.logger.error({ broken: result.broken }, 'activity log integrity broken: full verification failed');
