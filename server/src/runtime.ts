@@ -4,7 +4,7 @@ import { openDatabase } from './db/database.js';
 import type { AppDeps } from './http/deps.js';
 import { createRateLimits } from './http/rate-limit.js';
 import type { Logger } from './logger.js';
-import { loadTokenSigner } from './services/signing/signing-keys.js';
+import { refreshingTokenSigner } from './services/signing/signing-keys.js';
 
 export interface Runtime {
   deps: AppDeps;
@@ -18,7 +18,9 @@ export async function createRuntime(config: Config, logger: Logger, clock: () =>
   const secrets = new ServerSecrets(secret);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, logger });
   try {
-    const signer = await loadTokenSigner({ db, secrets, now: clock() }, config.publicUrl);
+    const signer = await refreshingTokenSigner({ db, secrets, now: clock() }, config.publicUrl, config.signingKeyRefreshSeconds * 1000, (error) =>
+      logger.warn({ err: error.message }, 'signing key refresh failed; keeping the current key'),
+    );
     const rateLimits = await createRateLimits(
       { publicPerMinute: config.rateLimitPublicPerMinute, tenantPerMinute: config.rateLimitTenantPerMinute, redisUrl: config.redisUrl },
       logger,
@@ -26,6 +28,7 @@ export async function createRuntime(config: Config, logger: Logger, clock: () =>
     return {
       deps: { config, db, secrets, signer, logger, rateLimits, clock },
       async close() {
+        signer.stop();
         await rateLimits.close();
         await db.close();
       },
