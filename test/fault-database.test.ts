@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateLicenseKey } from '../server/src/crypto/license-key.js';
@@ -111,5 +112,27 @@ describe('database loss', () => {
     } finally {
       await admin.end();
     }
+  }, 60_000);
+
+  it('a standalone worker waits through a PostgreSQL restart and carries on', async () => {
+    const env = { ...process.env, DATABASE_URL: cluster.url, SERVER_SECRET: 'fault-test-secret-0123456789abcdef0123456789', LOG_LEVEL: 'info', DATA_DIR: `/tmp/kf-fault-${process.pid}` };
+    const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/worker.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout!.on('data', (chunk) => (output += chunk));
+    child.stderr!.on('data', (chunk) => (output += chunk));
+    const deadline = Date.now() + 30_000;
+    while (!output.includes('job worker started') && child.exitCode === null && Date.now() < deadline) await sleep(100);
+    expect(output).toContain('job worker started');
+    cluster.stopImmediate();
+    await sleep(3_000);
+    expect(child.exitCode, output).toBeNull();
+    cluster.start();
+    await sleep(3_000);
+    expect(child.exitCode, output).toBeNull();
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited, output).toBe(0);
+    // The server beside it came through the same restart.
+    expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   }, 60_000);
 });

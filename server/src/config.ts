@@ -52,6 +52,7 @@ const ConfigSchema = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     MONGODB_URL: optionalString.pipe(z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL').optional()),
     JOBS_WORKER: boolean.default(true),
+    SIGNING_KEY_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
     POSTMARK_SERVER_TOKEN: optionalString,
     POSTMARK_API_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).default('https://api.postmarkapp.com')),
     MAIL_FROM: optionalString.pipe(z.string().regex(/^([^<>]*<)?[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+>?$/, 'must be an email address, optionally as "Name <address>"').optional()),
@@ -83,6 +84,8 @@ const ConfigSchema = z
     mongodbUrl: env.MONGODB_URL,
     /** Process scheduled jobs in this server (false: run `pnpm worker` processes instead). */
     jobsWorker: env.JOBS_WORKER,
+    /** How often a running process re-reads the active signing key (a rotation is picked up within this). */
+    signingKeyRefreshSeconds: env.SIGNING_KEY_REFRESH_SECONDS,
     postmarkServerToken: env.POSTMARK_SERVER_TOKEN,
     postmarkApiUrl: env.POSTMARK_API_URL.replace(/\/+$/, ''),
     mailFrom: env.MAIL_FROM ?? 'Keyforge <no-reply@localhost>',

@@ -6,7 +6,7 @@ import type { AppDeps } from './http/deps.js';
 import { createRateLimits } from './http/rate-limit.js';
 import type { Logger } from './logger.js';
 import { setPasswordHashConcurrency } from './services/auth/passwords.js';
-import { loadTokenSigner } from './services/signing/signing-keys.js';
+import { refreshingTokenSigner } from './services/signing/signing-keys.js';
 
 export interface Runtime {
   deps: AppDeps;
@@ -24,7 +24,9 @@ export async function createRuntime(config: Config, logger: Logger, clock: () =>
     if (db.kind === 'postgres' && (await canRewriteAuditLog((sql) => db.sql.query(sql, [])))) {
       logger.warn('DATABASE_URL connects as a role that owns or may rewrite the activity log: run the server as a separate app role (MIGRATION_DATABASE_URL for migrations, see README "Security"); until then only the signed checkpoints detect tampering');
     }
-    const signer = await loadTokenSigner({ db, secrets, now: clock() }, config.publicUrl);
+    const signer = await refreshingTokenSigner({ db, secrets, now: clock() }, config.publicUrl, config.signingKeyRefreshSeconds * 1000, (error) =>
+      logger.warn({ err: error.message }, 'signing key refresh failed; keeping the current key'),
+    );
     const rateLimits = await createRateLimits(
       {
         publicPerMinute: config.rateLimitPublicPerMinute,
@@ -39,6 +41,7 @@ export async function createRuntime(config: Config, logger: Logger, clock: () =>
     return {
       deps: { config, db, secrets, signer, logger, rateLimits, clock },
       async close() {
+        signer.stop();
         await rateLimits.close();
         await db.close();
       },

@@ -69,6 +69,28 @@ export async function loadTokenSigner({ db, secrets, now }: Ctx, issuer: string)
   };
 }
 
+/**
+ * A signer that follows rotations: every `refreshMs` it checks which key is active (one indexed read) and
+ * switches when another process rotated it. While the database is away it keeps the key it has.
+ */
+export async function refreshingTokenSigner(ctx: Ctx, issuer: string, refreshMs: number, onError: (error: Error) => void): Promise<TokenSigner & { stop(): void }> {
+  let current = await loadTokenSigner(ctx, issuer);
+  const timer = setInterval(() => {
+    void (async () => {
+      const active = await ctx.db.prisma.signingKey.findFirst({ where: { active: true }, orderBy: { createdAt: 'desc' }, select: { kid: true } });
+      if (active && active.kid !== current.kid) current = await loadTokenSigner(ctx, issuer);
+    })().catch(onError);
+  }, refreshMs);
+  timer.unref();
+  return {
+    get kid() {
+      return current.kid;
+    },
+    sign: (claims, times) => current.sign(claims, times),
+    stop: () => clearInterval(timer),
+  };
+}
+
 /** Makes a new key the active one; the old ones stay published so tokens they signed still verify. */
 export async function rotateSigningKey({ db, secrets, now }: Ctx): Promise<{ kid: string }> {
   const created = await newKeyRow(secrets);

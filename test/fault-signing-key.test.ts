@@ -1,0 +1,51 @@
+import { jwtVerify, createLocalJWKSet } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../server/src/logger.js';
+import { createRuntime, type Runtime } from '../server/src/runtime.js';
+import { publicJwks, rotateSigningKey } from '../server/src/services/signing/signing-keys.js';
+import { runCli } from './support/processes.js';
+import { startTestApp, type TestApp } from './support/harness.js';
+
+/** Issue 10: `signing-key:rotate` run while a process is up; that process signs with the new key soon after. */
+let t: TestApp;
+let running: Runtime;
+beforeAll(async () => {
+  t = await startTestApp();
+  // A second process's view of the same database, re-reading the active key every second.
+  running = await createRuntime({ ...t.config, signingKeyRefreshSeconds: 1 }, createLogger('silent'));
+});
+afterAll(async () => {
+  await running?.close();
+  await t?.close();
+});
+
+describe('signing key rotation', () => {
+  it('a running process picks up a rotation by another process; the old key stays in the JWKS', async () => {
+    const times = { issuedAt: new Date(), expiresAt: new Date(Date.now() + 3_600_000) };
+    const oldKid = running.deps.signer.kid;
+    const oldToken = await running.deps.signer.sign({ sub: 'before' }, times);
+
+    const result = runCli(['signing-key:rotate'], { DATABASE_URL: t.config.databaseUrl!, SERVER_SECRET: t.config.serverSecret!, DATA_DIR: t.config.dataDir });
+    expect(result.status, result.stderr).toBe(0);
+    const newKid = result.json?.kid as string;
+    expect(newKid).toBeTruthy();
+    expect(newKid).not.toBe(oldKid);
+
+    const deadline = Date.now() + 10_000;
+    while (running.deps.signer.kid !== newKid && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(running.deps.signer.kid).toBe(newKid);
+
+    const jwks = await publicJwks(running.deps);
+    expect(jwks.keys.map((key) => key.kid)).toEqual(expect.arrayContaining([oldKid, newKid]));
+    const keySet = createLocalJWKSet(jwks);
+    const newToken = await running.deps.signer.sign({ sub: 'after' }, times);
+    expect((await jwtVerify(newToken, keySet)).protectedHeader.kid).toBe(newKid);
+    expect((await jwtVerify(oldToken, keySet)).protectedHeader.kid).toBe(oldKid);
+
+    // A rotation in-process too (the same mechanism), and the refresh keeps following.
+    const { kid: third } = await rotateSigningKey({ db: running.deps.db, secrets: running.deps.secrets, now: new Date() });
+    const deadline2 = Date.now() + 10_000;
+    while (running.deps.signer.kid !== third && Date.now() < deadline2) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(running.deps.signer.kid).toBe(third);
+  }, 60_000);
+});
