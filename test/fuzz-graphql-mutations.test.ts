@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.js';
-import { fuzzOperation, GRAPHQL_RUNS, type Operation } from './support/fuzz-graphql.js';
+import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation } from './support/fuzz-graphql.js';
 
 // Issue 12 item 6: every mutation with arguments, hostile variables, as an admin. Session-ending mutations
 // (logout, refreshSession, changePassword) are left out so the admin stays signed in; login and setup are public.
@@ -48,5 +48,5 @@ const operations: Operation[] = [
 ];
 
 describe(`GraphQL mutations under hostile variables (${GRAPHQL_RUNS} per operation)`, () => {
-  for (const op of operations) it(op.name, () => fuzzOperation(t, auth, op, () => ids));
+  for (const op of operations) it(op.name, () => fuzzOperation(t, auth, op, () => ids), FUZZ_TIMEOUT_MS);
 });

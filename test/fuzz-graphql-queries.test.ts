@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.js';
-import { fuzzOperation, GRAPHQL_RUNS, type Operation } from './support/fuzz-graphql.js';
+import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation } from './support/fuzz-graphql.js';
 
 // Issue 12 item 6: every query with arguments, hostile variables, as an admin (so they reach the services).
 let t: TestApp;
@@ -44,5 +44,5 @@ const operations: Operation[] = [
 ];
 
 describe(`GraphQL queries under hostile variables (${GRAPHQL_RUNS} per operation)`, () => {
-  for (const op of operations) it(op.name, () => fuzzOperation(t, auth, op, () => ids));
+  for (const op of operations) it(op.name, () => fuzzOperation(t, auth, op, () => ids), FUZZ_TIMEOUT_MS);
 });

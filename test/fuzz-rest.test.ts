@@ -66,7 +66,7 @@ async function fuzz(path: string, valid: () => Record<string, unknown>) {
 
 const device = () => ({ deviceId: 'fuzz-device-0123456789abcdef', deviceName: 'Fuzz box', appVersion: '1.0.0' });
 
-describe(`public API under hostile bodies (${RUNS} per route)`, () => {
+describe(`public API under hostile bodies (${RUNS} per route)`, { timeout: 900_000 }, () => {
   it('activate', () => fuzz('/api/v1/activate', () => ({ licenseKey: key, nonce: '__NONCE__', ...device() })));
   it('deactivate', () => fuzz('/api/v1/deactivate', () => ({ licenseKey: key, deviceId: 'fuzz-device-0123456789abcdef' })));
   it('validate', () => fuzz('/api/v1/validate', () => ({ licenseKey: key, ...device() })));

@@ -57,6 +57,8 @@ describe('rate limits (spec §7: 429 with Retry-After)', () => {
       expect(limited.status).toBe(429);
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(limited.json.error.code).toBe('RateLimited');
+      expect([limited.headers.get('ratelimit-limit'), limited.headers.get('ratelimit-remaining')]).toEqual(['2', '0']);
+      expect(limited.headers.get('ratelimit-reset')).toBe(limited.headers.get('retry-after'));
     }
     // Refusals did not spend the tenant's budget (5): other licenses of the same tenant still get the 3 calls left.
     for (let i = 0; i < 2; i++) expect((await t.post('/api/v1/validate', { licenseKey: otherKey }, from('10.1.2.1'))).json.isValid).toBe(true);

@@ -5,6 +5,8 @@ import { hostileString, hostileValue, spliced } from './hostile.js';
 
 /** Runs per GraphQL operation; FUZZ_GRAPHQL_RUNS overrides (default 2,000, issue 12 item 6). */
 export const GRAPHQL_RUNS = Number(process.env.FUZZ_GRAPHQL_RUNS ?? 2_000);
+/** Per test: thousands of in-process requests on a shared machine take minutes, not the default 60 s. */
+export const FUZZ_TIMEOUT_MS = 900_000;
 
 export type VarKind = 'id' | 'string' | 'int' | 'bool' | 'date' | 'json' | readonly string[] | { [field: string]: VarKind };
 

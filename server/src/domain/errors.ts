@@ -25,7 +25,7 @@ export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly details: { retryAfterSeconds?: number; fields?: Record<string, string> } = {},
+    readonly details: { retryAfterSeconds?: number; fields?: Record<string, string>; rateLimit?: number } = {},
   ) {
     super(message);
     this.name = 'AppError';

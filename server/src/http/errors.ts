@@ -13,6 +13,12 @@ export function errorResponse(c: Context<AppEnv>, error: AppError): Response {
   const body: ErrorBody = { error: { code: error.code, message: error.message, requestId: c.get('requestId') } };
   if (error.details.fields) body.error.fields = error.details.fields;
   if (error.details.retryAfterSeconds !== undefined) c.header('Retry-After', String(error.details.retryAfterSeconds));
+  if (error.details.rateLimit !== undefined) {
+    // IETF draft-ietf-httpapi-ratelimit-headers names, so clients can pace themselves.
+    c.header('RateLimit-Limit', String(error.details.rateLimit));
+    c.header('RateLimit-Remaining', '0');
+    c.header('RateLimit-Reset', String(error.details.retryAfterSeconds ?? 60));
+  }
   return c.json(body, error.status as 400);
 }
 

@@ -86,7 +86,7 @@ async function consume(limiter: RateLimiterAbstract, limit: number, key: string)
   } catch (rejection) {
     if (rejection instanceof RateLimiterRes) {
       const retryAfterSeconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      throw new AppError('RateLimited', `Too many requests: retry after ${retryAfterSeconds} seconds.`, { retryAfterSeconds });
+      throw new AppError('RateLimited', `Too many requests: retry after ${retryAfterSeconds} seconds.`, { retryAfterSeconds, rateLimit: limit });
     }
     throw rejection;
   }

@@ -36,8 +36,12 @@ const LicenseAttributesObject = z
     /** Concurrent floating sessions allowed; null: none. */
     floatingSeats: z.number().int().min(1).max(1_000_000).nullable().optional(),
   });
-const versionsInOrder = (license: { minVersion?: string | null; maxVersion?: string | null }) =>
-  !license.minVersion || !license.maxVersion || !semver.gt(semver.coerce(license.minVersion)!, semver.coerce(license.maxVersion)!);
+// Zod runs this object check even when a version failed its own check: an unparsable one is reported there, not here.
+const versionsInOrder = (license: { minVersion?: string | null; maxVersion?: string | null }) => {
+  const min = license.minVersion ? semver.coerce(license.minVersion) : null;
+  const max = license.maxVersion ? semver.coerce(license.maxVersion) : null;
+  return !min || !max || !semver.gt(min, max);
+};
 const VERSION_ORDER = 'minVersion must not be greater than maxVersion';
 
 /** Every attribute of a license a vendor sets. */
