@@ -11,7 +11,8 @@ export default defineConfig({
       // Console component/unit tests (jsdom): console/vitest.config.ts.
       'console/vitest.config.ts',
     ],
-    testTimeout: 60_000,
+    // Generous: the CLI tests spawn many processes and share two cores with the fuzz and fault suites.
+    testTimeout: 180_000,
     hookTimeout: 120_000,
     pool: 'forks',
     // Two cores: more parallel files only make the concurrency tests slower.
