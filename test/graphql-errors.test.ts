@@ -5,7 +5,8 @@ import { startTestApp, type TestApp } from './support/harness.js';
 let t: TestApp;
 let token: string;
 beforeAll(async () => {
-  t = await startTestApp();
+  // The test renames a table to force an unexpected failure: only the owner role may.
+  t = await startTestApp({ dbRole: 'owner' });
   token = (await t.setupAdmin()).token;
 });
 afterAll(async () => {
