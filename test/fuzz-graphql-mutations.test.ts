@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.js';
-import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation } from './support/fuzz-graphql.js';
+import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, seedFuzzTarget } from './support/fuzz-graphql.js';
 
 // Issue 12 item 6: every mutation with arguments, hostile variables, as an admin. Session-ending mutations
 // (logout, refreshSession, changePassword) are left out so the admin stays signed in; login and setup are public.
@@ -9,12 +9,10 @@ let auth: { token: string };
 let ids: string[] = [];
 beforeAll(async () => {
   t = await startTestApp();
-  const admin = await t.setupAdmin();
-  auth = { token: admin.token };
-  const product = await t.seedProduct(admin.user.tenantId);
-  const { license } = await t.seedLicense(admin.user.tenantId, product.id, { floatingSeats: 2 });
-  const other = await t.seedUser(admin.user.tenantId, { email: 'other@acme.test' });
-  ids = [product.id, license.id, other.id];
+  const target = await seedFuzzTarget(t);
+  auth = target.auth;
+  const other = await t.seedUser(target.admin.user.tenantId, { email: 'other@acme.test' });
+  ids = [target.product.id, target.license.id, other.id];
 });
 afterAll(async () => {
   await t?.close();

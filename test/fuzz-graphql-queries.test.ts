@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.js';
-import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation } from './support/fuzz-graphql.js';
+import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, seedFuzzTarget } from './support/fuzz-graphql.js';
 
 // Issue 12 item 6: every query with arguments, hostile variables, as an admin (so they reach the services).
 let t: TestApp;
@@ -8,11 +8,9 @@ let auth: { token: string };
 let ids: string[] = [];
 beforeAll(async () => {
   t = await startTestApp();
-  const admin = await t.setupAdmin();
-  auth = { token: admin.token };
-  const product = await t.seedProduct(admin.user.tenantId);
-  const { license } = await t.seedLicense(admin.user.tenantId, product.id, { floatingSeats: 2 });
-  ids = [admin.user.id, product.id, license.id];
+  const target = await seedFuzzTarget(t);
+  auth = target.auth;
+  ids = [target.admin.user.id, target.product.id, target.license.id];
 });
 afterAll(async () => {
   await t?.close();

@@ -8,6 +8,14 @@ export const GRAPHQL_RUNS = Number(process.env.FUZZ_GRAPHQL_RUNS ?? 2_000);
 /** Per test: thousands of in-process requests on a shared machine take minutes, not the default 60 s. */
 export const FUZZ_TIMEOUT_MS = 900_000;
 
+/** An admin with a product and a floating license: the ids hostile variables are mixed with. */
+export async function seedFuzzTarget(t: TestApp) {
+  const admin = await t.setupAdmin();
+  const product = await t.seedProduct(admin.user.tenantId);
+  const { license } = await t.seedLicense(admin.user.tenantId, product.id, { floatingSeats: 2 });
+  return { auth: { token: admin.token }, admin, product, license };
+}
+
 export type VarKind = 'id' | 'string' | 'int' | 'bool' | 'date' | 'json' | readonly string[] | { [field: string]: VarKind };
 
 const uuid = fc.uuid();
