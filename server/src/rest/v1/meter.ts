@@ -4,7 +4,7 @@ import type { AppEnv } from '../../http/env.js';
 import { MAX_QUANTITY, recordUsage } from '../../services/metering/meter.js';
 import { EVENT_NAME_MAX_LENGTH, EVENT_NAME_PATTERN, METER_PERIODS } from '../../services/metering/periods.js';
 import { licensingContext } from './context.js';
-import { LicenseKey, Rejection, RejectionCode, commonErrors, json, jsonBody, noCredential } from './schemas.js';
+import { LicenseKey, Rejection, RejectionCode, commonErrors, json, jsonBody, noCredential, rateLimitHeaders } from './schemas.js';
 
 const MeterRequest = z
   .object({
@@ -63,7 +63,7 @@ const route = createRoute({
   responses: {
     200: {
       ...json(z.union([MeterSuccess, QuotaExceeded, Rejection]), 'Recorded (with the running total), or a rejection.'),
-      headers: { 'Idempotent-Replayed': { description: '`true` when this answer is the stored first answer to a repeated idempotencyKey (nothing was recorded again); absent otherwise.', schema: { type: 'string' as const, enum: ['true'] } } },
+      headers: { ...rateLimitHeaders, 'Idempotent-Replayed': { description: '`true` when this answer is the stored first answer to a repeated idempotencyKey (nothing was recorded again); absent otherwise.', schema: { type: 'string' as const, enum: ['true'] } } },
     },
     ...commonErrors,
   },
