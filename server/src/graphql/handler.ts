@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, visit } from 'graphql';
+import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, visit, type DocumentNode, type FragmentDefinitionNode, type SelectionNode, type ValidationContext } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { AppError } from '../domain/errors.js';
@@ -32,6 +32,49 @@ const introspectionForAuthenticatedOnly: Plugin<GraphQLContext> = {
       if (result.length === 0) return;
       setResult(result.map((error) => (/Did you mean/.test(error.message) ? new GraphQLError(error.message.replace(/ ?Did you mean .*$/s, ''), { nodes: error.nodes, extensions: error.extensions }) : error)));
     };
+  },
+};
+
+/**
+ * Fields that recompute something large (activityLogIntegrity hashes the tenant's whole activity log) cost far more
+ * than graphql-armor's flat per-object cost, which cannot price one field. Their occurrences, with fragments
+ * expanded, are summed here and the query is refused above the budget (one such field per query).
+ */
+export const EXPENSIVE_FIELD_COST: Record<string, number> = { activityLogIntegrity: 1000 };
+export const EXPENSIVE_FIELD_BUDGET = 1000;
+
+function expensiveFieldCost(document: DocumentNode): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  const costOf = (selections: readonly SelectionNode[], seen: ReadonlySet<string>): number => {
+    let cost = 0;
+    for (const selection of selections) {
+      if (selection.kind === Kind.FIELD) {
+        cost += EXPENSIVE_FIELD_COST[selection.name.value] ?? 0;
+        if (selection.selectionSet) cost += costOf(selection.selectionSet.selections, seen);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        cost += costOf(selection.selectionSet.selections, seen);
+      } else {
+        const fragment = fragments.get(selection.name.value);
+        // A fragment cycle is refused by the standard rules; not following it here keeps this walk finite.
+        if (fragment && !seen.has(fragment.name.value)) cost += costOf(fragment.selectionSet.selections, new Set([...seen, fragment.name.value]));
+      }
+    }
+    return cost;
+  };
+  let total = 0;
+  for (const definition of document.definitions) if (definition.kind === Kind.OPERATION_DEFINITION) total += costOf(definition.selectionSet.selections, new Set());
+  return total;
+}
+
+const limitExpensiveFields: Plugin<GraphQLContext> = {
+  onValidate({ params, addValidationRule }) {
+    const cost = expensiveFieldCost(params.documentAST);
+    if (cost <= EXPENSIVE_FIELD_BUDGET) return;
+    addValidationRule((context: ValidationContext) => {
+      context.reportError(new GraphQLError(`Query cost limit exceeded: expensive fields cost ${cost}, the limit is ${EXPENSIVE_FIELD_BUDGET}.`, { extensions: { code: 'InvalidRequest' } }));
+      return {};
+    });
   },
 };
 
@@ -91,6 +134,7 @@ export function createGraphQLHandler(deps: AppDeps) {
       useCSRFPrevention({ requestHeaders: ['x-keyforge-csrf'] }),
       introspectionForAuthenticatedOnly,
       refuseUnstorableStrings,
+      limitExpensiveFields,
       EnvelopArmorPlugin({
         maxDepth: { n: 10 },
         costLimit: { maxCost: 5000 },

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { activateLicense } from '../../services/licensing/activations.js';
 import { licensingContext } from './context.js';
-import { DeviceId, ErrorResponse, LicenseKey, Rejection, Version, commonErrors, json, jsonBody } from './schemas.js';
+import { DeviceId, ErrorResponse, LicenseKey, Rejection, Version, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 
 const ActivateRequest = z
   .object({
@@ -34,6 +34,8 @@ const ActivateSuccess = z
 const route = createRoute({
   method: 'post',
   path: '/activate',
+  operationId: 'activateLicense',
+  security: noCredential,
   tags: ['Licensing'],
   summary: 'Activate a license on a device',
   description: 'Registers an installation and takes a seat atomically (concurrent activations never exceed maxActivations). A rejection (unknown, revoked, expired, version, node-locked without deviceId, SeatsExhausted) is HTTP 200 with `isValid: false`. After an uncertain timeout the activation may have committed: retry with a new nonce and the same deviceId.',

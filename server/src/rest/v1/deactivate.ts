@@ -3,7 +3,7 @@ import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { deactivateDevice } from '../../services/licensing/activations.js';
 import { licensingContext } from './context.js';
-import { DeviceId, LicenseKey, RejectionCode, commonErrors, json, jsonBody } from './schemas.js';
+import { DeviceId, LicenseKey, RejectionCode, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 
 const DeactivateRequest = z.object({ licenseKey: LicenseKey, deviceId: DeviceId }).openapi('DeactivateRequest');
 const DeactivateResponse = z
@@ -16,6 +16,8 @@ const DeactivateResponse = z
 const route = createRoute({
   method: 'post',
   path: '/deactivate',
+  operationId: 'deactivateLicense',
+  security: noCredential,
   tags: ['Licensing'],
   summary: 'Release the seat held by a device',
   description: 'Self-service release (for example before reinstalling on a new machine): frees the seat of the active installation with this deviceId. Not part of the original spec. Unknown key or device: HTTP 200 with `deactivated: false` and errorCode LicenseNotFound or ActivationNotFound.',

@@ -21,6 +21,7 @@ const CheckinResponse = z
 const route = createRoute({
   method: 'post',
   path: '/float/checkin',
+  operationId: 'floatCheckin',
   tags: ['Floating'],
   summary: 'Release a floating seat',
   description: 'Ends the session and frees its seat at once. Idempotent: checking in a session that has already ended answers `checkedIn: true` with its original endedAt and endReason. An unknown token answers HTTP 200 `checkedIn: false`, errorCode SessionInvalid.',

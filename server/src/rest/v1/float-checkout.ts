@@ -3,7 +3,7 @@ import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { HEARTBEAT_INTERVAL_SECONDS, LEASE_SECONDS, checkoutFloatingSeat } from '../../services/floating/sessions.js';
 import { licensingContext } from './context.js';
-import { DeviceId, LicenseKey, Rejection, Version, commonErrors, json, jsonBody } from './schemas.js';
+import { DeviceId, LicenseKey, Rejection, Version, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 
 const CheckoutRequest = z
   .object({
@@ -34,6 +34,8 @@ const CheckoutSuccess = z
 const route = createRoute({
   method: 'post',
   path: '/float/checkout',
+  operationId: 'floatCheckout',
+  security: noCredential,
   tags: ['Floating'],
   summary: 'Check out a floating (concurrent) seat',
   description: `Takes one seat of the license's floating pool for a lease of ${LEASE_SECONDS} s, renewed by heartbeats every ${HEARTBEAT_INTERVAL_SECONDS} s. Concurrent checkouts never exceed the pool. A full pool answers HTTP 200 with \`isValid: false\` and errorCode FloatingSeatsExhausted; a license without a pool FloatingNotEnabled; also LicenseNotFound, LicenseRevoked, LicenseExpired, VersionNotSupported.`,

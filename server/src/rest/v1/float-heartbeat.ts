@@ -58,6 +58,7 @@ const HeartbeatSuccess = z
 const route = createRoute({
   method: 'post',
   path: '/float/heartbeat',
+  operationId: 'floatHeartbeat',
   tags: ['Floating'],
   summary: 'Renew a floating session’s lease',
   description: `Extends the lease to ${LEASE_SECONDS} s from now. Call every heartbeatIntervalSeconds (${HEARTBEAT_INTERVAL_SECONDS} s). Rejections (HTTP 200, \`isValid: false\`): SessionInvalid (unknown token), SessionExpired (the session was checked in, replaced, ended by the vendor, or its lease lapsed: check out again), LicenseRevoked / LicenseExpired / FloatingNotEnabled (the license no longer allows it; the session is ended). A missing token is 400 InvalidRequest.`,

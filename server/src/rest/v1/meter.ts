@@ -4,7 +4,7 @@ import type { AppEnv } from '../../http/env.js';
 import { MAX_QUANTITY, recordUsage } from '../../services/metering/meter.js';
 import { EVENT_NAME_MAX_LENGTH, EVENT_NAME_PATTERN, METER_PERIODS } from '../../services/metering/periods.js';
 import { licensingContext } from './context.js';
-import { LicenseKey, Rejection, RejectionCode, commonErrors, json, jsonBody } from './schemas.js';
+import { LicenseKey, Rejection, RejectionCode, commonErrors, json, jsonBody, noCredential, rateLimitHeaders } from './schemas.js';
 
 const MeterRequest = z
   .object({
@@ -54,11 +54,19 @@ const QuotaExceeded = z
 const route = createRoute({
   method: 'post',
   path: '/meter',
+  operationId: 'recordUsage',
+  security: noCredential,
   tags: ['Metering'],
   summary: 'Record usage of a metered event',
   description: 'Adds `quantity` to the license’s running total of `event` in the current period: the period of the event’s quota, or the calendar month (UTC) when it has none. Going over the quota answers HTTP 200 with `isValid: false`, errorCode QuotaExceeded, and records nothing (exactly reaching the limit is allowed). Also LicenseNotFound, LicenseRevoked, LicenseExpired. Invalid event names, quantities or timestamps are 400 InvalidRequest.',
   request: jsonBody(MeterRequest),
-  responses: { 200: json(z.union([MeterSuccess, QuotaExceeded, Rejection]), 'Recorded (with the running total), or a rejection.'), ...commonErrors },
+  responses: {
+    200: {
+      ...json(z.union([MeterSuccess, QuotaExceeded, Rejection]), 'Recorded (with the running total), or a rejection.'),
+      headers: { ...rateLimitHeaders, 'Idempotent-Replayed': { description: '`true` when this answer is the stored first answer to a repeated idempotencyKey (nothing was recorded again); absent otherwise.', schema: { type: 'string' as const, enum: ['true'] } } },
+    },
+    ...commonErrors,
+  },
 });
 
 export function mountMeter(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {

@@ -2,11 +2,13 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { issueNonce } from '../../services/licensing/nonces.js';
-import { commonErrors, json } from './schemas.js';
+import { commonErrors, json, noCredential } from './schemas.js';
 
 const route = createRoute({
   method: 'get',
   path: '/nonce',
+  operationId: 'getNonce',
+  security: noCredential,
   tags: ['Licensing'],
   summary: 'Get a single-use activation nonce',
   description: 'No credential. The nonce is valid for 5 minutes and can be used by one activation. Fetch a fresh one immediately before each activation; never cache it across launches.',

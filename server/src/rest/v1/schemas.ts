@@ -27,14 +27,29 @@ export const Rejection = z
   .object({ isValid: z.literal(false), message: z.string(), errorCode: RejectionCode })
   .openapi('Rejection');
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { 'application/json': { schema } }, description });
+const integerHeader = (description: string) => ({ description, schema: { type: 'integer' as const, minimum: 0 } });
+const retryAfter = integerHeader('Seconds to wait before retrying.');
+/** Sent on every /api/v1 answer (the per-IP limit, app.ts). */
+const rateLimitHeaders = {
+  'RateLimit-Limit': integerHeader('Requests allowed per window (IETF RateLimit header draft).'),
+  'RateLimit-Remaining': integerHeader('Requests left in the current window (0 on a 429).'),
+  'RateLimit-Reset': integerHeader('Seconds until the window resets.'),
+};
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { 'application/json': { schema } }, description, headers: rateLimitHeaders });
 
 /** Error responses every public route can give. */
 export const commonErrors = {
   400: json(ErrorResponse, 'Malformed JSON, wrong types, missing fields or a body over 16 KiB (`InvalidRequest`), or `NonceRequired` on activate.'),
-  429: json(ErrorResponse, 'Rate limit exceeded (`RateLimited`); honour the `Retry-After` header (seconds).'),
-  503: json(ErrorResponse, 'The database is unreachable (`ServiceUnavailable`); retry with backoff.'),
+  429: {
+    ...json(ErrorResponse, 'Rate limit exceeded (`RateLimited`); honour the `Retry-After` header (seconds).'),
+    headers: { 'Retry-After': retryAfter, ...rateLimitHeaders },
+  },
+  503: { ...json(ErrorResponse, 'The database is unreachable (`ServiceUnavailable`); retry with backoff.'), headers: { 'Retry-After': retryAfter, ...rateLimitHeaders } },
 };
 
+/** Routes whose only credential is in the JSON body (the license key): no security scheme applies. */
+export const noCredential: Record<string, string[]>[] = [];
+
 export const jsonBody = <T extends z.ZodType>(schema: T) => ({ body: { content: { 'application/json': { schema } }, required: true } });
-export { json };
+export { json, rateLimitHeaders };

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { validateLicense } from '../../services/licensing/validate.js';
 import { licensingContext } from './context.js';
-import { DeviceId, LicenseKey, RejectionCode, Version, commonErrors, json, jsonBody } from './schemas.js';
+import { DeviceId, LicenseKey, RejectionCode, Version, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 
 const ValidateRequest = z
   .object({
@@ -19,7 +19,7 @@ const ValidateResponse = z
   .object({
     isValid: z.boolean(),
     message: z.string().optional().openapi({ description: 'Reason of invalidity; present only when isValid is false.' }),
-    errorCode: RejectionCode.nullable(),
+    errorCode: z.union([RejectionCode, z.null()]).openapi({ description: 'Null when isValid is true.' }),
     productName: z.string().optional(),
     remainingActivations: z.number().int().optional(),
     expiresAt: date.optional().openapi({ description: 'Null: perpetual.' }),
@@ -42,6 +42,8 @@ const ValidateResponse = z
 const route = createRoute({
   method: 'post',
   path: '/validate',
+  operationId: 'validateLicense',
+  security: noCredential,
   tags: ['Licensing'],
   summary: 'Validate a license key',
   description: 'Checks entitlement on every app launch; increments no counter. Unknown, revoked, expired or otherwise invalid keys answer HTTP 200 with `isValid: false`, `message` and `errorCode`: grant access only when `isValid` is true. Validation does not prove that the calling machine holds a seat; check that `productName`/`bundleProducts` and `features` belong to your application.',

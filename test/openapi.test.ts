@@ -1,0 +1,141 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setMeterQuota } from '../server/src/services/metering/management.js';
+import { TestClock, startTestApp, type TestApp } from './support/harness.js';
+
+// Real responses of every public route, validated against the document the server serves (Ajv, JSON Schema
+// 2020-12 as OpenAPI 3.1 uses). A response whose status, body or headers the document does not describe fails.
+
+let t: TestApp;
+let limited: TestApp;
+const clock = new TestClock();
+let doc: any;
+let ajv: Ajv2020;
+let tenantId: string;
+let productId: string;
+const exercised = new Set<string>();
+
+beforeAll(async () => {
+  t = await startTestApp({ clock });
+  limited = await startTestApp({ env: { RATE_LIMIT_PUBLIC_PER_MINUTE: '1' } });
+  const response = await t.get('/api/v1/openapi.json');
+  expect(response.status).toBe(200);
+  doc = response.json;
+  // The document is the schema root, so its #/components/schemas/... references resolve; OpenAPI keywords
+  // such as `example` are annotations.
+  ajv = new Ajv2020({ strict: false, validateSchema: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addSchema({ ...doc, $id: 'openapi.json' });
+  const tenant = await t.seedTenant();
+  tenantId = tenant.id;
+  productId = (await t.seedProduct(tenantId)).id;
+});
+afterAll(async () => {
+  await t?.close();
+  await limited?.close();
+});
+
+const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
+
+/** Sends the request and checks the answer against the document: documented status, body schema, documented headers. */
+async function call(app: TestApp, method: 'get' | 'post', route: string, body?: unknown, headers?: Record<string, string>) {
+  const response = await app.request(method.toUpperCase(), `/api/v1${route}`, body, headers);
+  const operation = doc.paths[route]?.[method];
+  expect(operation, `${method} ${route} is documented`).toBeDefined();
+  const documented = operation.responses[String(response.status)];
+  expect(documented, `${method} ${route} answered ${response.status}, which the document does not list: ${response.text}`).toBeDefined();
+  const validate = ajv.getSchema(`openapi.json#/${pointer('paths', route, method, 'responses', String(response.status), 'content', 'application/json', 'schema')}`)!;
+  expect(validate, 'a JSON schema for this response').toBeDefined();
+  expect(validate(response.json), `${method} ${route} ${response.status} body ${response.text}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+  for (const name of ['retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'idempotent-replayed']) {
+    if (response.headers.has(name)) {
+      const header = Object.keys(documented.headers ?? {}).find((h) => h.toLowerCase() === name);
+      expect(header, `${method} ${route} ${response.status} sends ${name}, undocumented`).toBeDefined();
+      const value = response.headers.get(name)!;
+      const schema = documented.headers[header!].schema;
+      expect(ajv.validate(schema, schema.type === 'integer' ? Number(value) : value), `${name}: ${value}`).toBe(true);
+    }
+  }
+  exercised.add(`${method} ${route} ${response.status}`);
+  return response;
+}
+
+describe('the served OpenAPI document matches real responses', () => {
+  it('GET /nonce', async () => {
+    expect((await call(t, 'get', '/nonce')).status).toBe(200);
+  });
+
+  it('POST /activate: success, rejection, 400, 422', async () => {
+    const { key } = await t.seedLicense(tenantId, productId, { maxActivations: 1 });
+    const nonce = async () => (await t.get('/api/v1/nonce')).json.nonce;
+    expect((await call(t, 'post', '/activate', { licenseKey: key, deviceId: 'dev-1', version: '1.0.0', nonce: await nonce() })).json.isValid).toBe(true);
+    expect((await call(t, 'post', '/activate', { licenseKey: key, deviceId: 'dev-2', nonce: await nonce() })).json.isValid).toBe(false);
+    expect((await call(t, 'post', '/activate', { licenseKey: 'ACME-0000-0000-0000-0000', deviceId: 'x', nonce: await nonce() })).json.errorCode).toBe('LicenseNotFound');
+    expect((await call(t, 'post', '/activate', { licenseKey: key, deviceId: 'dev-3' })).status).toBe(400);
+    expect((await call(t, 'post', '/activate', { licenseKey: key, deviceId: 'dev-3', nonce: 'never-issued' })).status).toBe(422);
+    expect((await call(t, 'post', '/activate', '{not json')).status).toBe(400);
+  });
+
+  it('POST /validate: valid (errorCode null), rejected, 400', async () => {
+    const { key } = await t.seedLicense(tenantId, productId, { features: ['export'], customFields: { plan: 'pro' } });
+    const valid = await call(t, 'post', '/validate', { licenseKey: key, version: '1.0.0', nonce: 'n1' });
+    expect(valid.json).toMatchObject({ isValid: true, errorCode: null });
+    expect((await call(t, 'post', '/validate', { licenseKey: 'ACME-0000-0000-0000-0000' })).json.errorCode).toBe('LicenseNotFound');
+    expect((await call(t, 'post', '/validate', { licenseKey: 42 })).status).toBe(400);
+  });
+
+  it('POST /deactivate: released, not found, 400', async () => {
+    const { key } = await t.seedLicense(tenantId, productId);
+    await t.activate({ licenseKey: key, deviceId: 'pc' });
+    expect((await call(t, 'post', '/deactivate', { licenseKey: key, deviceId: 'pc' })).json.deactivated).toBe(true);
+    expect((await call(t, 'post', '/deactivate', { licenseKey: key, deviceId: 'pc' })).json.deactivated).toBe(false);
+    expect((await call(t, 'post', '/deactivate', {})).status).toBe(400);
+  });
+
+  it('floating: checkout, heartbeat, checkin (body and Bearer), rejections, 400', async () => {
+    const { key } = await t.seedLicense(tenantId, productId, { floatingSeats: 1 });
+    const out = await call(t, 'post', '/float/checkout', { licenseKey: key, deviceId: 'seat-1' });
+    expect(out.json.isValid).toBe(true);
+    expect((await call(t, 'post', '/float/checkout', { licenseKey: key, deviceId: 'seat-2' })).json.isValid).toBe(false);
+    expect((await call(t, 'post', '/float/checkout', { deviceId: 'x' })).status).toBe(400);
+    const token = out.json.sessionToken as string;
+    expect((await call(t, 'post', '/float/heartbeat', { sessionToken: token })).json.isValid).toBe(true);
+    expect((await call(t, 'post', '/float/heartbeat', undefined, { authorization: `Bearer ${token}` })).json.isValid).toBe(true);
+    expect((await call(t, 'post', '/float/heartbeat', { sessionToken: 'kfs_unknown' })).json.isValid).toBe(false);
+    expect((await call(t, 'post', '/float/heartbeat', {})).status).toBe(400);
+    expect((await call(t, 'post', '/float/checkin', { sessionToken: token })).json.checkedIn).toBe(true);
+    expect((await call(t, 'post', '/float/checkin', { sessionToken: token })).status).toBe(200);
+    expect((await call(t, 'post', '/float/checkin', {})).status).toBe(400);
+  });
+
+  it('POST /meter: recorded, replayed (Idempotent-Replayed), quota exceeded, rejection, 400', async () => {
+    const { key, license } = await t.seedLicense(tenantId, productId);
+    await setMeterQuota({ db: t.deps.db, now: clock.now() }, tenantId, license.id, { event: 'ai.tokens', period: 'day', limit: 10 });
+    expect((await call(t, 'post', '/meter', { licenseKey: key, event: 'api.calls', quantity: 1, idempotencyKey: 'k1' })).json.isValid).toBe(true);
+    const replay = await call(t, 'post', '/meter', { licenseKey: key, event: 'api.calls', quantity: 1, idempotencyKey: 'k1' });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect((await call(t, 'post', '/meter', { licenseKey: key, event: 'ai.tokens', quantity: 11 })).json.errorCode).toBe('QuotaExceeded');
+    expect((await call(t, 'post', '/meter', { licenseKey: 'ACME-0000-0000-0000-0000', event: 'api.calls', quantity: 1 })).json.errorCode).toBe('LicenseNotFound');
+    expect((await call(t, 'post', '/meter', { licenseKey: key, event: '', quantity: -1 })).status).toBe(400);
+  });
+
+  it('429 carries the documented Retry-After and RateLimit-* headers', async () => {
+    let response = await call(limited, 'post', '/validate', { licenseKey: 'ACME-0000-0000-0000-0000' });
+    for (let i = 0; i < 5 && response.status !== 429; i++) response = await call(limited, 'post', '/validate', { licenseKey: 'ACME-0000-0000-0000-0000' });
+    expect(response.status).toBe(429);
+    for (const name of ['retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) expect(response.headers.has(name), name).toBe(true);
+  });
+
+  it('documents every operation with an operationId, and security: [] where no credential is needed', () => {
+    for (const [route, operations] of Object.entries<any>(doc.paths)) {
+      for (const [method, operation] of Object.entries<any>(operations)) {
+        expect(operation.operationId, `${method} ${route}`).toMatch(/^\w+$/);
+        // Only the floating session routes take a credential outside the body (an optional Bearer session token).
+        if (route === '/float/heartbeat' || route === '/float/checkin') expect(operation.security, route).toEqual([{ SessionToken: [] }, {}]);
+        else expect(operation.security, `${method} ${route}`).toEqual([]);
+        expect([...exercised].some((e) => e.startsWith(`${method} ${route} 200`)), `${method} ${route} 200 exercised`).toBe(true);
+      }
+    }
+  });
+});
