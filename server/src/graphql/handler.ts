@@ -6,7 +6,7 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { AppError } from '../domain/errors.js';
 import type { AppDeps } from '../http/deps.js';
 import { toAppError } from '../http/errors.js';
-import { findUnstorableString } from '../services/validation.js';
+import { unstorableStringError } from '../services/validation.js';
 import type { Actor, RequestMeta } from '../services/auth/actor.js';
 import type { GraphQLContext } from './context.js';
 import { schema } from './schema/index.js';
@@ -40,8 +40,8 @@ const introspectionForAuthenticatedOnly: Plugin<GraphQLContext> = {
  * than graphql-armor's flat per-object cost, which cannot price one field. Their occurrences, with fragments
  * expanded, are summed here and the query is refused above the budget (one such field per query).
  */
-export const EXPENSIVE_FIELD_COST: Record<string, number> = { activityLogIntegrity: 1000 };
-export const EXPENSIVE_FIELD_BUDGET = 1000;
+const EXPENSIVE_FIELD_COST: Record<string, number> = { activityLogIntegrity: 1000 };
+const EXPENSIVE_FIELD_BUDGET = 1000;
 
 function expensiveFieldCost(document: DocumentNode): number {
   const fragments = new Map<string, FragmentDefinitionNode>();
@@ -84,18 +84,15 @@ const currentRequestId = new AsyncLocalStorage<string>();
 /** A NUL or lone surrogate in a variable or a string literal is refused before any resolver runs (PostgreSQL cannot store it). */
 const refuseUnstorableStrings: Plugin<GraphQLContext> = {
   onExecute({ args, setResultAndStopExecution }) {
-    let field = findUnstorableString(args.variableValues ?? {});
-    if (!field) {
+    let error = unstorableStringError(args.variableValues ?? {});
+    if (!error) {
       visit(args.document, {
         [Kind.STRING]: (node) => {
-          if (!field && findUnstorableString(node.value)) field = 'a string literal';
+          error ??= unstorableStringError({ 'a string literal': node.value });
         },
       });
     }
-    if (field) {
-      const fields = { [field]: 'must not contain NUL characters or unpaired surrogates' };
-      setResultAndStopExecution({ errors: [new GraphQLError(`Invalid input: ${field}: must not contain NUL characters or unpaired surrogates.`, { extensions: { code: 'InvalidRequest', fields } })] });
-    }
+    if (error) setResultAndStopExecution({ errors: [new GraphQLError(error.message, { extensions: { code: error.code, fields: error.details.fields } })] });
   },
 };
 

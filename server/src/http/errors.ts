@@ -25,7 +25,7 @@ export function errorResponse(c: Context<AppEnv>, error: AppError): Response {
 /** Seconds a client is told to wait when the database is away (it usually returns within seconds). */
 export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 
-export function serviceUnavailable(): AppError {
+function serviceUnavailable(): AppError {
   return new AppError('ServiceUnavailable', 'The service is temporarily unavailable; retry shortly.', { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS });
 }
 

@@ -33,8 +33,15 @@ export function findUnstorableString(value: unknown, path = '', depth = 0): stri
   return null;
 }
 
-/** Throws InvalidRequest when `value` holds a NUL character or a lone surrogate anywhere. */
-export function assertStorableStrings(value: unknown): void {
+/** The InvalidRequest for a NUL character or a lone surrogate anywhere in `value` (PostgreSQL cannot store them), or null. */
+export function unstorableStringError(value: unknown): AppError | null {
   const field = findUnstorableString(value);
-  if (field) throw new AppError('InvalidRequest', `Invalid input: ${field}: must not contain NUL characters or unpaired surrogates.`, { fields: { [field]: 'must not contain NUL characters or unpaired surrogates' } });
+  if (!field) return null;
+  const problem = 'must not contain NUL characters or unpaired surrogates';
+  return new AppError('InvalidRequest', `Invalid input: ${field}: ${problem}.`, { fields: { [field]: problem } });
+}
+
+function assertStorableStrings(value: unknown): void {
+  const error = unstorableStringError(value);
+  if (error) throw error;
 }

@@ -3,7 +3,7 @@ import { AppError, REJECTION_CODES } from '../../domain/errors.js';
 import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { errorResponse } from '../../http/errors.js';
-import { findUnstorableString } from '../../services/validation.js';
+import { unstorableStringError } from '../../services/validation.js';
 import { mountActivate } from './activate.js';
 import { mountDeactivate } from './deactivate.js';
 import { mountFloatCheckin } from './float-checkin.js';
@@ -29,8 +29,8 @@ export function createPublicApi(deps: AppDeps): OpenAPIHono<AppEnv> {
   v1.use('*', async (c, next) => {
     if (c.req.method === 'POST' && c.req.header('content-type')?.includes('application/json')) {
       const body = await c.req.json().catch(() => undefined);
-      const field = findUnstorableString(body);
-      if (field) return errorResponse(c, new AppError('InvalidRequest', `Invalid request: ${field}: must not contain NUL characters or unpaired surrogates.`, { fields: { [field]: 'must not contain NUL characters or unpaired surrogates' } }));
+      const error = unstorableStringError(body);
+      if (error) return errorResponse(c, error);
     }
     await next();
   });
