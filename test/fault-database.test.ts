@@ -160,7 +160,7 @@ describe('database loss', () => {
     const ctx = () => ({ db, secrets, now: new Date() });
     const tenant = await createTenant(ctx(), { name: 'Fault Co', keyPrefix: 'FLT' });
     const product = await createProduct(ctx(), tenant.id, { name: 'Fault Studio' });
-    const licenses = [];
+    const licenses: Awaited<ReturnType<typeof createLicense>>[] = [];
     for (let i = 0; i < 4; i++) licenses.push(await createLicense(ctx(), tenant.id, product.id, { maxActivations: 8 }));
     await createUser(ctx(), 'system', { tenantId: tenant.id, email: 'ops@fault.test', password: 'correct horse battery', role: 'CompanyAdmin' }, { ip: null, userAgent: null });
     await db.close();
