@@ -151,172 +151,219 @@ describe('database loss', () => {
     // The server beside it came through the same restart.
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
   }, 60_000);
+
   it('under activation, deactivation and management load through an outage: nothing acknowledged is lost, nothing doubled', async () => {
-    // Seed in this process, with the server's secret, so the keys match its digests.
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-fault-seed-'));
-    const secrets = new ServerSecrets(SECRET);
-    const open = () => openDatabase({ databaseUrl: cluster.url, dataDir, poolSize: 2 });
-    let db = await open();
-    const ctx = () => ({ db, secrets, now: new Date() });
-    const tenant = await createTenant(ctx(), { name: 'Fault Co', keyPrefix: 'FLT' });
-    const product = await createProduct(ctx(), tenant.id, { name: 'Fault Studio' });
-    const licenses: Awaited<ReturnType<typeof createLicense>>[] = [];
-    for (let i = 0; i < 4; i++) licenses.push(await createLicense(ctx(), tenant.id, product.id, { maxActivations: 8 }));
-    await createUser(ctx(), 'system', { tenantId: tenant.id, email: 'ops@fault.test', password: 'correct horse battery', role: 'CompanyAdmin' }, { ip: null, userAgent: null });
-    await db.close();
-
-    const post = async (pathname: string, body: unknown, headers: Record<string, string> = {}) => {
-      const response = await fetch(`${server.url}${pathname}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
-      const text = await response.text();
-      return { status: response.status, retryAfter: response.headers.get('retry-after'), json: text ? JSON.parse(text) : undefined };
-    };
-    const login = await post('/api/graphql', { query: 'mutation($e: String!, $p: String!) { login(email: $e, password: $p) { accessToken } }', variables: { e: 'ops@fault.test', p: 'correct horse battery' } });
-    const token: string = login.json.data.login.accessToken;
-
-    // What the clients were told. A device's expected state is its last definitive answer; a 503 leaves it
-    // unknown until a retry (same deviceId, fresh nonce — the documented safe retry) answers.
-    const statuses: number[] = [];
-    const expected = new Map<string, 'active' | 'inactive' | 'unknown'>();
-    const keyOf = new Map<string, string>();
-    const lastAttempt = new Map<string, 'activate' | 'deactivate'>();
-    const spentNonces: string[] = [];
-    let acknowledgedActivations = 0;
-    let acknowledgedDeactivations = 0;
-    let acknowledgedUpdates = 0;
-    let uncertainUpdates = 0;
-    const counted = (status: number) => {
-      statuses.push(status);
-      return status;
-    };
-
-    async function activate(device: string): Promise<boolean> {
-      lastAttempt.set(device, 'activate');
-      const nonce = await fetch(`${server.url}/api/v1/nonce`).then(async (r) => (counted(r.status) === 200 ? ((await r.json()) as { nonce: string }).nonce : null));
-      if (!nonce) return false;
-      const response = await post('/api/v1/activate', { licenseKey: keyOf.get(device), nonce, deviceId: device });
-      if (counted(response.status) !== 200) return false;
-      spentNonces.push(nonce);
-      if (response.json.isValid) acknowledgedActivations++;
-      else expect(response.json.errorCode).toBe('SeatsExhausted');
-      expected.set(device, response.json.isValid ? 'active' : 'inactive');
-      return true;
-    }
-    async function deactivate(device: string): Promise<boolean> {
-      lastAttempt.set(device, 'deactivate');
-      const response = await post('/api/v1/deactivate', { licenseKey: keyOf.get(device), deviceId: device });
-      if (counted(response.status) !== 200) return false;
-      if (response.json.deactivated) acknowledgedDeactivations++;
-      expected.set(device, 'inactive');
-      return true;
-    }
-
-    let loading = true;
-    const activator = async (worker: number) => {
-      for (let n = 0; loading; n++) {
-        const device = `device-${worker}-${n}`;
-        keyOf.set(device, licenses[n % licenses.length].key);
-        expected.set(device, 'unknown');
-        // Retry until a definitive answer, as a client after an uncertain timeout would.
-        while (loading && !(await activate(device))) await sleep(20);
-      }
-    };
-    const deactivator = async () => {
-      const retry: string[] = [];
-      while (loading) {
-        const device = retry.pop() ?? [...expected].find(([, state]) => state === 'active')?.[0];
-        if (device) {
-          expected.set(device, 'unknown');
-          if (!(await deactivate(device))) retry.push(device);
-        }
-        await sleep(15);
-      }
-    };
-    const admin = async () => {
-      for (let n = 1; loading; n++) {
-        const license = licenses[n % licenses.length].license;
-        const response = await post(
-          '/api/graphql',
-          { query: 'mutation($id: ID!, $days: Int!) { updateLicense(id: $id, input: { offlineGraceDays: $days }) { id } }', variables: { id: license.id, days: n } },
-          { authorization: `Bearer ${token}` },
-        );
-        counted(response.status);
-        if (response.status === 200 && response.json.data?.updateLicense) acknowledgedUpdates++;
-        else uncertainUpdates++;
-        await sleep(30);
-      }
-    };
-    const load = Promise.all([activator(0), activator(1), activator(2), deactivator(), admin()]);
-    await sleep(1_500);
-    cluster.stopImmediate();
-    await sleep(2_500);
-    cluster.start();
-    await sleep(2_500);
-    loading = false;
-    await load;
-
-    // Settle: every device left unknown gets its definitive answer now that the database is back.
-    for (const [device, state] of expected) {
-      if (state !== 'unknown') continue;
-      const deadline = Date.now() + 30_000;
-      // Repeating the unanswered request is safe, whichever it was.
-      const retry = lastAttempt.get(device) === 'deactivate' ? deactivate : activate;
-      while (!(await retry(device))) {
-        expect(Date.now()).toBeLessThan(deadline);
-        await sleep(100);
-      }
-    }
-
+    const fleet = await startFleet('FLT', () => server.url);
+    await fleet.run(async () => {
+      cluster.stopImmediate();
+      await sleep(2_500);
+      cluster.start();
+    });
     expect(server.child.exitCode, server.output()).toBeNull();
-    // Clients only ever saw answers: 200, or 503 while the database was away; never a 500 or a refused connection.
-    expect(statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
-    expect(statuses).toContain(503);
-    // The load did real work on both sides of the outage, so the checks below cannot pass on nothing.
-    expect(acknowledgedActivations).toBeGreaterThan(10);
-    expect(acknowledgedDeactivations).toBeGreaterThan(3);
-    expect(acknowledgedUpdates).toBeGreaterThan(3);
-    expect(uncertainUpdates).toBeGreaterThan(0);
+    // While the database was away clients got 503s, never a 500 or a refused connection.
+    expect(fleet.statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
+    expect(fleet.statuses).toContain(503);
+    await fleet.checkInvariants();
+  }, 120_000);
 
-    const check = new pg.Client({ connectionString: cluster.url });
-    await check.connect();
+  it('a server SIGKILLed under the same load: its replacement serves, nothing acknowledged is lost, nothing doubled', async () => {
+    let victim = await startServerProcess({ DATABASE_URL: cluster.url, SERVER_SECRET: SECRET, JOBS_WORKER: 'false', LOG_LEVEL: 'warn', DATA_DIR: `/tmp/kf-fault-kill-${process.pid}`, ...UNLIMITED });
+    const fleet = await startFleet('KIL', () => victim.url);
+    await fleet.run(async () => {
+      victim.child.kill('SIGKILL');
+      await sleep(500);
+      victim = await startServerProcess({ DATABASE_URL: cluster.url, SERVER_SECRET: SECRET, JOBS_WORKER: 'false', LOG_LEVEL: 'warn', DATA_DIR: `/tmp/kf-fault-kill-${process.pid}`, ...UNLIMITED });
+    });
     try {
-      // Seat counters equal the active activation rows and never exceed the maximum.
-      const seats = await check.query<{ current: number; max: number; active: number }>(
-        `SELECT l.current_activations AS current, l.max_activations AS max, count(a.id) FILTER (WHERE a.deactivated_at IS NULL)::int AS active
-           FROM licenses l LEFT JOIN activations a ON a.license_id = l.id WHERE l.tenant_id = $1 GROUP BY l.id`,
-        [tenant.id],
-      );
-      expect(seats.rows).toHaveLength(4);
-      for (const row of seats.rows) {
-        expect(row.current).toBe(row.active);
-        expect(row.current).toBeLessThanOrEqual(row.max);
-      }
-      // No device holds two seats of one license (a retried activation reused its seat).
-      const doubled = await check.query(`SELECT license_id, device_id FROM activations WHERE tenant_id = $1 AND deactivated_at IS NULL GROUP BY 1, 2 HAVING count(*) > 1`, [tenant.id]);
-      expect(doubled.rows).toEqual([]);
-      // Exactly the devices the clients were last told are active hold a seat: none lost, none phantom.
-      const active = await check.query<{ device_id: string }>(`SELECT device_id FROM activations WHERE tenant_id = $1 AND deactivated_at IS NULL`, [tenant.id]);
-      const expectedActive = [...expected].filter(([, state]) => state === 'active').map(([device]) => device);
-      expect(active.rows.map((row) => row.device_id).sort()).toEqual(expectedActive.sort());
-      // Every nonce of an activation that answered 200 (accepted or rejected) is spent.
-      const nonces = await check.query<{ unspent: number; found: number }>(
-        `SELECT count(*) FILTER (WHERE consumed_at IS NULL)::int AS unspent, count(*)::int AS found FROM nonces WHERE digest = ANY($1)`,
-        [spentNonces.map(sha256)],
-      );
-      expect(nonces.rows[0]).toEqual({ unspent: 0, found: spentNonces.length });
-      // Every acknowledged update is in the activity log; an unanswered one may or may not be.
-      const updates = await check.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log WHERE tenant_id = $1 AND action = 'UpdateLicense'`, [tenant.id]);
-      expect(updates.rows[0].n).toBeGreaterThanOrEqual(acknowledgedUpdates);
-      expect(updates.rows[0].n).toBeLessThanOrEqual(acknowledgedUpdates + uncertainUpdates);
+      // Requests cut by the kill saw a dropped connection (0), never a 500.
+      expect(fleet.statuses.filter((status) => status !== 200 && status !== 0)).toEqual([]);
+      expect(fleet.statuses).toContain(0);
+      await fleet.checkInvariants();
     } finally {
-      await check.end();
-    }
-    // The activity log's hash chain is whole.
-    db = await open();
-    try {
-      expect(await verifyAuditChain(db.prisma, tenant.id, secrets.auditChainKey)).toMatchObject({ valid: true, brokenAtSeq: null });
-    } finally {
-      await db.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await victim.stop();
     }
   }, 120_000);
 });
+
+/**
+ * Clients of one tenant (4 licenses of 8 seats and an admin) that keep activating new devices, deactivating
+ * active ones and updating licenses around a fault, and remember what they were told. A device's expected
+ * state is its last definitive answer; an unanswered request (503 or a dropped connection) leaves it unknown
+ * until the same request is repeated — for an activation, the same deviceId with a fresh nonce: the
+ * documented safe retry.
+ */
+async function startFleet(keyPrefix: string, baseUrl: () => string) {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-fault-seed-'));
+  const secrets = new ServerSecrets(SECRET);
+  const db = await openDatabase({ databaseUrl: cluster.url, dataDir, poolSize: 2 });
+  const ctx = () => ({ db, secrets, now: new Date() });
+  const email = `ops@${keyPrefix.toLowerCase()}.test`;
+  let tenantId: string;
+  const licenses: Awaited<ReturnType<typeof createLicense>>[] = [];
+  try {
+    tenantId = (await createTenant(ctx(), { name: `Fault ${keyPrefix}`, keyPrefix })).id;
+    const product = await createProduct(ctx(), tenantId, { name: 'Fault Studio' });
+    for (let i = 0; i < 4; i++) licenses.push(await createLicense(ctx(), tenantId, product.id, { maxActivations: 8 }));
+    await createUser(ctx(), 'system', { tenantId, email, password: 'correct horse battery', role: 'CompanyAdmin' }, { ip: null, userAgent: null });
+  } finally {
+    // Closed before the fault, so no pooled connection of this process is caught by it.
+    await db.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  const post = async (pathname: string, body: unknown, headers: Record<string, string> = {}) => {
+    try {
+      const response = await fetch(`${baseUrl()}${pathname}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      const text = await response.text();
+      return { status: response.status, json: text ? JSON.parse(text) : undefined };
+    } catch {
+      return { status: 0, json: undefined };
+    }
+  };
+  const getNonce = async () => {
+    try {
+      const response = await fetch(`${baseUrl()}/api/v1/nonce`);
+      return { status: response.status, nonce: response.status === 200 ? ((await response.json()) as { nonce: string }).nonce : null };
+    } catch {
+      return { status: 0, nonce: null };
+    }
+  };
+  const login = await post('/api/graphql', { query: 'mutation($e: String!, $p: String!) { login(email: $e, password: $p) { accessToken } }', variables: { e: email, p: 'correct horse battery' } });
+  const token: string = login.json.data.login.accessToken;
+
+  const statuses: number[] = [];
+  const counted = (status: number) => (statuses.push(status), status);
+  const expected = new Map<string, 'active' | 'inactive' | 'unknown'>();
+  const keyOf = new Map<string, string>();
+  const lastAttempt = new Map<string, 'activate' | 'deactivate'>();
+  const spentNonces: string[] = [];
+  const acknowledged = { activations: 0, deactivations: 0, updates: 0 };
+  let uncertainUpdates = 0;
+
+  async function activate(device: string): Promise<boolean> {
+    lastAttempt.set(device, 'activate');
+    const { status, nonce } = await getNonce();
+    if (counted(status) !== 200 || !nonce) return false;
+    const response = await post('/api/v1/activate', { licenseKey: keyOf.get(device), nonce, deviceId: device });
+    if (counted(response.status) !== 200) return false;
+    spentNonces.push(nonce);
+    if (response.json.isValid) acknowledged.activations++;
+    else expect(response.json.errorCode).toBe('SeatsExhausted');
+    expected.set(device, response.json.isValid ? 'active' : 'inactive');
+    return true;
+  }
+  async function deactivate(device: string): Promise<boolean> {
+    lastAttempt.set(device, 'deactivate');
+    const response = await post('/api/v1/deactivate', { licenseKey: keyOf.get(device), deviceId: device });
+    if (counted(response.status) !== 200) return false;
+    if (response.json.deactivated) acknowledged.deactivations++;
+    expected.set(device, 'inactive');
+    return true;
+  }
+
+  let loading = true;
+  const activator = async (worker: number) => {
+    for (let n = 0; loading; n++) {
+      const device = `device-${worker}-${n}`;
+      keyOf.set(device, licenses[n % licenses.length].key);
+      expected.set(device, 'unknown');
+      while (loading && !(await activate(device))) await sleep(20);
+    }
+  };
+  const deactivator = async () => {
+    const retry: string[] = [];
+    while (loading) {
+      const device = retry.pop() ?? [...expected].find(([, state]) => state === 'active')?.[0];
+      if (device) {
+        expected.set(device, 'unknown');
+        if (!(await deactivate(device))) retry.push(device);
+      }
+      await sleep(15);
+    }
+  };
+  const admin = async () => {
+    for (let n = 1; loading; n++) {
+      const response = await post(
+        '/api/graphql',
+        { query: 'mutation($id: ID!, $days: Int!) { updateLicense(id: $id, input: { offlineGraceDays: $days }) { id } }', variables: { id: licenses[n % licenses.length].license.id, days: n } },
+        { authorization: `Bearer ${token}` },
+      );
+      counted(response.status);
+      if (response.status === 200 && response.json.data?.updateLicense) acknowledged.updates++;
+      else uncertainUpdates++;
+      await sleep(30);
+    }
+  };
+
+  return {
+    statuses,
+    /** Load for 1.5 s, the fault, 2.5 s more load, then every unknown device's request repeated until it answers. */
+    async run(fault: () => Promise<void>) {
+      const load = Promise.all([activator(0), activator(1), activator(2), deactivator(), admin()]);
+      await sleep(1_500);
+      await fault();
+      await sleep(2_500);
+      loading = false;
+      await load;
+      for (const [device, state] of expected) {
+        if (state !== 'unknown') continue;
+        const deadline = Date.now() + 30_000;
+        const retry = lastAttempt.get(device) === 'deactivate' ? deactivate : activate;
+        while (!(await retry(device))) {
+          expect(Date.now(), `no answer for ${device} 30 s after the fault`).toBeLessThan(deadline);
+          await sleep(100);
+        }
+      }
+    },
+    async checkInvariants() {
+      // The load did real work on both sides of the fault, so the checks cannot pass on nothing.
+      expect(acknowledged.activations).toBeGreaterThan(10);
+      expect(acknowledged.deactivations).toBeGreaterThan(3);
+      expect(acknowledged.updates).toBeGreaterThan(3);
+      expect(uncertainUpdates).toBeGreaterThan(0);
+      const check = new pg.Client({ connectionString: cluster.url });
+      await check.connect();
+      try {
+        // Seat counters equal the active activation rows and never exceed the maximum.
+        const seats = await check.query<{ current: number; max: number; active: number }>(
+          `SELECT l.current_activations AS current, l.max_activations AS max, count(a.id) FILTER (WHERE a.deactivated_at IS NULL)::int AS active
+             FROM licenses l LEFT JOIN activations a ON a.license_id = l.id WHERE l.tenant_id = $1 GROUP BY l.id`,
+          [tenantId],
+        );
+        expect(seats.rows).toHaveLength(4);
+        for (const row of seats.rows) {
+          expect(row.current).toBe(row.active);
+          expect(row.current).toBeLessThanOrEqual(row.max);
+        }
+        // No device holds two seats of one license (a retried activation reused its seat).
+        const doubled = await check.query(`SELECT license_id, device_id FROM activations WHERE tenant_id = $1 AND deactivated_at IS NULL GROUP BY 1, 2 HAVING count(*) > 1`, [tenantId]);
+        expect(doubled.rows).toEqual([]);
+        // Exactly the devices last told "active" hold a seat: none lost, none phantom.
+        const active = await check.query<{ device_id: string }>(`SELECT device_id FROM activations WHERE tenant_id = $1 AND deactivated_at IS NULL`, [tenantId]);
+        const expectedActive = [...expected].filter(([, state]) => state === 'active').map(([device]) => device);
+        expect(active.rows.map((row) => row.device_id).sort()).toEqual(expectedActive.sort());
+        // Every nonce of an activation that answered 200 (accepted or rejected) is spent.
+        const nonces = await check.query<{ unspent: number; found: number }>(
+          `SELECT count(*) FILTER (WHERE consumed_at IS NULL)::int AS unspent, count(*)::int AS found FROM nonces WHERE digest = ANY($1)`,
+          [spentNonces.map(sha256)],
+        );
+        expect(nonces.rows[0]).toEqual({ unspent: 0, found: spentNonces.length });
+        // Every acknowledged update is in the activity log; an unanswered one may or may not be.
+        const updates = await check.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log WHERE tenant_id = $1 AND action = 'UpdateLicense'`, [tenantId]);
+        expect(updates.rows[0].n).toBeGreaterThanOrEqual(acknowledged.updates);
+        expect(updates.rows[0].n).toBeLessThanOrEqual(acknowledged.updates + uncertainUpdates);
+      } finally {
+        await check.end();
+      }
+      // The activity log's hash chain is whole.
+      const verifyDir = mkdtempSync(path.join(tmpdir(), 'kf-fault-verify-'));
+      const verifier = await openDatabase({ databaseUrl: cluster.url, dataDir: verifyDir, poolSize: 1 });
+      try {
+        expect(await verifyAuditChain(verifier.prisma, tenantId, secrets.auditChainKey)).toMatchObject({ valid: true, brokenAtSeq: null });
+      } finally {
+        await verifier.close();
+        rmSync(verifyDir, { recursive: true, force: true });
+      }
+    },
+  };
+}
