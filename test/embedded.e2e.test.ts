@@ -1,4 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -53,5 +55,26 @@ describe('embedded mode end to end', () => {
     await server.stop('SIGTERM');
     server = undefined;
     expect(runCli(['license:show', '--key', key, '--json'], env).json.license.activations).toHaveLength(1);
+  });
+
+  it('a port in use: one clear line, exit 1, nothing created', async () => {
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    const freshDir = path.join(tmpdir(), `kf-port-${process.pid}-${port}`);
+    try {
+      const result = spawnSync(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], {
+        env: { ...process.env, ...env, DATA_DIR: freshDir, PORT: String(port), HOST: '127.0.0.1' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(result.status).toBe(1);
+      expect(result.stderr.trim().split('\n')).toEqual([`Port ${port} on 127.0.0.1 is already in use: stop the process using it, or start with PORT=<another port>.`]);
+      expect(result.stdout).toBe('');
+      expect(existsSync(freshDir)).toBe(false);
+    } finally {
+      taken.close();
+      rmSync(freshDir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { DatabaseLockedError, isDatabaseUnavailable, waitForDatabase } from './db/database.js';
 import { startJobs } from './jobs/scheduler.js';
@@ -8,13 +9,19 @@ import { createRuntime, type Runtime } from './runtime.js';
  * Start-up shared by the server and the worker: configuration (a bad value exits with a message naming
  * the variable), logger, runtime and scheduled jobs. Expected failures exit without a stack trace.
  */
-export async function bootProcess(label: string, jobsWorker: (config: Config) => boolean) {
+export async function bootProcess(label: string, jobsWorker: (config: Config) => boolean, preflight?: (config: Config) => Promise<string | null>) {
   let config: Config;
   try {
     config = loadConfig();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+  // Before anything is created (data directory, secret, database): a problem found here is one line and exit 1.
+  const refusal = await preflight?.(config);
+  if (refusal) {
+    process.stderr.write(`${refusal}\n`);
     process.exit(1);
   }
   const logger: Logger = createLogger(config.logLevel);
@@ -33,6 +40,26 @@ export async function bootProcess(label: string, jobsWorker: (config: Config) =>
     await runtime?.close().catch(() => undefined);
     process.exit(1);
   }
+}
+
+/**
+ * Why the server could not listen on `port`/`host`, as one line for the operator, or null when it can. Probed
+ * before start-up so a port in use does not leave a data directory or a stack trace behind.
+ */
+export function portProblem(port: number, host: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', (error: NodeJS.ErrnoException) => resolve(listenProblem(error, port, host)));
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve(null)));
+  });
+}
+
+/** The operator's line for a failed listen (also used when the real listen fails after the probe). */
+export function listenProblem(error: NodeJS.ErrnoException, port: number, host: string): string {
+  if (error.code === 'EADDRINUSE') return `Port ${port} on ${host} is already in use: stop the process using it, or start with PORT=<another port>.`;
+  if (error.code === 'EACCES') return `Not allowed to listen on port ${port} on ${host}: use a port above 1023 (PORT=4000), or run with the privilege to bind it.`;
+  if (error.code === 'EADDRNOTAVAIL') return `Cannot listen on ${host}: no such address on this machine (check HOST).`;
+  return `Cannot listen on ${host}:${port}: ${error.message}`;
 }
 
 /** SIGTERM/SIGINT run `stop` once; a stop that hangs past 10 s exits anyway. */

@@ -2,17 +2,23 @@ import type { Server } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
-import { bootProcess, onShutdown } from './boot.js';
+import { bootProcess, listenProblem, onShutdown, portProblem } from './boot.js';
 import { createApp } from './http/app.js';
 
 const CONSOLE_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/dist');
 
 async function main() {
-  const { config, logger, runtime, jobs } = await bootProcess('server', (cfg) => cfg.jobsWorker);
+  const { config, logger, runtime, jobs } = await bootProcess('server', (cfg) => cfg.jobsWorker, (cfg) => portProblem(cfg.port, cfg.host));
   const app = createApp(runtime.deps, { consoleDir: CONSOLE_DIST });
 
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
     logger.info({ port: info.port, database: runtime.deps.db.kind, publicUrl: config.publicUrl }, `license service listening on ${config.publicUrl}`);
+  });
+
+  // Taken between the probe and here (another process was quicker): the same one line, then exit.
+  server.once('error', (error: NodeJS.ErrnoException) => {
+    logger.fatal(listenProblem(error, config.port, config.host));
+    process.exit(1);
   });
 
   onShutdown(logger, (signal) => {
