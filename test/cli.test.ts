@@ -1,12 +1,17 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/harness.js';
+import { currentTotp } from '../server/src/services/auth/mfa.js';
+import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { runCli } from './support/processes.js';
 
 let t: TestApp;
 let env: Record<string, string>;
 
 beforeAll(async () => {
-  t = await startTestApp();
+  // The CLI runs on the real clock: so does the app here (lockouts are compared across both).
+  t = await startTestApp({ clock: new TestClock(Date.now()) });
   env = { DATABASE_URL: t.config.databaseUrl!, SERVER_SECRET: t.config.serverSecret!, DATA_DIR: t.config.dataDir };
 });
 afterAll(() => t.close());
@@ -82,5 +87,84 @@ describe('operator CLI on PostgreSQL', () => {
     expect(unknown.stderr).toContain('license:create');
     const badFlag = runCli(['tenant:create', '--nme', 'x', '--json'], env);
     expect(badFlag.json.error.code).toBe('InvalidRequest');
+  });
+
+  it('help lists every command; --json and --help work anywhere on the line', () => {
+    const help = runCli(['help'], env);
+    expect(help.status).toBe(0);
+    for (const command of ['tenant:create', 'license:create', 'user:reset-password', 'user:unlock', 'user:reset-mfa', 'user:reactivate', 'jobs:run']) expect(help.stdout).toContain(command);
+    expect(runCli(['--help'], env).stdout).toContain('Commands:');
+    const one = runCli(['help', 'user:unlock'], env);
+    expect(one.stdout.trim()).toBe('usage: pnpm cli user:unlock --email <email>   (lifts the lock after too many failed sign-ins)');
+    expect(runCli(['user:unlock', '--help'], env).stdout).toContain('usage: pnpm cli user:unlock');
+    expect(runCli(['help', 'frobnicate', '--json'], env).json.error.code).toBe('InvalidRequest');
+    // --json before the command name, and between flags.
+    const first = runCli(['--json', 'license:show', '--key', 'GLOBEX-AAAA-AAAA-AAAA-AAAA'], env);
+    expect(first.json.error.code).toBe('NotFound');
+    const middle = runCli(['tenant:create', '--name', 'Middle', '--json', '--prefix', 'MIDDLE'], env);
+    expect(middle.status, middle.stderr).toBe(0);
+    expect(middle.json.tenant.keyPrefix).toBe('MIDDLE');
+    // Which database was used is told on stderr, never mixed into the JSON.
+    expect(middle.stderr).toMatch(/^database: PostgreSQL 127\.0\.0\.1:\d+\/kf_test/m);
+  });
+
+  it('recovers locked, forgotten, lost-authenticator and deactivated accounts, each in the activity log', async () => {
+    const email = 'locked@globex.test';
+    expect(runCli(['user:create', '--tenant', 'GLOBEX', '--email', email, '--password', 'the original password', '--role', 'CompanyAdmin', '--json'], env).status).toBe(0);
+    // Five wrong passwords lock the account; then even the right one is refused.
+    for (let i = 0; i < 5; i++) await expect(t.login(email, 'wrong password!')).rejects.toMatchObject({ code: expect.stringMatching(/Unauthorized|AccountLocked/) });
+    await expect(t.login(email, 'the original password')).rejects.toMatchObject({ code: 'AccountLocked' });
+    expect(runCli(['user:unlock', '--email', email, '--json'], env).json).toEqual({ email, wasLocked: true });
+    const session = await t.login(email, 'the original password');
+    expect(session.status).toBe('SUCCESS');
+
+    // A reset password: the old one stops working, the generated one (shown once) works, old sessions end.
+    const reset = runCli(['user:reset-password', '--email', email, '--json'], env);
+    expect(reset.status, reset.stderr).toBe(0);
+    expect(reset.json.generatedPassword).toMatch(/^[A-Za-z0-9_-]{20}$/);
+    await expect(t.login(email, 'the original password')).rejects.toMatchObject({ code: 'Unauthorized' });
+    expect((await t.login(email, reset.json.generatedPassword)).status).toBe('SUCCESS');
+    const me = await t.gql('{ me { email } }', {}, { token: session.token });
+    expect(me).toMatchObject({ status: 401, json: { error: { code: 'Unauthorized' } } });
+    expect(runCli(['user:reset-password', '--email', email, '--password', 'short', '--json'], env).json.error.code).toBe('InvalidRequest');
+    expect(runCli(['user:reset-password', '--email', email, '--password', 'a chosen new password', '--json'], env).json.generatedPassword).toBeNull();
+    expect((await t.login(email, 'a chosen new password')).status).toBe('SUCCESS');
+
+    // Lost authenticator: MFA on, then reset by the operator; a password alone signs in again.
+    const { token } = await t.login(email, 'a chosen new password');
+    const enrol = await t.gql('mutation { startMfaEnrollment { secret } }', {}, { token });
+    const code = currentTotp(enrol.data.startMfaEnrollment.secret, t.clock.now());
+    expect((await t.gql('mutation($code: String!) { confirmMfaEnrollment(code: $code) }', { code }, { token })).errors).toBeUndefined();
+    expect((await t.login(email, 'a chosen new password')).status).toBe('MFA_REQUIRED');
+    expect(runCli(['user:reset-mfa', '--email', email, '--json'], env).json).toEqual({ email, mfaWasEnabled: true });
+    expect((await t.login(email, 'a chosen new password')).status).toBe('SUCCESS');
+
+    // Deactivated by an admin, reactivated by the operator.
+    const user = await t.prisma.user.findUniqueOrThrow({ where: { email } });
+    await t.prisma.user.update({ where: { id: user.id }, data: { deactivatedAt: t.clock.now() } });
+    await expect(t.login(email, 'a chosen new password')).rejects.toMatchObject({ code: 'Unauthorized' });
+    expect(runCli(['user:reactivate', '--email', email, '--json'], env).json).toEqual({ email, wasDeactivated: true });
+    expect(runCli(['user:reactivate', '--email', email, '--json'], env).json).toEqual({ email, wasDeactivated: false });
+    expect((await t.login(email, 'a chosen new password')).status).toBe('SUCCESS');
+
+    expect(runCli(['user:unlock', '--email', 'nobody@globex.test', '--json'], env).json.error.code).toBe('NotFound');
+    const logged = await t.prisma.auditLogEntry.findMany({ where: { entityId: user.id, actor: 'system (cli)' }, orderBy: { seq: 'asc' }, select: { action: true, details: true } });
+    expect(logged.map((entry) => entry.action)).toEqual(['CreateUser', 'UnlockAccount', 'ChangePassword', 'ChangePassword', 'DisableMfa', 'ReactivateUser']);
+    expect(logged.slice(1, -1).map((entry) => (entry.details as { by?: string }).by)).toEqual(['operator', 'operator', 'operator', 'operator']);
+  });
+});
+
+describe('operator CLI on the embedded database', () => {
+  it('refuses to answer from a DATA_DIR that holds no database (and creates nothing there)', () => {
+    const empty = mkdtempSync(path.join(tmpdir(), 'kf-cli-empty-'));
+    try {
+      const embedded = { DATA_DIR: empty, DATABASE_URL: '', SERVER_SECRET: '' };
+      const show = runCli(['license:show', '--key', 'ACME-AAAA-AAAA-AAAA-AAAA', '--json'], embedded);
+      expect(show.status).toBe(1);
+      expect(show.json.error.message).toContain(`no embedded database in ${path.join(empty, 'pglite')}`);
+      expect(readdirSync(empty)).toEqual([]);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 });

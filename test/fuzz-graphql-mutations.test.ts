@@ -25,6 +25,7 @@ const byId = (name: string, field = 'id') => ({ name, query: `mutation($id: ID!)
 const operations: Operation[] = [
   byId('revokeApiKey'),
   byId('deactivateUser'),
+  byId('reactivateUser'),
   byId('revokeLicense'),
   byId('deactivateActivation'),
   byId('endFloatingSession'),

@@ -206,6 +206,7 @@ describe('team, API keys, roles and tenants', () => {
       'mutation { createUser(email: "x@acme.test", password: "0123456789ab", role: CompanyAdmin) { id } }',
       `mutation { updateUser(id: "${victim.id}", role: ReadOnly) { id } }`,
       `mutation { deactivateUser(id: "${victim.id}") { id } }`,
+      `mutation { reactivateUser(id: "${victim.id}") { id } }`,
       'mutation { createApiKey(name: "k", role: CompanyAdmin) { key } }',
       `mutation { revokeApiKey(id: "${victim.id}") { id } }`,
       'mutation { updateCompanySettings(name: "Pwned") { name } }',
@@ -224,7 +225,7 @@ describe('team, API keys, roles and tenants', () => {
   it('tenant B cannot see or touch tenant A objects', async () => {
     const victim = await t.prisma.user.findUniqueOrThrow({ where: { email: 'viewer@acme.test' } });
     const key = (await t.gql('mutation { createApiKey(name: "ci", role: ReadOnly) { apiKey { id } } }', {}, { token: admin.token })).data.createApiKey.apiKey.id;
-    for (const mutation of [`mutation { updateUser(id: "${victim.id}", name: "hacked") { id } }`, `mutation { deactivateUser(id: "${victim.id}") { id } }`, `mutation { revokeApiKey(id: "${key}") { id } }`]) {
+    for (const mutation of [`mutation { updateUser(id: "${victim.id}", name: "hacked") { id } }`, `mutation { deactivateUser(id: "${victim.id}") { id } }`, `mutation { reactivateUser(id: "${victim.id}") { id } }`, `mutation { revokeApiKey(id: "${key}") { id } }`]) {
       expect((await t.gql(mutation, {}, { token: tenantB.token })).errors![0].extensions!.code, mutation).toBe('NotFound');
     }
     expect(await t.prisma.user.findUniqueOrThrow({ where: { id: victim.id } })).toMatchObject({ name: 'Vic', deactivatedAt: null });
@@ -275,6 +276,16 @@ describe('team, API keys, roles and tenants', () => {
     expect((await t.gql('{ company { name } }', {}, { apiKey: key })).status).toBe(401);
     await expect(t.login('leaver@acme.test')).rejects.toMatchObject({ code: 'Unauthorized' });
     expect(await auditCount('DeactivateUser', 'leaver@acme.test')).toBe(1);
+
+    // Reactivated: signs in again; the old session and API key stay revoked.
+    expect((await t.gql(`mutation { reactivateUser(id: "${id}") { active deactivatedAt } }`, {}, { token: admin.token })).data.reactivateUser).toEqual({ active: true, deactivatedAt: null });
+    expect((await t.login('leaver@acme.test')).status).toBe('SUCCESS');
+    expect((await t.gql(ME, {}, { token: leaver.token })).status).toBe(401);
+    expect((await t.gql('{ company { name } }', {}, { apiKey: key })).status).toBe(401);
+    expect(await auditCount('ReactivateUser', 'leaver@acme.test')).toBe(1);
+    // Reactivating an active user changes and logs nothing.
+    await t.gql(`mutation { reactivateUser(id: "${id}") { id } }`, {}, { token: admin.token });
+    expect(await auditCount('ReactivateUser', 'leaver@acme.test')).toBe(1);
   });
 
   it('updates a user with a before/after diff in the activity log', async () => {

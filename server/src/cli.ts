@@ -1,4 +1,5 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import type { JWK } from 'jose';
 import { exportAuditLog, verifyAuditExport, type AuditExport } from './services/audit/checkpoints.js';
@@ -14,6 +15,7 @@ import { listActiveFloatingSessions } from './services/floating/management.js';
 import { removeMeterQuota, setMeterQuota, usageTotals } from './services/metering/management.js';
 import { METER_PERIODS, type MeterPeriod } from './services/metering/periods.js';
 import { createUser } from './services/users.js';
+import { reactivateUserByEmail, resetMfa, resetPassword, unlockAccount } from './services/auth/recovery.js';
 import { jobCommands } from './jobs/cli.js';
 
 /**
@@ -147,6 +149,34 @@ const commands: Record<string, Command> = {
       return { user: shown };
     },
   },
+  'user:reset-password': {
+    usage: 'user:reset-password --email <email> [--password <new password>]   (ends their sessions and lifts a lock; without --password one is generated and shown once)',
+    options: { email: { type: 'string' }, password: { type: 'string' } },
+    async run(ctx, flags) {
+      return resetPassword(ctx, need(flags, 'email'), flags.password as string | undefined);
+    },
+  },
+  'user:unlock': {
+    usage: 'user:unlock --email <email>   (lifts the lock after too many failed sign-ins)',
+    options: { email: { type: 'string' } },
+    async run(ctx, flags) {
+      return unlockAccount(ctx, need(flags, 'email'));
+    },
+  },
+  'user:reset-mfa': {
+    usage: 'user:reset-mfa --email <email>   (turns two-factor authentication off: lost authenticator and backup codes)',
+    options: { email: { type: 'string' } },
+    async run(ctx, flags) {
+      return resetMfa(ctx, need(flags, 'email'));
+    },
+  },
+  'user:reactivate': {
+    usage: 'user:reactivate --email <email>   (a deactivated user can sign in again)',
+    options: { email: { type: 'string' } },
+    async run(ctx, flags) {
+      return reactivateUserByEmail(ctx, need(flags, 'email'));
+    },
+  },
   'license:quota': {
     usage: 'license:quota --key <license key> --event <name> (--period day|month|year|lifetime --limit N | --remove)',
     options: { key: { type: 'string' }, event: { type: 'string' }, period: { type: 'string' }, limit: { type: 'string' }, remove: { type: 'boolean' } },
@@ -221,26 +251,69 @@ const commands: Record<string, Command> = {
 };
 
 function usage(): string {
-  return `Usage: pnpm cli <command> [options] [--json]\n\nCommands:\n${Object.values(commands).map((command) => `  ${command.usage}`).join('\n')}\n`;
+  return `Usage: pnpm cli <command> [options] [--json]
+       pnpm cli help [command]
+
+--json (anywhere on the line) prints exactly one JSON object. The database is DATABASE_URL, or the embedded one
+in DATA_DIR (default ./data: run the CLI where the server runs, or set DATA_DIR to the server's).
+
+Commands:
+${Object.values(commands).map((command) => `  ${command.usage}`).join('\n')}
+`;
+}
+
+/**
+ * Which database this run uses, told on stderr (stdout stays the result). A missing embedded database is only
+ * created by tenant:create — any other command on a DATA_DIR that holds none is most likely run in the wrong
+ * directory, and says so instead of answering from a new, empty database.
+ */
+function announceDatabase(config: { databaseUrl?: string; dataDir: string }, name: string): void {
+  if (config.databaseUrl) {
+    const url = new URL(config.databaseUrl);
+    process.stderr.write(`database: PostgreSQL ${url.hostname}:${url.port || 5432}${url.pathname}\n`);
+    return;
+  }
+  const dir = path.resolve(config.dataDir, 'pglite');
+  if (existsSync(dir)) {
+    process.stderr.write(`database: embedded, ${dir}\n`);
+    return;
+  }
+  if (name !== 'tenant:create') {
+    throw new AppError('NotFound', `no embedded database in ${dir}: run the CLI in the directory the server runs in, or set DATA_DIR (or DATABASE_URL) to the server's; tenant:create starts a new one`);
+  }
+  process.stderr.write(`database: embedded, ${dir} (new: there was none in DATA_DIR)\n`);
 }
 
 async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  const json = rest.includes('--json');
+  // --json and --help may stand anywhere on the line.
+  const json = argv.includes('--json');
+  const wantsHelp = argv.includes('--help') || argv.includes('-h');
+  const [name, ...rest] = argv.filter((arg) => arg !== '--json' && arg !== '--help' && arg !== '-h');
   const fail = (code: string, message: string) => {
     if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
     else process.stderr.write(`error: ${message}\n`);
     return 1;
   };
+  if (name === 'help' || (wantsHelp && !name)) {
+    const topic = name === 'help' ? rest[0] : undefined;
+    if (topic && !commands[topic]) return fail('InvalidRequest', `unknown command ${topic}; pnpm cli help lists them`);
+    const text = topic ? `usage: pnpm cli ${commands[topic].usage}\n` : usage();
+    process.stdout.write(json ? `${JSON.stringify({ usage: text })}\n` : text);
+    return 0;
+  }
   const command = name ? commands[name] : undefined;
   if (!command) {
     if (json) return fail('InvalidRequest', name ? `unknown command ${name}` : 'no command given');
-    process.stderr.write(name && name !== '--help' ? `unknown command ${name}\n\n${usage()}` : usage());
-    return name === '--help' ? 0 : 1;
+    process.stderr.write(name ? `unknown command ${name}\n\n${usage()}` : usage());
+    return 1;
+  }
+  if (wantsHelp) {
+    process.stdout.write(`usage: pnpm cli ${command.usage}\n`);
+    return 0;
   }
   let flags: Flags;
   try {
-    const parsed = parseArgs({ args: rest, options: { ...command.options, json: { type: 'boolean' } }, strict: true, allowPositionals: Boolean(command.positional) });
+    const parsed = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: Boolean(command.positional) });
     if (parsed.positionals.length > 1) throw new Error(`unexpected argument ${parsed.positionals[1]}`);
     flags = { ...(parsed.values as Flags), ...(command.positional && parsed.positionals.length && { [command.positional]: parsed.positionals[0] }) };
   } catch (error) {
@@ -250,6 +323,8 @@ async function main(argv: string[]): Promise<number> {
   let db: Database | undefined;
   try {
     const config = loadConfig();
+    // Before the secret: a wrong DATA_DIR must not get a new secret file either.
+    if (!command.offline) announceDatabase(config, name!);
     const secrets = new ServerSecrets(loadServerSecret(config.serverSecret, config.dataDir).secret).useForProcess();
     if (!command.offline) db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
     const result = await command.run({ db: db as Database, secrets, now: new Date() }, flags);

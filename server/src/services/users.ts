@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
-import { diffChanges, recordAudit } from './audit/audit-log.js';
+import { diffChanges, recordAudit, type AuditActor } from './audit/audit-log.js';
 import { auditActor, requireAdmin, requireUser, type Actor, type RequestMeta } from './auth/actor.js';
 import { EmailSchema, PasswordSchema, hashPassword, verifyPassword } from './auth/passwords.js';
 import { revokeKeysOwnedBy } from './auth/api-keys.js';
@@ -105,6 +105,23 @@ export async function deactivateUser(ctx: Ctx, actor: Actor | null, userId: stri
     const keysRevoked = await revokeKeysOwnedBy(tx, user.id, ctx.now);
     await recordAudit(tx, { tenantId: user.tenantId, action: 'DeactivateUser', entityType: 'User', entityId: user.id, entity: user.email, details: keysRevoked ? { apiKeysRevoked: keysRevoked } : undefined }, auditActor(admin, meta), ctx.now);
     return updated;
+  });
+}
+
+/** Lets a deactivated team member sign in again; their old sessions and API keys stay revoked. */
+export async function reactivateUser(ctx: Ctx, actor: Actor | null, userId: string, meta: RequestMeta) {
+  const admin = requireAdmin(actor);
+  const user = await findTenantUser(ctx, admin.tenantId, userId);
+  await reactivate(ctx, user, auditActor(admin, meta));
+  return ctx.db.prisma.user.findUniqueOrThrow({ where: { id: user.id }, select: PUBLIC_USER_FIELDS });
+}
+
+/** Clears `deactivatedAt` and logs it; false when the user was not deactivated (nothing logged). */
+export async function reactivate(ctx: Pick<Ctx, 'db' | 'now'>, user: { id: string; tenantId: string; email: string }, by: AuditActor): Promise<boolean> {
+  return ctx.db.prisma.$transaction(async (tx) => {
+    const { count } = await tx.user.updateMany({ where: { id: user.id, deactivatedAt: { not: null } }, data: { deactivatedAt: null } });
+    if (count === 1) await recordAudit(tx, { tenantId: user.tenantId, action: 'ReactivateUser', entityType: 'User', entityId: user.id, entity: user.email }, by, ctx.now);
+    return count === 1;
   });
 }
 

@@ -17,8 +17,10 @@ const ACTIONS: Record<ActivityAction, true> = {
   LockAccount: true,
   Login: true,
   Logout: true,
+  ReactivateUser: true,
   RevokeApiKey: true,
   RevokeLicense: true,
+  UnlockAccount: true,
   UpdateCompanySettings: true,
   UpdateLicense: true,
   UpdateProduct: true,
@@ -49,7 +51,7 @@ export function actionLabel(action: string): string {
 /** Badge colour by kind of action. */
 export function actionColor(action: string): string {
   if (/^(Revoke|Delete|Deactivate|Lock|Failed|Disable)/.test(action)) return 'red';
-  if (/^Create|^Enable/.test(action)) return 'teal';
+  if (/^Create|^Enable|^Reactivate|^Unlock/.test(action)) return 'teal';
   if (/^Update|^Change/.test(action)) return 'blue';
   return 'gray';
 }

@@ -3,7 +3,7 @@ import { serviceCtx } from '../context.js';
 import { requireActor } from '../../services/auth/actor.js';
 import { API_KEY_FIELDS, createApiKey, listApiKeys, revokeApiKey } from '../../services/auth/api-keys.js';
 import { getCompany, updateCompanySettings } from '../../services/company.js';
-import { createUser, deactivateUser, listUsers, updateUser } from '../../services/users.js';
+import { createUser, deactivateUser, listUsers, reactivateUser, updateUser } from '../../services/users.js';
 import { UserType } from './account.js';
 
 type ApiKeyShape = { [K in keyof typeof API_KEY_FIELDS]: K extends 'role' ? 'CompanyAdmin' | 'ReadOnly' : K extends `${string}At` ? Date | null : string | null } & { id: string; name: string; hint: string; createdAt: Date };
@@ -58,6 +58,12 @@ builder.mutationFields((t) => ({
     type: UserType,
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => deactivateUser(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+  }),
+  reactivateUser: t.field({
+    type: UserType,
+    description: 'Lets a deactivated member sign in again (CompanyAdmin). Their old sessions and API keys stay revoked.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => reactivateUser(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
   }),
   createApiKey: t.field({
     type: CreatedApiKeyType,

@@ -22,6 +22,8 @@ export const AUDIT_ACTIONS = [
   'CreateUser',
   'UpdateUser',
   'DeactivateUser',
+  'ReactivateUser',
+  'UnlockAccount',
   'CreateProduct',
   'UpdateProduct',
   'DeleteProduct',

@@ -58,6 +58,17 @@ export const DeactivateUserMutation = graphql(
   [TeamMemberFields],
 );
 
+export const ReactivateUserMutation = graphql(
+  `
+    mutation ReactivateUser($id: ID!) {
+      reactivateUser(id: $id) {
+        ...TeamMemberFields
+      }
+    }
+  `,
+  [TeamMemberFields],
+);
+
 export const ApiKeyFields = graphql(`
   fragment ApiKeyFields on ApiKey {
     id

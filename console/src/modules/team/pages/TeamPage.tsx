@@ -11,7 +11,7 @@ import { useApiMutation } from '../../../ui/useApiMutation';
 import { useCanManage, useCurrentUser } from '../../auth/hooks/useCurrentUser';
 import { AddMemberModal } from '../components/AddMemberModal';
 import { ROLE_OPTIONS, roleLabel, type Role } from '../components/RoleSelect';
-import { DeactivateUserMutation, UpdateUserMutation, UsersQuery, type TeamMemberFields } from '../graphql/documents';
+import { DeactivateUserMutation, ReactivateUserMutation, UpdateUserMutation, UsersQuery, type TeamMemberFields } from '../graphql/documents';
 import { refetchOn } from '../../../lib/client';
 
 export function TeamPage() {
@@ -64,6 +64,7 @@ function MemberRow({ member, canManage }: { member: FragmentOf<typeof TeamMember
   const isSelf = member.id === user.id;
   const update = useApiMutation(UpdateUserMutation, { success: (d) => `${d.updateUser.email} is now ${roleLabel(d.updateUser.role)}.` });
   const deactivate = useApiMutation(DeactivateUserMutation, { success: (d) => `${d.deactivateUser.email} was deactivated.` });
+  const reactivate = useApiMutation(ReactivateUserMutation, { success: (d) => `${d.reactivateUser.email} can sign in again.` });
   const editable = canManage && !isSelf && member.active;
 
   return (
@@ -128,6 +129,17 @@ function MemberRow({ member, canManage }: { member: FragmentOf<typeof TeamMember
             confirmLabel="Deactivate"
             busy={deactivate.saving}
             onConfirm={() => deactivate.run({ id: member.id })}
+          />
+        )}
+        {canManage && !member.active && (
+          <ConfirmAction
+            size="xs"
+            label="Reactivate"
+            title={`Reactivate ${member.email}?`}
+            message="They can sign in again with their password. Their old sessions and API keys stay revoked."
+            confirmLabel="Reactivate"
+            busy={reactivate.saving}
+            onConfirm={() => reactivate.run({ id: member.id })}
           />
         )}
       </Table.Td>
