@@ -122,6 +122,8 @@ export function validateLicenseForm(form: LicenseForm, { requireProduct = true }
   if (!form.perpetual && !form.expiresOn) problems.expiresOn = 'Pick an expiry date, or make it perpetual.';
   if (form.customerEmail.trim() && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(form.customerEmail.trim())) problems.customerEmail = 'Not an email address.';
   if (form.floatingSeats !== '' && form.floatingSeats < 1) problems.floatingSeats = 'At least 1, or leave empty for none.';
+  if (form.offlineGraceDays !== '' && form.offlineGraceDays < 0) problems.offlineGraceDays = '0 or more, or leave empty for no offline use.';
+  if (form.gracePeriodDays !== '' && form.gracePeriodDays < 0) problems.gracePeriodDays = '0 or more, or leave empty for none.';
   const keys = form.customFields.map((field) => field.key.trim()).filter(Boolean);
   if (new Set(keys).size !== keys.length) problems.customFields = 'Each custom field name once.';
   return problems;

@@ -25,7 +25,7 @@ export function LicenseFormFields({ form, onChange, problems, products }: Props)
         <Select label="Product" placeholder="Choose a product" required searchable data={products} value={form.productId || null} onChange={(value) => set('productId', value ?? '')} error={problems.productId} data-autofocus nothingFoundMessage="No products: create one first" />
       )}
       <SimpleGrid cols={{ base: 1, xs: 2 }} spacing="sm">
-        <NumberInput label="Max activations" description="Devices that can hold a seat." required min={1} allowDecimal={false} value={form.maxActivations} onChange={(value) => set('maxActivations', numberValue(value))} error={problems.maxActivations} />
+        <NumberInput label="Max activations" description="Devices that can hold a seat." required min={1} clampBehavior="none" allowDecimal={false} value={form.maxActivations} onChange={(value) => set('maxActivations', numberValue(value))} error={problems.maxActivations} />
         <TextInput label="Customer email" description="Optional; enables expiry emails to the customer." type="email" value={form.customerEmail} onChange={(e) => set('customerEmail', e.currentTarget.value)} error={problems.customerEmail} />
       </SimpleGrid>
       <SimpleGrid cols={{ base: 1, xs: 2 }} spacing="sm">
@@ -52,9 +52,9 @@ export function LicenseFormFields({ form, onChange, problems, products }: Props)
           <SimpleGrid cols={{ base: 1, xs: 2 }} spacing="sm">
             <TextInput label="Minimum app version" placeholder="e.g. 2.0.0" value={form.minVersion} onChange={(e) => set('minVersion', e.currentTarget.value)} error={problems.minVersion} />
             <TextInput label="Maximum app version" placeholder="e.g. 3.9.9" value={form.maxVersion} onChange={(e) => set('maxVersion', e.currentTarget.value)} error={problems.maxVersion} />
-            <NumberInput label="Offline grace (days)" description="Empty: no offline use." min={0} max={3650} allowDecimal={false} value={form.offlineGraceDays} onChange={(value) => set('offlineGraceDays', numberValue(value))} />
-            <NumberInput label="Grace after expiry (days)" description="Reported as isInGracePeriod." min={0} max={3650} allowDecimal={false} value={form.gracePeriodDays} onChange={(value) => set('gracePeriodDays', numberValue(value))} />
-            <NumberInput label="Floating seats" description="Concurrent sessions; empty: none." min={1} allowDecimal={false} value={form.floatingSeats} onChange={(value) => set('floatingSeats', numberValue(value))} error={problems.floatingSeats} />
+            <NumberInput label="Offline grace (days)" description="Empty: no offline use." min={0} max={3650} clampBehavior="none" allowDecimal={false} value={form.offlineGraceDays} onChange={(value) => set('offlineGraceDays', numberValue(value))} error={problems.offlineGraceDays} />
+            <NumberInput label="Grace after expiry (days)" description="Reported as isInGracePeriod." min={0} max={3650} clampBehavior="none" allowDecimal={false} value={form.gracePeriodDays} onChange={(value) => set('gracePeriodDays', numberValue(value))} error={problems.gracePeriodDays} />
+            <NumberInput label="Floating seats" description="Concurrent sessions; empty: none." min={1} clampBehavior="none" allowDecimal={false} value={form.floatingSeats} onChange={(value) => set('floatingSeats', numberValue(value))} error={problems.floatingSeats} />
             <TextInput label="Maintenance until (UTC)" type="date" value={form.maintenanceOn} onChange={(e) => set('maintenanceOn', e.currentTarget.value)} />
           </SimpleGrid>
           <CustomFieldsEditor value={form.customFields} onChange={(value) => set('customFields', value)} error={problems.customFields} />

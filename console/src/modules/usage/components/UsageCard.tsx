@@ -136,7 +136,7 @@ function QuotaModal({ licenseId, event, opened, onClose }: { licenseId: string; 
         <Stack>
           {!event && <TextInput label="Event name" required data-autofocus value={name} onChange={(e) => setName(e.currentTarget.value)} description="As your application sends it, e.g. api_call." />}
           <Select label="Per" data={PERIODS.map((p) => ({ value: p.value, label: p.value }))} value={period} allowDeselect={false} onChange={(value) => value && setPeriod(value as Period)} />
-          <NumberInput label="Limit" required min={0} allowDecimal={false} value={limit} onChange={(value) => setLimit(value === '' ? '' : Number(value))} error={save.fieldErrors.limit} />
+          <NumberInput label="Limit" required min={0} clampBehavior="none" allowDecimal={false} value={limit} onChange={(value) => setLimit(value === '' ? '' : Number(value))} error={save.fieldErrors.limit} />
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
               Cancel
