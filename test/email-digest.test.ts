@@ -9,7 +9,7 @@ import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
 
 const MONDAY = '2026-06-01T09:00:00.000Z';
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let app: TestApp;
 let peer: PostmarkPeer;

@@ -11,7 +11,7 @@ import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
 
 const START = '2026-06-01T08:00:00.000Z';
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let app: TestApp;
 let peer: PostmarkPeer;
