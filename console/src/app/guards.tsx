@@ -1,7 +1,10 @@
+import type { ReactNode } from 'react';
 import { Navigate, Outlet, useLocation, useSearchParams } from 'react-router';
 import { useQuery } from 'urql';
 import { NeedsSetupQuery } from '../modules/auth/graphql/documents';
+import { useCanManage } from '../modules/auth/hooks/useCurrentUser';
 import { useSessionStatus } from '../modules/auth/hooks/useSession';
+import { NoAccess } from '../ui/QueryState';
 import { safeNext } from '../modules/auth/next';
 import { FullPageLoader } from './FullPageLoader';
 
@@ -30,4 +33,9 @@ export function PublicOnly({ page }: { page: 'login' | 'setup' }) {
   if (page === 'login' && data?.needsSetup) return <Navigate to="/setup" replace />;
   if (page === 'setup' && data && !data.needsSetup) return <Navigate to="/login" replace />;
   return <Outlet />;
+}
+
+/** Admin-only pages: a read-only member (a bookmark, a shared link) sees why, and the page asks for nothing. */
+export function RequireAdmin({ page }: { page: ReactNode }) {
+  return useCanManage() ? page : <NoAccess />;
 }

@@ -12,31 +12,39 @@ import { ProfilePage } from '../modules/profile/pages/ProfilePage';
 import { CompanySettingsPage } from '../modules/settings/pages/CompanySettingsPage';
 import { ApiKeysPage } from '../modules/team/pages/ApiKeysPage';
 import { TeamPage } from '../modules/team/pages/TeamPage';
-import { PublicOnly, RequireSession } from './guards';
+import { PublicOnly, RequireAdmin, RequireSession } from './guards';
 import { NotFoundPage } from './NotFoundPage';
+import { RouteError } from './RouteError';
 import { SignedInLayout } from './SignedInLayout';
 
 export const router = createBrowserRouter([
-  { element: <PublicOnly page="login" />, children: [{ path: '/login', element: <LoginPage /> }] },
-  { element: <PublicOnly page="setup" />, children: [{ path: '/setup', element: <SetupPage /> }] },
+  { element: <PublicOnly page="login" />, errorElement: <RouteError />, children: [{ path: '/login', element: <LoginPage /> }] },
+  { element: <PublicOnly page="setup" />, errorElement: <RouteError />, children: [{ path: '/setup', element: <SetupPage /> }] },
   {
     element: <RequireSession />,
+    errorElement: <RouteError />,
     children: [
       {
         element: <SignedInLayout />,
         children: [
-          { index: true, element: <DashboardPage /> },
-          { path: '/analytics', element: <AnalyticsPage /> },
-          { path: '/licenses', element: <LicensesPage /> },
-          { path: '/licenses/:id', element: <LicenseDetailPage /> },
-          { path: '/products', element: <ProductsPage /> },
-          { path: '/activity', element: <ActivityPage /> },
-          { path: '/emails', element: <OutboxPage /> },
-          { path: '/team', element: <TeamPage /> },
-          { path: '/api-keys', element: <ApiKeysPage /> },
-          { path: '/settings', element: <CompanySettingsPage /> },
-          { path: '/profile', element: <ProfilePage /> },
-          { path: '*', element: <NotFoundPage /> },
+          // A page that throws shows RouteError inside the layout: the navigation stays.
+          {
+            errorElement: <RouteError />,
+            children: [
+              { index: true, element: <DashboardPage /> },
+              { path: '/analytics', element: <AnalyticsPage /> },
+              { path: '/licenses', element: <LicensesPage /> },
+              { path: '/licenses/:id', element: <LicenseDetailPage /> },
+              { path: '/products', element: <ProductsPage /> },
+              { path: '/activity', element: <ActivityPage /> },
+              { path: '/emails', element: <RequireAdmin page={<OutboxPage />} /> },
+              { path: '/team', element: <TeamPage /> },
+              { path: '/api-keys', element: <ApiKeysPage /> },
+              { path: '/settings', element: <CompanySettingsPage /> },
+              { path: '/profile', element: <ProfilePage /> },
+              { path: '*', element: <NotFoundPage /> },
+            ],
+          },
         ],
       },
     ],

@@ -1,8 +1,9 @@
 import { Alert, Button, Center, Group, Loader, Stack, Text } from '@mantine/core';
-import { IconAlertTriangle, IconInbox } from '@tabler/icons-react';
+import { IconAlertTriangle, IconInbox, IconLock } from '@tabler/icons-react';
 import type { ReactNode } from 'react';
+import { Link } from 'react-router';
 import type { CombinedError } from 'urql';
-import { errorMessage } from '../lib/errors';
+import { errorCode, errorMessage } from '../lib/errors';
 
 export function ErrorAlert({ error, onRetry, title = 'Could not load this' }: { error: CombinedError | Error; onRetry?: () => void; title?: string }) {
   return (
@@ -19,11 +20,12 @@ export function ErrorAlert({ error, onRetry, title = 'Could not load this' }: { 
   );
 }
 
-export function EmptyState({ title, children, action }: { title: string; children?: ReactNode; action?: ReactNode }) {
+export function EmptyState({ title, children, action, icon = IconInbox }: { title: string; children?: ReactNode; action?: ReactNode; icon?: typeof IconInbox }) {
+  const Icon = icon;
   return (
     <Center py="xl">
       <Stack align="center" gap="xs" maw={420}>
-        <IconInbox size={36} stroke={1.3} color="var(--mantine-color-gray-5)" aria-hidden />
+        <Icon size={36} stroke={1.3} color="var(--mantine-color-gray-5)" aria-hidden />
         <Text fw={600}>{title}</Text>
         {children && (
           <Text size="sm" c="dimmed" ta="center">
@@ -49,6 +51,23 @@ export function LoadingState({ label = 'Loading…' }: { label?: string }) {
   );
 }
 
+/** A page or panel the caller's role may not see (read-only members on admin pages). */
+export function NoAccess() {
+  return (
+    <EmptyState
+      title="This needs the CompanyAdmin role"
+      icon={IconLock}
+      action={
+        <Button component={Link} to="/" variant="light">
+          Go to the dashboard
+        </Button>
+      }
+    >
+      Your role is read-only, so this is not shown to you. Ask a company admin if you need it.
+    </EmptyState>
+  );
+}
+
 interface QueryStateProps<T> {
   result: { data?: T; fetching: boolean; error?: CombinedError };
   onRetry?: () => void;
@@ -58,9 +77,13 @@ interface QueryStateProps<T> {
   children: (data: T) => ReactNode;
 }
 
-/** Loading, error and empty states of one query, then the content. Stale data stays visible while refetching. */
+/**
+ * Loading, error and empty states of one query, then the content. Stale data stays visible when a refetch fails
+ * to reach the server; data that came with GraphQL errors is partial (the refused fields are null) and is not shown.
+ */
 export function QueryState<T>({ result, onRetry, isEmpty, empty, children }: QueryStateProps<T>) {
-  if (result.data === undefined) {
+  if (errorCode(result.error) === 'Forbidden') return <NoAccess />;
+  if (result.data === undefined || (result.error?.graphQLErrors.length ?? 0) > 0) {
     if (result.error) return <ErrorAlert error={result.error} onRetry={onRetry} />;
     return <LoadingState />;
   }
