@@ -10,6 +10,7 @@ import { useLogout } from '../modules/auth/hooks/useSession';
 import { ErrorAlert, LoadingState } from '../ui/QueryState';
 import { FullPageLoader } from './FullPageLoader';
 import { NAVIGATION } from './navigation';
+import { initialsOf } from '../lib/format';
 
 /** The signed-in frame: header with the company and user menu, navigation (a drawer on narrow screens). */
 export function SignedInLayout() {
@@ -77,7 +78,7 @@ export function SignedInLayout() {
 function UserMenu({ user }: { user: CurrentUser }) {
   const logout = useLogout();
   const navigate = useNavigate();
-  const initials = (user.name ?? user.email).slice(0, 2).toUpperCase();
+  const initials = initialsOf(user.name, user.email);
   return (
     <Menu position="bottom-end" width={240} withinPortal>
       <Menu.Target>
@@ -118,3 +119,4 @@ function UserMenu({ user }: { user: CurrentUser }) {
     </Menu>
   );
 }
+

@@ -47,3 +47,13 @@ export const seats = (used: number, max: number) => `${used} / ${max}`;
 export function formatUtc(iso: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }
+
+/** "Nora Admin" → "NA", "Ada" → "AD", no name → the email's first two letters. */
+export function initialsOf(name: string | null, email: string): string {
+  const words = (name ?? '').trim().split(/\s+/).filter(Boolean);
+  if (words.length >= 2) return (words[0][0] + words[words.length - 1][0]).toUpperCase();
+  return (words[0] ?? email).slice(0, 2).toUpperCase();
+}
+
+/** Null means no grace period at all, which is not the same as zero days. */
+export const graceText = (days: number | null) => (days === null ? 'none' : days === 1 ? '1 day' : `${days} days`);

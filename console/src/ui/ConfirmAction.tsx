@@ -1,4 +1,4 @@
-import { Button, Group, Modal, Stack, Text, type ButtonProps } from '@mantine/core';
+import { Button, Group, Modal, Stack, Text, Tooltip, type ButtonProps } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import type { ReactNode } from 'react';
 
@@ -12,16 +12,28 @@ interface ConfirmActionProps extends Omit<ButtonProps, 'children' | 'onClick'> {
   onConfirm: () => Promise<unknown>;
   busy?: boolean;
   danger?: boolean;
+  /** Why the action is not possible now: the button is disabled and says so (tooltip and accessible description). */
+  disabledReason?: string | null;
 }
 
 /** A destructive or irreversible action behind a confirmation dialog. */
-export function ConfirmAction({ label, title, message, confirmLabel, onConfirm, busy, danger = true, ...button }: ConfirmActionProps) {
+export function ConfirmAction({ label, title, message, confirmLabel, onConfirm, busy, danger = true, disabledReason, ...button }: ConfirmActionProps) {
   const [opened, { open, close }] = useDisclosure(false);
+  const trigger = (
+    <Button color={danger ? 'red' : undefined} variant="light" {...button} disabled={button.disabled || Boolean(disabledReason)} aria-description={disabledReason ?? undefined} onClick={open}>
+      {label}
+    </Button>
+  );
   return (
     <>
-      <Button color={danger ? 'red' : undefined} variant="light" {...button} onClick={open}>
-        {label}
-      </Button>
+      {disabledReason ? (
+        <Tooltip label={disabledReason} multiline w={260} withArrow>
+          {/* A disabled button gets no pointer events: the wrapper carries the tooltip. */}
+          <span tabIndex={0}>{trigger}</span>
+        </Tooltip>
+      ) : (
+        trigger
+      )}
       <Modal opened={opened} onClose={close} title={title} centered>
         <Stack>
           {typeof message === 'string' ? <Text size="sm">{message}</Text> : message}

@@ -1,7 +1,7 @@
 import { Badge, Code, Group, Paper, Progress, SimpleGrid, Stack, Text } from '@mantine/core';
 import type { ReactNode } from 'react';
 import type { ResultOf } from '../../../graphql';
-import { formatDate, formatDateTime } from '../../../lib/format';
+import { formatDate, formatDateTime, graceText } from '../../../lib/format';
 import type { LicenseQuery } from '../graphql/documents';
 import { ExpiryText } from './LicenseStatus';
 
@@ -42,9 +42,16 @@ export function LicenseOverview({ license }: { license: License }) {
         <Item label="Customer">{license.customerEmail ? <Text size="sm">{license.customerEmail}</Text> : none}</Item>
         <Item label="Mode">
           <Group gap={4}>
-            <Badge variant="light" color={license.nodeLocked ? 'grape' : 'gray'}>
-              {license.nodeLocked ? 'node-locked' : 'count-based'}
-            </Badge>
+            {(license.nodeLocked || license.floatingSeats === null) && (
+              <Badge variant="light" color={license.nodeLocked ? 'grape' : 'gray'}>
+                {license.nodeLocked ? 'node-locked' : 'count-based'}
+              </Badge>
+            )}
+            {license.floatingSeats !== null && (
+              <Badge variant="light" color="cyan">
+                floating
+              </Badge>
+            )}
             {license.isTrial && (
               <Badge variant="light" color="violet">
                 trial
@@ -70,7 +77,7 @@ export function LicenseOverview({ license }: { license: License }) {
         </Item>
         <Item label="Offline grace · after expiry">
           <Text size="sm">
-            {license.offlineGraceDays ?? 0}d · {license.gracePeriodDays ?? 0}d
+            {graceText(license.offlineGraceDays)} · {graceText(license.gracePeriodDays)}
           </Text>
         </Item>
         <Item label="Floating seats">
@@ -100,3 +107,4 @@ export function LicenseOverview({ license }: { license: License }) {
     </Paper>
   );
 }
+

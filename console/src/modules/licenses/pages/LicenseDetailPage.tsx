@@ -89,7 +89,7 @@ export function LicenseDetailPage() {
               <LicenseOverview license={license} />
               <ActivationsTable activations={license.activations} canManage={canManage && license.status !== 'revoked'} />
               {license.floatingSeats !== null && <FloatingSessionsCard licenseId={license.id} />}
-              <UsageCard licenseId={license.id} />
+              <UsageCard licenseId={license.id} inactive={license.status === 'revoked' ? 'A revoked license records no usage.' : license.status === 'expired' ? 'An expired license records no usage.' : null} />
             </Stack>
           </>
         )}

@@ -109,7 +109,7 @@ function ProductRow({ product, canManage, onEdit }: { product: Product; canManag
               message="This cannot be undone. Only a product without licenses, and not part of a bundle, can be deleted."
               confirmLabel="Delete product"
               busy={remove.saving}
-              disabled={product.licenseCount > 0}
+              disabledReason={product.licenseCount > 0 ? `${product.licenseCount === 1 ? '1 license uses' : `${product.licenseCount} licenses use`} this product: only a product without licenses can be deleted.` : null}
               title={`Delete ${product.name}?`}
               onConfirm={() => remove.run({ id: product.id })}
             />

@@ -19,7 +19,8 @@ const PERIODS: { value: Period; label: string }[] = [
 ];
 
 /** Metered usage of one license (POST /api/v1/meter) per event, with quotas. */
-export function UsageCard({ licenseId }: { licenseId: string }) {
+/** `inactive`: why no quota can be set now (a revoked or expired license records no usage), or null. */
+export function UsageCard({ licenseId, inactive = null }: { licenseId: string; inactive?: string | null }) {
   const [period, setPeriod] = useState<Period>('month');
   const [result, reload] = useQuery({ query: UsageTotalsQuery, variables: { licenseId, period } });
   const [quotaFor, setQuotaFor] = useState<string | null>(null);
@@ -36,9 +37,13 @@ export function UsageCard({ licenseId }: { licenseId: string }) {
         <Group gap="xs">
           <SegmentedControl size="xs" data={PERIODS} value={period} onChange={(value) => setPeriod(value as Period)} aria-label="Usage period" />
           {canManage && (
-            <Button size="xs" variant="default" onClick={() => { setQuotaFor(null); open(); }}>
-              Set quota
-            </Button>
+            <Tooltip label={inactive} disabled={!inactive} withArrow>
+              <span>
+                <Button size="xs" variant="default" disabled={Boolean(inactive)} aria-description={inactive ?? undefined} onClick={() => { setQuotaFor(null); open(); }}>
+                  Set quota
+                </Button>
+              </span>
+            </Tooltip>
           )}
         </Group>
       </Group>
