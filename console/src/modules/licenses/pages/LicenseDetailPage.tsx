@@ -16,6 +16,7 @@ import { ActivationsTable } from '../components/ActivationsTable';
 import { EditLicenseModal } from '../components/EditLicenseModal';
 import { LicenseOverview } from '../components/LicenseOverview';
 import { LicenseStatusBadge } from '../components/LicenseStatus';
+import { IntegratePanel } from '../integration/IntegratePanel';
 import { LicenseQuery, RevokeLicenseMutation } from '../graphql/documents';
 import { refetchOn } from '../../../lib/client';
 
@@ -89,6 +90,7 @@ export function LicenseDetailPage() {
               <LicenseOverview license={license} />
               <ActivationsTable activations={license.activations} canManage={canManage && license.status !== 'revoked'} />
               {license.floatingSeats !== null && <FloatingSessionsCard licenseId={license.id} />}
+              {license.status !== 'revoked' && <IntegratePanel license={{ keyHint: license.keyHint, productName: license.product.name, nodeLocked: license.nodeLocked, floatingSeats: license.floatingSeats }} />}
               <UsageCard licenseId={license.id} inactive={license.status === 'revoked' ? 'A revoked license records no usage.' : license.status === 'expired' ? 'An expired license records no usage.' : null} />
             </Stack>
           </>

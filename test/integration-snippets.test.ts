@@ -1,0 +1,76 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { integrationSnippets } from '../console/src/modules/licenses/integration/snippets.js';
+import { TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { startServerProcess, type ServerProcess } from './support/processes.js';
+
+/**
+ * The console's "Integrate" snippets are run as a vendor would paste them — bash + curl + jq, and the
+ * TypeScript module with jose — against a real HTTP server: they must work, not just look right.
+ */
+let t: TestApp;
+let server: ServerProcess;
+let origin: string;
+let key: string;
+const snippetsFor = (floatingSeats: number | null) => integrationSnippets(origin, { keyHint: 'ACME-…-WZ3P', productName: 'Acme Studio', nodeLocked: false, floatingSeats });
+
+beforeAll(async () => {
+  // Seeded in-process; served by a real server process on the same database and secret.
+  t = await startTestApp({ clock: new TestClock(Date.now()) });
+  ({ key } = await t.seedBasic({ maxActivations: 2, floatingSeats: 2, expiresAt: null }));
+  server = await startServerProcess({ DATABASE_URL: t.databaseUrl, SERVER_SECRET: t.config.serverSecret!, DATA_DIR: t.config.dataDir, JOBS_WORKER: 'false', LOG_LEVEL: 'warn' });
+  origin = server.url;
+});
+afterAll(async () => {
+  await server?.stop();
+  await t?.close();
+});
+
+// The snippets pretty-print each answer with jq; `jq -c` makes it one answer per line here.
+const bash = (code: string, env: Record<string, string> = {}) =>
+  execFileSync('bash', ['-euo', 'pipefail', '-c', `{\n${code}\n} | jq -c .`], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 30_000 })
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
+
+describe('integration snippets', () => {
+  it('curl: activates and validates with the real key', () => {
+    const { code } = snippetsFor(null).find((snippet) => snippet.id === 'curl')!;
+    expect(code).toContain(`${origin}/api/v1/nonce`);
+    expect(code).toContain("export LICENSE_KEY='ACME-XXXX-XXXX-XXXX-WZ3P'");
+    const [activated, validated] = bash(code.replace(/^export LICENSE_KEY=.*$/m, `export LICENSE_KEY='${key}'`));
+    expect(activated).toMatchObject({ isValid: true, productName: 'Acme Studio', remainingActivations: 1 });
+    expect(validated).toMatchObject({ isValid: true, productName: 'Acme Studio', remainingActivations: 1 });
+  });
+
+  it('floating: checkout, heartbeat and checkin', () => {
+    const floating = snippetsFor(2).find((snippet) => snippet.id === 'floating')!;
+    expect(snippetsFor(null).some((snippet) => snippet.id === 'floating')).toBe(false);
+    const [heartbeat, checkin] = bash(floating.code, { LICENSE_KEY: key });
+    expect(heartbeat).toMatchObject({ isValid: true, leaseSeconds: 300 });
+    expect(checkin).toMatchObject({ checkedIn: true, endReason: 'checkin' });
+  });
+
+  it('TypeScript: activate, then isLicensed verifies the offline token and the product', async () => {
+    const { code } = snippetsFor(null).find((snippet) => snippet.id === 'typescript')!;
+    // Inside the repository, so `jose` resolves as it would in the vendor's project.
+    const dir = path.resolve('test-output', `snippet-${process.pid}`);
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, 'license.ts');
+    writeFileSync(file, code);
+    try {
+      const client = (await import(file)) as { activate(key: string, device: string): Promise<{ isValid: boolean }>; isLicensed(key: string, version: string): Promise<boolean> };
+      expect(await client.activate(key, 'snippet-device')).toMatchObject({ isValid: true });
+      expect(await client.isLicensed(key, '1.0.0')).toBe(true);
+      expect(await client.isLicensed('ACME-AAAA-AAAA-AAAA-AAAA', '1.0.0')).toBe(false);
+      // A key of another product is refused by the product check, even though it is valid.
+      const other = await t.seedProduct((await t.prisma.tenant.findFirstOrThrow()).id, 'Other App');
+      const { key: otherKey } = await t.seedLicense(other.tenantId, other.id, { maxActivations: 1 });
+      expect(await client.isLicensed(otherKey, '1.0.0')).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
