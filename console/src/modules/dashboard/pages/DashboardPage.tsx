@@ -1,4 +1,5 @@
 import { Anchor, Grid, Group, Paper, Stack, Text, Title } from '@mantine/core';
+import { useCallback } from 'react';
 import { Link } from 'react-router';
 import { useQuery } from 'urql';
 import { BarChart } from '../../../charts';
@@ -9,6 +10,7 @@ import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { actionLabel } from '../../activity/actions';
 import { useCurrentUser } from '../../auth/hooks/useCurrentUser';
 import { ExpiringSoonPanel } from '../components/ExpiringSoonPanel';
+import { OnboardingChecklist } from '../components/OnboardingChecklist';
 import { StatCards } from '../components/StatCards';
 import { DashboardQuery } from '../graphql/documents';
 import { refetchOn } from '../../../lib/client';
@@ -16,6 +18,7 @@ import { refetchOn } from '../../../lib/client';
 export function DashboardPage() {
   const [result, reload] = useQuery({ query: DashboardQuery, context: refetchOn('License', 'Activation', 'Product') });
   const { company } = useCurrentUser();
+  const poll = useCallback(() => reload({ requestPolicy: 'network-only' }), [reload]);
 
   return (
     <>
@@ -23,6 +26,7 @@ export function DashboardPage() {
       <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
         {(data) => (
           <Stack gap="lg">
+            <OnboardingChecklist stats={data.dashboardStats} onPoll={poll} />
             <StatCards stats={data.dashboardStats} />
             <ExpiringSoonPanel stats={data.dashboardStats} />
             <Grid gutter="lg">

@@ -1,10 +1,14 @@
 import { ActionIcon, Code, CopyButton, Paper, Tabs, Text, Title, Tooltip } from '@mantine/core';
 import { IconCheck, IconCopy } from '@tabler/icons-react';
+import { useLocalStorage } from '@mantine/hooks';
+import { INTEGRATE_SEEN_KEY } from '../../dashboard/components/OnboardingChecklist';
 import { integrationSnippets, type SnippetLicense } from './snippets';
 
 /** "Integrate": how the vendor's application talks to this server about this license, ready to copy. */
 export function IntegratePanel({ license, origin = window.location.origin }: { license: SnippetLicense; origin?: string }) {
   const snippets = integrationSnippets(origin, license);
+  // The dashboard's getting-started checklist counts a copied snippet as "integrated".
+  const [, setIntegrateSeen] = useLocalStorage({ key: INTEGRATE_SEEN_KEY, defaultValue: false });
   return (
     <Paper p="lg">
       <Title order={3} size="h4" mb={4}>
@@ -27,7 +31,7 @@ export function IntegratePanel({ license, origin = window.location.origin }: { l
             <CopyButton value={snippet.code} timeout={2000}>
               {({ copied, copy }) => (
                 <Tooltip label={copied ? 'Copied' : 'Copy'} withArrow position="left">
-                  <ActionIcon variant="default" onClick={copy} aria-label={`Copy the ${snippet.label} snippet`} pos="absolute" top={16} right={8}>
+                  <ActionIcon variant="default" onClick={() => { copy(); setIntegrateSeen(true); }} aria-label={`Copy the ${snippet.label} snippet`} pos="absolute" top={16} right={8}>
                     {copied ? <IconCheck size={16} /> : <IconCopy size={16} />}
                   </ActionIcon>
                 </Tooltip>
