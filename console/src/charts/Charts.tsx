@@ -63,9 +63,12 @@ export function LineChart({ label, labels, series, height = 260, fill = false }:
   );
 }
 
+/** The legend names each slice with its count ("Active · 1,204"), so the numbers are readable without hovering. */
+export const legendLabels = (labels: string[], values: number[]) => labels.map((name, i) => `${name} · ${(values[i] ?? 0).toLocaleString('en-US')}`);
+
 export function DoughnutChart({ label, labels, values, colors, height = 240 }: BaseProps & { values: number[]; colors?: string[] }) {
   const data: ChartData<'doughnut'> = {
-    labels,
+    labels: legendLabels(labels, values),
     datasets: [{ label, data: values, backgroundColor: colors ?? labels.map((_, i) => PALETTE[i % PALETTE.length]), borderWidth: 2, borderColor: '#fff' }],
   };
   const options: ChartOptions<'doughnut'> = { cutout: '62%', plugins: { legend: { position: 'right', labels: { boxWidth: 12 } } } };
