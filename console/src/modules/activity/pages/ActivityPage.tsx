@@ -15,6 +15,7 @@ import { ACTIVITY_ACTIONS, actionColor, actionLabel, type ActivityAction } from 
 import { DetailsDiff } from '../components/DetailsDiff';
 import { ActivityIntegrityQuery, ActivityLogQuery } from '../graphql/documents';
 import { refetchOn } from '../../../lib/client';
+import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 const PAGE_SIZE = 25;
 const FILTERS = ['action', 'user', 'entity', 'entityId', 'from', 'to'] as const;
@@ -81,7 +82,7 @@ export function ActivityPage() {
         >
           {(data) => (
             <>
-              <Table.ScrollContainer minWidth={880}>
+              <ResponsiveTable minWidth={880}>
                 <Table>
                   <Table.Thead>
                     <Table.Tr>
@@ -99,7 +100,7 @@ export function ActivityPage() {
                     ))}
                   </Table.Tbody>
                 </Table>
-              </Table.ScrollContainer>
+              </ResponsiveTable>
               <Pager pages={pages} connection={data.activityLog} pageSize={PAGE_SIZE} busy={result.fetching} />
             </>
           )}

@@ -3,6 +3,7 @@ import { IconAlertTriangle } from '@tabler/icons-react';
 import { Link } from 'react-router';
 import { formatDate } from '../../../lib/format';
 import { expiringSoonView, type ExpiryStats } from '../expiringSoon';
+import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 /** "Licenses Expiring Soon" (spec §6.3): renders nothing when no active license expires within 30 days. */
 export function ExpiringSoonPanel({ stats, now = new Date() }: { stats: ExpiryStats; now?: Date }) {
@@ -27,7 +28,7 @@ export function ExpiringSoonPanel({ stats, now = new Date() }: { stats: ExpirySt
             </Badge>
           </Group>
         </Group>
-        <Table.ScrollContainer minWidth={460}>
+        <ResponsiveTable minWidth={460}>
           <Table verticalSpacing="xs">
             <Table.Thead>
               <Table.Tr>
@@ -58,7 +59,7 @@ export function ExpiringSoonPanel({ stats, now = new Date() }: { stats: ExpirySt
               ))}
             </Table.Tbody>
           </Table>
-        </Table.ScrollContainer>
+        </ResponsiveTable>
         {view.more > 0 && (
           <Anchor component={Link} to="/licenses?expiring=30" size="sm">
             {view.more} more expiring within 30 days →

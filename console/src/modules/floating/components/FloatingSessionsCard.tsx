@@ -7,6 +7,7 @@ import { useApiMutation } from '../../../ui/useApiMutation';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { EndFloatingSessionMutation, FloatingSessionsQuery } from '../graphql/documents';
 import { refetchOn } from '../../../lib/client';
+import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 /** Concurrent (floating) sessions holding a seat of one license right now; an admin can end one. */
 export function FloatingSessionsCard({ licenseId }: { licenseId: string }) {
@@ -31,7 +32,7 @@ export function FloatingSessionsCard({ licenseId }: { licenseId: string }) {
             {pool.sessions.length === 0 ? (
               <EmptyState title="No session right now">Applications check out a floating seat with /api/v1/float/checkout.</EmptyState>
             ) : (
-              <Table.ScrollContainer minWidth={640}>
+              <ResponsiveTable minWidth={640}>
                 <Table>
                   <Table.Thead>
                     <Table.Tr>
@@ -64,7 +65,7 @@ export function FloatingSessionsCard({ licenseId }: { licenseId: string }) {
                     ))}
                   </Table.Tbody>
                 </Table>
-              </Table.ScrollContainer>
+              </ResponsiveTable>
             )}
           </>
         )}

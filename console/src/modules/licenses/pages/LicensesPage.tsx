@@ -17,6 +17,7 @@ import { CreateLicenseModal } from '../components/CreateLicenseModal';
 import { ExpiryText, LicenseStatusBadge, type LicenseStatus } from '../components/LicenseStatus';
 import { LicensesQuery, ProductOptionsQuery } from '../graphql/documents';
 import { refetchOn } from '../../../lib/client';
+import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 const PAGE_SIZE = 20;
 // The search text stays out of the URL: it may be a whole license key, which must never travel in a URL.
@@ -115,7 +116,7 @@ export function LicensesPage() {
         >
           {(data) => (
             <>
-              <Table.ScrollContainer minWidth={860}>
+              <ResponsiveTable minWidth={860}>
                 <Table>
                   <Table.Thead>
                     <Table.Tr>
@@ -156,7 +157,7 @@ export function LicensesPage() {
                     ))}
                   </Table.Tbody>
                 </Table>
-              </Table.ScrollContainer>
+              </ResponsiveTable>
               <Pager pages={pages} connection={data.licenses} pageSize={PAGE_SIZE} busy={result.fetching} />
             </>
           )}

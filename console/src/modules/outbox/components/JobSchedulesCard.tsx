@@ -3,6 +3,7 @@ import { useQuery } from 'urql';
 import { formatDateTime, relativeTime } from '../../../lib/format';
 import { QueryState } from '../../../ui/QueryState';
 import { JobSchedulesQuery } from '../graphql/documents';
+import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 /** The scheduled jobs (weekly digest, expiry alerts, delivery…) with their last and next run. */
 export function JobSchedulesCard() {
@@ -14,7 +15,7 @@ export function JobSchedulesCard() {
       </Title>
       <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
         {(data) => (
-          <Table.ScrollContainer minWidth={640}>
+          <ResponsiveTable minWidth={640}>
             <Table>
               <Table.Thead>
                 <Table.Tr>
@@ -61,7 +62,7 @@ export function JobSchedulesCard() {
                 ))}
               </Table.Tbody>
             </Table>
-          </Table.ScrollContainer>
+          </ResponsiveTable>
         )}
       </QueryState>
     </Paper>

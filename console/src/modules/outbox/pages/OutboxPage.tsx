@@ -11,6 +11,7 @@ import { useSearchFilters } from '../../../ui/useSearchFilters';
 import { JobSchedulesCard } from '../components/JobSchedulesCard';
 import { EmailsQuery } from '../graphql/documents';
 import { EmailPreview } from '../components/EmailPreview';
+import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 const PAGE_SIZE = 20;
 const FILTERS = ['status', 'kind'] as const;
@@ -50,7 +51,7 @@ export function OutboxPage() {
           >
             {(data) => (
               <>
-                <Table.ScrollContainer minWidth={820}>
+                <ResponsiveTable minWidth={820}>
                   <Table>
                     <Table.Thead>
                       <Table.Tr>
@@ -92,7 +93,7 @@ export function OutboxPage() {
                       ))}
                     </Table.Tbody>
                   </Table>
-                </Table.ScrollContainer>
+                </ResponsiveTable>
                 <Pager pages={pages} connection={data.emails} pageSize={PAGE_SIZE} busy={result.fetching} />
               </>
             )}

@@ -14,6 +14,7 @@ import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { ProductFormModal } from '../components/ProductFormModal';
 import { DeleteProductMutation, ProductsQuery, type ProductFields } from '../graphql/documents';
 import { refetchOn } from '../../../lib/client';
+import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 type Product = FragmentOf<typeof ProductFields>;
 
@@ -47,7 +48,7 @@ export function ProductsPage() {
           }
         >
           {(data) => (
-            <Table.ScrollContainer minWidth={680}>
+            <ResponsiveTable minWidth={680}>
               <Table>
                 <Table.Thead>
                   <Table.Tr>
@@ -64,7 +65,7 @@ export function ProductsPage() {
                   ))}
                 </Table.Tbody>
               </Table>
-            </Table.ScrollContainer>
+            </ResponsiveTable>
           )}
         </QueryState>
       </Paper>

@@ -13,6 +13,7 @@ import { CreateApiKeyModal } from '../components/CreateApiKeyModal';
 import { roleLabel } from '../components/RoleSelect';
 import { ApiKeysQuery, RevokeApiKeyMutation, type ApiKeyFields } from '../graphql/documents';
 import { refetchOn } from '../../../lib/client';
+import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 export function ApiKeysPage() {
   const [result, reload] = useQuery({ query: ApiKeysQuery, context: refetchOn('ApiKey') });
@@ -36,7 +37,7 @@ export function ApiKeysPage() {
           empty={<EmptyState title="No API keys yet">Create one to automate license management from your backend.</EmptyState>}
         >
           {(data) => (
-            <Table.ScrollContainer minWidth={720}>
+            <ResponsiveTable minWidth={720}>
               <Table>
                 <Table.Thead>
                   <Table.Tr>
@@ -54,7 +55,7 @@ export function ApiKeysPage() {
                   ))}
                 </Table.Tbody>
               </Table>
-            </Table.ScrollContainer>
+            </ResponsiveTable>
           )}
         </QueryState>
       </Paper>

@@ -13,6 +13,7 @@ import { AddMemberModal } from '../components/AddMemberModal';
 import { ROLE_OPTIONS, roleLabel, type Role } from '../components/RoleSelect';
 import { DeactivateUserMutation, ReactivateUserMutation, UpdateUserMutation, UsersQuery, type TeamMemberFields } from '../graphql/documents';
 import { refetchOn } from '../../../lib/client';
+import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 export function TeamPage() {
   const [result, reload] = useQuery({ query: UsersQuery, context: refetchOn('User') });
@@ -34,7 +35,7 @@ export function TeamPage() {
       <Paper>
         <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })} isEmpty={(data) => data.users.length === 0} empty={<EmptyState title="No team members yet" />}>
           {(data) => (
-            <Table.ScrollContainer minWidth={760}>
+            <ResponsiveTable minWidth={760}>
               <Table>
                 <Table.Thead>
                   <Table.Tr>
@@ -51,7 +52,7 @@ export function TeamPage() {
                   ))}
                 </Table.Tbody>
               </Table>
-            </Table.ScrollContainer>
+            </ResponsiveTable>
           )}
         </QueryState>
       </Paper>

@@ -9,6 +9,7 @@ import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { RemoveMeterQuotaMutation, SetMeterQuotaMutation, UsageTotalsQuery } from '../graphql/documents';
+import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 type Period = EnumOf<'MeterPeriod'>;
 const PERIODS: { value: Period; label: string }[] = [
@@ -61,7 +62,7 @@ export function UsageCard({ licenseId, inactive = null }: { licenseId: string; i
                 {formatDate(usage.periodStart)} – {formatDate(usage.periodEnd)} (UTC)
               </Text>
             )}
-            <Table.ScrollContainer minWidth={560}>
+            <ResponsiveTable minWidth={560}>
               <Table>
                 <Table.Thead>
                   <Table.Tr>
@@ -117,7 +118,7 @@ export function UsageCard({ licenseId, inactive = null }: { licenseId: string; i
                   ))}
                 </Table.Tbody>
               </Table>
-            </Table.ScrollContainer>
+            </ResponsiveTable>
           </>
         )}
       </QueryState>
