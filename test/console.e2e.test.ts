@@ -1,12 +1,12 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { currentTotp } from '../server/src/services/auth/mfa.js';
 import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
-import { postJson, startServerProcess, type ServerProcess } from './support/processes.js';
+import { postJson, runCli, startServerProcess, type ServerProcess } from './support/processes.js';
 
 /**
  * The admin console end to end: the built console served by the real server (a separate process) on its own
@@ -20,27 +20,9 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery' };
 const DAY = 86_400_000;
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === 'node_modules' || entry.name === 'dist') continue;
-    const full = path.join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs);
-  }
-  return newest;
-}
-
-/** Builds console/dist when it is missing or older than any console source. */
+/** Builds console/dist unless it is up to date with the console's sources (the same check `pnpm start` makes). */
 function ensureConsoleBuilt() {
-  const built = path.join(CONSOLE, 'dist/index.html');
-  let builtAt = 0;
-  try {
-    builtAt = statSync(built).mtimeMs;
-  } catch {
-    // not built yet
-  }
-  if (builtAt > newestMtime(CONSOLE)) return;
-  const result = spawnSync('pnpm', ['--filter', './console', 'build'], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
+  const result = spawnSync(process.execPath, ['server/scripts/build-if-changed.mjs', 'console'], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
   if (result.status !== 0) throw new Error(`console build failed:\n${result.stdout}\n${result.stderr}`);
 }
 
@@ -50,6 +32,7 @@ let context: BrowserContext;
 let page: Page;
 let dbName: string;
 let dataDir: string;
+let databaseUrl: string;
 const pageErrors: string[] = [];
 
 async function shot(name: string) {
@@ -90,7 +73,7 @@ beforeAll(async () => {
   ensureConsoleBuilt();
   mkdirSync(SCREENSHOTS, { recursive: true });
   dbName = uniqueName('kf_console');
-  const databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
+  databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
   dataDir = mkdtempSync(path.join(tmpdir(), 'kf-console-'));
   server = await startServerProcess({
     DATABASE_URL: databaseUrl,
@@ -146,6 +129,11 @@ describe('admin console in Chromium', () => {
     await shot('01-setup');
     await page.getByRole('button', { name: 'Create company and sign in' }).click();
     await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    // An empty company gets the getting-started checklist, pointing at step 1.
+    const checklist = page.getByRole('region', { name: 'Getting started' });
+    await checklist.getByText('0 of 4 done').waitFor();
+    expect(await checklist.getByRole('link', { name: 'Add a product' }).getAttribute('href')).toBe('/products');
+    await shot('01b-getting-started');
     // Setup is closed now: the page hands over to sign-in.
     expect(await (await fetch(`${server.url}/api/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ needsSetup }' }) })).json()).toEqual({ data: { needsSetup: false } });
   });
@@ -208,6 +196,15 @@ describe('admin console in Chromium', () => {
     await page.getByText('Not activated yet').waitFor();
     licenseUrl = new URL(page.url()).pathname;
     expect(licenseUrl).toMatch(/^\/licenses\/[0-9a-f]{32}$/);
+
+    // The Integrate panel: snippets for this server and product, copied with one click.
+    const integrate = page.getByRole('tabpanel').filter({ has: page.locator('[data-snippet="curl"]') });
+    expect(await integrate.locator('[data-snippet="curl"]').textContent()).toContain(`${server.url}/api/v1/activate`);
+    await page.getByRole('button', { name: 'Copy the curl snippet' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toContain(`curl -s ${server.url}/api/v1/validate`);
+    await page.getByRole('tab', { name: 'TypeScript' }).click();
+    expect(await page.locator('[data-snippet="typescript"]').textContent()).toContain("const PRODUCT = \"Acme Studio\"");
+    await shot('04b-integrate');
   });
 
   it('the license activates through the public API and the activation shows on its page', async () => {
@@ -221,9 +218,20 @@ describe('admin console in Chromium', () => {
     await expect.poll(() => page.getByText('1 of 3 used').count()).toBe(1);
   });
 
-  it('edits the license (max activations 3 → 5)', async () => {
+  it('edits the license (max activations 3 → 5); a bad version or a negative number is a field error', async () => {
     await page.getByRole('button', { name: 'Edit' }).click();
     const dialog = page.getByRole('dialog');
+    await dialog.getByRole('button', { name: /Versions, grace periods/ }).click();
+    await dialog.getByLabel('Minimum app version').fill('banana');
+    await dialog.getByLabel('Maximum app version').fill('1.0.0');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    await dialog.getByText('must be a semantic version such as 1.4.2').waitFor();
+    await dialog.getByLabel('Minimum app version').fill('');
+    await dialog.getByLabel('Maximum app version').fill('');
+    await dialog.getByLabel('Max activations').fill('-3');
+    await dialog.getByLabel('Max activations').blur();
+    await dialog.getByText('At least 1.').waitFor();
+    expect(await dialog.getByLabel('Max activations').inputValue()).toBe('-3');
     await dialog.getByLabel('Max activations').fill('5');
     await dialog.getByRole('button', { name: 'Save changes' }).click();
     await toast('License saved.').waitFor();
@@ -242,6 +250,8 @@ describe('admin console in Chromium', () => {
     expect(await row.textContent()).toMatch(/Acme Studio.*buyer@example\.com.*in 1[01]d/);
     expect(await page.getByTestId('stat-activeLicenses').textContent()).toBe('1');
     expect(await page.getByTestId('stat-activations').textContent()).toBe('1');
+    // Product, license, integrate (a snippet was copied) and the first activation: the checklist is done.
+    expect(await page.getByRole('region', { name: 'Getting started' }).count()).toBe(0);
     await shot('06-dashboard');
     await row.getByRole('link', { name: 'Acme Studio' }).click();
     await page.waitForURL(`**${licenseUrl}`);
@@ -355,6 +365,32 @@ describe('admin console in Chromium', () => {
     await shot('14b-emails');
   });
 
+  it('a read-only member: no Emails in the navigation, and its deep link explains instead of crashing', async () => {
+    const readOnly = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce' });
+    const bob = await readOnly.newPage();
+    const errors: string[] = [];
+    bob.on('pageerror', (error) => errors.push(error.message));
+    try {
+      await bob.goto('/emails');
+      await bob.waitForURL('**/login**');
+      await bob.getByLabel('Email').fill('bob@acme.test');
+      await bob.getByLabel(/^Password/).fill('bob password 123');
+      await bob.getByRole('button', { name: 'Sign in' }).click();
+      await bob.waitForURL('**/emails');
+      await bob.getByText('This needs the CompanyAdmin role').waitFor();
+      expect(await bob.getByRole('navigation', { name: 'Main navigation' }).getByRole('link', { name: 'Emails' }).count()).toBe(0);
+      await bob.screenshot({ path: path.join(SCREENSHOTS, '14c-read-only-emails.png'), fullPage: true });
+      // Read-only members read everything else; management actions are not offered.
+      await bob.goto(licenseUrl);
+      await bob.getByText('Integrate').first().waitFor();
+      expect(await bob.getByRole('button', { name: 'Revoke' }).count()).toBe(0);
+      expect(await bob.getByText('Unexpected Application Error').count()).toBe(0);
+      expect(errors).toEqual([]);
+    } finally {
+      await readOnly.close();
+    }
+  });
+
   it('revokes the license after confirmation; it no longer validates', async () => {
     await page.goto(licenseUrl);
     await page.getByRole('button', { name: 'Revoke' }).click();
@@ -396,15 +432,33 @@ describe('admin console in Chromium', () => {
     await page.waitForURL(/\/licenses$/); // back where the session ended
   });
 
-  it('works on a narrow screen', async () => {
-    await page.setViewportSize({ width: 390, height: 844 });
+  it('works on a 375 px phone: tables become cards, nothing is off-screen', async () => {
+    // A license expiring in 3 days (the first one is revoked now), so the widget shows.
+    const cli = runCli(['license:create', '--tenant', 'ACME', '--product', 'Acme Studio', '--max-activations', '1', '--expires-at', new Date(Date.now() + 3 * DAY).toISOString(), '--customer-email', 'a.very.long.customer.address@example.com', '--json'],
+      { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: 'console-e2e-secret-0123456789abcdef0123456789' });
+    expect(cli.status, cli.stderr).toBe(0);
+    await page.setViewportSize({ width: 375, height: 812 });
     await page.getByRole('button', { name: 'Open navigation' }).click();
     await nav('Dashboard');
-    await page.getByTestId('stat-activeLicenses').waitFor();
+    const expiring = page.getByTestId('expiring-row').first();
+    await expiring.waitFor();
+    const countdown = expiring.locator('td[data-label="Expires"]');
+    expect(await countdown.textContent()).toMatch(/in [23]d/);
+    const box = (await countdown.boundingBox())!;
+    expect(box.x + box.width).toBeLessThanOrEqual(375);
     await shot('17-dashboard-narrow');
     await page.getByRole('button', { name: 'Open navigation' }).click();
     await nav('Licenses');
-    await page.getByTestId('license-row').first().waitFor();
+    const row = page.getByTestId('license-row').first();
+    await row.waitFor();
+    // A card: the header row is hidden, each cell carries its label, and every cell fits the screen.
+    expect(await page.locator('thead').first().isVisible()).toBe(false);
+    for (const cell of await row.locator('td').all()) {
+      const box = (await cell.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(375);
+    }
+    expect(await row.locator('td[data-label="Product"]').count()).toBe(1);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await shot('18-licenses-narrow');
     expect(pageErrors).toEqual([]);
   });

@@ -1,5 +1,6 @@
 // `pnpm start`'s build step: builds the console and the server only when their sources changed since the last
 // build (a fingerprint of every input file's path, size and modification time, kept next to the output).
+// Arguments name the targets to consider (`console`, `server`); none: both.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
@@ -41,7 +42,8 @@ function fingerprint(inputs) {
   return hash.digest('hex');
 }
 
-for (const target of targets) {
+const wanted = process.argv.slice(2);
+for (const target of targets.filter((candidate) => wanted.length === 0 || wanted.includes(candidate.name))) {
   const stamp = path.join(root, target.output, '.build-fingerprint');
   const current = fingerprint(target.inputs);
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === current) {

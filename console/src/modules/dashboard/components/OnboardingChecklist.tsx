@@ -51,7 +51,7 @@ export function OnboardingChecklist({ stats, onPoll }: { stats: Progress; onPoll
   const next = steps.find((step) => !step.done);
 
   return (
-    <Paper p="lg" aria-label="Getting started">
+    <Paper p="lg" component="section" aria-label="Getting started">
       <Group justify="space-between" mb={4}>
         <Title order={3} size="h4">
           Getting started
