@@ -334,7 +334,7 @@ describe('at volume, isolated per tenant, resumable', () => {
     clock.set('2027-02-05T08:00:00.000Z');
     const now = clock.now();
     const period = '2027-02-05';
-    const seeded = [];
+    const seeded: string[] = [];
     for (const prefix of ['RSA', 'RSB', 'RSC', 'RSD']) {
       const { tenant, product } = await seedTenant(prefix, `Resume ${prefix}`);
       await bulkLicenses(tenant.id, product.id, 30, (index) => at([1.5, 7.5, 30.5][index % 3]), (index) => `c${index}@${prefix.toLowerCase()}.test`);
