@@ -23,7 +23,7 @@ export interface ExpiryReport {
 }
 
 /** Licenses read, claimed and rendered per step: bounds memory whatever a tenant holds. */
-export const EXPIRY_BATCH = 200;
+export const EXPIRY_BATCH = 100;
 /** Rows per threshold in the admin email; the rest are counted and linked (the console's license list). */
 export const ADMIN_ROWS_PER_THRESHOLD = 50;
 
