@@ -1,8 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../server/src/db/database.js';
 import { createTransport } from '../server/src/jobs/email/transport.js';
 import { expiryNotificationsJob } from '../server/src/jobs/expiry-notifications.js';
 import { jobContext, startJobs, type Jobs } from '../server/src/jobs/scheduler.js';
@@ -366,6 +368,36 @@ describe('at volume, isolated per tenant, resumable', () => {
     expect((await app.prisma.emailOutbox.findMany({ where: { tenantId: { in: [...done] } }, select: { id: true } })).map((row) => row.id).sort()).toEqual(before.map((row) => row.id).sort());
     expect(await resumeScheduledRuns(ctx(new Date(now.getTime() + 300_000)))).toEqual([]);
   });
+});
+
+describe('on the embedded database (PGlite)', () => {
+  it('the same run: isolated tenants, the retry, the claims and the outbox rows', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-expiry-pglite-'));
+    const db = await openDatabase({ dataDir });
+    try {
+      const now = new Date('2027-03-01T08:00:00.000Z');
+      const tenants: string[] = [];
+      for (const prefix of ['EMA', 'EMB']) {
+        const tenant = await db.prisma.tenant.create({ data: { name: `Embedded ${prefix}`, keyPrefix: prefix } });
+        await db.prisma.user.create({ data: { tenantId: tenant.id, email: `ada@${prefix.toLowerCase()}.test`, role: 'CompanyAdmin', passwordHash: 'unused' } });
+        const product = await db.prisma.product.create({ data: { tenantId: tenant.id, name: `Product ${prefix}` } });
+        await db.prisma.license.createMany({
+          data: [1.5, 7.5, 30.5, 12].map((days, index) => ({ tenantId: tenant.id, productId: product.id, keyDigest: randomBytes(32).toString('hex'), keyHint: `${prefix}-…-${index}`, maxActivations: 1, expiresAt: new Date(now.getTime() + days * DAY), customerEmail: `c${index}@${prefix.toLowerCase()}.test` })),
+        });
+        tenants.push(tenant.id);
+      }
+      const ctx = { db, now, publicUrl: 'http://licensing.test' };
+      const first = await queueExpiryNotifications({ ...ctx, failpoint: (_job: string, tenantId: string) => { if (tenantId === tenants[1]) throw new Error('injected'); } });
+      expect(first).toMatchObject({ notices: 3, adminEmails: 1, customerEmails: 3, run: { failedTenants: [tenants[1]], finished: false } });
+      const [resumed] = await resumeScheduledRuns({ ...ctx, now: new Date(now.getTime() + 60_000) });
+      expect(resumed).toMatchObject({ tenants: 1, finished: true, notices: 3, adminEmails: 1, customerEmails: 3 });
+      expect(await db.prisma.emailOutbox.count()).toBe(8);
+      expect(await db.prisma.expiryNotice.count()).toBe(6);
+    } finally {
+      await db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe('exactly once across workers', () => {
