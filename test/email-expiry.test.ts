@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../server/src/db/database.js';
 import { createTransport } from '../server/src/jobs/email/transport.js';
 import { expiryNotificationsJob } from '../server/src/jobs/expiry-notifications.js';
+import { housekeepingJob } from '../server/src/jobs/housekeeping.js';
 import { jobContext, startJobs, type Jobs } from '../server/src/jobs/scheduler.js';
 import { ADMIN_ROWS_PER_THRESHOLD, EXPIRY_BATCH, queueExpiryNotifications, thresholdFor } from '../server/src/services/notifications/expiry.js';
 import { resumeScheduledRuns } from '../server/src/services/notifications/resume.js';
@@ -367,6 +368,17 @@ describe('at volume, isolated per tenant, resumable', () => {
     }
     expect((await app.prisma.emailOutbox.findMany({ where: { tenantId: { in: [...done] } }, select: { id: true } })).map((row) => row.id).sort()).toEqual(before.map((row) => row.id).sort());
     expect(await resumeScheduledRuns(ctx(new Date(now.getTime() + 300_000)))).toEqual([]);
+  });
+
+  it('housekeeping purges run records older than 35 days, not newer ones', async () => {
+    const count = () => app.prisma.jobRunTenant.count({ where: { period: '2027-02-05' } });
+    expect(await count()).toBeGreaterThan(0);
+    const housekeeping = (now: Date) => housekeepingJob.run(jobContext({ ...app.deps, clock: clock.now }, createTransport(app.config, app.deps.logger), now));
+    await housekeeping(new Date('2027-03-10T08:00:00.000Z'));
+    expect(await count()).toBeGreaterThan(0);
+    expect(await housekeeping(new Date('2027-03-13T08:00:00.000Z'))).toMatchObject({ runRecordsPurged: expect.any(Number) });
+    expect(await count()).toBe(0);
+    expect(await app.prisma.jobRun.count({ where: { period: '2027-02-05' } })).toBe(0);
   });
 });
 

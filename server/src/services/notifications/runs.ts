@@ -157,3 +157,11 @@ function ownerId() {
 
 /** The UTC day of `now`, e.g. 2026-06-01: the expiry run's period. */
 export const dayPeriod = (now: Date) => now.toISOString().slice(0, 10);
+
+/** Run records older than `keepDays` (housekeeping): only the current day's and week's are ever read. */
+export async function purgeRunRecords(ctx: Pick<NotificationContext, 'db' | 'now'>, keepDays = 35): Promise<number> {
+  const before = new Date(ctx.now.getTime() - keepDays * 86_400_000);
+  const tenants = await ctx.db.prisma.jobRunTenant.deleteMany({ where: { updatedAt: { lt: before } } });
+  const runs = await ctx.db.prisma.jobRun.deleteMany({ where: { startedAt: { lt: before } } });
+  return tenants.count + runs.count;
+}
