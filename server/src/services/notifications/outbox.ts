@@ -4,8 +4,8 @@ import type { Db } from '../../db/database.js';
 import { isUuid, pageSize, toPage, decodeCursor, type Page, type PageArgs } from '../listing.js';
 import type { ServiceContext } from '../context.js';
 
-// The email outbox. Every email is written here first, in the same transaction as the decision to send it,
-// under an idempotency key (tenant + kind + period/threshold + recipient); delivery (delivery.ts) reads it
+// The email outbox. Every email is written here first under an idempotency key (tenant + kind + period/threshold
+// + recipient), with or after the decision to send it (expiry.ts, digest.ts); delivery (delivery.ts) reads it
 // afterwards. A rerun of a job produces the same keys, so it adds nothing.
 
 export const EMAIL_KINDS = ['weekly-digest', 'expiry-admin', 'expiry-customer'] as const;
