@@ -4,9 +4,9 @@ import type { ServiceContext } from '../context.js';
 /**
  * Delivery of the outbox, exactly once.
  *
- * 1. Nothing is lost: an email exists only as an outbox row, committed together with the decision to send
- *    it (the expiry notice, the digest period). Until a provider has accepted it, the row stays `pending`,
- *    so any crash leaves it for the next run.
+ * 1. Nothing is lost: an email exists only as an outbox row, committed with or before the record that it was
+ *    decided (the expiry notice, the tenant's run record: runs.ts). Until a provider has accepted it, the row
+ *    stays `pending`, so any crash leaves it for the next run.
  * 2. Nothing is sent twice by two workers: a worker *claims* due rows in one statement
  *    (`FOR UPDATE SKIP LOCKED`), incrementing `attempts` and moving `nextAttemptAt` a lease into the future.
  *    Other workers skip claimed rows until the lease ends; `attempts` is the fencing token, so a worker
