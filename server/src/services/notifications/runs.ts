@@ -48,7 +48,7 @@ export interface RunSummary {
 export async function startRun<R>(ctx: NotificationContext, job: PeriodicJob<R>, report: R): Promise<RunSummary> {
   const period = job.period(ctx.now);
   const owner = ownerId();
-  const lease = leaseUntil(ctx);
+  const lease = leaseUntil();
   await ctx.db.prisma.$executeRaw`
     INSERT INTO job_runs (job, period, started_at, lease_owner, leased_until, next_attempt_at)
     VALUES (${job.name}, ${period}, ${ctx.now}, ${owner}, ${lease}, ${ctx.now})
@@ -67,7 +67,7 @@ export async function resumeRuns(ctx: NotificationContext, jobs: { job: Periodic
     const period = job.period(ctx.now);
     const owner = ownerId();
     const claimed = await ctx.db.prisma.$executeRaw`
-      UPDATE job_runs SET lease_owner = ${owner}, leased_until = ${leaseUntil(ctx)}, passes = passes + 1
+      UPDATE job_runs SET lease_owner = ${owner}, leased_until = ${leaseUntil()}, passes = passes + 1
        WHERE job = ${job.name} AND period = ${period} AND finished_at IS NULL
          AND leased_until < clock_timestamp() AND next_attempt_at <= ${ctx.now}`;
     if (!claimed) continue;
@@ -82,7 +82,7 @@ export async function resumeRuns(ctx: NotificationContext, jobs: { job: Periodic
 async function pass<R>(ctx: NotificationContext, job: PeriodicJob<R>, period: string, owner: string, mode: 'start' | 'resume', report: R): Promise<RunSummary> {
   const prisma = ctx.db.prisma;
   const heartbeat = setInterval(() => {
-    prisma.$executeRaw`UPDATE job_runs SET leased_until = ${leaseUntil(ctx)} WHERE job = ${job.name} AND period = ${period} AND lease_owner = ${owner}`.catch(
+    prisma.$executeRaw`UPDATE job_runs SET leased_until = ${leaseUntil()} WHERE job = ${job.name} AND period = ${period} AND lease_owner = ${owner}`.catch(
       (error: Error) => ctx.logger?.warn({ job: job.name, period, err: error.message }, 'run lease renewal failed'),
     );
   }, RUN_LEASE_MS / 3);
@@ -147,7 +147,7 @@ async function runTenant<R>(ctx: NotificationContext, job: PeriodicJob<R>, perio
 }
 
 /** The lease end, from the database's clock plus the lease (so process clocks and test clocks do not matter). */
-function leaseUntil(_ctx: NotificationContext) {
+function leaseUntil() {
   return Prisma.sql`clock_timestamp() + ${`${RUN_LEASE_MS} milliseconds`}::interval`;
 }
 
