@@ -16,6 +16,7 @@ import { activationTrend, analyticsWindow, dashboardStats, licenseDistribution, 
 import { listActivity } from '../server/src/services/audit/activity.js';
 import { getLicense, listLicenses } from '../server/src/services/licenses.js';
 import { listProducts } from '../server/src/services/products.js';
+import { benchExpiryJob } from './scale-jobs.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB = process.env.SCALE_DB ?? 'keyforge_scale';
@@ -148,3 +149,4 @@ writeFileSync(path.join(dir, 'scale-latest.md'), [
   ...result.rows.map((row) => `| ${row.path} | ${row.p50} | ${row.p95} | ${row.ok ? 'yes' : '**no**'} |`),
   '', 'Not measured here: activityLogIntegrity and the expiry job (issue 11, other branches); validate (pnpm bench).', '',
 ].join('\n'));
+await benchExpiryJob(url); // the expiry job and the digest on the same data (bench/scale-jobs.ts)

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTransport } from '../server/src/jobs/email/transport.js';
 import { jobContext } from '../server/src/jobs/scheduler.js';
 import { weeklyDigestJob } from '../server/src/jobs/weekly-digest.js';
+import { queueWeeklyDigests } from '../server/src/services/notifications/digest.js';
+import { resumeScheduledRuns } from '../server/src/services/notifications/resume.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
 
@@ -130,6 +132,28 @@ describe('weekly digest', () => {
     // Busy Ltd's activation is now 9 days old and its license expired: skipped this week.
     expect(await runDigest()).toMatchObject({ skipped: 2, emails: 1 });
     expect(peer.messages.map((message) => message.To)).toEqual(['bob@acme.test']);
+  });
+
+  it('one tenant failing is logged and retried; the others get their digest; a resume finishes the week once', async () => {
+    peer.reset();
+    const now = new Date('2026-06-22T09:00:00.000Z');
+    const broken = await app.seedTenant({ name: 'Broken Digest', keyPrefix: 'BRKD' });
+    await user(broken.id, 'admin@broken.test');
+    const product = await app.seedProduct(broken.id, 'Broken App');
+    await app.seedLicense(broken.id, product.id, { expiresAt: new Date(now.getTime() + 60 * DAY) });
+    const ctx = { db: app.deps.db, now, publicUrl: app.config.publicUrl, logger: app.deps.logger };
+    const first = await queueWeeklyDigests({ ...ctx, failpoint: (_job: string, tenantId: string) => { if (tenantId === broken.id) throw new Error('digest failure'); } });
+    expect(first).toMatchObject({ week: '2026-W26', run: { failedTenants: [broken.id], finished: false } });
+    expect(first.emails).toBeGreaterThanOrEqual(1);
+    expect(app.logs.some((line) => line.includes('tenant failed in a scheduled run') && line.includes(broken.id))).toBe(true);
+    const sentTo = async () => (await app.prisma.emailOutbox.findMany({ where: { kind: 'weekly-digest', idempotencyKey: { contains: '2026-W26' } }, select: { toAddress: true } })).map((row) => row.toAddress).sort();
+    expect(await sentTo()).toEqual(['bob@acme.test']);
+    const resumed = await resumeScheduledRuns({ ...ctx, now: new Date(now.getTime() + 60_000) });
+    expect(resumed).toEqual([expect.objectContaining({ job: 'weekly-digest', period: '2026-W26', tenants: 1, finished: true, emails: 1 })]);
+    expect(await sentTo()).toEqual(['admin@broken.test', 'bob@acme.test']);
+    // The week is done: a later resume, and a rerun, add nothing.
+    expect(await resumeScheduledRuns({ ...ctx, now: new Date(now.getTime() + 2 * DAY) })).toEqual([]);
+    expect(await queueWeeklyDigests({ ...ctx, now: new Date(now.getTime() + 2 * DAY) })).toMatchObject({ emails: 0 });
   });
 
   it.skipIf(!existsSync(CHROMIUM))('renders in a browser with the figures visible (screenshot in test-output/)', async () => {

@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../server/src/db/database.js';
 import { createTransport } from '../server/src/jobs/email/transport.js';
 import { expiryNotificationsJob } from '../server/src/jobs/expiry-notifications.js';
+import { housekeepingJob } from '../server/src/jobs/housekeeping.js';
 import { jobContext, startJobs, type Jobs } from '../server/src/jobs/scheduler.js';
-import { thresholdFor } from '../server/src/services/notifications/expiry.js';
+import { ADMIN_ROWS_PER_THRESHOLD, EXPIRY_BATCH, queueExpiryNotifications, thresholdFor } from '../server/src/services/notifications/expiry.js';
+import { resumeScheduledRuns } from '../server/src/services/notifications/resume.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
 
@@ -199,6 +203,213 @@ describe('expiry notification emails', () => {
       await browser.close();
     }
   });
+});
+
+describe('at volume, isolated per tenant, resumable', () => {
+  // Each test runs on its own day, so the day's run records start empty.
+  const ctx = (now: Date, failpoint?: (job: string, tenantId: string) => void) => ({ db: app.deps.db, now, publicUrl: app.config.publicUrl, logger: app.deps.logger, failpoint });
+  const run = (job: string, period: string) => app.prisma.jobRun.findUniqueOrThrow({ where: { job_period: { job, period } } });
+  const record = (period: string, tenantId: string) => app.prisma.jobRunTenant.findUnique({ where: { job_period_tenantId: { job: 'expiry-notifications', period, tenantId } } });
+
+  /** `count` licenses in one statement: ~0.1 s for thousands, where the service takes ms each. */
+  async function bulkLicenses(tenantId: string, productId: string, count: number, expiresAt: (index: number) => Date, customerEmail?: (index: number) => string | null) {
+    const data = Array.from({ length: count }, (_, index) => ({
+      tenantId,
+      productId,
+      keyDigest: randomBytes(32).toString('hex'),
+      keyHint: `BULK-…-${String(index).padStart(5, '0')}`,
+      maxActivations: 3,
+      expiresAt: expiresAt(index),
+      customerEmail: customerEmail?.(index) ?? null,
+    }));
+    await app.prisma.license.createMany({ data });
+    return app.prisma.license.findMany({ where: { tenantId, keyHint: { startsWith: 'BULK-' } }, select: { id: true, keyHint: true, expiresAt: true, customerEmail: true, status: true } });
+  }
+
+  it('one tenant failing is logged and retried with backoff; the other tenants get their emails', async () => {
+    clock.set('2027-02-01T08:00:00.000Z');
+    const now = clock.now();
+    const tenants = await Promise.all(['ISOA', 'ISOB', 'ISOC'].map((prefix) => seedTenant(prefix, `Isolated ${prefix}`)));
+    for (const { tenant, product } of tenants) await app.seedLicense(tenant.id, product.id, { expiresAt: at(7.3), customerEmail: `buyer@${tenant.keyPrefix.toLowerCase()}.test` });
+    const broken = tenants[1].tenant.id;
+    const first = await queueExpiryNotifications(
+      ctx(now, (_job, tenantId) => {
+        if (tenantId === broken) throw new Error('injected failure');
+      }),
+    );
+    expect(first.run.failedTenants).toEqual([broken]);
+    expect(first.run.finished).toBe(false);
+    expect(app.logs.some((line) => line.includes('tenant failed in a scheduled run; retried later') && line.includes(broken) && line.includes('injected failure'))).toBe(true);
+    const emailsOf = (tenantId: string) => app.prisma.emailOutbox.count({ where: { tenantId } });
+    expect(await emailsOf(tenants[0].tenant.id)).toBe(3); // ada, bob, the customer
+    expect(await emailsOf(tenants[2].tenant.id)).toBe(3);
+    expect(await emailsOf(broken)).toBe(0);
+    expect(await record('2027-02-01', broken)).toMatchObject({ status: 'failed', attempts: 1, lastError: 'injected failure', nextAttemptAt: new Date(now.getTime() + 60_000) });
+
+    // Not due yet; then due: only the failed tenant is processed again, and the run finishes.
+    expect(await resumeScheduledRuns(ctx(now))).toEqual([]);
+    const [resumed] = await resumeScheduledRuns(ctx(new Date(now.getTime() + 61_000)));
+    expect(resumed).toMatchObject({ job: 'expiry-notifications', period: '2027-02-01', mode: 'resume', tenants: 1, failedTenants: [], finished: true, notices: 1, adminEmails: 2, customerEmails: 1 });
+    expect(await emailsOf(broken)).toBe(3);
+    expect(await emailsOf(tenants[0].tenant.id)).toBe(3);
+    expect(await record('2027-02-01', broken)).toMatchObject({ status: 'done', attempts: 2, lastError: null });
+    expect((await run('expiry-notifications', '2027-02-01')).finishedAt).toEqual(new Date(now.getTime() + 61_000));
+  });
+
+  it('a tenant failing every time stops after a bounded number of attempts; the run still finishes', async () => {
+    clock.set('2027-02-02T08:00:00.000Z');
+    const { tenant, product } = await seedTenant('ALWAYS', 'Always failing');
+    await app.seedLicense(tenant.id, product.id, { expiresAt: at(1.2) });
+    const failing = (_job: string, tenantId: string) => {
+      if (tenantId === tenant.id) throw new Error('still broken');
+    };
+    let now = clock.now();
+    await queueExpiryNotifications(ctx(now, failing));
+    const delays: number[] = [];
+    for (;;) {
+      const next = (await record('2027-02-02', tenant.id))!;
+      if (!next.nextAttemptAt) break;
+      delays.push((next.nextAttemptAt.getTime() - now.getTime()) / 60_000);
+      now = next.nextAttemptAt;
+      await resumeScheduledRuns(ctx(now, failing));
+    }
+    expect(delays).toEqual([1, 2, 4, 8]);
+    expect(await record('2027-02-02', tenant.id)).toMatchObject({ status: 'failed', attempts: 5 });
+    expect((await run('expiry-notifications', '2027-02-02')).finishedAt).not.toBeNull();
+    expect(await resumeScheduledRuns(ctx(new Date(now.getTime() + 3600_000)))).toEqual([]);
+    expect(app.logs.some((line) => line.includes('no attempts left') && line.includes(tenant.id))).toBe(true);
+  });
+
+  it('streams thousands of licenses in keyset pages (ties included): the same notices as the plain definition', async () => {
+    clock.set('2027-02-03T08:00:00.000Z');
+    const now = clock.now();
+    const { tenant, product } = await seedTenant('STREAM', 'Stream');
+    const other = await seedTenant('STREAMB', 'Stream B');
+    // More than two pages share one expiry instant; the rest spread over 0–35 days, some revoked.
+    const tied = at(7.25);
+    const licenses = await bulkLicenses(tenant.id, product.id, 3 * EXPIRY_BATCH + 37 + 400, (index) => (index < 3 * EXPIRY_BATCH + 37 ? tied : at((index * 0.0871) % 35)), (index) => (index % 3 ? `c${index}@stream.test` : null));
+    await app.prisma.license.updateMany({ where: { tenantId: tenant.id, keyHint: { endsWith: '7' } }, data: { status: 'revoked', revokedAt: now } });
+    await app.seedLicense(other.tenant.id, other.product.id, { expiresAt: at(30.5) });
+    const report = await queueExpiryNotifications(ctx(now));
+
+    const expected = licenses
+      .filter((license) => !license.keyHint.endsWith('7'))
+      .map((license) => ({ license, threshold: thresholdFor((license.expiresAt!.getTime() - now.getTime()) / DAY) }))
+      .filter((item) => item.threshold !== null && item.license.expiresAt! > now);
+    const notices = await app.prisma.expiryNotice.findMany({ where: { license: { tenantId: tenant.id } }, select: { licenseId: true, threshold: true } });
+    const key = (id: string, threshold: number | null) => `${id}:${threshold}`;
+    expect(notices.map((notice) => key(notice.licenseId, notice.threshold)).sort()).toEqual(expected.map((item) => key(item.license.id, item.threshold)).sort());
+    expect(expected.length).toBeGreaterThan(2 * EXPIRY_BATCH);
+    const customers = expected.filter((item) => item.license.customerEmail);
+    expect(await app.prisma.emailOutbox.count({ where: { tenantId: tenant.id, kind: 'expiry-customer' } })).toBe(customers.length);
+    expect(await app.prisma.emailOutbox.count({ where: { tenantId: tenant.id, kind: 'expiry-admin' } })).toBe(2);
+    expect(report.customerEmails).toBeGreaterThanOrEqual(customers.length);
+    // The customer email is filled into a template compiled once: the same escaping as a direct render.
+    const sample = await app.prisma.emailOutbox.findFirstOrThrow({ where: { toAddress: customers[0].license.customerEmail! }, select: { html: true, subject: true } });
+    expect(sample.html).toContain(`(<span style="font-family:Menlo,Consolas,monospace">${customers[0].license.keyHint}</span>) from Stream expires on`);
+    expect(sample.html).not.toContain('KFSLOT');
+    // A rerun the same day: nothing new.
+    expect(await queueExpiryNotifications(ctx(now))).toMatchObject({ notices: 0, adminEmails: 0, customerEmails: 0 });
+  });
+
+  it('the admin email lists the 50 most urgent per threshold and counts the rest: 5,000 licenses stay far under Postmark’s 10 MB', async () => {
+    clock.set('2027-02-04T08:00:00.000Z');
+    const now = clock.now();
+    const { tenant, product, domain } = await seedTenant('BIG', 'Big Vendor');
+    await bulkLicenses(tenant.id, product.id, 5_000, (index) => at(6.2 + index / 4000));
+    await queueExpiryNotifications(ctx(now));
+    expect(await app.prisma.expiryNotice.count({ where: { license: { tenantId: tenant.id } } })).toBe(5_000);
+    expect(await app.prisma.emailOutbox.count({ where: { tenantId: tenant.id } })).toBe(2);
+    const mail = await app.prisma.emailOutbox.findFirstOrThrow({ where: { toAddress: `ada@${domain}` } });
+    expect(mail.subject).toBe('Big Vendor: 5000 licenses expire soon, the first in 6 days');
+    expect(Buffer.byteLength(mail.html) + Buffer.byteLength(mail.text)).toBeLessThan(300_000);
+    const listed = mail.text.split('\n').filter((line) => line.startsWith('- Big Vendor Studio | BULK-'));
+    expect(listed).toHaveLength(ADMIN_ROWS_PER_THRESHOLD);
+    // Soonest first: the first 50 seeded.
+    expect(listed.map((line) => line.split(' | ')[1])).toEqual(Array.from({ length: 50 }, (_, index) => `BULK-…-${String(index).padStart(5, '0')}`));
+    expect(mail.text).toContain('Expiring in 7 days (5000):');
+    expect(mail.text).toContain('…and 4950 more: http://licensing.test/licenses?status=active&expiring=8');
+    expect(mail.html).toContain('data-more="4950"');
+    expect(mail.html).toContain('href="http://licensing.test/licenses?status=active&amp;expiring=8"');
+  });
+
+  it('a run interrupted after some tenants is finished by a resume: the rest exactly once, the done ones untouched', async () => {
+    clock.set('2027-02-05T08:00:00.000Z');
+    const now = clock.now();
+    const period = '2027-02-05';
+    const seeded: string[] = [];
+    for (const prefix of ['RSA', 'RSB', 'RSC', 'RSD']) {
+      const { tenant, product } = await seedTenant(prefix, `Resume ${prefix}`);
+      await bulkLicenses(tenant.id, product.id, 30, (index) => at([1.5, 7.5, 30.5][index % 3]), (index) => `c${index}@${prefix.toLowerCase()}.test`);
+      seeded.push(tenant.id);
+    }
+    const sorted = [...seeded].sort();
+    // What a worker killed after two of these tenants leaves: their records done, no record for the rest,
+    // the run unfinished with a lapsed lease.
+    const done = new Set(sorted.slice(0, 2));
+    await queueExpiryNotifications(ctx(now, (_job, tenantId) => {
+      if (seeded.includes(tenantId) && !done.has(tenantId)) throw new Error('never reached');
+    }));
+    await app.prisma.jobRunTenant.deleteMany({ where: { job: 'expiry-notifications', period, tenantId: { in: sorted.slice(2) } } });
+    await app.prisma.$executeRaw`UPDATE job_runs SET finished_at = NULL, next_attempt_at = ${now}, leased_until = clock_timestamp() + interval '1 minute' WHERE job = 'expiry-notifications' AND period = ${period}`;
+    const before = await app.prisma.emailOutbox.findMany({ where: { tenantId: { in: [...done] } }, select: { id: true } });
+    expect(before).toHaveLength(2 * (30 + 2));
+
+    // While the lease is live nothing happens; once it lapsed, one resume processes exactly the two left.
+    expect(await resumeScheduledRuns(ctx(now))).toEqual([]);
+    await app.prisma.$executeRaw`UPDATE job_runs SET leased_until = clock_timestamp() - interval '1 second' WHERE job = 'expiry-notifications' AND period = ${period}`;
+    const [resumed] = await resumeScheduledRuns(ctx(new Date(now.getTime() + 150_000)));
+    expect(resumed).toMatchObject({ mode: 'resume', tenants: 2, finished: true, notices: 60, adminEmails: 4, customerEmails: 60 });
+    for (const tenantId of seeded) {
+      expect(await app.prisma.expiryNotice.count({ where: { license: { tenantId } } })).toBe(30);
+      const emails = await app.prisma.emailOutbox.groupBy({ by: ['toAddress'], where: { tenantId }, _count: true });
+      expect(emails).toHaveLength(32);
+      for (const email of emails) expect(email._count).toBe(1);
+    }
+    expect((await app.prisma.emailOutbox.findMany({ where: { tenantId: { in: [...done] } }, select: { id: true } })).map((row) => row.id).sort()).toEqual(before.map((row) => row.id).sort());
+    expect(await resumeScheduledRuns(ctx(new Date(now.getTime() + 300_000)))).toEqual([]);
+  });
+
+  it('housekeeping purges run records older than 35 days, not newer ones', async () => {
+    const count = () => app.prisma.jobRunTenant.count({ where: { period: '2027-02-05' } });
+    expect(await count()).toBeGreaterThan(0);
+    const housekeeping = (now: Date) => housekeepingJob.run(jobContext({ ...app.deps, clock: clock.now }, createTransport(app.config, app.deps.logger), now));
+    await housekeeping(new Date('2027-03-10T08:00:00.000Z'));
+    expect(await count()).toBeGreaterThan(0);
+    expect(await housekeeping(new Date('2027-03-13T08:00:00.000Z'))).toMatchObject({ runRecordsPurged: expect.any(Number) });
+    expect(await count()).toBe(0);
+    expect(await app.prisma.jobRun.count({ where: { period: '2027-02-05' } })).toBe(0);
+  });
+});
+
+describe('on the embedded database (PGlite)', () => {
+  it('the same run: isolated tenants, the retry, the claims and the outbox rows', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-expiry-pglite-'));
+    const db = await openDatabase({ dataDir });
+    try {
+      const now = new Date('2027-03-01T08:00:00.000Z');
+      const tenants: string[] = [];
+      for (const prefix of ['EMA', 'EMB']) {
+        const tenant = await db.prisma.tenant.create({ data: { name: `Embedded ${prefix}`, keyPrefix: prefix } });
+        await db.prisma.user.create({ data: { tenantId: tenant.id, email: `ada@${prefix.toLowerCase()}.test`, role: 'CompanyAdmin', passwordHash: 'unused' } });
+        const product = await db.prisma.product.create({ data: { tenantId: tenant.id, name: `Product ${prefix}` } });
+        await db.prisma.license.createMany({
+          data: [1.5, 7.5, 30.5, 12].map((days, index) => ({ tenantId: tenant.id, productId: product.id, keyDigest: randomBytes(32).toString('hex'), keyHint: `${prefix}-…-${index}`, maxActivations: 1, expiresAt: new Date(now.getTime() + days * DAY), customerEmail: `c${index}@${prefix.toLowerCase()}.test` })),
+        });
+        tenants.push(tenant.id);
+      }
+      const ctx = { db, now, publicUrl: 'http://licensing.test' };
+      const first = await queueExpiryNotifications({ ...ctx, failpoint: (_job: string, tenantId: string) => { if (tenantId === tenants[1]) throw new Error('injected'); } });
+      expect(first).toMatchObject({ notices: 3, adminEmails: 1, customerEmails: 3, run: { failedTenants: [tenants[1]], finished: false } });
+      const [resumed] = await resumeScheduledRuns({ ...ctx, now: new Date(now.getTime() + 60_000) });
+      expect(resumed).toMatchObject({ tenants: 1, finished: true, notices: 3, adminEmails: 1, customerEmails: 3 });
+      expect(await db.prisma.emailOutbox.count()).toBe(8);
+      expect(await db.prisma.expiryNotice.count()).toBe(6);
+    } finally {
+      await db.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe('exactly once across workers', () => {

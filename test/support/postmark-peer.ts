@@ -28,6 +28,7 @@ export async function startPostmarkPeer(token = 'test-postmark-token') {
   const requests: { method: string; path: string }[] = [];
   const addressFaults = new Map<string, { errorCode: number; message: string }>();
   const requestFaults: Fault[] = [];
+  let answerDelayMs = 0;
 
   const accept = (message: Omit<PeerMessage, 'MessageID'>) => {
     const recorded = { ...message, MessageID: randomUUID() };
@@ -64,7 +65,12 @@ export async function startPostmarkPeer(token = 'test-postmark-token') {
         return;
       }
       if (fault) return json(res, fault.status, { ErrorCode: fault.errorCode, Message: fault.message });
-      if (url.pathname === '/email/batch') return json(res, 200, (body as PeerMessage[]).map(perMessage));
+      if (url.pathname === '/email/batch') {
+        const results = (body as PeerMessage[]).map(perMessage);
+        // Accepted (recorded) at once; the answer comes late, e.g. after the caller was killed.
+        if (answerDelayMs) await new Promise((resolve) => setTimeout(resolve, answerDelayMs));
+        return json(res, 200, results);
+      }
       const result = perMessage(body as PeerMessage);
       return result.ErrorCode === 0 ? json(res, 200, result) : json(res, 422, { ErrorCode: result.ErrorCode, Message: result.Message });
     }
@@ -95,12 +101,17 @@ export async function startPostmarkPeer(token = 'test-postmark-token') {
     dropNextAnswer() {
       requestFaults.push({ status: 0, errorCode: 0, message: '', drop: true });
     },
+    /** Batch sends are accepted at once but answered `ms` later (0: at once). */
+    delayAnswers(ms: number) {
+      answerDelayMs = ms;
+    },
     to: (address: string) => messages.filter((message) => message.To === address),
     reset() {
       messages.length = 0;
       requests.length = 0;
       addressFaults.clear();
       requestFaults.length = 0;
+      answerDelayMs = 0;
     },
     close: () =>
       new Promise<void>((resolve) => {

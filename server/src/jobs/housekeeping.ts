@@ -1,17 +1,19 @@
 import { sweepExpiredFloatingSessions } from '../services/floating/sessions.js';
 import { purgeNonces } from '../services/licensing/nonces.js';
+import { purgeRunRecords } from '../services/notifications/runs.js';
 import type { JobDefinition } from './types.js';
 
 export const housekeepingJob: JobDefinition = {
   name: 'housekeeping',
   lockLifetimeMs: 90_000,
-  description: 'Purges spent nonces and records lapsed floating leases as ended.',
+  description: 'Purges spent nonces and old job-run records, and records lapsed floating leases as ended.',
   schedule: '*/10 * * * *',
   frequent: true,
   async run(ctx) {
     const noncesPurged = await purgeNonces(ctx);
     // For charts only: seat counting never waits for this sweep.
     const floatingSessionsEnded = await sweepExpiredFloatingSessions(ctx);
-    return { noncesPurged, floatingSessionsEnded };
+    const runRecordsPurged = await purgeRunRecords(ctx);
+    return { noncesPurged, floatingSessionsEnded, runRecordsPurged };
   },
 };

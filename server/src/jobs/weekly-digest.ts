@@ -1,10 +1,12 @@
 import { deliverDueEmails } from '../services/notifications/delivery.js';
 import { queueWeeklyDigests } from '../services/notifications/digest.js';
+import { RUN_LEASE_MS } from '../services/notifications/runs.js';
 import type { JobDefinition } from './types.js';
 
 export const weeklyDigestJob: JobDefinition = {
   name: 'weekly-digest',
-  lockLifetimeMs: 90_000,
+  // Also the lease of its progress record (runs.ts): a dead worker's run is resumed after it.
+  lockLifetimeMs: RUN_LEASE_MS,
   description: 'Weekly digest email to the CompanyAdmins of each tenant (spec §6.1).',
   schedule: '0 9 * * 1',
   async run(ctx) {

@@ -1,11 +1,18 @@
 import { renderDigestEmail, type DigestData } from '../../jobs/email/digest.js';
+import type { Logger } from '../../logger.js';
 import type { ServiceContext } from '../context.js';
 import { enqueueEmails } from './outbox.js';
+import { startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
 
 const DAY = 86_400_000;
 export const DIGEST_TABLE_ROWS = 5;
 
-export type NotificationContext = Pick<ServiceContext, 'db' | 'now'> & { publicUrl: string };
+export type NotificationContext = Pick<ServiceContext, 'db' | 'now'> & {
+  publicUrl: string;
+  logger?: Logger;
+  /** Tests only: called before each tenant of a scheduled run; a throw fails that tenant. */
+  failpoint?: (job: string, tenantId: string) => void | Promise<void>;
+};
 
 /** The ISO week of `now` (UTC): its Monday and its label, e.g. 2026-W23. */
 export function isoWeek(now: Date): { monday: Date; label: string } {
@@ -51,43 +58,51 @@ export interface DigestReport {
   emails: number;
 }
 
+export const digestRun: PeriodicJob<DigestReport> = {
+  name: 'weekly-digest',
+  period: (now) => isoWeek(now).label,
+  runTenant: digestForTenant,
+};
+
+export const emptyDigestReport = (now: Date): DigestReport => ({ week: isoWeek(now).label, tenants: 0, skipped: 0, emails: 0 });
+
 /**
  * The weekly digest: per tenant, one email to each active CompanyAdmin with digestEmailEnabled, keyed by
  * tenant + ISO week + recipient, so a rerun in the same week (or a second worker) adds nothing. A tenant
- * with no active license and no activation in the past 7 days gets none.
+ * with no active license and no activation in the past 7 days gets none. Tenants are processed one by one
+ * and recorded (runs.ts): one tenant's failure is retried and never stops the others.
  */
-export async function queueWeeklyDigests(ctx: NotificationContext): Promise<DigestReport> {
+export async function queueWeeklyDigests(ctx: NotificationContext): Promise<DigestReport & { run: RunSummary }> {
+  const report = emptyDigestReport(ctx.now);
+  const run = await startRun(ctx, digestRun, report);
+  return { ...report, run };
+}
+
+async function digestForTenant(ctx: NotificationContext, tenant: TenantRef, report: DigestReport) {
   const week = isoWeek(ctx.now);
-  const report: DigestReport = { week: week.label, tenants: 0, skipped: 0, emails: 0 };
-  const tenants = await ctx.db.prisma.tenant.findMany({
-    select: {
-      id: true,
-      name: true,
-      users: { where: { role: 'CompanyAdmin', deactivatedAt: null, digestEmailEnabled: true }, select: { email: true }, orderBy: { email: 'asc' } },
-    },
-    orderBy: { createdAt: 'asc' },
+  const users = await ctx.db.prisma.user.findMany({
+    where: { tenantId: tenant.id, role: 'CompanyAdmin', deactivatedAt: null, digestEmailEnabled: true },
+    select: { email: true },
+    orderBy: { email: 'asc' },
   });
-  for (const tenant of tenants) {
-    if (!tenant.users.length) continue;
-    report.tenants++;
-    const figures = await digestFigures(ctx, tenant.id);
-    if (figures.activeLicenses === 0 && figures.activations7d === 0) {
-      report.skipped++;
-      continue;
-    }
-    const data: DigestData = { tenantName: tenant.name, weekOf: week.monday, dashboardUrl: `${ctx.publicUrl}/`, ...figures };
-    const email = await renderDigestEmail(data);
-    report.emails += await enqueueEmails(
-      ctx.db.prisma,
-      tenant.users.map((user) => ({
-        tenantId: tenant.id,
-        kind: 'weekly-digest' as const,
-        idempotencyKey: `weekly-digest:${tenant.id}:${week.label}:${user.email}`,
-        to: user.email,
-        ...email,
-      })),
-      ctx.now,
-    );
+  if (!users.length) return;
+  report.tenants++;
+  const figures = await digestFigures(ctx, tenant.id);
+  if (figures.activeLicenses === 0 && figures.activations7d === 0) {
+    report.skipped++;
+    return;
   }
-  return report;
+  const data: DigestData = { tenantName: tenant.name, weekOf: week.monday, dashboardUrl: `${ctx.publicUrl}/`, ...figures };
+  const email = await renderDigestEmail(data);
+  report.emails += await enqueueEmails(
+    ctx.db.prisma,
+    users.map((user) => ({
+      tenantId: tenant.id,
+      kind: 'weekly-digest' as const,
+      idempotencyKey: `weekly-digest:${tenant.id}:${week.label}:${user.email}`,
+      to: user.email,
+      ...email,
+    })),
+    ctx.now,
+  );
 }

@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
+import { Prisma } from '../../generated/prisma/client.js';
 import { THRESHOLDS, renderExpiryAdminEmail, renderExpiryCustomerEmail, type Threshold } from '../../jobs/email/expiry.js';
 import type { NotificationContext } from './digest.js';
 import { enqueueEmails, type OutgoingEmail } from './outbox.js';
+import { dayPeriod, startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
 
 const DAY = 86_400_000;
 
@@ -20,94 +22,165 @@ export interface ExpiryReport {
   customerEmails: number;
 }
 
+/** Licenses read, claimed and rendered per step: bounds memory whatever a tenant holds. */
+export const EXPIRY_BATCH = 100;
+/** Rows per threshold in the admin email; the rest are counted and linked (the console's license list). */
+export const ADMIN_ROWS_PER_THRESHOLD = 50;
+
+export const expiryRun: PeriodicJob<ExpiryReport> = { name: 'expiry-notifications', period: dayPeriod, runTenant: expiryForTenant };
+
+export const emptyExpiryReport = (): ExpiryReport => ({ notices: 0, adminEmails: 0, customerEmails: 0 });
+
 /**
- * Expiry notices (spec §6.2), computed from `now`. Each (license, threshold) fires once: the ExpiryNotice row
- * is the claim, inserted in the same transaction as the emails, so a rerun or a concurrent worker finds it
- * taken and sends nothing. A notice fired for an earlier expiry date (the license was renewed) is stale and
- * fires again for the new date. Perpetual (no expiresAt) and revoked licenses never qualify.
+ * Expiry notices (spec §6.2), computed from `now`, tenant by tenant (runs.ts records each one; a failing
+ * tenant is logged and retried, the others go on). Each (license, threshold) fires once: the ExpiryNotice row
+ * is the claim, inserted in the same short transaction as that license's customer email, so a rerun or a
+ * concurrent worker finds it taken and sends nothing. A notice fired for an earlier expiry date (the license
+ * was renewed) is stale and fires again for the new date. Perpetual and revoked licenses never qualify.
+ * Licenses are streamed in keyset pages of EXPIRY_BATCH, rendered before the transaction that claims them.
+ * The admin email (one per tenant and day) is built last from the notices fired that day, so a run resumed
+ * after a crash still sends it, with every license of the day.
  */
-export async function queueExpiryNotifications(ctx: NotificationContext): Promise<ExpiryReport> {
+export async function queueExpiryNotifications(ctx: NotificationContext): Promise<ExpiryReport & { run: RunSummary }> {
+  const report = emptyExpiryReport();
+  const run = await startRun(ctx, expiryRun, report);
+  return { ...report, run };
+}
+
+type Candidate = {
+  id: string;
+  keyHint: string;
+  expiresAt: Date | null;
+  currentActivations: number;
+  maxActivations: number;
+  customerEmail: string | null;
+  product: { name: string };
+};
+
+async function expiryForTenant(ctx: NotificationContext, tenant: TenantRef, report: ExpiryReport) {
   const { now } = ctx;
-  const report: ExpiryReport = { notices: 0, adminEmails: 0, customerEmails: 0 };
-  const licenses = await ctx.db.prisma.license.findMany({
-    where: { status: 'active', expiresAt: { gt: now, lt: new Date(now.getTime() + (THRESHOLDS[0] + 1) * DAY) } },
-    select: {
-      id: true,
-      tenantId: true,
-      keyHint: true,
-      expiresAt: true,
-      currentActivations: true,
-      maxActivations: true,
-      customerEmail: true,
-      product: { select: { name: true } },
-    },
-    orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
+  const prisma = ctx.db.prisma;
+  // Most urgent first. The windows [T − 1, T + 1) days do not overlap, so each license meets one threshold.
+  for (const threshold of THRESHOLDS.slice().reverse()) {
+    const from = new Date(now.getTime() + (threshold - 1) * DAY);
+    const to = new Date(now.getTime() + (threshold + 1) * DAY);
+    const range = threshold === 1 ? { gt: now, lt: to } : { gte: from, lt: to };
+    for (let after: { expiresAt: Date; id: string } | null = null; ; ) {
+      const page: Candidate[] = await prisma.license.findMany({
+        where: {
+          tenantId: tenant.id,
+          status: 'active',
+          AND: [
+            { expiresAt: range },
+            ...(after ? [{ OR: [{ expiresAt: { gt: after.expiresAt } }, { expiresAt: after.expiresAt, id: { gt: after.id } }] }] : []),
+          ],
+        },
+        select: { id: true, keyHint: true, expiresAt: true, currentActivations: true, maxActivations: true, customerEmail: true, product: { select: { name: true } } },
+        orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
+        take: EXPIRY_BATCH,
+      });
+      if (!page.length) break;
+      await claimBatch(ctx, tenant, threshold, page.filter((license) => thresholdFor((license.expiresAt!.getTime() - now.getTime()) / DAY) === threshold), report);
+      if (page.length < EXPIRY_BATCH) break;
+      const last = page[page.length - 1];
+      after = { expiresAt: last.expiresAt!, id: last.id };
+    }
+  }
+  await queueAdminEmail(ctx, tenant, report);
+}
+
+/** When a threshold's window opens for an expiry date: a notice fired before it belongs to an earlier date. */
+const windowOpened = (expiresAt: Date, threshold: Threshold) => new Date(expiresAt.getTime() - (threshold + 1) * DAY);
+
+async function claimBatch(ctx: NotificationContext, tenant: TenantRef, threshold: Threshold, licenses: Candidate[], report: ExpiryReport) {
+  const { now } = ctx;
+  const prisma = ctx.db.prisma;
+  const existing = await prisma.expiryNotice.findMany({ where: { threshold, licenseId: { in: licenses.map((license) => license.id) } }, select: { licenseId: true, firedAt: true } });
+  const fired = new Map(existing.map((notice) => [notice.licenseId, notice.firedAt]));
+  const due = licenses.filter((license) => {
+    const firedAt = fired.get(license.id);
+    return !firedAt || firedAt < windowOpened(license.expiresAt!, threshold);
   });
-  const due = new Map<string, { license: (typeof licenses)[number]; threshold: Threshold; expiresAt: Date }[]>();
-  for (const license of licenses) {
+  if (!due.length) return;
+  // Rendered before the transaction, which then only claims and writes.
+  const emails = new Map<string, OutgoingEmail>();
+  for (const license of due) {
+    if (!license.customerEmail) continue;
     const expiresAt = license.expiresAt!;
-    const threshold = thresholdFor((expiresAt.getTime() - now.getTime()) / DAY);
-    if (threshold === null) continue;
-    due.set(license.tenantId, [...(due.get(license.tenantId) ?? []), { license, threshold, expiresAt }]);
+    const email = await renderExpiryCustomerEmail({ tenantName: tenant.name, now, threshold, license: { productName: license.product.name, keyHint: license.keyHint, expiresAt } });
+    const key = `expiry-customer:${tenant.id}:${license.id}:${threshold}:${expiresAt.toISOString()}:${license.customerEmail.toLowerCase()}`;
+    emails.set(license.id, { tenantId: tenant.id, kind: 'expiry-customer', idempotencyKey: key, to: license.customerEmail, ...email });
   }
+  const won = await prisma.$transaction(async (tx) => {
+    const fresh = await tx.expiryNotice.createManyAndReturn({
+      data: due.map((license) => ({ licenseId: license.id, threshold, firedAt: now })),
+      skipDuplicates: true,
+      select: { licenseId: true },
+    });
+    const claimed = new Set(fresh.map((notice) => notice.licenseId));
+    const stale = due.filter((license) => !claimed.has(license.id) && fired.has(license.id));
+    if (stale.length) {
+      const refired = await tx.$queryRaw<{ license_id: string }[]>`
+        UPDATE expiry_notices n SET fired_at = ${now}
+          FROM unnest(${stale.map((license) => license.id)}::uuid[], ${stale.map((license) => windowOpened(license.expiresAt!, threshold).toISOString())}::timestamptz[]) AS c(id, opened)
+         WHERE n.license_id = c.id AND n.threshold = ${threshold} AND n.fired_at < c.opened
+        RETURNING n.license_id`;
+      for (const row of refired) claimed.add(row.license_id);
+    }
+    await enqueueEmails(tx, [...claimed].flatMap((id) => emails.get(id) ?? []), now);
+    return claimed;
+  });
+  report.notices += won.size;
+  report.customerEmails += [...won].filter((id) => emails.has(id)).length;
+}
 
-  for (const [tenantId, candidates] of due) {
-    await ctx.db.prisma.$transaction(async (tx) => {
-      // Claim: new notices, plus stale ones (fired before this expiry date's window opened).
-      const fresh = await tx.expiryNotice.createManyAndReturn({
-        data: candidates.map(({ license, threshold }) => ({ licenseId: license.id, threshold, firedAt: now })),
-        skipDuplicates: true,
-        select: { licenseId: true },
-      });
-      const won = new Set(fresh.map((notice) => notice.licenseId));
-      for (const { license, threshold, expiresAt } of candidates) {
-        if (won.has(license.id)) continue;
-        const windowOpened = new Date(expiresAt.getTime() - (threshold + 1) * DAY);
-        const { count } = await tx.expiryNotice.updateMany({ where: { licenseId: license.id, threshold, firedAt: { lt: windowOpened } }, data: { firedAt: now } });
-        if (count === 1) won.add(license.id);
-      }
-      const claimed = candidates.filter(({ license }) => won.has(license.id));
-      if (!claimed.length) return;
-      report.notices += claimed.length;
+type AdminRow = { threshold: number; product_name: string; key_hint: string; expires_at: Date; current_activations: number; max_activations: number };
 
-      const tenant = await tx.tenant.findUniqueOrThrow({
-        where: { id: tenantId },
-        select: { name: true, users: { where: { role: 'CompanyAdmin', deactivatedAt: null, expiryEmailEnabled: true }, select: { email: true }, orderBy: { email: 'asc' } } },
-      });
-      const emails: OutgoingEmail[] = [];
-      if (tenant.users.length) {
-        const groups = THRESHOLDS.slice()
-          .reverse()
-          .map((threshold) => ({
-            threshold,
-            licenses: claimed
-              .filter((item) => item.threshold === threshold)
-              .map(({ license, expiresAt }) => ({ productName: license.product.name, keyHint: license.keyHint, expiresAt, currentActivations: license.currentActivations, maxActivations: license.maxActivations })),
-          }))
-          .filter((group) => group.licenses.length);
-        const email = await renderExpiryAdminEmail({ tenantName: tenant.name, now, dashboardUrl: `${ctx.publicUrl}/`, groups });
-        // One email per tenant per day; the batch digest tells apart a second batch claimed later that day.
-        const batch = createHash('sha256').update(claimed.map(({ license, threshold }) => `${license.id}:${threshold}`).sort().join(',')).digest('hex').slice(0, 12);
-        const day = now.toISOString().slice(0, 10);
-        for (const user of tenant.users) {
-          emails.push({ tenantId, kind: 'expiry-admin', idempotencyKey: `expiry-admin:${tenantId}:${day}:${batch}:${user.email}`, to: user.email, ...email });
-        }
-        report.adminEmails += tenant.users.length;
-      }
-      for (const { license, threshold, expiresAt } of claimed) {
-        if (!license.customerEmail) continue;
-        const email = await renderExpiryCustomerEmail({
-          tenantName: tenant.name,
-          now,
-          threshold,
-          license: { productName: license.product.name, keyHint: license.keyHint, expiresAt },
-        });
-        const key = `expiry-customer:${tenantId}:${license.id}:${threshold}:${expiresAt.toISOString()}:${license.customerEmail.toLowerCase()}`;
-        emails.push({ tenantId, kind: 'expiry-customer', idempotencyKey: key, to: license.customerEmail, ...email });
-        report.customerEmails++;
-      }
-      await enqueueEmails(tx, emails, now);
-    }, { timeout: 30_000 });
-  }
-  return report;
+/**
+ * The tenant's admin email of the day: every license whose notice fired today, ADMIN_ROWS_PER_THRESHOLD rows
+ * per threshold (most urgent first) and a count of the rest. Its key holds a digest of that set, so a rerun
+ * that claims nothing new adds nothing, and one that does claim more sends the day's list again.
+ */
+async function queueAdminEmail(ctx: NotificationContext, tenant: TenantRef, report: ExpiryReport) {
+  const { now } = ctx;
+  const prisma = ctx.db.prisma;
+  const admins = await prisma.user.findMany({
+    where: { tenantId: tenant.id, role: 'CompanyAdmin', deactivatedAt: null, expiryEmailEnabled: true },
+    select: { email: true },
+    orderBy: { email: 'asc' },
+  });
+  if (!admins.length) return;
+  const dayStart = new Date(`${dayPeriod(now)}T00:00:00.000Z`);
+  const dayEnd = new Date(dayStart.getTime() + DAY);
+  // From the tenant's licenses expiring within reach of any threshold today (an index range), to their notices.
+  const today = Prisma.sql`FROM licenses l JOIN expiry_notices n ON n.license_id = l.id JOIN products p ON p.id = l.product_id
+    WHERE l.tenant_id = ${tenant.id}::uuid AND l.status = 'active' AND l.expires_at > ${dayStart} AND l.expires_at < ${new Date(dayEnd.getTime() + (THRESHOLDS[0] + 1) * DAY)}
+      AND n.fired_at >= ${dayStart} AND n.fired_at < ${dayEnd}`;
+  const counts = await prisma.$queryRaw<{ threshold: number; total: number; digest: string }[]>`
+    SELECT n.threshold, count(*)::int AS total, md5(string_agg(n.license_id::text, ',' ORDER BY n.license_id)) AS digest ${today} GROUP BY n.threshold`;
+  if (!counts.length) return;
+  const rows = await prisma.$queryRaw<AdminRow[]>`
+    SELECT threshold, product_name, key_hint, expires_at, current_activations, max_activations FROM (
+      SELECT n.threshold, p.name AS product_name, l.key_hint, l.expires_at, l.current_activations, l.max_activations, l.id,
+             row_number() OVER (PARTITION BY n.threshold ORDER BY l.expires_at, l.id) AS rank
+        ${today}
+    ) ranked WHERE rank <= ${ADMIN_ROWS_PER_THRESHOLD} ORDER BY threshold, expires_at, id`;
+  const groups = THRESHOLDS.slice()
+    .reverse()
+    .flatMap((threshold) => {
+      const count = counts.find((row) => row.threshold === threshold);
+      if (!count) return [];
+      const licenses = rows
+        .filter((row) => row.threshold === threshold)
+        .map((row) => ({ productName: row.product_name, keyHint: row.key_hint, expiresAt: row.expires_at, currentActivations: row.current_activations, maxActivations: row.max_activations }));
+      return [{ threshold, total: count.total, licenses, moreUrl: `${ctx.publicUrl}/licenses?status=active&expiring=${threshold + 1}` }];
+    });
+  const email = await renderExpiryAdminEmail({ tenantName: tenant.name, now, dashboardUrl: `${ctx.publicUrl}/`, groups });
+  // One email per tenant per day; the digest of the day's set tells apart a later run that claimed more.
+  const batch = createHash('sha256').update(counts.map((row) => `${row.threshold}:${row.total}:${row.digest}`).sort().join(',')).digest('hex').slice(0, 12);
+  report.adminEmails += await enqueueEmails(
+    prisma,
+    admins.map((admin) => ({ tenantId: tenant.id, kind: 'expiry-admin' as const, idempotencyKey: `expiry-admin:${tenant.id}:${dayPeriod(now)}:${batch}:${admin.email}`, to: admin.email, ...email })),
+    now,
+  );
 }

@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { isUuid, pageSize, toPage, decodeCursor, type Page, type PageArgs } from '../listing.js';
 import type { ServiceContext } from '../context.js';
 
-// The email outbox. Every email is written here first, in the same transaction as the decision to send it,
-// under an idempotency key (tenant + kind + period/threshold + recipient); delivery (delivery.ts) reads it
+// The email outbox. Every email is written here first under an idempotency key (tenant + kind + period/threshold
+// + recipient), with or after the decision to send it (expiry.ts, digest.ts); delivery (delivery.ts) reads it
 // afterwards. A rerun of a job produces the same keys, so it adds nothing.
 
 export const EMAIL_KINDS = ['weekly-digest', 'expiry-admin', 'expiry-customer'] as const;
@@ -22,24 +23,20 @@ export interface OutgoingEmail {
   text: string;
 }
 
-/** Writes emails to the outbox; one whose key is already there is skipped. Returns how many were new. */
-export async function enqueueEmails(tx: Pick<Db, 'emailOutbox'>, emails: OutgoingEmail[], now: Date): Promise<number> {
+/**
+ * Writes emails to the outbox; one whose key is already there is skipped. Returns how many were new.
+ * One statement over arrays: createMany costs ~3× the time and memory for the expiry job's batches of bodies.
+ */
+export async function enqueueEmails(tx: Pick<Db, '$executeRaw'>, emails: OutgoingEmail[], now: Date): Promise<number> {
   if (!emails.length) return 0;
-  const { count } = await tx.emailOutbox.createMany({
-    data: emails.map((email) => ({
-      tenantId: email.tenantId,
-      kind: email.kind,
-      idempotencyKey: email.idempotencyKey,
-      toAddress: email.to,
-      subject: email.subject,
-      html: email.html,
-      text: email.text,
-      createdAt: now,
-      nextAttemptAt: now,
-    })),
-    skipDuplicates: true,
-  });
-  return count;
+  const column = <K extends keyof OutgoingEmail>(key: K) => emails.map((email) => email[key]);
+  return tx.$executeRaw`
+    INSERT INTO email_outbox (id, tenant_id, kind, idempotency_key, to_address, subject, html, text, created_at, next_attempt_at)
+    SELECT id, tenant_id, kind, idempotency_key, to_address, subject, html, text, ${now}, ${now}
+      FROM unnest(${emails.map(() => randomUUID())}::uuid[], ${column('tenantId')}::uuid[], ${column('kind')}::text[], ${column('idempotencyKey')}::text[],
+                  ${column('to')}::text[], ${column('subject')}::text[], ${column('html')}::text[], ${column('text')}::text[])
+           AS e(id, tenant_id, kind, idempotency_key, to_address, subject, html, text)
+    ON CONFLICT (idempotency_key) DO NOTHING`;
 }
 
 export interface OutboxFilter extends PageArgs {

@@ -1,0 +1,11 @@
+import { digestRun, emptyDigestReport, type NotificationContext } from './digest.js';
+import { emptyExpiryReport, expiryRun } from './expiry.js';
+import { resumeRuns } from './runs.js';
+
+/** Finishes today's expiry run and this week's digest run if a worker died in them (or tenants are due a retry). */
+export function resumeScheduledRuns(ctx: NotificationContext) {
+  return resumeRuns(ctx, [
+    { job: expiryRun, report: emptyExpiryReport },
+    { job: digestRun, report: () => emptyDigestReport(ctx.now) },
+  ]);
+}
