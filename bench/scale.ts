@@ -16,6 +16,7 @@ import { activationTrend, analyticsWindow, dashboardStats, licenseDistribution, 
 import { listActivity } from '../server/src/services/audit/activity.js';
 import { getLicense, listLicenses } from '../server/src/services/licenses.js';
 import { listProducts } from '../server/src/services/products.js';
+import { floatingPoolConsumption } from '../server/src/services/floating/management.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB = process.env.SCALE_DB ?? 'keyforge_scale';
@@ -61,7 +62,7 @@ async function seed() {
     INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, status, expires_at, revoked_at, customer_email, floating_seats, created_at, updated_at)
     WITH tp AS (SELECT p.tenant_id, t.name, array_agg(p.id ORDER BY p.name) AS ids FROM products p JOIN tenants t ON t.id = p.tenant_id GROUP BY 1, 2)
     SELECT gen_random_uuid(), t.tenant_id, t.ids[1 + n % 5],
-           md5('scale' || n), 'T' || n % 1000 || '-…-' || upper(substr(md5(n::text), 1, 4)), 1 + n % 10,
+           md5('scale' || n), 'T' || n % 1000 || '-…-' || upper(substr(md5(n::text), 1, 4)), CASE WHEN n = 7 THEN 20000 ELSE 1 + n % 10 END,
            CASE WHEN n % 50 = 0 THEN 'revoked' ELSE 'active' END::license_status,
            CASE WHEN n % 4 = 0 THEN NULL ELSE now() + ((n % 730) - 365) * interval '1 day' END,
            CASE WHEN n % 50 = 0 THEN now() - (n % 300) * interval '1 day' END,
@@ -75,6 +76,16 @@ async function seed() {
       FROM licenses l CROSS JOIN generate_series(1, l.max_activations) k
       CROSS JOIN LATERAL (SELECT greatest(l.created_at, now() - ((hashtext(l.id::text)::bigint + k * 7919) & 1023) * interval '1 hour' * 0.6) AS c) x
      WHERE l.max_activations > 0;`);
+  // Floating licenses (every 20th, 10 seats) each get 10 sessions over the last 30 days: ~500k sessions, some
+  // still holding a seat now. The lease is 15 minutes after the last heartbeat; ended ones ended by checkin.
+  await step('floating sessions', `
+    INSERT INTO floating_sessions (id, tenant_id, license_id, token_digest, device_id, created_at, last_heartbeat_at, lease_expires_at, ended_at, end_reason)
+    SELECT gen_random_uuid(), l.tenant_id, l.id, md5(l.id::text || '/' || k), 'device-' || k, s, s + d, s + d + interval '15 minutes',
+           CASE WHEN s + d + interval '15 minutes' > now() THEN NULL ELSE s + d END, CASE WHEN s + d + interval '15 minutes' > now() THEN NULL ELSE 'checkin' END
+      FROM licenses l CROSS JOIN generate_series(1, 10) k
+      CROSS JOIN LATERAL (SELECT now() - ((hashtext(l.id::text || k)::bigint & 65535) * interval '40 seconds') AS s,
+                                 ((hashtext(k || l.id::text)::bigint & 255) * interval '1 minute') AS d) x
+     WHERE l.floating_seats IS NOT NULL;`);
   await step('audit rows', `
     INSERT INTO audit_log (id, tenant_id, seq, action, entity_type, entity_id, entity, actor_id, actor, created_at, prev_hash, hash)
     SELECT gen_random_uuid(), t.id, n, (ARRAY['CreateLicense','UpdateLicense','RevokeLicense','DeactivateActivation'])[1 + n % 4],
@@ -106,11 +117,14 @@ async function measure() {
     ['seat pool 30 d', () => seatPool(ctx, w('LAST_30_DAYS'))],
     ['seat pool 7 d', () => seatPool(ctx, w('LAST_7_DAYS'))],
     ['seat pool today', () => seatPool(ctx, w('TODAY'))],
+    ['floating pool today (hourly)', () => floatingPoolConsumption(ctx, big.id, { from: w('TODAY').from, to: ctx.now, bucket: 'hour' })],
+    ['floating pool 30 d (daily)', () => floatingPoolConsumption(ctx, big.id, { from: w('LAST_30_DAYS').from, to: ctx.now, bucket: 'day' })],
     ['license list, first page + count', () => listLicenses(ctx, actor, {})],
     ['license list, product filter', () => listLicenses(ctx, actor, { productId: product.id })],
     ['license list, product + status', () => listLicenses(ctx, actor, { productId: product.id, status: 'active' })],
     ['license search by email', () => listLicenses(ctx, actor, { search: 'customer4242' })],
     ['license search by key hint', () => listLicenses(ctx, actor, { search: '-…-AB' })],
+    ['license search by whole key', () => listLicenses(ctx, actor, { search: 'T001-ABCD-EFGH-JKMN-PQRS' })],
     ['license detail (widest license)', () => getLicense(ctx, actor, widest.id)],
     ['activity log, first page', () => listActivity(ctx, actor, {})],
     ['activity log, entity filter', () => listActivity(ctx, actor, { entity: 'T1-…-4242' })],

@@ -1,12 +1,13 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import lockfile from 'proper-lockfile';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
+import { createPGlite } from './pglite.js';
 import type { Logger } from '../logger.js';
 
 export type Db = InstanceType<typeof PrismaClient>;
@@ -122,7 +123,7 @@ async function openEmbedded({ dataDir, logger }: OpenDatabaseOptions): Promise<D
   const release = await lockEmbedded(dataDir, logger);
   let pglite: PGlite | undefined;
   try {
-    pglite = new PGlite(dir);
+    pglite = createPGlite(dir);
     await pglite.waitReady;
     const { applied } = await applyMigrations({ kind: 'pglite', pglite });
     if (applied.length) logger?.info({ applied }, 'applied database migrations');
