@@ -4,13 +4,13 @@
 // Env: SCALE_DB (database name, default keyforge_scale; kept between runs, dropped with SCALE_RESEED=1),
 // SCALE_LICENSES (default 1000000), BENCH_DATABASE_URL (admin URL), SCALE_RUNS (default 20).
 // Writes bench/results/scale-latest.{json,md}.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { ServerSecrets } from '../server/src/crypto/secrets.js';
 import { openDatabase } from '../server/src/db/database.js';
-import { applyMigrations } from '../server/src/db/migrate.js';
+import { applyMigrations, migrationsDir } from '../server/src/db/migrate.js';
 import type { Actor } from '../server/src/services/auth/actor.js';
 import { activationTrend, analyticsWindow, dashboardStats, licenseDistribution, licensesByProduct, seatPool, topProducts } from '../server/src/services/analytics.js';
 import { listActivity } from '../server/src/services/audit/activity.js';
@@ -91,9 +91,16 @@ async function seed() {
     SELECT gen_random_uuid(), t.id, n, (ARRAY['CreateLicense','UpdateLicense','RevokeLicense','DeactivateActivation'])[1 + n % 4],
            'license', gen_random_uuid()::text, 'T1-…-' || n, NULL, 'admin' || n % 7 || '@example.test', now() - (1000000 - n) * interval '30 seconds', '', ''
       FROM generate_series(1, 1000000) n JOIN tenants t ON t.name = 'Tenant ' || CASE WHEN n <= 500000 THEN 1 ELSE 2 + n % ${TENANTS - 1} END;`);
+  // The backfill statements of the migrations that created each rollup (their triggers are off while seeding).
+  const backfill = (migration: string, marker: string) => {
+    const text = readFileSync(path.join(migrationsDir, migration, 'migration.sql'), 'utf8');
+    if (!text.includes(marker)) throw new Error(`${migration}: no "${marker}" line`);
+    return text.slice(text.indexOf('\n', text.indexOf(marker)));
+  };
   await step('rollups', `
-    INSERT INTO activation_days (tenant_id, product_id, day, slot, activations)
-    SELECT a.tenant_id, l.product_id, (a.created_at AT TIME ZONE 'UTC')::date, 0, count(*) FROM activations a JOIN licenses l ON l.id = a.license_id GROUP BY 1, 2, 3;`);
+    TRUNCATE activation_days, license_tallies, activation_tallies, seat_pool_changes;
+    ${backfill('20261124102902_scale_activation_days', '-- Backfill the existing activations.')}
+    ${backfill('20261125054706_scale_rollups_search', '-- ─── Backfill')}`);
   await sql('VACUUM ANALYZE');
   await sql('CREATE TABLE scale_seeded (at timestamptz DEFAULT now()); INSERT INTO scale_seeded DEFAULT VALUES;');
   console.log(`Seeded in ${((Date.now() - started) / 1000).toFixed(0)} s`);

@@ -155,18 +155,14 @@ const LICENSE_VIEW = {
   omit: { keyDigest: true, keyDigestVersion: true },
   include: { product: { select: { id: true, name: true, isBundle: true } } },
 } satisfies Prisma.LicenseDefaultArgs;
-const WITH_ACTIVATIONS = {
-  omit: LICENSE_VIEW.omit,
-  include: { ...LICENSE_VIEW.include, activations: { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] } },
-} satisfies Prisma.LicenseDefaultArgs;
 
 async function findTenantLicense(ctx: Ctx, tenantId: string, id: string) {
-  const license = isUuid(id) ? await ctx.db.prisma.license.findFirst({ where: { id, tenantId }, ...WITH_ACTIVATIONS }) : null;
+  const license = isUuid(id) ? await ctx.db.prisma.license.findFirst({ where: { id, tenantId }, ...LICENSE_VIEW }) : null;
   if (!license) throw new AppError('NotFound', 'License not found.');
   return license;
 }
 
-/** A license with its product and all its activations (active and deactivated, newest first). */
+/** A license with its product; its activations are paged by `listLicenseActivations` (a license may have 20,000). */
 export async function getLicense(ctx: Ctx, actor: Actor | null, id: string) {
   return findTenantLicense(ctx, requireActor(actor).tenantId, id);
 }
@@ -255,9 +251,24 @@ export async function updateLicense(ctx: Ctx, actor: Actor | null, id: string, i
   return findTenantLicense(ctx, admin.tenantId, license.id);
 }
 
-/** Activations of a license the caller already holds (newest first). */
-export async function activationsOf(ctx: Ctx, license: { id: string }) {
-  return ctx.db.prisma.activation.findMany({ where: { licenseId: license.id }, orderBy: WITH_ACTIVATIONS.include.activations.orderBy });
+const ActivationCursor = z.tuple([z.iso.datetime(), z.guid()]);
+
+/**
+ * One page of the activations of a license the caller already holds (read within its tenant), active and
+ * deactivated, newest first (createdAt, then id; the cursor is the last row's pair); the count is capped at 10,000.
+ */
+export async function listLicenseActivations(ctx: Pick<Ctx, 'db'>, license: { id: string; tenantId: string }, page: PageArgs = {}) {
+  const size = pageSize(page.first);
+  const where: Prisma.ActivationWhereInput = { licenseId: license.id, tenantId: license.tenantId };
+  const after = page.after ? decodeCursor(page.after, ActivationCursor) : null;
+  const afterWhere: Prisma.ActivationWhereInput = after
+    ? { OR: [{ createdAt: { lt: new Date(after[0]) } }, { createdAt: new Date(after[0]), id: { lt: after[1] } }] }
+    : {};
+  const [rows, totalCount] = await Promise.all([
+    ctx.db.prisma.activation.findMany({ where: { AND: [where, afterWhere] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: size + 1 }),
+    cappedCount((take) => ctx.db.prisma.activation.count({ where, take })),
+  ]);
+  return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
 }
 
 export async function revokeLicense(ctx: Ctx, actor: Actor | null, id: string, meta: RequestMeta) {

@@ -87,7 +87,7 @@ export function LicenseDetailPage() {
             <EditLicenseModal license={license} opened={editing} onClose={close} />
             <Stack gap="lg">
               <LicenseOverview license={license} />
-              <ActivationsTable activations={license.activations} canManage={canManage && license.status !== 'revoked'} />
+              <ActivationsTable licenseId={license.id} canManage={canManage && license.status !== 'revoked'} />
               {license.floatingSeats !== null && <FloatingSessionsCard licenseId={license.id} />}
               <UsageCard licenseId={license.id} />
             </Stack>
