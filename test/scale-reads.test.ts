@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Prisma } from '../server/src/generated/prisma/client.js';
-import { analyticsWindow, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
+import { analyticsWindow, dashboardStats, licenseDistribution, licensesByProduct, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
+import { listProducts } from '../server/src/services/products.js';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '../server/src/services/listing.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 
@@ -122,18 +123,18 @@ describe('activation_days rollup', () => {
   });
 });
 
-describe('seat pool in one pass', () => {
-  /** The definition, bucket by bucket (the query this replaced). */
-  const simpleSeatPool = (tenantId: string, points: Date[]) =>
-    Promise.all(points.map(async (at) => {
-      const inForce = Prisma.sql`l.tenant_id = ${tenantId}::uuid AND l.created_at <= ${at} AND (l.revoked_at IS NULL OR l.revoked_at > ${at}) AND (l.expires_at IS NULL OR l.expires_at > ${at})`;
-      const [row] = await t.prisma.$queryRaw<{ used: number; available: number }[]>`
-        SELECT (SELECT count(*) FROM activations a JOIN licenses l ON l.id = a.license_id
-                 WHERE a.tenant_id = ${tenantId}::uuid AND a.created_at <= ${at} AND (a.deactivated_at IS NULL OR a.deactivated_at > ${at}) AND ${inForce})::int AS used,
-               (SELECT coalesce(sum(l.max_activations), 0) FROM licenses l WHERE ${inForce})::int AS available`;
-      return [at.toISOString(), row.used, row.available];
-    }));
+/** The seat pool's definition, point by point (the query the one-pass version replaced). */
+const simpleSeatPool = (tenantId: string, points: Date[]) =>
+  Promise.all(points.map(async (at) => {
+    const inForce = Prisma.sql`l.tenant_id = ${tenantId}::uuid AND l.created_at <= ${at} AND (l.revoked_at IS NULL OR l.revoked_at > ${at}) AND (l.expires_at IS NULL OR l.expires_at > ${at})`;
+    const [row] = await t.prisma.$queryRaw<{ used: number; available: number }[]>`
+      SELECT (SELECT count(*) FROM activations a JOIN licenses l ON l.id = a.license_id
+               WHERE a.tenant_id = ${tenantId}::uuid AND a.created_at <= ${at} AND (a.deactivated_at IS NULL OR a.deactivated_at > ${at}) AND ${inForce})::int AS used,
+             (SELECT coalesce(sum(l.max_activations), 0) FROM licenses l WHERE ${inForce})::int AS available`;
+    return [at.toISOString(), row.used, row.available];
+  }));
 
+describe('seat pool in one pass', () => {
   it('equals the bucket-by-bucket definition on random data, boundaries included', async () => {
     const tenant = await t.seedTenant({ name: 'Pool Co', keyPrefix: 'POOL' });
     const product = await t.seedProduct(tenant.id, 'Pool');
@@ -161,5 +162,152 @@ describe('seat pool in one pass', () => {
       expect(pool.map((point) => [point.at.toISOString(), point.seatsUsed, point.seatsAvailable])).toEqual(expected);
       expect(pool.some((point) => point.seatsUsed > 0)).toBe(true);
     }
+  });
+});
+
+describe('license and activation tallies', () => {
+  /** The figures by their plain definitions, straight from the licenses and activations. */
+  async function rawFigures(tenantId: string, now: Date) {
+    const at = now.toISOString();
+    const [row] = await t.prisma.$queryRaw<Record<string, number>[]>`
+      SELECT count(*)::int AS total,
+             count(*) FILTER (WHERE status = 'active' AND (expires_at IS NULL OR expires_at > ${at}::timestamptz))::int AS active,
+             count(*) FILTER (WHERE status = 'active' AND expires_at <= ${at}::timestamptz)::int AS expired,
+             count(*) FILTER (WHERE status = 'revoked')::int AS revoked,
+             count(*) FILTER (WHERE status = 'active' AND expires_at > ${at}::timestamptz AND expires_at <= ${at}::timestamptz + interval '7 days')::int AS within7,
+             count(*) FILTER (WHERE status = 'active' AND expires_at > ${at}::timestamptz + interval '7 days' AND expires_at <= ${at}::timestamptz + interval '30 days')::int AS within30,
+             count(*) FILTER (WHERE status = 'active' AND expires_at > ${at}::timestamptz + interval '30 days' AND expires_at <= ${at}::timestamptz + interval '90 days')::int AS within90,
+             count(*) FILTER (WHERE status = 'active' AND expires_at > ${at}::timestamptz + interval '90 days')::int AS later,
+             count(*) FILTER (WHERE status = 'active' AND expires_at IS NULL)::int AS perpetual,
+             (SELECT count(*) FROM activations WHERE tenant_id = ${tenantId}::uuid AND deactivated_at IS NULL)::int AS activations
+        FROM licenses WHERE tenant_id = ${tenantId}::uuid`;
+    const byProduct = await t.prisma.$queryRaw<{ productId: string; productName: string; licenses: number; activeLicenses: number }[]>`
+      SELECT p.id AS "productId", p.name AS "productName", count(l.id)::int AS licenses,
+             count(l.id) FILTER (WHERE l.status = 'active' AND (l.expires_at IS NULL OR l.expires_at > ${at}::timestamptz))::int AS "activeLicenses"
+        FROM products p LEFT JOIN licenses l ON l.product_id = p.id WHERE p.tenant_id = ${tenantId}::uuid
+       GROUP BY p.id, p.name ORDER BY licenses DESC, p.name`;
+    return { row, byProduct };
+  }
+
+  async function expectFiguresMatch(tenantId: string, now: Date) {
+    const actor = { tenantId, role: 'CompanyAdmin', kind: 'user', userId: 'u', label: 'x' } as never;
+    const ctx = { db: t.deps.db, now };
+    const { row, byProduct } = await rawFigures(tenantId, now);
+    const stats = await dashboardStats(ctx, actor);
+    expect({ active: stats.activeLicenses, total: stats.totalLicenses, activations: stats.activations, in7: stats.expiringIn7Days, in30: stats.expiringIn30Days })
+      .toEqual({ active: row.active, total: row.total, activations: row.activations, in7: row.within7, in30: row.within7 + row.within30 });
+    const window = analyticsWindow(ctx, actor, 'LAST_30_DAYS');
+    expect(await licenseDistribution(ctx, window)).toEqual({
+      byStatus: { active: row.active, expired: row.expired, revoked: row.revoked },
+      byExpiry: { expired: row.expired, within7Days: row.within7, within30Days: row.within30, within90Days: row.within90, later: row.later, perpetual: row.perpetual },
+    });
+    expect(await licensesByProduct(ctx, window)).toEqual(byProduct);
+    const products = await listProducts(ctx, actor);
+    expect(Object.fromEntries(products.map((product) => [product.id, product._count.licenses])))
+      .toEqual(Object.fromEntries(byProduct.map((product) => [product.productId, product.licenses])));
+    return row;
+  }
+
+  it('give the same figures as counting the rows, after random inserts, updates, revocations and deletions', async () => {
+    const tenant = await t.seedTenant({ name: 'Tally Co', keyPrefix: 'TALLY' });
+    const products = await Promise.all(['Alpha', 'Beta', 'Gamma'].map((name) => t.seedProduct(tenant.id, name)));
+    await t.seedProduct(tenant.id, 'Unused');
+    const ids = products.map((product) => product.id);
+    const now = new Date(T);
+    // Licenses on random products, expiring anywhere from 100 days ago to 200 days ahead or never; some revoked.
+    await t.prisma.$executeRaw`
+      INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, status, expires_at, revoked_at, created_at, updated_at)
+      SELECT gen_random_uuid(), ${tenant.id}::uuid, (${ids}::uuid[])[1 + floor(random() * 3)::int], md5(random()::text || n), 'TALLY-…-' || n, 3,
+             CASE WHEN random() < 0.15 THEN 'revoked' ELSE 'active' END::license_status,
+             CASE WHEN random() < 0.3 THEN NULL ELSE ${now.toISOString()}::timestamptz + floor(random() * 300 - 100) * interval '1 day' END,
+             NULL, ${now.toISOString()}::timestamptz - interval '200 days', now()
+        FROM generate_series(1, 400) AS n`;
+    await t.prisma.$executeRaw`
+      INSERT INTO activations (id, tenant_id, license_id, created_at, last_seen_at, deactivated_at)
+      SELECT gen_random_uuid(), ${tenant.id}::uuid, l.id, now(), now(), CASE WHEN random() < 0.3 THEN now() END
+        FROM licenses l CROSS JOIN generate_series(1, 3) WHERE l.tenant_id = ${tenant.id}::uuid AND random() < 0.7`;
+    const first = await expectFiguresMatch(tenant.id, now);
+    expect(Math.min(first.active, first.expired, first.revoked, first.within7, first.within30, first.perpetual, first.activations)).toBeGreaterThan(0);
+
+    // Changes of every kind the triggers follow, in several statements and transactions.
+    await t.prisma.$executeRaw`UPDATE licenses SET status = 'revoked', revoked_at = now() WHERE tenant_id = ${tenant.id}::uuid AND status = 'active' AND random() < 0.2`;
+    await t.prisma.$executeRaw`UPDATE licenses SET expires_at = CASE WHEN random() < 0.5 THEN NULL ELSE ${now.toISOString()}::timestamptz + floor(random() * 60 - 20) * interval '1 day' END
+                               WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.3`;
+    await t.prisma.$executeRaw`UPDATE licenses SET product_id = ${ids[2]}::uuid WHERE tenant_id = ${tenant.id}::uuid AND product_id = ${ids[0]}::uuid AND random() < 0.3`;
+    await t.prisma.$executeRaw`UPDATE licenses SET max_activations = 7, customer_email = 'x@y.test' WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.3`;
+    await t.prisma.$executeRaw`UPDATE activations SET deactivated_at = now() WHERE tenant_id = ${tenant.id}::uuid AND deactivated_at IS NULL AND random() < 0.3`;
+    await t.prisma.$executeRaw`UPDATE activations SET deactivated_at = NULL WHERE tenant_id = ${tenant.id}::uuid AND deactivated_at IS NOT NULL AND random() < 0.2`;
+    await t.prisma.$executeRaw`DELETE FROM activations WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.1`;
+    await t.prisma.$transaction(async (tx) => {
+      // Deleting licenses deletes their activations by cascade; a rolled-back change leaves no trace.
+      await tx.$executeRaw`DELETE FROM licenses WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.1`;
+    });
+    await t.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`DELETE FROM licenses WHERE tenant_id = ${tenant.id}::uuid`;
+      throw new Error('rolled back');
+    }).catch((error: Error) => expect(error.message).toBe('rolled back'));
+    await expectFiguresMatch(tenant.id, now);
+    // Time moves on: what expired meanwhile is counted as expired without any write.
+    await expectFiguresMatch(tenant.id, new Date(T + 45 * DAY));
+  });
+});
+
+describe('seat pool rollup (seat_pool_changes)', () => {
+  const HOUR = 3_600_000;
+  // Now is inside an hour, so the current bucket's point is not an hour boundary.
+  const NOW = T + 37 * 60_000 + 13_000;
+
+  it('equals the definition when now is inside an hour, with changes between now and the next hour, and after every kind of change', async () => {
+    const tenant = await t.seedTenant({ name: 'Hourly Co', keyPrefix: 'HOURLY' });
+    const product = await t.seedProduct(tenant.id, 'Pool');
+    // Minute-resolution times over the last 40 days; a share of them in the current hour, before and after now.
+    const when = (spread: string) => Prisma.raw(`'${new Date(NOW).toISOString()}'::timestamptz + ${spread}`);
+    const recent = "CASE WHEN random() < 0.25 THEN floor(random() * 120 - 60) * interval '1 minute' ELSE -floor(random() * 40 * 24 * 60) * interval '1 minute' END";
+    // Expiries: a share in the next hour (some before the next boundary, some after), the rest from 10 days ago to 40 ahead.
+    const expiry = "CASE WHEN random() < 0.3 THEN floor(random() * 60) * interval '1 minute' ELSE floor(random() * 50 - 10) * interval '1 day' END";
+    await t.prisma.$executeRaw`
+      INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, status, expires_at, revoked_at, created_at, updated_at)
+      SELECT gen_random_uuid(), ${tenant.id}::uuid, ${product.id}::uuid, md5(random()::text || n), 'HOURLY-…-' || n, 1 + floor(random() * 5)::int,
+             'active', CASE WHEN random() < 0.3 THEN NULL ELSE ${when(expiry)} END, NULL,
+             ${when("- interval '45 days' + floor(random() * 10) * interval '1 day'")}, now()
+        FROM generate_series(1, 200) AS n`;
+    await t.prisma.$executeRaw`
+      INSERT INTO activations (id, tenant_id, license_id, created_at, last_seen_at, deactivated_at)
+      SELECT gen_random_uuid(), ${tenant.id}::uuid, l.id, c, now(), CASE WHEN random() < 0.4 THEN c + floor(random() * 3 * 24 * 60) * interval '1 minute' END
+        FROM licenses l CROSS JOIN generate_series(1, 4) AS n
+        CROSS JOIN LATERAL (SELECT ${when(recent)} AS c) x
+       WHERE l.tenant_id = ${tenant.id}::uuid AND random() < 0.7`;
+    await t.prisma.$executeRaw`UPDATE licenses SET status = 'revoked', revoked_at = ${when(recent)} WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.2`;
+
+    const actor = { tenantId: tenant.id, role: 'CompanyAdmin', kind: 'user', userId: 'u', label: 'x' } as never;
+    const check = async (now: number) => {
+      const ctx = { db: t.deps.db, now: new Date(now) };
+      for (const [range, granularity] of [['LAST_30_DAYS', 'DAY'], ['LAST_7_DAYS', 'DAY'], ['TODAY', 'DAY'], ['LAST_30_DAYS', 'WEEK'], ['LAST_30_DAYS', 'MONTH']] as [AnalyticsRange, Granularity][]) {
+        const pool = await seatPool(ctx, analyticsWindow(ctx, actor, range, granularity));
+        const expected = await simpleSeatPool(tenant.id, pool.map((point) => point.at));
+        expect(pool.map((point) => [point.at.toISOString(), point.seatsUsed, point.seatsAvailable])).toEqual(expected);
+      }
+    };
+    // Rows with a bound between now and the next hour exist, so the correction is exercised.
+    const [{ later }] = await t.prisma.$queryRaw<{ later: number }[]>`
+      SELECT count(*)::int AS later FROM activations a JOIN licenses l ON l.id = a.license_id
+       WHERE a.tenant_id = ${tenant.id}::uuid AND least(a.deactivated_at, l.revoked_at, l.expires_at) > ${new Date(NOW).toISOString()}::timestamptz
+         AND least(a.deactivated_at, l.revoked_at, l.expires_at) <= ${new Date(T + HOUR).toISOString()}::timestamptz`;
+    expect(later).toBeGreaterThan(0);
+    await check(NOW);
+    await check(T); // on the hour
+    await check(T + HOUR - 1);
+
+    // Every change the triggers follow rewrites the history as the definition computes it.
+    await t.prisma.$executeRaw`UPDATE licenses SET expires_at = ${when(expiry)} WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.3`;
+    await t.prisma.$executeRaw`UPDATE licenses SET max_activations = max_activations + 3 WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.3`;
+    await t.prisma.$executeRaw`UPDATE licenses SET status = 'revoked', revoked_at = ${when(recent)} WHERE tenant_id = ${tenant.id}::uuid AND status = 'active' AND random() < 0.2`;
+    await t.prisma.$executeRaw`UPDATE licenses SET created_at = created_at - interval '3 days' WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.2`;
+    await t.prisma.$executeRaw`UPDATE activations SET deactivated_at = ${when(recent)} WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.3`;
+    await t.prisma.$executeRaw`UPDATE activations SET deactivated_at = NULL WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.1`;
+    await t.prisma.$executeRaw`DELETE FROM activations WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.1`;
+    await t.prisma.$executeRaw`DELETE FROM licenses WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.1`;
+    await check(NOW);
+    await check(T + 3 * DAY + 17 * 60_000);
   });
 });
