@@ -14,7 +14,7 @@ import { applyMigrations, migrationsDir } from '../server/src/db/migrate.js';
 import type { Actor } from '../server/src/services/auth/actor.js';
 import { activationTrend, analyticsWindow, dashboardStats, licenseDistribution, licensesByProduct, seatPool, topProducts } from '../server/src/services/analytics.js';
 import { listActivity } from '../server/src/services/audit/activity.js';
-import { getLicense, listLicenses } from '../server/src/services/licenses.js';
+import { getLicense, listLicenseActivations, listLicenses } from '../server/src/services/licenses.js';
 import { listProducts } from '../server/src/services/products.js';
 import { floatingPoolConsumption } from '../server/src/services/floating/management.js';
 
@@ -113,7 +113,7 @@ async function measure() {
   const [big] = await sql(`SELECT t.id, count(l.id)::int AS n FROM tenants t JOIN licenses l ON l.tenant_id = t.id GROUP BY t.id ORDER BY n DESC LIMIT 1`);
   const actor = { tenantId: big.id, role: 'CompanyAdmin', kind: 'user', userId: 'bench', label: 'bench' } as never as Actor;
   const [product] = await sql(`SELECT id FROM products WHERE tenant_id = '${big.id}' ORDER BY name LIMIT 1`);
-  const [widest] = await sql(`SELECT id FROM licenses WHERE tenant_id = '${big.id}' ORDER BY max_activations DESC LIMIT 1`);
+  const [widest] = await sql(`SELECT id, tenant_id AS "tenantId" FROM licenses WHERE tenant_id = '${big.id}' ORDER BY max_activations DESC LIMIT 1`);
   const w = (range: 'TODAY' | 'LAST_7_DAYS' | 'LAST_30_DAYS') => analyticsWindow(ctx, actor, range);
   const paths: [string, () => Promise<unknown>][] = [
     ['dashboard stats (widget: 8 rows + counts)', () => dashboardStats(ctx, actor)],
@@ -133,6 +133,8 @@ async function measure() {
     ['license search by key hint', () => listLicenses(ctx, actor, { search: '-…-AB' })],
     ['license search by whole key', () => listLicenses(ctx, actor, { search: 'T001-ABCD-EFGH-JKMN-PQRS' })],
     ['license detail (widest license)', () => getLicense(ctx, actor, widest.id)],
+    ['its activations, first page + count', () => listLicenseActivations(ctx, widest)],
+    ["its activations, pages 1 + 2", async () => listLicenseActivations(ctx, widest, { after: (await listLicenseActivations(ctx, widest)).pageInfo.endCursor })],
     ['activity log, first page', () => listActivity(ctx, actor, {})],
     ['activity log, entity filter', () => listActivity(ctx, actor, { entity: 'T1-…-4242' })],
     ['activity log, action filter', () => listActivity(ctx, actor, { action: 'UpdateLicense' })],

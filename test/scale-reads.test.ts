@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Prisma } from '../server/src/generated/prisma/client.js';
 import { analyticsWindow, dashboardStats, licenseDistribution, licensesByProduct, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
 import { listProducts } from '../server/src/services/products.js';
+import { floatingPoolConsumption, POOL_BUCKETS } from '../server/src/services/floating/management.js';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '../server/src/services/listing.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 
@@ -275,7 +276,7 @@ describe('seat pool rollup (seat_pool_changes)', () => {
       INSERT INTO activations (id, tenant_id, license_id, created_at, last_seen_at, deactivated_at)
       SELECT gen_random_uuid(), ${tenant.id}::uuid, l.id, c, now(), CASE WHEN random() < 0.4 THEN c + floor(random() * 3 * 24 * 60) * interval '1 minute' END
         FROM licenses l CROSS JOIN generate_series(1, 4) AS n
-        CROSS JOIN LATERAL (SELECT ${when(recent)} AS c) x
+        CROSS JOIN LATERAL (SELECT ${when(recent)} + n * interval '0' AS c) x
        WHERE l.tenant_id = ${tenant.id}::uuid AND random() < 0.7`;
     await t.prisma.$executeRaw`UPDATE licenses SET status = 'revoked', revoked_at = ${when(recent)} WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.2`;
 
@@ -309,5 +310,88 @@ describe('seat pool rollup (seat_pool_changes)', () => {
     await t.prisma.$executeRaw`DELETE FROM licenses WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.1`;
     await check(NOW);
     await check(T + 3 * DAY + 17 * 60_000);
+  });
+});
+
+describe('floating pool consumption in one pass', () => {
+  /**
+   * The definition, bucket by bucket: the query the one-pass version replaced, with one fix. It summed the changes
+   * in ROWS mode, so when several sessions changed at the same instant, "the level at a bucket's start" was that of
+   * an arbitrary one of them (e.g. 1 after 7 of 8 simultaneous check-ins) and could stay wrong for every later
+   * bucket; RANGE mode gives every simultaneous change the level after all of them.
+   */
+  const simplePool = (tenantId: string, licenseId: string | null, from: Date, to: Date, bucket: keyof typeof POOL_BUCKETS) =>
+    t.prisma.$queryRawUnsafe<{ bucketStart: Date; bucketEnd: Date; peakInUse: number; poolSize: number }[]>(
+      `WITH bounds AS (
+         SELECT date_trunc($3, $4::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS t0, $5::timestamptz AS t1
+       ), sessions AS (
+         SELECT s.created_at AS started, COALESCE(s.ended_at, s.lease_expires_at) AS ended
+           FROM floating_sessions s, bounds
+          WHERE s.tenant_id = $1::uuid AND ($2::uuid IS NULL OR s.license_id = $2::uuid)
+            AND s.created_at < bounds.t1 AND COALESCE(s.ended_at, s.lease_expires_at) > bounds.t0
+       ), changes AS (
+         SELECT started AS at, 1 AS delta FROM sessions UNION ALL SELECT ended, -1 FROM sessions
+       ), levels AS (
+         SELECT at, delta, SUM(delta) OVER (ORDER BY at, delta RANGE UNBOUNDED PRECEDING) AS level FROM changes
+       ), buckets AS (
+         SELECT b AS bucket_start, LEAST(b + $6::interval, bounds.t1) AS bucket_end
+           FROM bounds, generate_series(bounds.t0, bounds.t1 - interval '1 millisecond', $6::interval) AS b
+       )
+       SELECT b.bucket_start AS "bucketStart", b.bucket_end AS "bucketEnd",
+              GREATEST(
+                COALESCE((SELECT l.level FROM levels l WHERE l.at <= b.bucket_start ORDER BY l.at DESC, l.delta DESC LIMIT 1), 0),
+                COALESCE((SELECT MAX(l.level) FROM levels l WHERE l.at > b.bucket_start AND l.at < b.bucket_end), 0)
+              )::int AS "peakInUse",
+              (SELECT COALESCE(SUM(l.floating_seats), 0) FROM licenses l
+                WHERE l.tenant_id = $1::uuid AND ($2::uuid IS NULL OR l.id = $2::uuid) AND l.floating_seats IS NOT NULL
+                  AND l.created_at < b.bucket_end
+                  AND (l.status = 'active' OR l.revoked_at > b.bucket_start)
+                  AND (l.expires_at IS NULL OR l.expires_at > b.bucket_start))::int AS "poolSize"
+         FROM buckets b
+        ORDER BY b.bucket_start`,
+      tenantId, licenseId, bucket, from, to, POOL_BUCKETS[bucket],
+    );
+
+  it('equals the bucket-by-bucket definition on random sessions and licenses, boundaries included', async () => {
+    const tenant = await t.seedTenant({ name: 'Float Co', keyPrefix: 'FLOAT' });
+    const product = await t.seedProduct(tenant.id, 'Floaty');
+    const base = `'${new Date(T).toISOString()}'::timestamptz`;
+    // Licenses created, revoked and expiring on whole hours or at random minutes over 10 days around T.
+    await t.prisma.$executeRawUnsafe(`
+      INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, floating_seats, status, expires_at, revoked_at, created_at, updated_at)
+      SELECT gen_random_uuid(), $1::uuid, $2::uuid, md5(random()::text || n), 'FLOAT-…-' || n, 1,
+             CASE WHEN random() < 0.15 THEN NULL ELSE 1 + floor(random() * 6)::int END,
+             CASE WHEN random() < 0.2 THEN 'revoked' ELSE 'active' END::license_status,
+             CASE WHEN random() < 0.4 THEN NULL ELSE ${base} + floor(random() * 240 - 120) * interval '1 hour' + CASE WHEN random() < 0.5 THEN floor(random() * 60) * interval '1 minute' ELSE interval '0' END END,
+             NULL, ${base} - floor(random() * 240) * interval '1 hour' + CASE WHEN random() < 0.3 THEN interval '150 hours' ELSE interval '0' END, now()
+        FROM generate_series(1, 60) AS n`, tenant.id, product.id);
+    await t.prisma.$executeRawUnsafe(`UPDATE licenses SET revoked_at = CASE WHEN random() < 0.1 THEN NULL ELSE created_at + floor(random() * 100) * interval '1 hour' END
+                                       WHERE tenant_id = $1::uuid AND status = 'revoked'`, tenant.id);
+    // Sessions starting on whole hours or at random minutes; ended, or still leased (some leases in the future).
+    await t.prisma.$executeRawUnsafe(`
+      INSERT INTO floating_sessions (id, tenant_id, license_id, token_digest, created_at, last_heartbeat_at, lease_expires_at, ended_at, end_reason)
+      SELECT gen_random_uuid(), l.tenant_id, l.id, md5(random()::text || l.id || n), c, c, c + d + interval '15 minutes',
+             CASE WHEN random() < 0.7 THEN c + d END, NULL
+        FROM licenses l CROSS JOIN generate_series(1, 8) AS n
+        CROSS JOIN LATERAL (SELECT ${base} - floor(random() * 200 + n * 0) * interval '1 hour' + CASE WHEN random() < 0.5 THEN floor(random() * 60) * interval '1 minute' ELSE interval '0' END AS c,
+                                   CASE WHEN random() < 0.3 THEN floor(random() * 4) * interval '1 hour' ELSE floor(random() * 300) * interval '1 minute' END AS d) x
+       WHERE l.tenant_id = $1::uuid AND l.floating_seats IS NOT NULL`, tenant.id);
+    const [one] = await t.prisma.license.findMany({ where: { tenantId: tenant.id, floatingSeats: { not: null } }, take: 1 });
+    const ctx = { db: t.deps.db, now: new Date(T) };
+    const cases: [number, number, keyof typeof POOL_BUCKETS][] = [
+      [T - 30 * DAY, T, 'day'], [T - 7 * DAY, T, 'day'], [T - DAY, T + 7 * 60_000, 'hour'], [T - 3 * DAY - 17 * 60_000, T + 90 * 60_000, 'hour'],
+      [T - 40 * DAY, T + 5 * DAY, 'week'], [T - 2 * 3_600_000, T - 3_600_000, 'hour'],
+    ];
+    let busy = 0;
+    for (const [from, to, bucket] of cases) {
+      for (const licenseId of [null, one.id]) {
+        const query = { from: new Date(from), to: new Date(to), bucket, ...(licenseId && { licenseId }) };
+        const pool = await floatingPoolConsumption(ctx, tenant.id, query);
+        const expected = await simplePool(tenant.id, licenseId, new Date(from), new Date(to), bucket);
+        expect(pool).toEqual(expected);
+        busy += pool.filter((point) => point.peakInUse > 0 && point.poolSize > 0).length;
+      }
+    }
+    expect(busy).toBeGreaterThan(20);
   });
 });

@@ -88,6 +88,7 @@ export interface PoolBucket {
  * against the pool size. Computed in SQL from the sessions' lifetimes [createdAt, endedAt ?? leaseExpiresAt),
  * so it needs no sweep to be right. Buckets are aligned to UTC hours/days/ISO weeks; `from` is rounded down
  * to its bucket. The pool size uses each license's current floatingSeats (its history is not kept).
+ * A revoked license without revokedAt counts nowhere; one whose end precedes its creation counts in no bucket after its end.
  */
 export async function floatingPoolConsumption(ctx: Ctx, tenantId: string, query: z.input<typeof PoolQuerySchema>): Promise<PoolBucket[]> {
   const { from, to, bucket, licenseId } = parseInput(PoolQuerySchema, query);
@@ -97,36 +98,59 @@ export async function floatingPoolConsumption(ctx: Ctx, tenantId: string, query:
   if ((to.getTime() - from.getTime()) / stepMs > MAX_BUCKETS) {
     throw new AppError('InvalidRequest', `At most ${MAX_BUCKETS} buckets: choose a larger bucket or a shorter range.`, { fields: { bucket: 'too many buckets' } });
   }
-  // Each session is +1 at its start and −1 at its end; a running sum over those changes is the number of
-  // sessions in use. At equal instants the −1 sorts first, so a hand-over never counts twice. A bucket's
-  // peak is the level at its start or right after any change inside it.
+  // Each session is +1 at its start (or the window's start, if earlier) and −1 at its end; a running sum over
+  // the instants of change is the number of sessions in use. A bucket's peak is the level at its start or at
+  // any instant inside it. One pass: the instants are numbered by bucket (width_bucket over the bucket starts),
+  // and a bucket without any change keeps the level its predecessor ended with. The sessions come from an
+  // index-only range (a session ends at the latest when its lease does), the licenses likewise.
+  // Pool size: a license is valid in bucket k when created < bucket end and bucket start < its end (revocation
+  // or expiry), i.e. for k in [lo, hi]; the licenses are summed per (lo, hi) pair, then per bucket.
   return ctx.db.prisma.$queryRawUnsafe<PoolBucket[]>(
     `WITH bounds AS (
        SELECT date_trunc($3, $4::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS t0, $5::timestamptz AS t1
+     ), buckets AS (
+       SELECT row_number() OVER (ORDER BY b)::int AS k, b AS bucket_start, LEAST(b + $6::interval, bounds.t1) AS bucket_end
+         FROM bounds, generate_series(bounds.t0, bounds.t1 - interval '1 millisecond', $6::interval) AS b
+     ), grid AS (
+       SELECT coalesce(array_agg(bucket_start ORDER BY k) FILTER (WHERE k > 1), '{}') AS later_starts,
+              array_agg(bucket_start ORDER BY k) AS starts, count(*)::int AS n, max(bucket_end) AS t1
+         FROM buckets
      ), sessions AS (
-       SELECT s.created_at AS started, COALESCE(s.ended_at, s.lease_expires_at) AS ended
+       SELECT GREATEST(s.created_at, bounds.t0) AS started, COALESCE(s.ended_at, s.lease_expires_at) AS ended
          FROM floating_sessions s, bounds
         WHERE s.tenant_id = $1::uuid AND ($2::uuid IS NULL OR s.license_id = $2::uuid)
-          AND s.created_at < bounds.t1 AND COALESCE(s.ended_at, s.lease_expires_at) > bounds.t0
-     ), changes AS (
-       SELECT started AS at, 1 AS delta FROM sessions UNION ALL SELECT ended, -1 FROM sessions
+          AND s.lease_expires_at > bounds.t0 AND s.created_at < bounds.t1 AND COALESCE(s.ended_at, s.lease_expires_at) > bounds.t0
+     ), instants AS (
+       SELECT at, sum(sum(delta)) OVER (ORDER BY at) AS level
+         FROM (SELECT started AS at, 1 AS delta FROM sessions
+               UNION ALL SELECT ended, -1 FROM sessions, bounds WHERE ended < bounds.t1) AS changes
+        GROUP BY at
      ), levels AS (
-       SELECT at, delta, SUM(delta) OVER (ORDER BY at, delta ROWS UNBOUNDED PRECEDING) AS level FROM changes
-     ), buckets AS (
-       SELECT b AS bucket_start, LEAST(b + $6::interval, bounds.t1) AS bucket_end
-         FROM bounds, generate_series(bounds.t0, bounds.t1 - interval '1 millisecond', $6::interval) AS b
+       SELECT width_bucket(i.at, g.later_starts) + 1 AS k, i.at, i.level, lag(i.level, 1, 0::numeric) OVER (ORDER BY i.at) AS before
+         FROM instants i, grid g
+     ), per_bucket AS (
+       SELECT k, min(at) AS first_at, max(level) AS top, (array_agg(before ORDER BY at))[1] AS level_before,
+              (array_agg(level ORDER BY at DESC))[1] AS level_after
+         FROM levels GROUP BY k
+     ), peaks AS (
+       SELECT b.k, p.first_at, p.top, p.level_before,
+              max(p.k) OVER (ORDER BY b.k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous
+         FROM buckets b LEFT JOIN per_bucket p ON p.k = b.k
+     ), valid AS (
+       SELECT width_bucket(l.created_at, g.later_starts) + 1 AS lo,
+              CASE WHEN e.ends IS NULL THEN g.n ELSE width_bucket(e.ends - interval '1 microsecond', g.starts) END AS hi,
+              sum(l.floating_seats) AS seats
+         FROM licenses l CROSS JOIN grid g
+         CROSS JOIN LATERAL (SELECT LEAST(CASE WHEN l.status = 'active' THEN NULL ELSE COALESCE(l.revoked_at, '-infinity') END, l.expires_at) AS ends) e
+        WHERE l.tenant_id = $1::uuid AND ($2::uuid IS NULL OR l.id = $2::uuid) AND l.floating_seats IS NOT NULL AND l.created_at < g.t1
+        GROUP BY 1, 2
      )
      SELECT b.bucket_start AS "bucketStart", b.bucket_end AS "bucketEnd",
-            GREATEST(
-              COALESCE((SELECT l.level FROM levels l WHERE l.at <= b.bucket_start ORDER BY l.at DESC, l.delta DESC LIMIT 1), 0),
-              COALESCE((SELECT MAX(l.level) FROM levels l WHERE l.at > b.bucket_start AND l.at < b.bucket_end), 0)
-            )::int AS "peakInUse",
-            (SELECT COALESCE(SUM(l.floating_seats), 0) FROM licenses l
-              WHERE l.tenant_id = $1::uuid AND ($2::uuid IS NULL OR l.id = $2::uuid) AND l.floating_seats IS NOT NULL
-                AND l.created_at < b.bucket_end
-                AND (l.status = 'active' OR l.revoked_at > b.bucket_start)
-                AND (l.expires_at IS NULL OR l.expires_at > b.bucket_start))::int AS "poolSize"
-       FROM buckets b
+            CASE WHEN p.first_at IS NULL THEN COALESCE((SELECT q.level_after FROM per_bucket q WHERE q.k = p.previous), 0)
+                 WHEN p.first_at > b.bucket_start THEN GREATEST(p.top, p.level_before)
+                 ELSE p.top END::int AS "peakInUse",
+            (SELECT COALESCE(SUM(v.seats), 0) FROM valid v WHERE v.lo <= b.k AND b.k <= v.hi)::int AS "poolSize"
+       FROM buckets b JOIN peaks p ON p.k = b.k
       ORDER BY b.bucket_start`,
     tenantId,
     licenseId ?? null,
