@@ -2,19 +2,24 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openDatabase } from '../server/src/db/database.js';
+import { floatingPoolConsumption } from '../server/src/services/floating/management.js';
 import { listLicenses } from '../server/src/services/licenses.js';
-import { listActivity } from '../server/src/services/audit/activity.js';
 import { ServerSecrets } from '../server/src/crypto/secrets.js';
 const db = await openDatabase({ databaseUrl: 'postgres://postgres@127.0.0.1:5432/keyforge_scale', dataDir: mkdtempSync(path.join(tmpdir(), 'q-')) });
 const ctx = { db, now: new Date(), secrets: new ServerSecrets('scale-bench-secret-0123456789abcdef0123456789') } as never;
-const actor = { tenantId: '00000000-0000-4000-8000-000000000001', role: 'CompanyAdmin', kind: 'user', userId: 'b', label: 'b' } as never;
-const [p] = await db.prisma.product.findMany({ where: { tenantId: '00000000-0000-4000-8000-000000000001' }, orderBy: { name: 'asc' }, take: 1 });
-const which = process.argv[2];
-const t0 = performance.now();
-if (which === 'product') await listLicenses(ctx, actor, { productId: p.id });
-if (which === 'status') await listLicenses(ctx, actor, { productId: p.id, status: 'active' });
-if (which === 'hint') await listLicenses(ctx, actor, { search: '-…-AB' });
-if (which === 'action') await listActivity(ctx, actor, { action: 'UpdateLicense' });
-if (which === 'first') await listActivity(ctx, actor, {});
-console.log(which, performance.now() - t0);
+const T = '00000000-0000-4000-8000-000000000001';
+const actor = { tenantId: T, role: 'CompanyAdmin', kind: 'user', userId: 'b', label: 'b' } as never;
+const day = new Date(); day.setUTCHours(0, 0, 0, 0);
+const runs: Record<string, () => Promise<unknown>> = {
+  today: () => floatingPoolConsumption(ctx, T, { from: day, to: new Date(), bucket: 'hour' }),
+  month: () => floatingPoolConsumption(ctx, T, { from: new Date(day.getTime() - 29 * 86400000), to: new Date(), bucket: 'day' }),
+  email: () => listLicenses(ctx, actor, { search: 'customer4242' }),
+  hint: () => listLicenses(ctx, actor, { search: '-…-AB' }),
+};
+for (const which of process.argv.slice(2)) {
+  await runs[which]();
+  const t0 = performance.now();
+  for (let i = 0; i < 5; i++) await runs[which]();
+  console.log(which, ((performance.now() - t0) / 5).toFixed(1), 'ms avg');
+}
 await db.close();

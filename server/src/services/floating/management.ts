@@ -136,7 +136,7 @@ export async function floatingPoolConsumption(ctx: Ctx, tenantId: string, query:
        SELECT b.k, p.first_at, p.top, p.level_before,
               max(p.k) OVER (ORDER BY b.k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous
          FROM buckets b LEFT JOIN per_bucket p ON p.k = b.k
-     ), valid AS (
+     ), valid AS MATERIALIZED (
        SELECT width_bucket(l.created_at, g.later_starts) + 1 AS lo,
               CASE WHEN e.ends IS NULL THEN g.n ELSE width_bucket(e.ends - interval '1 microsecond', g.starts) END AS hi,
               sum(l.floating_seats) AS seats
