@@ -89,15 +89,54 @@ export interface PoolBucket {
  * so it needs no sweep to be right. Buckets are aligned to UTC hours/days/ISO weeks; `from` is rounded down
  * to its bucket. The pool size uses each license's current floatingSeats (its history is not kept).
  * A revoked license without revokedAt counts nowhere; one whose end precedes its creation counts in no bucket after its end.
+ * For the whole tenant, the peaks of completed hours come from the floating_peak_hours cache (see below).
  */
 export async function floatingPoolConsumption(ctx: Ctx, tenantId: string, query: z.input<typeof PoolQuerySchema>): Promise<PoolBucket[]> {
   const { from, to, bucket, licenseId } = parseInput(PoolQuerySchema, query);
   if (licenseId !== undefined) await requireTenantLicense(ctx, tenantId, licenseId);
   else if (!isUuid(tenantId)) return [];
-  const stepMs = { hour: 3_600_000, day: 86_400_000, week: 7 * 86_400_000 }[bucket];
+  const stepMs = { hour: HOUR_MS, day: 24 * HOUR_MS, week: 7 * 24 * HOUR_MS }[bucket];
   if ((to.getTime() - from.getTime()) / stepMs > MAX_BUCKETS) {
     throw new AppError('InvalidRequest', `At most ${MAX_BUCKETS} buckets: choose a larger bucket or a shorter range.`, { fields: { bucket: 'too many buckets' } });
   }
+  if (licenseId !== undefined) return poolBuckets(ctx, tenantId, licenseId, bucket, from, to, true);
+  // The whole tenant: the pool sizes per bucket (cheap), and the peaks per hour — completed hours from the
+  // floating_peak_hours cache (computing and storing the missing ones), the hour in progress live. A bucket's
+  // peak is the highest of its hours'.
+  const buckets = await poolBuckets(ctx, tenantId, undefined, bucket, from, to, false);
+  if (!buckets.length) return buckets;
+  const start = buckets[0].bucketStart.getTime();
+  const completed = Math.max(start, Math.floor(Math.min(to.getTime(), ctx.now.getTime()) / HOUR_MS) * HOUR_MS);
+  const hours = [
+    ...(completed > start ? await completedHourPeaks(ctx, tenantId, start, completed) : []),
+    ...(to.getTime() > completed ? (await poolBuckets(ctx, tenantId, undefined, 'hour', new Date(completed), to, true)).map((b) => ({ hour: b.bucketStart, peak: b.peakInUse })) : []),
+  ];
+  return buckets.map((b) => ({
+    ...b,
+    peakInUse: Math.max(0, ...hours.filter((h) => h.hour >= b.bucketStart && h.hour < b.bucketEnd).map((h) => h.peak)),
+  }));
+}
+
+const HOUR_MS = 3_600_000;
+
+/** The tenant's peak per completed hour in [start, end) (hour boundaries): cached ones read, missing ones computed and stored. */
+async function completedHourPeaks(ctx: Ctx, tenantId: string, start: number, end: number) {
+  const cached = await ctx.db.prisma.floatingPeakHour.findMany({ where: { tenantId, hour: { gte: new Date(start), lt: new Date(end) } }, select: { hour: true, peak: true } });
+  const have = new Set(cached.map((row) => row.hour.getTime()));
+  const missing: number[] = [];
+  for (let hour = start; hour < end; hour += HOUR_MS) if (!have.has(hour)) missing.push(hour);
+  if (!missing.length) return cached;
+  const computed = await poolBuckets(ctx, tenantId, undefined, 'hour', new Date(missing[0]), new Date(missing[missing.length - 1] + HOUR_MS), true);
+  const fresh = computed.filter((b) => !have.has(b.bucketStart.getTime())).map((b) => ({ hour: b.bucketStart, peak: b.peakInUse }));
+  // Two readers may fill the same hours: both computed the same values.
+  await ctx.db.prisma.floatingPeakHour.createMany({ data: fresh.map((row) => ({ tenantId, ...row })), skipDuplicates: true });
+  return [...cached, ...fresh];
+}
+
+/**
+ * Per bucket: peak concurrent sessions (when `withSessions`; else 0) and pool size, for one license or the tenant.
+ */
+async function poolBuckets(ctx: Ctx, tenantId: string, licenseId: string | undefined, bucket: keyof typeof POOL_BUCKETS, from: Date, to: Date, withSessions: boolean) {
   // Each session is +1 at its start (or the window's start, if earlier) and −1 at its end; a running sum over
   // the instants of change is the number of sessions in use. A bucket's peak is the level at its start or at
   // any instant inside it. One pass: the instants are numbered by bucket (width_bucket over the bucket starts),
@@ -119,7 +158,7 @@ export async function floatingPoolConsumption(ctx: Ctx, tenantId: string, query:
        SELECT GREATEST(s.created_at, bounds.t0) AS started, COALESCE(s.ended_at, s.lease_expires_at) AS ended
          FROM floating_sessions s, bounds
         WHERE s.tenant_id = $1::uuid AND ($2::uuid IS NULL OR s.license_id = $2::uuid)
-          AND s.lease_expires_at > bounds.t0 AND s.created_at < bounds.t1 AND COALESCE(s.ended_at, s.lease_expires_at) > bounds.t0
+          AND s.lease_expires_at > bounds.t0 AND s.created_at < bounds.t1 AND COALESCE(s.ended_at, s.lease_expires_at) > bounds.t0 AND $7::boolean
      ), instants AS (
        SELECT at, sum(sum(delta)) OVER (ORDER BY at) AS level
          FROM (SELECT started AS at, 1 AS delta FROM sessions
@@ -158,5 +197,6 @@ export async function floatingPoolConsumption(ctx: Ctx, tenantId: string, query:
     from,
     to,
     POOL_BUCKETS[bucket],
+    withSessions,
   );
 }
