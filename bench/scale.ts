@@ -15,6 +15,7 @@ import type { Actor } from '../server/src/services/auth/actor.js';
 import { activationTrend, analyticsWindow, dashboardStats, licenseDistribution, licensesByProduct, seatPool, topProducts } from '../server/src/services/analytics.js';
 import { listActivity } from '../server/src/services/audit/activity.js';
 import { getLicense, listLicenseActivations, listLicenses } from '../server/src/services/licenses.js';
+import { encodeCursor } from '../server/src/services/listing.js';
 import { listProducts } from '../server/src/services/products.js';
 import { floatingPoolConsumption } from '../server/src/services/floating/management.js';
 
@@ -114,6 +115,10 @@ async function measure() {
   const actor = { tenantId: big.id, role: 'CompanyAdmin', kind: 'user', userId: 'bench', label: 'bench' } as never as Actor;
   const [product] = await sql(`SELECT id FROM products WHERE tenant_id = '${big.id}' ORDER BY name LIMIT 1`);
   const [widest] = await sql(`SELECT id, tenant_id AS "tenantId" FROM licenses WHERE tenant_id = '${big.id}' ORDER BY max_activations DESC LIMIT 1`);
+  // Deep pages: the cursors of the rows half-way down the big tenant's license list and activity log.
+  const [middle] = await sql(`SELECT created_at, id FROM licenses WHERE tenant_id = '${big.id}' ORDER BY created_at DESC, id DESC OFFSET 250000 LIMIT 1`);
+  const deepLicenses = encodeCursor([new Date(middle.created_at).toISOString(), middle.id]);
+  const deepActivity = encodeCursor([250000]);
   const w = (range: 'TODAY' | 'LAST_7_DAYS' | 'LAST_30_DAYS') => analyticsWindow(ctx, actor, range);
   const paths: [string, () => Promise<unknown>][] = [
     ['dashboard stats (widget: 8 rows + counts)', () => dashboardStats(ctx, actor)],
@@ -129,6 +134,9 @@ async function measure() {
     ['license list, first page + count', () => listLicenses(ctx, actor, {})],
     ['license list, product filter', () => listLicenses(ctx, actor, { productId: product.id })],
     ['license list, product + status', () => listLicenses(ctx, actor, { productId: product.id, status: 'active' })],
+    ['license list, status expired', () => listLicenses(ctx, actor, { status: 'expired' })],
+    ['license list, expiring within 30 days', () => listLicenses(ctx, actor, { expiringWithinDays: 30 })],
+    ['license list, deep page (row 250,000)', () => listLicenses(ctx, actor, {}, { after: deepLicenses })],
     ['license search by email', () => listLicenses(ctx, actor, { search: 'customer4242' })],
     ['license search by key hint', () => listLicenses(ctx, actor, { search: '-…-AB' })],
     ['license search by whole key', () => listLicenses(ctx, actor, { search: 'T001-ABCD-EFGH-JKMN-PQRS' })],
@@ -137,6 +145,8 @@ async function measure() {
     ["its activations, pages 1 + 2", async () => listLicenseActivations(ctx, widest, { after: (await listLicenseActivations(ctx, widest)).pageInfo.endCursor })],
     ['activity log, first page', () => listActivity(ctx, actor, {})],
     ['activity log, entity filter', () => listActivity(ctx, actor, { entity: 'T1-…-4242' })],
+    ['activity log, user filter', () => listActivity(ctx, actor, { user: 'admin3@' })],
+    ['activity log, deep page (seq 250,000)', () => listActivity(ctx, actor, {}, { after: deepActivity })],
     ['activity log, action filter', () => listActivity(ctx, actor, { action: 'UpdateLicense' })],
     ['products list', () => listProducts(ctx, actor)],
   ];
