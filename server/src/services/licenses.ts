@@ -221,6 +221,8 @@ function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<typeof L
 }
 
 const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
+// After the cursor (t, id): createdAt ≤ t (an index range, so a deep page starts where the cursor is) and then
+// (createdAt < t or id < id) — the same rows as "createdAt < t, or createdAt = t and id < id".
 /**
  * A search matching at most this many licenses is paged from its matches (found by the trigram indexes, then
  * sorted); one matching more is paged by walking the newest-first index, where matches are then dense enough.
@@ -236,7 +238,7 @@ export async function listLicenses(ctx: Ctx, actor: Actor | null, filterInput: L
   const conditions = licenseConditions(ctx, tenantId, filter);
   const after = page.after ? decodeCursor(page.after, LicenseCursor) : null;
   const afterWhere: Prisma.LicenseWhereInput = after
-    ? { OR: [{ createdAt: { lt: new Date(after[0]) } }, { createdAt: new Date(after[0]), id: { lt: after[1] } }] }
+    ? { createdAt: { lte: new Date(after[0]) }, OR: [{ createdAt: { lt: new Date(after[0]) } }, { id: { lt: after[1] } }] }
     : {};
   const walk = () => ctx.db.prisma.license.findMany({ where: { AND: [where, afterWhere] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: size + 1, ...LICENSE_VIEW });
   const count = countUpTo(ctx.db, Prisma.sql`licenses`, conditions);
@@ -301,7 +303,7 @@ export async function listLicenseActivations(ctx: Pick<Ctx, 'db'>, license: { id
   const where: Prisma.ActivationWhereInput = { licenseId: license.id, tenantId: license.tenantId };
   const after = page.after ? decodeCursor(page.after, ActivationCursor) : null;
   const afterWhere: Prisma.ActivationWhereInput = after
-    ? { OR: [{ createdAt: { lt: new Date(after[0]) } }, { createdAt: new Date(after[0]), id: { lt: after[1] } }] }
+    ? { createdAt: { lte: new Date(after[0]) }, OR: [{ createdAt: { lt: new Date(after[0]) } }, { id: { lt: after[1] } }] }
     : {};
   const [rows, totalCount] = await Promise.all([
     ctx.db.prisma.activation.findMany({ where: { AND: [where, afterWhere] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: size + 1 }),
