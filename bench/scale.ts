@@ -126,11 +126,18 @@ async function measure() {
     ['top products 30 d', () => topProducts(ctx, w('LAST_30_DAYS'))],
     ['licenses by product', () => licensesByProduct(ctx, w('LAST_30_DAYS'))],
     ['license distribution', () => licenseDistribution(ctx, w('LAST_30_DAYS'))],
+    ['activation trend 7 d / today', () => Promise.all([activationTrend(ctx, w('LAST_7_DAYS')), activationTrend(ctx, w('TODAY'))])],
+    ['activation trend 30 d weekly / monthly', () => Promise.all([activationTrend(ctx, analyticsWindow(ctx, actor, 'LAST_30_DAYS', 'WEEK')), activationTrend(ctx, analyticsWindow(ctx, actor, 'LAST_30_DAYS', 'MONTH'))])],
     ['seat pool 30 d', () => seatPool(ctx, w('LAST_30_DAYS'))],
     ['seat pool 7 d', () => seatPool(ctx, w('LAST_7_DAYS'))],
     ['seat pool today', () => seatPool(ctx, w('TODAY'))],
     ['floating pool today (hourly)', () => floatingPoolConsumption(ctx, big.id, { from: w('TODAY').from, to: ctx.now, bucket: 'hour' })],
     ['floating pool 30 d (daily)', () => floatingPoolConsumption(ctx, big.id, { from: w('LAST_30_DAYS').from, to: ctx.now, bucket: 'day' })],
+    // The analytics page asks for every field in one GraphQL request; the resolvers run side by side.
+    ...(['TODAY', 'LAST_7_DAYS', 'LAST_30_DAYS'] as const).map((range): [string, () => Promise<unknown>] => [`analytics view ${range}, every field`, () => Promise.all([
+      activationTrend(ctx, w(range)), licensesByProduct(ctx, w(range)), licenseDistribution(ctx, w(range)), topProducts(ctx, w(range)), seatPool(ctx, w(range)),
+      floatingPoolConsumption(ctx, big.id, { from: w(range).from, to: ctx.now, bucket: range === 'TODAY' ? 'hour' : 'day' }),
+    ])]),
     ['license list, first page + count', () => listLicenses(ctx, actor, {})],
     ['license list, product filter', () => listLicenses(ctx, actor, { productId: product.id })],
     ['license list, product + status', () => listLicenses(ctx, actor, { productId: product.id, status: 'active' })],
