@@ -99,17 +99,19 @@ export async function floatingPoolConsumption(ctx: Ctx, tenantId: string, query:
   if ((to.getTime() - from.getTime()) / stepMs > MAX_BUCKETS) {
     throw new AppError('InvalidRequest', `At most ${MAX_BUCKETS} buckets: choose a larger bucket or a shorter range.`, { fields: { bucket: 'too many buckets' } });
   }
-  if (licenseId !== undefined) return poolBuckets(ctx, tenantId, licenseId, bucket, from, to, true);
+  if (licenseId !== undefined) return poolBuckets(ctx, tenantId, licenseId, bucket, from, to, BOTH);
   // The whole tenant: the pool sizes per bucket (cheap), and the peaks per hour — completed hours from the
   // floating_peak_hours cache (computing and storing the missing ones), the hour in progress live. A bucket's
   // peak is the highest of its hours'.
-  const buckets = await poolBuckets(ctx, tenantId, undefined, bucket, from, to, false);
+  const buckets = await poolBuckets(ctx, tenantId, undefined, bucket, from, to, { sessions: false, seats: true });
   if (!buckets.length) return buckets;
   const start = buckets[0].bucketStart.getTime();
   const completed = Math.max(start, Math.floor(Math.min(to.getTime(), ctx.now.getTime()) / HOUR_MS) * HOUR_MS);
+  // The console asks for today by hour and 7 or 30 days by day; a longer range (weeks) is computed directly.
+  if (completed - start > MAX_CACHED_HOURS * HOUR_MS) return poolBuckets(ctx, tenantId, undefined, bucket, from, to, BOTH);
   const hours = [
     ...(completed > start ? await completedHourPeaks(ctx, tenantId, start, completed) : []),
-    ...(to.getTime() > completed ? (await poolBuckets(ctx, tenantId, undefined, 'hour', new Date(completed), to, true)).map((b) => ({ hour: b.bucketStart, peak: b.peakInUse })) : []),
+    ...(to.getTime() > completed ? (await poolBuckets(ctx, tenantId, undefined, 'hour', new Date(completed), to, PEAKS)).map((b) => ({ hour: b.bucketStart, peak: b.peakInUse })) : []),
   ];
   return buckets.map((b) => ({
     ...b,
@@ -118,6 +120,10 @@ export async function floatingPoolConsumption(ctx: Ctx, tenantId: string, query:
 }
 
 const HOUR_MS = 3_600_000;
+/** Ranges of up to 1,000 hours (41 days) use the cache of completed hours. */
+const MAX_CACHED_HOURS = 1_000;
+const BOTH = { sessions: true, seats: true };
+const PEAKS = { sessions: true, seats: false };
 
 /** The tenant's peak per completed hour in [start, end) (hour boundaries): cached ones read, missing ones computed and stored. */
 async function completedHourPeaks(ctx: Ctx, tenantId: string, start: number, end: number) {
@@ -126,7 +132,7 @@ async function completedHourPeaks(ctx: Ctx, tenantId: string, start: number, end
   const missing: number[] = [];
   for (let hour = start; hour < end; hour += HOUR_MS) if (!have.has(hour)) missing.push(hour);
   if (!missing.length) return cached;
-  const computed = await poolBuckets(ctx, tenantId, undefined, 'hour', new Date(missing[0]), new Date(missing[missing.length - 1] + HOUR_MS), true);
+  const computed = await poolBuckets(ctx, tenantId, undefined, 'hour', new Date(missing[0]), new Date(missing[missing.length - 1] + HOUR_MS), PEAKS);
   const fresh = computed.filter((b) => !have.has(b.bucketStart.getTime())).map((b) => ({ hour: b.bucketStart, peak: b.peakInUse }));
   // Two readers may fill the same hours: both computed the same values.
   await ctx.db.prisma.floatingPeakHour.createMany({ data: fresh.map((row) => ({ tenantId, ...row })), skipDuplicates: true });
@@ -134,9 +140,9 @@ async function completedHourPeaks(ctx: Ctx, tenantId: string, start: number, end
 }
 
 /**
- * Per bucket: peak concurrent sessions (when `withSessions`; else 0) and pool size, for one license or the tenant.
+ * Per bucket: peak concurrent sessions and pool size (each 0 unless asked for), for one license or the tenant.
  */
-async function poolBuckets(ctx: Ctx, tenantId: string, licenseId: string | undefined, bucket: keyof typeof POOL_BUCKETS, from: Date, to: Date, withSessions: boolean) {
+async function poolBuckets(ctx: Ctx, tenantId: string, licenseId: string | undefined, bucket: keyof typeof POOL_BUCKETS, from: Date, to: Date, parts: { sessions: boolean; seats: boolean }) {
   // Each session is +1 at its start (or the window's start, if earlier) and −1 at its end; a running sum over
   // the instants of change is the number of sessions in use. A bucket's peak is the level at its start or at
   // any instant inside it. One pass: the instants are numbered by bucket (width_bucket over the bucket starts),
@@ -181,7 +187,7 @@ async function poolBuckets(ctx: Ctx, tenantId: string, licenseId: string | undef
               sum(l.floating_seats) AS seats
          FROM licenses l CROSS JOIN grid g
          CROSS JOIN LATERAL (SELECT LEAST(CASE WHEN l.status = 'active' THEN NULL ELSE COALESCE(l.revoked_at, '-infinity') END, l.expires_at) AS ends) e
-        WHERE l.tenant_id = $1::uuid AND ($2::uuid IS NULL OR l.id = $2::uuid) AND l.floating_seats IS NOT NULL AND l.created_at < g.t1
+        WHERE l.tenant_id = $1::uuid AND ($2::uuid IS NULL OR l.id = $2::uuid) AND l.floating_seats IS NOT NULL AND l.created_at < g.t1 AND $8::boolean
         GROUP BY 1, 2
      )
      SELECT b.bucket_start AS "bucketStart", b.bucket_end AS "bucketEnd",
@@ -197,6 +203,7 @@ async function poolBuckets(ctx: Ctx, tenantId: string, licenseId: string | undef
     from,
     to,
     POOL_BUCKETS[bucket],
-    withSessions,
+    parts.sessions,
+    parts.seats,
   );
 }
