@@ -4,18 +4,20 @@
 // Env: SCALE_DB (database name, default keyforge_scale; kept between runs, dropped with SCALE_RESEED=1),
 // SCALE_LICENSES (default 1000000), BENCH_DATABASE_URL (admin URL), SCALE_RUNS (default 20).
 // Writes bench/results/scale-latest.{json,md}.
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { ServerSecrets } from '../server/src/crypto/secrets.js';
 import { openDatabase } from '../server/src/db/database.js';
-import { applyMigrations } from '../server/src/db/migrate.js';
+import { applyMigrations, migrationsDir } from '../server/src/db/migrate.js';
 import type { Actor } from '../server/src/services/auth/actor.js';
 import { activationTrend, analyticsWindow, dashboardStats, licenseDistribution, licensesByProduct, seatPool, topProducts } from '../server/src/services/analytics.js';
 import { listActivity } from '../server/src/services/audit/activity.js';
-import { getLicense, listLicenses } from '../server/src/services/licenses.js';
+import { getLicense, listLicenseActivations, listLicenses } from '../server/src/services/licenses.js';
+import { encodeCursor } from '../server/src/services/listing.js';
 import { listProducts } from '../server/src/services/products.js';
+import { floatingPoolConsumption } from '../server/src/services/floating/management.js';
 import { benchExpiryJob } from './scale-jobs.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -62,7 +64,7 @@ async function seed() {
     INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, status, expires_at, revoked_at, customer_email, floating_seats, created_at, updated_at)
     WITH tp AS (SELECT p.tenant_id, t.name, array_agg(p.id ORDER BY p.name) AS ids FROM products p JOIN tenants t ON t.id = p.tenant_id GROUP BY 1, 2)
     SELECT gen_random_uuid(), t.tenant_id, t.ids[1 + n % 5],
-           md5('scale' || n), 'T' || n % 1000 || '-…-' || upper(substr(md5(n::text), 1, 4)), 1 + n % 10,
+           md5('scale' || n), 'T' || n % 1000 || '-…-' || upper(substr(md5(n::text), 1, 4)), CASE WHEN n = 7 THEN 20000 ELSE 1 + n % 10 END,
            CASE WHEN n % 50 = 0 THEN 'revoked' ELSE 'active' END::license_status,
            CASE WHEN n % 4 = 0 THEN NULL ELSE now() + ((n % 730) - 365) * interval '1 day' END,
            CASE WHEN n % 50 = 0 THEN now() - (n % 300) * interval '1 day' END,
@@ -76,14 +78,31 @@ async function seed() {
       FROM licenses l CROSS JOIN generate_series(1, l.max_activations) k
       CROSS JOIN LATERAL (SELECT greatest(l.created_at, now() - ((hashtext(l.id::text)::bigint + k * 7919) & 1023) * interval '1 hour' * 0.6) AS c) x
      WHERE l.max_activations > 0;`);
+  // Floating licenses (every 20th, 10 seats) each get 10 sessions over the last 30 days: ~500k sessions, some
+  // still holding a seat now. The lease is 15 minutes after the last heartbeat; ended ones ended by checkin.
+  await step('floating sessions', `
+    INSERT INTO floating_sessions (id, tenant_id, license_id, token_digest, device_id, created_at, last_heartbeat_at, lease_expires_at, ended_at, end_reason)
+    SELECT gen_random_uuid(), l.tenant_id, l.id, md5(l.id::text || '/' || k), 'device-' || k, s, s + d, s + d + interval '15 minutes',
+           CASE WHEN s + d + interval '15 minutes' > now() THEN NULL ELSE s + d END, CASE WHEN s + d + interval '15 minutes' > now() THEN NULL ELSE 'checkin' END
+      FROM licenses l CROSS JOIN generate_series(1, 10) k
+      CROSS JOIN LATERAL (SELECT now() - ((hashtext(l.id::text || k)::bigint & 65535) * interval '40 seconds') AS s,
+                                 ((hashtext(k || l.id::text)::bigint & 255) * interval '1 minute') AS d) x
+     WHERE l.floating_seats IS NOT NULL;`);
   await step('audit rows', `
     INSERT INTO audit_log (id, tenant_id, seq, action, entity_type, entity_id, entity, actor_id, actor, created_at, prev_hash, hash)
     SELECT gen_random_uuid(), t.id, n, (ARRAY['CreateLicense','UpdateLicense','RevokeLicense','DeactivateActivation'])[1 + n % 4],
            'license', gen_random_uuid()::text, 'T1-…-' || n, NULL, 'admin' || n % 7 || '@example.test', now() - (1000000 - n) * interval '30 seconds', '', ''
       FROM generate_series(1, 1000000) n JOIN tenants t ON t.name = 'Tenant ' || CASE WHEN n <= 500000 THEN 1 ELSE 2 + n % ${TENANTS - 1} END;`);
+  // The backfill statements of the migrations that created each rollup (their triggers are off while seeding).
+  const backfill = (migration: string, marker: string) => {
+    const text = readFileSync(path.join(migrationsDir, migration, 'migration.sql'), 'utf8');
+    if (!text.includes(marker)) throw new Error(`${migration}: no "${marker}" line`);
+    return text.slice(text.indexOf('\n', text.indexOf(marker)));
+  };
   await step('rollups', `
-    INSERT INTO activation_days (tenant_id, product_id, day, slot, activations)
-    SELECT a.tenant_id, l.product_id, (a.created_at AT TIME ZONE 'UTC')::date, 0, count(*) FROM activations a JOIN licenses l ON l.id = a.license_id GROUP BY 1, 2, 3;`);
+    TRUNCATE activation_days, license_tallies, activation_tallies, seat_pool_changes;
+    ${backfill('20261124102902_scale_activation_days', '-- Backfill the existing activations.')}
+    ${backfill('20261125054706_scale_rollups_search', '-- ─── Backfill')}`);
   await sql('VACUUM ANALYZE');
   await sql('CREATE TABLE scale_seeded (at timestamptz DEFAULT now()); INSERT INTO scale_seeded DEFAULT VALUES;');
   console.log(`Seeded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
@@ -96,7 +115,11 @@ async function measure() {
   const [big] = await sql(`SELECT t.id, count(l.id)::int AS n FROM tenants t JOIN licenses l ON l.tenant_id = t.id GROUP BY t.id ORDER BY n DESC LIMIT 1`);
   const actor = { tenantId: big.id, role: 'CompanyAdmin', kind: 'user', userId: 'bench', label: 'bench' } as never as Actor;
   const [product] = await sql(`SELECT id FROM products WHERE tenant_id = '${big.id}' ORDER BY name LIMIT 1`);
-  const [widest] = await sql(`SELECT id FROM licenses WHERE tenant_id = '${big.id}' ORDER BY max_activations DESC LIMIT 1`);
+  const [widest] = await sql(`SELECT id, tenant_id AS "tenantId" FROM licenses WHERE tenant_id = '${big.id}' ORDER BY max_activations DESC LIMIT 1`);
+  // Deep pages: the cursors of the rows half-way down the big tenant's license list and activity log.
+  const [middle] = await sql(`SELECT created_at, id FROM licenses WHERE tenant_id = '${big.id}' ORDER BY created_at DESC, id DESC OFFSET 250000 LIMIT 1`);
+  const deepLicenses = encodeCursor([new Date(middle.created_at).toISOString(), middle.id]);
+  const deepActivity = encodeCursor([250000]);
   const w = (range: 'TODAY' | 'LAST_7_DAYS' | 'LAST_30_DAYS') => analyticsWindow(ctx, actor, range);
   const paths: [string, () => Promise<unknown>][] = [
     ['dashboard stats (widget: 8 rows + counts)', () => dashboardStats(ctx, actor)],
@@ -104,17 +127,34 @@ async function measure() {
     ['top products 30 d', () => topProducts(ctx, w('LAST_30_DAYS'))],
     ['licenses by product', () => licensesByProduct(ctx, w('LAST_30_DAYS'))],
     ['license distribution', () => licenseDistribution(ctx, w('LAST_30_DAYS'))],
+    ['activation trend 7 d / today', () => Promise.all([activationTrend(ctx, w('LAST_7_DAYS')), activationTrend(ctx, w('TODAY'))])],
+    ['activation trend 30 d weekly / monthly', () => Promise.all([activationTrend(ctx, analyticsWindow(ctx, actor, 'LAST_30_DAYS', 'WEEK')), activationTrend(ctx, analyticsWindow(ctx, actor, 'LAST_30_DAYS', 'MONTH'))])],
     ['seat pool 30 d', () => seatPool(ctx, w('LAST_30_DAYS'))],
     ['seat pool 7 d', () => seatPool(ctx, w('LAST_7_DAYS'))],
     ['seat pool today', () => seatPool(ctx, w('TODAY'))],
+    ['floating pool today (hourly)', () => floatingPoolConsumption(ctx, big.id, { from: w('TODAY').from, to: ctx.now, bucket: 'hour' })],
+    ['floating pool 30 d (daily)', () => floatingPoolConsumption(ctx, big.id, { from: w('LAST_30_DAYS').from, to: ctx.now, bucket: 'day' })],
+    // The analytics page asks for every field in one GraphQL request; the resolvers run side by side.
+    ...(['TODAY', 'LAST_7_DAYS', 'LAST_30_DAYS'] as const).map((range): [string, () => Promise<unknown>] => [`analytics view ${range}, every field`, () => Promise.all([
+      activationTrend(ctx, w(range)), licensesByProduct(ctx, w(range)), licenseDistribution(ctx, w(range)), topProducts(ctx, w(range)), seatPool(ctx, w(range)),
+      floatingPoolConsumption(ctx, big.id, { from: w(range).from, to: ctx.now, bucket: range === 'TODAY' ? 'hour' : 'day' }),
+    ])]),
     ['license list, first page + count', () => listLicenses(ctx, actor, {})],
     ['license list, product filter', () => listLicenses(ctx, actor, { productId: product.id })],
     ['license list, product + status', () => listLicenses(ctx, actor, { productId: product.id, status: 'active' })],
+    ['license list, status expired', () => listLicenses(ctx, actor, { status: 'expired' })],
+    ['license list, expiring within 30 days', () => listLicenses(ctx, actor, { expiringWithinDays: 30 })],
+    ['license list, deep page (row 250,000)', () => listLicenses(ctx, actor, {}, { after: deepLicenses })],
     ['license search by email', () => listLicenses(ctx, actor, { search: 'customer4242' })],
     ['license search by key hint', () => listLicenses(ctx, actor, { search: '-…-AB' })],
+    ['license search by whole key', () => listLicenses(ctx, actor, { search: 'T001-ABCD-EFGH-JKMN-PQRS' })],
     ['license detail (widest license)', () => getLicense(ctx, actor, widest.id)],
+    ['its activations, first page + count', () => listLicenseActivations(ctx, widest)],
+    ["its activations, pages 1 + 2", async () => listLicenseActivations(ctx, widest, { after: (await listLicenseActivations(ctx, widest)).pageInfo.endCursor })],
     ['activity log, first page', () => listActivity(ctx, actor, {})],
     ['activity log, entity filter', () => listActivity(ctx, actor, { entity: 'T1-…-4242' })],
+    ['activity log, user filter', () => listActivity(ctx, actor, { user: 'admin3@' })],
+    ['activity log, deep page (seq 250,000)', () => listActivity(ctx, actor, {}, { after: deepActivity })],
     ['activity log, action filter', () => listActivity(ctx, actor, { action: 'UpdateLicense' })],
     ['products list', () => listProducts(ctx, actor)],
   ];

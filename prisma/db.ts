@@ -3,7 +3,6 @@
 // Target: MIGRATION_DATABASE_URL (the owner role) or else DATABASE_URL when set, else the embedded PGlite
 // database in ${DATA_DIR:-./data}/pglite. With both URLs, `migrate` also sets up the app role of DATABASE_URL.
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import { DatabaseLockedError, lockEmbedded } from '../server/src/db/database.js';
 import {
   applyMigrations,
@@ -12,6 +11,7 @@ import {
   migrationStatus,
   type MigrationTarget,
 } from '../server/src/db/migrate.js';
+import { createPGlite } from '../server/src/db/pglite.js';
 import { grantAppRole, sameRole } from '../server/src/db/roles.js';
 
 const USAGE = 'usage: pnpm db:migrate | pnpm db:migration <name> | pnpm db:status';
@@ -80,7 +80,7 @@ async function openTarget(): Promise<Target> {
     throw error instanceof DatabaseLockedError ? new CliError(error.message) : error;
   });
   try {
-    const pglite = new PGlite(dir);
+    const pglite = createPGlite(dir);
     await pglite.waitReady;
     return {
       target: { kind: 'pglite', pglite },

@@ -216,16 +216,20 @@ describe('licenses', () => {
     ids.activatedLicense = license.id;
     for (const device of ['laptop', 'desktop']) expect((await t.activate({ licenseKey: key, deviceId: `dev-${device}`, deviceName: device })).json.isValid).toBe(true);
     expect((await t.activate({ licenseKey: key, deviceId: 'dev-third' })).json.errorCode).toBe('SeatsExhausted');
-    const detail = async () => (await ok(`{ license(id: "${license.id}") { currentActivations remainingActivations activations { id active deviceId deviceName deactivatedAt } } }`)).license;
+    const detail = async () => {
+      const found = (await ok(`{ license(id: "${license.id}") { currentActivations remainingActivations activations { totalCount totalCountCapped nodes { id active deviceId deviceName deactivatedAt } } } }`)).license;
+      expect(found.activations).toMatchObject({ totalCount: found.activations.nodes.length, totalCountCapped: false });
+      return { ...found, activations: found.activations.nodes };
+    };
     const shown = await detail();
     expect(shown.currentActivations).toBe(2);
     expect(shown.activations).toHaveLength(2);
     const laptop = shown.activations.find((a: { deviceName: string }) => a.deviceName === 'laptop');
     ids.activation = laptop.id;
 
-    const { result, entries } = await audited(() => ok(`mutation { deactivateActivation(id: "${laptop.id}") { currentActivations remainingActivations activations { id active deactivatedAt } } }`));
+    const { result, entries } = await audited(() => ok(`mutation { deactivateActivation(id: "${laptop.id}") { currentActivations remainingActivations activations { nodes { id active deactivatedAt } } } }`));
     expect(result.deactivateActivation).toMatchObject({ currentActivations: 1, remainingActivations: 1 });
-    expect(result.deactivateActivation.activations.find((a: { id: string }) => a.id === laptop.id)).toEqual({ id: laptop.id, active: false, deactivatedAt: clock.now().toISOString() });
+    expect(result.deactivateActivation.activations.nodes.find((a: { id: string }) => a.id === laptop.id)).toEqual({ id: laptop.id, active: false, deactivatedAt: clock.now().toISOString() });
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
       action: 'DeactivateActivation', entityType: 'Activation', entityId: laptop.id, entity: `laptop on ${license.keyHint}`, actor: 'admin@acme.test', ip: IP,
@@ -238,6 +242,29 @@ describe('licenses', () => {
     expect((await t.activate({ licenseKey: key, deviceId: 'dev-third' })).json.isValid).toBe(true);
     expect((await detail()).activations.map((a: { active: boolean }) => a.active).sort()).toEqual([false, true, true]);
     expect(await errorCode(`mutation { deactivateActivation(id: "00000000-0000-4000-8000-000000000000") { id } }`)).toBe('NotFound');
+  });
+
+  it('pages a license\'s activations newest first, with a stable cursor and a count', async () => {
+    const { license } = await createLicense({ productId: ids.editor, maxActivations: 50 });
+    // 25 activations one minute apart (two at the same instant, ordered by id).
+    await t.prisma.$executeRaw`
+      INSERT INTO activations (id, tenant_id, license_id, device_id, created_at, last_seen_at)
+      SELECT gen_random_uuid(), l.tenant_id, l.id, 'dev-' || n, ${clock.now().toISOString()}::timestamptz - least(n, 24) * interval '1 minute', now()
+        FROM licenses l CROSS JOIN generate_series(1, 25) AS n WHERE l.id = ${license.id}::uuid`;
+    const expected = await t.prisma.activation.findMany({ where: { licenseId: license.id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], select: { id: true } });
+    const page = async (after: string | null) =>
+      (await ok('query ($id: ID!, $after: String) { license(id: $id) { activations(first: 10, after: $after) { totalCount totalCountCapped pageInfo { endCursor hasNextPage } nodes { id } } } }', { id: license.id, after })).license.activations;
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (const hasNextPage of [true, true, false]) {
+      const current = await page(after);
+      expect(current).toMatchObject({ totalCount: 25, totalCountCapped: false, pageInfo: { hasNextPage } });
+      seen.push(...current.nodes.map((node: { id: string }) => node.id));
+      after = current.pageInfo.endCursor;
+    }
+    expect(seen).toEqual(expected.map((row) => row.id));
+    expect(await errorCode(`{ license(id: "${license.id}") { activations(first: 101) { totalCount } } }`)).toBe('InvalidRequest');
+    expect(await errorCode(`{ license(id: "${license.id}") { activations(after: "nonsense") { totalCount } } }`)).toBe('InvalidRequest');
   });
 
   it('lists with filters (product, status, expiring within N days, search) and stable cursor pagination', async () => {

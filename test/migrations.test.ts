@@ -5,9 +5,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-// PGlite is a server dependency only; importing it from there also shares the instance the adapter uses.
-import { PGlite } from '@electric-sql/pglite';
 import { applyMigrations, migrationsDir, migrationStatus, type MigrationTarget } from '../server/src/db/migrate.js';
+// The app's own PGlite factory: the server's PGlite instance (the adapter's) with the extensions the migrations need.
+import { createPGlite } from '../server/src/db/pglite.js';
 import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
 
 type Query = (sql: string) => Promise<Record<string, unknown>[]>;
@@ -92,7 +92,7 @@ describe('migrations on PostgreSQL', () => {
 
 describe('migrations on PGlite', () => {
   it('applies every migration once and leaves the database open', async () => {
-    const pglite = new PGlite();
+    const pglite = createPGlite();
     try {
       await expectMigratesOnce({ kind: 'pglite', pglite }, async (sql) => (await pglite.query(sql)).rows as Record<string, unknown>[]);
       expect((await pglite.query('select 1 as one')).rows).toEqual([{ one: 1 }]);

@@ -7,7 +7,8 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createPGlite } from './pglite.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import {
   bindMigrationAwareSqlAdapterFactory,
@@ -325,7 +326,7 @@ function pgliteAdapters(db: PGlite): Adapters {
     runScriptsWith(await new PrismaPGlite(instance).connect(), (script) => instance.exec(script));
   // The adapter's own shadow database is a PGlite that is never closed; use one we close.
   const connectToShadowDb = async () => {
-    const shadow = new PGlite();
+    const shadow = createPGlite();
     const adapter = await connect(shadow);
     adapter.dispose = () => shadow.close();
     return adapter;

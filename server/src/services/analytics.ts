@@ -18,22 +18,37 @@ export type Granularity = (typeof GRANULARITIES)[number];
 const RANGE_DAYS: Record<AnalyticsRange, number> = { TODAY: 1, LAST_7_DAYS: 7, LAST_30_DAYS: 30 };
 const UNIT: Record<Granularity, string> = { DAY: 'day', WEEK: 'week', MONTH: 'month' };
 const iso = (date: Date) => date.toISOString();
+const HOUR_MS = 3_600_000;
 
-/** Counts of the tenant's licenses by status and by expiry, in one statement. */
+/**
+ * Counts of the tenant's licenses by status and by expiry, in one statement. The time-free counts (all, revoked,
+ * active perpetual) come from the license_tallies rollup (kept by triggers); the time-relative ones from one
+ * index-only range scan of the active licenses expiring after now. Active licenses are perpetual, expire after
+ * now, or have expired: so expired = total − revoked − perpetual − (expiring after now).
+ */
 async function licenseCounts({ db, now }: Ctx, tenantId: string) {
   const [d7, d30, d90] = [7, 30, 90].map((days) => iso(daysFrom(now, days)));
   const [row] = await db.prisma.$queryRaw<Record<'total' | 'active' | 'expired' | 'revoked' | 'within7Days' | 'within30Days' | 'within90Days' | 'later' | 'perpetual', number>[]>`
-    SELECT count(*)::int AS total,
-           count(*) FILTER (WHERE status = 'active' AND (expires_at IS NULL OR expires_at > ${iso(now)}::timestamptz))::int AS active,
-           count(*) FILTER (WHERE status = 'active' AND expires_at <= ${iso(now)}::timestamptz)::int AS expired,
-           count(*) FILTER (WHERE status = 'revoked')::int AS revoked,
-           count(*) FILTER (WHERE status = 'active' AND expires_at > ${iso(now)}::timestamptz AND expires_at <= ${d7}::timestamptz)::int AS "within7Days",
-           count(*) FILTER (WHERE status = 'active' AND expires_at > ${d7}::timestamptz AND expires_at <= ${d30}::timestamptz)::int AS "within30Days",
-           count(*) FILTER (WHERE status = 'active' AND expires_at > ${d30}::timestamptz AND expires_at <= ${d90}::timestamptz)::int AS "within90Days",
-           count(*) FILTER (WHERE status = 'active' AND expires_at > ${d90}::timestamptz)::int AS later,
-           count(*) FILTER (WHERE status = 'active' AND expires_at IS NULL)::int AS perpetual
-      FROM licenses WHERE tenant_id = ${tenantId}::uuid`;
+    WITH tally AS (
+      SELECT coalesce(sum(licenses), 0) AS total, coalesce(sum(revoked), 0) AS revoked, coalesce(sum(perpetual), 0) AS perpetual
+        FROM license_tallies WHERE tenant_id = ${tenantId}::uuid),
+    future AS (
+      SELECT count(*) AS n,
+             count(*) FILTER (WHERE expires_at <= ${d7}::timestamptz) AS w7,
+             count(*) FILTER (WHERE expires_at > ${d7}::timestamptz AND expires_at <= ${d30}::timestamptz) AS w30,
+             count(*) FILTER (WHERE expires_at > ${d30}::timestamptz AND expires_at <= ${d90}::timestamptz) AS w90,
+             count(*) FILTER (WHERE expires_at > ${d90}::timestamptz) AS later
+        FROM licenses WHERE tenant_id = ${tenantId}::uuid AND status = 'active' AND expires_at > ${iso(now)}::timestamptz)
+    SELECT t.total::int, (t.perpetual + f.n)::int AS active, (t.total - t.revoked - t.perpetual - f.n)::int AS expired, t.revoked::int,
+           f.w7::int AS "within7Days", f.w30::int AS "within30Days", f.w90::int AS "within90Days", f.later::int, t.perpetual::int
+      FROM tally t CROSS JOIN future f`;
   return row;
+}
+
+/** Activations holding a seat (not deactivated), from the activation_tallies rollup. */
+async function activeActivations({ db }: Ctx, tenantId: string) {
+  const [row] = await db.prisma.$queryRaw<{ n: number }[]>`SELECT coalesce(sum(active), 0)::int AS n FROM activation_tallies WHERE tenant_id = ${tenantId}::uuid`;
+  return row.n;
 }
 
 /** The widget lists at most this many (spec §6.3); the counts say how many more there are. */
@@ -48,7 +63,7 @@ export async function dashboardStats(ctx: Ctx, actor: Actor | null) {
   const [counts, products, activations, expiring] = await Promise.all([
     licenseCounts(ctx, tenantId),
     ctx.db.prisma.product.count({ where: { tenantId } }),
-    ctx.db.prisma.activation.count({ where: { tenantId, deactivatedAt: null } }),
+    activeActivations(ctx, tenantId),
     ctx.db.prisma.license.findMany({
       where: { tenantId, status: 'active', expiresAt: { gt: ctx.now, lte: daysFrom(ctx.now, 30) } },
       orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
@@ -91,22 +106,15 @@ const buckets = (w: AnalyticsWindow) => Prisma.sql`
                          ${iso(w.to)}::timestamptz AT TIME ZONE 'UTC', ${`1 ${UNIT[w.granularity]}`}::interval) AS b`;
 
 /**
- * New activations per UTC day and product in the window: the days before today from the activation_days
- * rollup (exact, kept by triggers), today from the activations themselves up to now (a few rows, by index).
+ * New activations per UTC day and product in the window, all from the activation_days rollup (exact, kept by
+ * triggers in each writer's transaction), today included: an activation is created at the time it is written,
+ * so today's row holds exactly the activations created since 00:00 UTC up to now.
  */
-const activationsPerDay = (w: AnalyticsWindow) => {
-  const today = new Date(Date.UTC(w.to.getUTCFullYear(), w.to.getUTCMonth(), w.to.getUTCDate()));
-  return Prisma.sql`
+const activationsPerDay = (w: AnalyticsWindow) => Prisma.sql`
     SELECT d.day::timestamp AT TIME ZONE 'UTC' AS at, d.product_id, sum(d.activations)::int AS n
       FROM activation_days d
-     WHERE d.tenant_id = ${w.tenantId}::uuid AND d.day >= ${iso(w.from)}::timestamptz AT TIME ZONE 'UTC' AND d.day < ${iso(today)}::timestamptz AT TIME ZONE 'UTC'
-     GROUP BY d.day, d.product_id
-    UNION ALL
-    SELECT ${iso(today)}::timestamptz, l.product_id, count(*)::int
-      FROM activations a JOIN licenses l ON l.id = a.license_id
-     WHERE a.tenant_id = ${w.tenantId}::uuid AND a.created_at >= ${iso(today)}::timestamptz AND a.created_at <= ${iso(w.to)}::timestamptz
-     GROUP BY l.product_id`;
-};
+     WHERE d.tenant_id = ${w.tenantId}::uuid AND d.day >= ${iso(w.from)}::timestamptz AT TIME ZONE 'UTC' AND d.day <= ${iso(w.to)}::timestamptz AT TIME ZONE 'UTC'
+     GROUP BY d.day, d.product_id`;
 
 /** New activations per bucket (only those inside the window: the first and last buckets are clipped). */
 export async function activationTrend({ db }: Ctx, w: AnalyticsWindow) {
@@ -117,14 +125,21 @@ export async function activationTrend({ db }: Ctx, w: AnalyticsWindow) {
      GROUP BY b.start ORDER BY b.start`;
 }
 
-/** Every product with its number of licenses (all, and active ones): the current state, whatever the range. */
+/**
+ * Every product with its number of licenses (all, and active ones): the current state, whatever the range.
+ * All and active-perpetual from the license_tallies rollup; active with an expiry from the index (expiring after now).
+ */
 export async function licensesByProduct({ db, now }: Ctx, w: AnalyticsWindow) {
   return db.prisma.$queryRaw<{ productId: string; productName: string; licenses: number; activeLicenses: number }[]>`
-    SELECT p.id AS "productId", p.name AS "productName", count(l.id)::int AS licenses,
-           count(l.id) FILTER (WHERE l.status = 'active' AND (l.expires_at IS NULL OR l.expires_at > ${iso(now)}::timestamptz))::int AS "activeLicenses"
-      FROM products p LEFT JOIN licenses l ON l.product_id = p.id AND l.tenant_id = ${w.tenantId}::uuid
+    SELECT p.id AS "productId", p.name AS "productName", coalesce(t.licenses, 0)::int AS licenses,
+           (coalesce(t.perpetual, 0) + coalesce(f.n, 0))::int AS "activeLicenses"
+      FROM products p
+      LEFT JOIN (SELECT product_id, sum(licenses) AS licenses, sum(perpetual) AS perpetual FROM license_tallies
+                  WHERE tenant_id = ${w.tenantId}::uuid GROUP BY product_id) t ON t.product_id = p.id
+      LEFT JOIN (SELECT product_id, count(*) AS n FROM licenses
+                  WHERE tenant_id = ${w.tenantId}::uuid AND status = 'active' AND expires_at > ${iso(now)}::timestamptz GROUP BY product_id) f ON f.product_id = p.id
      WHERE p.tenant_id = ${w.tenantId}::uuid
-     GROUP BY p.id, p.name ORDER BY licenses DESC, p.name`;
+     ORDER BY licenses DESC, p.name`;
 }
 
 /** Licenses by status (active / expired / revoked) and, for unrevoked ones, by expiry bucket. */
@@ -146,31 +161,52 @@ export async function topProducts({ db }: Ctx, w: AnalyticsWindow, limit = 5) {
 /**
  * Seat pool per bucket, at its end (`at`; now for the current bucket): seats held by activations of
  * licenses in force then, and the seats (maxActivations) of those licenses. A license is in force from its
- * creation until revoked or expired. maxActivations has no history: today's value is used throughout.
+ * creation until revoked or expired; an activation holds a seat from its creation (or its license's, if later)
+ * until deactivated or its license ends. maxActivations has no history: today's value is used throughout.
+ *
+ * From the seat_pool_changes rollup (signed changes per UTC hour, kept by triggers; see its migration): the pool
+ * at an hour boundary h is the sum of the changes with at ≤ h. Bucket ends are hour boundaries. The current
+ * bucket ends now, inside an hour: the pool at the next boundary, minus what changes between now and then —
+ * normally only the expiries already scheduled for the rest of the hour (rows found by index; any row with a
+ * bound in (now, next boundary] is taken, so the answer is exact whatever the data).
  */
 export async function seatPool({ db }: Ctx, w: AnalyticsWindow) {
-  // One pass instead of two scans per bucket (MATERIALIZED: inlined, the CTEs would be rescanned per point): each row is in force on [start, end) (end null: still); with
-  // the points p_1 < … < p_n, "p < x" counts as width_bucket(x, p + 1 µs), the column's resolution. A row then
-  // counts at the points k with e < k ≤ f, where e = #points before its start and f = #points before its end.
+  const now = iso(w.to);
+  const next = iso(new Date(Math.ceil(w.to.getTime() / HOUR_MS) * HOUR_MS));
+  const bounded = (column: string) => Prisma.sql`tenant_id = ${w.tenantId}::uuid AND ${Prisma.raw(column)} > ${now}::timestamptz AND ${Prisma.raw(column)} <= ${next}::timestamptz`;
+  const change = Prisma.sql`(r.s <= ${next}::timestamptz AND (r.e IS NULL OR r.e > ${next}::timestamptz))::int - (r.s <= ${now}::timestamptz AND (r.e IS NULL OR r.e > ${now}::timestamptz))::int`;
   return db.prisma.$queryRaw<{ start: Date; at: Date; seatsUsed: number; seatsAvailable: number }[]>`
     WITH buckets AS (${buckets(w)}),
-    points AS (SELECT b.start, least(b.next, ${iso(w.to)}::timestamptz) AS at, row_number() OVER (ORDER BY b.start)::int AS k FROM buckets b),
-    grid AS (SELECT array_agg(at + interval '1 microsecond' ORDER BY k) AS p, count(*)::int AS n FROM points),
-    used AS MATERIALIZED (
-      SELECT width_bucket(greatest(a.created_at, l.created_at), g.p) AS e,
-             coalesce(width_bucket(least(a.deactivated_at, l.revoked_at, l.expires_at), g.p), g.n) AS f, count(*) AS seats
-        FROM activations a JOIN licenses l ON l.id = a.license_id CROSS JOIN grid g
-       WHERE a.tenant_id = ${w.tenantId}::uuid AND l.tenant_id = ${w.tenantId}::uuid
-       GROUP BY 1, 2),
-    available AS MATERIALIZED (
-      SELECT width_bucket(l.created_at, g.p) AS e, coalesce(width_bucket(least(l.revoked_at, l.expires_at), g.p), g.n) AS f,
-             sum(l.max_activations) AS seats
-        FROM licenses l CROSS JOIN grid g
-       WHERE l.tenant_id = ${w.tenantId}::uuid
-       GROUP BY 1, 2)
-    SELECT p.start, p.at,
-           (SELECT coalesce(sum(u.seats), 0) FROM used u WHERE u.e < p.k AND p.k <= u.f)::int AS "seatsUsed",
-           (SELECT coalesce(sum(v.seats), 0) FROM available v WHERE v.e < p.k AND p.k <= v.f)::int AS "seatsAvailable"
-      FROM points p
-     ORDER BY p.start`;
+    points AS (SELECT b.start, least(b.next, ${now}::timestamptz) AS at, row_number() OVER (ORDER BY b.start)::int AS k FROM buckets b),
+    marks AS (SELECT p.*, seat_pool_hour(p.at) AS h FROM points p),
+    -- Change rows and marks sit on hour boundaries: width_bucket over (mark + 30 min) gives j = the number of
+    -- marks before the row (h < at), so the pool at mark k is the sum of the rows with j < k (at ≤ h_k).
+    grid AS (SELECT array_agg(h + interval '30 minutes' ORDER BY k) AS p, max(h) AS last FROM marks),
+    steps AS (
+      SELECT width_bucket(c.at, g.p) AS j, sum(c.seats_used) AS used, sum(c.seats_available) AS available
+        FROM seat_pool_changes c CROSS JOIN grid g
+       WHERE c.tenant_id = ${w.tenantId}::uuid AND c.at <= g.last
+       GROUP BY 1),
+    later_licenses AS (
+      SELECT id FROM licenses WHERE ${bounded('created_at')}
+      UNION SELECT id FROM licenses WHERE ${bounded('revoked_at')}
+      UNION SELECT id FROM licenses WHERE ${bounded('expires_at')} AND status IN ('active', 'revoked')),
+    later_activations AS (
+      SELECT id, license_id, created_at, deactivated_at FROM activations WHERE ${bounded('created_at')}
+      UNION SELECT id, license_id, created_at, deactivated_at FROM activations WHERE ${bounded('deactivated_at')}
+      -- OFFSET 0 keeps the per-license index lookup (a hash join would read every activation).
+      UNION SELECT a.* FROM later_licenses c
+              CROSS JOIN LATERAL (SELECT id, license_id, created_at, deactivated_at FROM activations WHERE license_id = c.id OFFSET 0) a),
+    later AS (
+      SELECT (SELECT coalesce(sum(${change}), 0)
+                FROM (SELECT greatest(a.created_at, l.created_at) AS s, least(a.deactivated_at, l.revoked_at, l.expires_at) AS e
+                        FROM later_activations a JOIN licenses l ON l.id = a.license_id) r) AS used,
+             (SELECT coalesce(sum(r.w * (${change})), 0)
+                FROM (SELECT l.created_at AS s, least(l.revoked_at, l.expires_at) AS e, l.max_activations AS w
+                        FROM later_licenses c JOIN licenses l ON l.id = c.id) r) AS available)
+    SELECT m.start, m.at,
+           ((SELECT coalesce(sum(s.used), 0) FROM steps s WHERE s.j < m.k) - CASE WHEN m.at < m.h THEN later.used ELSE 0 END)::int AS "seatsUsed",
+           ((SELECT coalesce(sum(s.available), 0) FROM steps s WHERE s.j < m.k) - CASE WHEN m.at < m.h THEN later.available ELSE 0 END)::int AS "seatsAvailable"
+      FROM marks m CROSS JOIN later
+     ORDER BY m.start`;
 }

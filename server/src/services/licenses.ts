@@ -10,7 +10,7 @@ import type { ServiceContext } from './context.js';
 import { releaseSeat } from './licensing/activations.js';
 import { licenseKeyDigest } from './licensing/license-record.js';
 import { isExpired } from './licensing/rules.js';
-import { cappedCount, COUNT_CAP, decodeCursor, isUuid, pageSize, SEARCH_COUNT_CAP, toPage, type PageArgs } from './listing.js';
+import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, isUuid, pageSize, SEARCH_COUNT_CAP, toPage, type Count, type PageArgs } from './listing.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 
 const version = z
@@ -155,18 +155,14 @@ const LICENSE_VIEW = {
   omit: { keyDigest: true, keyDigestVersion: true },
   include: { product: { select: { id: true, name: true, isBundle: true } } },
 } satisfies Prisma.LicenseDefaultArgs;
-const WITH_ACTIVATIONS = {
-  omit: LICENSE_VIEW.omit,
-  include: { ...LICENSE_VIEW.include, activations: { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] } },
-} satisfies Prisma.LicenseDefaultArgs;
 
 async function findTenantLicense(ctx: Ctx, tenantId: string, id: string) {
-  const license = isUuid(id) ? await ctx.db.prisma.license.findFirst({ where: { id, tenantId }, ...WITH_ACTIVATIONS }) : null;
+  const license = isUuid(id) ? await ctx.db.prisma.license.findFirst({ where: { id, tenantId }, ...LICENSE_VIEW }) : null;
   if (!license) throw new AppError('NotFound', 'License not found.');
   return license;
 }
 
-/** A license with its product and all its activations (active and deactivated, newest first). */
+/** A license with its product; its activations are paged by `listLicenseActivations` (a license may have 20,000). */
 export async function getLicense(ctx: Ctx, actor: Actor | null, id: string) {
   return findTenantLicense(ctx, requireActor(actor).tenantId, id);
 }
@@ -203,7 +199,35 @@ function licenseWhere(ctx: Ctx, tenantId: string, filter: z.output<typeof Licens
   return { AND: and };
 }
 
+/** The same filter as `licenseWhere`, as SQL over `licenses` (for the counts and the search page). */
+function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.Sql {
+  const now = ctx.now.toISOString();
+  const and: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
+  if (filter.productId) and.push(isUuid(filter.productId) ? Prisma.sql`product_id = ${filter.productId}::uuid` : Prisma.sql`false`);
+  if (filter.status === 'revoked') and.push(Prisma.sql`status = 'revoked'`);
+  if (filter.status === 'expired') and.push(Prisma.sql`status = 'active' AND expires_at <= ${now}::timestamptz`);
+  if (filter.status === 'active') and.push(Prisma.sql`status = 'active' AND (expires_at IS NULL OR expires_at > ${now}::timestamptz)`);
+  if (filter.expiringWithinDays) {
+    and.push(Prisma.sql`status = 'active' AND expires_at > ${now}::timestamptz AND expires_at <= ${daysFrom(ctx.now, filter.expiringWithinDays).toISOString()}::timestamptz`);
+  }
+  if (filter.search) {
+    // As Prisma's `contains` (insensitive) writes it; the trigram indexes serve both ILIKEs.
+    const text = filter.search.replaceAll('...', '…');
+    const digest = licenseKeyDigest(ctx.secrets, filter.search);
+    const byKey = digest ? Prisma.sql` OR key_digest = ${digest}` : Prisma.empty;
+    and.push(Prisma.sql`(customer_email ILIKE ('%' || ${text} || '%') OR key_hint ILIKE ('%' || ${text} || '%')${byKey})`);
+  }
+  return Prisma.join(and, ' AND ');
+}
+
 const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
+// After the cursor (t, id): createdAt ≤ t (an index range, so a deep page starts where the cursor is) and then
+// (createdAt < t or id < id) — the same rows as "createdAt < t, or createdAt = t and id < id".
+/**
+ * A search matching at most this many licenses is paged from its matches (found by the trigram indexes, then
+ * sorted); one matching more is paged by walking the newest-first index, where matches are then dense enough.
+ */
+const SEARCH_SORT_LIMIT = 5_000;
 
 /** Newest first (createdAt, then id); the cursor is the last row's (createdAt, id). */
 export async function listLicenses(ctx: Ctx, actor: Actor | null, filterInput: LicenseFilter = {}, page: PageArgs = {}) {
@@ -211,14 +235,27 @@ export async function listLicenses(ctx: Ctx, actor: Actor | null, filterInput: L
   const filter = parseInput(LicenseFilterSchema, filterInput);
   const size = pageSize(page.first);
   const where = licenseWhere(ctx, tenantId, filter);
+  const conditions = licenseConditions(ctx, tenantId, filter);
   const after = page.after ? decodeCursor(page.after, LicenseCursor) : null;
   const afterWhere: Prisma.LicenseWhereInput = after
-    ? { OR: [{ createdAt: { lt: new Date(after[0]) } }, { createdAt: new Date(after[0]), id: { lt: after[1] } }] }
+    ? { createdAt: { lte: new Date(after[0]) }, OR: [{ createdAt: { lt: new Date(after[0]) } }, { id: { lt: after[1] } }] }
     : {};
-  const [rows, totalCount] = await Promise.all([
-    ctx.db.prisma.license.findMany({ where: { AND: [where, afterWhere] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: size + 1, ...LICENSE_VIEW }),
-    cappedCount((take) => ctx.db.prisma.license.count({ where, take }), filter.search ? SEARCH_COUNT_CAP : COUNT_CAP),
-  ]);
+  const walk = () => ctx.db.prisma.license.findMany({ where: { AND: [where, afterWhere] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: size + 1, ...LICENSE_VIEW });
+  const count = countUpTo(ctx.db, Prisma.sql`licenses`, conditions);
+  if (!filter.search) {
+    const [rows, totalCount] = await Promise.all([walk(), cappedCount(count, COUNT_CAP)]);
+    return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+  }
+  const matches = await count(SEARCH_SORT_LIMIT + 1);
+  const totalCount: Count = matches > SEARCH_COUNT_CAP ? { totalCount: SEARCH_COUNT_CAP, totalCountCapped: true } : { totalCount: matches, totalCountCapped: false };
+  if (matches > SEARCH_SORT_LIMIT) return toPage(await walk(), size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+  const afterSql = after ? Prisma.sql`WHERE (created_at, id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : Prisma.empty;
+  const ids = await ctx.db.prisma.$queryRaw<{ id: string }[]>`
+    WITH matching AS MATERIALIZED (SELECT id, created_at FROM licenses WHERE ${conditions})
+    SELECT id FROM matching ${afterSql} ORDER BY created_at DESC, id DESC LIMIT ${size + 1}`;
+  const found = await ctx.db.prisma.license.findMany({ where: { id: { in: ids.map((row) => row.id) } }, ...LICENSE_VIEW });
+  const byId = new Map(found.map((row) => [row.id, row]));
+  const rows = ids.flatMap((row) => byId.get(row.id) ?? []);
   return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
 }
 
@@ -255,9 +292,24 @@ export async function updateLicense(ctx: Ctx, actor: Actor | null, id: string, i
   return findTenantLicense(ctx, admin.tenantId, license.id);
 }
 
-/** Activations of a license the caller already holds (newest first). */
-export async function activationsOf(ctx: Ctx, license: { id: string }) {
-  return ctx.db.prisma.activation.findMany({ where: { licenseId: license.id }, orderBy: WITH_ACTIVATIONS.include.activations.orderBy });
+const ActivationCursor = z.tuple([z.iso.datetime(), z.guid()]);
+
+/**
+ * One page of the activations of a license the caller already holds (read within its tenant), active and
+ * deactivated, newest first (createdAt, then id; the cursor is the last row's pair); the count is capped at 10,000.
+ */
+export async function listLicenseActivations(ctx: Pick<Ctx, 'db'>, license: { id: string; tenantId: string }, page: PageArgs = {}) {
+  const size = pageSize(page.first);
+  const where: Prisma.ActivationWhereInput = { licenseId: license.id, tenantId: license.tenantId };
+  const after = page.after ? decodeCursor(page.after, ActivationCursor) : null;
+  const afterWhere: Prisma.ActivationWhereInput = after
+    ? { createdAt: { lte: new Date(after[0]) }, OR: [{ createdAt: { lt: new Date(after[0]) } }, { id: { lt: after[1] } }] }
+    : {};
+  const [rows, totalCount] = await Promise.all([
+    ctx.db.prisma.activation.findMany({ where: { AND: [where, afterWhere] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: size + 1 }),
+    cappedCount((take) => ctx.db.prisma.activation.count({ where, take })),
+  ]);
+  return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
 }
 
 export async function revokeLicense(ctx: Ctx, actor: Actor | null, id: string, meta: RequestMeta) {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import type { Database } from '../db/database.js';
 import { AppError } from '../domain/errors.js';
+import { Prisma } from '../generated/prisma/client.js';
 
 // Helpers shared by the management lists: id checks and opaque-cursor pagination.
 
@@ -62,6 +64,17 @@ export interface Count {
 export async function cappedCount(count: (take: number) => Promise<number>, cap = COUNT_CAP): Promise<Count> {
   const counted = await count(cap + 1);
   return counted > cap ? { totalCount: cap, totalCountCapped: true } : { totalCount: counted, totalCountCapped: false };
+}
+
+/**
+ * `cappedCount`'s counter for `SELECT … FROM table WHERE conditions`: counts at most `take` rows, in no order.
+ * (Prisma's `count({ take })` adds ORDER BY id, which makes PostgreSQL walk the primary key or sort every match.)
+ */
+export function countUpTo(db: Database, table: Prisma.Sql, conditions: Prisma.Sql) {
+  return async (take: number) => {
+    const [row] = await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${table} WHERE ${conditions} LIMIT ${take}) AS matching`;
+    return row.n;
+  };
 }
 
 /** Builds the page from `size + 1` fetched rows (the extra one only says whether a next page exists). */

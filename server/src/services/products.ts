@@ -81,8 +81,18 @@ async function findTenantProduct({ db }: Ctx, tenantId: string, id: string) {
   return product;
 }
 
+/**
+ * All products of the tenant, by name. Their license counts come from the license_tallies rollup (kept by
+ * triggers): counting a big tenant's licenses per product would read every one of them.
+ */
 export async function listProducts(ctx: Ctx, actor: Actor | null) {
-  return ctx.db.prisma.product.findMany({ where: { tenantId: requireActor(actor).tenantId }, include: PRODUCT_INCLUDE, orderBy: { name: 'asc' } });
+  const { tenantId } = requireActor(actor);
+  const [products, tallies] = await Promise.all([
+    ctx.db.prisma.product.findMany({ where: { tenantId }, include: { bundleMembers: PRODUCT_INCLUDE.bundleMembers }, orderBy: { name: 'asc' } }),
+    ctx.db.prisma.licenseTally.groupBy({ by: ['productId'], where: { tenantId }, _sum: { licenses: true } }),
+  ]);
+  const counts = new Map(tallies.map((tally) => [tally.productId, tally._sum.licenses ?? 0]));
+  return products.map((product) => ({ ...product, _count: { licenses: counts.get(product.id) ?? 0 } }));
 }
 
 export async function getProduct(ctx: Ctx, actor: Actor | null, id: string) {

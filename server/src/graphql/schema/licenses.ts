@@ -2,11 +2,11 @@ import { builder } from '../builder.js';
 import { serviceCtx } from '../context.js';
 import type { Activation } from '../../generated/prisma/client.js';
 import {
-  activationsOf,
   createLicenseAsAdmin,
   deactivateActivation,
   getLicense,
   licenseStatus,
+  listLicenseActivations,
   listLicenses,
   revokeLicense,
   updateLicense,
@@ -16,7 +16,7 @@ import type { Page } from '../../services/listing.js';
 import { ProductRefType } from './products.js';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
-type LicenseShape = Awaited<ReturnType<typeof listLicenses>>['nodes'][number] & { activations?: Activation[] };
+type LicenseShape = Awaited<ReturnType<typeof listLicenses>>['nodes'][number];
 
 export const PageInfoType = builder.objectRef<Page<unknown>['pageInfo']>('PageInfo').implement({
   description: 'Pass endCursor as `after` to get the next page.',
@@ -46,6 +46,15 @@ const ActivationType = builder.objectRef<Activation>('Activation').implement({
   }),
 });
 
+const ActivationConnectionType = builder.objectRef<Page<Activation>>('ActivationConnection').implement({
+  fields: (t) => ({
+    nodes: t.field({ type: [ActivationType], resolve: (page) => page.nodes }),
+    pageInfo: t.field({ type: PageInfoType, resolve: (page) => page.pageInfo }),
+    totalCount: t.exposeInt('totalCount', { description: 'Activations of the license, active and deactivated, counted up to 10,000.' }),
+    totalCountCapped: t.exposeBoolean('totalCountCapped', { description: 'True when there are more than totalCount (show "10,000+").' }),
+  }),
+});
+
 const LicenseType = builder.objectRef<LicenseShape>('License').implement({
   description: 'A license. Its key is shown once, by createLicense; afterwards only keyHint.',
   fields: (t) => ({
@@ -72,9 +81,10 @@ const LicenseType = builder.objectRef<LicenseShape>('License').implement({
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     activations: t.field({
-      type: [ActivationType],
-      description: 'Every activation, active and deactivated, newest first.',
-      resolve: (license, _args, ctx) => license.activations ?? activationsOf(serviceCtx(ctx), license),
+      type: ActivationConnectionType,
+      description: 'Activations, active and deactivated, newest first. first: 1–100 (default 20); after: a pageInfo.endCursor.',
+      args: { first: t.arg.int(), after: t.arg.string() },
+      resolve: (license, args, ctx) => listLicenseActivations(serviceCtx(ctx), license, { first: args.first, after: args.after }),
     }),
   }),
 });

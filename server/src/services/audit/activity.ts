@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Prisma } from '../../generated/prisma/client.js';
 import { requireActor, type Actor } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
-import { cappedCount, COUNT_CAP, decodeCursor, pageSize, SEARCH_COUNT_CAP, toPage, type PageArgs } from '../listing.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, pageSize, SEARCH_COUNT_CAP, toPage, type PageArgs } from '../listing.js';
 import { parseInput } from '../validation.js';
 import type { TokenSigner } from '../signing/signing-keys.js';
 import { AUDIT_ACTIONS } from './audit-log.js';
@@ -32,6 +32,20 @@ export type ActivityFilter = z.input<typeof ActivityFilterSchema>;
 
 const ActivityCursor = z.tuple([z.number().int().positive()]);
 
+/** The filter as SQL over `audit_log`, for the capped count (the same conditions as the Prisma `where`). */
+function activityConditions(tenantId: string, filter: z.output<typeof ActivityFilterSchema>): Prisma.Sql {
+  const and: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
+  if (filter.action) and.push(Prisma.sql`action = ${filter.action}`);
+  if (filter.actorId) and.push(Prisma.sql`actor_id = ${filter.actorId}`);
+  if (filter.user) and.push(Prisma.sql`actor ILIKE ('%' || ${filter.user} || '%')`);
+  if (filter.entity) and.push(Prisma.sql`entity ILIKE ('%' || ${filter.entity} || '%')`);
+  if (filter.entityType) and.push(Prisma.sql`entity_type = ${filter.entityType}`);
+  if (filter.entityId) and.push(Prisma.sql`entity_id = ${filter.entityId}`);
+  if (filter.from) and.push(Prisma.sql`created_at >= ${filter.from.toISOString()}::timestamptz`);
+  if (filter.to) and.push(Prisma.sql`created_at < ${filter.to.toISOString()}::timestamptz`);
+  return Prisma.join(and, ' AND ');
+}
+
 /** Newest first, in chain order (seq); the cursor is the last entry's seq. */
 export async function listActivity(ctx: Ctx, actor: Actor | null, filterInput: ActivityFilter = {}, page: PageArgs = {}) {
   const { tenantId } = requireActor(actor);
@@ -56,7 +70,7 @@ export async function listActivity(ctx: Ctx, actor: Actor | null, filterInput: A
       take: size + 1,
       omit: { prevHash: true, hash: true },
     }),
-    cappedCount((take) => ctx.db.prisma.auditLogEntry.count({ where, take }), filter.user || filter.entity ? SEARCH_COUNT_CAP : COUNT_CAP),
+    cappedCount(countUpTo(ctx.db, Prisma.sql`audit_log`, activityConditions(tenantId, filter)), filter.user || filter.entity ? SEARCH_COUNT_CAP : COUNT_CAP),
   ]);
   return toPage(rows, size, totalCount, (row) => [row.seq]);
 }

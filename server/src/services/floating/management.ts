@@ -88,45 +88,114 @@ export interface PoolBucket {
  * against the pool size. Computed in SQL from the sessions' lifetimes [createdAt, endedAt ?? leaseExpiresAt),
  * so it needs no sweep to be right. Buckets are aligned to UTC hours/days/ISO weeks; `from` is rounded down
  * to its bucket. The pool size uses each license's current floatingSeats (its history is not kept).
+ * A revoked license without revokedAt counts nowhere; one whose end precedes its creation counts in no bucket after its end.
+ * For the whole tenant, the peaks of completed hours come from the floating_peak_hours cache (see below).
  */
 export async function floatingPoolConsumption(ctx: Ctx, tenantId: string, query: z.input<typeof PoolQuerySchema>): Promise<PoolBucket[]> {
   const { from, to, bucket, licenseId } = parseInput(PoolQuerySchema, query);
   if (licenseId !== undefined) await requireTenantLicense(ctx, tenantId, licenseId);
   else if (!isUuid(tenantId)) return [];
-  const stepMs = { hour: 3_600_000, day: 86_400_000, week: 7 * 86_400_000 }[bucket];
+  const stepMs = { hour: HOUR_MS, day: 24 * HOUR_MS, week: 7 * 24 * HOUR_MS }[bucket];
   if ((to.getTime() - from.getTime()) / stepMs > MAX_BUCKETS) {
     throw new AppError('InvalidRequest', `At most ${MAX_BUCKETS} buckets: choose a larger bucket or a shorter range.`, { fields: { bucket: 'too many buckets' } });
   }
-  // Each session is +1 at its start and −1 at its end; a running sum over those changes is the number of
-  // sessions in use. At equal instants the −1 sorts first, so a hand-over never counts twice. A bucket's
-  // peak is the level at its start or right after any change inside it.
+  if (licenseId !== undefined) return poolBuckets(ctx, tenantId, licenseId, bucket, from, to, BOTH);
+  // The whole tenant: the pool sizes per bucket (cheap), and the peaks per hour — completed hours from the
+  // floating_peak_hours cache (computing and storing the missing ones), the hour in progress live. A bucket's
+  // peak is the highest of its hours'.
+  const buckets = await poolBuckets(ctx, tenantId, undefined, bucket, from, to, { sessions: false, seats: true });
+  if (!buckets.length) return buckets;
+  const start = buckets[0].bucketStart.getTime();
+  const completed = Math.max(start, Math.floor(Math.min(to.getTime(), ctx.now.getTime()) / HOUR_MS) * HOUR_MS);
+  // The console asks for today by hour and 7 or 30 days by day; a longer range (weeks) is computed directly.
+  if (completed - start > MAX_CACHED_HOURS * HOUR_MS) return poolBuckets(ctx, tenantId, undefined, bucket, from, to, BOTH);
+  const hours = [
+    ...(completed > start ? await completedHourPeaks(ctx, tenantId, start, completed) : []),
+    ...(to.getTime() > completed ? (await poolBuckets(ctx, tenantId, undefined, 'hour', new Date(completed), to, PEAKS)).map((b) => ({ hour: b.bucketStart, peak: b.peakInUse })) : []),
+  ];
+  return buckets.map((b) => ({
+    ...b,
+    peakInUse: Math.max(0, ...hours.filter((h) => h.hour >= b.bucketStart && h.hour < b.bucketEnd).map((h) => h.peak)),
+  }));
+}
+
+const HOUR_MS = 3_600_000;
+/** Ranges of up to 1,000 hours (41 days) use the cache of completed hours. */
+const MAX_CACHED_HOURS = 1_000;
+const BOTH = { sessions: true, seats: true };
+const PEAKS = { sessions: true, seats: false };
+
+/** The tenant's peak per completed hour in [start, end) (hour boundaries): cached ones read, missing ones computed and stored. */
+async function completedHourPeaks(ctx: Ctx, tenantId: string, start: number, end: number) {
+  const cached = await ctx.db.prisma.floatingPeakHour.findMany({ where: { tenantId, hour: { gte: new Date(start), lt: new Date(end) } }, select: { hour: true, peak: true } });
+  const have = new Set(cached.map((row) => row.hour.getTime()));
+  const missing: number[] = [];
+  for (let hour = start; hour < end; hour += HOUR_MS) if (!have.has(hour)) missing.push(hour);
+  if (!missing.length) return cached;
+  const computed = await poolBuckets(ctx, tenantId, undefined, 'hour', new Date(missing[0]), new Date(missing[missing.length - 1] + HOUR_MS), PEAKS);
+  const fresh = computed.filter((b) => !have.has(b.bucketStart.getTime())).map((b) => ({ hour: b.bucketStart, peak: b.peakInUse }));
+  // Two readers may fill the same hours: both computed the same values.
+  await ctx.db.prisma.floatingPeakHour.createMany({ data: fresh.map((row) => ({ tenantId, ...row })), skipDuplicates: true });
+  return [...cached, ...fresh];
+}
+
+/**
+ * Per bucket: peak concurrent sessions and pool size (each 0 unless asked for), for one license or the tenant.
+ */
+async function poolBuckets(ctx: Ctx, tenantId: string, licenseId: string | undefined, bucket: keyof typeof POOL_BUCKETS, from: Date, to: Date, parts: { sessions: boolean; seats: boolean }) {
+  // Each session is +1 at its start (or the window's start, if earlier) and −1 at its end; a running sum over
+  // the instants of change is the number of sessions in use. A bucket's peak is the level at its start or at
+  // any instant inside it. One pass: the instants are numbered by bucket (width_bucket over the bucket starts),
+  // and a bucket without any change keeps the level its predecessor ended with. The sessions come from an
+  // index-only range (a session ends at the latest when its lease does), the licenses likewise.
+  // Pool size: a license is valid in bucket k when created < bucket end and bucket start < its end (revocation
+  // or expiry), i.e. for k in [lo, hi]; the licenses are summed per (lo, hi) pair, then per bucket.
   return ctx.db.prisma.$queryRawUnsafe<PoolBucket[]>(
     `WITH bounds AS (
        SELECT date_trunc($3, $4::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS t0, $5::timestamptz AS t1
+     ), buckets AS (
+       SELECT row_number() OVER (ORDER BY b)::int AS k, b AS bucket_start, LEAST(b + $6::interval, bounds.t1) AS bucket_end
+         FROM bounds, generate_series(bounds.t0, bounds.t1 - interval '1 millisecond', $6::interval) AS b
+     ), grid AS (
+       SELECT coalesce(array_agg(bucket_start ORDER BY k) FILTER (WHERE k > 1), '{}') AS later_starts,
+              array_agg(bucket_start ORDER BY k) AS starts, count(*)::int AS n, max(bucket_end) AS t1
+         FROM buckets
      ), sessions AS (
-       SELECT s.created_at AS started, COALESCE(s.ended_at, s.lease_expires_at) AS ended
+       SELECT GREATEST(s.created_at, bounds.t0) AS started, COALESCE(s.ended_at, s.lease_expires_at) AS ended
          FROM floating_sessions s, bounds
         WHERE s.tenant_id = $1::uuid AND ($2::uuid IS NULL OR s.license_id = $2::uuid)
-          AND s.created_at < bounds.t1 AND COALESCE(s.ended_at, s.lease_expires_at) > bounds.t0
-     ), changes AS (
-       SELECT started AS at, 1 AS delta FROM sessions UNION ALL SELECT ended, -1 FROM sessions
+          AND s.lease_expires_at > bounds.t0 AND s.created_at < bounds.t1 AND COALESCE(s.ended_at, s.lease_expires_at) > bounds.t0 AND $7::boolean
+     ), instants AS (
+       SELECT at, sum(sum(delta)) OVER (ORDER BY at) AS level
+         FROM (SELECT started AS at, 1 AS delta FROM sessions
+               UNION ALL SELECT ended, -1 FROM sessions, bounds WHERE ended < bounds.t1) AS changes
+        GROUP BY at
      ), levels AS (
-       SELECT at, delta, SUM(delta) OVER (ORDER BY at, delta ROWS UNBOUNDED PRECEDING) AS level FROM changes
-     ), buckets AS (
-       SELECT b AS bucket_start, LEAST(b + $6::interval, bounds.t1) AS bucket_end
-         FROM bounds, generate_series(bounds.t0, bounds.t1 - interval '1 millisecond', $6::interval) AS b
+       SELECT width_bucket(i.at, g.later_starts) + 1 AS k, i.at, i.level, lag(i.level, 1, 0::numeric) OVER (ORDER BY i.at) AS before
+         FROM instants i, grid g
+     ), per_bucket AS (
+       SELECT k, min(at) AS first_at, max(level) AS top, (array_agg(before ORDER BY at))[1] AS level_before,
+              (array_agg(level ORDER BY at DESC))[1] AS level_after
+         FROM levels GROUP BY k
+     ), peaks AS (
+       SELECT b.k, p.first_at, p.top, p.level_before,
+              max(p.k) OVER (ORDER BY b.k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous
+         FROM buckets b LEFT JOIN per_bucket p ON p.k = b.k
+     ), valid AS MATERIALIZED (
+       SELECT width_bucket(l.created_at, g.later_starts) + 1 AS lo,
+              CASE WHEN e.ends IS NULL THEN g.n ELSE width_bucket(e.ends - interval '1 microsecond', g.starts) END AS hi,
+              sum(l.floating_seats) AS seats
+         FROM licenses l CROSS JOIN grid g
+         CROSS JOIN LATERAL (SELECT LEAST(CASE WHEN l.status = 'active' THEN NULL ELSE COALESCE(l.revoked_at, '-infinity') END, l.expires_at) AS ends) e
+        WHERE l.tenant_id = $1::uuid AND ($2::uuid IS NULL OR l.id = $2::uuid) AND l.floating_seats IS NOT NULL AND l.created_at < g.t1 AND $8::boolean
+        GROUP BY 1, 2
      )
      SELECT b.bucket_start AS "bucketStart", b.bucket_end AS "bucketEnd",
-            GREATEST(
-              COALESCE((SELECT l.level FROM levels l WHERE l.at <= b.bucket_start ORDER BY l.at DESC, l.delta DESC LIMIT 1), 0),
-              COALESCE((SELECT MAX(l.level) FROM levels l WHERE l.at > b.bucket_start AND l.at < b.bucket_end), 0)
-            )::int AS "peakInUse",
-            (SELECT COALESCE(SUM(l.floating_seats), 0) FROM licenses l
-              WHERE l.tenant_id = $1::uuid AND ($2::uuid IS NULL OR l.id = $2::uuid) AND l.floating_seats IS NOT NULL
-                AND l.created_at < b.bucket_end
-                AND (l.status = 'active' OR l.revoked_at > b.bucket_start)
-                AND (l.expires_at IS NULL OR l.expires_at > b.bucket_start))::int AS "poolSize"
-       FROM buckets b
+            CASE WHEN p.first_at IS NULL THEN COALESCE((SELECT q.level_after FROM per_bucket q WHERE q.k = p.previous), 0)
+                 WHEN p.first_at > b.bucket_start THEN GREATEST(p.top, p.level_before)
+                 ELSE p.top END::int AS "peakInUse",
+            (SELECT COALESCE(SUM(v.seats), 0) FROM valid v WHERE v.lo <= b.k AND b.k <= v.hi)::int AS "poolSize"
+       FROM buckets b JOIN peaks p ON p.k = b.k
       ORDER BY b.bucket_start`,
     tenantId,
     licenseId ?? null,
@@ -134,5 +203,7 @@ export async function floatingPoolConsumption(ctx: Ctx, tenantId: string, query:
     from,
     to,
     POOL_BUCKETS[bucket],
+    parts.sessions,
+    parts.seats,
   );
 }

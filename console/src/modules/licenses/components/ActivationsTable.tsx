@@ -1,27 +1,66 @@
 import { Badge, Paper, Table, Text, Title, Group } from '@mantine/core';
+import { useQuery } from 'urql';
 import type { ResultOf } from '../../../graphql';
+import { refetchOn } from '../../../lib/client';
 import { formatDateTime, relativeTime } from '../../../lib/format';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
-import { EmptyState } from '../../../ui/QueryState';
+import { Pager } from '../../../ui/Pager';
+import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
-import { DeactivateActivationMutation, type LicenseQuery } from '../graphql/documents';
+import { useCursorPages } from '../../../ui/useCursorPages';
+import { DeactivateActivationMutation, LicenseActivationsQuery } from '../graphql/documents';
 
-type Activation = ResultOf<typeof LicenseQuery>['license']['activations'][number];
+const PAGE_SIZE = 20;
 
-/** Installations of a license, newest first; an active one can be deactivated to free its seat. */
-export function ActivationsTable({ activations, canManage }: { activations: Activation[]; canManage: boolean }) {
+/**
+ * Installations of a license, newest first, a page at a time (a license may have thousands); an active one
+ * can be deactivated to free its seat.
+ */
+export function ActivationsTable({ licenseId, canManage }: { licenseId: string; canManage: boolean }) {
   const deactivate = useApiMutation(DeactivateActivationMutation, { success: 'Device deactivated; its seat is free again.' });
-  const active = activations.filter((activation) => activation.active).length;
+  const pages = useCursorPages();
+  const [result, reload] = useQuery({ query: LicenseActivationsQuery, variables: { id: licenseId, first: PAGE_SIZE, after: pages.after }, context: refetchOn('Activation') });
+  const license = result.data?.license;
   return (
     <Paper p="lg">
       <Group justify="space-between" mb="sm">
         <Title order={3} size="h4">
           Activations
         </Title>
-        <Text size="sm" c="dimmed">
-          {active} active · {activations.length - active} deactivated
-        </Text>
+        {license && (
+          <Text size="sm" c="dimmed">
+            {license.currentActivations.toLocaleString('en-US')} active · {license.activations.totalCount.toLocaleString('en-US')}
+            {license.activations.totalCountCapped ? '+' : ''} in all
+          </Text>
+        )}
       </Group>
+      <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
+        {(data) => (
+          <ActivationRows
+            connection={data.license.activations}
+            canManage={canManage}
+            busy={deactivate.saving}
+            onDeactivate={(id) => deactivate.run({ id })}
+            pages={pages}
+          />
+        )}
+      </QueryState>
+    </Paper>
+  );
+}
+
+type Connection = ResultOf<typeof LicenseActivationsQuery>['license']['activations'];
+
+function ActivationRows({ connection, canManage, busy, onDeactivate, pages }: {
+  connection: Connection;
+  canManage: boolean;
+  busy: boolean;
+  onDeactivate: (id: string) => Promise<unknown>;
+  pages: ReturnType<typeof useCursorPages>;
+}) {
+  const activations = connection.nodes;
+  return (
+    <>
       {activations.length === 0 ? (
         <EmptyState title="Not activated yet">Applications activate with POST /api/v1/activate; each device takes one seat.</EmptyState>
       ) : (
@@ -69,8 +108,8 @@ export function ActivationsTable({ activations, canManage }: { activations: Acti
                           title={`Deactivate ${activation.deviceName ?? 'this device'}?`}
                           message="Its seat is freed for another device. The application on it fails its next activation check."
                           confirmLabel="Deactivate device"
-                          busy={deactivate.saving}
-                          onConfirm={() => deactivate.run({ id: activation.id })}
+                          busy={busy}
+                          onConfirm={() => onDeactivate(activation.id)}
                         />
                       )
                     ) : (
@@ -85,6 +124,7 @@ export function ActivationsTable({ activations, canManage }: { activations: Acti
           </Table>
         </Table.ScrollContainer>
       )}
-    </Paper>
+      {(pages.hasPrevious || connection.pageInfo.hasNextPage) && <Pager pages={pages} connection={connection} pageSize={PAGE_SIZE} />}
+    </>
   );
 }

@@ -34,22 +34,40 @@ export const LicenseDetailFields = graphql(
       maintenanceExpiresAt
       revokedAt
       updatedAt
-      activations {
-        id
-        active
-        deviceId
-        deviceName
-        version
-        userEmail
-        ip
-        createdAt
-        lastSeenAt
-        deactivatedAt
-      }
     }
   `,
   [LicenseListFields],
 );
+
+/** One page of a license's activations (a license may have thousands), newest first. */
+export const LicenseActivationsQuery = graphql(`
+  query LicenseActivations($id: ID!, $first: Int, $after: String) {
+    license(id: $id) {
+      id
+      currentActivations
+      activations(first: $first, after: $after) {
+        totalCount
+        totalCountCapped
+        pageInfo {
+          endCursor
+          hasNextPage
+        }
+        nodes {
+          id
+          active
+          deviceId
+          deviceName
+          version
+          userEmail
+          ip
+          createdAt
+          lastSeenAt
+          deactivatedAt
+        }
+      }
+    }
+  }
+`);
 
 export const LicensesQuery = graphql(
   `

@@ -88,7 +88,7 @@ export function LicenseDetailPage() {
             <EditLicenseModal license={license} opened={editing} onClose={close} />
             <Stack gap="lg">
               <LicenseOverview license={license} />
-              <ActivationsTable activations={license.activations} canManage={canManage && license.status !== 'revoked'} />
+              <ActivationsTable licenseId={license.id} canManage={canManage && license.status !== 'revoked'} />
               {license.floatingSeats !== null && <FloatingSessionsCard licenseId={license.id} />}
               {license.status !== 'revoked' && <IntegratePanel license={{ keyHint: license.keyHint, productName: license.product.name, nodeLocked: license.nodeLocked, floatingSeats: license.floatingSeats }} />}
               <UsageCard licenseId={license.id} inactive={license.status === 'revoked' ? 'A revoked license records no usage.' : license.status === 'expired' ? 'An expired license records no usage.' : null} />
