@@ -71,14 +71,17 @@ export interface DeliveryReport {
   reconciled: number;
 }
 
-/** Delivers every due email (claimed in batches) and records each outcome. */
+/** How long one delivery run keeps claiming batches: the outbox drains at the provider's pace, not 1,000 a minute. */
+export const DELIVERY_BUDGET_MS = 45_000;
+
+/** Delivers every due email (claimed in batches, for up to DELIVERY_BUDGET_MS) and records each outcome. */
 export async function deliverDueEmails(ctx: Ctx, transport: MailTransport, options: { maxBatches?: number } = {}): Promise<DeliveryReport> {
   const report: DeliveryReport = { sent: 0, retrying: 0, failed: 0, reconciled: 0 };
   // `now` is when the run started; leases run from the run's time plus what has elapsed since, so a later
   // batch's lease is as long as the first one's.
   const started = Date.now();
   const elapsed = () => new Date(ctx.now.getTime() + (Date.now() - started));
-  for (let batch = 0; batch < (options.maxBatches ?? 20); batch++) {
+  for (let batch = 0; batch < (options.maxBatches ?? Infinity) && Date.now() - started < DELIVERY_BUDGET_MS; batch++) {
     const claimed = await claimDueEmails(ctx, BATCH, elapsed());
     if (!claimed.length) break;
     await deliverClaimed(ctx, transport, claimed, report, elapsed);
