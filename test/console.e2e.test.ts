@@ -362,6 +362,17 @@ describe('admin console in Chromium', () => {
 
     await nav('Emails');
     await page.getByRole('heading', { name: 'Scheduled jobs' }).waitFor();
+    // No mail provider here: the page says so, and a test email is kept, not "sent".
+    await page.getByTestId('development-outbox').waitFor();
+    await page.getByRole('button', { name: 'Send test email' }).click();
+    await toast(`Test email kept in the development outbox for ${ADMIN.email}`).waitFor();
+    const testRow = page.getByRole('row').filter({ hasText: 'test email from Keyforge' });
+    await expect.poll(() => testRow.getByTestId('email-status').textContent()).toBe('kept');
+    // Run now: queued, then the job shows a fresh last run.
+    await page.getByRole('button', { name: 'Run email-delivery now' }).click();
+    await toast('email-delivery is queued').waitFor();
+    const deliveryRow = page.getByRole('row').filter({ hasText: 'email-delivery' });
+    await expect.poll(() => deliveryRow.textContent(), { timeout: 20_000 }).toMatch(/seconds? ago|now/);
     await shot('14b-emails');
   });
 

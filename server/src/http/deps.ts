@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { ServerSecrets } from '../crypto/secrets.js';
 import type { Logger } from '../logger.js';
+import type { MailTransport } from '../services/notifications/delivery.js';
 import type { JobScheduleSource } from '../services/notifications/schedules.js';
 import type { TokenSigner } from '../services/signing/signing-keys.js';
 import type { RateLimits } from './rate-limit.js';
@@ -16,6 +17,6 @@ export interface AppDeps {
   rateLimits: RateLimits;
   /** The time source; tests inject a controllable clock. */
   clock: () => Date;
-  /** The job store, for schedules shown by the management API; set by the server once jobs have started. */
-  jobs?: JobScheduleSource;
+  /** The job store (schedules, "Run now") and the mail transport; set by the server once jobs have started. */
+  jobs?: JobScheduleSource & { transport: MailTransport };
 }

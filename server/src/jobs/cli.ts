@@ -3,7 +3,7 @@ import type { Database } from '../db/database.js';
 import { AppError } from '../domain/errors.js';
 import { createLogger } from '../logger.js';
 import { EMAIL_KINDS, EMAIL_STATUSES, listOutbox, type EmailKind, type EmailStatus } from '../services/notifications/outbox.js';
-import { listJobSchedules } from '../services/notifications/schedules.js';
+import { listJobSchedules, recordedRun } from '../services/notifications/schedules.js';
 import { getTenantByPrefix } from '../services/tenants.js';
 import { createTransport } from './email/transport.js';
 import { JOB_NAMES, findJob } from './index.js';
@@ -38,7 +38,8 @@ export const jobCommands: Record<string, Command> = {
       if (!job) throw new AppError('InvalidRequest', `name one job: ${JOB_NAMES.join(', ')}`);
       const now = parseNow(flags.now, ctx.now);
       const { config, logger } = stderrLogger();
-      const result = await job.run(jobContext({ config, db: ctx.db, logger, clock: () => now }, createTransport(config, logger), now));
+      const context = jobContext({ config, db: ctx.db, logger, clock: () => now }, createTransport(config, logger), now);
+      const result = await recordedRun(ctx.db, job.name, 'cli', () => new Date(), () => job.run(context));
       return { job: job.name, now: now.toISOString(), result };
     },
   },

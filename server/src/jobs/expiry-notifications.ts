@@ -7,7 +7,7 @@ export const expiryNotificationsJob: JobDefinition = {
   name: 'expiry-notifications',
   // Also the lease of its progress record (runs.ts): a dead worker's run is resumed after it.
   lockLifetimeMs: RUN_LEASE_MS,
-  description: 'License expiry alerts at 30, 7 and 1 days to admins and customers (spec §6.2).',
+  description: 'Expiry alerts 30, 7 and 1 days before a license expires, to company admins and to the customer.',
   schedule: '0 8 * * *',
   async run(ctx) {
     const expiry = await queueExpiryNotifications(ctx);

@@ -4,7 +4,7 @@ import type { Config } from '../config.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import type { MailTransport } from '../services/notifications/delivery.js';
-import type { JobSchedule, JobScheduleSource } from '../services/notifications/schedules.js';
+import { recordedRun, withRecordedRuns, type JobRunSource, type JobSchedule, type JobScheduleSource } from '../services/notifications/schedules.js';
 import { createTransport } from './email/transport.js';
 import { JOBS, JOB_NAMES, findJob } from './index.js';
 import { openJobStore } from './store.js';
@@ -30,12 +30,12 @@ export interface Jobs extends JobScheduleSource {
   readonly transport: MailTransport;
   readonly store: string;
   /** Queues a run for any worker to pick up at once; `now` sets that run's clock. */
-  runNow(name: string, now?: Date): Promise<void>;
+  runNow(name: string, now?: Date, source?: JobRunSource): Promise<void>;
   /** Stops taking jobs, waits up to `timeoutMs` for running ones, closes the store. */
   stop(timeoutMs?: number): Promise<void>;
 }
 
-type JobData = { now?: string } | undefined;
+type JobData = { now?: string; source?: JobRunSource } | undefined;
 
 /** The context of one job run, from the process's dependencies. */
 export function jobContext(deps: JobDeps, transport: MailTransport, now: Date): JobContext {
@@ -71,7 +71,7 @@ export async function startJobs(deps: JobDeps, options: JobsOptions): Promise<Jo
           run.touch().catch((error: Error) => logger.warn({ job: job.name, err: error.message }, 'job heartbeat failed'));
         }, job.lockLifetimeMs / 3);
         try {
-          const result = await job.run(jobContext(deps, transport, now));
+          const result = await recordedRun(deps.db, job.name, run.attrs.data?.source ?? 'schedule', deps.clock, () => job.run(jobContext(deps, transport, now)));
           logger[job.frequent ? 'debug' : 'info']({ job: job.name, now: now.toISOString(), result }, 'job finished');
         } finally {
           clearInterval(heartbeat);
@@ -102,13 +102,13 @@ export async function startJobs(deps: JobDeps, options: JobsOptions): Promise<Jo
     agenda,
     transport,
     store: store.description,
-    async runNow(name, now) {
+    async runNow(name, now, source = 'schedule') {
       if (!findJob(name)) throw new Error(`unknown job ${name}`);
-      await agenda.now<JobData>(name, now ? { now: now.toISOString() } : {});
+      await agenda.now<JobData>(name, { ...(now && { now: now.toISOString() }), source });
     },
     async schedules() {
       const { jobs } = await agenda.queryJobs({ names: [...JOB_NAMES] });
-      return JOBS.map((job) => toSchedule(job, jobs.find((stored) => stored.name === job.name && stored.type === 'single')));
+      return withRecordedRuns(deps.db, JOBS.map((job) => toSchedule(job, jobs.find((stored) => stored.name === job.name && stored.type === 'single'))));
     },
     stop(timeoutMs = 8_000) {
       stopped ??= (async () => {

@@ -7,7 +7,7 @@ export const weeklyDigestJob: JobDefinition = {
   name: 'weekly-digest',
   // Also the lease of its progress record (runs.ts): a dead worker's run is resumed after it.
   lockLifetimeMs: RUN_LEASE_MS,
-  description: 'Weekly digest email to the CompanyAdmins of each tenant (spec §6.1).',
+  description: 'The weekly digest to each company’s admins: active licenses, new activations and upcoming expiries.',
   schedule: '0 9 * * 1',
   async run(ctx) {
     const digest = await queueWeeklyDigests(ctx);

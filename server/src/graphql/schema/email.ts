@@ -3,7 +3,9 @@ import { serviceCtx } from '../context.js';
 import { requireAdmin } from '../../services/auth/actor.js';
 import type { Page } from '../../services/listing.js';
 import { getOutboxBodies, listOutbox, type EmailKind, type OutboxEntry } from '../../services/notifications/outbox.js';
-import { listJobSchedules, type JobSchedule } from '../../services/notifications/schedules.js';
+import { RUNNABLE_JOBS, listJobSchedules, runJobNow, type JobSchedule } from '../../services/notifications/schedules.js';
+import { sendTestEmail } from '../../services/notifications/test-email.js';
+import { AppError } from '../../domain/errors.js';
 import { PageInfoType } from './licenses.js';
 
 // Scheduled jobs and the email outbox: thin resolvers over services/notifications. Emails are the caller's
@@ -15,7 +17,12 @@ const EmailStatusEnum = builder.enumType('EmailStatus', {
 });
 
 const EmailKindEnum = builder.enumType('EmailKind', {
-  values: { weeklyDigest: { value: 'weekly-digest' }, expiryAdmin: { value: 'expiry-admin' }, expiryCustomer: { value: 'expiry-customer' } } as const,
+  values: { weeklyDigest: { value: 'weekly-digest' }, expiryAdmin: { value: 'expiry-admin' }, expiryCustomer: { value: 'expiry-customer' }, test: { value: 'test' } } as const,
+});
+
+const EmailDeliveryModeEnum = builder.enumType('EmailDeliveryMode', {
+  description: 'POSTMARK: emails are delivered. DEVELOPMENT: no mail provider is configured (POSTMARK_SERVER_TOKEN); emails are kept in the outbox, nothing is delivered.',
+  values: ['POSTMARK', 'DEVELOPMENT'] as const,
 });
 
 const JobScheduleType = builder.objectRef<JobSchedule>('JobSchedule').implement({
@@ -31,6 +38,7 @@ const JobScheduleType = builder.objectRef<JobSchedule>('JobSchedule').implement(
     lastFailedAt: t.expose('lastFailedAt', { type: 'DateTime', nullable: true }),
     lastFailReason: t.exposeString('lastFailReason', { nullable: true }),
     running: t.exposeBoolean('running'),
+    canRunNow: t.boolean({ description: 'A CompanyAdmin may start it with runJobNow.', resolve: (job) => (RUNNABLE_JOBS as readonly string[]).includes(job.name) }),
   }),
 });
 
@@ -73,5 +81,34 @@ builder.queryFields((t) => ({
     description: "Your company's emails, newest first. first: 1–100 (default 20); after: a pageInfo.endCursor.",
     args: { status: t.arg({ type: EmailStatusEnum }), kind: t.arg({ type: EmailKindEnum }), first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, args, ctx) => listOutbox(serviceCtx(ctx), requireAdmin(ctx.actor).tenantId, args),
+  }),
+}));
+
+builder.queryFields((t) => ({
+  emailDeliveryMode: t.field({
+    type: EmailDeliveryModeEnum,
+    authScopes: { admin: true },
+    description: 'Whether emails are delivered (Postmark) or only kept in the development outbox.',
+    resolve: (_root, _args, ctx) => (ctx.deps.config.postmarkServerToken ? 'POSTMARK' : 'DEVELOPMENT'),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  runJobNow: t.field({
+    type: JobScheduleType,
+    authScopes: { admin: true },
+    description: 'Queues expiry-notifications, weekly-digest or email-delivery for the next free worker (CompanyAdmin). The jobs are idempotent: a run sends nothing twice.',
+    args: { name: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => runJobNow({ jobs: ctx.deps.jobs }, ctx.actor, args.name),
+  }),
+  sendTestEmail: t.field({
+    type: EmailType,
+    authScopes: { admin: true },
+    description: 'Sends a test email to you (the signed-in CompanyAdmin) at once, through the configured delivery; answers with its outbox entry.',
+    resolve: (_root, _args, ctx) => {
+      const transport = ctx.deps.jobs?.transport;
+      if (!transport) throw new AppError('ServiceUnavailable', 'Email delivery is not running in this process.');
+      return sendTestEmail({ db: ctx.deps.db, now: ctx.now, publicUrl: ctx.deps.config.publicUrl, transport }, ctx.actor);
+    },
   }),
 }));

@@ -8,7 +8,7 @@ import type { ServiceContext } from '../context.js';
 // + recipient), with or after the decision to send it (expiry.ts, digest.ts); delivery (delivery.ts) reads it
 // afterwards. A rerun of a job produces the same keys, so it adds nothing.
 
-export const EMAIL_KINDS = ['weekly-digest', 'expiry-admin', 'expiry-customer'] as const;
+export const EMAIL_KINDS = ['weekly-digest', 'expiry-admin', 'expiry-customer', 'test'] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 export const EMAIL_STATUSES = ['pending', 'sent', 'failed'] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
@@ -91,6 +91,11 @@ export async function listOutbox(ctx: Pick<ServiceContext, 'db'>, tenantId: stri
 }
 
 export type OutboxEntry = Awaited<ReturnType<typeof listOutbox>> extends Page<infer T> ? T : never;
+
+/** One email of a tenant by its idempotency key, as listed. */
+export async function getOutboxEntry(ctx: Pick<ServiceContext, 'db'>, tenantId: string, idempotencyKey: string): Promise<OutboxEntry> {
+  return ctx.db.prisma.emailOutbox.findFirstOrThrow({ where: { idempotencyKey, tenantId }, select: { ...SUMMARY, html: true, text: true } });
+}
 
 /** The bodies of one email of a tenant (null when it is not that tenant's). */
 export async function getOutboxBodies(ctx: Pick<ServiceContext, 'db'>, tenantId: string, id: string) {

@@ -1,13 +1,28 @@
-import { Badge, Paper, Table, Text, Title, Tooltip } from '@mantine/core';
+import { Badge, Button, Paper, Table, Text, Title, Tooltip } from '@mantine/core';
+import { useEffect, useState } from 'react';
 import { useQuery } from 'urql';
 import { formatDateTime, relativeTime } from '../../../lib/format';
 import { QueryState } from '../../../ui/QueryState';
-import { JobSchedulesQuery } from '../graphql/documents';
+import { JobSchedulesQuery, RunJobNowMutation } from '../graphql/documents';
+import { useApiMutation } from '../../../ui/useApiMutation';
+import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 /** The scheduled jobs (weekly digest, expiry alerts, delivery…) with their last and next run. */
 export function JobSchedulesCard() {
   const [result, reload] = useQuery({ query: JobSchedulesQuery });
+  const canManage = useCanManage();
+  const runNow = useApiMutation(RunJobNowMutation, { success: (data) => `${data.runJobNow.name} is queued: the next free worker runs it.` });
+  // After "Run now", refresh every 2 s for a while so the run shows up (running, then its last run).
+  const [watchUntil, setWatchUntil] = useState(0);
+  useEffect(() => {
+    if (!watchUntil) return;
+    const timer = setInterval(() => {
+      if (Date.now() > watchUntil) setWatchUntil(0);
+      else reload({ requestPolicy: 'network-only' });
+    }, 2_000);
+    return () => clearInterval(timer);
+  }, [watchUntil, reload]);
   return (
     <Paper p="lg">
       <Title order={3} size="h4" mb="sm">
@@ -23,6 +38,7 @@ export function JobSchedulesCard() {
                   <Table.Th>Schedule</Table.Th>
                   <Table.Th>Last run</Table.Th>
                   <Table.Th>Next run</Table.Th>
+                  {canManage && <Table.Th />}
                 </Table.Tr>
               </Table.Thead>
               <Table.Tbody>
@@ -58,6 +74,24 @@ export function JobSchedulesCard() {
                       )}
                     </Table.Td>
                     <Table.Td title={formatDateTime(job.nextRunAt)}>{job.nextRunAt ? formatDateTime(job.nextRunAt) : '—'}</Table.Td>
+                    {canManage && (
+                      <Table.Td ta="right">
+                        {job.canRunNow && (
+                          <Button
+                            size="xs"
+                            variant="default"
+                            disabled={job.running}
+                            loading={runNow.saving}
+                            aria-label={`Run ${job.name} now`}
+                            onClick={async () => {
+                              if (await runNow.run({ name: job.name })) setWatchUntil(Date.now() + 30_000);
+                            }}
+                          >
+                            Run now
+                          </Button>
+                        )}
+                      </Table.Td>
+                    )}
                   </Table.Tr>
                 ))}
               </Table.Tbody>

@@ -17,10 +17,12 @@ export const EmailsQuery = graphql(`
         attempts
         nextAttemptAt
         lastError
+        providerMessageId
         createdAt
         sentAt
       }
     }
+    emailDeliveryMode
   }
 `);
 
@@ -45,10 +47,32 @@ export const JobSchedulesQuery = graphql(`
       schedule
       timezone
       lastRunAt
+      lastFinishedAt
       nextRunAt
       lastFailedAt
       lastFailReason
       running
+      canRunNow
+    }
+  }
+`);
+
+export const RunJobNowMutation = graphql(`
+  mutation RunJobNow($name: String!) {
+    runJobNow(name: $name) {
+      name
+    }
+  }
+`);
+
+export const SendTestEmailMutation = graphql(`
+  mutation SendTestEmail {
+    sendTestEmail {
+      id
+      to
+      status
+      providerMessageId
+      lastError
     }
   }
 `);

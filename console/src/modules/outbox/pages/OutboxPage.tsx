@@ -1,4 +1,5 @@
-import { Badge, Button, Group, Modal, Paper, Select, Stack, Table, Text, Tooltip } from '@mantine/core';
+import { Alert, Badge, Button, Code, Group, Modal, Paper, Select, Stack, Table, Text, Tooltip } from '@mantine/core';
+import { IconInfoCircle, IconSend } from '@tabler/icons-react';
 import { useEffect, useState } from 'react';
 import { useQuery } from 'urql';
 import type { EnumOf, ResultOf } from '../../../graphql';
@@ -9,7 +10,9 @@ import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useCursorPages } from '../../../ui/useCursorPages';
 import { useSearchFilters } from '../../../ui/useSearchFilters';
 import { JobSchedulesCard } from '../components/JobSchedulesCard';
-import { EmailsQuery } from '../graphql/documents';
+import { EmailsQuery, SendTestEmailMutation } from '../graphql/documents';
+import { emailStatusView } from '../emailStatus';
+import { useApiMutation } from '../../../ui/useApiMutation';
 import { EmailPreview } from '../components/EmailPreview';
 import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
@@ -19,8 +22,8 @@ type Email = ResultOf<typeof EmailsQuery>['emails']['nodes'][number];
 type Status = EnumOf<'EmailStatus'>;
 type Kind = EnumOf<'EmailKind'>;
 
-const STATUS_COLOR: Record<Status, string> = { pending: 'yellow', sent: 'teal', failed: 'red' };
-export const KIND_LABEL: Record<Kind, string> = { weeklyDigest: 'Weekly digest', expiryAdmin: 'Expiry alert (admins)', expiryCustomer: 'Expiry notice (customer)' };
+const STATUSES: Status[] = ['pending', 'sent', 'failed'];
+export const KIND_LABEL: Record<Kind, string> = { weeklyDigest: 'Weekly digest', expiryAdmin: 'Expiry alert (admins)', expiryCustomer: 'Expiry notice (customer)', test: 'Test email' };
 
 /** The email outbox (every email is written here first, then delivered) and the job schedule. */
 export function OutboxPage() {
@@ -33,14 +36,38 @@ export function OutboxPage() {
   useEffect(reset, [status, kind, reset]);
   const variables = { first: PAGE_SIZE, after: pages.after, status, kind };
   const [result, reload] = useQuery({ query: EmailsQuery, variables });
+  const testEmail = useApiMutation(SendTestEmailMutation, {
+    invalidates: ['Email'],
+    success: (data) =>
+      data.sendTestEmail.providerMessageId === 'development'
+        ? `Test email kept in the development outbox for ${data.sendTestEmail.to} (nothing is delivered).`
+        : data.sendTestEmail.status === 'sent'
+          ? `Test email sent to ${data.sendTestEmail.to}.`
+          : `Test email to ${data.sendTestEmail.to} not delivered yet: ${data.sendTestEmail.lastError ?? 'it will be retried'}.`,
+  });
+  const development = result.data?.emailDeliveryMode === 'DEVELOPMENT';
 
   return (
     <>
-      <PageHeader title="Emails" description="Weekly digests and expiry notices: written to the outbox first, then delivered with retries." />
+      <PageHeader
+        title="Emails"
+        description="Weekly digests and expiry notices: written to the outbox first, then delivered with retries."
+        actions={
+          <Button variant="default" leftSection={<IconSend size={16} />} loading={testEmail.saving} onClick={async () => (await testEmail.run({})) && reload({ requestPolicy: 'network-only' })}>
+            Send test email
+          </Button>
+        }
+      />
       <Stack gap="lg">
+        {development && (
+          <Alert color="yellow" variant="light" icon={<IconInfoCircle size={18} />} title="Development outbox: nothing is delivered" data-testid="development-outbox">
+            No mail provider is configured, so emails are kept here (status “kept”) and can be read with Preview, but none reaches an inbox. To
+            deliver them, start the server with <Code>POSTMARK_SERVER_TOKEN</Code> and <Code>MAIL_FROM</Code> (a confirmed Postmark sender).
+          </Alert>
+        )}
         <Paper>
           <Group p="sm" gap="sm" align="flex-end">
-            <Select label="Status" placeholder="Any status" clearable w={180} data={Object.keys(STATUS_COLOR)} value={status ?? null} onChange={(value) => filters.set({ status: value })} />
+            <Select label="Status" placeholder="Any status" clearable w={180} data={STATUSES} value={status ?? null} onChange={(value) => filters.set({ status: value })} />
             <Select label="Kind" placeholder="Any kind" clearable w={240} data={Object.entries(KIND_LABEL).map(([value, label]) => ({ value, label }))} value={kind ?? null} onChange={(value) => filters.set({ kind: value })} />
           </Group>
           <QueryState
@@ -77,11 +104,7 @@ export function OutboxPage() {
                             <Text size="sm">{email.to}</Text>
                           </Table.Td>
                           <Table.Td>
-                            <Tooltip label={email.lastError ?? `${email.attempts} attempt(s)`} disabled={!email.lastError && email.status !== 'pending'} multiline w={280}>
-                              <Badge variant="light" color={STATUS_COLOR[email.status]}>
-                                {email.status === 'sent' ? `sent ${relativeTime(email.sentAt)}` : email.status === 'pending' && email.attempts > 0 ? `retrying ${relativeTime(email.nextAttemptAt)}` : email.status}
-                              </Badge>
-                            </Tooltip>
+                            <EmailStatusCell email={email} />
                           </Table.Td>
                           <Table.Td title={formatDateTime(email.createdAt)}>{relativeTime(email.createdAt)}</Table.Td>
                           <Table.Td ta="right">
@@ -105,5 +128,23 @@ export function OutboxPage() {
         {preview && <EmailPreview id={preview.email.id} page={variables} />}
       </Modal>
     </>
+  );
+}
+
+function EmailStatusCell({ email }: { email: Email }) {
+  const view = emailStatusView(email);
+  return (
+    <Group gap={6} wrap="nowrap">
+      <Tooltip label={view.hint} disabled={!view.hint} multiline w={300}>
+        <Badge variant="light" color={view.color} style={{ flex: 'none' }} data-testid="email-status">
+          {view.label}
+        </Badge>
+      </Tooltip>
+      {view.when && (
+        <Text size="xs" c="dimmed" style={{ whiteSpace: 'nowrap' }}>
+          {view.when}
+        </Text>
+      )}
+    </Group>
   );
 }
