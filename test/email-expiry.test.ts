@@ -10,6 +10,7 @@ import { expiryNotificationsJob } from '../server/src/jobs/expiry-notifications.
 import { housekeepingJob } from '../server/src/jobs/housekeeping.js';
 import { jobContext, startJobs, type Jobs } from '../server/src/jobs/scheduler.js';
 import { ADMIN_ROWS_PER_THRESHOLD, EXPIRY_BATCH, queueExpiryNotifications, thresholdFor } from '../server/src/services/notifications/expiry.js';
+import { daysUntil } from '../server/src/services/licensing/countdown.js';
 import { resumeScheduledRuns } from '../server/src/services/notifications/resume.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
@@ -61,8 +62,9 @@ beforeEach(() => {
 });
 
 describe('expiry thresholds', () => {
-  it('each fires within one day either side of 30, 7 and 1 days', () => {
-    expect([31.2, 30.99, 30, 29, 28.99, 8, 7.5, 6, 5.9, 2, 1.99, 1, 0.01].map(thresholdFor)).toEqual([null, 30, 30, 30, null, null, 7, 7, null, null, 1, 1, 1]);
+  it('each fires on the day the countdown reads 30, 7 or 1 (or, after a missed day, the day after)', () => {
+    // The argument is daysUntil: UTC calendar days to the expiry date (licensing/countdown.ts).
+    expect([31, 30, 29, 28, 8, 7, 6, 5, 2, 1, 0, -1].map(thresholdFor)).toEqual([null, 30, 30, null, null, 7, 7, null, null, 1, 1, null]);
   });
 });
 
@@ -294,7 +296,7 @@ describe('at volume, isolated per tenant, resumable', () => {
 
     const expected = licenses
       .filter((license) => !license.keyHint.endsWith('7'))
-      .map((license) => ({ license, threshold: thresholdFor((license.expiresAt!.getTime() - now.getTime()) / DAY) }))
+      .map((license) => ({ license, threshold: thresholdFor(daysUntil(license.expiresAt!, now)) }))
       .filter((item) => item.threshold !== null && item.license.expiresAt! > now);
     const notices = await app.prisma.expiryNotice.findMany({ where: { license: { tenantId: tenant.id } }, select: { licenseId: true, threshold: true } });
     const key = (id: string, threshold: number | null) => `${id}:${threshold}`;

@@ -3,7 +3,8 @@ import { revokeLicenseByKey } from '../server/src/services/licenses.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 
 // Dashboard stats (spec §2.4, §4.4, §6.3) and analytics (spec §2.7) on a seeded data set whose answers
-// were worked out by hand. "Expiring within N days": not revoked and now < expiresAt ≤ now + N days.
+// were worked out by hand. "Expiring within N days": active, not expired yet, and at most N UTC calendar days to
+// the expiry date (the countdown rule, services/licensing/countdown.ts).
 
 const T = Date.parse('2026-06-15T12:00:00.000Z'); // a Monday
 const iso = (offset: number) => new Date(T + offset).toISOString();
@@ -46,10 +47,10 @@ beforeAll(async () => {
     const { key, license } = await t.seedLicense(tenantId, productId, { maxActivations, expiresAt: expiresAt === null ? null : new Date(T + expiresAt), customerEmail });
     [L[name], keys[name]] = [license.id, key];
   };
-  await seed('L1', studio.id, 5, 7 * DAY, 'one@customer.test'); //      exactly now + 7 days: within 7
-  await seed('L2', studio.id, 3, 7 * DAY + 1); //                        1 ms later: within 30, not 7
-  await seed('L3', viewer.id, 2, 30 * DAY, 'three@customer.test'); //   exactly now + 30 days: within 30
-  await seed('L4', viewer.id, 2, 30 * DAY + 1); //                       1 ms later: within 90
+  await seed('L1', studio.id, 5, 7 * DAY + 12 * HOUR - 1, 'one@customer.test'); // Jun 22 23:59:59.999, in 7 days: within 7
+  await seed('L2', studio.id, 3, 7 * DAY + 12 * HOUR); //                          Jun 23 00:00, in 8 days: within 30, not 7
+  await seed('L3', viewer.id, 2, 30 * DAY + 12 * HOUR - 1, 'three@customer.test'); // Jul 15 23:59:59.999, in 30 days: within 30
+  await seed('L4', viewer.id, 2, 30 * DAY + 12 * HOUR); //                          Jul 16 00:00, in 31 days: within 90
   await seed('L5', studio.id, 1, 0); //                                  expires exactly now: expired
   await seed('L6', studio.id, 4, null); //                               perpetual
   await seed('L7', viewer.id, 10, DAY); //                               revoked at T − 2 days
@@ -78,7 +79,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const STATS = '{ dashboardStats { activeLicenses totalLicenses activations products expiringIn7Days expiringIn30Days expiringLicenses { id productName expiresAt customerEmail } } }';
+const STATS = '{ dashboardStats { activeLicenses totalLicenses activations products expiringIn7Days expiringIn30Days expiringLicenses { id productName expiresAt customerEmail daysUntilExpiry } } }';
 
 describe('dashboard stats', () => {
   const expected = () => ({
@@ -89,9 +90,9 @@ describe('dashboard stats', () => {
     expiringIn7Days: 1,
     expiringIn30Days: 3,
     expiringLicenses: [
-      { id: L.L1, productName: 'Studio', expiresAt: iso(7 * DAY), customerEmail: 'one@customer.test' },
-      { id: L.L2, productName: 'Studio', expiresAt: iso(7 * DAY + 1), customerEmail: null },
-      { id: L.L3, productName: 'Viewer', expiresAt: iso(30 * DAY), customerEmail: 'three@customer.test' },
+      { id: L.L1, productName: 'Studio', expiresAt: iso(7 * DAY + 12 * HOUR - 1), customerEmail: 'one@customer.test', daysUntilExpiry: 7 },
+      { id: L.L2, productName: 'Studio', expiresAt: iso(7 * DAY + 12 * HOUR), customerEmail: null, daysUntilExpiry: 8 },
+      { id: L.L3, productName: 'Viewer', expiresAt: iso(30 * DAY + 12 * HOUR - 1), customerEmail: 'three@customer.test', daysUntilExpiry: 30 },
     ],
   });
 
@@ -104,12 +105,15 @@ describe('dashboard stats', () => {
     expect((await ok(STATS)).dashboardStats).toEqual(expected());
   });
 
-  it('the 7- and 30-day boundaries: expiresAt = now + N days counts, 1 ms later does not', async () => {
-    clock.advance(1);
+  it('the 7- and 30-day boundaries are calendar days: the last millisecond of a day counts, the next day moves them', async () => {
+    clock.set(iso(12 * HOUR - 1)); // Jun 15 23:59:59.999: still the figures above
     try {
-      const stats = (await ok(STATS)).dashboardStats;
+      // An API key: the admin's 15-minute access token is long expired at these clock settings.
+      expect((await ok(STATS, {}, { apiKey: adminKey })).dashboardStats).toMatchObject({ expiringIn7Days: 1, expiringIn30Days: 3 });
+      clock.set(iso(12 * HOUR)); // Jun 16 00:00: every countdown is a day shorter
+      const stats = (await ok(STATS, {}, { apiKey: adminKey })).dashboardStats;
       expect(stats).toMatchObject({ expiringIn7Days: 2, expiringIn30Days: 4, activeLicenses: 6 });
-      expect(stats.expiringLicenses.map((l: { id: string }) => l.id)).toEqual([L.L1, L.L2, L.L3, L.L4]);
+      expect(stats.expiringLicenses.map((l: { id: string; daysUntilExpiry: number }) => [l.id, l.daysUntilExpiry])).toEqual([[L.L1, 6], [L.L2, 7], [L.L3, 29], [L.L4, 30]]);
     } finally {
       clock.set(iso(0));
     }
@@ -122,7 +126,7 @@ describe('dashboard stats', () => {
     const response = await t.get('/api/dashboard/stats', { authorization: `Bearer ${B.token}` });
     expect(response.json).toEqual({
       activeLicenses: 1, totalLicenses: 1, activations: 0, products: 1, expiringIn7Days: 1, expiringIn30Days: 1,
-      expiringLicenses: [{ id: B.licenseId, productName: 'Gadget', expiresAt: iso(2 * DAY), customerEmail: 'b@globex.test' }],
+      expiringLicenses: [{ id: B.licenseId, productName: 'Gadget', expiresAt: iso(2 * DAY), customerEmail: 'b@globex.test', daysUntilExpiry: 2 }],
     });
     expect((await ok(STATS)).dashboardStats.expiringLicenses.map((l: { id: string }) => l.id)).not.toContain(B.licenseId);
     for (const headers of [{}, { 'x-api-key': revokedKey }, { authorization: 'Bearer not-a-token' }] as Record<string, string>[]) {

@@ -275,7 +275,7 @@ describe('licenses', () => {
     const specs = {
       a: { expiresAt: at(3 * DAY), customerEmail: 'alice@customer.test' },
       b: { expiresAt: at(7 * DAY), customerEmail: 'Bob@Customer.test' },
-      c: { expiresAt: at(7 * DAY + 1) },
+      c: { expiresAt: new Date((Math.floor((end + 7 * DAY) / DAY) + 1) * DAY).toISOString() }, // the midnight after b's day: in 8 days
       d: { expiresAt: at(-DAY) },
       e: {},
     };
@@ -292,7 +292,7 @@ describe('licenses', () => {
     expect(names((await list({ status: 'active' })).nodes)).toEqual(['c', 'b', 'a']);
     expect(names((await list({ status: 'expired' })).nodes)).toEqual(['d']);
     expect(names((await list({ status: 'revoked' })).nodes)).toEqual(['e']);
-    expect(names((await list({ expiringWithinDays: 7 })).nodes)).toEqual(['b', 'a']); // b expires exactly at now + 7 days
+    expect(names((await list({ expiringWithinDays: 7 })).nodes)).toEqual(['b', 'a']); // b's countdown reads 7 (calendar days), c's 8
     expect(names((await list({ expiringWithinDays: 8 })).nodes)).toEqual(['c', 'b', 'a']);
     expect(names((await list({ search: 'BOB@customer' })).nodes)).toEqual(['b']);
     expect(names((await list({ search: made.c.key.slice(-4).toLowerCase() })).nodes)).toEqual(['c']);

@@ -9,14 +9,12 @@ export function formatDateTime(iso: string | null | undefined, fallback = '—')
   return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : fallback;
 }
 
-/** Whole days until `iso`, rounded up (a license expiring in 3 hours expires "in 1d"); never below 0. */
-export function daysUntil(iso: string, now: Date): number {
-  return Math.max(0, Math.ceil((new Date(iso).getTime() - now.getTime()) / DAY_MS));
-}
-
-/** "in 3d" — the countdown of the expiry widget (spec §6.3). */
-export function countdown(iso: string, now: Date): string {
-  return `in ${daysUntil(iso, now)}d`;
+/**
+ * "in 3d", "today" — the countdown of the widget and the license list (spec §6.3), from the server's
+ * `daysUntilExpiry` (UTC calendar days to the expiry date: the one rule the emails use too).
+ */
+export function countdown(daysUntilExpiry: number): string {
+  return daysUntilExpiry === 0 ? 'today' : `in ${daysUntilExpiry}d`;
 }
 
 /** "5 minutes ago", "in 2 days" … for recent timestamps. */

@@ -3,6 +3,7 @@ import { AppError } from '../domain/errors.js';
 import { requireActor, type Actor } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
 import { daysFrom } from './licenses.js';
+import { daysUntil, expiringWithin, withinDaysEnd } from './licensing/countdown.js';
 
 // Dashboard figures (spec §2.4, §6.3) and analytics (spec §2.7), computed in SQL for the caller's tenant.
 // "Expiring within N days" means: not revoked and now < expiresAt ≤ now + N days. A license whose
@@ -27,17 +28,18 @@ const HOUR_MS = 3_600_000;
  * now, or have expired: so expired = total − revoked − perpetual − (expiring after now).
  */
 async function licenseCounts({ db, now }: Ctx, tenantId: string) {
-  const [d7, d30, d90] = [7, 30, 90].map((days) => iso(daysFrom(now, days)));
+  // Ends (exclusive) of "within 7 / 30 / 90 days" by the countdown rule (licensing/countdown.ts).
+  const [d7, d30, d90] = [7, 30, 90].map((days) => iso(withinDaysEnd(now, days)));
   const [row] = await db.prisma.$queryRaw<Record<'total' | 'active' | 'expired' | 'revoked' | 'within7Days' | 'within30Days' | 'within90Days' | 'later' | 'perpetual', number>[]>`
     WITH tally AS (
       SELECT coalesce(sum(licenses), 0) AS total, coalesce(sum(revoked), 0) AS revoked, coalesce(sum(perpetual), 0) AS perpetual
         FROM license_tallies WHERE tenant_id = ${tenantId}::uuid),
     future AS (
       SELECT count(*) AS n,
-             count(*) FILTER (WHERE expires_at <= ${d7}::timestamptz) AS w7,
-             count(*) FILTER (WHERE expires_at > ${d7}::timestamptz AND expires_at <= ${d30}::timestamptz) AS w30,
-             count(*) FILTER (WHERE expires_at > ${d30}::timestamptz AND expires_at <= ${d90}::timestamptz) AS w90,
-             count(*) FILTER (WHERE expires_at > ${d90}::timestamptz) AS later
+             count(*) FILTER (WHERE expires_at < ${d7}::timestamptz) AS w7,
+             count(*) FILTER (WHERE expires_at >= ${d7}::timestamptz AND expires_at < ${d30}::timestamptz) AS w30,
+             count(*) FILTER (WHERE expires_at >= ${d30}::timestamptz AND expires_at < ${d90}::timestamptz) AS w90,
+             count(*) FILTER (WHERE expires_at >= ${d90}::timestamptz) AS later
         FROM licenses WHERE tenant_id = ${tenantId}::uuid AND status = 'active' AND expires_at > ${iso(now)}::timestamptz)
     SELECT t.total::int, (t.perpetual + f.n)::int AS active, (t.total - t.revoked - t.perpetual - f.n)::int AS expired, t.revoked::int,
            f.w7::int AS "within7Days", f.w30::int AS "within30Days", f.w90::int AS "within90Days", f.later::int, t.perpetual::int
@@ -65,7 +67,7 @@ export async function dashboardStats(ctx: Ctx, actor: Actor | null) {
     ctx.db.prisma.product.count({ where: { tenantId } }),
     activeActivations(ctx, tenantId),
     ctx.db.prisma.license.findMany({
-      where: { tenantId, status: 'active', expiresAt: { gt: ctx.now, lte: daysFrom(ctx.now, 30) } },
+      where: { tenantId, status: 'active', expiresAt: expiringWithin(ctx.now, 30) },
       orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
       take: EXPIRING_LIST_LIMIT,
       select: { id: true, expiresAt: true, customerEmail: true, product: { select: { name: true } } },
@@ -78,7 +80,13 @@ export async function dashboardStats(ctx: Ctx, actor: Actor | null) {
     products,
     expiringIn7Days: counts.within7Days,
     expiringIn30Days: counts.within7Days + counts.within30Days,
-    expiringLicenses: expiring.map((license) => ({ id: license.id, productName: license.product.name, expiresAt: license.expiresAt!, customerEmail: license.customerEmail })),
+    expiringLicenses: expiring.map((license) => ({
+      id: license.id,
+      productName: license.product.name,
+      expiresAt: license.expiresAt!,
+      customerEmail: license.customerEmail,
+      daysUntilExpiry: daysUntil(license.expiresAt!, ctx.now),
+    })),
   };
 }
 

@@ -12,6 +12,7 @@ import { licenseKeyDigest } from './licensing/license-record.js';
 import { isExpired } from './licensing/rules.js';
 import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, isUuid, pageSize, SEARCH_COUNT_CAP, toPage, type Count, type PageArgs } from './listing.js';
 import { isUniqueViolation, parseInput } from './validation.js';
+import { expiringWithin, withinDaysEnd } from './licensing/countdown.js';
 
 const version = z
   .string()
@@ -184,7 +185,7 @@ function licenseWhere(ctx: Ctx, tenantId: string, filter: z.output<typeof Licens
   if (filter.status === 'revoked') and.push({ status: 'revoked' });
   if (filter.status === 'expired') and.push({ status: 'active', expiresAt: { lte: now } });
   if (filter.status === 'active') and.push({ status: 'active', OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] });
-  if (filter.expiringWithinDays) and.push({ status: 'active', expiresAt: { gt: now, lte: daysFrom(now, filter.expiringWithinDays) } });
+  if (filter.expiringWithinDays) and.push({ status: 'active', expiresAt: expiringWithin(now, filter.expiringWithinDays) });
   if (filter.search) {
     const text = filter.search.replaceAll('...', '…'); // "ACME-...-WZ3P" as typed finds the hint "ACME-…-WZ3P"
     const digest = licenseKeyDigest(ctx.secrets, filter.search);
@@ -208,7 +209,7 @@ function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<typeof L
   if (filter.status === 'expired') and.push(Prisma.sql`status = 'active' AND expires_at <= ${now}::timestamptz`);
   if (filter.status === 'active') and.push(Prisma.sql`status = 'active' AND (expires_at IS NULL OR expires_at > ${now}::timestamptz)`);
   if (filter.expiringWithinDays) {
-    and.push(Prisma.sql`status = 'active' AND expires_at > ${now}::timestamptz AND expires_at <= ${daysFrom(ctx.now, filter.expiringWithinDays).toISOString()}::timestamptz`);
+    and.push(Prisma.sql`status = 'active' AND expires_at > ${now}::timestamptz AND expires_at < ${withinDaysEnd(ctx.now, filter.expiringWithinDays).toISOString()}::timestamptz`);
   }
   if (filter.search) {
     // As Prisma's `contains` (insensitive) writes it; the trigram indexes serve both ILIKEs.

@@ -4,7 +4,9 @@ import { EXPIRING_SOON_MAX_ROWS, expiringSoonView, type ExpiryStats } from './ex
 const NOW = new Date('2026-06-01T12:00:00.000Z');
 const DAY = 86_400_000;
 const at = (days: number) => new Date(NOW.getTime() + days * DAY).toISOString();
-const license = (id: string, days: number, customerEmail: string | null = `${id}@example.com`) => ({ id, productName: `Product ${id}`, customerEmail, expiresAt: at(days) });
+// What the server computes (UTC calendar days to the expiry date): the widget only displays it.
+const calendarDays = (iso: string) => Math.round((Math.floor(Date.parse(iso) / DAY) * DAY - Math.floor(NOW.getTime() / DAY) * DAY) / DAY);
+const license = (id: string, days: number, customerEmail: string | null = `${id}@example.com`) => ({ id, productName: `Product ${id}`, customerEmail, expiresAt: at(days), daysUntilExpiry: calendarDays(at(days)) });
 
 const stats = (licenses: ExpiryStats['expiringLicenses'], counts: Partial<ExpiryStats> = {}): ExpiryStats => ({
   expiringIn7Days: licenses.filter((l) => Date.parse(l.expiresAt) - NOW.getTime() <= 7 * DAY).length,
@@ -45,9 +47,10 @@ describe('Licenses Expiring Soon widget rules', () => {
     expect(view.more).toBe(0);
   });
 
-  it('countdown reads "in Nd", whole days rounded up', () => {
-    const view = expiringSoonView(stats([license('a', 3), license('b', 0.2), license('c', 6.01), license('d', 30)]), NOW)!;
-    expect(Object.fromEntries(view.rows.map((row) => [row.id, row.countdown]))).toEqual({ b: 'in 1d', a: 'in 3d', c: 'in 7d', d: 'in 30d' });
+  it('countdown reads "in Nd" from the server\'s daysUntilExpiry (calendar days), "today" for 0', () => {
+    // NOW is 12:00 UTC: +0.2 days is later today, +0.6 is tomorrow 02:24, +6.01 is 6 days on.
+    const view = expiringSoonView(stats([license('a', 3), license('b', 0.2), license('e', 0.6), license('c', 6.01), license('d', 30)]), NOW)!;
+    expect(Object.fromEntries(view.rows.map((row) => [row.id, row.countdown]))).toEqual({ b: 'today', e: 'in 1d', a: 'in 3d', c: 'in 6d', d: 'in 30d' });
   });
 
   it('each row links to its license page and keeps product and customer email', () => {

@@ -7,7 +7,7 @@ export const EXPIRING_SOON_MAX_ROWS = 8;
 export interface ExpiryStats {
   expiringIn7Days: number;
   expiringIn30Days: number;
-  expiringLicenses: { id: string; productName: string; customerEmail: string | null; expiresAt: string }[];
+  expiringLicenses: { id: string; productName: string; customerEmail: string | null; expiresAt: string; daysUntilExpiry: number }[];
 }
 
 export interface ExpiringSoonRow {
@@ -15,7 +15,7 @@ export interface ExpiringSoonRow {
   productName: string;
   customerEmail: string | null;
   expiresAt: string;
-  /** "in Nd" */
+  /** "in Nd" ("today" for 0), from the server's countdown. */
   countdown: string;
   /** Within 7 days (shown in red). */
   urgent: boolean;
@@ -48,8 +48,8 @@ export function expiringSoonView(stats: ExpiryStats, now: Date): ExpiringSoonVie
       productName: license.productName,
       customerEmail: license.customerEmail,
       expiresAt: license.expiresAt,
-      countdown: countdown(license.expiresAt, now),
-      urgent: new Date(license.expiresAt).getTime() - now.getTime() <= 7 * 86_400_000,
+      countdown: countdown(license.daysUntilExpiry),
+      urgent: license.daysUntilExpiry <= 7,
       href: licensePath(license.id),
     }));
   const within30Days = Math.max(stats.expiringIn30Days, upcoming.length);

@@ -21,11 +21,12 @@ const ExpiringLicenseType = builder.objectRef<Stats['expiringLicenses'][number]>
     productName: t.exposeString('productName'),
     expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
     customerEmail: t.exposeString('customerEmail', { nullable: true }),
+    daysUntilExpiry: t.exposeInt('daysUntilExpiry', { description: 'UTC calendar days to the expiry date (0: today): the countdown "in Nd".' }),
   }),
 });
 
 const DashboardStatsType = builder.objectRef<Stats>('DashboardStats').implement({
-  description: 'Expiring within N days: not revoked and now < expiresAt ≤ now + N days.',
+  description: 'Expiring within N days: active, not expired yet, and at most N UTC calendar days to the expiry date (daysUntilExpiry ≤ N).',
   fields: (t) => ({
     activeLicenses: t.exposeInt('activeLicenses', { description: 'Neither revoked nor expired.' }),
     totalLicenses: t.exposeInt('totalLicenses'),

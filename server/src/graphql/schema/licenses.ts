@@ -14,6 +14,7 @@ import {
 import { remainingActivations } from '../../services/licensing/rules.js';
 import type { Page } from '../../services/listing.js';
 import { ProductRefType } from './products.js';
+import { daysUntil } from '../../services/licensing/countdown.js';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 type LicenseShape = Awaited<ReturnType<typeof listLicenses>>['nodes'][number];
@@ -66,6 +67,11 @@ const LicenseType = builder.objectRef<LicenseShape>('License').implement({
     currentActivations: t.exposeInt('currentActivations'),
     remainingActivations: t.int({ resolve: (license) => remainingActivations(license) }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true, description: 'Null: perpetual.' }),
+    daysUntilExpiry: t.int({
+      nullable: true,
+      description: 'UTC calendar days to the expiry date: 0 today, negative once past; null when perpetual. The one countdown rule of the console and the emails.',
+      resolve: (license, _args, ctx) => (license.expiresAt ? daysUntil(license.expiresAt, ctx.now) : null),
+    }),
     isTrial: t.exposeBoolean('isTrial'),
     nodeLocked: t.exposeBoolean('nodeLocked'),
     offlineGraceDays: t.exposeInt('offlineGraceDays', { nullable: true }),

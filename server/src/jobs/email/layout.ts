@@ -1,6 +1,8 @@
 // Shared pieces of the MJML emails: escaping, formatting, the page frame. MJML turns them into table-based,
 // inline-styled HTML that renders in Gmail, Outlook and Apple Mail alike; every email also has a plain-text body.
 
+import { countdownText, daysUntil } from '../../services/licensing/countdown.js';
+
 export interface RenderedEmail {
   subject: string;
   html: string;
@@ -31,12 +33,8 @@ export const formatDate = (date: Date) => dateFormat.format(date);
 /** The date for an HTML cell, kept on one line. */
 export const dateCell = (date: Date) => `<span style="white-space:nowrap">${esc(formatDate(date))}</span>`;
 
-/** Whole days left, for "in N days": 30.6 days → "in 30 days"; under a day → "in less than a day". */
-export function countdown(expiresAt: Date, now: Date): string {
-  const days = Math.floor((expiresAt.getTime() - now.getTime()) / 86_400_000);
-  if (days <= 0) return 'in less than a day';
-  return days === 1 ? 'in 1 day' : `in ${days} days`;
-}
+/** The countdown of emails: the one rule (services/licensing/countdown.ts), in words ("in 7 days", "today"). */
+export const countdown = (expiresAt: Date, now: Date) => countdownText(daysUntil(expiresAt, now));
 
 export const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
 

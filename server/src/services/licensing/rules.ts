@@ -1,8 +1,8 @@
 import semver from 'semver';
 import { AppError, type RejectionCode } from '../../domain/errors.js';
+import { DAY_MS, daysUntil } from './countdown.js';
 import type { LicenseRecord } from './license-record.js';
 
-const DAY_MS = 86_400_000;
 /** vendorWarning appears this long before the vendor's own subscription ends. */
 export const VENDOR_WARNING_DAYS = 14;
 
@@ -39,9 +39,9 @@ export function checkEntitlement(license: LicenseRecord, now: Date, version: sem
   return null;
 }
 
-/** Whole days left, rounded up (a trial ending in 3 hours has 1 day left); 0 once over. */
+/** trialDaysRemaining: days until the end (countdown.ts: UTC calendar days; 0 on the last day and after). */
 export function daysRemaining(until: Date, now: Date): number {
-  return Math.max(0, Math.ceil((until.getTime() - now.getTime()) / DAY_MS));
+  return Math.max(0, daysUntil(until, now));
 }
 
 /** True when expired but still inside the license's grace period; null when no grace applies. */

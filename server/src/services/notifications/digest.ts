@@ -3,6 +3,7 @@ import type { Logger } from '../../logger.js';
 import type { ServiceContext } from '../context.js';
 import { enqueueEmails } from './outbox.js';
 import { startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
+import { expiringWithin } from '../licensing/countdown.js';
 
 const DAY = 86_400_000;
 export const DIGEST_TABLE_ROWS = 5;
@@ -29,7 +30,7 @@ export async function digestFigures(ctx: Pick<ServiceContext, 'db' | 'now'>, ten
   const { now } = ctx;
   const prisma = ctx.db.prisma;
   const active = { tenantId, status: 'active' as const };
-  const within = (days: number) => ({ ...active, expiresAt: { gt: now, lte: new Date(now.getTime() + days * DAY) } });
+  const within = (days: number) => ({ ...active, expiresAt: expiringWithin(now, days) });
   const [activeLicenses, activations7d, expiringIn7Days, expiringIn30Days, upcoming] = await Promise.all([
     prisma.license.count({ where: { ...active, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] } }),
     prisma.activation.count({ where: { tenantId, createdAt: { gt: new Date(now.getTime() - 7 * DAY), lte: now } } }),

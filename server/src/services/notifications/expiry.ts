@@ -4,16 +4,16 @@ import { THRESHOLDS, renderExpiryAdminEmail, renderExpiryCustomerEmail, type Thr
 import type { NotificationContext } from './digest.js';
 import { enqueueEmails, type OutgoingEmail } from './outbox.js';
 import { dayPeriod, startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
+import { DAY_MS, daysUntil, startOfUtcDay } from '../licensing/countdown.js';
 
-const DAY = 86_400_000;
 
 /**
- * The threshold whose window holds a license with `daysLeft` (fractional) days to go: T fires while
- * T − 1 ≤ daysLeft < T + 1, i.e. within one day either side of "T days before expiry". The daily run
- * normally meets it at T…T+1 days ("in T days"); after a missed day it still meets it at T−1…T.
+ * The threshold a license meets today, from its countdown (`daysUntil`: UTC calendar days to the expiry date).
+ * T fires on the day the countdown reads T — the email then says "in T days" under "Expiring in T days" — or,
+ * after a missed day, the day after (T − 1): within the spec's window of one day either side.
  */
-export function thresholdFor(daysLeft: number): Threshold | null {
-  return THRESHOLDS.find((threshold) => daysLeft >= threshold - 1 && daysLeft < threshold + 1) ?? null;
+export function thresholdFor(days: number): Threshold | null {
+  return THRESHOLDS.find((threshold) => days === threshold || days === threshold - 1) ?? null;
 }
 
 export interface ExpiryReport {
@@ -60,10 +60,11 @@ type Candidate = {
 async function expiryForTenant(ctx: NotificationContext, tenant: TenantRef, report: ExpiryReport) {
   const { now } = ctx;
   const prisma = ctx.db.prisma;
-  // Most urgent first. The windows [T − 1, T + 1) days do not overlap, so each license meets one threshold.
+  // Most urgent first. Each threshold's two days (countdown T and T − 1) do not overlap the others'.
+  const today = startOfUtcDay(now).getTime();
   for (const threshold of THRESHOLDS.slice().reverse()) {
-    const from = new Date(now.getTime() + (threshold - 1) * DAY);
-    const to = new Date(now.getTime() + (threshold + 1) * DAY);
+    const from = new Date(today + (threshold - 1) * DAY_MS);
+    const to = new Date(today + (threshold + 1) * DAY_MS);
     const range = threshold === 1 ? { gt: now, lt: to } : { gte: from, lt: to };
     for (let after: { expiresAt: Date; id: string } | null = null; ; ) {
       const page: Candidate[] = await prisma.license.findMany({
@@ -80,7 +81,7 @@ async function expiryForTenant(ctx: NotificationContext, tenant: TenantRef, repo
         take: EXPIRY_BATCH,
       });
       if (!page.length) break;
-      await claimBatch(ctx, tenant, threshold, page.filter((license) => thresholdFor((license.expiresAt!.getTime() - now.getTime()) / DAY) === threshold), report);
+      await claimBatch(ctx, tenant, threshold, page.filter((license) => thresholdFor(daysUntil(license.expiresAt!, now)) === threshold), report);
       if (page.length < EXPIRY_BATCH) break;
       const last = page[page.length - 1];
       after = { expiresAt: last.expiresAt!, id: last.id };
@@ -89,8 +90,8 @@ async function expiryForTenant(ctx: NotificationContext, tenant: TenantRef, repo
   await queueAdminEmail(ctx, tenant, report);
 }
 
-/** When a threshold's window opens for an expiry date: a notice fired before it belongs to an earlier date. */
-const windowOpened = (expiresAt: Date, threshold: Threshold) => new Date(expiresAt.getTime() - (threshold + 1) * DAY);
+/** When a threshold's window opens for an expiry date (the day its countdown reads T): a notice fired before it belongs to an earlier date. */
+const windowOpened = (expiresAt: Date, threshold: Threshold) => new Date(startOfUtcDay(expiresAt).getTime() - threshold * DAY_MS);
 
 async function claimBatch(ctx: NotificationContext, tenant: TenantRef, threshold: Threshold, licenses: Candidate[], report: ExpiryReport) {
   const { now } = ctx;
@@ -151,10 +152,10 @@ async function queueAdminEmail(ctx: NotificationContext, tenant: TenantRef, repo
   });
   if (!admins.length) return;
   const dayStart = new Date(`${dayPeriod(now)}T00:00:00.000Z`);
-  const dayEnd = new Date(dayStart.getTime() + DAY);
+  const dayEnd = new Date(dayStart.getTime() + DAY_MS);
   // From the tenant's licenses expiring within reach of any threshold today (an index range), to their notices.
   const today = Prisma.sql`FROM licenses l JOIN expiry_notices n ON n.license_id = l.id JOIN products p ON p.id = l.product_id
-    WHERE l.tenant_id = ${tenant.id}::uuid AND l.status = 'active' AND l.expires_at > ${dayStart} AND l.expires_at < ${new Date(dayEnd.getTime() + (THRESHOLDS[0] + 1) * DAY)}
+    WHERE l.tenant_id = ${tenant.id}::uuid AND l.status = 'active' AND l.expires_at > ${dayStart} AND l.expires_at < ${new Date(dayEnd.getTime() + (THRESHOLDS[0] + 1) * DAY_MS)}
       AND n.fired_at >= ${dayStart} AND n.fired_at < ${dayEnd}`;
   const counts = await prisma.$queryRaw<{ threshold: number; total: number; digest: string }[]>`
     SELECT n.threshold, count(*)::int AS total, md5(string_agg(n.license_id::text, ',' ORDER BY n.license_id)) AS digest ${today} GROUP BY n.threshold`;

@@ -21,8 +21,8 @@ describe('<ExpiringSoonPanel>', () => {
           expiringIn7Days: 1,
           expiringIn30Days: 2,
           expiringLicenses: [
-            { id: 'lic-1', productName: 'Acme Studio', customerEmail: 'ada@example.com', expiresAt: at(3) },
-            { id: 'lic-2', productName: 'Acme Paint', customerEmail: null, expiresAt: at(19.5) },
+            { id: 'lic-1', productName: 'Acme Studio', customerEmail: 'ada@example.com', expiresAt: at(3), daysUntilExpiry: 3 },
+            { id: 'lic-2', productName: 'Acme Paint', customerEmail: null, expiresAt: at(19.5), daysUntilExpiry: 20 },
           ],
         }}
       />,
@@ -45,7 +45,7 @@ describe('<ExpiringSoonPanel>', () => {
   });
 
   it('caps the list at 8 rows and links to the rest', () => {
-    const expiringLicenses = Array.from({ length: 11 }, (_, i) => ({ id: `l${i}`, productName: `P${i}`, customerEmail: `c${i}@x.test`, expiresAt: at(i + 1) }));
+    const expiringLicenses = Array.from({ length: 11 }, (_, i) => ({ id: `l${i}`, productName: `P${i}`, customerEmail: `c${i}@x.test`, expiresAt: at(i + 1), daysUntilExpiry: i + 1 }));
     renderUi(<ExpiringSoonPanel now={NOW} stats={{ expiringIn7Days: 7, expiringIn30Days: 11, expiringLicenses }} />);
     expect(screen.getAllByTestId('expiring-row')).toHaveLength(8);
     expect(screen.getByRole('link', { name: /3 more expiring within 30 days/ })).toHaveAttribute('href', '/licenses?expiring=30');

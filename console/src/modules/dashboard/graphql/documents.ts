@@ -14,6 +14,7 @@ export const DashboardQuery = graphql(`
         productName
         customerEmail
         expiresAt
+        daysUntilExpiry
       }
     }
     analytics(range: LAST_7_DAYS, granularity: DAY) {

@@ -37,7 +37,7 @@ export function LicenseOverview({ license }: { license: License }) {
           <Progress value={(used / Math.max(1, license.maxActivations)) * 100} size="sm" mt={4} color={license.remainingActivations === 0 ? 'red' : 'indigo'} aria-label="Seats used" />
         </Item>
         <Item label="Expires">
-          <ExpiryText expiresAt={license.expiresAt} status={license.status} />
+          <ExpiryText expiresAt={license.expiresAt} daysUntilExpiry={license.daysUntilExpiry} status={license.status} />
         </Item>
         <Item label="Customer">{license.customerEmail ? <Text size="sm">{license.customerEmail}</Text> : none}</Item>
         <Item label="Mode">

@@ -1,6 +1,6 @@
 import { Badge, Text } from '@mantine/core';
 import type { EnumOf } from '../../../graphql';
-import { daysUntil, formatDate } from '../../../lib/format';
+import { countdown, formatDate } from '../../../lib/format';
 
 export type LicenseStatus = EnumOf<'LicenseStatus'>;
 
@@ -21,8 +21,8 @@ export function LicenseStatusBadge({ status, isTrial }: { status: LicenseStatus;
   );
 }
 
-/** "Jun 11, 2026 · in 10d", "Perpetual", coloured when close. */
-export function ExpiryText({ expiresAt, status, now = new Date() }: { expiresAt: string | null; status: LicenseStatus; now?: Date }) {
+/** "Jun 11, 2026 · in 10d", "Perpetual", coloured when close. `daysUntilExpiry` is the server's countdown. */
+export function ExpiryText({ expiresAt, daysUntilExpiry, status, now = new Date() }: { expiresAt: string | null; daysUntilExpiry: number | null; status: LicenseStatus; now?: Date }) {
   if (!expiresAt) {
     return (
       <Text size="sm" c="dimmed">
@@ -30,13 +30,13 @@ export function ExpiryText({ expiresAt, status, now = new Date() }: { expiresAt:
       </Text>
     );
   }
-  const days = daysUntil(expiresAt, now);
+  const days = daysUntilExpiry ?? 0;
   const past = new Date(expiresAt).getTime() <= now.getTime();
   const color = status !== 'active' || past ? 'dimmed' : days <= 7 ? 'red.7' : days <= 30 ? 'yellow.8' : undefined;
   return (
     <Text size="sm" c={color} style={{ whiteSpace: 'nowrap' }}>
       {formatDate(expiresAt)}
-      {!past && status === 'active' && ` · in ${days}d`}
+      {!past && status === 'active' && ` · ${countdown(days)}`}
     </Text>
   );
 }

@@ -7,6 +7,7 @@ export const LicenseListFields = graphql(`
     status
     customerEmail
     expiresAt
+    daysUntilExpiry
     isTrial
     currentActivations
     maxActivations

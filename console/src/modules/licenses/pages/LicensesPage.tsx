@@ -151,7 +151,7 @@ export function LicensesPage() {
                           <Code>{seats(license.currentActivations, license.maxActivations)}</Code>
                         </Table.Td>
                         <Table.Td>
-                          <ExpiryText expiresAt={license.expiresAt} status={license.status} />
+                          <ExpiryText expiresAt={license.expiresAt} daysUntilExpiry={license.daysUntilExpiry} status={license.status} />
                         </Table.Td>
                       </Table.Tr>
                     ))}
