@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
 import { diffChanges, recordAudit } from './audit/audit-log.js';
 import { auditActor, requireActor, requireAdmin, type Actor, type RequestMeta } from './auth/actor.js';
@@ -11,12 +12,33 @@ export async function getCompany(ctx: Ctx, actor: Actor | null) {
   return ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: requireActor(actor).tenantId } });
 }
 
-/** Company name (brands customer emails) and the key prefix of new keys (existing keys keep theirs). */
-export async function updateCompanySettings(ctx: Ctx, actor: Actor | null, input: { name?: string; keyPrefix?: string }, meta: RequestMeta) {
+/** What customers see in their expiry emails: where to renew (http or https only) and whom to write to. Empty: none. */
+const CustomerContactSchema = z.object({
+  renewalUrl: z
+    .string()
+    .trim()
+    .max(2000)
+    .transform((value) => value || null)
+    .refine((value) => value === null || /^https?:\/\/[^\s]+$/i.test(value), 'must be an http:// or https:// address')
+    .nullish(),
+  supportEmail: z
+    .string()
+    .trim()
+    .max(320)
+    .transform((value) => value.toLowerCase() || null)
+    .refine((value) => value === null || z.email().safeParse(value).success, 'must be an email address')
+    .nullish(),
+});
+
+/**
+ * Company name (brands customer emails), the key prefix of new keys (existing keys keep theirs), and the renewal
+ * address and support email that customers' expiry emails show.
+ */
+export async function updateCompanySettings(ctx: Ctx, actor: Actor | null, input: { name?: string; keyPrefix?: string; renewalUrl?: string | null; supportEmail?: string | null }, meta: RequestMeta) {
   const admin = requireAdmin(actor);
-  const data = parseInput(TenantInputSchema.pick({ name: true, keyPrefix: true }).partial(), input);
+  const data = parseInput(TenantInputSchema.pick({ name: true, keyPrefix: true }).partial().merge(CustomerContactSchema), input);
   const tenant = await ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: admin.tenantId } });
-  const changes = diffChanges({ name: tenant.name, keyPrefix: tenant.keyPrefix }, data);
+  const changes = diffChanges({ name: tenant.name, keyPrefix: tenant.keyPrefix, renewalUrl: tenant.renewalUrl, supportEmail: tenant.supportEmail }, data);
   if (!changes) return tenant;
   try {
     return await ctx.db.prisma.$transaction(async (tx) => {

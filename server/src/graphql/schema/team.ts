@@ -34,6 +34,8 @@ export const CompanyType = builder.prismaObject('Tenant', {
     name: t.exposeString('name'),
     keyPrefix: t.exposeString('keyPrefix'),
     subscriptionEndsAt: t.expose('subscriptionEndsAt', { type: 'DateTime', nullable: true }),
+    renewalUrl: t.exposeString('renewalUrl', { nullable: true, description: 'Where customers renew: a button in their expiry emails.' }),
+    supportEmail: t.exposeString('supportEmail', { nullable: true, description: 'Named in customers’ expiry emails for questions.' }),
   }),
 });
 
@@ -77,7 +79,9 @@ builder.mutationFields((t) => ({
   }),
   updateCompanySettings: t.field({
     type: CompanyType,
-    args: { name: t.arg.string(), keyPrefix: t.arg.string() },
-    resolve: (_root, args, ctx) => updateCompanySettings(serviceCtx(ctx), ctx.actor, { name: args.name ?? undefined, keyPrefix: args.keyPrefix ?? undefined }, ctx.meta),
+    description: 'renewalUrl / supportEmail: shown to customers in their expiry emails; an empty string clears them.',
+    args: { name: t.arg.string(), keyPrefix: t.arg.string(), renewalUrl: t.arg.string(), supportEmail: t.arg.string() },
+    resolve: (_root, args, ctx) =>
+      updateCompanySettings(serviceCtx(ctx), ctx.actor, { name: args.name ?? undefined, keyPrefix: args.keyPrefix ?? undefined, renewalUrl: args.renewalUrl, supportEmail: args.supportEmail }, ctx.meta),
   }),
 }));

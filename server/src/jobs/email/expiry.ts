@@ -83,8 +83,15 @@ export async function renderExpiryAdminEmail(data: ExpiryAdminData): Promise<Ren
   return { subject, html, text };
 }
 
+/** The vendor as its customers see it: the name brands the email; the contact lines appear when set. */
+export interface Vendor {
+  name: string;
+  renewalUrl: string | null;
+  supportEmail: string | null;
+}
+
 export interface ExpiryCustomerData {
-  tenantName: string;
+  vendor: Vendor;
   now: Date;
   threshold: Threshold;
   license: Pick<ExpiringLicense, 'productName' | 'keyHint' | 'expiresAt'>;
@@ -92,7 +99,8 @@ export interface ExpiryCustomerData {
 
 /** The shorter customer notice, branded with the vendor (tenant) name. */
 export async function renderExpiryCustomerEmail(data: ExpiryCustomerData): Promise<RenderedEmail> {
-  const { license, tenantName } = data;
+  const { license, vendor } = data;
+  const tenantName = vendor.name;
   const when = countdown(license.expiresAt, data.now);
   const subject = `Your ${license.productName} license expires ${when}`;
   const text = [
@@ -100,14 +108,16 @@ export async function renderExpiryCustomerEmail(data: ExpiryCustomerData): Promi
     '',
     `Your ${license.productName} license (${license.keyHint}) from ${tenantName} expires on ${formatDate(license.expiresAt)}.`,
     `To keep using ${license.productName} without interruption, renew it with ${tenantName} before then.`,
+    ...(vendor.renewalUrl ? ['', `Renew: ${vendor.renewalUrl}`] : []),
+    ...(vendor.supportEmail ? [`Questions? Write to ${vendor.supportEmail}.`] : []),
     '',
     `— ${tenantName}`,
   ].join('\n');
   const values: Record<string, string> = { PRODUCT: license.productName, HINT: license.keyHint, WHEN: when, DATE: formatDate(license.expiresAt) };
   // MJML takes ~7 ms per email: one compile per (tenant, threshold), then only the values change (each
   // escaped, as the template escapes them), in one pass so a value is never scanned again.
-  if (SLOT.test(tenantName)) return { subject, html: await mjmlToHtml(customerMjml(tenantName, data.threshold, values)), text };
-  const html = await customerTemplate(tenantName, data.threshold);
+  if ([vendor.name, vendor.renewalUrl, vendor.supportEmail].some((value) => value && SLOT.test(value))) return { subject, html: await mjmlToHtml(customerMjml(vendor, data.threshold, values)), text };
+  const html = await customerTemplate(vendor, data.threshold);
   return { subject, html: html.replace(SLOTS, (_slot, name: string) => esc(values[name])), text };
 }
 
@@ -115,26 +125,29 @@ const SLOT = /KFSLOT/;
 const SLOTS = /KFSLOT(PRODUCT|HINT|WHEN|DATE)/g;
 const templates = new Map<string, Promise<string>>();
 
-function customerTemplate(tenantName: string, threshold: Threshold): Promise<string> {
-  const key = `${threshold}:${tenantName}`;
+function customerTemplate(vendor: Vendor, threshold: Threshold): Promise<string> {
+  const key = JSON.stringify([threshold, vendor.name, vendor.renewalUrl, vendor.supportEmail]);
   let template = templates.get(key);
   if (!template) {
     if (templates.size >= 200) templates.delete(templates.keys().next().value!);
-    template = mjmlToHtml(customerMjml(tenantName, threshold, { PRODUCT: 'KFSLOTPRODUCT', HINT: 'KFSLOTHINT', WHEN: 'KFSLOTWHEN', DATE: 'KFSLOTDATE' }));
+    template = mjmlToHtml(customerMjml(vendor, threshold, { PRODUCT: 'KFSLOTPRODUCT', HINT: 'KFSLOTHINT', WHEN: 'KFSLOTWHEN', DATE: 'KFSLOTDATE' }));
     template.catch(() => templates.delete(key));
     templates.set(key, template);
   }
   return template;
 }
 
-function customerMjml(tenantName: string, threshold: Threshold, values: Record<'PRODUCT' | 'HINT' | 'WHEN' | 'DATE', string>): string {
+function customerMjml(vendor: Vendor, threshold: Threshold, values: Record<'PRODUCT' | 'HINT' | 'WHEN' | 'DATE', string>): string {
+  const tenantName = vendor.name;
   const tone = TONE[threshold];
   const { PRODUCT: product, HINT: hint, WHEN: when, DATE: date } = values;
   const body = `
     <mj-section padding="8px 0"><mj-column>
       <mj-text font-size="20px" line-height="28px" font-weight="700" padding="8px 24px 0">Your license expires ${esc(when)}</mj-text>
       <mj-text>Your <strong>${esc(product)}</strong> license (<span style="font-family:Menlo,Consolas,monospace">${esc(hint)}</span>) from ${esc(tenantName)} expires on <strong style="color:${tone.color}">${esc(date)}</strong>.</mj-text>
-      <mj-text padding="8px 24px 16px">To keep using ${esc(product)} without interruption, renew it with ${esc(tenantName)} before then.</mj-text>
+      <mj-text padding="8px 24px ${vendor.renewalUrl || vendor.supportEmail ? '0' : '16px'}">To keep using ${esc(product)} without interruption, renew it with ${esc(tenantName)} before then.</mj-text>
+      ${vendor.renewalUrl ? button(vendor.renewalUrl, 'Renew your license') : ''}
+      ${vendor.supportEmail ? `<mj-text padding="0 24px 16px" color="${COLORS.muted}">Questions? Write to <a href="mailto:${esc(vendor.supportEmail)}" style="color:${COLORS.brand}">${esc(vendor.supportEmail)}</a>.</mj-text>` : ''}
     </mj-column></mj-section>`;
   return page({
     title: `Your ${product} license expires ${when}`,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.js';
-import { THRESHOLDS, renderExpiryAdminEmail, renderExpiryCustomerEmail, type Threshold } from '../../jobs/email/expiry.js';
+import { THRESHOLDS, renderExpiryAdminEmail, renderExpiryCustomerEmail, type Threshold, type Vendor } from '../../jobs/email/expiry.js';
 import type { NotificationContext } from './digest.js';
 import { enqueueEmails, type OutgoingEmail } from './outbox.js';
 import { dayPeriod, startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
@@ -60,6 +60,8 @@ type Candidate = {
 async function expiryForTenant(ctx: NotificationContext, tenant: TenantRef, report: ExpiryReport) {
   const { now } = ctx;
   const prisma = ctx.db.prisma;
+  // The customer emails name the vendor's renewal address and support email when it has set them.
+  const vendor: Vendor = { name: tenant.name, ...(await prisma.tenant.findUniqueOrThrow({ where: { id: tenant.id }, select: { renewalUrl: true, supportEmail: true } })) };
   // Most urgent first. Each threshold's two days (countdown T and T − 1) do not overlap the others'.
   const today = startOfUtcDay(now).getTime();
   for (const threshold of THRESHOLDS.slice().reverse()) {
@@ -81,7 +83,7 @@ async function expiryForTenant(ctx: NotificationContext, tenant: TenantRef, repo
         take: EXPIRY_BATCH,
       });
       if (!page.length) break;
-      await claimBatch(ctx, tenant, threshold, page.filter((license) => thresholdFor(daysUntil(license.expiresAt!, now)) === threshold), report);
+      await claimBatch(ctx, tenant, vendor, threshold, page.filter((license) => thresholdFor(daysUntil(license.expiresAt!, now)) === threshold), report);
       if (page.length < EXPIRY_BATCH) break;
       const last = page[page.length - 1];
       after = { expiresAt: last.expiresAt!, id: last.id };
@@ -93,7 +95,7 @@ async function expiryForTenant(ctx: NotificationContext, tenant: TenantRef, repo
 /** When a threshold's window opens for an expiry date (the day its countdown reads T): a notice fired before it belongs to an earlier date. */
 const windowOpened = (expiresAt: Date, threshold: Threshold) => new Date(startOfUtcDay(expiresAt).getTime() - threshold * DAY_MS);
 
-async function claimBatch(ctx: NotificationContext, tenant: TenantRef, threshold: Threshold, licenses: Candidate[], report: ExpiryReport) {
+async function claimBatch(ctx: NotificationContext, tenant: TenantRef, vendor: Vendor, threshold: Threshold, licenses: Candidate[], report: ExpiryReport) {
   const { now } = ctx;
   const prisma = ctx.db.prisma;
   const existing = await prisma.expiryNotice.findMany({ where: { threshold, licenseId: { in: licenses.map((license) => license.id) } }, select: { licenseId: true, firedAt: true } });
@@ -108,7 +110,7 @@ async function claimBatch(ctx: NotificationContext, tenant: TenantRef, threshold
   for (const license of due) {
     if (!license.customerEmail) continue;
     const expiresAt = license.expiresAt!;
-    const email = await renderExpiryCustomerEmail({ tenantName: tenant.name, now, threshold, license: { productName: license.product.name, keyHint: license.keyHint, expiresAt } });
+    const email = await renderExpiryCustomerEmail({ vendor, now, threshold, license: { productName: license.product.name, keyHint: license.keyHint, expiresAt } });
     const key = `expiry-customer:${tenant.id}:${license.id}:${threshold}:${expiresAt.toISOString()}:${license.customerEmail.toLowerCase()}`;
     emails.set(license.id, { tenantId: tenant.id, kind: 'expiry-customer', idempotencyKey: key, to: license.customerEmail, ...email });
   }

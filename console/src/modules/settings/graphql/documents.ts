@@ -7,17 +7,21 @@ export const CompanyQuery = graphql(`
       name
       keyPrefix
       subscriptionEndsAt
+      renewalUrl
+      supportEmail
     }
   }
 `);
 
 export const UpdateCompanySettingsMutation = graphql(`
-  mutation UpdateCompanySettings($name: String, $keyPrefix: String) {
-    updateCompanySettings(name: $name, keyPrefix: $keyPrefix) {
+  mutation UpdateCompanySettings($name: String, $keyPrefix: String, $renewalUrl: String, $supportEmail: String) {
+    updateCompanySettings(name: $name, keyPrefix: $keyPrefix, renewalUrl: $renewalUrl, supportEmail: $supportEmail) {
       id
       name
       keyPrefix
       subscriptionEndsAt
+      renewalUrl
+      supportEmail
     }
   }
 `);

@@ -21,22 +21,26 @@ export function CompanySettingsPage() {
   );
 }
 
-function CompanyForm({ company }: { company: { name: string; keyPrefix: string; subscriptionEndsAt: string | null } }) {
+function CompanyForm({ company }: { company: { name: string; keyPrefix: string; subscriptionEndsAt: string | null; renewalUrl: string | null; supportEmail: string | null } }) {
   const [name, setName] = useState(company.name);
   const [keyPrefix, setKeyPrefix] = useState(company.keyPrefix);
+  const [renewalUrl, setRenewalUrl] = useState(company.renewalUrl ?? '');
+  const [supportEmail, setSupportEmail] = useState(company.supportEmail ?? '');
   useEffect(() => {
     setName(company.name);
     setKeyPrefix(company.keyPrefix);
-  }, [company.name, company.keyPrefix]);
+    setRenewalUrl(company.renewalUrl ?? '');
+    setSupportEmail(company.supportEmail ?? '');
+  }, [company.name, company.keyPrefix, company.renewalUrl, company.supportEmail]);
   const canManage = useCanManage();
   const save = useApiMutation(UpdateCompanySettingsMutation, { success: 'Company settings saved.' });
   const prefixProblem = validateKeyPrefix(keyPrefix);
-  const dirty = name !== company.name || keyPrefix !== company.keyPrefix;
+  const dirty = name !== company.name || keyPrefix !== company.keyPrefix || renewalUrl !== (company.renewalUrl ?? '') || supportEmail !== (company.supportEmail ?? '');
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     if (prefixProblem) return;
-    await save.run({ name: name.trim(), keyPrefix });
+    await save.run({ name: name.trim(), keyPrefix, renewalUrl: renewalUrl.trim(), supportEmail: supportEmail.trim() });
   };
 
   return (
@@ -53,6 +57,26 @@ function CompanyForm({ company }: { company: { name: string; keyPrefix: string; 
             disabled={!canManage}
             error={prefixProblem ?? save.fieldErrors.keyPrefix}
             description={`New keys look like ${keyPrefix || 'ACME'}-XXXX-XXXX-XXXX-XXXX. Existing keys keep working.`}
+          />
+          <TextInput
+            label="Renewal page"
+            type="url"
+            placeholder="https://acme.example/renew"
+            value={renewalUrl}
+            onChange={(e) => setRenewalUrl(e.currentTarget.value)}
+            disabled={!canManage}
+            error={save.fieldErrors.renewalUrl}
+            description="Customers' expiry emails get a “Renew your license” button to it. Empty: no button."
+          />
+          <TextInput
+            label="Support email"
+            type="email"
+            placeholder="support@acme.example"
+            value={supportEmail}
+            onChange={(e) => setSupportEmail(e.currentTarget.value)}
+            disabled={!canManage}
+            error={save.fieldErrors.supportEmail}
+            description="Named in customers' expiry emails for questions. Empty: not named."
           />
           {company.subscriptionEndsAt && (
             <Alert variant="light" color="blue">

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "tenants" ADD COLUMN     "renewal_url" TEXT,
+ADD COLUMN     "support_email" TEXT;
