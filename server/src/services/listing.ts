@@ -70,10 +70,31 @@ export async function cappedCount(count: (take: number) => Promise<number>, cap 
  * `cappedCount`'s counter for `SELECT … FROM table WHERE conditions`: counts at most `take` rows, in no order.
  * (Prisma's `count({ take })` adds ORDER BY id, which makes PostgreSQL walk the primary key or sort every match.)
  */
-export function countUpTo(db: Database, table: Prisma.Sql, conditions: Prisma.Sql) {
+export function countUpTo(db: Database, table: Prisma.Sql, conditions: Prisma.Sql, { textSearch = false } = {}) {
   return async (take: number) => {
-    const [row] = await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${table} WHERE ${conditions} LIMIT ${take}) AS matching`;
+    // A text search is planned without the LIMIT (a materialized CTE, still read only `take` rows deep): with it,
+    // PostgreSQL expects the few matches it estimates early in a sequential scan and reads the whole table for rare
+    // ones, instead of asking the trigram index.
+    const [row] = textSearch
+      ? await db.prisma.$queryRaw<{ n: number }[]>`
+          WITH matching AS MATERIALIZED (SELECT 1 FROM ${table} WHERE ${conditions}) SELECT count(*)::int AS n FROM (SELECT 1 FROM matching LIMIT ${take}) AS counted`
+      : await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${table} WHERE ${conditions} LIMIT ${take}) AS matching`;
     return row.n;
+  };
+}
+
+/**
+ * A text search matching at most this many rows is paged from its matches (found by the trigram indexes, then
+ * sorted); one matching more is paged by walking the list's index, where matches are then dense enough.
+ */
+export const SEARCH_SORT_LIMIT = 5_000;
+
+/** `cappedCount` for a text search that also says whether to page from the matches (≤ SEARCH_SORT_LIMIT of them). */
+export async function searchCount(count: (take: number) => Promise<number>): Promise<Count & { sortMatches: boolean }> {
+  const matches = await count(SEARCH_SORT_LIMIT + 1);
+  return {
+    ...(matches > SEARCH_COUNT_CAP ? { totalCount: SEARCH_COUNT_CAP, totalCountCapped: true } : { totalCount: matches, totalCountCapped: false }),
+    sortMatches: matches <= SEARCH_SORT_LIMIT,
   };
 }
 

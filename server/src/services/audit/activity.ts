@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { requireActor, type Actor } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, pageSize, SEARCH_COUNT_CAP, toPage, type PageArgs } from '../listing.js';
+import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, pageSize, searchCount, toPage, type PageArgs } from '../listing.js';
 import { parseInput } from '../validation.js';
 import type { TokenSigner } from '../signing/signing-keys.js';
 import { AUDIT_ACTIONS } from './audit-log.js';
@@ -63,15 +63,28 @@ export async function listActivity(ctx: Ctx, actor: Actor | null, filterInput: A
     ...((filter.from || filter.to) && { createdAt: { ...(filter.from && { gte: filter.from }), ...(filter.to && { lt: filter.to }) } }),
   };
   const after = page.after ? decodeCursor(page.after, ActivityCursor)[0] : null;
-  const [rows, totalCount] = await Promise.all([
-    ctx.db.prisma.auditLogEntry.findMany({
-      where: after ? { ...where, seq: { lt: after } } : where,
-      orderBy: { seq: 'desc' },
-      take: size + 1,
-      omit: { prevHash: true, hash: true },
-    }),
-    cappedCount(countUpTo(ctx.db, Prisma.sql`audit_log`, activityConditions(tenantId, filter)), filter.user || filter.entity ? SEARCH_COUNT_CAP : COUNT_CAP),
-  ]);
+  const conditions = activityConditions(tenantId, filter);
+  const walk = () => ctx.db.prisma.auditLogEntry.findMany({
+    where: after ? { ...where, seq: { lt: after } } : where,
+    orderBy: { seq: 'desc' },
+    take: size + 1,
+    omit: { prevHash: true, hash: true },
+  });
+  if (!filter.user && !filter.entity) {
+    const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`audit_log`, conditions), COUNT_CAP)]);
+    return toPage(rows, size, totalCount, (row) => [row.seq]);
+  }
+  // A text filter: few matches are paged from the matches themselves (trigram indexes), many by walking the log.
+  const { sortMatches, ...totalCount } = await searchCount(countUpTo(ctx.db, Prisma.sql`audit_log`, conditions, { textSearch: true }));
+  if (!sortMatches) return toPage(await walk(), size, totalCount, (row) => [row.seq]);
+  const afterSql = after ? Prisma.sql`WHERE seq < ${after}` : Prisma.empty;
+  const seqs = await ctx.db.prisma.$queryRaw<{ seq: number }[]>`
+    WITH matching AS MATERIALIZED (SELECT seq FROM audit_log WHERE ${conditions}) SELECT seq FROM matching ${afterSql} ORDER BY seq DESC LIMIT ${size + 1}`;
+  const rows = await ctx.db.prisma.auditLogEntry.findMany({
+    where: { tenantId, seq: { in: seqs.map((row) => row.seq) } },
+    orderBy: { seq: 'desc' },
+    omit: { prevHash: true, hash: true },
+  });
   return toPage(rows, size, totalCount, (row) => [row.seq]);
 }
 
