@@ -10,7 +10,7 @@ import type { ServiceContext } from './context.js';
 import { releaseSeat } from './licensing/activations.js';
 import { licenseKeyDigest } from './licensing/license-record.js';
 import { isExpired } from './licensing/rules.js';
-import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, isUuid, pageSize, searchCount, toPage, type PageArgs } from './listing.js';
+import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, isUuid, pageSize, searchMatches, toPage, type PageArgs } from './listing.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 
 const version = z
@@ -236,21 +236,21 @@ export async function listLicenses(ctx: Ctx, actor: Actor | null, filterInput: L
     ? { createdAt: { lte: new Date(after[0]) }, OR: [{ createdAt: { lt: new Date(after[0]) } }, { id: { lt: after[1] } }] }
     : {};
   const walk = () => ctx.db.prisma.license.findMany({ where: { AND: [where, afterWhere] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: size + 1, ...LICENSE_VIEW });
-  const count = countUpTo(ctx.db, Prisma.sql`licenses`, conditions, { textSearch: Boolean(filter.search) });
   if (!filter.search) {
-    const [rows, totalCount] = await Promise.all([walk(), cappedCount(count, COUNT_CAP)]);
+    const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`licenses`, conditions), COUNT_CAP)]);
     return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
   }
-  const { sortMatches, ...totalCount } = await searchCount(count);
-  if (!sortMatches) return toPage(await walk(), size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
   const afterSql = after ? Prisma.sql`WHERE (created_at, id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : Prisma.empty;
-  const ids = await ctx.db.prisma.$queryRaw<{ id: string }[]>`
-    WITH matching AS MATERIALIZED (SELECT id, created_at FROM licenses WHERE ${conditions})
-    SELECT id FROM matching ${afterSql} ORDER BY created_at DESC, id DESC LIMIT ${size + 1}`;
-  const found = await ctx.db.prisma.license.findMany({ where: { id: { in: ids.map((row) => row.id) } }, ...LICENSE_VIEW });
+  const { count, keys } = await searchMatches<string>(
+    ctx.db,
+    Prisma.sql`SELECT id, created_at FROM licenses WHERE ${conditions}`,
+    Prisma.sql`SELECT id::text FROM counted ${afterSql} ORDER BY created_at DESC, id DESC LIMIT ${size + 1}`,
+  );
+  if (!keys) return toPage(await walk(), size, count, (row) => [row.createdAt.toISOString(), row.id]);
+  const found = await ctx.db.prisma.license.findMany({ where: { id: { in: keys } }, ...LICENSE_VIEW });
   const byId = new Map(found.map((row) => [row.id, row]));
-  const rows = ids.flatMap((row) => byId.get(row.id) ?? []);
-  return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+  const rows = keys.flatMap((id) => byId.get(id) ?? []);
+  return toPage(rows, size, count, (row) => [row.createdAt.toISOString(), row.id]);
 }
 
 /** Creates a license for the caller's tenant; the result carries the plaintext key, shown this once. */

@@ -70,15 +70,9 @@ export async function cappedCount(count: (take: number) => Promise<number>, cap 
  * `cappedCount`'s counter for `SELECT … FROM table WHERE conditions`: counts at most `take` rows, in no order.
  * (Prisma's `count({ take })` adds ORDER BY id, which makes PostgreSQL walk the primary key or sort every match.)
  */
-export function countUpTo(db: Database, table: Prisma.Sql, conditions: Prisma.Sql, { textSearch = false } = {}) {
+export function countUpTo(db: Database, table: Prisma.Sql, conditions: Prisma.Sql) {
   return async (take: number) => {
-    // A text search is planned without the LIMIT (a materialized CTE, still read only `take` rows deep): with it,
-    // PostgreSQL expects the few matches it estimates early in a sequential scan and reads the whole table for rare
-    // ones, instead of asking the trigram index.
-    const [row] = textSearch
-      ? await db.prisma.$queryRaw<{ n: number }[]>`
-          WITH matching AS MATERIALIZED (SELECT 1 FROM ${table} WHERE ${conditions}) SELECT count(*)::int AS n FROM (SELECT 1 FROM matching LIMIT ${take}) AS counted`
-      : await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${table} WHERE ${conditions} LIMIT ${take}) AS matching`;
+    const [row] = await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${table} WHERE ${conditions} LIMIT ${take}) AS matching`;
     return row.n;
   };
 }
@@ -89,13 +83,19 @@ export function countUpTo(db: Database, table: Prisma.Sql, conditions: Prisma.Sq
  */
 export const SEARCH_SORT_LIMIT = 5_000;
 
-/** `cappedCount` for a text search that also says whether to page from the matches (≤ SEARCH_SORT_LIMIT of them). */
-export async function searchCount(count: (take: number) => Promise<number>): Promise<Count & { sortMatches: boolean }> {
-  const matches = await count(SEARCH_SORT_LIMIT + 1);
-  return {
-    ...(matches > SEARCH_COUNT_CAP ? { totalCount: SEARCH_COUNT_CAP, totalCountCapped: true } : { totalCount: matches, totalCountCapped: false }),
-    sortMatches: matches <= SEARCH_SORT_LIMIT,
-  };
+/**
+ * One pass over a text search's matches (`matching`: a SELECT of the key columns): how many there are, up to
+ * SEARCH_SORT_LIMIT + 1, and the keys of the page (`page`: a query over `counted`) — meaningful when there are no
+ * more than SEARCH_SORT_LIMIT. The matches are a materialized CTE so that PostgreSQL plans them without the LIMIT:
+ * with it, it expects the few matches it estimates early in a sequential scan and reads a whole table for rare
+ * ones instead of asking the trigram index.
+ */
+export async function searchMatches<K>(db: Database, matching: Prisma.Sql, page: Prisma.Sql) {
+  const [row] = await db.prisma.$queryRaw<{ n: number; keys: K[] }[]>`
+    WITH matching AS MATERIALIZED (${matching}), counted AS (SELECT * FROM matching LIMIT ${SEARCH_SORT_LIMIT + 1})
+    SELECT (SELECT count(*)::int FROM counted) AS n, ARRAY(${page}) AS keys`;
+  const count: Count = row.n > SEARCH_COUNT_CAP ? { totalCount: SEARCH_COUNT_CAP, totalCountCapped: true } : { totalCount: row.n, totalCountCapped: false };
+  return { count, keys: row.n <= SEARCH_SORT_LIMIT ? row.keys : null };
 }
 
 /** Builds the page from `size + 1` fetched rows (the extra one only says whether a next page exists). */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { requireActor, type Actor } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, pageSize, searchCount, toPage, type PageArgs } from '../listing.js';
+import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, pageSize, searchMatches, toPage, type PageArgs } from '../listing.js';
 import { parseInput } from '../validation.js';
 import type { TokenSigner } from '../signing/signing-keys.js';
 import { AUDIT_ACTIONS } from './audit-log.js';
@@ -75,17 +75,19 @@ export async function listActivity(ctx: Ctx, actor: Actor | null, filterInput: A
     return toPage(rows, size, totalCount, (row) => [row.seq]);
   }
   // A text filter: few matches are paged from the matches themselves (trigram indexes), many by walking the log.
-  const { sortMatches, ...totalCount } = await searchCount(countUpTo(ctx.db, Prisma.sql`audit_log`, conditions, { textSearch: true }));
-  if (!sortMatches) return toPage(await walk(), size, totalCount, (row) => [row.seq]);
   const afterSql = after ? Prisma.sql`WHERE seq < ${after}` : Prisma.empty;
-  const seqs = await ctx.db.prisma.$queryRaw<{ seq: number }[]>`
-    WITH matching AS MATERIALIZED (SELECT seq FROM audit_log WHERE ${conditions}) SELECT seq FROM matching ${afterSql} ORDER BY seq DESC LIMIT ${size + 1}`;
+  const { count, keys } = await searchMatches<number>(
+    ctx.db,
+    Prisma.sql`SELECT seq FROM audit_log WHERE ${conditions}`,
+    Prisma.sql`SELECT seq FROM counted ${afterSql} ORDER BY seq DESC LIMIT ${size + 1}`,
+  );
+  if (!keys) return toPage(await walk(), size, count, (row) => [row.seq]);
   const rows = await ctx.db.prisma.auditLogEntry.findMany({
-    where: { tenantId, seq: { in: seqs.map((row) => row.seq) } },
+    where: { tenantId, seq: { in: keys } },
     orderBy: { seq: 'desc' },
     omit: { prevHash: true, hash: true },
   });
-  return toPage(rows, size, totalCount, (row) => [row.seq]);
+  return toPage(rows, size, count, (row) => [row.seq]);
 }
 
 /**
