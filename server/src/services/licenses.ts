@@ -10,7 +10,7 @@ import type { ServiceContext } from './context.js';
 import { releaseSeat } from './licensing/activations.js';
 import { licenseKeyDigest } from './licensing/license-record.js';
 import { isExpired } from './licensing/rules.js';
-import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, isUuid, pageSize, SEARCH_COUNT_CAP, toPage, type Count, type PageArgs } from './listing.js';
+import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, isUuid, pageSize, searchMatches, toPage, type PageArgs } from './listing.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 import { expiringWithin, withinDaysEnd } from './licensing/countdown.js';
 
@@ -224,11 +224,6 @@ function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<typeof L
 const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
 // After the cursor (t, id): createdAt ≤ t (an index range, so a deep page starts where the cursor is) and then
 // (createdAt < t or id < id) — the same rows as "createdAt < t, or createdAt = t and id < id".
-/**
- * A search matching at most this many licenses is paged from its matches (found by the trigram indexes, then
- * sorted); one matching more is paged by walking the newest-first index, where matches are then dense enough.
- */
-const SEARCH_SORT_LIMIT = 5_000;
 
 /** Newest first (createdAt, then id); the cursor is the last row's (createdAt, id). */
 export async function listLicenses(ctx: Ctx, actor: Actor | null, filterInput: LicenseFilter = {}, page: PageArgs = {}) {
@@ -242,22 +237,21 @@ export async function listLicenses(ctx: Ctx, actor: Actor | null, filterInput: L
     ? { createdAt: { lte: new Date(after[0]) }, OR: [{ createdAt: { lt: new Date(after[0]) } }, { id: { lt: after[1] } }] }
     : {};
   const walk = () => ctx.db.prisma.license.findMany({ where: { AND: [where, afterWhere] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: size + 1, ...LICENSE_VIEW });
-  const count = countUpTo(ctx.db, Prisma.sql`licenses`, conditions);
   if (!filter.search) {
-    const [rows, totalCount] = await Promise.all([walk(), cappedCount(count, COUNT_CAP)]);
+    const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`licenses`, conditions), COUNT_CAP)]);
     return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
   }
-  const matches = await count(SEARCH_SORT_LIMIT + 1);
-  const totalCount: Count = matches > SEARCH_COUNT_CAP ? { totalCount: SEARCH_COUNT_CAP, totalCountCapped: true } : { totalCount: matches, totalCountCapped: false };
-  if (matches > SEARCH_SORT_LIMIT) return toPage(await walk(), size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
   const afterSql = after ? Prisma.sql`WHERE (created_at, id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : Prisma.empty;
-  const ids = await ctx.db.prisma.$queryRaw<{ id: string }[]>`
-    WITH matching AS MATERIALIZED (SELECT id, created_at FROM licenses WHERE ${conditions})
-    SELECT id FROM matching ${afterSql} ORDER BY created_at DESC, id DESC LIMIT ${size + 1}`;
-  const found = await ctx.db.prisma.license.findMany({ where: { id: { in: ids.map((row) => row.id) } }, ...LICENSE_VIEW });
+  const { count, keys } = await searchMatches<string>(
+    ctx.db,
+    Prisma.sql`SELECT id, created_at FROM licenses WHERE ${conditions}`,
+    Prisma.sql`SELECT id::text FROM counted ${afterSql} ORDER BY created_at DESC, id DESC LIMIT ${size + 1}`,
+  );
+  if (!keys) return toPage(await walk(), size, count, (row) => [row.createdAt.toISOString(), row.id]);
+  const found = await ctx.db.prisma.license.findMany({ where: { id: { in: keys } }, ...LICENSE_VIEW });
   const byId = new Map(found.map((row) => [row.id, row]));
-  const rows = ids.flatMap((row) => byId.get(row.id) ?? []);
-  return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+  const rows = keys.flatMap((id) => byId.get(id) ?? []);
+  return toPage(rows, size, count, (row) => [row.createdAt.toISOString(), row.id]);
 }
 
 /** Creates a license for the caller's tenant; the result carries the plaintext key, shown this once. */

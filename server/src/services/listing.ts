@@ -77,6 +77,27 @@ export function countUpTo(db: Database, table: Prisma.Sql, conditions: Prisma.Sq
   };
 }
 
+/**
+ * A text search matching at most this many rows is paged from its matches (found by the trigram indexes, then
+ * sorted); one matching more is paged by walking the list's index, where matches are then dense enough.
+ */
+export const SEARCH_SORT_LIMIT = 5_000;
+
+/**
+ * One pass over a text search's matches (`matching`: a SELECT of the key columns): how many there are, up to
+ * SEARCH_SORT_LIMIT + 1, and the keys of the page (`page`: a query over `counted`) — meaningful when there are no
+ * more than SEARCH_SORT_LIMIT. The matches are a materialized CTE so that PostgreSQL plans them without the LIMIT:
+ * with it, it expects the few matches it estimates early in a sequential scan and reads a whole table for rare
+ * ones instead of asking the trigram index.
+ */
+export async function searchMatches<K>(db: Database, matching: Prisma.Sql, page: Prisma.Sql) {
+  const [row] = await db.prisma.$queryRaw<{ n: number; keys: K[] }[]>`
+    WITH matching AS MATERIALIZED (${matching}), counted AS (SELECT * FROM matching LIMIT ${SEARCH_SORT_LIMIT + 1})
+    SELECT (SELECT count(*)::int FROM counted) AS n, ARRAY(${page}) AS keys`;
+  const count: Count = row.n > SEARCH_COUNT_CAP ? { totalCount: SEARCH_COUNT_CAP, totalCountCapped: true } : { totalCount: row.n, totalCountCapped: false };
+  return { count, keys: row.n <= SEARCH_SORT_LIMIT ? row.keys : null };
+}
+
 /** Builds the page from `size + 1` fetched rows (the extra one only says whether a next page exists). */
 export function toPage<T>(rows: T[], size: number, count: number | Count, cursorOf: (row: T) => readonly (string | number)[]): Page<T> {
   const nodes = rows.slice(0, size);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { requireActor, type Actor } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, pageSize, SEARCH_COUNT_CAP, toPage, type PageArgs } from '../listing.js';
+import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, pageSize, searchMatches, toPage, type PageArgs } from '../listing.js';
 import { parseInput } from '../validation.js';
 import type { TokenSigner } from '../signing/signing-keys.js';
 import { AUDIT_ACTIONS } from './audit-log.js';
@@ -63,16 +63,31 @@ export async function listActivity(ctx: Ctx, actor: Actor | null, filterInput: A
     ...((filter.from || filter.to) && { createdAt: { ...(filter.from && { gte: filter.from }), ...(filter.to && { lt: filter.to }) } }),
   };
   const after = page.after ? decodeCursor(page.after, ActivityCursor)[0] : null;
-  const [rows, totalCount] = await Promise.all([
-    ctx.db.prisma.auditLogEntry.findMany({
-      where: after ? { ...where, seq: { lt: after } } : where,
-      orderBy: { seq: 'desc' },
-      take: size + 1,
-      omit: { prevHash: true, hash: true },
-    }),
-    cappedCount(countUpTo(ctx.db, Prisma.sql`audit_log`, activityConditions(tenantId, filter)), filter.user || filter.entity ? SEARCH_COUNT_CAP : COUNT_CAP),
-  ]);
-  return toPage(rows, size, totalCount, (row) => [row.seq]);
+  const conditions = activityConditions(tenantId, filter);
+  const walk = () => ctx.db.prisma.auditLogEntry.findMany({
+    where: after ? { ...where, seq: { lt: after } } : where,
+    orderBy: { seq: 'desc' },
+    take: size + 1,
+    omit: { prevHash: true, hash: true },
+  });
+  if (!filter.user && !filter.entity) {
+    const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`audit_log`, conditions), COUNT_CAP)]);
+    return toPage(rows, size, totalCount, (row) => [row.seq]);
+  }
+  // A text filter: few matches are paged from the matches themselves (trigram indexes), many by walking the log.
+  const afterSql = after ? Prisma.sql`WHERE seq < ${after}` : Prisma.empty;
+  const { count, keys } = await searchMatches<number>(
+    ctx.db,
+    Prisma.sql`SELECT seq FROM audit_log WHERE ${conditions}`,
+    Prisma.sql`SELECT seq FROM counted ${afterSql} ORDER BY seq DESC LIMIT ${size + 1}`,
+  );
+  if (!keys) return toPage(await walk(), size, count, (row) => [row.seq]);
+  const rows = await ctx.db.prisma.auditLogEntry.findMany({
+    where: { tenantId, seq: { in: keys } },
+    orderBy: { seq: 'desc' },
+    omit: { prevHash: true, hash: true },
+  });
+  return toPage(rows, size, count, (row) => [row.seq]);
 }
 
 /**
