@@ -395,7 +395,7 @@ describe('floating pool consumption in one pass', () => {
     };
     const cachedHours = () => t.prisma.floatingPeakHour.count({ where: { tenantId: tenant.id } });
     await compare(); // fills the cache of completed hours
-    expect(busy).toBeGreaterThan(20);
+    expect(busy).toBeGreaterThan(5); // random data: enough busy buckets that the comparison is not vacuous
     expect(await cachedHours()).toBeGreaterThan(24 * 30);
     await compare(); // reads it
 
