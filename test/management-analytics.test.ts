@@ -159,9 +159,14 @@ describe('analytics', () => {
     expect(trend(week.activationTrend)).toEqual([
       ['2026-06-09', 0], ['2026-06-10', 1], ['2026-06-11', 0], ['2026-06-12', 1], ['2026-06-13', 0], ['2026-06-14', 0], ['2026-06-15', 1],
     ]);
-    const today = await analytics('TODAY');
-    expect(today.from).toBe('2026-06-15T00:00:00.000Z');
-    expect(trend(today.activationTrend)).toEqual([['2026-06-15', 1]]);
+    // Today is by hour, whatever granularity was asked: 00:00 … 12:00 (now), A3 at 11:00.
+    const today = await analytics('TODAY', 'MONTH');
+    expect(today).toMatchObject({ from: '2026-06-15T00:00:00.000Z', granularity: 'HOUR' });
+    expect(today.activationTrend).toHaveLength(13);
+    expect(today.activationTrend.filter((bucket: { activations: number }) => bucket.activations).map((bucket: { start: string; activations: number }) => [bucket.start, bucket.activations])).toEqual([['2026-06-15T11:00:00.000Z', 1]]);
+    expect(today.seatPool).toHaveLength(13);
+    const hourly = await t.gql('query { analytics(range: LAST_7_DAYS, granularity: HOUR) { granularity } }', {}, { token: admin.token });
+    expect(hourly.errors?.[0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { granularity: expect.any(String) } });
 
     const month = await analytics('LAST_30_DAYS');
     expect(month.activationTrend).toHaveLength(30);

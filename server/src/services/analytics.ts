@@ -12,12 +12,12 @@ import { daysUntil, expiringWithin, withinDaysEnd } from './licensing/countdown.
 type Ctx = Pick<ServiceContext, 'db' | 'now'>;
 
 export const ANALYTICS_RANGES = ['TODAY', 'LAST_7_DAYS', 'LAST_30_DAYS'] as const;
-export const GRANULARITIES = ['DAY', 'WEEK', 'MONTH'] as const;
+export const GRANULARITIES = ['HOUR', 'DAY', 'WEEK', 'MONTH'] as const;
 export type AnalyticsRange = (typeof ANALYTICS_RANGES)[number];
 export type Granularity = (typeof GRANULARITIES)[number];
 
 const RANGE_DAYS: Record<AnalyticsRange, number> = { TODAY: 1, LAST_7_DAYS: 7, LAST_30_DAYS: 30 };
-const UNIT: Record<Granularity, string> = { DAY: 'day', WEEK: 'week', MONTH: 'month' };
+const UNIT: Record<Granularity, string> = { HOUR: 'hour', DAY: 'day', WEEK: 'week', MONTH: 'month' };
 const iso = (date: Date) => date.toISOString();
 const HOUR_MS = 3_600_000;
 
@@ -141,9 +141,14 @@ export interface AnalyticsWindow {
   to: Date;
 }
 
-/** TODAY: since 00:00 UTC today; LAST_7_DAYS / LAST_30_DAYS: the last 7 / 30 UTC calendar days, today included. */
-export function analyticsWindow(ctx: Ctx, actor: Actor | null, range: AnalyticsRange, granularity: Granularity = 'DAY'): AnalyticsWindow {
+/**
+ * TODAY: since 00:00 UTC today, always by hour (one daily bar says nothing); LAST_7_DAYS / LAST_30_DAYS: the last 7 /
+ * 30 UTC calendar days, today included, by day, ISO week or month (HOUR is for TODAY only).
+ */
+export function analyticsWindow(ctx: Ctx, actor: Actor | null, range: AnalyticsRange, requested: Granularity = 'DAY'): AnalyticsWindow {
   const { tenantId } = requireActor(actor);
+  if (range !== 'TODAY' && requested === 'HOUR') throw new AppError('InvalidRequest', 'Hourly buckets are for the TODAY range; choose DAY, WEEK or MONTH.', { fields: { granularity: 'HOUR is for TODAY' } });
+  const granularity = range === 'TODAY' ? 'HOUR' : requested;
   const startOfToday = Date.UTC(ctx.now.getUTCFullYear(), ctx.now.getUTCMonth(), ctx.now.getUTCDate());
   return { tenantId, range, granularity, from: daysFrom(new Date(startOfToday), 1 - RANGE_DAYS[range]), to: ctx.now };
 }
@@ -167,6 +172,14 @@ const activationsPerDay = (w: AnalyticsWindow) => Prisma.sql`
 
 /** New activations per bucket (only those inside the window: the first and last buckets are clipped). */
 export async function activationTrend({ db }: Ctx, w: AnalyticsWindow) {
+  // By hour (TODAY): the day's activations themselves, one index-only range of (tenant_id, created_at).
+  if (w.granularity === 'HOUR') {
+    return db.prisma.$queryRaw<{ start: Date; activations: number }[]>`
+      WITH buckets AS (${buckets(w)}),
+      hours AS (SELECT date_trunc('hour', a.created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS at, count(*)::int AS n FROM activations a
+                 WHERE a.tenant_id = ${w.tenantId}::uuid AND a.created_at >= ${iso(w.from)}::timestamptz AND a.created_at <= ${iso(w.to)}::timestamptz GROUP BY 1)
+      SELECT b.start, coalesce(h.n, 0)::int AS activations FROM buckets b LEFT JOIN hours h ON h.at = b.start ORDER BY b.start`;
+  }
   return db.prisma.$queryRaw<{ start: Date; activations: number }[]>`
     WITH buckets AS (${buckets(w)}), days AS (${activationsPerDay(w)})
     SELECT b.start, coalesce(sum(d.n), 0)::int AS activations

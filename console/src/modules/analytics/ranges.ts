@@ -9,6 +9,7 @@ export const RANGES: { value: AnalyticsRange; label: string }[] = [
   { value: 'LAST_30_DAYS', label: 'Last 30 days' },
 ];
 
+/** The choices for 7 and 30 days (Today is always by hour). */
 export const GRANULARITIES: { value: Granularity; label: string }[] = [
   { value: 'DAY', label: 'Daily' },
   { value: 'WEEK', label: 'Weekly' },
@@ -18,8 +19,8 @@ export const GRANULARITIES: { value: Granularity; label: string }[] = [
 export const parseRange = (value: string | null): AnalyticsRange => RANGES.find((range) => range.value === value)?.value ?? 'LAST_30_DAYS';
 export const parseGranularity = (value: string | null): Granularity => GRANULARITIES.find((g) => g.value === value)?.value ?? 'DAY';
 
-/** Floating-pool buckets that give a readable chart for the range. */
-export const poolBucketFor = (range: AnalyticsRange) => (range === 'TODAY' ? 'hour' : 'day') as EnumOf<'PoolBucketSize'>;
+/** Floating-pool buckets matching the other charts' granularity (the pool has no month bucket: weeks then). */
+export const poolBucketFor = (granularity: Granularity) => ({ HOUR: 'hour', DAY: 'day', WEEK: 'week', MONTH: 'week' } as const)[granularity] as EnumOf<'PoolBucketSize'>;
 
 /** Expiry buckets in display order, with colours matching the dashboard widget. */
 export const EXPIRY_BUCKETS = [

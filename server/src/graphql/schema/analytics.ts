@@ -42,7 +42,7 @@ const AnalyticsRangeEnum = builder.enumType('AnalyticsRange', {
   description: 'TODAY: since 00:00 UTC; LAST_7_DAYS / LAST_30_DAYS: the last 7 / 30 UTC days, today included.',
   values: ANALYTICS_RANGES,
 });
-const GranularityEnum = builder.enumType('Granularity', { description: 'UTC days, ISO weeks (from Monday) or months.', values: GRANULARITIES });
+const GranularityEnum = builder.enumType('Granularity', { description: 'UTC hours (the TODAY range, always), days, ISO weeks (from Monday) or months.', values: GRANULARITIES });
 
 const ActivationBucketType = builder.objectRef<{ start: Date; activations: number }>('ActivationBucket').implement({
   fields: (t) => ({ start: t.expose('start', { type: 'DateTime' }), activations: t.exposeInt('activations') }),

@@ -3,11 +3,11 @@ import { useQuery } from 'urql';
 import { LineChart } from '../../../charts';
 import { bucketLabel } from '../../../charts/buckets';
 import { FloatingPoolQuery } from '../../floating/graphql/documents';
-import { poolBucketFor, type AnalyticsRange } from '../ranges';
+import { poolBucketFor, type Granularity } from '../ranges';
 
 /** Floating (concurrent) pool consumption: peak sessions vs pool size. Hidden when no license floats. */
-export function FloatingPoolChart({ range, from, to }: { range: AnalyticsRange; from: string; to: string }) {
-  const bucket = poolBucketFor(range);
+export function FloatingPoolChart({ granularity, from, to }: { granularity: Granularity; from: string; to: string }) {
+  const bucket = poolBucketFor(granularity);
   const [{ data, error }] = useQuery({ query: FloatingPoolQuery, variables: { bucket, from, to } });
   const points = data?.floatingPoolConsumption ?? [];
   if (error || points.every((point) => point.poolSize === 0)) return null;
@@ -21,7 +21,7 @@ export function FloatingPoolChart({ range, from, to }: { range: AnalyticsRange; 
       </Text>
       <LineChart
         label="Floating sessions in use vs pool size"
-        labels={points.map((point) => bucketLabel(point.bucketStart, bucket === 'hour' ? 'HOUR' : 'DAY'))}
+        labels={points.map((point) => bucketLabel(point.bucketStart, bucket === 'hour' ? 'HOUR' : bucket === 'week' ? 'WEEK' : 'DAY'))}
         series={[
           { label: 'Peak in use', data: points.map((point) => point.peakInUse), color: '#7950f2' },
           { label: 'Pool size', data: points.map((point) => point.poolSize), color: '#adb5bd' },

@@ -65,10 +65,16 @@ export function AnalyticsPage() {
                           {plural(totalActivations, 'new activation')}, {rangeLabel}
                         </Text>
                       </div>
-                      <SegmentedControl size="xs" aria-label="Granularity" data={GRANULARITIES} value={granularity} onChange={(value) => setParams((current) => withParam(current, 'granularity', value as Granularity), { replace: true })} />
+                      {analytics.granularity === 'HOUR' ? (
+                        <Text size="xs" c="dimmed">
+                          By hour (UTC)
+                        </Text>
+                      ) : (
+                        <SegmentedControl size="xs" aria-label="Granularity" data={GRANULARITIES} value={granularity} onChange={(value) => setParams((current) => withParam(current, 'granularity', value as Granularity), { replace: true })} />
+                      )}
                     </Group>
                     <BarChart
-                      label={`New activations per ${granularity.toLowerCase()}, ${rangeLabel}`}
+                      label={`New activations per ${analytics.granularity.toLowerCase()}, ${rangeLabel}`}
                       labels={analytics.activationTrend.map((bucket) => bucketLabel(bucket.start, analytics.granularity))}
                       series={[{ label: 'Activations', data: analytics.activationTrend.map((bucket) => bucket.activations) }]}
                     />
@@ -149,7 +155,7 @@ export function AnalyticsPage() {
                   </ChartCard>
                 </Grid.Col>
                 <Grid.Col span={12}>
-                  <FloatingPoolChart range={range} from={analytics.from} to={analytics.to} />
+                  <FloatingPoolChart granularity={analytics.granularity} from={analytics.from} to={analytics.to} />
                 </Grid.Col>
               </Grid>
             </Box>
