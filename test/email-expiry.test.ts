@@ -330,9 +330,9 @@ describe('at volume, isolated per tenant, resumable', () => {
     // Soonest first: the first 50 seeded.
     expect(listed.map((line) => line.split(' | ')[1])).toEqual(Array.from({ length: 50 }, (_, index) => `BULK-…-${String(index).padStart(5, '0')}`));
     expect(mail.text).toContain('Expiring in 7 days (5000):');
-    expect(mail.text).toContain('…and 4950 more: http://licensing.test/licenses?status=active&expiring=8');
+    expect(mail.text).toContain('…and 4950 more: http://licensing.test/licenses?status=active&expiring=7');
     expect(mail.html).toContain('data-more="4950"');
-    expect(mail.html).toContain('href="http://licensing.test/licenses?status=active&amp;expiring=8"');
+    expect(mail.html).toContain('href="http://licensing.test/licenses?status=active&amp;expiring=7"');
   });
 
   it('a run interrupted after some tenants is finished by a resume: the rest exactly once, the done ones untouched', async () => {

@@ -176,7 +176,7 @@ async function queueAdminEmail(ctx: NotificationContext, tenant: TenantRef, repo
       const licenses = rows
         .filter((row) => row.threshold === threshold)
         .map((row) => ({ productName: row.product_name, keyHint: row.key_hint, expiresAt: row.expires_at, currentActivations: row.current_activations, maxActivations: row.max_activations }));
-      return [{ threshold, total: count.total, licenses, moreUrl: `${ctx.publicUrl}/licenses?status=active&expiring=${threshold + 1}` }];
+      return [{ threshold, total: count.total, licenses, moreUrl: `${ctx.publicUrl}/licenses?status=active&expiring=${threshold}` }];
     });
   const email = await renderExpiryAdminEmail({ tenantName: tenant.name, now, dashboardUrl: `${ctx.publicUrl}/`, groups });
   // One email per tenant per day; the digest of the day's set tells apart a later run that claimed more.

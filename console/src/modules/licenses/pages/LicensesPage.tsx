@@ -29,6 +29,7 @@ const STATUS_OPTIONS = [
   { value: 'revoked', label: 'Revoked' },
 ];
 const EXPIRING_OPTIONS = [
+  { value: '1', label: 'Today or tomorrow' },
   { value: '7', label: 'Within 7 days' },
   { value: '30', label: 'Within 30 days' },
   { value: '90', label: 'Within 90 days' },
