@@ -332,7 +332,7 @@ async function main() {
   const high = '100000000';
   const env = (port: number) => ({
     ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: url, SERVER_SECRET: secret,
-    DATA_DIR: dataDir, LOG_LEVEL: 'warn', REDIS_URL: '', RATE_LIMIT_PUBLIC_PER_MINUTE: high, RATE_LIMIT_TENANT_PER_MINUTE: high,
+    DATA_DIR: dataDir, LOG_LEVEL: 'warn', REDIS_URL: '', RATE_LIMIT_PUBLIC_PER_MINUTE: high, RATE_LIMIT_TENANT_PER_MINUTE: high, RATE_LIMIT_LICENSE_PER_MINUTE: high,
   });
   // Profiles: one folder per server, as tsx's loader thread writes one too (the main thread's is *.0.001.cpuprofile).
   const profDir = path.join(RESULTS, 'profiles', new Date().toISOString().replace(/[:.]/g, '-'));
