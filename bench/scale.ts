@@ -41,7 +41,11 @@ async function seed() {
   const exists = (await sql(`SELECT 1 FROM pg_database WHERE datname = '${DB}'`, ADMIN_URL)).length > 0;
   if (exists && process.env.SCALE_RESEED !== '1') {
     const seeded = await sql(`SELECT to_regclass('scale_seeded') IS NOT NULL AS ok`).catch(() => [{ ok: false }]);
-    if (seeded[0].ok) return console.log(`Reusing the seeded database ${DB} (SCALE_RESEED=1 to rebuild).`);
+    if (seeded[0].ok) {
+      // Migrations added since the seed (new tables or columns the reads use) are applied to it.
+      await applyMigrations({ kind: 'pg', url });
+      return console.log(`Reusing the seeded database ${DB} (SCALE_RESEED=1 to rebuild).`);
+    }
   }
   if (exists) await sql(`DROP DATABASE ${DB} WITH (FORCE)`, ADMIN_URL);
   await sql(`CREATE DATABASE ${DB}`, ADMIN_URL);
