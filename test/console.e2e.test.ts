@@ -379,7 +379,7 @@ describe('admin console in Chromium', () => {
       await fresh.close();
     }
     await page.reload();
-    await page.getByRole('row').filter({ hasText: 'carol@acme.test' }).filter({ hasText: 'Read-only' }).waitFor(); // now a member
+    await page.getByRole('row').filter({ hasText: 'carol@acme.test' }).getByRole('button', { name: 'Deactivate' }).waitFor(); // now a member
 
     await nav('API keys');
     await page.getByRole('button', { name: 'Create API key' }).click();
