@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { MailTransport, OutboxMessage } from '../server/src/services/notifications/delivery.js';
 import { DAY, startTestApp, type TestApp } from './support/harness.js';
 
 // Invite a member by email: a one-time link (URL fragment) whose token is stored only as an HMAC.
@@ -142,5 +143,29 @@ describe('invitations', () => {
     const logs = t.logs.join('');
     expect(logs.length).toBeGreaterThan(0);
     for (const token of tokens) expect(logs).not.toContain(token);
+  });
+
+  it('is delivered at once when a mail transport runs in the process', async () => {
+    const sent: OutboxMessage[] = [];
+    const transport: MailTransport = {
+      name: 'development',
+      send: async (messages) => {
+        sent.push(...messages);
+        return messages.map((message) => ({ ok: true as const, messageId: `msg-${message.id}` }));
+      },
+      findDelivered: async () => null,
+    };
+    t.deps.jobs = { transport } as unknown as typeof t.deps.jobs;
+    try {
+      const { invitation, token } = await invite('henry@acme.test');
+      const mine = sent.filter((message) => message.to === 'henry@acme.test');
+      expect(mine).toHaveLength(1);
+      expect(mine[0]).toMatchObject({ kind: 'invitation' });
+      expect(mine[0].text).toContain(`#token=${token}`);
+      const row = await t.prisma.emailOutbox.findFirstOrThrow({ where: { idempotencyKey: `invitation:${invitation.id}` } });
+      expect(row.status).toBe('sent');
+    } finally {
+      t.deps.jobs = undefined;
+    }
   });
 });
