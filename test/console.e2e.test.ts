@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { currentTotp } from '../server/src/services/auth/mfa.js';
@@ -341,6 +342,44 @@ describe('admin console in Chromium', () => {
     await toast('bob@acme.test can now sign in.').waitFor();
     await page.getByRole('row').filter({ hasText: 'bob@acme.test' }).waitFor();
     await shot('12-team');
+
+    // Invite by email: the link (token in the URL fragment) is read from the outbox, opened in a fresh browser.
+    await page.getByRole('button', { name: 'Invite by email' }).click();
+    const inviteDialog = page.getByRole('dialog');
+    await inviteDialog.getByLabel('Email').fill('carol@acme.test');
+    await inviteDialog.getByLabel('Name').fill('Carol');
+    await inviteDialog.getByRole('button', { name: 'Send invitation' }).click();
+    await toast('Invitation sent to carol@acme.test.').waitFor();
+    await page.getByText('Pending invitations').waitFor();
+    await page.getByRole('row').filter({ hasText: 'carol@acme.test' }).waitFor();
+    await shot('12b-team-invitations');
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    const outbox = await db.query<{ text: string }>("SELECT text FROM email_outbox WHERE kind = 'invitation' AND to_address = 'carol@acme.test'").finally(() => db.end());
+    expect(outbox.rows).toHaveLength(1);
+    const link = /\/accept-invite#token=kfi_[\w-]+/.exec(outbox.rows[0].text)![0];
+    const fresh = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce' });
+    try {
+      const carol = await fresh.newPage();
+      const errors: string[] = [];
+      carol.on('pageerror', (error) => errors.push(error.message));
+      await carol.goto(link);
+      await carol.getByRole('heading', { name: 'Join Acme Corp' }).waitFor();
+      await carol.getByText('as carol@acme.test').waitFor();
+      await carol.getByLabel(/^Password/).fill('carol password 123');
+      await carol.getByLabel(/^Repeat password/).fill('carol password 123');
+      await carol.screenshot({ path: path.join(SCREENSHOTS, 'accept-invite.png'), fullPage: true });
+      await carol.getByRole('button', { name: 'Join and sign in' }).click();
+      await carol.getByRole('heading', { name: 'Dashboard' }).waitFor();
+      // The link works once.
+      await carol.goto(link);
+      await carol.getByText('This invitation link does not work').waitFor();
+      expect(errors).toEqual([]);
+    } finally {
+      await fresh.close();
+    }
+    await page.reload();
+    await page.getByRole('row').filter({ hasText: 'carol@acme.test' }).getByRole('button', { name: 'Deactivate' }).waitFor(); // now a member
 
     await nav('API keys');
     await page.getByRole('button', { name: 'Create API key' }).click();

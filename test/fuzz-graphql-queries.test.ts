@@ -31,6 +31,7 @@ const operations: Operation[] = [
     variables: { first: 'int', after: 'string', filter: { entity: 'string', entityId: 'id', entityType: 'string', from: 'date', to: 'date' } },
   },
   { name: 'emails', query: 'query($first: Int, $after: String) { emails(first: $first, after: $after) { edges { node { id } } } }', variables: { first: 'int', after: 'string' } },
+  { name: 'invitation', query: 'query($token: String!) { invitation(token: $token) { email } }', variables: { token: 'string' } },
   { name: 'floatingSessions', query: 'query($licenseId: ID!) { floatingSessions(licenseId: $licenseId) { __typename } }', variables: { licenseId: 'id' } },
   {
     name: 'floatingPoolConsumption',

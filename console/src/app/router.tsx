@@ -1,6 +1,7 @@
 import { createBrowserRouter } from 'react-router';
 import { ActivityPage } from '../modules/activity/pages/ActivityPage';
 import { AnalyticsPage } from '../modules/analytics/pages/AnalyticsPage';
+import { AcceptInvitePage } from '../modules/auth/pages/AcceptInvitePage';
 import { LoginPage } from '../modules/auth/pages/LoginPage';
 import { SetupPage } from '../modules/auth/pages/SetupPage';
 import { DashboardPage } from '../modules/dashboard/pages/DashboardPage';
@@ -20,6 +21,8 @@ import { SignedInLayout } from './SignedInLayout';
 export const router = createBrowserRouter([
   { element: <PublicOnly page="login" />, errorElement: <RouteError />, children: [{ path: '/login', element: <LoginPage /> }] },
   { element: <PublicOnly page="setup" />, errorElement: <RouteError />, children: [{ path: '/setup', element: <SetupPage /> }] },
+  // Open to anyone holding the link, signed in or not: accepting signs this browser in as the new member.
+  { path: '/accept-invite', element: <AcceptInvitePage />, errorElement: <RouteError /> },
   {
     element: <RequireSession />,
     errorElement: <RouteError />,

@@ -55,7 +55,7 @@ interface SessionPayload {
   accessTokenExpiresAt: Date | null;
   userId: string | null;
 }
-const SessionPayloadType = builder.objectRef<SessionPayload>('SessionPayload').implement({
+export const SessionPayloadType = builder.objectRef<SessionPayload>('SessionPayload').implement({
   description: 'The access token goes in `Authorization: Bearer …` (15 minutes); the refresh token is set as an httpOnly cookie.',
   fields: (t) => ({
     status: t.field({ type: LoginStatus, resolve: (p) => p.status }),
@@ -69,7 +69,7 @@ const SessionPayloadType = builder.objectRef<SessionPayload>('SessionPayload').i
   }),
 });
 
-const sessionPayload = (ctx: GraphQLContext, tokens: SessionTokens, userId: string): SessionPayload => {
+export const sessionPayload = (ctx: GraphQLContext, tokens: SessionTokens, userId: string): SessionPayload => {
   setRefreshCookie(ctx, tokens.refreshToken, tokens.refreshTokenExpiresAt);
   return { status: 'SUCCESS', accessToken: tokens.accessToken, accessTokenExpiresAt: tokens.accessTokenExpiresAt, userId };
 };
@@ -97,7 +97,7 @@ builder.queryFields((t) => ({
 }));
 
 /** Password, refresh and second-factor steps share the sign-in budgets (per client IP and per account). */
-const signInStep = (ctx: GraphQLContext, account: string) => ctx.deps.rateLimits.signIn(ctx.meta.ip ?? 'unknown', account);
+export const signInStep = (ctx: GraphQLContext, account: string) => ctx.deps.rateLimits.signIn(ctx.meta.ip ?? 'unknown', account);
 
 builder.mutationFields((t) => ({
   setup: t.field({

@@ -17,7 +17,7 @@ const EmailStatusEnum = builder.enumType('EmailStatus', {
 });
 
 const EmailKindEnum = builder.enumType('EmailKind', {
-  values: { weeklyDigest: { value: 'weekly-digest' }, expiryAdmin: { value: 'expiry-admin' }, expiryCustomer: { value: 'expiry-customer' }, test: { value: 'test' } } as const,
+  values: { weeklyDigest: { value: 'weekly-digest' }, expiryAdmin: { value: 'expiry-admin' }, expiryCustomer: { value: 'expiry-customer' }, test: { value: 'test' }, invitation: { value: 'invitation' } } as const,
 });
 
 const EmailDeliveryModeEnum = builder.enumType('EmailDeliveryMode', {

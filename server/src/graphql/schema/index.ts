@@ -5,6 +5,7 @@ import './activity.js';
 import './analytics.js';
 import './email.js';
 import './floating.js';
+import './invitations.js';
 import './licenses.js';
 import './products.js';
 import './team.js';

@@ -30,6 +30,8 @@ export const AUDIT_ACTIONS = [
   'UpdateCompanySettings',
   'CreateApiKey',
   'RevokeApiKey',
+  'InviteUser',
+  'RevokeInvitation',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

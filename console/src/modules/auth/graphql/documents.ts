@@ -58,3 +58,26 @@ export const CurrentUserQuery = graphql(`
     }
   }
 `);
+
+export const InvitationPreviewQuery = graphql(`
+  query InvitationPreview($token: String!) {
+    invitation(token: $token) {
+      email
+      name
+      role
+      companyName
+      expiresAt
+    }
+  }
+`);
+
+export const AcceptInvitationMutation = graphql(
+  `
+    mutation AcceptInvitation($token: String!, $password: String!, $name: String) {
+      acceptInvitation(token: $token, password: $password, name: $name) {
+        ...SessionFields
+      }
+    }
+  `,
+  [SessionFields],
+);

@@ -23,7 +23,7 @@ type Status = EnumOf<'EmailStatus'>;
 type Kind = EnumOf<'EmailKind'>;
 
 const STATUSES: Status[] = ['pending', 'sent', 'failed'];
-export const KIND_LABEL: Record<Kind, string> = { weeklyDigest: 'Weekly digest', expiryAdmin: 'Expiry alert (admins)', expiryCustomer: 'Expiry notice (customer)', test: 'Test email' };
+export const KIND_LABEL: Record<Kind, string> = { weeklyDigest: 'Weekly digest', expiryAdmin: 'Expiry alert (admins)', expiryCustomer: 'Expiry notice (customer)', test: 'Test email', invitation: 'Invitation' };
 
 /** The email outbox (every email is written here first, then delivered) and the job schedule. */
 export function OutboxPage() {

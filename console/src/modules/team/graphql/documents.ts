@@ -116,3 +116,48 @@ export const RevokeApiKeyMutation = graphql(
   `,
   [ApiKeyFields],
 );
+
+export const InvitationFields = graphql(`
+  fragment InvitationFields on Invitation {
+    id
+    email
+    name
+    role
+    invitedBy
+    createdAt
+    expiresAt
+  }
+`);
+
+export const InvitationsQuery = graphql(
+  `
+    query Invitations {
+      invitations {
+        ...InvitationFields
+      }
+    }
+  `,
+  [InvitationFields],
+);
+
+export const InviteUserMutation = graphql(
+  `
+    mutation InviteUser($email: String!, $role: Role!, $name: String) {
+      inviteUser(email: $email, role: $role, name: $name) {
+        ...InvitationFields
+      }
+    }
+  `,
+  [InvitationFields],
+);
+
+export const RevokeInvitationMutation = graphql(
+  `
+    mutation RevokeInvitation($id: ID!) {
+      revokeInvitation(id: $id) {
+        ...InvitationFields
+      }
+    }
+  `,
+  [InvitationFields],
+);

@@ -1,23 +1,34 @@
 import { Badge, Button, Group, Paper, Select, Stack, Table, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { IconUserPlus } from '@tabler/icons-react';
+import { IconMailPlus, IconUserPlus } from '@tabler/icons-react';
 import { useQuery } from 'urql';
 import type { FragmentOf } from '../../../graphql';
-import { relativeTime } from '../../../lib/format';
+import { formatDate, relativeTime } from '../../../lib/format';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useCanManage, useCurrentUser } from '../../auth/hooks/useCurrentUser';
 import { AddMemberModal } from '../components/AddMemberModal';
+import { InviteMemberModal } from '../components/InviteMemberModal';
 import { ROLE_OPTIONS, roleLabel, type Role } from '../components/RoleSelect';
-import { DeactivateUserMutation, ReactivateUserMutation, UpdateUserMutation, UsersQuery, type TeamMemberFields } from '../graphql/documents';
+import {
+  DeactivateUserMutation,
+  InvitationsQuery,
+  ReactivateUserMutation,
+  RevokeInvitationMutation,
+  UpdateUserMutation,
+  UsersQuery,
+  type InvitationFields,
+  type TeamMemberFields,
+} from '../graphql/documents';
 import { refetchOn } from '../../../lib/client';
 import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 export function TeamPage() {
   const [result, reload] = useQuery({ query: UsersQuery, context: refetchOn('User') });
   const [adding, { open, close }] = useDisclosure(false);
+  const [inviting, invitation] = useDisclosure(false);
   const canManage = useCanManage();
 
   return (
@@ -26,12 +37,18 @@ export function TeamPage() {
         title="Team"
         description="Everyone who can sign in to this console. Admins manage everything; read-only members can look but not change."
         actions={
-          <Button leftSection={<IconUserPlus size={16} />} onClick={open} disabled={!canManage} title={canManage ? undefined : 'Only admins can add members'}>
-            Add member
-          </Button>
+          <Group gap="xs">
+            <Button variant="default" leftSection={<IconUserPlus size={16} />} onClick={open} disabled={!canManage} title={canManage ? 'Add a member with an initial password' : 'Only admins can add members'}>
+              Add member
+            </Button>
+            <Button leftSection={<IconMailPlus size={16} />} onClick={invitation.open} disabled={!canManage} title={canManage ? 'Email a one-time link to join' : 'Only admins can invite members'}>
+              Invite by email
+            </Button>
+          </Group>
         }
       />
       <AddMemberModal opened={adding} onClose={close} />
+      <InviteMemberModal opened={inviting} onClose={invitation.close} />
       <Paper>
         <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })} isEmpty={(data) => data.users.length === 0} empty={<EmptyState title="No team members yet" />}>
           {(data) => (
@@ -56,7 +73,85 @@ export function TeamPage() {
           )}
         </QueryState>
       </Paper>
+      <PendingInvitations canManage={canManage} />
     </>
+  );
+}
+
+/** Invitations sent and not yet accepted (hidden while there are none). */
+function PendingInvitations({ canManage }: { canManage: boolean }) {
+  const [result] = useQuery({ query: InvitationsQuery, context: refetchOn('Invitation') });
+  const invitations = result.data?.invitations ?? [];
+  if (invitations.length === 0) return null;
+  return (
+    <Paper mt="lg" p="md">
+      <Text fw={600} mb="sm">
+        Pending invitations
+      </Text>
+      <ResponsiveTable minWidth={640}>
+        <Table>
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th>Email</Table.Th>
+              <Table.Th>Role</Table.Th>
+              <Table.Th>Invited</Table.Th>
+              <Table.Th>Expires</Table.Th>
+              <Table.Th aria-label="Actions" />
+            </Table.Tr>
+          </Table.Thead>
+          <Table.Tbody>
+            {invitations.map((item) => (
+              <InvitationRow key={item.id} invitation={item} canManage={canManage} />
+            ))}
+          </Table.Tbody>
+        </Table>
+      </ResponsiveTable>
+    </Paper>
+  );
+}
+
+function InvitationRow({ invitation, canManage }: { invitation: FragmentOf<typeof InvitationFields>; canManage: boolean }) {
+  const revoke = useApiMutation(RevokeInvitationMutation, { success: (d) => `The invitation of ${d.revokeInvitation.email} was revoked.`, invalidates: ['Invitation'] });
+  return (
+    <Table.Tr>
+      <Table.Td>
+        <Stack gap={0}>
+          <Text size="sm" fw={500}>
+            {invitation.name ?? invitation.email}
+          </Text>
+          {invitation.name && (
+            <Text size="xs" c="dimmed">
+              {invitation.email}
+            </Text>
+          )}
+        </Stack>
+      </Table.Td>
+      <Table.Td>
+        <Text size="sm">{roleLabel(invitation.role)}</Text>
+      </Table.Td>
+      <Table.Td>
+        <Text size="sm" c="dimmed">
+          {relativeTime(invitation.createdAt)}
+          {invitation.invitedBy ? ` by ${invitation.invitedBy}` : ''}
+        </Text>
+      </Table.Td>
+      <Table.Td>
+        <Text size="sm">{formatDate(invitation.expiresAt)}</Text>
+      </Table.Td>
+      <Table.Td ta="right">
+        {canManage && (
+          <ConfirmAction
+            size="xs"
+            label="Revoke"
+            title={`Revoke the invitation of ${invitation.email}?`}
+            message="The link in their email stops working. You can invite them again later."
+            confirmLabel="Revoke"
+            busy={revoke.saving}
+            onConfirm={() => revoke.run({ id: invitation.id })}
+          />
+        )}
+      </Table.Td>
+    </Table.Tr>
   );
 }
 
