@@ -56,8 +56,17 @@ describe('operator CLI on PostgreSQL', () => {
 
   it('shows and revokes a license by key', async () => {
     const shown = runCli(['license:show', '--key', key.toLowerCase(), '--json'], env);
-    expect(shown.json.license).toMatchObject({ status: 'active', product: { name: 'Suite' }, tenant: { keyPrefix: 'GLOBEX' }, activations: [] });
+    expect(shown.json.license).toMatchObject({ status: 'active', product: { name: 'Suite' }, tenant: { keyPrefix: 'GLOBEX' }, activations: [], activationCount: 0 });
     expect(shown.stdout).not.toContain(key);
+    // A license with many activations: the newest 100 are listed, and how many there are in all.
+    const license = await t.prisma.license.findFirstOrThrow({ where: { keyHint: shown.json.license.keyHint } });
+    await t.prisma.activation.createMany({
+      data: Array.from({ length: 105 }, (_, i) => ({ tenantId: license.tenantId, licenseId: license.id, deviceId: `bulk-${i}`, createdAt: new Date(Date.UTC(2026, 0, 1) + i * 60_000), deactivatedAt: new Date() })),
+    });
+    const many = runCli(['license:show', '--key', key, '--json'], env).json.license;
+    expect(many.activationCount).toBe(105);
+    expect(many.activations).toHaveLength(100);
+    expect(many.activations[0].deviceId).toBe('bulk-104');
     const revoked = runCli(['license:revoke', '--key', key, '--json'], env);
     expect(revoked.json.license).toMatchObject({ status: 'revoked', revokedAt: expect.any(String) });
     expect((await t.post('/api/v1/validate', { licenseKey: key })).json.errorCode).toBe('LicenseRevoked');

@@ -9,7 +9,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { AppError } from './domain/errors.js';
 import { createTenant, getTenantByPrefix } from './services/tenants.js';
 import { createProduct, getProductByName } from './services/products.js';
-import { createLicense, revokeLicenseByKey, showLicenseByKey } from './services/licenses.js';
+import { createLicense, findByKey, revokeLicenseByKey, showLicenseByKey } from './services/licenses.js';
 import { loadTokenSigner, rotateSigningKey } from './services/signing/signing-keys.js';
 import { listActiveFloatingSessions } from './services/floating/management.js';
 import { removeMeterQuota, setMeterQuota, usageTotals } from './services/metering/management.js';
@@ -131,7 +131,7 @@ const commands: Record<string, Command> = {
     },
   },
   'license:show': {
-    usage: 'license:show --key <license key>',
+    usage: 'license:show --key <license key>   (with its newest 100 activations and activationCount)',
     options: { key: { type: 'string' } },
     async run(ctx, flags) {
       return { license: await showLicenseByKey(ctx, need(flags, 'key')) };
@@ -181,7 +181,7 @@ const commands: Record<string, Command> = {
     usage: 'license:quota --key <license key> --event <name> (--period day|month|year|lifetime --limit N | --remove)',
     options: { key: { type: 'string' }, event: { type: 'string' }, period: { type: 'string' }, limit: { type: 'string' }, remove: { type: 'boolean' } },
     async run(ctx, flags) {
-      const license = await showLicenseByKey(ctx, need(flags, 'key'));
+      const license = await findByKey(ctx, need(flags, 'key'));
       const event = need(flags, 'event');
       if (flags.remove === true) return removeMeterQuota(ctx, license.tenantId, license.id, event);
       const period = need(flags, 'period') as MeterPeriod;
@@ -192,7 +192,7 @@ const commands: Record<string, Command> = {
     usage: 'license:sessions --key <license key>',
     options: { key: { type: 'string' } },
     async run(ctx, flags) {
-      const license = await showLicenseByKey(ctx, need(flags, 'key'));
+      const license = await findByKey(ctx, need(flags, 'key'));
       return listActiveFloatingSessions(ctx, license.tenantId, license.id);
     },
   },
@@ -200,7 +200,7 @@ const commands: Record<string, Command> = {
     usage: 'license:usage --key <license key> [--event <name>]',
     options: { key: { type: 'string' }, event: { type: 'string' } },
     async run(ctx, flags) {
-      const license = await showLicenseByKey(ctx, need(flags, 'key'));
+      const license = await findByKey(ctx, need(flags, 'key'));
       const event = flags.event as string | undefined;
       const byPeriod = await Promise.all(METER_PERIODS.map((period) => usageTotals(ctx, license.tenantId, license.id, { event, period })));
       // One row per event: its totals in the current day, month and year (UTC) and over the lifetime.

@@ -102,7 +102,8 @@ export async function createLicense(ctx: Ctx, tenantId: string, productId: strin
   }
 }
 
-async function findByKey(ctx: Ctx, licenseKey: string) {
+/** The license of a plaintext key (operator CLI); NotFound when no license has it. */
+export async function findByKey(ctx: Ctx, licenseKey: string) {
   const digest = licenseKeyDigest(ctx.secrets, licenseKey);
   const license = digest ? await ctx.db.prisma.license.findUnique({ where: { keyDigest: digest } }) : null;
   if (!license) throw new AppError('NotFound', 'License not found.');
@@ -127,17 +128,23 @@ export async function revokeLicenseByKey(ctx: Ctx, licenseKey: string, by: Audit
 }
 
 /** A license with its product and activations, for operators (never the key itself). */
+/** Activations `license:show` lists (newest first); a license may have tens of thousands. */
+export const SHOWN_ACTIVATIONS = 100;
+
+/** A license with its product, tenant, the newest SHOWN_ACTIVATIONS activations and how many there are in all. */
 export async function showLicenseByKey(ctx: Ctx, licenseKey: string) {
   const license = await findByKey(ctx, licenseKey);
-  return ctx.db.prisma.license.findUniqueOrThrow({
+  const { _count, ...shown } = await ctx.db.prisma.license.findUniqueOrThrow({
     where: { id: license.id },
     omit: { keyDigest: true, keyDigestVersion: true },
     include: {
       product: { select: { id: true, name: true, isBundle: true } },
       tenant: { select: { id: true, name: true, keyPrefix: true } },
-      activations: { orderBy: { createdAt: 'asc' } },
+      activations: { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: SHOWN_ACTIVATIONS },
+      _count: { select: { activations: true } },
     },
   });
+  return { ...shown, activationCount: _count.activations };
 }
 
 // ─── Management API (tenant-scoped: another tenant's license answers NotFound) ──────────────────────
