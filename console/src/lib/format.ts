@@ -1,5 +1,4 @@
 /** Display helpers. Dates arrive as ISO 8601 strings (UTC); they are shown in the browser's time zone. */
-export const DAY_MS = 86_400_000;
 
 export function formatDate(iso: string | null | undefined, fallback = '—'): string {
   return iso ? new Date(iso).toLocaleDateString(undefined, { year: 'numeric', month: 'short', day: 'numeric' }) : fallback;

@@ -36,7 +36,8 @@ export const PUBLIC_INVITATION_FIELDS = {
   id: true, email: true, name: true, role: true, expiresAt: true, createdAt: true, createdBy: { select: { email: true, name: true } },
 } as const;
 
-const tokenDigest = (ctx: Pick<Ctx, 'secrets'>, token: string) => ctx.secrets.digest(`invite:${token}`);
+/** The only form of an invitation token that is kept (also the key of its sign-in rate limit). */
+export const invitationTokenDigest = (ctx: Pick<Ctx, 'secrets'>, token: string) => ctx.secrets.digest(`invite:${token}`);
 
 /**
  * Invites a member (CompanyAdmin): a pending invitation of the same address is replaced. The email goes through
@@ -62,7 +63,7 @@ export async function inviteUser(
     await tx.invitation.updateMany({ where: { tenantId: admin.tenantId, email: data.email, acceptedAt: null, revokedAt: null }, data: { revokedAt: ctx.now } });
     const created = await tx.invitation.create({
       data: {
-        tenantId: admin.tenantId, email: data.email, name: data.name ?? null, role: data.role, tokenDigest: tokenDigest(ctx, token), expiresAt,
+        tenantId: admin.tenantId, email: data.email, name: data.name ?? null, role: data.role, tokenDigest: invitationTokenDigest(ctx, token), expiresAt,
         createdById: admin.kind === 'user' ? admin.userId : null, createdAt: ctx.now,
       },
       select: PUBLIC_INVITATION_FIELDS,
@@ -103,7 +104,7 @@ export async function revokeInvitation(ctx: Ctx, actor: Actor | null, id: string
 export async function invitationByToken(ctx: Ctx, token: string) {
   if (!token || token.length > 200) return null;
   const invitation = await ctx.db.prisma.invitation.findFirst({
-    where: { tokenDigest: tokenDigest(ctx, token), acceptedAt: null, revokedAt: null, expiresAt: { gt: ctx.now } },
+    where: { tokenDigest: invitationTokenDigest(ctx, token), acceptedAt: null, revokedAt: null, expiresAt: { gt: ctx.now } },
     select: { email: true, role: true, name: true, expiresAt: true, tenant: { select: { name: true } } },
   });
   return invitation && { email: invitation.email, role: invitation.role, name: invitation.name, expiresAt: invitation.expiresAt, companyName: invitation.tenant.name };
@@ -120,7 +121,7 @@ export async function acceptInvitation(ctx: Ctx, input: { token: string; passwor
     return await ctx.db.prisma.$transaction(async (tx) => {
       const [claimed] = await tx.$queryRaw<{ id: string; tenant_id: string; email: string; role: 'CompanyAdmin' | 'ReadOnly'; name: string | null }[]>`
         UPDATE invitations SET accepted_at = ${ctx.now}
-         WHERE token_digest = ${tokenDigest(ctx, data.token)} AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ${ctx.now}
+         WHERE token_digest = ${invitationTokenDigest(ctx, data.token)} AND accepted_at IS NULL AND revoked_at IS NULL AND expires_at > ${ctx.now}
         RETURNING id, tenant_id, email, role::text AS role, name`;
       if (!claimed) throw new AppError('InvalidRequest', INVALID_LINK);
       const user = await tx.user.create({

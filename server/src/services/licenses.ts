@@ -12,7 +12,7 @@ import { licenseKeyDigest } from './licensing/license-record.js';
 import { isExpired } from './licensing/rules.js';
 import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, isUuid, pageSize, searchMatches, toPage, type PageArgs } from './listing.js';
 import { isUniqueViolation, parseInput } from './validation.js';
-import { expiringWithin, withinDaysEnd } from './licensing/countdown.js';
+import { DAY_MS, expiringWithin, withinDaysEnd } from './licensing/countdown.js';
 
 const version = z
   .string()
@@ -129,7 +129,7 @@ export async function revokeLicenseByKey(ctx: Ctx, licenseKey: string, by: Audit
 
 /** A license with its product and activations, for operators (never the key itself). */
 /** Activations `license:show` lists (newest first); a license may have tens of thousands. */
-export const SHOWN_ACTIVATIONS = 100;
+const SHOWN_ACTIVATIONS = 100;
 
 /** A license with its product, tenant, the newest SHOWN_ACTIVATIONS activations and how many there are in all. */
 export async function showLicenseByKey(ctx: Ctx, licenseKey: string) {
@@ -155,7 +155,6 @@ export type LicenseStatusName = 'active' | 'expired' | 'revoked';
 export const licenseStatus = (license: { status: 'active' | 'revoked'; expiresAt: Date | null }, now: Date): LicenseStatusName =>
   license.status === 'revoked' ? 'revoked' : isExpired(license, now) ? 'expired' : 'active';
 
-const DAY_MS = 86_400_000;
 export const daysFrom = (now: Date, days: number) => new Date(now.getTime() + days * DAY_MS);
 
 /** What the API shows of a license: never the key digest. */

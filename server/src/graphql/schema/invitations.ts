@@ -2,7 +2,7 @@ import { builder, RoleEnum } from '../builder.js';
 import { serviceCtx } from '../context.js';
 import { AppError } from '../../domain/errors.js';
 import { login } from '../../services/auth/sessions.js';
-import { acceptInvitation, invitationByToken, inviteUser, listInvitations, revokeInvitation } from '../../services/invitations.js';
+import { acceptInvitation, invitationByToken, invitationTokenDigest, inviteUser, listInvitations, revokeInvitation } from '../../services/invitations.js';
 import { SessionPayloadType, sessionPayload, signInStep } from './account.js';
 
 interface InvitationShape {
@@ -83,7 +83,7 @@ builder.mutationFields((t) => ({
     skipTypeScopes: true,
     args: { token: t.arg.string({ required: true }), password: t.arg.string({ required: true }), name: t.arg.string() },
     resolve: async (_root, args, ctx) => {
-      await signInStep(ctx, `invitation:${ctx.deps.secrets.digest(`invite:${args.token}`)}`);
+      await signInStep(ctx, `invitation:${invitationTokenDigest(ctx.deps, args.token)}`);
       const user = await acceptInvitation(serviceCtx(ctx), args, ctx.meta);
       const result = await login(serviceCtx(ctx), { email: user.email, password: args.password }, ctx.meta);
       if (result.status !== 'SUCCESS') throw new AppError('InternalError', 'The account was created but sign-in failed: sign in.');

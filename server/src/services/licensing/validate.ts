@@ -1,5 +1,6 @@
 import type { LicensingContext } from '../context.js';
 import { findLicenseByKey, type LicenseRecord } from './license-record.js';
+import { DAY_MS } from './countdown.js';
 import {
   LICENSE_NOT_FOUND,
   checkEntitlement,
@@ -22,7 +23,6 @@ export interface ValidateInput {
 
 /** Offline tokens live at least this long even without offline grace, so a client can verify the response itself. */
 export const MIN_TOKEN_TTL_MS = 60 * 60_000;
-const DAY_MS = 86_400_000;
 
 /** Checks entitlement; changes nothing in the database. */
 export async function validateLicense(ctx: LicensingContext, input: ValidateInput) {

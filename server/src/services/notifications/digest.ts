@@ -3,9 +3,8 @@ import type { Logger } from '../../logger.js';
 import type { ServiceContext } from '../context.js';
 import { enqueueEmails } from './outbox.js';
 import { startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
-import { expiringWithin } from '../licensing/countdown.js';
+import { DAY_MS, expiringWithin } from '../licensing/countdown.js';
 
-const DAY = 86_400_000;
 export const DIGEST_TABLE_ROWS = 5;
 
 export type NotificationContext = Pick<ServiceContext, 'db' | 'now'> & {
@@ -18,10 +17,10 @@ export type NotificationContext = Pick<ServiceContext, 'db' | 'now'> & {
 /** The ISO week of `now` (UTC): its Monday and its label, e.g. 2026-W23. */
 export function isoWeek(now: Date): { monday: Date; label: string } {
   const day = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
-  const monday = new Date(day.getTime() - ((day.getUTCDay() + 6) % 7) * DAY);
-  const thursday = new Date(monday.getTime() + 3 * DAY);
+  const monday = new Date(day.getTime() - ((day.getUTCDay() + 6) % 7) * DAY_MS);
+  const thursday = new Date(monday.getTime() + 3 * DAY_MS);
   const yearStart = Date.UTC(thursday.getUTCFullYear(), 0, 1);
-  const week = Math.floor((thursday.getTime() - yearStart) / (7 * DAY)) + 1;
+  const week = Math.floor((thursday.getTime() - yearStart) / (7 * DAY_MS)) + 1;
   return { monday, label: `${thursday.getUTCFullYear()}-W${String(week).padStart(2, '0')}` };
 }
 
@@ -33,7 +32,7 @@ export async function digestFigures(ctx: Pick<ServiceContext, 'db' | 'now'>, ten
   const within = (days: number) => ({ ...active, expiresAt: expiringWithin(now, days) });
   const [activeLicenses, activations7d, expiringIn7Days, expiringIn30Days, upcoming] = await Promise.all([
     prisma.license.count({ where: { ...active, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] } }),
-    prisma.activation.count({ where: { tenantId, createdAt: { gt: new Date(now.getTime() - 7 * DAY), lte: now } } }),
+    prisma.activation.count({ where: { tenantId, createdAt: { gt: new Date(now.getTime() - 7 * DAY_MS), lte: now } } }),
     prisma.license.count({ where: within(7) }),
     prisma.license.count({ where: within(30) }),
     prisma.license.findMany({

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { NotificationContext } from './digest.js';
+import { DAY_MS } from '../licensing/countdown.js';
 
 /**
  * Progress of the scheduled per-tenant jobs (expiry: one run per UTC day, digest: one per ISO week), so a run
@@ -160,7 +161,7 @@ export const dayPeriod = (now: Date) => now.toISOString().slice(0, 10);
 
 /** Run records older than `keepDays` (housekeeping): only the current day's and week's are ever read. */
 export async function purgeRunRecords(ctx: Pick<NotificationContext, 'db' | 'now'>, keepDays = 35): Promise<number> {
-  const before = new Date(ctx.now.getTime() - keepDays * 86_400_000);
+  const before = new Date(ctx.now.getTime() - keepDays * DAY_MS);
   const tenants = await ctx.db.prisma.jobRunTenant.deleteMany({ where: { updatedAt: { lt: before } } });
   const runs = await ctx.db.prisma.jobRun.deleteMany({ where: { startedAt: { lt: before } } });
   return tenants.count + runs.count;
