@@ -111,7 +111,11 @@ describe('a worker killed during the daily expiry run', () => {
       // The dead worker's lease (90 s) lapses; the next email-delivery run (every minute) resumes the run.
       await waitFor(async () => (await app.prisma.jobRun.findUniqueOrThrow({ where: { job_period: { job: 'expiry-notifications', period } } })).finishedAt !== null, 240_000, 'the run to finish', 500);
       console.log(`expiry run resumed and finished ${((Date.now() - killedAt) / 1000).toFixed(0)} s after the kill (${atKill.done} of ${tenants.length} tenants were done)`);
-      expect(second.output()).toContain('resuming an unfinished run');
+      // A second pass finished it: the resume of email-delivery, or Agenda running the dead worker's one-off run
+      // again once its lock lapsed (which of the two gets there first is a race; both process only what is left
+      // to do, or redo it harmlessly: the checks below count every notice and email).
+      expect((await app.prisma.jobRun.findUniqueOrThrow({ where: { job_period: { job: 'expiry-notifications', period } } })).passes).toBeGreaterThanOrEqual(2);
+      expect(second.output()).toMatch(/resuming an unfinished run|"job":"expiry-notifications"[^\n]*job finished/);
 
       for (const tenant of tenants) {
         const notices = await app.prisma.expiryNotice.findMany({ where: { license: { tenantId: tenant.id } }, select: { licenseId: true, threshold: true } });
