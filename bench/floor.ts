@@ -7,7 +7,7 @@ import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jos
 import pg from 'pg';
 import { normalizeLicenseKey } from '../server/src/crypto/license-key.js';
 import { ServerSecrets } from '../server/src/crypto/secrets.js';
-import { SELECT_LICENSE_BY_DIGEST, SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, type LicenseRecord } from '../server/src/services/licensing/license-record.js';
+import { SELECT_LICENSE_BY_DIGEST, SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, type LicenseRecord } from '../server/src/services/licenses/license-record.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 }); // the server's default pool size
 const secrets = new ServerSecrets(process.env.SERVER_SECRET!);

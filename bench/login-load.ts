@@ -13,8 +13,9 @@ import pg from 'pg';
 import { ServerSecrets } from '../server/src/crypto/secrets.js';
 import { openDatabase } from '../server/src/db/database.js';
 import { applyMigrations } from '../server/src/db/migrate.js';
-import { createLicense } from '../server/src/services/licenses.js';
+import { createLicense } from '../server/src/services/licenses/management.js';
 import { createProduct } from '../server/src/services/products.js';
+import { NO_META, operatorIn, systemActor } from '../server/src/services/auth/actor.js';
 import { createTenant } from '../server/src/services/tenants.js';
 import { createUser } from '../server/src/services/users.js';
 
@@ -33,11 +34,11 @@ let server: ReturnType<typeof spawn> | undefined;
 try {
   await applyMigrations({ kind: 'pg', url });
   const db = await openDatabase({ databaseUrl: url, dataDir });
-  const ctx = { db, secrets: new ServerSecrets(secret), now: new Date() };
+  const ctx = { db, secrets: new ServerSecrets(secret), now: new Date(), actor: systemActor(null, 'system (cli)'), meta: NO_META };
   const tenant = await createTenant(ctx, { name: 'Login Bench', keyPrefix: 'LOGIN' });
-  const product = await createProduct(ctx, tenant.id, { name: 'Studio' });
-  const { key } = await createLicense(ctx, tenant.id, product.id, { maxActivations: 5 });
-  await createUser(ctx, 'system', { tenantId: tenant.id, email: 'admin@login.test', password: 'correct horse battery', role: 'CompanyAdmin' }, { ip: null, userAgent: null });
+  const product = await createProduct(operatorIn(ctx, tenant.id), { name: 'Studio' });
+  const { key } = await createLicense(operatorIn(ctx, tenant.id), { productId: product.id, maxActivations: 5 });
+  await createUser(operatorIn(ctx, tenant.id), { email: 'admin@login.test', password: 'correct horse battery', role: 'CompanyAdmin' });
   await db.close();
 
   server = spawn('pnpm', ['exec', 'tsx', 'server/src/main.ts'], {

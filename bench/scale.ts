@@ -11,10 +11,11 @@ import pg from 'pg';
 import { ServerSecrets } from '../server/src/crypto/secrets.js';
 import { openDatabase } from '../server/src/db/database.js';
 import { applyMigrations, migrationsDir } from '../server/src/db/migrate.js';
-import type { Actor } from '../server/src/services/auth/actor.js';
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
+import type { ServiceContext } from '../server/src/services/context.js';
 import { activationTrend, analyticsWindow, dashboardStats, licenseDistribution, licensesByProduct, seatPool, topProducts } from '../server/src/services/analytics.js';
 import { listActivity } from '../server/src/services/audit/activity.js';
-import { getLicense, listLicenseActivations, listLicenses } from '../server/src/services/licenses.js';
+import { getLicense, listLicenseActivations, listLicenses } from '../server/src/services/licenses/management.js';
 import { encodeCursor } from '../server/src/services/listing.js';
 import { listProducts } from '../server/src/services/products.js';
 import { floatingPoolConsumption } from '../server/src/services/floating/management.js';
@@ -115,56 +116,56 @@ async function seed() {
 async function measure() {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-scale-'));
   const db = await openDatabase({ databaseUrl: url, dataDir });
-  const ctx = { db, now: new Date(), secrets: new ServerSecrets('scale-bench-secret-0123456789abcdef0123456789') } as never as Parameters<typeof listLicenses>[0];
+  const ctx: ServiceContext = { db, now: new Date(), secrets: new ServerSecrets('scale-bench-secret-0123456789abcdef0123456789'), actor: null, meta: NO_META };
   const [big] = await sql(`SELECT t.id, count(l.id)::int AS n FROM tenants t JOIN licenses l ON l.tenant_id = t.id GROUP BY t.id ORDER BY n DESC LIMIT 1`);
-  const actor = { tenantId: big.id, role: 'CompanyAdmin', kind: 'user', userId: 'bench', label: 'bench' } as never as Actor;
+  ctx.actor = systemActor(big.id);
   const [product] = await sql(`SELECT id FROM products WHERE tenant_id = '${big.id}' ORDER BY name LIMIT 1`);
   const [widest] = await sql(`SELECT id, tenant_id AS "tenantId" FROM licenses WHERE tenant_id = '${big.id}' ORDER BY max_activations DESC LIMIT 1`);
   // Deep pages: the cursors of the rows half-way down the big tenant's license list and activity log.
   const [middle] = await sql(`SELECT created_at, id FROM licenses WHERE tenant_id = '${big.id}' ORDER BY created_at DESC, id DESC OFFSET 250000 LIMIT 1`);
   const deepLicenses = encodeCursor([new Date(middle.created_at).toISOString(), middle.id]);
   const deepActivity = encodeCursor([250000]);
-  const w = (range: 'TODAY' | 'LAST_7_DAYS' | 'LAST_30_DAYS') => analyticsWindow(ctx, actor, range);
+  const w = (range: 'TODAY' | 'LAST_7_DAYS' | 'LAST_30_DAYS') => analyticsWindow(ctx, range);
   const paths: [string, () => Promise<unknown>][] = [
-    ['dashboard stats (widget: 8 rows + counts)', () => dashboardStats(ctx, actor)],
+    ['dashboard stats (widget: 8 rows + counts)', () => dashboardStats(ctx)],
     ['activation trend 30 d', () => activationTrend(ctx, w('LAST_30_DAYS'))],
     ['top products 30 d', () => topProducts(ctx, w('LAST_30_DAYS'))],
     ['licenses by product', () => licensesByProduct(ctx, w('LAST_30_DAYS'))],
     ['license distribution', () => licenseDistribution(ctx, w('LAST_30_DAYS'))],
     ['activation trend 7 d / today', () => Promise.all([activationTrend(ctx, w('LAST_7_DAYS')), activationTrend(ctx, w('TODAY'))])],
-    ['activation trend 30 d weekly / monthly', () => Promise.all([activationTrend(ctx, analyticsWindow(ctx, actor, 'LAST_30_DAYS', 'WEEK')), activationTrend(ctx, analyticsWindow(ctx, actor, 'LAST_30_DAYS', 'MONTH'))])],
+    ['activation trend 30 d weekly / monthly', () => Promise.all([activationTrend(ctx, analyticsWindow(ctx, 'LAST_30_DAYS', 'WEEK')), activationTrend(ctx, analyticsWindow(ctx, 'LAST_30_DAYS', 'MONTH'))])],
     ['seat pool 30 d', () => seatPool(ctx, w('LAST_30_DAYS'))],
     ['seat pool 7 d', () => seatPool(ctx, w('LAST_7_DAYS'))],
     ['seat pool today', () => seatPool(ctx, w('TODAY'))],
-    ['floating pool today (hourly)', () => floatingPoolConsumption(ctx, big.id, { from: w('TODAY').from, to: ctx.now, bucket: 'hour' })],
-    ['floating pool 30 d (daily)', () => floatingPoolConsumption(ctx, big.id, { from: w('LAST_30_DAYS').from, to: ctx.now, bucket: 'day' })],
+    ['floating pool today (hourly)', () => floatingPoolConsumption(ctx, { from: w('TODAY').from, to: ctx.now, bucket: 'hour' })],
+    ['floating pool 30 d (daily)', () => floatingPoolConsumption(ctx, { from: w('LAST_30_DAYS').from, to: ctx.now, bucket: 'day' })],
     // The analytics page: one GraphQL `analytics(range)` whose fields resolve side by side on one window (licensesByStatus
     // and licensesByExpiry both read the distribution), and the floating-pool chart's query beside it.
     ...(['TODAY', 'LAST_7_DAYS', 'LAST_30_DAYS'] as const).map((range): [string, () => Promise<unknown>] => [`analytics view ${range}, every field`, () => {
       const win = w(range);
       return Promise.all([
         activationTrend(ctx, win), licensesByProduct(ctx, win), licenseDistribution(ctx, win), licenseDistribution(ctx, win), topProducts(ctx, win), seatPool(ctx, win),
-        floatingPoolConsumption(ctx, big.id, { from: win.from, to: ctx.now, bucket: range === 'TODAY' ? 'hour' : 'day' }),
+        floatingPoolConsumption(ctx, { from: win.from, to: ctx.now, bucket: range === 'TODAY' ? 'hour' : 'day' }),
       ]);
     }]),
-    ['license list, first page + count', () => listLicenses(ctx, actor, {})],
-    ['license list, product filter', () => listLicenses(ctx, actor, { productId: product.id })],
-    ['license list, product + status', () => listLicenses(ctx, actor, { productId: product.id, status: 'active' })],
-    ['license list, status expired', () => listLicenses(ctx, actor, { status: 'expired' })],
-    ['license list, expiring within 30 days', () => listLicenses(ctx, actor, { expiringWithinDays: 30 })],
-    ['license list, deep page (row 250,000)', () => listLicenses(ctx, actor, {}, { after: deepLicenses })],
-    ['license search by email', () => listLicenses(ctx, actor, { search: 'customer4242' })],
-    ['license search by key hint', () => listLicenses(ctx, actor, { search: '-…-AB' })],
-    ['license search by whole key', () => listLicenses(ctx, actor, { search: 'T001-ABCD-EFGH-JKMN-PQRS' })],
-    ['license detail (widest license)', () => getLicense(ctx, actor, widest.id)],
+    ['license list, first page + count', () => listLicenses(ctx, {})],
+    ['license list, product filter', () => listLicenses(ctx, { productId: product.id })],
+    ['license list, product + status', () => listLicenses(ctx, { productId: product.id, status: 'active' })],
+    ['license list, status expired', () => listLicenses(ctx, { status: 'expired' })],
+    ['license list, expiring within 30 days', () => listLicenses(ctx, { expiringWithinDays: 30 })],
+    ['license list, deep page (row 250,000)', () => listLicenses(ctx, {}, { after: deepLicenses })],
+    ['license search by email', () => listLicenses(ctx, { search: 'customer4242' })],
+    ['license search by key hint', () => listLicenses(ctx, { search: '-…-AB' })],
+    ['license search by whole key', () => listLicenses(ctx, { search: 'T001-ABCD-EFGH-JKMN-PQRS' })],
+    ['license detail (widest license)', () => getLicense(ctx, widest.id)],
     ['its activations, first page + count', () => listLicenseActivations(ctx, widest)],
     ["its activations, pages 1 + 2", async () => listLicenseActivations(ctx, widest, { after: (await listLicenseActivations(ctx, widest)).pageInfo.endCursor })],
-    ['activity log, first page', () => listActivity(ctx, actor, {})],
-    ['activity log, entity filter', () => listActivity(ctx, actor, { entity: 'T1-…-4242' })],
-    ['activity log, user filter', () => listActivity(ctx, actor, { user: 'admin3@' })],
-    ['activity log, deep page (seq 250,000)', () => listActivity(ctx, actor, {}, { after: deepActivity })],
-    ['activity log, action filter', () => listActivity(ctx, actor, { action: 'UpdateLicense' })],
-    ['products list', () => listProducts(ctx, actor)],
+    ['activity log, first page', () => listActivity(ctx, {})],
+    ['activity log, entity filter', () => listActivity(ctx, { entity: 'T1-…-4242' })],
+    ['activity log, user filter', () => listActivity(ctx, { user: 'admin3@' })],
+    ['activity log, deep page (seq 250,000)', () => listActivity(ctx, {}, { after: deepActivity })],
+    ['activity log, action filter', () => listActivity(ctx, { action: 'UpdateLicense' })],
+    ['products list', () => listProducts(ctx)],
   ];
   const rows = [];
   for (const [name, run] of paths) {

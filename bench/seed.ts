@@ -7,8 +7,9 @@ import path from 'node:path';
 import { ServerSecrets } from '../server/src/crypto/secrets.js';
 import { openDatabase } from '../server/src/db/database.js';
 import { applyMigrations } from '../server/src/db/migrate.js';
-import { createLicense } from '../server/src/services/licenses.js';
+import { createLicense } from '../server/src/services/licenses/management.js';
 import { createProduct } from '../server/src/services/products.js';
+import { NO_META, operatorIn, systemActor } from '../server/src/services/auth/actor.js';
 import { createTenant } from '../server/src/services/tenants.js';
 
 const url = process.env.BENCH_DB_URL!;
@@ -17,11 +18,12 @@ await applyMigrations({ kind: 'pg', url });
 const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-bench-seed-')); // unused with PostgreSQL, but required
 const db = await openDatabase({ databaseUrl: url, dataDir });
 try {
-  const ctx = { db, secrets: new ServerSecrets(process.env.SERVER_SECRET!), now: new Date() };
+  const ctx = { db, secrets: new ServerSecrets(process.env.SERVER_SECRET!), now: new Date(), actor: systemActor(null), meta: NO_META };
   const tenant = await createTenant(ctx, { name: 'Bench Corp', keyPrefix: 'BENCH' });
-  const product = await createProduct(ctx, tenant.id, { name: 'Bench Studio' });
+  const product = await createProduct(operatorIn(ctx, tenant.id), { name: 'Bench Studio' });
   // Enough seats that activate never runs out; a realistic small payload for the offline token.
-  const { key } = await createLicense(ctx, tenant.id, product.id, {
+  const { key } = await createLicense(operatorIn(ctx, tenant.id), {
+    productId: product.id,
     maxActivations: 1_000_000,
     offlineGraceDays: 7,
     features: ['pro', 'export', 'cloud-sync'],

@@ -10,7 +10,7 @@ import { expiryNotificationsJob } from '../server/src/jobs/expiry-notifications.
 import { housekeepingJob } from '../server/src/jobs/housekeeping.js';
 import { jobContext, startJobs, type Jobs } from '../server/src/jobs/scheduler.js';
 import { ADMIN_ROWS_PER_THRESHOLD, EXPIRY_BATCH, queueExpiryNotifications, thresholdFor } from '../server/src/services/notifications/expiry.js';
-import { daysUntil } from '../server/src/services/licensing/countdown.js';
+import { daysUntil } from '../server/src/services/licenses/countdown.js';
 import { resumeScheduledRuns } from '../server/src/services/notifications/resume.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';

@@ -9,10 +9,11 @@ import { ServerSecrets, sha256 } from '../server/src/crypto/secrets.js';
 import { openDatabase } from '../server/src/db/database.js';
 import { applyMigrations } from '../server/src/db/migrate.js';
 import { verifyAuditChain } from '../server/src/services/audit/audit-log.js';
-import { createLicense } from '../server/src/services/licenses.js';
+import { createLicense } from '../server/src/services/licenses/management.js';
 import { createProduct } from '../server/src/services/products.js';
 import { createTenant } from '../server/src/services/tenants.js';
 import { createUser } from '../server/src/services/users.js';
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { startServerProcess, type ServerProcess } from './support/processes.js';
 import { startPrivatePg, type PrivatePg } from './support/private-pg.js';
 
@@ -196,15 +197,15 @@ async function startFleet(keyPrefix: string, baseUrl: () => string) {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-fault-seed-'));
   const secrets = new ServerSecrets(SECRET);
   const db = await openDatabase({ databaseUrl: cluster.url, dataDir, poolSize: 2 });
-  const ctx = () => ({ db, secrets, now: new Date() });
+  const ctx = (tenant: string | null = null) => ({ db, secrets, now: new Date(), actor: systemActor(tenant), meta: NO_META });
   const email = `ops@${keyPrefix.toLowerCase()}.test`;
   let tenantId: string;
   const licenses: Awaited<ReturnType<typeof createLicense>>[] = [];
   try {
     tenantId = (await createTenant(ctx(), { name: `Fault ${keyPrefix}`, keyPrefix })).id;
-    const product = await createProduct(ctx(), tenantId, { name: 'Fault Studio' });
-    for (let i = 0; i < 4; i++) licenses.push(await createLicense(ctx(), tenantId, product.id, { maxActivations: 8 }));
-    await createUser(ctx(), 'system', { tenantId, email, password: 'correct horse battery', role: 'CompanyAdmin' }, { ip: null, userAgent: null });
+    const product = await createProduct(ctx(tenantId), { name: 'Fault Studio' });
+    for (let i = 0; i < 4; i++) licenses.push(await createLicense(ctx(tenantId), { productId: product.id, maxActivations: 8 }));
+    await createUser({ ...ctx(), actor: systemActor(tenantId, 'system (cli)') }, { email, password: 'correct horse battery', role: 'CompanyAdmin' });
   } finally {
     // Closed before the fault, so no pooled connection of this process is caught by it.
     await db.close();

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { endFloatingSession, floatingPoolConsumption, listActiveFloatingSessions } from '../server/src/services/floating/management.js';
 import { HEARTBEAT_INTERVAL_SECONDS, LEASE_SECONDS, sweepExpiredFloatingSessions } from '../server/src/services/floating/sessions.js';
-import { revokeLicenseByKey } from '../server/src/services/licenses.js';
+import { revokeLicense } from '../server/src/services/licenses/management.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { runCli } from './support/processes.js';
 
@@ -27,7 +28,8 @@ afterAll(async () => {
   await t.close();
 });
 
-const ctx = () => ({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now() });
+/** Acting as the system (as the operator CLI does), in `tenantId` when given. */
+const ctx = (tenantId: string | null = null) => ({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor: systemActor(tenantId), meta: NO_META });
 
 async function floatingLicense(floatingSeats: number | null, attributes: Record<string, unknown> = {}) {
   const { key, license } = await t.seedLicense(tenantId, productId, { floatingSeats, ...attributes });
@@ -110,7 +112,7 @@ describe('POST /api/v1/float/checkout', () => {
     expect(Math.min(...ok.map((r) => r.json.remainingFloatingSeats))).toBe(0);
     expect(await activeInDb(license.id)).toBe(5);
     expect(await t.prisma.floatingSession.count({ where: { licenseId: license.id } })).toBe(5);
-    expect((await listActiveFloatingSessions(ctx(), tenantId, license.id)).inUse).toBe(5);
+    expect((await listActiveFloatingSessions(ctx(tenantId), license.id)).inUse).toBe(5);
   });
 
   it('the same deviceId replaces its previous session instead of taking a second seat', async () => {
@@ -208,7 +210,7 @@ describe('heartbeat, checkin and lease expiry', () => {
     const { key, license } = await floatingLicense(3);
     const a = await checkout(key);
     const b = await checkout(key);
-    await revokeLicenseByKey(ctx(), key);
+    await revokeLicense(ctx(license.tenantId), license.id);
     expect((await heartbeat(a.json.sessionToken)).json).toEqual({ isValid: false, message: expect.stringContaining('revoked'), errorCode: 'LicenseRevoked' });
     expect(await t.prisma.floatingSession.findUniqueOrThrow({ where: { id: a.json.sessionId } })).toMatchObject({ endedAt: clock.now(), endReason: 'revoked' });
     expect((await heartbeat(a.json.sessionToken)).json.errorCode).toBe('SessionExpired');
@@ -259,30 +261,30 @@ describe('management services (tenant-scoped)', () => {
     const { key, license } = await floatingLicense(2);
     const a = await checkout(key, { deviceId: 'ws-1', deviceName: 'Workstation 1' });
     const b = await checkout(key);
-    const listed = await listActiveFloatingSessions(ctx(), tenantId, license.id);
+    const listed = await listActiveFloatingSessions(ctx(tenantId), license.id);
     expect(listed).toMatchObject({ floatingSeats: 2, inUse: 2 });
     expect(listed.sessions.map((s) => s.id).sort()).toEqual([a.json.sessionId, b.json.sessionId].sort());
     expect(listed.sessions.find((s) => s.id === a.json.sessionId)).toMatchObject({ deviceId: 'ws-1', deviceName: 'Workstation 1', endedAt: null });
     expect(JSON.stringify(listed)).not.toMatch(/tokenDigest|kfs_/);
 
-    const ended = await endFloatingSession(ctx(), tenantId, a.json.sessionId);
+    const ended = await endFloatingSession(ctx(tenantId), a.json.sessionId);
     expect(ended).toMatchObject({ id: a.json.sessionId, endedAt: clock.now(), endReason: 'admin' });
-    expect(await endFloatingSession(ctx(), tenantId, a.json.sessionId)).toEqual(ended);
+    expect(await endFloatingSession(ctx(tenantId), a.json.sessionId)).toEqual(ended);
     expect((await heartbeat(a.json.sessionToken)).json.errorCode).toBe('SessionExpired');
-    expect((await listActiveFloatingSessions(ctx(), tenantId, license.id)).inUse).toBe(1);
+    expect((await listActiveFloatingSessions(ctx(tenantId), license.id)).inUse).toBe(1);
     expect((await checkout(key)).json.isValid).toBe(true);
   });
 
   it("another tenant's license or session is not found", async () => {
     const { key, license } = await floatingLicense(2);
     const a = await checkout(key);
-    await expect(listActiveFloatingSessions(ctx(), otherTenantId, license.id)).rejects.toMatchObject({ code: 'NotFound' });
-    await expect(endFloatingSession(ctx(), otherTenantId, a.json.sessionId)).rejects.toMatchObject({ code: 'NotFound' });
-    await expect(floatingPoolConsumption(ctx(), otherTenantId, { from: clock.now(), to: new Date(clock.now().getTime() + DAY), bucket: 'hour', licenseId: license.id })).rejects.toMatchObject({ code: 'NotFound' });
-    await expect(listActiveFloatingSessions(ctx(), tenantId, 'not-a-uuid')).rejects.toMatchObject({ code: 'NotFound' });
-    await expect(endFloatingSession(ctx(), tenantId, '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({ code: 'NotFound' });
+    await expect(listActiveFloatingSessions(ctx(otherTenantId), license.id)).rejects.toMatchObject({ code: 'NotFound' });
+    await expect(endFloatingSession(ctx(otherTenantId), a.json.sessionId)).rejects.toMatchObject({ code: 'NotFound' });
+    await expect(floatingPoolConsumption(ctx(otherTenantId), { from: clock.now(), to: new Date(clock.now().getTime() + DAY), bucket: 'hour', licenseId: license.id })).rejects.toMatchObject({ code: 'NotFound' });
+    await expect(listActiveFloatingSessions(ctx(tenantId), 'not-a-uuid')).rejects.toMatchObject({ code: 'NotFound' });
+    await expect(endFloatingSession(ctx(tenantId), '00000000-0000-4000-8000-000000000000')).rejects.toMatchObject({ code: 'NotFound' });
     // Tenant B sees no consumption of tenant A's pool.
-    const theirs = await floatingPoolConsumption(ctx(), otherTenantId, { from: clock.now(), to: new Date(clock.now().getTime() + 3_600_000), bucket: 'hour' });
+    const theirs = await floatingPoolConsumption(ctx(otherTenantId), { from: clock.now(), to: new Date(clock.now().getTime() + 3_600_000), bucket: 'hour' });
     expect(theirs).toEqual([expect.objectContaining({ peakInUse: 0, poolSize: 0 })]);
     expect((await heartbeat(a.json.sessionToken)).json.isValid).toBe(true);
   });
@@ -312,21 +314,21 @@ describe('management services (tenant-scoped)', () => {
         ],
       });
       clock.set('2026-07-01T14:00:00Z');
-      const hours = await floatingPoolConsumption(ctx(), tenant.id, { from: at('10:30'), to: at('14:00'), bucket: 'hour' });
+      const hours = await floatingPoolConsumption(ctx(tenant.id), { from: at('10:30'), to: at('14:00'), bucket: 'hour' });
       expect(hours).toEqual([
         { bucketStart: at('10:00'), bucketEnd: at('11:00'), peakInUse: 3, poolSize: 5 },
         { bucketStart: at('11:00'), bucketEnd: at('12:00'), peakInUse: 1, poolSize: 5 },
         { bucketStart: at('12:00'), bucketEnd: at('13:00'), peakInUse: 1, poolSize: 3 },
         { bucketStart: at('13:00'), bucketEnd: at('14:00'), peakInUse: 0, poolSize: 3 },
       ]);
-      const days = await floatingPoolConsumption(ctx(), tenant.id, { from: at('00:00'), to: new Date(at('00:00').getTime() + 2 * DAY), bucket: 'day' });
+      const days = await floatingPoolConsumption(ctx(tenant.id), { from: at('00:00'), to: new Date(at('00:00').getTime() + 2 * DAY), bucket: 'day' });
       expect(days.map((d) => [d.peakInUse, d.poolSize])).toEqual([[3, 5], [0, 3]]);
-      const weeks = await floatingPoolConsumption(ctx(), tenant.id, { from: at('10:00'), to: at('14:00'), bucket: 'week' });
+      const weeks = await floatingPoolConsumption(ctx(tenant.id), { from: at('10:00'), to: at('14:00'), bucket: 'week' });
       expect(weeks).toEqual([{ bucketStart: new Date('2026-06-29T00:00:00Z'), bucketEnd: at('14:00'), peakInUse: 3, poolSize: 5 }]); // ISO weeks start on Monday
-      const onlySmall = await floatingPoolConsumption(ctx(), tenant.id, { from: at('10:00'), to: at('12:00'), bucket: 'hour', licenseId: small.id });
+      const onlySmall = await floatingPoolConsumption(ctx(tenant.id), { from: at('10:00'), to: at('12:00'), bucket: 'hour', licenseId: small.id });
       expect(onlySmall.map((d) => [d.peakInUse, d.poolSize])).toEqual([[0, 2], [0, 2]]);
-      await expect(floatingPoolConsumption(ctx(), tenant.id, { from: at('10:00'), to: at('09:00'), bucket: 'hour' })).rejects.toMatchObject({ code: 'InvalidRequest' });
-      await expect(floatingPoolConsumption(ctx(), tenant.id, { from: at('00:00'), to: new Date(at('00:00').getTime() + 365 * DAY), bucket: 'hour' })).rejects.toMatchObject({ code: 'InvalidRequest' });
+      await expect(floatingPoolConsumption(ctx(tenant.id), { from: at('10:00'), to: at('09:00'), bucket: 'hour' })).rejects.toMatchObject({ code: 'InvalidRequest' });
+      await expect(floatingPoolConsumption(ctx(tenant.id), { from: at('00:00'), to: new Date(at('00:00').getTime() + 365 * DAY), bucket: 'hour' })).rejects.toMatchObject({ code: 'InvalidRequest' });
     });
   });
 });

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeLicenseByKey } from '../server/src/services/licenses.js';
+import { NO_META, operatorIn, systemActor } from '../server/src/services/auth/actor.js';
+import { findByKey, revokeLicense } from '../server/src/services/licenses/management.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 
 // Dashboard stats (spec §2.4, §4.4, §6.3) and analytics (spec §2.7) on a seeded data set whose answers
 // were worked out by hand. "Expiring within N days": active, not expired yet, and at most N UTC calendar days to
-// the expiry date (the countdown rule, services/licensing/countdown.ts).
+// the expiry date (the countdown rule, services/licenses/countdown.ts).
 
 const T = Date.parse('2026-06-15T12:00:00.000Z'); // a Monday
 const iso = (offset: number) => new Date(T + offset).toISOString();
@@ -57,7 +58,9 @@ beforeAll(async () => {
   await seed('L8', studio.id, 2, 200 * DAY); //                          later
   await seed('L9', studio.id, 1, -10 * DAY); //                          expired 10 days ago
   clock.set(iso(-2 * DAY));
-  await revokeLicenseByKey({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now() }, keys.L7);
+  const operator = { db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor: systemActor(null), meta: NO_META };
+  const l7 = await findByKey(operator, keys.L7);
+  await revokeLicense(operatorIn(operator, l7.tenantId), l7.id);
 
   const activation = (license: string, createdAt: number, deactivatedAt?: number) =>
     t.prisma.activation.create({ data: { tenantId, licenseId: L[license], createdAt: new Date(T + createdAt), lastSeenAt: new Date(T + createdAt), deactivatedAt: deactivatedAt === undefined ? null : new Date(T + deactivatedAt) } });

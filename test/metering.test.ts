@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { removeMeterQuota, setMeterQuota, usageTotals } from '../server/src/services/metering/management.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { runCli } from './support/processes.js';
@@ -26,7 +27,8 @@ afterAll(async () => {
   await t.close();
 });
 
-const ctx = () => ({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now() });
+/** Acting as the system (as the operator CLI does), in `tenantId` when given. */
+const ctx = (tenantId: string | null = null) => ({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor: systemActor(tenantId), meta: NO_META });
 
 async function license(attributes: Record<string, unknown> = {}) {
   const seeded = await t.seedLicense(tenantId, productId, attributes);
@@ -98,7 +100,7 @@ describe('POST /api/v1/meter', () => {
 
   it('quota boundary: exactly at the limit is fine, one over is refused and records nothing', async () => {
     const { key, license: l } = await license();
-    await setMeterQuota(ctx(), tenantId, l.id, { event: 'ai.tokens', period: 'day', limit: 10 });
+    await setMeterQuota(ctx(tenantId), l.id, { event: 'ai.tokens', period: 'day', limit: 10 });
     expect((await meter(key, { event: 'ai.tokens', quantity: 4 })).json).toMatchObject({ isValid: true, total: 4, limit: 10, remaining: 6, period: 'day', periodStart: '2026-06-01T00:00:00.000Z', periodEnd: '2026-06-02T00:00:00.000Z' });
     expect((await meter(key, { event: 'ai.tokens', quantity: 6 })).json).toMatchObject({ isValid: true, total: 10, remaining: 0 });
     const over = await meter(key, { event: 'ai.tokens', quantity: 1, idempotencyKey: 'over-1' });
@@ -117,7 +119,7 @@ describe('POST /api/v1/meter', () => {
     });
     expect(await recorded(l.id)).toBe(2);
     // A rejection is not stored under its idempotencyKey: once the quota allows it, the repeat records.
-    await setMeterQuota(ctx(), tenantId, l.id, { event: 'ai.tokens', period: 'day', limit: 11 });
+    await setMeterQuota(ctx(tenantId), l.id, { event: 'ai.tokens', period: 'day', limit: 11 });
     expect((await meter(key, { event: 'ai.tokens', quantity: 1, idempotencyKey: 'over-1' })).json).toMatchObject({ isValid: true, total: 11, remaining: 0 });
     // Other events of the license are not limited.
     expect((await meter(key, { event: 'ai.images', quantity: 500 })).json).toMatchObject({ isValid: true, limit: null });
@@ -125,7 +127,7 @@ describe('POST /api/v1/meter', () => {
 
   it('concurrent calls cannot overshoot a quota', async () => {
     const { key, license: l } = await license();
-    await setMeterQuota(ctx(), tenantId, l.id, { event: 'exports', period: 'month', limit: 10 });
+    await setMeterQuota(ctx(tenantId), l.id, { event: 'exports', period: 'month', limit: 10 });
     const results = await Promise.all(Array.from({ length: 30 }, () => meter(key, { event: 'exports', quantity: 1 })));
     expect(results.filter((r) => r.json.isValid)).toHaveLength(10);
     expect(results.filter((r) => r.json.errorCode === 'QuotaExceeded')).toHaveLength(20);
@@ -136,7 +138,7 @@ describe('POST /api/v1/meter', () => {
   it('periods roll over with the clock; a backdated event counts in its own period', () =>
     withClock(async () => {
       const { key, license: l } = await license();
-      await setMeterQuota(ctx(), tenantId, l.id, { event: 'builds', period: 'day', limit: 5 });
+      await setMeterQuota(ctx(tenantId), l.id, { event: 'builds', period: 'day', limit: 5 });
       clock.set('2026-06-01T23:59:59.000Z');
       expect((await meter(key, { event: 'builds', quantity: 5 })).json.remaining).toBe(0);
       expect((await meter(key, { event: 'builds', quantity: 1 })).json.errorCode).toBe('QuotaExceeded');
@@ -150,9 +152,9 @@ describe('POST /api/v1/meter', () => {
       expect((await meter(key, { event: 'sync', quantity: 2 })).json).toMatchObject({ total: 2, period: 'month' });
       clock.set('2026-07-01T00:30:00.000Z');
       expect((await meter(key, { event: 'sync', quantity: 2 })).json).toMatchObject({ total: 2, periodStart: '2026-07-01T00:00:00.000Z', periodEnd: '2026-08-01T00:00:00.000Z' });
-      await setMeterQuota(ctx(), tenantId, l.id, { event: 'sync', period: 'lifetime', limit: 5 });
+      await setMeterQuota(ctx(tenantId), l.id, { event: 'sync', period: 'lifetime', limit: 5 });
       expect((await meter(key, { event: 'sync', quantity: 1 })).json).toMatchObject({ total: 5, remaining: 0, period: 'lifetime', periodStart: null, periodEnd: null });
-      await setMeterQuota(ctx(), tenantId, l.id, { event: 'sync', period: 'year', limit: 100 });
+      await setMeterQuota(ctx(tenantId), l.id, { event: 'sync', period: 'year', limit: 100 });
       clock.set('2027-01-01T00:00:00.000Z');
       expect((await meter(key, { event: 'sync', quantity: 1 })).json).toMatchObject({ total: 1, remaining: 99, periodStart: '2027-01-01T00:00:00.000Z' });
     }));
@@ -210,13 +212,13 @@ describe('POST /api/v1/meter', () => {
 describe('management services (tenant-scoped)', () => {
   it('usage totals per event and period, with quotas', async () => {
     const { key, license: l } = await license();
-    await setMeterQuota(ctx(), tenantId, l.id, { event: 'api.calls', period: 'month', limit: 100 });
-    await setMeterQuota(ctx(), tenantId, l.id, { event: 'unused', period: 'day', limit: 1 });
+    await setMeterQuota(ctx(tenantId), l.id, { event: 'api.calls', period: 'month', limit: 100 });
+    await setMeterQuota(ctx(tenantId), l.id, { event: 'unused', period: 'day', limit: 1 });
     await meter(key, { event: 'api.calls', quantity: 30 });
     await meter(key, { event: 'api.calls', quantity: 12, timestamp: new Date(clock.now().getTime() - 2 * DAY).toISOString() }); // May 30th
     await meter(key, { event: 'export', quantity: 2 });
 
-    const month = await usageTotals(ctx(), tenantId, l.id, { period: 'month' });
+    const month = await usageTotals(ctx(tenantId), l.id, { period: 'month' });
     expect(month).toEqual({
       period: 'month',
       periodStart: new Date('2026-06-01T00:00:00Z'),
@@ -227,22 +229,22 @@ describe('management services (tenant-scoped)', () => {
         { event: 'unused', total: 0, count: 0, quota: { period: 'day', limit: 1 }, remaining: null },
       ],
     });
-    const lifetime = await usageTotals(ctx(), tenantId, l.id, { period: 'lifetime', event: 'api.calls' });
+    const lifetime = await usageTotals(ctx(tenantId), l.id, { period: 'lifetime', event: 'api.calls' });
     expect(lifetime).toMatchObject({ periodStart: null, periodEnd: null, totals: [{ event: 'api.calls', total: 42, count: 2, remaining: null }] });
 
-    await expect(removeMeterQuota(ctx(), tenantId, l.id, 'unused')).resolves.toEqual({ removed: true, event: 'unused' });
-    await expect(removeMeterQuota(ctx(), tenantId, l.id, 'unused')).rejects.toMatchObject({ code: 'NotFound' });
-    await expect(setMeterQuota(ctx(), tenantId, l.id, { event: 'Bad Name', period: 'day', limit: 1 })).rejects.toMatchObject({ code: 'InvalidRequest' });
-    await expect(setMeterQuota(ctx(), tenantId, l.id, { event: 'ok', period: 'week' as 'day', limit: 1 })).rejects.toMatchObject({ code: 'InvalidRequest' });
-    await expect(usageTotals(ctx(), tenantId, l.id, { period: 'fortnight' as 'day' })).rejects.toMatchObject({ code: 'InvalidRequest' });
+    await expect(removeMeterQuota(ctx(tenantId), l.id, 'unused')).resolves.toEqual({ removed: true, event: 'unused' });
+    await expect(removeMeterQuota(ctx(tenantId), l.id, 'unused')).rejects.toMatchObject({ code: 'NotFound' });
+    await expect(setMeterQuota(ctx(tenantId), l.id, { event: 'Bad Name', period: 'day', limit: 1 })).rejects.toMatchObject({ code: 'InvalidRequest' });
+    await expect(setMeterQuota(ctx(tenantId), l.id, { event: 'ok', period: 'week' as 'day', limit: 1 })).rejects.toMatchObject({ code: 'InvalidRequest' });
+    await expect(usageTotals(ctx(tenantId), l.id, { period: 'fortnight' as 'day' })).rejects.toMatchObject({ code: 'InvalidRequest' });
   });
 
   it("another tenant's license is not found", async () => {
     const { license: l } = await license();
-    await expect(usageTotals(ctx(), otherTenantId, l.id, { period: 'month' })).rejects.toMatchObject({ code: 'NotFound' });
-    await expect(setMeterQuota(ctx(), otherTenantId, l.id, { event: 'api.calls', period: 'day', limit: 1 })).rejects.toMatchObject({ code: 'NotFound' });
-    await expect(removeMeterQuota(ctx(), otherTenantId, l.id, 'api.calls')).rejects.toMatchObject({ code: 'NotFound' });
-    await expect(usageTotals(ctx(), tenantId, 'nope', { period: 'month' })).rejects.toMatchObject({ code: 'NotFound' });
+    await expect(usageTotals(ctx(otherTenantId), l.id, { period: 'month' })).rejects.toMatchObject({ code: 'NotFound' });
+    await expect(setMeterQuota(ctx(otherTenantId), l.id, { event: 'api.calls', period: 'day', limit: 1 })).rejects.toMatchObject({ code: 'NotFound' });
+    await expect(removeMeterQuota(ctx(otherTenantId), l.id, 'api.calls')).rejects.toMatchObject({ code: 'NotFound' });
+    await expect(usageTotals(ctx(tenantId), 'nope', { period: 'month' })).rejects.toMatchObject({ code: 'NotFound' });
     expect(await t.prisma.meterQuota.count({ where: { licenseId: l.id } })).toBe(0);
   });
 });

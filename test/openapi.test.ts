@@ -1,4 +1,5 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setMeterQuota } from '../server/src/services/metering/management.js';
@@ -111,7 +112,7 @@ describe('the served OpenAPI document matches real responses', () => {
 
   it('POST /meter: recorded, replayed (Idempotent-Replayed), quota exceeded, rejection, 400', async () => {
     const { key, license } = await t.seedLicense(tenantId, productId);
-    await setMeterQuota({ db: t.deps.db, now: clock.now() }, tenantId, license.id, { event: 'ai.tokens', period: 'day', limit: 10 });
+    await setMeterQuota({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor: systemActor(tenantId), meta: NO_META }, license.id, { event: 'ai.tokens', period: 'day', limit: 10 });
     expect((await call(t, 'post', '/meter', { licenseKey: key, event: 'api.calls', quantity: 1, idempotencyKey: 'k1' })).json.isValid).toBe(true);
     const replay = await call(t, 'post', '/meter', { licenseKey: key, event: 'api.calls', quantity: 1, idempotencyKey: 'k1' });
     expect(replay.headers.get('idempotent-replayed')).toBe('true');

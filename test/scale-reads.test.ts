@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { Prisma } from '../server/src/generated/prisma/client.js';
 import { analyticsWindow, dashboardStats, licenseDistribution, licensesByProduct, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
 import { listProducts } from '../server/src/services/products.js';
@@ -155,10 +156,10 @@ describe('seat pool in one pass', () => {
         FROM licenses l CROSS JOIN generate_series(1, 4) AS n
         CROSS JOIN LATERAL (SELECT ${when("floor(random() * 40 * 24) * interval '1 hour'")} AS c) x
        WHERE l.tenant_id = ${tenant.id}::uuid AND random() < 0.6`;
-    const actor = { tenantId: tenant.id, role: 'CompanyAdmin', kind: 'user', userId: 'u', label: 'x' } as never;
-    const ctx = { db: t.deps.db, now: new Date(T) };
+    const actor = systemActor(tenant.id);
+    const ctx = { db: t.deps.db, secrets: t.deps.secrets, now: new Date(T), actor, meta: NO_META };
     for (const [range, granularity] of [['LAST_30_DAYS', 'DAY'], ['LAST_7_DAYS', 'DAY'], ['TODAY', 'DAY'], ['LAST_30_DAYS', 'WEEK'], ['LAST_30_DAYS', 'MONTH']] as [AnalyticsRange, Granularity][]) {
-      const pool = await seatPool(ctx, analyticsWindow(ctx, actor, range, granularity));
+      const pool = await seatPool(ctx, analyticsWindow(ctx, range, granularity));
       const expected = await simpleSeatPool(tenant.id, pool.map((point) => point.at));
       expect(pool.map((point) => [point.at.toISOString(), point.seatsUsed, point.seatsAvailable])).toEqual(expected);
       expect(pool.some((point) => point.seatsUsed > 0)).toBe(true);
@@ -191,19 +192,19 @@ describe('license and activation tallies', () => {
   }
 
   async function expectFiguresMatch(tenantId: string, now: Date) {
-    const actor = { tenantId, role: 'CompanyAdmin', kind: 'user', userId: 'u', label: 'x' } as never;
-    const ctx = { db: t.deps.db, now };
+    const actor = systemActor(tenantId);
+    const ctx = { db: t.deps.db, secrets: t.deps.secrets, now, actor, meta: NO_META };
     const { row, byProduct } = await rawFigures(tenantId, now);
-    const stats = await dashboardStats(ctx, actor);
+    const stats = await dashboardStats(ctx);
     expect({ active: stats.activeLicenses, total: stats.totalLicenses, activations: stats.activations, in7: stats.expiringIn7Days, in30: stats.expiringIn30Days })
       .toEqual({ active: row.active, total: row.total, activations: row.activations, in7: row.within7, in30: row.within7 + row.within30 });
-    const window = analyticsWindow(ctx, actor, 'LAST_30_DAYS');
+    const window = analyticsWindow(ctx, 'LAST_30_DAYS');
     expect(await licenseDistribution(ctx, window)).toEqual({
       byStatus: { active: row.active, expired: row.expired, revoked: row.revoked },
       byExpiry: { expired: row.expired, within7Days: row.within7, within30Days: row.within30, within90Days: row.within90, later: row.later, perpetual: row.perpetual },
     });
     expect(await licensesByProduct(ctx, window)).toEqual(byProduct);
-    const products = await listProducts(ctx, actor);
+    const products = await listProducts(ctx);
     expect(Object.fromEntries(products.map((product) => [product.id, product._count.licenses])))
       .toEqual(Object.fromEntries(byProduct.map((product) => [product.productId, product.licenses])));
     return row;
@@ -280,11 +281,11 @@ describe('seat pool rollup (seat_pool_changes)', () => {
        WHERE l.tenant_id = ${tenant.id}::uuid AND random() < 0.7`;
     await t.prisma.$executeRaw`UPDATE licenses SET status = 'revoked', revoked_at = ${when(recent)} WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.2`;
 
-    const actor = { tenantId: tenant.id, role: 'CompanyAdmin', kind: 'user', userId: 'u', label: 'x' } as never;
+    const actor = systemActor(tenant.id);
     const check = async (now: number) => {
-      const ctx = { db: t.deps.db, now: new Date(now) };
+      const ctx = { db: t.deps.db, secrets: t.deps.secrets, now: new Date(now), actor, meta: NO_META };
       for (const [range, granularity] of [['LAST_30_DAYS', 'DAY'], ['LAST_7_DAYS', 'DAY'], ['TODAY', 'DAY'], ['LAST_30_DAYS', 'WEEK'], ['LAST_30_DAYS', 'MONTH']] as [AnalyticsRange, Granularity][]) {
-        const pool = await seatPool(ctx, analyticsWindow(ctx, actor, range, granularity));
+        const pool = await seatPool(ctx, analyticsWindow(ctx, range, granularity));
         const expected = await simpleSeatPool(tenant.id, pool.map((point) => point.at));
         expect(pool.map((point) => [point.at.toISOString(), point.seatsUsed, point.seatsAvailable])).toEqual(expected);
       }
@@ -377,7 +378,7 @@ describe('floating pool consumption in one pass', () => {
                                    CASE WHEN random() < 0.3 THEN floor(random() * 4) * interval '1 hour' ELSE floor(random() * 300) * interval '1 minute' END AS d) x
        WHERE l.tenant_id = $1::uuid AND l.floating_seats IS NOT NULL`, tenant.id);
     const [one] = await t.prisma.license.findMany({ where: { tenantId: tenant.id, floatingSeats: { not: null } }, take: 1 });
-    const ctx = { db: t.deps.db, now: new Date(T) };
+    const ctx = { db: t.deps.db, secrets: t.deps.secrets, now: new Date(T), actor: systemActor(tenant.id), meta: NO_META };
     const cases: [number, number, keyof typeof POOL_BUCKETS][] = [
       [T - 30 * DAY, T, 'day'], [T - 7 * DAY, T, 'day'], [T - DAY, T + 7 * 60_000, 'hour'], [T - 3 * DAY - 17 * 60_000, T + 90 * 60_000, 'hour'],
       [T - 40 * DAY, T + 5 * DAY, 'week'], [T - 2 * 3_600_000, T - 3_600_000, 'hour'],
@@ -387,7 +388,7 @@ describe('floating pool consumption in one pass', () => {
       for (const [from, to, bucket] of cases) {
         for (const licenseId of [null, one.id]) {
           const query = { from: new Date(from), to: new Date(to), bucket, ...(licenseId && { licenseId }) };
-          const pool = await floatingPoolConsumption(ctx, tenant.id, query);
+          const pool = await floatingPoolConsumption(ctx, query);
           expect(pool).toEqual(await simplePool(tenant.id, licenseId, new Date(from), new Date(to), bucket));
           busy += pool.filter((point) => point.peakInUse > 0 && point.poolSize > 0).length;
         }

@@ -9,7 +9,7 @@ import { openDatabase, type Database } from './db/database.js';
 import { AppError } from './domain/errors.js';
 import { createTenant, getTenantByPrefix } from './services/tenants.js';
 import { createProduct, getProductByName } from './services/products.js';
-import { createLicense, findByKey, revokeLicenseByKey, showLicenseByKey } from './services/licenses.js';
+import { createLicense, findByKey, revokeLicense, showLicenseByKey } from './services/licenses/management.js';
 import { loadTokenSigner, rotateSigningKey } from './services/signing/signing-keys.js';
 import { listActiveFloatingSessions } from './services/floating/management.js';
 import { removeMeterQuota, setMeterQuota, usageTotals } from './services/metering/management.js';
@@ -17,15 +17,17 @@ import { METER_PERIODS, type MeterPeriod } from './services/metering/periods.js'
 import { createUser } from './services/users.js';
 import { reactivateUserByEmail, resetMfa, resetPassword, unlockAccount } from './services/auth/recovery.js';
 import { jobCommands } from './jobs/cli.js';
+import { NO_META, operatorIn, systemActor } from './services/auth/actor.js';
+import type { ServiceContext } from './services/context.js';
 
 /**
  * Operator CLI: `pnpm cli <command> [--flags] [--json]`. Works on the embedded database (while the server
  * is stopped) and on DATABASE_URL. With --json, prints exactly one JSON object.
  */
-type Ctx = { db: Database; secrets: ServerSecrets; now: Date };
+type Ctx = ServiceContext;
 type Flags = Record<string, string | boolean | undefined>;
-/** Who the activity log names for changes made here. */
-const CLI_ACTOR = { id: null, label: 'system (cli)', ip: null };
+/** Who the activity log names for changes made here: the system actor, given a tenant once one is named. */
+const CLI_ACTOR = systemActor(null, 'system (cli)');
 
 const list = (value: unknown) => (typeof value === 'string' ? value.split(',').map((item) => item.trim()).filter(Boolean) : undefined);
 const int = (value: unknown, flag: string) => {
@@ -75,7 +77,7 @@ const commands: Record<string, Command> = {
     options: { tenant: { type: 'string' }, name: { type: 'string' }, 'bundle-of': { type: 'string' } },
     async run(ctx, flags) {
       const tenant = await getTenantByPrefix(ctx, need(flags, 'tenant'));
-      const product = await createProduct(ctx, tenant.id, { name: need(flags, 'name'), bundleOf: list(flags['bundle-of']) }, CLI_ACTOR);
+      const product = await createProduct(operatorIn(ctx, tenant.id), { name: need(flags, 'name'), bundleOf: list(flags['bundle-of']) });
       const { bundleMembers, _count, ...rest } = product;
       return { product: { ...rest, bundleOf: bundleMembers.map((member) => member.product.name) } };
     },
@@ -102,8 +104,9 @@ const commands: Record<string, Command> = {
     },
     async run(ctx, flags) {
       const tenant = await getTenantByPrefix(ctx, need(flags, 'tenant'));
-      const product = await getProductByName(ctx, tenant.id, need(flags, 'product'));
-      const { key, license } = await createLicense(ctx, tenant.id, product.id, {
+      const product = await getProductByName(operatorIn(ctx, tenant.id), need(flags, 'product'));
+      const { key, license } = await createLicense(operatorIn(ctx, tenant.id), {
+        productId: product.id,
         maxActivations: int(need(flags, 'max-activations'), 'max-activations')!,
         expiresAt: flags['expires-at'] as string | undefined,
         isTrial: flags.trial === true,
@@ -117,8 +120,8 @@ const commands: Record<string, Command> = {
         maintenanceExpiresAt: flags['maintenance-expires-at'] as string | undefined,
         customerEmail: flags['customer-email'] as string | undefined,
         floatingSeats: int(flags['floating-seats'], 'floating-seats'),
-      }, CLI_ACTOR);
-      const { keyDigest: _digest, keyDigestVersion: _version, ...shown } = license;
+      });
+      const { product: _product, ...shown } = license;
       return { key, license: { ...shown, productName: product.name } };
     },
   },
@@ -126,7 +129,8 @@ const commands: Record<string, Command> = {
     usage: 'license:revoke --key <license key>',
     options: { key: { type: 'string' } },
     async run(ctx, flags) {
-      const { keyDigest: _digest, keyDigestVersion: _version, ...license } = await revokeLicenseByKey(ctx, need(flags, 'key'), CLI_ACTOR);
+      const found = await findByKey(ctx, need(flags, 'key'));
+      const { product: _product, ...license } = await revokeLicense(operatorIn(ctx, found.tenantId), found.id);
       return { license };
     },
   },
@@ -144,7 +148,7 @@ const commands: Record<string, Command> = {
       const tenant = await getTenantByPrefix(ctx, need(flags, 'tenant'));
       const role = need(flags, 'role');
       if (role !== 'CompanyAdmin' && role !== 'ReadOnly') throw new AppError('InvalidRequest', '--role must be CompanyAdmin or ReadOnly');
-      const user = await createUser(ctx, 'system', { tenantId: tenant.id, email: need(flags, 'email'), password: need(flags, 'password'), role, name: flags.name as string | undefined }, { ip: null, userAgent: null });
+      const user = await createUser(operatorIn(ctx, tenant.id), { email: need(flags, 'email'), password: need(flags, 'password'), role, name: flags.name as string | undefined });
       const { mfaSecretEncrypted: _secret, ...shown } = user;
       return { user: shown };
     },
@@ -183,9 +187,9 @@ const commands: Record<string, Command> = {
     async run(ctx, flags) {
       const license = await findByKey(ctx, need(flags, 'key'));
       const event = need(flags, 'event');
-      if (flags.remove === true) return removeMeterQuota(ctx, license.tenantId, license.id, event);
+      if (flags.remove === true) return removeMeterQuota(operatorIn(ctx, license.tenantId), license.id, event);
       const period = need(flags, 'period') as MeterPeriod;
-      return { quota: await setMeterQuota(ctx, license.tenantId, license.id, { event, period, limit: int(need(flags, 'limit'), 'limit')! }) };
+      return { quota: await setMeterQuota(operatorIn(ctx, license.tenantId), license.id, { event, period, limit: int(need(flags, 'limit'), 'limit')! }) };
     },
   },
   'license:sessions': {
@@ -193,7 +197,7 @@ const commands: Record<string, Command> = {
     options: { key: { type: 'string' } },
     async run(ctx, flags) {
       const license = await findByKey(ctx, need(flags, 'key'));
-      return listActiveFloatingSessions(ctx, license.tenantId, license.id);
+      return listActiveFloatingSessions(operatorIn(ctx, license.tenantId), license.id);
     },
   },
   'license:usage': {
@@ -202,7 +206,7 @@ const commands: Record<string, Command> = {
     async run(ctx, flags) {
       const license = await findByKey(ctx, need(flags, 'key'));
       const event = flags.event as string | undefined;
-      const byPeriod = await Promise.all(METER_PERIODS.map((period) => usageTotals(ctx, license.tenantId, license.id, { event, period })));
+      const byPeriod = await Promise.all(METER_PERIODS.map((period) => usageTotals(operatorIn(ctx, license.tenantId), license.id, { event, period })));
       // One row per event: its totals in the current day, month and year (UTC) and over the lifetime.
       const rows = new Map<string, { event: string; quota: unknown } & Record<MeterPeriod, number>>();
       for (const { period, totals } of byPeriod) {
@@ -327,7 +331,7 @@ async function main(argv: string[]): Promise<number> {
     if (!command.offline) announceDatabase(config, name!);
     const secrets = new ServerSecrets(loadServerSecret(config.serverSecret, config.dataDir).secret).useForProcess();
     if (!command.offline) db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
-    const result = await command.run({ db: db as Database, secrets, now: new Date() }, flags);
+    const result = await command.run({ db: db as Database, secrets, now: new Date(), actor: CLI_ACTOR, meta: NO_META }, flags);
     process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
     return command.exitCode?.(result) ?? 0;
   } catch (error) {

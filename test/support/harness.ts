@@ -7,7 +7,8 @@ import { loadConfig } from '../../server/src/config.js';
 import { createApp } from '../../server/src/http/app.js';
 import { createLogger } from '../../server/src/logger.js';
 import { createRuntime, type Runtime } from '../../server/src/runtime.js';
-import { createLicense } from '../../server/src/services/licenses.js';
+import { NO_META, systemActor } from '../../server/src/services/auth/actor.js';
+import { createLicense, type LicenseInput } from '../../server/src/services/licenses/management.js';
 import { createProduct } from '../../server/src/services/products.js';
 import { createTenant } from '../../server/src/services/tenants.js';
 import { createUser } from '../../server/src/services/users.js';
@@ -72,7 +73,8 @@ export async function startTestApp(options: TestAppOptions = {}) {
   });
   const runtime: Runtime = await createRuntime(config, createLogger(config.logLevel, logStream), clock.now);
   const app = createApp(runtime.deps);
-  const ctx = () => ({ db: runtime.deps.db, secrets: runtime.deps.secrets, now: clock.now() });
+  /** A service context acting as the system (what the operator CLI and seeding do), in `tenantId` when given. */
+  const ctx = (tenantId: string | null = null) => ({ db: runtime.deps.db, secrets: runtime.deps.secrets, now: clock.now(), actor: systemActor(tenantId), meta: NO_META });
 
   const t_prisma = () => runtime.deps.db.prisma;
 
@@ -131,7 +133,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     },
     /** A user created directly (as the operator CLI does). */
     async seedUser(tenantId: string, input: { email: string; password?: string; role?: 'CompanyAdmin' | 'ReadOnly'; name?: string }) {
-      return createUser(ctx(), 'system', { tenantId, email: input.email, password: input.password ?? 'correct horse battery', role: input.role ?? 'CompanyAdmin', name: input.name }, { ip: null, userAgent: null });
+      return createUser({ ...ctx(tenantId), actor: systemActor(tenantId, 'system (cli)') }, { email: input.email, password: input.password ?? 'correct horse battery', role: input.role ?? 'CompanyAdmin', name: input.name });
     },
     /** Signs in and returns the access token and refresh cookie (throws on any error). */
     async login(email: string, password = 'correct horse battery', extra: { totpCode?: string; backupCode?: string; ip?: string } = {}) {
@@ -158,13 +160,13 @@ export async function startTestApp(options: TestAppOptions = {}) {
       return createTenant(ctx(), { name: input.name ?? 'Acme Corp', keyPrefix: input.keyPrefix ?? 'ACME', subscriptionEndsAt: input.subscriptionEndsAt });
     },
     async seedProduct(tenantId: string, name = 'Acme Studio', bundleOf?: string[]) {
-      return createProduct(ctx(), tenantId, { name, bundleOf });
+      return createProduct(ctx(tenantId), { name, bundleOf });
     },
-    async seedLicense(tenantId: string, productId: string, attributes: Partial<Parameters<typeof createLicense>[3]> = {}) {
-      return createLicense(ctx(), tenantId, productId, { maxActivations: 5, ...attributes });
+    async seedLicense(tenantId: string, productId: string, attributes: Partial<LicenseInput> = {}) {
+      return createLicense(ctx(tenantId), { productId, maxActivations: 5, ...attributes });
     },
     /** One tenant, one product, one license: the common starting point. */
-    async seedBasic(attributes: Partial<Parameters<typeof createLicense>[3]> = {}) {
+    async seedBasic(attributes: Partial<LicenseInput> = {}) {
       const tenant = await this.seedTenant();
       const product = await this.seedProduct(tenant.id);
       const { key, license } = await this.seedLicense(tenant.id, product.id, attributes);

@@ -1,5 +1,6 @@
 import type { AppDeps } from '../http/deps.js';
 import type { Actor, RequestMeta } from '../services/auth/actor.js';
+import type { ServiceContext } from '../services/context.js';
 
 /** Per-request GraphQL context. `cookies` collects Set-Cookie values the transport adds to the response. */
 export interface GraphQLContext {
@@ -12,5 +13,5 @@ export interface GraphQLContext {
   cookies: string[];
 }
 
-/** The service context of a management call. */
-export const serviceCtx = (ctx: GraphQLContext) => ({ db: ctx.deps.db, secrets: ctx.deps.secrets, now: ctx.now });
+/** The service context of this request: its dependencies, time, caller and request meta (services authorize the caller). */
+export const serviceCtx = (ctx: GraphQLContext): ServiceContext => ({ db: ctx.deps.db, secrets: ctx.deps.secrets, now: ctx.now, actor: ctx.actor, meta: ctx.meta });

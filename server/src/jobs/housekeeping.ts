@@ -1,5 +1,5 @@
 import { sweepExpiredFloatingSessions } from '../services/floating/sessions.js';
-import { purgeNonces } from '../services/licensing/nonces.js';
+import { purgeNonces } from '../services/licenses/nonces.js';
 import { purgeRunRecords } from '../services/notifications/runs.js';
 import type { JobDefinition } from './types.js';
 

@@ -1,15 +1,17 @@
 import { Prisma } from '../generated/prisma/client.js';
 import { AppError } from '../domain/errors.js';
-import { requireActor, type Actor } from './auth/actor.js';
+import { requireMember } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
-import { daysFrom } from './licenses.js';
-import { daysUntil, expiringWithin, withinDaysEnd } from './licensing/countdown.js';
+import { daysFrom } from './licenses/management.js';
+import { daysUntil } from './licenses/countdown.js';
+import { expiringSql, expiringWhere } from './licenses/predicates.js';
 
 // Dashboard figures (spec §2.4, §6.3) and analytics (spec §2.7), computed in SQL for the caller's tenant.
-// "Expiring within N days" means: not revoked and now < expiresAt ≤ now + N days. A license whose
-// expiresAt ≤ now is expired; one without expiresAt is perpetual. Buckets are UTC calendar periods.
+// License states and "expiring within N days" are licenses/predicates.ts's. Buckets are UTC calendar periods.
 
 type Ctx = Pick<ServiceContext, 'db' | 'now'>;
+/** The entry points authorize the caller; the window they return is the caller's tenant's. */
+type CallerCtx = Pick<ServiceContext, 'db' | 'now' | 'actor'>;
 
 export const ANALYTICS_RANGES = ['TODAY', 'LAST_7_DAYS', 'LAST_30_DAYS'] as const;
 export const GRANULARITIES = ['HOUR', 'DAY', 'WEEK', 'MONTH'] as const;
@@ -29,18 +31,17 @@ type ProductCounts = { productId: string; productName: string } & Record<'licens
  * index-only range scan. Active licenses are perpetual, expire after now, or have expired.
  */
 async function productCounts({ db, now }: Ctx, tenantId: string) {
-  const [d7, d30, d90] = [7, 30, 90].map((days) => iso(withinDaysEnd(now, days)));
   return db.prisma.$queryRaw<ProductCounts[]>`
     WITH tally AS (
       SELECT product_id, sum(licenses) AS licenses, sum(revoked) AS revoked, sum(perpetual) AS perpetual
         FROM license_tallies WHERE tenant_id = ${tenantId}::uuid GROUP BY product_id),
     future AS (
       SELECT product_id, count(*) AS n,
-             count(*) FILTER (WHERE expires_at < ${d7}::timestamptz) AS w7,
-             count(*) FILTER (WHERE expires_at >= ${d7}::timestamptz AND expires_at < ${d30}::timestamptz) AS w30,
-             count(*) FILTER (WHERE expires_at >= ${d30}::timestamptz AND expires_at < ${d90}::timestamptz) AS w90,
-             count(*) FILTER (WHERE expires_at >= ${d90}::timestamptz) AS later
-        FROM licenses WHERE tenant_id = ${tenantId}::uuid AND status = 'active' AND expires_at > ${iso(now)}::timestamptz
+             count(*) FILTER (WHERE ${expiringSql(now, { to: 7 })}) AS w7,
+             count(*) FILTER (WHERE ${expiringSql(now, { from: 8, to: 30 })}) AS w30,
+             count(*) FILTER (WHERE ${expiringSql(now, { from: 31, to: 90 })}) AS w90,
+             count(*) FILTER (WHERE ${expiringSql(now, { from: 91 })}) AS later
+        FROM licenses WHERE tenant_id = ${tenantId}::uuid AND ${expiringSql(now)}
        GROUP BY product_id)
     SELECT p.id AS "productId", p.name AS "productName", coalesce(t.licenses, 0)::int AS licenses, coalesce(t.revoked, 0)::int AS revoked,
            coalesce(t.perpetual, 0)::int AS perpetual, coalesce(f.n, 0)::int AS future, coalesce(f.w7, 0)::int AS "within7Days",
@@ -55,14 +56,13 @@ async function productCounts({ db, now }: Ctx, tenantId: string) {
  * by product (which costs a third more on a 500k-license tenant).
  */
 async function tenantLicenseCounts({ db, now }: Ctx, tenantId: string) {
-  const [d7, d30] = [7, 30].map((days) => iso(withinDaysEnd(now, days)));
   const [row] = await db.prisma.$queryRaw<Record<'total' | 'active' | 'within7Days' | 'within30Days', number>[]>`
     WITH tally AS (SELECT coalesce(sum(licenses), 0) AS total, coalesce(sum(perpetual), 0) AS perpetual FROM license_tallies WHERE tenant_id = ${tenantId}::uuid),
     future AS (
       SELECT count(*) AS n,
-             count(*) FILTER (WHERE expires_at < ${d7}::timestamptz) AS w7,
-             count(*) FILTER (WHERE expires_at >= ${d7}::timestamptz AND expires_at < ${d30}::timestamptz) AS w30
-        FROM licenses WHERE tenant_id = ${tenantId}::uuid AND status = 'active' AND expires_at > ${iso(now)}::timestamptz)
+             count(*) FILTER (WHERE ${expiringSql(now, { to: 7 })}) AS w7,
+             count(*) FILTER (WHERE ${expiringSql(now, { from: 8, to: 30 })}) AS w30
+        FROM licenses WHERE tenant_id = ${tenantId}::uuid AND ${expiringSql(now)})
     SELECT t.total::int, (t.perpetual + f.n)::int AS active, f.w7::int AS "within7Days", f.w30::int AS "within30Days" FROM tally t CROSS JOIN future f`;
   return row;
 }
@@ -101,14 +101,14 @@ export const EXPIRING_LIST_LIMIT = 8;
  * GET /api/dashboard/stats and the `dashboardStats` query. `expiringLicenses`: the 8 expiring soonest; a big
  * tenant has tens of thousands within 30 days, and the widget shows 8 and links to the filtered list.
  */
-export async function dashboardStats(ctx: Ctx, actor: Actor | null) {
-  const { tenantId } = requireActor(actor);
+export async function dashboardStats(ctx: CallerCtx) {
+  const tenantId = requireMember(ctx);
   const [counts, products, activations, expiring] = await Promise.all([
     tenantLicenseCounts(ctx, tenantId),
     ctx.db.prisma.product.count({ where: { tenantId } }),
     activeActivations(ctx, tenantId),
     ctx.db.prisma.license.findMany({
-      where: { tenantId, status: 'active', expiresAt: expiringWithin(ctx.now, 30) },
+      where: { tenantId, ...expiringWhere(ctx.now, { to: 30 }) },
       orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
       take: EXPIRING_LIST_LIMIT,
       select: { id: true, expiresAt: true, customerEmail: true, product: { select: { name: true } } },
@@ -145,8 +145,8 @@ export interface AnalyticsWindow {
  * TODAY: since 00:00 UTC today, always by hour (one daily bar says nothing); LAST_7_DAYS / LAST_30_DAYS: the last 7 /
  * 30 UTC calendar days, today included, by day, ISO week or month (HOUR is for TODAY only).
  */
-export function analyticsWindow(ctx: Ctx, actor: Actor | null, range: AnalyticsRange, requested: Granularity = 'DAY'): AnalyticsWindow {
-  const { tenantId } = requireActor(actor);
+export function analyticsWindow(ctx: CallerCtx, range: AnalyticsRange, requested: Granularity = 'DAY'): AnalyticsWindow {
+  const tenantId = requireMember(ctx);
   if (range !== 'TODAY' && requested === 'HOUR') throw new AppError('InvalidRequest', 'Hourly buckets are for the TODAY range; choose DAY, WEEK or MONTH.', { fields: { granularity: 'HOUR is for TODAY' } });
   const granularity = range === 'TODAY' ? 'HOUR' : requested;
   const startOfToday = Date.UTC(ctx.now.getUTCFullYear(), ctx.now.getUTCMonth(), ctx.now.getUTCDate());

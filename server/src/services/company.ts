@@ -1,15 +1,15 @@
 import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
 import { diffChanges, recordAudit } from './audit/audit-log.js';
-import { auditActor, requireActor, requireAdmin, type Actor, type RequestMeta } from './auth/actor.js';
+import { auditActor, requireAdmin, requireMember } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
 import { TenantInputSchema } from './tenants.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 
-type Ctx = Pick<ServiceContext, 'db' | 'now'>;
+type Ctx = ServiceContext;
 
-export async function getCompany(ctx: Ctx, actor: Actor | null) {
-  return ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: requireActor(actor).tenantId } });
+export async function getCompany(ctx: Ctx) {
+  return ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: requireMember(ctx) } });
 }
 
 /** What customers see in their expiry emails: where to renew (http or https only) and whom to write to. Empty: none. */
@@ -34,8 +34,8 @@ const CustomerContactSchema = z.object({
  * Company name (brands customer emails), the key prefix of new keys (existing keys keep theirs), and the renewal
  * address and support email that customers' expiry emails show.
  */
-export async function updateCompanySettings(ctx: Ctx, actor: Actor | null, input: { name?: string; keyPrefix?: string; renewalUrl?: string | null; supportEmail?: string | null }, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
+export async function updateCompanySettings(ctx: Ctx, input: { name?: string; keyPrefix?: string; renewalUrl?: string | null; supportEmail?: string | null }) {
+  const admin = requireAdmin(ctx);
   const data = parseInput(TenantInputSchema.pick({ name: true, keyPrefix: true }).partial().merge(CustomerContactSchema), input);
   const tenant = await ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: admin.tenantId } });
   const changes = diffChanges({ name: tenant.name, keyPrefix: tenant.keyPrefix, renewalUrl: tenant.renewalUrl, supportEmail: tenant.supportEmail }, data);
@@ -43,7 +43,7 @@ export async function updateCompanySettings(ctx: Ctx, actor: Actor | null, input
   try {
     return await ctx.db.prisma.$transaction(async (tx) => {
       const updated = await tx.tenant.update({ where: { id: tenant.id }, data });
-      await recordAudit(tx, { tenantId: tenant.id, action: 'UpdateCompanySettings', entityType: 'Tenant', entityId: tenant.id, entity: updated.name, details: changes }, auditActor(admin, meta), ctx.now);
+      await recordAudit(tx, { tenantId: tenant.id, action: 'UpdateCompanySettings', entityType: 'Tenant', entityId: tenant.id, entity: updated.name, details: changes }, auditActor(ctx), ctx.now);
       return updated;
     });
   } catch (error) {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
 import { renderInvitationEmail } from '../jobs/email/invitation.js';
 import { recordAudit } from './audit/audit-log.js';
-import { auditActor, requireActor, requireAdmin, type Actor, type RequestMeta } from './auth/actor.js';
+import { auditActor, requireAdmin, requireMember } from './auth/actor.js';
 import { EmailSchema, PasswordSchema, hashPassword } from './auth/passwords.js';
 import type { ServiceContext } from './context.js';
 import { isUuid } from './listing.js';
@@ -14,7 +14,7 @@ import { isUniqueViolation, parseInput } from './validation.js';
 // Invite a team member by email: a one-time link (`/accept-invite#token=kfi_…`, a URL fragment so the token
 // reaches no server log, proxy or Referer) valid for 7 days. Only an HMAC digest of the token is stored.
 
-type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
+type Ctx = ServiceContext;
 
 export const INVITATION_LIFETIME_MS = 7 * 24 * 3600_000;
 const INVALID_LINK = 'This invitation link is invalid, used or expired: ask an admin for a new one.';
@@ -45,11 +45,9 @@ export const invitationTokenDigest = (ctx: Pick<Ctx, 'secrets'>, token: string) 
  */
 export async function inviteUser(
   ctx: Ctx & { publicUrl: string; transport?: MailTransport | null },
-  actor: Actor | null,
   input: z.input<typeof InviteInputSchema>,
-  meta: RequestMeta,
 ) {
-  const admin = requireAdmin(actor);
+  const admin = requireAdmin(ctx);
   const data = parseInput(InviteInputSchema, input);
   if (await ctx.db.prisma.user.findUnique({ where: { email: data.email }, select: { id: true } })) {
     throw new AppError('Conflict', `A user with the email ${data.email} already exists.`);
@@ -57,7 +55,7 @@ export async function inviteUser(
   const token = `kfi_${randomBytes(32).toString('base64url')}`;
   const expiresAt = new Date(ctx.now.getTime() + INVITATION_LIFETIME_MS);
   const tenant = await ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: admin.tenantId }, select: { name: true } });
-  const invitedBy = admin.kind === 'user' ? admin.email : `${admin.label} (API key)`;
+  const invitedBy = admin.kind === 'user' ? admin.email : admin.kind === 'apiKey' ? `${admin.label} (API key)` : admin.label;
   const email = await renderInvitationEmail({ tenantName: tenant.name, to: data.email, invitedBy, role: data.role, expiresAt, acceptUrl: `${ctx.publicUrl}/accept-invite#token=${token}` });
   const invitation = await ctx.db.prisma.$transaction(async (tx) => {
     await tx.invitation.updateMany({ where: { tenantId: admin.tenantId, email: data.email, acceptedAt: null, revokedAt: null }, data: { revokedAt: ctx.now } });
@@ -69,7 +67,7 @@ export async function inviteUser(
       select: PUBLIC_INVITATION_FIELDS,
     });
     await enqueueEmails(tx, [{ tenantId: admin.tenantId, kind: 'invitation', idempotencyKey: `invitation:${created.id}`, to: data.email, ...email }], ctx.now);
-    await recordAudit(tx, { tenantId: admin.tenantId, action: 'InviteUser', entityType: 'Invitation', entityId: created.id, entity: data.email, details: { role: data.role, name: data.name ?? null } }, auditActor(admin, meta), ctx.now);
+    await recordAudit(tx, { tenantId: admin.tenantId, action: 'InviteUser', entityType: 'Invitation', entityId: created.id, entity: data.email, details: { role: data.role, name: data.name ?? null } }, auditActor(ctx), ctx.now);
     return created;
   });
   if (ctx.transport) await deliverDueEmails(ctx, ctx.transport, { maxBatches: 1 });
@@ -77,8 +75,8 @@ export async function inviteUser(
 }
 
 /** Pending invitations of the caller's tenant (not accepted, revoked or expired), newest first. Any role. */
-export async function listInvitations(ctx: Ctx, actor: Actor | null) {
-  const { tenantId } = requireActor(actor);
+export async function listInvitations(ctx: Ctx) {
+  const tenantId = requireMember(ctx);
   return ctx.db.prisma.invitation.findMany({
     where: { tenantId, acceptedAt: null, revokedAt: null, expiresAt: { gt: ctx.now } },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
@@ -87,21 +85,21 @@ export async function listInvitations(ctx: Ctx, actor: Actor | null) {
 }
 
 /** Revokes a pending invitation of the caller's tenant (CompanyAdmin); its link stops working. */
-export async function revokeInvitation(ctx: Ctx, actor: Actor | null, id: string, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
+export async function revokeInvitation(ctx: Ctx, id: string) {
+  const admin = requireAdmin(ctx);
   const invitation = isUuid(id) ? await ctx.db.prisma.invitation.findFirst({ where: { id, tenantId: admin.tenantId } }) : null;
   if (!invitation) throw new AppError('NotFound', 'Invitation not found.');
   return ctx.db.prisma.$transaction(async (tx) => {
     const { count } = await tx.invitation.updateMany({ where: { id: invitation.id, tenantId: admin.tenantId, acceptedAt: null, revokedAt: null }, data: { revokedAt: ctx.now } });
     if (count === 1) {
-      await recordAudit(tx, { tenantId: admin.tenantId, action: 'RevokeInvitation', entityType: 'Invitation', entityId: invitation.id, entity: invitation.email }, auditActor(admin, meta), ctx.now);
+      await recordAudit(tx, { tenantId: admin.tenantId, action: 'RevokeInvitation', entityType: 'Invitation', entityId: invitation.id, entity: invitation.email }, auditActor(ctx), ctx.now);
     }
     return tx.invitation.findUniqueOrThrow({ where: { id: invitation.id }, select: PUBLIC_INVITATION_FIELDS });
   });
 }
 
 /** Public: what the accept page shows of a pending invitation; null for any unusable token (never why). */
-export async function invitationByToken(ctx: Ctx, token: string) {
+export async function invitationByToken(ctx: Pick<Ctx, 'db' | 'secrets' | 'now'>, token: string) {
   if (!token || token.length > 200) return null;
   const invitation = await ctx.db.prisma.invitation.findFirst({
     where: { tokenDigest: invitationTokenDigest(ctx, token), acceptedAt: null, revokedAt: null, expiresAt: { gt: ctx.now } },
@@ -114,7 +112,7 @@ export async function invitationByToken(ctx: Ctx, token: string) {
  * Public: creates the invited user with their chosen password. The invitation is claimed by one conditional
  * UPDATE in the same transaction as the user, so two concurrent accepts create one user.
  */
-export async function acceptInvitation(ctx: Ctx, input: { token: string; password: string; name?: string | null }, meta: RequestMeta) {
+export async function acceptInvitation(ctx: Ctx, input: { token: string; password: string; name?: string | null }) {
   const data = parseInput(AcceptInputSchema, input);
   const passwordHash = await hashPassword(data.password);
   try {
@@ -131,7 +129,7 @@ export async function acceptInvitation(ctx: Ctx, input: { token: string; passwor
       await recordAudit(
         tx,
         { tenantId: user.tenantId, action: 'CreateUser', entityType: 'User', entityId: user.id, entity: user.email, details: { role: user.role, name: user.name, via: 'invitation' } },
-        { id: user.id, label: user.email, ip: meta.ip },
+        { id: user.id, label: user.email, ip: ctx.meta.ip },
         ctx.now,
       );
       return user;

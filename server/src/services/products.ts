@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
 import type { Prisma } from '../generated/prisma/client.js';
-import { diffChanges, recordAudit, type AuditActor } from './audit/audit-log.js';
-import { auditActor, requireActor, requireAdmin, type Actor, type RequestMeta } from './auth/actor.js';
+import { diffChanges, recordAudit } from './audit/audit-log.js';
+import { auditActor, requireAdmin, requireMember } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
-import { SYSTEM_ACTOR } from './licenses.js';
 import { isUuid } from './listing.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 
@@ -16,7 +15,7 @@ export const ProductInputSchema = z.object({
   bundleMemberIds: z.array(z.string().trim()).max(100).optional(),
 });
 
-type Ctx = Pick<ServiceContext, 'db' | 'now'>;
+type Ctx = ServiceContext;
 type Tx = Prisma.TransactionClient;
 
 /** What the API shows of a product: its bundle members (by name) and how many licenses use it. */
@@ -45,10 +44,12 @@ async function resolveMembers(db: Tx, tenantId: string, input: { bundleOf?: stri
 }
 
 /**
- * Creates a product of the tenant; with `bundleOf`/`bundleMemberIds`, a bundle of existing products of the
- * same tenant. Audited (CreateProduct) as `by`: the management API passes the caller, operator tools the system.
+ * Creates a product of the caller's tenant (CompanyAdmin); with `bundleOf`/`bundleMemberIds`, a bundle of existing
+ * products of the same tenant. Audited (CreateProduct).
  */
-export async function createProduct({ db, now }: Ctx, tenantId: string, input: z.input<typeof ProductInputSchema>, by: AuditActor = SYSTEM_ACTOR) {
+export async function createProduct(ctx: Ctx, input: z.input<typeof ProductInputSchema>) {
+  const { tenantId } = requireAdmin(ctx);
+  const { db, now } = ctx;
   const data = parseInput(ProductInputSchema, input);
   const members = await resolveMembers(db.prisma, tenantId, data);
   try {
@@ -58,7 +59,7 @@ export async function createProduct({ db, now }: Ctx, tenantId: string, input: z
         include: PRODUCT_INCLUDE,
       });
       const details = { name: product.name, isBundle: product.isBundle, bundleOf: memberNames(members) };
-      await recordAudit(tx, { tenantId, action: 'CreateProduct', entityType: 'Product', entityId: product.id, entity: product.name, details }, by, now);
+      await recordAudit(tx, { tenantId, action: 'CreateProduct', entityType: 'Product', entityId: product.id, entity: product.name, details }, auditActor(ctx), now);
       return product;
     });
   } catch (error) {
@@ -67,15 +68,16 @@ export async function createProduct({ db, now }: Ctx, tenantId: string, input: z
   }
 }
 
-export async function getProductByName({ db }: Ctx, tenantId: string, name: string) {
-  const product = await db.prisma.product.findUnique({ where: { tenantId_name: { tenantId, name } } });
+export async function getProductByName(ctx: Ctx, name: string) {
+  const tenantId = requireMember(ctx);
+  const product = await ctx.db.prisma.product.findUnique({ where: { tenantId_name: { tenantId, name } } });
   if (!product) throw new AppError('NotFound', `No product named "${name}".`);
   return product;
 }
 
 // ─── Management API (tenant-scoped: another tenant's product answers NotFound) ──────────────────────
 
-async function findTenantProduct({ db }: Ctx, tenantId: string, id: string) {
+async function findTenantProduct({ db }: Pick<Ctx, 'db'>, tenantId: string, id: string) {
   const product = isUuid(id) ? await db.prisma.product.findFirst({ where: { id, tenantId }, include: PRODUCT_INCLUDE }) : null;
   if (!product) throw new AppError('NotFound', 'Product not found.');
   return product;
@@ -85,8 +87,8 @@ async function findTenantProduct({ db }: Ctx, tenantId: string, id: string) {
  * All products of the tenant, by name. Their license counts come from the license_tallies rollup (kept by
  * triggers): counting a big tenant's licenses per product would read every one of them.
  */
-export async function listProducts(ctx: Ctx, actor: Actor | null) {
-  const { tenantId } = requireActor(actor);
+export async function listProducts(ctx: Ctx) {
+  const tenantId = requireMember(ctx);
   const [products, tallies] = await Promise.all([
     ctx.db.prisma.product.findMany({ where: { tenantId }, include: { bundleMembers: PRODUCT_INCLUDE.bundleMembers }, orderBy: { name: 'asc' } }),
     ctx.db.prisma.licenseTally.groupBy({ by: ['productId'], where: { tenantId }, _sum: { licenses: true } }),
@@ -95,21 +97,16 @@ export async function listProducts(ctx: Ctx, actor: Actor | null) {
   return products.map((product) => ({ ...product, _count: { licenses: counts.get(product.id) ?? 0 } }));
 }
 
-export async function getProduct(ctx: Ctx, actor: Actor | null, id: string) {
-  return findTenantProduct(ctx, requireActor(actor).tenantId, id);
-}
-
-export async function createProductAsAdmin(ctx: Ctx, actor: Actor | null, input: z.input<typeof ProductInputSchema>, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
-  return createProduct(ctx, admin.tenantId, input, auditActor(admin, meta));
+export async function getProduct(ctx: Ctx, id: string) {
+  return findTenantProduct(ctx, requireMember(ctx), id);
 }
 
 /**
  * Renames a product and/or replaces its bundle members (an empty list makes it a plain product again).
  * Audited with a before/after diff; a change that changes nothing writes nothing.
  */
-export async function updateProduct(ctx: Ctx, actor: Actor | null, id: string, input: Partial<z.input<typeof ProductInputSchema>>, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
+export async function updateProduct(ctx: Ctx, id: string, input: Partial<z.input<typeof ProductInputSchema>>) {
+  const admin = requireAdmin(ctx);
   const data = parseInput(ProductInputSchema.partial(), input);
   const product = await findTenantProduct(ctx, admin.tenantId, id);
   const newMembers = data.bundleOf !== undefined || data.bundleMemberIds !== undefined ? await resolveMembers(ctx.db.prisma, admin.tenantId, data, product.id) : undefined;
@@ -129,7 +126,7 @@ export async function updateProduct(ctx: Ctx, actor: Actor | null, id: string, i
         },
         include: PRODUCT_INCLUDE,
       });
-      await recordAudit(tx, { tenantId: admin.tenantId, action: 'UpdateProduct', entityType: 'Product', entityId: product.id, entity: updated.name, details: changes }, auditActor(admin, meta), ctx.now);
+      await recordAudit(tx, { tenantId: admin.tenantId, action: 'UpdateProduct', entityType: 'Product', entityId: product.id, entity: updated.name, details: changes }, auditActor(ctx), ctx.now);
       return updated;
     });
   } catch (error) {
@@ -139,8 +136,8 @@ export async function updateProduct(ctx: Ctx, actor: Actor | null, id: string, i
 }
 
 /** Deletes a product no license uses and no bundle contains (Conflict otherwise). Returns its id. */
-export async function deleteProduct(ctx: Ctx, actor: Actor | null, id: string, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
+export async function deleteProduct(ctx: Ctx, id: string) {
+  const admin = requireAdmin(ctx);
   const product = await findTenantProduct(ctx, admin.tenantId, id);
   try {
     return await ctx.db.prisma.$transaction(async (tx) => {
@@ -150,7 +147,7 @@ export async function deleteProduct(ctx: Ctx, actor: Actor | null, id: string, m
       if (bundles.length) throw new AppError('Conflict', `"${product.name}" is part of the bundle(s) ${memberNames(bundles.map((item) => item.bundle)).join(', ')}: remove it from them first.`);
       await tx.product.delete({ where: { id: product.id } });
       const details = { name: product.name, isBundle: product.isBundle, bundleOf: bundleNames(product) };
-      await recordAudit(tx, { tenantId: admin.tenantId, action: 'DeleteProduct', entityType: 'Product', entityId: product.id, entity: product.name, details }, auditActor(admin, meta), ctx.now);
+      await recordAudit(tx, { tenantId: admin.tenantId, action: 'DeleteProduct', entityType: 'Product', entityId: product.id, entity: product.name, details }, auditActor(ctx), ctx.now);
       return product.id;
     });
   } catch (error) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
 import { diffChanges, recordAudit, type AuditActor } from './audit/audit-log.js';
-import { auditActor, requireAdmin, requireUser, type Actor, type RequestMeta } from './auth/actor.js';
+import { auditActor, requireAdmin, requireMember, requireUser } from './auth/actor.js';
 import { EmailSchema, PasswordSchema, hashPassword, verifyPassword } from './auth/passwords.js';
 import { revokeKeysOwnedBy } from './auth/api-keys.js';
 import { revokeSessions } from './auth/sessions.js';
@@ -10,7 +10,7 @@ import { TenantInputSchema } from './tenants.js';
 import { isUuid } from './listing.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 
-type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
+type Ctx = ServiceContext;
 const RoleSchema = z.enum(['CompanyAdmin', 'ReadOnly']);
 
 /** What the API shows of a user: never the hash, secrets or lockout internals. */
@@ -35,7 +35,7 @@ export async function needsSetup({ db }: Pick<Ctx, 'db'>): Promise<boolean> {
  * First run: creates the first tenant and its CompanyAdmin. Refused forever once any user exists (an
  * advisory lock makes two simultaneous setups agree).
  */
-export async function setup(ctx: Ctx, input: { companyName: string; keyPrefix: string; email: string; password: string; name?: string | null }, meta: RequestMeta) {
+export async function setup(ctx: Ctx, input: { companyName: string; keyPrefix: string; email: string; password: string; name?: string | null }) {
   const tenantData = parseInput(TenantInputSchema, { name: input.companyName, keyPrefix: input.keyPrefix });
   const userData = parseInput(UserInputSchema, { email: input.email, password: input.password, name: input.name, role: 'CompanyAdmin' });
   const passwordHash = await hashPassword(userData.password);
@@ -46,21 +46,20 @@ export async function setup(ctx: Ctx, input: { companyName: string; keyPrefix: s
       throw isUniqueViolation(error) ? new AppError('Conflict', `The key prefix ${tenantData.keyPrefix} is already used.`) : error;
     });
     const user = await tx.user.create({ data: { tenantId: tenant.id, email: userData.email, name: userData.name, role: 'CompanyAdmin', passwordHash, createdAt: ctx.now } });
-    await recordAudit(tx, { tenantId: tenant.id, action: 'CreateUser', entityType: 'User', entityId: user.id, entity: user.email, details: { role: user.role, via: 'setup' } }, { id: user.id, label: user.email, ip: meta.ip }, ctx.now);
+    await recordAudit(tx, { tenantId: tenant.id, action: 'CreateUser', entityType: 'User', entityId: user.id, entity: user.email, details: { role: user.role, via: 'setup' } }, { id: user.id, label: user.email, ip: ctx.meta.ip }, ctx.now);
     return { tenant, userId: user.id };
   });
 }
 
-/** Creates a team member (CompanyAdmin only). Also used by the operator CLI with a system actor. */
-export async function createUser(ctx: Ctx, actor: Actor | 'system', input: z.input<typeof UserInputSchema> & { tenantId?: string }, meta: RequestMeta) {
-  const tenantId = actor === 'system' ? input.tenantId! : requireAdmin(actor).tenantId;
+/** Creates a team member of the caller's tenant (CompanyAdmin; the operator CLI acts as the system actor). */
+export async function createUser(ctx: Ctx, input: z.input<typeof UserInputSchema>) {
+  const { tenantId } = requireAdmin(ctx);
   const data = parseInput(UserInputSchema, input);
   const passwordHash = await hashPassword(data.password);
   try {
     return await ctx.db.prisma.$transaction(async (tx) => {
       const user = await tx.user.create({ data: { tenantId, email: data.email, name: data.name, role: data.role, passwordHash, createdAt: ctx.now }, select: PUBLIC_USER_FIELDS });
-      const who = actor === 'system' ? { id: null, label: 'system (cli)', ip: meta.ip } : auditActor(actor, meta);
-      await recordAudit(tx, { tenantId, action: 'CreateUser', entityType: 'User', entityId: user.id, entity: user.email, details: { role: user.role, name: user.name } }, who, ctx.now);
+      await recordAudit(tx, { tenantId, action: 'CreateUser', entityType: 'User', entityId: user.id, entity: user.email, details: { role: user.role, name: user.name } }, auditActor(ctx), ctx.now);
       return user;
     });
   } catch (error) {
@@ -69,33 +68,33 @@ export async function createUser(ctx: Ctx, actor: Actor | 'system', input: z.inp
   }
 }
 
-async function findTenantUser(ctx: Ctx, tenantId: string, userId: string) {
+async function findTenantUser(ctx: Pick<Ctx, 'db'>, tenantId: string, userId: string) {
   const user = isUuid(userId) ? await ctx.db.prisma.user.findFirst({ where: { id: userId, tenantId } }) : null;
   if (!user) throw new AppError('NotFound', 'User not found.');
   return user;
 }
 
-export async function listUsers(ctx: Ctx, actor: Actor) {
-  return ctx.db.prisma.user.findMany({ where: { tenantId: actor.tenantId }, orderBy: { createdAt: 'asc' }, select: PUBLIC_USER_FIELDS });
+export async function listUsers(ctx: Ctx) {
+  return ctx.db.prisma.user.findMany({ where: { tenantId: requireMember(ctx) }, orderBy: { createdAt: 'asc' }, select: PUBLIC_USER_FIELDS });
 }
 
 /** Changes a team member's name or role. An admin cannot demote themself (a tenant must keep an admin). */
-export async function updateUser(ctx: Ctx, actor: Actor | null, userId: string, input: { name?: string | null; role?: 'CompanyAdmin' | 'ReadOnly' }, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
+export async function updateUser(ctx: Ctx, userId: string, input: { name?: string | null; role?: 'CompanyAdmin' | 'ReadOnly' }) {
+  const admin = requireAdmin(ctx);
   const data = parseInput(z.object({ name: z.string().trim().min(1).max(200).nullable().optional(), role: RoleSchema.optional() }), input);
   const user = await findTenantUser(ctx, admin.tenantId, userId);
   if (admin.kind === 'user' && admin.userId === userId && data.role === 'ReadOnly') throw new AppError('Conflict', 'You cannot remove your own admin role; ask another admin.');
   const changes = diffChanges({ name: user.name, role: user.role }, data);
   return ctx.db.prisma.$transaction(async (tx) => {
     const updated = await tx.user.update({ where: { id: user.id }, data, select: PUBLIC_USER_FIELDS });
-    if (changes) await recordAudit(tx, { tenantId: user.tenantId, action: 'UpdateUser', entityType: 'User', entityId: user.id, entity: user.email, details: changes }, auditActor(admin, meta), ctx.now);
+    if (changes) await recordAudit(tx, { tenantId: user.tenantId, action: 'UpdateUser', entityType: 'User', entityId: user.id, entity: user.email, details: changes }, auditActor(ctx), ctx.now);
     return updated;
   });
 }
 
 /** Deactivated users cannot sign in; their sessions end and every API key they own (directly or derived) is revoked. */
-export async function deactivateUser(ctx: Ctx, actor: Actor | null, userId: string, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
+export async function deactivateUser(ctx: Ctx, userId: string) {
+  const admin = requireAdmin(ctx);
   const user = await findTenantUser(ctx, admin.tenantId, userId);
   if (admin.kind === 'user' && admin.userId === userId) throw new AppError('Conflict', 'You cannot deactivate yourself.');
   if (user.deactivatedAt) return ctx.db.prisma.user.findUniqueOrThrow({ where: { id: user.id }, select: PUBLIC_USER_FIELDS });
@@ -103,16 +102,16 @@ export async function deactivateUser(ctx: Ctx, actor: Actor | null, userId: stri
     const updated = await tx.user.update({ where: { id: user.id }, data: { deactivatedAt: ctx.now }, select: PUBLIC_USER_FIELDS });
     await revokeSessions(tx, user.id, ctx.now);
     const keysRevoked = await revokeKeysOwnedBy(tx, user.id, ctx.now);
-    await recordAudit(tx, { tenantId: user.tenantId, action: 'DeactivateUser', entityType: 'User', entityId: user.id, entity: user.email, details: keysRevoked ? { apiKeysRevoked: keysRevoked } : undefined }, auditActor(admin, meta), ctx.now);
+    await recordAudit(tx, { tenantId: user.tenantId, action: 'DeactivateUser', entityType: 'User', entityId: user.id, entity: user.email, details: keysRevoked ? { apiKeysRevoked: keysRevoked } : undefined }, auditActor(ctx), ctx.now);
     return updated;
   });
 }
 
 /** Lets a deactivated team member sign in again; their old sessions and API keys stay revoked. */
-export async function reactivateUser(ctx: Ctx, actor: Actor | null, userId: string, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
+export async function reactivateUser(ctx: Ctx, userId: string) {
+  const admin = requireAdmin(ctx);
   const user = await findTenantUser(ctx, admin.tenantId, userId);
-  await reactivate(ctx, user, auditActor(admin, meta));
+  await reactivate(ctx, user, auditActor(ctx));
   return ctx.db.prisma.user.findUniqueOrThrow({ where: { id: user.id }, select: PUBLIC_USER_FIELDS });
 }
 
@@ -126,8 +125,8 @@ export async function reactivate(ctx: Pick<Ctx, 'db' | 'now'>, user: { id: strin
 }
 
 /** Needs the current password; ends the user's other sessions. */
-export async function changePassword(ctx: Ctx, actor: Actor | null, input: { currentPassword: string; newPassword: string }, meta: RequestMeta) {
-  const me = requireUser(actor);
+export async function changePassword(ctx: Ctx, input: { currentPassword: string; newPassword: string }) {
+  const me = requireUser(ctx);
   const newPassword = parseInput(z.object({ newPassword: PasswordSchema }), input).newPassword;
   const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: me.userId } });
   if (!(await verifyPassword(user.passwordHash, input.currentPassword))) {
@@ -137,21 +136,21 @@ export async function changePassword(ctx: Ctx, actor: Actor | null, input: { cur
   await ctx.db.prisma.$transaction(async (tx) => {
     await tx.user.update({ where: { id: user.id }, data: { passwordHash, passwordChangedAt: ctx.now } });
     await revokeSessions(tx, user.id, ctx.now, me.sessionFamilyId);
-    await recordAudit(tx, { tenantId: user.tenantId, action: 'ChangePassword', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(me, meta), ctx.now);
+    await recordAudit(tx, { tenantId: user.tenantId, action: 'ChangePassword', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(ctx), ctx.now);
   });
 }
 
 export const NotificationPreferencesSchema = z.object({ digestEmailEnabled: z.boolean().optional(), expiryEmailEnabled: z.boolean().optional() }).strict();
 export type NotificationPreferences = { digestEmailEnabled: boolean; expiryEmailEnabled: boolean };
 
-export async function getNotificationPreferences(ctx: Ctx, actor: Actor | null): Promise<NotificationPreferences> {
-  const me = requireUser(actor);
+export async function getNotificationPreferences(ctx: Ctx): Promise<NotificationPreferences> {
+  const me = requireUser(ctx);
   return ctx.db.prisma.user.findUniqueOrThrow({ where: { id: me.userId }, select: { digestEmailEnabled: true, expiryEmailEnabled: true } });
 }
 
 /** Changes only the caller's own preferences (spec §4.6); returns what is stored. */
-export async function updateNotificationPreferences(ctx: Ctx, actor: Actor | null, input: unknown): Promise<NotificationPreferences> {
-  const me = requireUser(actor);
+export async function updateNotificationPreferences(ctx: Ctx, input: unknown): Promise<NotificationPreferences> {
+  const me = requireUser(ctx);
   const data = parseInput(NotificationPreferencesSchema, input);
   return ctx.db.prisma.user.update({ where: { id: me.userId }, data, select: { digestEmailEnabled: true, expiryEmailEnabled: true } });
 }

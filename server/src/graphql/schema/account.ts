@@ -87,12 +87,12 @@ builder.queryFields((t) => ({
   me: t.field({
     type: UserType,
     authScopes: { user: true },
-    resolve: (_root, _args, ctx) => ctx.deps.db.prisma.user.findUniqueOrThrow({ where: { id: requireUser(ctx.actor).userId }, select: PUBLIC_USER_FIELDS }),
+    resolve: (_root, _args, ctx) => ctx.deps.db.prisma.user.findUniqueOrThrow({ where: { id: requireUser(ctx).userId }, select: PUBLIC_USER_FIELDS }),
   }),
   notificationPreferences: t.field({
     type: NotificationPreferencesType,
     authScopes: { user: true },
-    resolve: (_root, _args, ctx) => getNotificationPreferences(serviceCtx(ctx), ctx.actor),
+    resolve: (_root, _args, ctx) => getNotificationPreferences(serviceCtx(ctx)),
   }),
 }));
 
@@ -112,7 +112,7 @@ builder.mutationFields((t) => ({
       name: t.arg.string(),
     },
     resolve: async (_root, args, ctx) => {
-      await setup(serviceCtx(ctx), args, ctx.meta);
+      await setup(serviceCtx(ctx), args);
       const result = await login(serviceCtx(ctx), { email: args.email, password: args.password }, ctx.meta);
       if (result.status !== 'SUCCESS') throw new AppError('InternalError', 'Setup completed but sign-in failed.');
       return sessionPayload(ctx, result.tokens, result.userId);
@@ -151,7 +151,7 @@ builder.mutationFields((t) => ({
     skipTypeScopes: true,
     authScopes: { user: true },
     resolve: async (_root, _args, ctx) => {
-      await logout(serviceCtx(ctx), requireUser(ctx.actor), ctx.meta);
+      await logout(serviceCtx(ctx));
       setRefreshCookie(ctx, null);
       return true;
     },
@@ -162,7 +162,7 @@ builder.mutationFields((t) => ({
     authScopes: { user: true },
     args: { currentPassword: t.arg.string({ required: true }), newPassword: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => {
-      await changePassword(serviceCtx(ctx), ctx.actor, args, ctx.meta);
+      await changePassword(serviceCtx(ctx), args);
       return true;
     },
   }),
@@ -170,7 +170,7 @@ builder.mutationFields((t) => ({
     type: MfaEnrollmentType,
     skipTypeScopes: true,
     authScopes: { user: true },
-    resolve: (_root, _args, ctx) => startMfaEnrollment(serviceCtx(ctx), requireUser(ctx.actor)),
+    resolve: (_root, _args, ctx) => startMfaEnrollment(serviceCtx(ctx)),
   }),
   confirmMfaEnrollment: t.stringList({
     description: 'Confirms with a code from the authenticator; returns 10 one-use backup codes (shown once).',
@@ -178,8 +178,8 @@ builder.mutationFields((t) => ({
     authScopes: { user: true },
     args: { code: t.arg.string({ required: true }) },
     resolve: async (_root, args, ctx) => {
-      await signInStep(ctx, `user:${requireUser(ctx.actor).userId}`);
-      return (await confirmMfaEnrollment(serviceCtx(ctx), requireUser(ctx.actor), args.code, ctx.meta)).backupCodes;
+      await signInStep(ctx, `user:${requireUser(ctx).userId}`);
+      return (await confirmMfaEnrollment(serviceCtx(ctx), args.code)).backupCodes;
     },
   }),
   disableMfa: t.boolean({
@@ -187,8 +187,8 @@ builder.mutationFields((t) => ({
     authScopes: { user: true },
     args: { totpCode: t.arg.string(), backupCode: t.arg.string() },
     resolve: async (_root, args, ctx) => {
-      await signInStep(ctx, `user:${requireUser(ctx.actor).userId}`);
-      await disableMfa(serviceCtx(ctx), requireUser(ctx.actor), args, ctx.meta);
+      await signInStep(ctx, `user:${requireUser(ctx).userId}`);
+      await disableMfa(serviceCtx(ctx), args);
       return true;
     },
   }),
@@ -199,7 +199,7 @@ builder.mutationFields((t) => ({
     authScopes: { user: true },
     args: { digestEmailEnabled: t.arg.boolean(), expiryEmailEnabled: t.arg.boolean() },
     resolve: (_root, args, ctx) =>
-      updateNotificationPreferences(serviceCtx(ctx), ctx.actor, {
+      updateNotificationPreferences(serviceCtx(ctx), {
         ...(args.digestEmailEnabled !== null && args.digestEmailEnabled !== undefined ? { digestEmailEnabled: args.digestEmailEnabled } : {}),
         ...(args.expiryEmailEnabled !== null && args.expiryEmailEnabled !== undefined ? { expiryEmailEnabled: args.expiryEmailEnabled } : {}),
       }),

@@ -62,11 +62,11 @@ builder.queryFields((t) => ({
     description: 'Newest first. first: 1–100 (default 20); after: a pageInfo.endCursor.',
     args: { filter: t.arg({ type: ActivityFilterInput }), first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, { filter, first, after }, ctx) =>
-      listActivity(serviceCtx(ctx), ctx.actor, { ...filter, actorId: filter?.userId?.toString(), entityId: filter?.entityId?.toString() }, { first, after }),
+      listActivity(serviceCtx(ctx), { ...filter, actorId: filter?.userId?.toString(), entityId: filter?.entityId?.toString() }, { first, after }),
   }),
   activityLogIntegrity: t.field({
     type: IntegrityType,
     description: "Recomputes your company's activity-log hash chain.",
-    resolve: (_root, _args, ctx) => activityLogIntegrity(serviceCtx(ctx), ctx.actor, ctx.deps.signer),
+    resolve: (_root, _args, ctx) => activityLogIntegrity(serviceCtx(ctx), ctx.deps.signer),
   }),
 }));

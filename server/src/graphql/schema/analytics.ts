@@ -108,10 +108,10 @@ const AnalyticsType = builder.objectRef<AnalyticsWindow>('Analytics').implement(
 });
 
 builder.queryFields((t) => ({
-  dashboardStats: t.field({ type: DashboardStatsType, resolve: (_root, _args, ctx) => dashboardStats(serviceCtx(ctx), ctx.actor) }),
+  dashboardStats: t.field({ type: DashboardStatsType, resolve: (_root, _args, ctx) => dashboardStats(serviceCtx(ctx)) }),
   analytics: t.field({
     type: AnalyticsType,
     args: { range: t.arg({ type: AnalyticsRangeEnum, required: true }), granularity: t.arg({ type: GranularityEnum, defaultValue: 'DAY' }) },
-    resolve: (_root, args, ctx) => analyticsWindow(serviceCtx(ctx), ctx.actor, args.range, args.granularity ?? 'DAY'),
+    resolve: (_root, args, ctx) => analyticsWindow(serviceCtx(ctx), args.range, args.granularity ?? 'DAY'),
   }),
 }));

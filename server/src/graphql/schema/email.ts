@@ -56,8 +56,8 @@ const EmailType = builder.objectRef<OutboxEntry>('Email').implement({
     providerMessageId: t.exposeString('providerMessageId', { nullable: true, description: '"development" for the development outbox.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     sentAt: t.expose('sentAt', { type: 'DateTime', nullable: true }),
-    textBody: t.string({ nullable: true, resolve: async (email, _args, ctx) => (await getOutboxBodies(serviceCtx(ctx), requireAdmin(ctx.actor).tenantId, email.id))?.text ?? null }),
-    htmlBody: t.string({ nullable: true, resolve: async (email, _args, ctx) => (await getOutboxBodies(serviceCtx(ctx), requireAdmin(ctx.actor).tenantId, email.id))?.html ?? null }),
+    textBody: t.string({ nullable: true, resolve: async (email, _args, ctx) => (await getOutboxBodies(serviceCtx(ctx), requireAdmin(ctx).tenantId, email.id))?.text ?? null }),
+    htmlBody: t.string({ nullable: true, resolve: async (email, _args, ctx) => (await getOutboxBodies(serviceCtx(ctx), requireAdmin(ctx).tenantId, email.id))?.html ?? null }),
   }),
 });
 
@@ -80,7 +80,7 @@ builder.queryFields((t) => ({
     authScopes: { admin: true },
     description: "Your company's emails, newest first. first: 1–100 (default 20); after: a pageInfo.endCursor.",
     args: { status: t.arg({ type: EmailStatusEnum }), kind: t.arg({ type: EmailKindEnum }), first: t.arg.int(), after: t.arg.string() },
-    resolve: (_root, args, ctx) => listOutbox(serviceCtx(ctx), requireAdmin(ctx.actor).tenantId, args),
+    resolve: (_root, args, ctx) => listOutbox(serviceCtx(ctx), requireAdmin(ctx).tenantId, args),
   }),
 }));
 
@@ -99,7 +99,7 @@ builder.mutationFields((t) => ({
     authScopes: { admin: true },
     description: 'Queues expiry-notifications, weekly-digest or email-delivery for the next free worker (CompanyAdmin). The jobs are idempotent: a run sends nothing twice.',
     args: { name: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => runJobNow({ jobs: ctx.deps.jobs }, ctx.actor, args.name),
+    resolve: (_root, args, ctx) => runJobNow({ jobs: ctx.deps.jobs, actor: ctx.actor }, args.name),
   }),
   sendTestEmail: t.field({
     type: EmailType,
@@ -108,7 +108,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, _args, ctx) => {
       const transport = ctx.deps.jobs?.transport;
       if (!transport) throw new AppError('ServiceUnavailable', 'Email delivery is not running in this process.');
-      return sendTestEmail({ db: ctx.deps.db, now: ctx.now, publicUrl: ctx.deps.config.publicUrl, transport }, ctx.actor);
+      return sendTestEmail({ ...serviceCtx(ctx), publicUrl: ctx.deps.config.publicUrl, transport });
     },
   }),
 }));

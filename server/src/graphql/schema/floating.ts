@@ -1,6 +1,5 @@
 import { builder } from '../builder.js';
 import { serviceCtx } from '../context.js';
-import { requireActor } from '../../services/auth/actor.js';
 import { POOL_BUCKETS, endFloatingSession, floatingPoolConsumption, listActiveFloatingSessions, type PoolBucket } from '../../services/floating/management.js';
 import { removeMeterQuota, setMeterQuota, usageTotals, type UsageTotal } from '../../services/metering/management.js';
 import { METER_PERIODS, type MeterPeriod } from '../../services/metering/periods.js';
@@ -82,7 +81,7 @@ builder.queryFields((t) => ({
     type: ActiveSessionsType,
     description: 'Floating sessions holding a seat of the license right now.',
     args: { licenseId: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => listActiveFloatingSessions(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(args.licenseId)),
+    resolve: (_root, args, ctx) => listActiveFloatingSessions(serviceCtx(ctx), String(args.licenseId)),
   }),
   floatingPoolConsumption: t.field({
     type: [PoolBucketType],
@@ -94,7 +93,7 @@ builder.queryFields((t) => ({
       licenseId: t.arg.id({ description: 'Only this license; all floating licenses when omitted.' }),
     },
     resolve: (_root, args, ctx) =>
-      floatingPoolConsumption(serviceCtx(ctx), requireActor(ctx.actor).tenantId, {
+      floatingPoolConsumption(serviceCtx(ctx), {
         from: args.from,
         to: args.to,
         bucket: args.bucket,
@@ -106,7 +105,7 @@ builder.queryFields((t) => ({
     description: 'Metered usage of a license per event in the current period.',
     args: { licenseId: t.arg.id({ required: true }), period: t.arg({ type: MeterPeriodEnum, required: true }), event: t.arg.string() },
     resolve: (_root, args, ctx) =>
-      usageTotals(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(args.licenseId), { period: args.period, event: args.event ?? undefined }),
+      usageTotals(serviceCtx(ctx), String(args.licenseId), { period: args.period, event: args.event ?? undefined }),
   }),
 }));
 
@@ -115,7 +114,7 @@ builder.mutationFields((t) => ({
     type: FloatingSessionType,
     description: 'Ends a session now and frees its seat; the client’s next heartbeat answers SessionExpired.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => endFloatingSession(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(args.id)),
+    resolve: (_root, args, ctx) => endFloatingSession(serviceCtx(ctx), String(args.id)),
   }),
   setMeterQuota: t.field({
     type: MeterQuotaType,
@@ -127,10 +126,10 @@ builder.mutationFields((t) => ({
       limit: t.arg.int({ required: true }),
     },
     resolve: (_root, args, ctx) =>
-      setMeterQuota(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(args.licenseId), { event: args.event, period: args.period, limit: args.limit }),
+      setMeterQuota(serviceCtx(ctx), String(args.licenseId), { event: args.event, period: args.period, limit: args.limit }),
   }),
   removeMeterQuota: t.boolean({
     args: { licenseId: t.arg.id({ required: true }), event: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => (await removeMeterQuota(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(args.licenseId), args.event)).removed,
+    resolve: async (_root, args, ctx) => (await removeMeterQuota(serviceCtx(ctx), String(args.licenseId), args.event)).removed,
   }),
 }));

@@ -51,7 +51,7 @@ builder.queryFields((t) => ({
   invitations: t.field({
     type: [InvitationType],
     description: 'Pending invitations of your company, newest first.',
-    resolve: (_root, _args, ctx) => listInvitations(serviceCtx(ctx), ctx.actor),
+    resolve: (_root, _args, ctx) => listInvitations(serviceCtx(ctx)),
   }),
   invitation: t.field({
     type: InvitationPreviewType,
@@ -69,13 +69,13 @@ builder.mutationFields((t) => ({
     description: 'Emails a one-time link (7 days) to join your company with this role (CompanyAdmin). A pending invitation of the same address is replaced.',
     args: { email: t.arg.string({ required: true }), role: t.arg({ type: RoleEnum, required: true }), name: t.arg.string() },
     resolve: (_root, args, ctx) =>
-      inviteUser({ ...serviceCtx(ctx), publicUrl: ctx.deps.config.publicUrl, transport: ctx.deps.jobs?.transport }, ctx.actor, args, ctx.meta),
+      inviteUser({ ...serviceCtx(ctx), publicUrl: ctx.deps.config.publicUrl, transport: ctx.deps.jobs?.transport }, args),
   }),
   revokeInvitation: t.field({
     type: InvitationType,
     description: 'Its link stops working (CompanyAdmin).',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => revokeInvitation(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+    resolve: (_root, args, ctx) => revokeInvitation(serviceCtx(ctx), String(args.id)),
   }),
   acceptInvitation: t.field({
     type: SessionPayloadType,
@@ -84,7 +84,7 @@ builder.mutationFields((t) => ({
     args: { token: t.arg.string({ required: true }), password: t.arg.string({ required: true }), name: t.arg.string() },
     resolve: async (_root, args, ctx) => {
       await signInStep(ctx, `invitation:${invitationTokenDigest(ctx.deps, args.token)}`);
-      const user = await acceptInvitation(serviceCtx(ctx), args, ctx.meta);
+      const user = await acceptInvitation(serviceCtx(ctx), args);
       const result = await login(serviceCtx(ctx), { email: user.email, password: args.password }, ctx.meta);
       if (result.status !== 'SUCCESS') throw new AppError('InternalError', 'The account was created but sign-in failed: sign in.');
       return sessionPayload(ctx, result.tokens, result.userId);

@@ -2,19 +2,19 @@ import { builder } from '../builder.js';
 import { serviceCtx } from '../context.js';
 import type { Activation } from '../../generated/prisma/client.js';
 import {
-  createLicenseAsAdmin,
+  createLicense,
   deactivateActivation,
   getLicense,
-  licenseStatus,
   listLicenseActivations,
   listLicenses,
   revokeLicense,
   updateLicense,
-} from '../../services/licenses.js';
-import { remainingActivations } from '../../services/licensing/rules.js';
+} from '../../services/licenses/management.js';
+import { licenseStatus } from '../../services/licenses/predicates.js';
+import { remainingActivations } from '../../services/licenses/rules.js';
 import type { Page } from '../../services/listing.js';
 import { ProductRefType } from './products.js';
-import { daysUntil } from '../../services/licensing/countdown.js';
+import { daysUntil } from '../../services/licenses/countdown.js';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 type LicenseShape = Awaited<ReturnType<typeof listLicenses>>['nodes'][number];
@@ -149,12 +149,12 @@ builder.queryFields((t) => ({
     description: 'Newest first. first: 1–100 (default 20); after: a pageInfo.endCursor.',
     args: { filter: t.arg({ type: LicenseFilterInput }), first: t.arg.int(), after: t.arg.string() },
     resolve: (_root, args, ctx) =>
-      listLicenses(serviceCtx(ctx), ctx.actor, { ...args.filter, productId: args.filter?.productId?.toString() }, { first: args.first, after: args.after }),
+      listLicenses(serviceCtx(ctx), { ...args.filter, productId: args.filter?.productId?.toString() }, { first: args.first, after: args.after }),
   }),
   license: t.field({
     type: LicenseType,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => getLicense(serviceCtx(ctx), ctx.actor, String(args.id)),
+    resolve: (_root, args, ctx) => getLicense(serviceCtx(ctx), String(args.id)),
   }),
 }));
 
@@ -162,23 +162,23 @@ builder.mutationFields((t) => ({
   createLicense: t.field({
     type: CreatedLicenseType,
     args: { input: t.arg({ type: CreateLicenseInput, required: true }) },
-    resolve: (_root, { input }, ctx) => createLicenseAsAdmin(serviceCtx(ctx), ctx.actor, { ...input, productId: String(input.productId) }, ctx.meta),
+    resolve: (_root, { input }, ctx) => createLicense(serviceCtx(ctx), { ...input, productId: String(input.productId) }),
   }),
   updateLicense: t.field({
     type: LicenseType,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateLicenseInput, required: true }) },
-    resolve: (_root, args, ctx) => updateLicense(serviceCtx(ctx), ctx.actor, String(args.id), args.input, ctx.meta),
+    resolve: (_root, args, ctx) => updateLicense(serviceCtx(ctx), String(args.id), args.input),
   }),
   revokeLicense: t.field({
     type: LicenseType,
     description: 'A revoked license never validates again. Revoking twice changes nothing.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => revokeLicense(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+    resolve: (_root, args, ctx) => revokeLicense(serviceCtx(ctx), String(args.id)),
   }),
   deactivateActivation: t.field({
     type: LicenseType,
     description: "Frees one activation's seat; returns its license.",
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => deactivateActivation(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+    resolve: (_root, args, ctx) => deactivateActivation(serviceCtx(ctx), String(args.id)),
   }),
 }));

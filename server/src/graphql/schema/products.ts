@@ -1,7 +1,7 @@
 import { builder } from '../builder.js';
 import { serviceCtx } from '../context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { createProductAsAdmin, deleteProduct, getProduct, listProducts, updateProduct, type PRODUCT_INCLUDE } from '../../services/products.js';
+import { createProduct, deleteProduct, getProduct, listProducts, updateProduct, type PRODUCT_INCLUDE } from '../../services/products.js';
 
 type ProductShape = Prisma.ProductGetPayload<{ include: typeof PRODUCT_INCLUDE }>;
 
@@ -22,11 +22,11 @@ const ProductType = builder.objectRef<ProductShape>('Product').implement({
 });
 
 builder.queryFields((t) => ({
-  products: t.field({ type: [ProductType], description: 'All products of your company, by name.', resolve: (_root, _args, ctx) => listProducts(serviceCtx(ctx), ctx.actor) }),
+  products: t.field({ type: [ProductType], description: 'All products of your company, by name.', resolve: (_root, _args, ctx) => listProducts(serviceCtx(ctx)) }),
   product: t.field({
     type: ProductType,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => getProduct(serviceCtx(ctx), ctx.actor, String(args.id)),
+    resolve: (_root, args, ctx) => getProduct(serviceCtx(ctx), String(args.id)),
   }),
 }));
 
@@ -40,17 +40,17 @@ builder.mutationFields((t) => ({
     type: ProductType,
     description: 'With bundleOf (names) and/or bundleMemberIds, the product is a bundle of those products.',
     args: { name: t.arg.string({ required: true }), bundleOf: t.arg.stringList(), bundleMemberIds: t.arg.idList() },
-    resolve: (_root, args, ctx) => createProductAsAdmin(serviceCtx(ctx), ctx.actor, { name: args.name, ...members(args) }, ctx.meta),
+    resolve: (_root, args, ctx) => createProduct(serviceCtx(ctx), { name: args.name, ...members(args) }),
   }),
   updateProduct: t.field({
     type: ProductType,
     description: 'Renames and/or replaces the bundle members (an empty list makes it a plain product). Omitted arguments stay unchanged.',
     args: { id: t.arg.id({ required: true }), name: t.arg.string(), bundleOf: t.arg.stringList(), bundleMemberIds: t.arg.idList() },
-    resolve: (_root, args, ctx) => updateProduct(serviceCtx(ctx), ctx.actor, String(args.id), { name: args.name ?? undefined, ...members(args) }, ctx.meta),
+    resolve: (_root, args, ctx) => updateProduct(serviceCtx(ctx), String(args.id), { name: args.name ?? undefined, ...members(args) }),
   }),
   deleteProduct: t.id({
     description: 'Deletes a product that no license uses and no bundle contains (Conflict otherwise); returns its id.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => deleteProduct(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+    resolve: (_root, args, ctx) => deleteProduct(serviceCtx(ctx), String(args.id)),
   }),
 }));

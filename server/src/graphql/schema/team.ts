@@ -1,6 +1,5 @@
 import { builder, RoleEnum } from '../builder.js';
 import { serviceCtx } from '../context.js';
-import { requireActor } from '../../services/auth/actor.js';
 import { API_KEY_FIELDS, createApiKey, listApiKeys, revokeApiKey } from '../../services/auth/api-keys.js';
 import { getCompany, updateCompanySettings } from '../../services/company.js';
 import { createUser, deactivateUser, listUsers, reactivateUser, updateUser } from '../../services/users.js';
@@ -40,48 +39,48 @@ export const CompanyType = builder.prismaObject('Tenant', {
 });
 
 builder.queryFields((t) => ({
-  users: t.field({ type: [UserType], resolve: (_root, _args, ctx) => listUsers(serviceCtx(ctx), requireActor(ctx.actor)) }),
-  apiKeys: t.field({ type: [ApiKeyType], resolve: (_root, _args, ctx) => listApiKeys(serviceCtx(ctx), ctx.actor) }),
-  company: t.field({ type: CompanyType, resolve: (_root, _args, ctx) => getCompany(serviceCtx(ctx), ctx.actor) }),
+  users: t.field({ type: [UserType], resolve: (_root, _args, ctx) => listUsers(serviceCtx(ctx)) }),
+  apiKeys: t.field({ type: [ApiKeyType], resolve: (_root, _args, ctx) => listApiKeys(serviceCtx(ctx)) }),
+  company: t.field({ type: CompanyType, resolve: (_root, _args, ctx) => getCompany(serviceCtx(ctx)) }),
 }));
 
 builder.mutationFields((t) => ({
   createUser: t.field({
     type: UserType,
     args: { email: t.arg.string({ required: true }), password: t.arg.string({ required: true }), role: t.arg({ type: RoleEnum, required: true }), name: t.arg.string() },
-    resolve: (_root, args, ctx) => createUser(serviceCtx(ctx), requireActor(ctx.actor), args, ctx.meta),
+    resolve: (_root, args, ctx) => createUser(serviceCtx(ctx), args),
   }),
   updateUser: t.field({
     type: UserType,
     args: { id: t.arg.id({ required: true }), name: t.arg.string(), role: t.arg({ type: RoleEnum }) },
-    resolve: (_root, args, ctx) => updateUser(serviceCtx(ctx), ctx.actor, String(args.id), { name: args.name, role: args.role ?? undefined }, ctx.meta),
+    resolve: (_root, args, ctx) => updateUser(serviceCtx(ctx), String(args.id), { name: args.name, role: args.role ?? undefined }),
   }),
   deactivateUser: t.field({
     type: UserType,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => deactivateUser(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+    resolve: (_root, args, ctx) => deactivateUser(serviceCtx(ctx), String(args.id)),
   }),
   reactivateUser: t.field({
     type: UserType,
     description: 'Lets a deactivated member sign in again (CompanyAdmin). Their old sessions and API keys stay revoked.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => reactivateUser(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+    resolve: (_root, args, ctx) => reactivateUser(serviceCtx(ctx), String(args.id)),
   }),
   createApiKey: t.field({
     type: CreatedApiKeyType,
     args: { name: t.arg.string({ required: true }), role: t.arg({ type: RoleEnum, required: true }) },
-    resolve: (_root, args, ctx) => createApiKey(serviceCtx(ctx), ctx.actor, args, ctx.meta),
+    resolve: (_root, args, ctx) => createApiKey(serviceCtx(ctx), args),
   }),
   revokeApiKey: t.field({
     type: ApiKeyType,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => revokeApiKey(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+    resolve: (_root, args, ctx) => revokeApiKey(serviceCtx(ctx), String(args.id)),
   }),
   updateCompanySettings: t.field({
     type: CompanyType,
     description: 'renewalUrl / supportEmail: shown to customers in their expiry emails; an empty string clears them.',
     args: { name: t.arg.string(), keyPrefix: t.arg.string(), renewalUrl: t.arg.string(), supportEmail: t.arg.string() },
     resolve: (_root, args, ctx) =>
-      updateCompanySettings(serviceCtx(ctx), ctx.actor, { name: args.name ?? undefined, keyPrefix: args.keyPrefix ?? undefined, renewalUrl: args.renewalUrl, supportEmail: args.supportEmail }, ctx.meta),
+      updateCompanySettings(serviceCtx(ctx), { name: args.name ?? undefined, keyPrefix: args.keyPrefix ?? undefined, renewalUrl: args.renewalUrl, supportEmail: args.supportEmail }),
   }),
 }));

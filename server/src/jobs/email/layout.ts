@@ -1,7 +1,7 @@
 // Shared pieces of the MJML emails: escaping, formatting, the page frame. MJML turns them into table-based,
 // inline-styled HTML that renders in Gmail, Outlook and Apple Mail alike; every email also has a plain-text body.
 
-import { countdownText, daysUntil } from '../../services/licensing/countdown.js';
+import { countdownText, daysUntil } from '../../services/licenses/countdown.js';
 
 export interface RenderedEmail {
   subject: string;
@@ -33,7 +33,7 @@ export const formatDate = (date: Date) => dateFormat.format(date);
 /** The date for an HTML cell, kept on one line. */
 export const dateCell = (date: Date) => `<span style="white-space:nowrap">${esc(formatDate(date))}</span>`;
 
-/** The countdown of emails: the one rule (services/licensing/countdown.ts), in words ("in 7 days", "today"). */
+/** The countdown of emails: the one rule (services/licenses/countdown.ts), in words ("in 7 days", "today"). */
 export const countdown = (expiresAt: Date, now: Date) => countdownText(daysUntil(expiresAt, now));
 
 export const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;

@@ -2,11 +2,12 @@ import type { Hono } from 'hono';
 import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { dashboardStats } from '../../services/analytics.js';
+import { adminServiceContext } from './context.js';
 
 /** Spec §4.4: the caller's tenant's totals and expiry figures (Bearer token or X-Api-Key; any role). */
 export function mountDashboardRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   app.get('/api/dashboard/stats', async (c) => {
     c.header('Cache-Control', 'no-store');
-    return c.json(await dashboardStats({ db: deps.db, now: deps.clock() }, c.get('actor')));
+    return c.json(await dashboardStats(adminServiceContext(deps, c)));
   });
 }

@@ -3,11 +3,11 @@ import { AppError } from '../../domain/errors.js';
 import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { getNotificationPreferences, updateNotificationPreferences } from '../../services/users.js';
+import { adminServiceContext } from './context.js';
 
 /** Spec §4.5–4.6: the calling user's own notification preferences. */
 export function mountNotificationRoutes(app: Hono<AppEnv>, deps: AppDeps) {
-  const ctx = () => ({ db: deps.db, secrets: deps.secrets, now: deps.clock() });
-  app.get('/api/users/me/notifications', async (c) => c.json(await getNotificationPreferences(ctx(), c.get('actor'))));
+  app.get('/api/users/me/notifications', async (c) => c.json(await getNotificationPreferences(adminServiceContext(deps, c))));
   app.patch('/api/users/me/notifications', async (c) => {
     let body: unknown;
     try {
@@ -15,6 +15,6 @@ export function mountNotificationRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     } catch {
       throw new AppError('InvalidRequest', 'The body must be a JSON object such as {"digestEmailEnabled": true, "expiryEmailEnabled": false}.');
     }
-    return c.json(await updateNotificationPreferences(ctx(), c.get('actor'), body));
+    return c.json(await updateNotificationPreferences(adminServiceContext(deps, c), body));
   });
 }

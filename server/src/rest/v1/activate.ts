@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
-import { activateLicense } from '../../services/licensing/activations.js';
+import { activateLicense } from '../../services/licenses/activations.js';
 import { licensingContext } from './context.js';
 import { DeviceId, ErrorResponse, LicenseKey, Rejection, Version, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
-import { deactivateDevice } from '../../services/licensing/activations.js';
+import { deactivateDevice } from '../../services/licenses/activations.js';
 import { licensingContext } from './context.js';
 import { DeviceId, LicenseKey, RejectionCode, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps } from '../../http/deps.js';
 import type { AppEnv } from '../../http/env.js';
-import { validateLicense } from '../../services/licensing/validate.js';
+import { validateLicense } from '../../services/licenses/validate.js';
 import { licensingContext } from './context.js';
 import { DeviceId, LicenseKey, RejectionCode, Version, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { requireActor, type Actor } from '../auth/actor.js';
+import { requireMember } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, pageSize, searchMatches, toPage, type PageArgs } from '../listing.js';
@@ -11,7 +11,7 @@ import { checkAuditIntegrity } from './checkpoints.js';
 // The activity log as the management API reads it (spec §2.6). Writing happens in audit-log.ts, inside
 // each change's own transaction.
 
-type Ctx = Pick<ServiceContext, 'db' | 'now'>;
+type Ctx = Pick<ServiceContext, 'db' | 'now' | 'actor'>;
 
 export const ActivityFilterSchema = z.object({
   action: z.enum(AUDIT_ACTIONS).nullish(),
@@ -47,8 +47,8 @@ function activityConditions(tenantId: string, filter: z.output<typeof ActivityFi
 }
 
 /** Newest first, in chain order (seq); the cursor is the last entry's seq. */
-export async function listActivity(ctx: Ctx, actor: Actor | null, filterInput: ActivityFilter = {}, page: PageArgs = {}) {
-  const { tenantId } = requireActor(actor);
+export async function listActivity(ctx: Ctx, filterInput: ActivityFilter = {}, page: PageArgs = {}) {
+  const tenantId = requireMember(ctx);
   const filter = parseInput(ActivityFilterSchema, filterInput);
   const size = pageSize(page.first);
   const insensitive = (text: string) => ({ contains: text, mode: 'insensitive' as const });
@@ -94,6 +94,6 @@ export async function listActivity(ctx: Ctx, actor: Actor | null, filterInput: A
  * Checks the caller's tenant's keyed hash chain: `valid` false and the first broken seq when a row was forged,
  * rewritten or deleted. Incremental: only rows after the newest signed checkpoint are re-hashed.
  */
-export async function activityLogIntegrity(ctx: Pick<ServiceContext, 'db' | 'secrets' | 'now'>, actor: Actor | null, signer: TokenSigner | null) {
-  return checkAuditIntegrity(ctx, requireActor(actor).tenantId, signer);
+export async function activityLogIntegrity(ctx: Pick<ServiceContext, 'db' | 'secrets' | 'now' | 'actor'>, signer: TokenSigner | null) {
+  return checkAuditIntegrity(ctx, requireMember(ctx), signer);
 }

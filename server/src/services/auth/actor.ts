@@ -8,33 +8,75 @@ export type Actor =
   | { kind: 'user'; userId: string; tenantId: string; role: Role; email: string; sessionFamilyId: string | null }
   | { kind: 'apiKey'; apiKeyId: string; tenantId: string; role: Role; label: string };
 
+/**
+ * The server itself or its operator (jobs, the CLI, seeding): an admin of `tenantId`, or of no tenant at all
+ * (null: only operator-wide calls such as recovery or finding a license by its key). `label` names it in the log.
+ */
+export type SystemActor = { kind: 'system'; tenantId: string | null; label: string };
+
+/** Whoever a service acts for. */
+export type ServiceActor = Actor | SystemActor;
+
+/** An actor acting within its tenant. */
+export type TenantActor = Exclude<ServiceActor, SystemActor> | (SystemActor & { tenantId: string });
+
 /** Management request context: who, from where, when. */
 export interface RequestMeta {
   ip: string | null;
   userAgent: string | null;
 }
 
-export function auditActor(actor: Actor, meta: RequestMeta): AuditActor {
-  return actor.kind === 'user'
-    ? { id: actor.userId, label: actor.email, ip: meta.ip }
-    : { id: actor.apiKeyId, label: actor.label, ip: meta.ip };
+export const NO_META: RequestMeta = { ip: null, userAgent: null };
+
+/** The system actor; changes it makes are logged as "system" (or the given label, e.g. "system (cli)"). */
+export const systemActor = (tenantId: string | null, label = 'system'): SystemActor => ({ kind: 'system', tenantId, label });
+
+type WithActor = { actor: ServiceActor | null };
+
+/** Who the activity log names for a change made in this context. */
+export function auditActor(ctx: WithActor & { meta: RequestMeta }): AuditActor {
+  const actor = ctx.actor;
+  if (!actor) throw new AppError('Unauthorized', 'Sign in, or send an API key in X-Api-Key.');
+  if (actor.kind === 'user') return { id: actor.userId, label: actor.email, ip: ctx.meta.ip };
+  if (actor.kind === 'apiKey') return { id: actor.apiKeyId, label: actor.label, ip: ctx.meta.ip };
+  return { id: null, label: actor.label, ip: ctx.meta.ip };
 }
 
-export function requireActor(actor: Actor | null): Actor {
+function requireTenantActor(ctx: WithActor): TenantActor {
+  const actor = ctx.actor;
   if (!actor) throw new AppError('Unauthorized', 'Sign in, or send an API key in X-Api-Key.');
+  // A system actor without a tenant (operator-wide) must be given one before touching tenant data.
+  if (actor.kind === 'system' && actor.tenantId === null) throw new AppError('Forbidden', 'This operation needs a tenant.');
+  return actor as TenantActor;
+}
+
+/** Reading tenant data needs any member of the tenant (any role); returns the tenant id every query is scoped by. */
+export function requireMember(ctx: WithActor): string {
+  return requireTenantActor(ctx).tenantId;
+}
+
+/** Changing tenant data needs the CompanyAdmin role (the system actor acts as an admin of its tenant). */
+export function requireAdmin(ctx: WithActor): TenantActor {
+  const actor = requireTenantActor(ctx);
+  if (actor.kind !== 'system' && actor.role !== 'CompanyAdmin') throw new AppError('Forbidden', 'This needs the CompanyAdmin role; your role is read-only.');
   return actor;
 }
 
-/** Mutations of tenant data need the CompanyAdmin role. */
-export function requireAdmin(actor: Actor | null): Actor {
-  const known = requireActor(actor);
-  if (known.role !== 'CompanyAdmin') throw new AppError('Forbidden', 'This needs the CompanyAdmin role; your role is read-only.');
-  return known;
+/** Self-service operations (own password, MFA, preferences) need a signed-in user, not an API key. */
+export function requireUser(ctx: WithActor): Extract<Actor, { kind: 'user' }> {
+  const actor = requireTenantActor(ctx);
+  if (actor.kind !== 'user') throw new AppError('Forbidden', 'This operation needs a signed-in user, not an API key.');
+  return actor;
 }
 
-/** Self-service operations (own password, MFA, preferences) need a signed-in user, not an API key. */
-export function requireUser(actor: Actor | null): Extract<Actor, { kind: 'user' }> {
-  const known = requireActor(actor);
-  if (known.kind !== 'user') throw new AppError('Forbidden', 'This operation needs a signed-in user, not an API key.');
-  return known;
+/** The operator's context acting within one tenant (found by its prefix, or as the tenant of a license key). */
+export function operatorIn<C extends WithActor>(ctx: C, tenantId: string): C {
+  return { ...ctx, actor: systemActor(tenantId, requireOperator(ctx).label) };
+}
+
+/** Operator-wide calls (recovery, a license by its key across tenants) are for the system actor only (the CLI). */
+export function requireOperator(ctx: WithActor): SystemActor {
+  const actor = ctx.actor;
+  if (actor?.kind !== 'system') throw new AppError('Forbidden', 'This operation is for the server operator only.');
+  return actor;
 }

@@ -6,9 +6,9 @@ import { recordAudit } from '../audit/audit-log.js';
 import type { ServiceContext } from '../context.js';
 import { isUuid } from '../listing.js';
 import { parseInput } from '../validation.js';
-import { auditActor, requireActor, requireAdmin, type Actor, type RequestMeta } from './actor.js';
+import { auditActor, requireAdmin, requireMember } from './actor.js';
 
-type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
+type Ctx = ServiceContext;
 
 export const API_KEY_FIELDS = { id: true, name: true, role: true, hint: true, createdAt: true, lastUsedAt: true, revokedAt: true, createdById: true } as const;
 
@@ -17,8 +17,8 @@ export const API_KEY_FIELDS = { id: true, name: true, role: true, hint: true, cr
  * Every key traces to a human: a key created with another key inherits that key's owner and records it as
  * its parent, so deactivating the owner or revoking the parent disables it.
  */
-export async function createApiKey(ctx: Ctx, actor: Actor | null, input: { name: string; role: 'CompanyAdmin' | 'ReadOnly' }, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
+export async function createApiKey(ctx: Ctx, input: { name: string; role: 'CompanyAdmin' | 'ReadOnly' }) {
+  const admin = requireAdmin(ctx);
   const data = parseInput(z.object({ name: z.string().trim().min(1).max(100), role: z.enum(['CompanyAdmin', 'ReadOnly']) }), input);
   const key = `kf_${randomBytes(24).toString('base64url')}`;
   const apiKey = await ctx.db.prisma.$transaction(async (tx) => {
@@ -43,25 +43,25 @@ export async function createApiKey(ctx: Ctx, actor: Actor | null, input: { name:
       },
       select: API_KEY_FIELDS,
     });
-    await recordAudit(tx, { tenantId: admin.tenantId, action: 'CreateApiKey', entityType: 'ApiKey', entityId: created.id, entity: `${created.name} (${created.hint})`, details: { role: created.role } }, auditActor(admin, meta), ctx.now);
+    await recordAudit(tx, { tenantId: admin.tenantId, action: 'CreateApiKey', entityType: 'ApiKey', entityId: created.id, entity: `${created.name} (${created.hint})`, details: { role: created.role } }, auditActor(ctx), ctx.now);
     return created;
   });
   return { key, apiKey };
 }
 
-export async function listApiKeys(ctx: Ctx, actor: Actor | null) {
-  return ctx.db.prisma.apiKey.findMany({ where: { tenantId: requireActor(actor).tenantId }, orderBy: { createdAt: 'desc' }, select: API_KEY_FIELDS });
+export async function listApiKeys(ctx: Ctx) {
+  return ctx.db.prisma.apiKey.findMany({ where: { tenantId: requireMember(ctx) }, orderBy: { createdAt: 'desc' }, select: API_KEY_FIELDS });
 }
 
-export async function revokeApiKey(ctx: Ctx, actor: Actor | null, id: string, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
+export async function revokeApiKey(ctx: Ctx, id: string) {
+  const admin = requireAdmin(ctx);
   const key = isUuid(id) ? await ctx.db.prisma.apiKey.findFirst({ where: { id, tenantId: admin.tenantId } }) : null;
   if (!key) throw new AppError('NotFound', 'API key not found.');
   if (key.revokedAt) return ctx.db.prisma.apiKey.findUniqueOrThrow({ where: { id }, select: API_KEY_FIELDS });
   return ctx.db.prisma.$transaction(async (tx) => {
     const revoked = await tx.apiKey.update({ where: { id }, data: { revokedAt: ctx.now }, select: API_KEY_FIELDS });
     const derived = await revokeDerivedKeys(tx, [key.id], ctx.now);
-    await recordAudit(tx, { tenantId: key.tenantId, action: 'RevokeApiKey', entityType: 'ApiKey', entityId: key.id, entity: `${key.name} (${key.hint})`, details: derived.length ? { derivedKeysRevoked: derived.length } : undefined }, auditActor(admin, meta), ctx.now);
+    await recordAudit(tx, { tenantId: key.tenantId, action: 'RevokeApiKey', entityType: 'ApiKey', entityId: key.id, entity: `${key.name} (${key.hint})`, details: derived.length ? { derivedKeysRevoked: derived.length } : undefined }, auditActor(ctx), ctx.now);
     return revoked;
   });
 }

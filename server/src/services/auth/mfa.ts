@@ -4,11 +4,10 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError } from '../../domain/errors.js';
 import { recordAudit } from '../audit/audit-log.js';
 import type { ServiceContext } from '../context.js';
-import { auditActor, type Actor, type RequestMeta } from './actor.js';
+import { auditActor, requireUser } from './actor.js';
 
 type Tx = Prisma.TransactionClient;
 type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
-type UserActor = Extract<Actor, { kind: 'user' }>;
 
 export const BACKUP_CODE_COUNT = 10;
 const PERIOD = 30;
@@ -50,7 +49,8 @@ export async function checkSecondFactor(
 }
 
 /** Starts enrollment: a new secret (kept pending until confirmed with a code). */
-export async function startMfaEnrollment(ctx: Ctx, actor: UserActor): Promise<{ secret: string; otpauthUrl: string }> {
+export async function startMfaEnrollment(ctx: ServiceContext): Promise<{ secret: string; otpauthUrl: string }> {
+  const actor = requireUser(ctx);
   const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: actor.userId } });
   if (user.mfaSecretEncrypted) throw new AppError('Conflict', 'Two-factor authentication is already enabled. Disable it first to enroll a new device.');
   const secret = new Secret({ size: 20 }).base32;
@@ -59,7 +59,8 @@ export async function startMfaEnrollment(ctx: Ctx, actor: UserActor): Promise<{ 
 }
 
 /** Confirms enrollment with a code from the authenticator; returns the backup codes (shown once). */
-export async function confirmMfaEnrollment(ctx: Ctx, actor: UserActor, code: string, meta: RequestMeta): Promise<{ backupCodes: string[] }> {
+export async function confirmMfaEnrollment(ctx: ServiceContext, code: string): Promise<{ backupCodes: string[] }> {
+  const actor = requireUser(ctx);
   const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: actor.userId } });
   if (!user.mfaPendingEncrypted) throw new AppError('Conflict', 'Start enrollment first.');
   const secret = ctx.secrets.decrypt(user.mfaPendingEncrypted);
@@ -70,13 +71,14 @@ export async function confirmMfaEnrollment(ctx: Ctx, actor: UserActor, code: str
     await tx.user.update({ where: { id: user.id }, data: { mfaSecretEncrypted: user.mfaPendingEncrypted, mfaPendingEncrypted: null, mfaLastStep: step } });
     await tx.backupCode.deleteMany({ where: { userId: user.id } });
     await tx.backupCode.createMany({ data: backupCodes.map((backupCode) => ({ userId: user.id, digest: backupDigest(ctx, backupCode), createdAt: ctx.now })) });
-    await recordAudit(tx, { tenantId: user.tenantId, action: 'EnableMfa', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(actor, meta), ctx.now);
+    await recordAudit(tx, { tenantId: user.tenantId, action: 'EnableMfa', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(ctx), ctx.now);
   });
   return { backupCodes };
 }
 
 /** Turns MFA off; needs a current TOTP code (or a backup code). */
-export async function disableMfa(ctx: Ctx, actor: UserActor, input: { totpCode?: string | null; backupCode?: string | null }, meta: RequestMeta): Promise<void> {
+export async function disableMfa(ctx: ServiceContext, input: { totpCode?: string | null; backupCode?: string | null }): Promise<void> {
+  const actor = requireUser(ctx);
   const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: actor.userId } });
   if (!user.mfaSecretEncrypted) throw new AppError('Conflict', 'Two-factor authentication is not enabled.');
   const ok = await ctx.db.prisma.$transaction(async (tx) => {
@@ -84,8 +86,8 @@ export async function disableMfa(ctx: Ctx, actor: UserActor, input: { totpCode?:
     if (!check.ok) return false;
     await tx.user.update({ where: { id: user.id }, data: { mfaSecretEncrypted: null, mfaPendingEncrypted: null, mfaLastStep: null } });
     await tx.backupCode.deleteMany({ where: { userId: user.id } });
-    if (check.method === 'backupCode') await recordAudit(tx, { tenantId: user.tenantId, action: 'UseBackupCode', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(actor, meta), ctx.now);
-    await recordAudit(tx, { tenantId: user.tenantId, action: 'DisableMfa', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(actor, meta), ctx.now);
+    if (check.method === 'backupCode') await recordAudit(tx, { tenantId: user.tenantId, action: 'UseBackupCode', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(ctx), ctx.now);
+    await recordAudit(tx, { tenantId: user.tenantId, action: 'DisableMfa', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(ctx), ctx.now);
     return true;
   });
   if (!ok) throw new AppError('InvalidRequest', 'Invalid or already used authentication code.', { fields: { code: 'invalid' } });

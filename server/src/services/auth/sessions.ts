@@ -4,7 +4,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError } from '../../domain/errors.js';
 import { recordAudit, type AuditActor } from '../audit/audit-log.js';
 import type { ServiceContext } from '../context.js';
-import type { Actor, RequestMeta } from './actor.js';
+import { auditActor, requireUser, type Actor, type RequestMeta } from './actor.js';
 import { checkSecondFactor } from './mfa.js';
 import { burnPasswordCheck, verifyPassword } from './passwords.js';
 
@@ -186,11 +186,11 @@ export async function refreshSession(ctx: Ctx, refreshToken: string, meta: Reque
 }
 
 /** Ends the caller's session (its whole refresh family). */
-export async function logout(ctx: Ctx, actor: Actor, meta: RequestMeta): Promise<void> {
-  if (actor.kind !== 'user') throw new AppError('Forbidden', 'API keys have no session to end; revoke the key instead.');
+export async function logout(ctx: ServiceContext): Promise<void> {
+  const actor = requireUser(ctx);
   await ctx.db.prisma.$transaction(async (tx) => {
     if (actor.sessionFamilyId) await tx.refreshToken.updateMany({ where: { familyId: actor.sessionFamilyId, revokedAt: null }, data: { revokedAt: ctx.now } });
-    await recordAudit(tx, { tenantId: actor.tenantId, action: 'Logout', entityType: 'User', entityId: actor.userId, entity: actor.email }, { id: actor.userId, label: actor.email, ip: meta.ip }, ctx.now);
+    await recordAudit(tx, { tenantId: actor.tenantId, action: 'Logout', entityType: 'User', entityId: actor.userId, entity: actor.email }, auditActor(ctx), ctx.now);
   });
 }
 

@@ -1,19 +1,18 @@
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
+import { requireAdmin, requireMember } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
+import { isUuid } from '../listing.js';
 import { parseInput } from '../validation.js';
 import type { EndReason } from './sessions.js';
 
 // Management calls (GraphQL, CLI). Every one is scoped by the caller's tenant: a record of another tenant
-// answers NotFound, exactly like one that does not exist.
+// answers NotFound, exactly like one that does not exist. Reads need a member, changes an admin.
 
-type Ctx = Pick<ServiceContext, 'db' | 'now'>;
-
-// Any 8-4-4-4-12 hex id: a malformed one must answer NotFound, not a database error.
-const isUuid = (value: string) => z.guid().safeParse(value).success;
+type Ctx = ServiceContext;
 
 /** The license if it belongs to the tenant; NotFound otherwise (also for a malformed id). */
-export async function requireTenantLicense(ctx: Ctx, tenantId: string, licenseId: string) {
+export async function requireTenantLicense(ctx: Pick<Ctx, 'db'>, tenantId: string, licenseId: string) {
   const license = isUuid(tenantId) && isUuid(licenseId)
     ? await ctx.db.prisma.license.findFirst({ where: { id: licenseId, tenantId }, select: { id: true, tenantId: true, floatingSeats: true } })
     : null;
@@ -36,7 +35,8 @@ const SESSION_FIELDS = {
 } as const;
 
 /** Sessions holding a floating seat of the license right now, oldest first. */
-export async function listActiveFloatingSessions(ctx: Ctx, tenantId: string, licenseId: string) {
+export async function listActiveFloatingSessions(ctx: Ctx, licenseId: string) {
+  const tenantId = requireMember(ctx);
   const license = await requireTenantLicense(ctx, tenantId, licenseId);
   const sessions = await ctx.db.prisma.floatingSession.findMany({
     where: { licenseId: license.id, endedAt: null, leaseExpiresAt: { gt: ctx.now } },
@@ -50,7 +50,8 @@ export async function listActiveFloatingSessions(ctx: Ctx, tenantId: string, lic
  * Ends a session now (endReason 'admin'), freeing its seat; the client's next heartbeat answers
  * SessionExpired. Idempotent: an ended session is returned as it is (a lapsed lease is recorded as expired).
  */
-export async function endFloatingSession(ctx: Ctx, tenantId: string, sessionId: string) {
+export async function endFloatingSession(ctx: Ctx, sessionId: string) {
+  const { tenantId } = requireAdmin(ctx);
   const where = { id: sessionId, tenantId };
   const session = isUuid(tenantId) && isUuid(sessionId) ? await ctx.db.prisma.floatingSession.findFirst({ where, select: SESSION_FIELDS }) : null;
   if (!session) throw new AppError('NotFound', 'Floating session not found.');
@@ -91,7 +92,8 @@ export interface PoolBucket {
  * A revoked license without revokedAt counts nowhere; one whose end precedes its creation counts in no bucket after its end.
  * For the whole tenant, the peaks of completed hours come from the floating_peak_hours cache (see below).
  */
-export async function floatingPoolConsumption(ctx: Ctx, tenantId: string, query: z.input<typeof PoolQuerySchema>): Promise<PoolBucket[]> {
+export async function floatingPoolConsumption(ctx: Ctx, query: z.input<typeof PoolQuerySchema>): Promise<PoolBucket[]> {
+  const tenantId = requireMember(ctx);
   const { from, to, bucket, licenseId } = parseInput(PoolQuerySchema, query);
   if (licenseId !== undefined) await requireTenantLicense(ctx, tenantId, licenseId);
   else if (!isUuid(tenantId)) return [];

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { LicensingContext, ServiceContext } from '../context.js';
-import { SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, licenseKeyDigest, type LicenseRecord } from '../licensing/license-record.js';
-import { LICENSE_NOT_FOUND, checkEntitlement, isExpired, parseVersion, vendorWarning, type Rejection } from '../licensing/rules.js';
+import { lockLicenseByKey } from '../licenses/license-record.js';
+import { isExpired } from '../licenses/predicates.js';
+import { LICENSE_NOT_FOUND, checkEntitlement, parseVersion, rejected, vendorWarning, type Rejection } from '../licenses/rules.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -25,7 +26,6 @@ export const SESSION_TOKEN_LIKE_PATTERN = /kfs_[A-Za-z0-9_-]{20,}/i;
 // Checkouts of one license queue on its row lock; give a burst of them time to get through.
 const CHECKOUT_TRANSACTION = { maxWait: 20_000, timeout: 20_000 } as const;
 
-const rejected = ({ errorCode, message }: Rejection) => ({ isValid: false as const, message, errorCode });
 const SESSION_INVALID: Rejection = { errorCode: 'SessionInvalid', message: 'Unknown session token: check out a new session.' };
 const leaseEnd = (now: Date) => new Date(now.getTime() + LEASE_SECONDS * 1000);
 
@@ -45,10 +45,8 @@ export interface CheckoutInput {
  */
 export async function checkoutFloatingSeat(ctx: LicensingContext, input: CheckoutInput) {
   const version = input.version === undefined ? null : parseVersion(input.version);
-  const digest = licenseKeyDigest(ctx.secrets, input.licenseKey);
-  if (!digest) return rejected(LICENSE_NOT_FOUND);
   return ctx.db.prisma.$transaction(async (tx) => {
-    const [license] = await tx.$queryRawUnsafe<LicenseRecord[]>(SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, digest);
+    const license = await lockLicenseByKey(tx, ctx.secrets, input.licenseKey);
     if (!license) return rejected(LICENSE_NOT_FOUND);
     await ctx.chargeTenant(license.tenantId, license.id);
     const rejection = checkEntitlement(license, ctx.now, version);
@@ -116,7 +114,7 @@ interface SessionRow {
   license: { status: 'active' | 'revoked'; expiresAt: Date | null; floatingSeats: number | null };
 }
 
-async function findSession(ctx: ServiceContext, sessionToken: string): Promise<SessionRow | null> {
+async function findSession(ctx: Pick<ServiceContext, 'db' | 'secrets' | 'now'>, sessionToken: string): Promise<SessionRow | null> {
   if (!SESSION_TOKEN_PATTERN.test(sessionToken)) return null;
   return ctx.db.prisma.floatingSession.findUnique({
     where: { tokenDigest: ctx.secrets.digest(sessionToken) },
@@ -133,7 +131,7 @@ async function findSession(ctx: ServiceContext, sessionToken: string): Promise<S
 }
 
 /** Ends a session that has not ended yet; false when it already had (a concurrent checkin, sweep or heartbeat). */
-async function endSession(ctx: ServiceContext, sessionId: string, endedAt: Date, endReason: EndReason): Promise<boolean> {
+async function endSession(ctx: Pick<ServiceContext, 'db' | 'now'>, sessionId: string, endedAt: Date, endReason: EndReason): Promise<boolean> {
   const { count } = await ctx.db.prisma.floatingSession.updateMany({ where: { id: sessionId, endedAt: null }, data: { endedAt, endReason } });
   return count === 1;
 }

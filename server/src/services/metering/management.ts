@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
+import { requireAdmin, requireMember } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { requireTenantLicense } from '../floating/management.js';
 import { parseInput } from '../validation.js';
@@ -7,7 +8,7 @@ import { EVENT_NAME_MAX_LENGTH, EVENT_NAME_PATTERN, METER_PERIODS, occurredWithi
 
 // Management calls (GraphQL, CLI), scoped by the caller's tenant: another tenant's license is NotFound.
 
-type Ctx = Pick<ServiceContext, 'db' | 'now'>;
+type Ctx = ServiceContext;
 
 export const EventName = z
   .string()
@@ -21,7 +22,8 @@ const QuotaSchema = z.object({
 });
 
 /** Sets (or replaces) the license's limit for one event per period. A limit of 0 blocks the event. */
-export async function setMeterQuota(ctx: Ctx, tenantId: string, licenseId: string, input: z.input<typeof QuotaSchema>) {
+export async function setMeterQuota(ctx: Ctx, licenseId: string, input: z.input<typeof QuotaSchema>) {
+  const { tenantId } = requireAdmin(ctx);
   const quota = parseInput(QuotaSchema, input);
   const license = await requireTenantLicense(ctx, tenantId, licenseId);
   return ctx.db.prisma.meterQuota.upsert({
@@ -32,7 +34,8 @@ export async function setMeterQuota(ctx: Ctx, tenantId: string, licenseId: strin
 }
 
 /** Removes the quota of one event (usage is unlimited again). NotFound when there was none. */
-export async function removeMeterQuota(ctx: Ctx, tenantId: string, licenseId: string, event: string) {
+export async function removeMeterQuota(ctx: Ctx, licenseId: string, event: string) {
+  const { tenantId } = requireAdmin(ctx);
   const license = await requireTenantLicense(ctx, tenantId, licenseId);
   const { count } = await ctx.db.prisma.meterQuota.deleteMany({ where: { licenseId: license.id, event } });
   if (count === 0) throw new AppError('NotFound', `This license has no quota for "${event}".`);
@@ -55,7 +58,8 @@ export interface UsageTotal {
  * Usage of a license per event in the current calendar period (UTC) of the given kind. Events with a
  * quota but no usage yet are listed with total 0.
  */
-export async function usageTotals(ctx: Ctx, tenantId: string, licenseId: string, options: { event?: string; period: MeterPeriod }) {
+export async function usageTotals(ctx: Ctx, licenseId: string, options: { event?: string; period: MeterPeriod }) {
+  const tenantId = requireMember(ctx);
   const { event, period } = parseInput(z.object({ event: EventName.optional(), period: z.enum(METER_PERIODS) }), options);
   const license = await requireTenantLicense(ctx, tenantId, licenseId);
   const bounds = periodBounds(period, ctx.now);

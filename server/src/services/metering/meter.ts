@@ -1,8 +1,8 @@
 import { AppError, type RejectionCode } from '../../domain/errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { LicensingContext } from '../context.js';
-import { findLicenseByKey } from '../licensing/license-record.js';
-import { LICENSE_NOT_FOUND, checkEntitlement, type Rejection } from '../licensing/rules.js';
+import { findLicenseByKey } from '../licenses/license-record.js';
+import { LICENSE_NOT_FOUND, checkEntitlement, rejected, type Rejection } from '../licenses/rules.js';
 import { isUniqueViolation } from '../validation.js';
 import { occurredWithin, periodBounds, type MeterPeriod } from './periods.js';
 
@@ -73,7 +73,7 @@ export async function recordUsage(ctx: LicensingContext, input: MeterInput): Pro
   if (occurredAt.getTime() < ctx.now.getTime() - MAX_BACKDATE_MS) throw timestampError('is more than 30 days in the past');
 
   const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey);
-  const refused = ({ errorCode, message }: Rejection) => ({ body: { isValid: false as const, message, errorCode }, replayed: false });
+  const refused = (rejection: Rejection) => ({ body: rejected(rejection), replayed: false });
   if (!license) return refused(LICENSE_NOT_FOUND);
   await ctx.chargeTenant(license.tenantId, license.id);
   const rejection = checkEntitlement(license, ctx.now, null);

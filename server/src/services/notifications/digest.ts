@@ -3,7 +3,8 @@ import type { Logger } from '../../logger.js';
 import type { ServiceContext } from '../context.js';
 import { enqueueEmails } from './outbox.js';
 import { startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
-import { DAY_MS, expiringWithin } from '../licensing/countdown.js';
+import { DAY_MS } from '../licenses/countdown.js';
+import { expiringWhere, statusWhere } from '../licenses/predicates.js';
 
 export const DIGEST_TABLE_ROWS = 5;
 
@@ -28,10 +29,9 @@ export function isoWeek(now: Date): { monday: Date; label: string } {
 export async function digestFigures(ctx: Pick<ServiceContext, 'db' | 'now'>, tenantId: string) {
   const { now } = ctx;
   const prisma = ctx.db.prisma;
-  const active = { tenantId, status: 'active' as const };
-  const within = (days: number) => ({ ...active, expiresAt: expiringWithin(now, days) });
+  const within = (days: number) => ({ tenantId, ...expiringWhere(now, { to: days }) });
   const [activeLicenses, activations7d, expiringIn7Days, expiringIn30Days, upcoming] = await Promise.all([
-    prisma.license.count({ where: { ...active, OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] } }),
+    prisma.license.count({ where: { tenantId, ...statusWhere('active', now) } }),
     prisma.activation.count({ where: { tenantId, createdAt: { gt: new Date(now.getTime() - 7 * DAY_MS), lte: now } } }),
     prisma.license.count({ where: within(7) }),
     prisma.license.count({ where: within(30) }),

@@ -4,7 +4,8 @@ import { THRESHOLDS, renderExpiryAdminEmail, renderExpiryCustomerEmail, type Thr
 import type { NotificationContext } from './digest.js';
 import { enqueueEmails, type OutgoingEmail } from './outbox.js';
 import { dayPeriod, startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
-import { DAY_MS, daysUntil, startOfUtcDay } from '../licensing/countdown.js';
+import { DAY_MS, daysUntil, startOfUtcDay } from '../licenses/countdown.js';
+import { expiringWhere } from '../licenses/predicates.js';
 
 
 /**
@@ -63,18 +64,14 @@ async function expiryForTenant(ctx: NotificationContext, tenant: TenantRef, repo
   // The customer emails name the vendor's renewal address and support email when it has set them.
   const vendor: Vendor = { name: tenant.name, ...(await prisma.tenant.findUniqueOrThrow({ where: { id: tenant.id }, select: { renewalUrl: true, supportEmail: true } })) };
   // Most urgent first. Each threshold's two days (countdown T and T − 1) do not overlap the others'.
-  const today = startOfUtcDay(now).getTime();
   for (const threshold of THRESHOLDS.slice().reverse()) {
-    const from = new Date(today + (threshold - 1) * DAY_MS);
-    const to = new Date(today + (threshold + 1) * DAY_MS);
-    const range = threshold === 1 ? { gt: now, lt: to } : { gte: from, lt: to };
+    const window = expiringWhere(now, { from: threshold - 1, to: threshold });
     for (let after: { expiresAt: Date; id: string } | null = null; ; ) {
       const page: Candidate[] = await prisma.license.findMany({
         where: {
           tenantId: tenant.id,
-          status: 'active',
           AND: [
-            { expiresAt: range },
+            window,
             ...(after ? [{ OR: [{ expiresAt: { gt: after.expiresAt } }, { expiresAt: after.expiresAt, id: { gt: after.id } }] }] : []),
           ],
         },

@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database.js';
 import { AppError } from '../../domain/errors.js';
-import { requireAdmin, type Actor } from '../auth/actor.js';
+import { requireAdmin, type ServiceActor } from '../auth/actor.js';
 
 /** Who started a run: the schedule (Agenda), the operator CLI, or "Run now" in the console. */
 export type JobRunSource = 'schedule' | 'cli' | 'console';
@@ -32,8 +32,8 @@ export interface JobScheduleSource {
 export const RUNNABLE_JOBS = ['expiry-notifications', 'weekly-digest', 'email-delivery'] as const;
 
 /** "Run now" (CompanyAdmin): queues the job for the next free worker; refused while it runs. */
-export async function runJobNow(ctx: { jobs?: JobScheduleSource | null }, actor: Actor | null, name: string): Promise<JobSchedule> {
-  requireAdmin(actor);
+export async function runJobNow(ctx: { jobs?: JobScheduleSource | null; actor: ServiceActor | null }, name: string): Promise<JobSchedule> {
+  requireAdmin(ctx);
   if (!(RUNNABLE_JOBS as readonly string[]).includes(name)) throw new AppError('InvalidRequest', `Only these jobs can be started by hand: ${RUNNABLE_JOBS.join(', ')}.`, { fields: { name: 'not a job that can be started by hand' } });
   const schedules = await listJobSchedules(ctx);
   const schedule = schedules.find((candidate) => candidate.name === name)!;

@@ -1,5 +1,5 @@
 import { renderTestEmail } from '../../jobs/email/test-email.js';
-import { requireAdmin, requireUser, type Actor } from '../auth/actor.js';
+import { requireAdmin, requireUser } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { deliverDueEmails, type MailTransport } from './delivery.js';
 import { enqueueEmails, type OutboxEntry, getOutboxEntry } from './outbox.js';
@@ -8,9 +8,9 @@ import { enqueueEmails, type OutboxEntry, getOutboxEntry } from './outbox.js';
  * "Send test email" (a CompanyAdmin, to their own address only — never a recipient of their choosing): written
  * to the outbox like every email and delivered at once, so the answer shows what the provider said.
  */
-export async function sendTestEmail(ctx: Pick<ServiceContext, 'db' | 'now'> & { publicUrl: string; transport: MailTransport }, actor: Actor | null): Promise<OutboxEntry> {
-  requireAdmin(actor);
-  const me = requireUser(actor);
+export async function sendTestEmail(ctx: Pick<ServiceContext, 'db' | 'now' | 'actor'> & { publicUrl: string; transport: MailTransport }): Promise<OutboxEntry> {
+  requireAdmin(ctx);
+  const me = requireUser(ctx);
   const [user, tenant] = await Promise.all([
     ctx.db.prisma.user.findUniqueOrThrow({ where: { id: me.userId }, select: { email: true } }),
     ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: me.tenantId }, select: { name: true } }),

@@ -1,4 +1,5 @@
 import type { SqlRunner } from '../../db/database.js';
+import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServerSecrets } from '../../crypto/secrets.js';
 import { normalizeLicenseKey } from '../../crypto/license-key.js';
 
@@ -59,4 +60,15 @@ export async function findLicenseByKey(sql: SqlRunner, secrets: ServerSecrets, l
   if (!digest) return null;
   const rows = await sql.query<LicenseRecord>(SELECT_LICENSE_BY_DIGEST, [digest], 'license_by_digest');
   return rows[0] ?? null;
+}
+
+/**
+ * The license of a key with its row locked for the rest of the transaction: seat changes (activations, floating
+ * checkouts) of one license queue on it. Null for an unknown or malformed key.
+ */
+export async function lockLicenseByKey(tx: Prisma.TransactionClient, secrets: ServerSecrets, licenseKey: string): Promise<LicenseRecord | null> {
+  const digest = licenseKeyDigest(secrets, licenseKey);
+  if (!digest) return null;
+  const [license] = await tx.$queryRawUnsafe<LicenseRecord[]>(SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, digest);
+  return license ?? null;
 }

@@ -1,15 +1,15 @@
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { LicensingContext } from '../context.js';
 import { consumeNonce } from './nonces.js';
-import { SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, licenseKeyDigest, type LicenseRecord } from './license-record.js';
+import { lockLicenseByKey } from './license-record.js';
 import {
   LICENSE_NOT_FOUND,
   checkEntitlement,
   daysRemaining,
   parseVersion,
+  rejected,
   remainingActivations,
   vendorWarning,
-  type Rejection,
 } from './rules.js';
 
 type Tx = Prisma.TransactionClient;
@@ -27,15 +27,6 @@ export interface ActivateInput {
 // Seat changes of one license queue on its row lock; give a burst of them time to get through.
 const SEAT_TRANSACTION = { maxWait: 20_000, timeout: 20_000 } as const;
 
-const rejected = (rejection: Rejection) => ({ isValid: false as const, message: rejection.message, errorCode: rejection.errorCode });
-
-/** Locks the license row for the rest of the transaction. */
-async function lockLicense(tx: Tx, ctx: LicensingContext, licenseKey: string): Promise<LicenseRecord | null> {
-  const digest = licenseKeyDigest(ctx.secrets, licenseKey);
-  if (!digest) return null;
-  const [license] = await tx.$queryRawUnsafe<LicenseRecord[]>(SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, digest);
-  return license ?? null;
-}
 
 /**
  * Registers an installation. The nonce is consumed and the seat taken in one transaction; the license
@@ -46,7 +37,7 @@ export async function activateLicense(ctx: LicensingContext, input: ActivateInpu
   const version = input.version === undefined ? null : parseVersion(input.version);
   return ctx.db.prisma.$transaction(async (tx) => {
     await consumeNonce(tx, input.nonce, ctx.now);
-    const license = await lockLicense(tx, ctx, input.licenseKey);
+    const license = await lockLicenseByKey(tx, ctx.secrets, input.licenseKey);
     if (!license) return rejected(LICENSE_NOT_FOUND);
     await ctx.chargeTenant(license.tenantId, license.id);
 
@@ -115,7 +106,7 @@ export async function releaseSeat(tx: Tx, activation: { id: string; licenseId: s
 /** Self-service release of a device's seat, e.g. before reinstalling on a new machine. */
 export async function deactivateDevice(ctx: LicensingContext, input: { licenseKey: string; deviceId: string }) {
   return ctx.db.prisma.$transaction(async (tx) => {
-    const license = await lockLicense(tx, ctx, input.licenseKey);
+    const license = await lockLicenseByKey(tx, ctx.secrets, input.licenseKey);
     if (!license) return { deactivated: false as const, message: LICENSE_NOT_FOUND.message, errorCode: LICENSE_NOT_FOUND.errorCode };
     await ctx.chargeTenant(license.tenantId, license.id);
     const activation = await tx.activation.findFirst({

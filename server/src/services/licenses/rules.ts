@@ -2,6 +2,7 @@ import semver from 'semver';
 import { AppError, type RejectionCode } from '../../domain/errors.js';
 import { DAY_MS, daysUntil } from './countdown.js';
 import type { LicenseRecord } from './license-record.js';
+import { isExpired } from './predicates.js';
 
 /** vendorWarning appears this long before the vendor's own subscription ends. */
 export const VENDOR_WARNING_DAYS = 14;
@@ -11,15 +12,14 @@ export interface Rejection {
   message: string;
 }
 
+/** The body of a refused public call (activate, validate, floating checkout …): not valid, with why. */
+export const rejected = ({ errorCode, message }: Rejection) => ({ isValid: false as const, message, errorCode });
+
 /** Parses a version leniently ("1.2" → 1.2.0, "v2" → 2.0.0); anything else is the caller's mistake. */
 export function parseVersion(input: string, field = 'version'): semver.SemVer {
   const parsed = semver.parse(input.trim(), { loose: true }) ?? semver.coerce(input, { includePrerelease: true });
   if (!parsed) throw new AppError('InvalidRequest', `${field} "${input}" is not a semantic version such as 1.4.2`, { fields: { [field]: 'not a semantic version' } });
   return parsed;
-}
-
-export function isExpired(license: Pick<LicenseRecord, 'expiresAt'>, now: Date): boolean {
-  return license.expiresAt !== null && license.expiresAt.getTime() <= now.getTime();
 }
 
 /** The spec's rule: valid only when active, unexpired, unrevoked; then the version bounds. */

@@ -7,6 +7,7 @@ import {
   daysRemaining,
   isInGracePeriod,
   parseVersion,
+  rejected,
   remainingActivations,
   vendorWarning,
   type Rejection,
@@ -28,7 +29,7 @@ export const MIN_TOKEN_TTL_MS = 60 * 60_000;
 export async function validateLicense(ctx: LicensingContext, input: ValidateInput) {
   const version = input.version === undefined ? null : parseVersion(input.version);
   const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey);
-  if (!license) return { isValid: false as const, message: LICENSE_NOT_FOUND.message, errorCode: LICENSE_NOT_FOUND.errorCode };
+  if (!license) return rejected(LICENSE_NOT_FOUND);
   await ctx.chargeTenant(license.tenantId, license.id);
 
   const rejection = checkEntitlement(license, ctx.now, version);

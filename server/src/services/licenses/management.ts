@@ -1,18 +1,18 @@
 import { z } from 'zod';
 import semver from 'semver';
-import { generateLicenseKey, licenseKeyHint } from '../crypto/license-key.js';
-import { KEY_DIGEST_VERSION } from '../crypto/secrets.js';
-import { AppError } from '../domain/errors.js';
-import { Prisma } from '../generated/prisma/client.js';
-import { diffChanges, recordAudit, type AuditActor } from './audit/audit-log.js';
-import { auditActor, requireActor, requireAdmin, type Actor, type RequestMeta } from './auth/actor.js';
-import type { ServiceContext } from './context.js';
-import { releaseSeat } from './licensing/activations.js';
-import { licenseKeyDigest } from './licensing/license-record.js';
-import { isExpired } from './licensing/rules.js';
-import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, isUuid, pageSize, searchMatches, toPage, type PageArgs } from './listing.js';
-import { isUniqueViolation, parseInput } from './validation.js';
-import { DAY_MS, expiringWithin, withinDaysEnd } from './licensing/countdown.js';
+import { generateLicenseKey, licenseKeyHint } from '../../crypto/license-key.js';
+import { KEY_DIGEST_VERSION } from '../../crypto/secrets.js';
+import { AppError } from '../../domain/errors.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { diffChanges, recordAudit } from '../audit/audit-log.js';
+import { auditActor, requireAdmin, requireMember, requireOperator } from '../auth/actor.js';
+import type { ServiceContext } from '../context.js';
+import { releaseSeat } from './activations.js';
+import { licenseKeyDigest } from './license-record.js';
+import { expiringSql, expiringWhere, statusSql, statusWhere } from './predicates.js';
+import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, isUuid, pageSize, searchMatches, toPage, type PageArgs } from '../listing.js';
+import { isUniqueViolation, parseInput } from '../validation.js';
+import { DAY_MS } from './countdown.js';
 
 const version = z
   .string()
@@ -52,10 +52,7 @@ const LICENSE_ATTRIBUTES = Object.keys(LicenseAttributesObject.shape) as (keyof 
 type AttributesIn = z.input<typeof LicenseAttributesObject>;
 export type LicenseInput = { [K in keyof AttributesIn]?: (K extends 'customFields' ? unknown : AttributesIn[K]) | null };
 
-type Ctx = Pick<ServiceContext, 'db' | 'now' | 'secrets'>;
-
-/** The actor of changes made by the service itself or an operator tool (no user, no IP). */
-export const SYSTEM_ACTOR: AuditActor = { id: null, label: 'system', ip: null };
+type Ctx = ServiceContext;
 
 /** How a license appears in the activity log: its key hint and product, never the key. */
 const licenseEntity = (license: { keyHint: string }, productName: string) => `${license.keyHint} (${productName})`;
@@ -63,11 +60,14 @@ const jsonValues = (values: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]));
 
 /**
- * Creates a license and returns its plaintext key: the only time it exists outside the customer's hands.
- * Audited (CreateLicense, with the attributes and key hint, never the key) as `by`.
+ * Creates a license of one of the caller's products (CompanyAdmin) and returns its plaintext key: the only time
+ * it exists outside the customer's hands. Audited (CreateLicense, with the attributes and key hint, never the key).
  */
-export async function createLicense(ctx: Ctx, tenantId: string, productId: string, input: LicenseInput, by: AuditActor = SYSTEM_ACTOR) {
-  const attributes = parseInput(LicenseAttributesSchema, input);
+export async function createLicense(ctx: Ctx, input: LicenseInput & { productId: string }) {
+  const admin = requireAdmin(ctx);
+  const { tenantId } = admin;
+  const { productId, ...rest } = input;
+  const attributes = parseInput(LicenseAttributesSchema, rest);
   const tenant = await ctx.db.prisma.tenant.findUnique({ where: { id: tenantId }, select: { keyPrefix: true } });
   const product = isUuid(productId) ? await ctx.db.prisma.product.findFirst({ where: { id: productId, tenantId }, select: { id: true, name: true } }) : null;
   if (!tenant || !product) throw new AppError('NotFound', 'Product not found.');
@@ -90,10 +90,10 @@ export async function createLicense(ctx: Ctx, tenantId: string, productId: strin
           },
         });
         const details = { productId: product.id, productName: product.name, keyHint: created.keyHint, ...jsonValues(attributes) };
-        await recordAudit(tx, { tenantId, action: 'CreateLicense', entityType: 'License', entityId: created.id, entity: licenseEntity(created, product.name), details }, by, ctx.now);
+        await recordAudit(tx, { tenantId, action: 'CreateLicense', entityType: 'License', entityId: created.id, entity: licenseEntity(created, product.name), details }, auditActor(ctx), ctx.now);
         return created;
       });
-      return { key, license };
+      return { key, license: await findTenantLicense(ctx, tenantId, license.id) };
     } catch (error) {
       // The product deleted meanwhile: its foreign key refuses the license.
       if ((error as { code?: string }).code === 'P2003') throw new AppError('NotFound', 'Product not found.');
@@ -102,32 +102,15 @@ export async function createLicense(ctx: Ctx, tenantId: string, productId: strin
   }
 }
 
-/** The license of a plaintext key (operator CLI); NotFound when no license has it. */
+/** The license of a plaintext key, in any tenant (operator CLI only); NotFound when no license has it. */
 export async function findByKey(ctx: Ctx, licenseKey: string) {
+  requireOperator(ctx);
   const digest = licenseKeyDigest(ctx.secrets, licenseKey);
   const license = digest ? await ctx.db.prisma.license.findUnique({ where: { keyDigest: digest } }) : null;
   if (!license) throw new AppError('NotFound', 'License not found.');
   return license;
 }
 
-/** Revokes a license (idempotent: only the first revocation is audited). A revoked license never validates again. */
-async function revoke(ctx: Ctx, license: { id: string; tenantId: string; keyHint: string; productId: string }, by: AuditActor) {
-  await ctx.db.prisma.$transaction(async (tx) => {
-    const { count } = await tx.license.updateMany({ where: { id: license.id, status: 'active' }, data: { status: 'revoked', revokedAt: ctx.now } });
-    if (!count) return;
-    const product = await tx.product.findUniqueOrThrow({ where: { id: license.productId }, select: { name: true } });
-    await recordAudit(tx, { tenantId: license.tenantId, action: 'RevokeLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, product.name) }, by, ctx.now);
-  });
-}
-
-/** Operator tools: revoke by key. */
-export async function revokeLicenseByKey(ctx: Ctx, licenseKey: string, by: AuditActor = SYSTEM_ACTOR) {
-  const license = await findByKey(ctx, licenseKey);
-  await revoke(ctx, license, by);
-  return ctx.db.prisma.license.findUniqueOrThrow({ where: { id: license.id } });
-}
-
-/** A license with its product and activations, for operators (never the key itself). */
 /** Activations `license:show` lists (newest first); a license may have tens of thousands. */
 const SHOWN_ACTIVATIONS = 100;
 
@@ -149,12 +132,6 @@ export async function showLicenseByKey(ctx: Ctx, licenseKey: string) {
 
 // ─── Management API (tenant-scoped: another tenant's license answers NotFound) ──────────────────────
 
-export type LicenseStatusName = 'active' | 'expired' | 'revoked';
-
-/** Spec §3: revoked wins; otherwise expired once expiresAt has passed (expiresAt ≤ now); else active. */
-export const licenseStatus = (license: { status: 'active' | 'revoked'; expiresAt: Date | null }, now: Date): LicenseStatusName =>
-  license.status === 'revoked' ? 'revoked' : isExpired(license, now) ? 'expired' : 'active';
-
 export const daysFrom = (now: Date, days: number) => new Date(now.getTime() + days * DAY_MS);
 
 /** What the API shows of a license: never the key digest. */
@@ -163,15 +140,15 @@ const LICENSE_VIEW = {
   include: { product: { select: { id: true, name: true, isBundle: true } } },
 } satisfies Prisma.LicenseDefaultArgs;
 
-async function findTenantLicense(ctx: Ctx, tenantId: string, id: string) {
+async function findTenantLicense(ctx: Pick<Ctx, 'db'>, tenantId: string, id: string) {
   const license = isUuid(id) ? await ctx.db.prisma.license.findFirst({ where: { id, tenantId }, ...LICENSE_VIEW }) : null;
   if (!license) throw new AppError('NotFound', 'License not found.');
   return license;
 }
 
 /** A license with its product; its activations are paged by `listLicenseActivations` (a license may have 20,000). */
-export async function getLicense(ctx: Ctx, actor: Actor | null, id: string) {
-  return findTenantLicense(ctx, requireActor(actor).tenantId, id);
+export async function getLicense(ctx: Ctx, id: string) {
+  return findTenantLicense(ctx, requireMember(ctx), id);
 }
 
 export const LicenseFilterSchema = z.object({
@@ -188,10 +165,8 @@ function licenseWhere(ctx: Ctx, tenantId: string, filter: z.output<typeof Licens
   const { now } = ctx;
   const and: Prisma.LicenseWhereInput[] = [{ tenantId }];
   if (filter.productId) and.push(isUuid(filter.productId) ? { productId: filter.productId } : { id: { in: [] } });
-  if (filter.status === 'revoked') and.push({ status: 'revoked' });
-  if (filter.status === 'expired') and.push({ status: 'active', expiresAt: { lte: now } });
-  if (filter.status === 'active') and.push({ status: 'active', OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] });
-  if (filter.expiringWithinDays) and.push({ status: 'active', expiresAt: expiringWithin(now, filter.expiringWithinDays) });
+  if (filter.status) and.push(statusWhere(filter.status, now));
+  if (filter.expiringWithinDays) and.push(expiringWhere(now, { to: filter.expiringWithinDays }));
   if (filter.search) {
     const text = filter.search.replaceAll('...', '…'); // "ACME-...-WZ3P" as typed finds the hint "ACME-…-WZ3P"
     const digest = licenseKeyDigest(ctx.secrets, filter.search);
@@ -208,15 +183,10 @@ function licenseWhere(ctx: Ctx, tenantId: string, filter: z.output<typeof Licens
 
 /** The same filter as `licenseWhere`, as SQL over `licenses` (for the counts and the search page). */
 function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.Sql {
-  const now = ctx.now.toISOString();
   const and: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
   if (filter.productId) and.push(isUuid(filter.productId) ? Prisma.sql`product_id = ${filter.productId}::uuid` : Prisma.sql`false`);
-  if (filter.status === 'revoked') and.push(Prisma.sql`status = 'revoked'`);
-  if (filter.status === 'expired') and.push(Prisma.sql`status = 'active' AND expires_at <= ${now}::timestamptz`);
-  if (filter.status === 'active') and.push(Prisma.sql`status = 'active' AND (expires_at IS NULL OR expires_at > ${now}::timestamptz)`);
-  if (filter.expiringWithinDays) {
-    and.push(Prisma.sql`status = 'active' AND expires_at > ${now}::timestamptz AND expires_at < ${withinDaysEnd(ctx.now, filter.expiringWithinDays).toISOString()}::timestamptz`);
-  }
+  if (filter.status) and.push(statusSql(filter.status, ctx.now));
+  if (filter.expiringWithinDays) and.push(expiringSql(ctx.now, { to: filter.expiringWithinDays }));
   if (filter.search) {
     // As Prisma's `contains` (insensitive) writes it; the trigram indexes serve both ILIKEs.
     const text = filter.search.replaceAll('...', '…');
@@ -232,8 +202,8 @@ const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
 // (createdAt < t or id < id) — the same rows as "createdAt < t, or createdAt = t and id < id".
 
 /** Newest first (createdAt, then id); the cursor is the last row's (createdAt, id). */
-export async function listLicenses(ctx: Ctx, actor: Actor | null, filterInput: LicenseFilter = {}, page: PageArgs = {}) {
-  const { tenantId } = requireActor(actor);
+export async function listLicenses(ctx: Ctx, filterInput: LicenseFilter = {}, page: PageArgs = {}) {
+  const tenantId = requireMember(ctx);
   const filter = parseInput(LicenseFilterSchema, filterInput);
   const size = pageSize(page.first);
   const where = licenseWhere(ctx, tenantId, filter);
@@ -260,20 +230,12 @@ export async function listLicenses(ctx: Ctx, actor: Actor | null, filterInput: L
   return toPage(rows, size, count, (row) => [row.createdAt.toISOString(), row.id]);
 }
 
-/** Creates a license for the caller's tenant; the result carries the plaintext key, shown this once. */
-export async function createLicenseAsAdmin(ctx: Ctx, actor: Actor | null, input: LicenseInput & { productId: string }, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
-  const { productId, ...attributes } = input;
-  const { key, license } = await createLicense(ctx, admin.tenantId, productId, attributes, auditActor(admin, meta));
-  return { key, license: await findTenantLicense(ctx, admin.tenantId, license.id) };
-}
-
 /**
  * Changes any attributes (absent: unchanged; null: cleared). Audited with a before/after diff of the
  * changed attributes; a change that changes nothing writes nothing.
  */
-export async function updateLicense(ctx: Ctx, actor: Actor | null, id: string, input: LicenseInput, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
+export async function updateLicense(ctx: Ctx, id: string, input: LicenseInput) {
+  const admin = requireAdmin(ctx);
   const data = parseInput(LicenseAttributesObject.partial(), input);
   const license = await findTenantLicense(ctx, admin.tenantId, id);
   const minVersion = data.minVersion === undefined ? license.minVersion : data.minVersion;
@@ -288,7 +250,7 @@ export async function updateLicense(ctx: Ctx, actor: Actor | null, id: string, i
   await ctx.db.prisma.$transaction(async (tx) => {
     await tx.license.update({ where: { id: license.id }, data: { ...rest, customFields: customFields === null ? Prisma.DbNull : customFields } });
     const event = { tenantId: admin.tenantId, action: 'UpdateLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name), details: changes } as const;
-    await recordAudit(tx, event, auditActor(admin, meta), ctx.now);
+    await recordAudit(tx, event, auditActor(ctx), ctx.now);
   });
   return findTenantLicense(ctx, admin.tenantId, license.id);
 }
@@ -299,7 +261,8 @@ const ActivationCursor = z.tuple([z.iso.datetime(), z.guid()]);
  * One page of the activations of a license the caller already holds (read within its tenant), active and
  * deactivated, newest first (createdAt, then id; the cursor is the last row's pair); the count is capped at 10,000.
  */
-export async function listLicenseActivations(ctx: Pick<Ctx, 'db'>, license: { id: string; tenantId: string }, page: PageArgs = {}) {
+export async function listLicenseActivations(ctx: Ctx, license: { id: string; tenantId: string }, page: PageArgs = {}) {
+  if (requireMember(ctx) !== license.tenantId) throw new AppError('NotFound', 'License not found.');
   const size = pageSize(page.first);
   const where: Prisma.ActivationWhereInput = { licenseId: license.id, tenantId: license.tenantId };
   const after = page.after ? decodeCursor(page.after, ActivationCursor) : null;
@@ -313,16 +276,21 @@ export async function listLicenseActivations(ctx: Pick<Ctx, 'db'>, license: { id
   return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
 }
 
-export async function revokeLicense(ctx: Ctx, actor: Actor | null, id: string, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
-  const license = await findTenantLicense(ctx, admin.tenantId, id);
-  await revoke(ctx, license, auditActor(admin, meta));
-  return findTenantLicense(ctx, admin.tenantId, id);
+/** Revokes a license (idempotent: only the first revocation is audited). A revoked license never validates again. */
+export async function revokeLicense(ctx: Ctx, id: string) {
+  const { tenantId } = requireAdmin(ctx);
+  const license = await findTenantLicense(ctx, tenantId, id);
+  await ctx.db.prisma.$transaction(async (tx) => {
+    const { count } = await tx.license.updateMany({ where: { id: license.id, tenantId, status: 'active' }, data: { status: 'revoked', revokedAt: ctx.now } });
+    if (!count) return;
+    await recordAudit(tx, { tenantId, action: 'RevokeLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name) }, auditActor(ctx), ctx.now);
+  });
+  return findTenantLicense(ctx, tenantId, id);
 }
 
 /** Frees one activation's seat (idempotent: only the first deactivation is audited). Returns its license. */
-export async function deactivateActivation(ctx: Ctx, actor: Actor | null, activationId: string, meta: RequestMeta) {
-  const admin = requireAdmin(actor);
+export async function deactivateActivation(ctx: Ctx, activationId: string) {
+  const admin = requireAdmin(ctx);
   const activation = isUuid(activationId)
     ? await ctx.db.prisma.activation.findFirst({ where: { id: activationId, tenantId: admin.tenantId }, include: { license: { select: { keyHint: true } } } })
     : null;
@@ -331,7 +299,7 @@ export async function deactivateActivation(ctx: Ctx, actor: Actor | null, activa
     if (!(await releaseSeat(tx, activation, ctx.now))) return;
     const device = activation.deviceName ?? activation.deviceId ?? activation.id;
     const details = { licenseId: activation.licenseId, deviceId: activation.deviceId, deviceName: activation.deviceName };
-    await recordAudit(tx, { tenantId: admin.tenantId, action: 'DeactivateActivation', entityType: 'Activation', entityId: activation.id, entity: `${device} on ${activation.license.keyHint}`, details }, auditActor(admin, meta), ctx.now);
+    await recordAudit(tx, { tenantId: admin.tenantId, action: 'DeactivateActivation', entityType: 'Activation', entityId: activation.id, entity: `${device} on ${activation.license.keyHint}`, details }, auditActor(ctx), ctx.now);
   });
   return findTenantLicense(ctx, admin.tenantId, activation.licenseId);
 }

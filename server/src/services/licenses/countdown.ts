@@ -15,12 +15,6 @@ export function daysUntil(expiresAt: Date, now: Date): number {
   return Math.round((startOfUtcDay(expiresAt).getTime() - startOfUtcDay(now).getTime()) / DAY_MS);
 }
 
-/** The end (exclusive) of "expires within N days": the end of the UTC day N days from today. */
-export const withinDaysEnd = (now: Date, days: number) => new Date(startOfUtcDay(now).getTime() + (days + 1) * DAY_MS);
-
-/** The expiresAt range (a Prisma filter) of "active and expiring within N days": not yet expired, countdown ≤ N. */
-export const expiringWithin = (now: Date, days: number) => ({ gt: now, lt: withinDaysEnd(now, days) });
-
 /** "today", "in 1 day", "in N days"; past dates "N days ago" (for people: emails, messages). */
 export function countdownText(days: number): string {
   if (days === 0) return 'today';

@@ -1,0 +1,67 @@
+import { Prisma } from '../../generated/prisma/client.js';
+import { DAY_MS, daysUntil, startOfUtcDay } from './countdown.js';
+
+// The one license-state rule, in the three forms it is evaluated in: in code, as a Prisma `where`, and as SQL
+// over the `licenses` table (unqualified columns). test/license-predicates.test.ts checks that all three select
+// the same licenses.
+//
+// Spec §3: revoked wins; otherwise a license is expired once expiresAt has passed (expiresAt ≤ now, so it is
+// expired at its expiry instant); otherwise active (no expiresAt: perpetual). "Expiring" is an active license
+// that has not expired yet, with its countdown (countdown.ts: UTC calendar days to the expiry date) in a window.
+
+export type LicenseStatusName = 'active' | 'expired' | 'revoked';
+
+type StateFields = { status: 'active' | 'revoked'; expiresAt: Date | null };
+
+/** A countdown window in UTC calendar days, both ends included: `to` absent means any later expiry. */
+export interface ExpiryWindow {
+  from?: number;
+  to?: number;
+}
+
+export function isExpired(license: { expiresAt: Date | null }, now: Date): boolean {
+  return license.expiresAt !== null && license.expiresAt.getTime() <= now.getTime();
+}
+
+export const licenseStatus = (license: StateFields, now: Date): LicenseStatusName =>
+  license.status === 'revoked' ? 'revoked' : isExpired(license, now) ? 'expired' : 'active';
+
+export function statusWhere(status: LicenseStatusName, now: Date): Prisma.LicenseWhereInput {
+  if (status === 'revoked') return { status: 'revoked' };
+  if (status === 'expired') return { status: 'active', expiresAt: { lte: now } };
+  return { status: 'active', OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] };
+}
+
+export function statusSql(status: LicenseStatusName, now: Date): Prisma.Sql {
+  if (status === 'revoked') return Prisma.sql`status = 'revoked'`;
+  if (status === 'expired') return Prisma.sql`(status = 'active' AND expires_at <= ${now.toISOString()}::timestamptz)`;
+  return Prisma.sql`(status = 'active' AND (expires_at IS NULL OR expires_at > ${now.toISOString()}::timestamptz))`;
+}
+
+/** The expiresAt bounds of a window: after now, from the start of day `from`, before the end of day `to`. */
+function windowBounds(now: Date, window: ExpiryWindow) {
+  const today = startOfUtcDay(now).getTime();
+  return {
+    from: window.from ? new Date(today + window.from * DAY_MS) : null,
+    until: window.to === undefined ? null : new Date(today + (window.to + 1) * DAY_MS),
+  };
+}
+
+/** Active, not yet expired, and its countdown within the window. */
+export function isExpiring(license: StateFields, now: Date, window: ExpiryWindow = {}): boolean {
+  if (license.status !== 'active' || license.expiresAt === null || isExpired(license, now)) return false;
+  const days = daysUntil(license.expiresAt, now);
+  return days >= (window.from ?? 0) && (window.to === undefined || days <= window.to);
+}
+
+export function expiringWhere(now: Date, window: ExpiryWindow = {}): Prisma.LicenseWhereInput {
+  const { from, until } = windowBounds(now, window);
+  return { status: 'active', expiresAt: { gt: now, ...(from && { gte: from }), ...(until && { lt: until }) } };
+}
+
+export function expiringSql(now: Date, window: ExpiryWindow = {}): Prisma.Sql {
+  const { from, until } = windowBounds(now, window);
+  return Prisma.sql`(status = 'active' AND expires_at > ${now.toISOString()}::timestamptz${
+    from ? Prisma.sql` AND expires_at >= ${from.toISOString()}::timestamptz` : Prisma.empty
+  }${until ? Prisma.sql` AND expires_at < ${until.toISOString()}::timestamptz` : Prisma.empty})`;
+}
