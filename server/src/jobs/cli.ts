@@ -1,10 +1,11 @@
 import { loadConfig } from '../config.js';
-import type { Database } from '../db/database.js';
 import { AppError } from '../domain/errors.js';
 import { createLogger } from '../logger.js';
 import { EMAIL_KINDS, EMAIL_STATUSES, listOutbox, type EmailKind, type EmailStatus } from '../services/notifications/outbox.js';
 import { listJobSchedules, recordedRun } from '../services/notifications/schedules.js';
 import { getTenantByPrefix } from '../services/tenants.js';
+import { operatorIn } from '../services/auth/actor.js';
+import type { ServiceContext } from '../services/context.js';
 import { createTransport } from './email/transport.js';
 import { JOB_NAMES, findJob } from './index.js';
 import { jobContext, startJobs } from './scheduler.js';
@@ -12,7 +13,7 @@ import { jobContext, startJobs } from './scheduler.js';
 // Operator commands for jobs and the outbox, merged into `pnpm cli` (server/src/cli.ts).
 
 type Flags = Record<string, string | boolean | undefined>;
-type Ctx = { db: Database; now: Date };
+type Ctx = ServiceContext;
 type Command = { usage: string; positional?: string; options: Record<string, { type: 'string' | 'boolean' }>; run(ctx: Ctx, flags: Flags): Promise<unknown> };
 
 /** Logs go to stderr so that `--json` output stays one JSON object on stdout. */
@@ -65,8 +66,8 @@ export const jobCommands: Record<string, Command> = {
       if (status && !EMAIL_STATUSES.includes(status)) throw new AppError('InvalidRequest', `--status must be one of ${EMAIL_STATUSES.join(', ')}`);
       if (kind && !EMAIL_KINDS.includes(kind)) throw new AppError('InvalidRequest', `--kind must be one of ${EMAIL_KINDS.join(', ')}`);
       const first = flags.limit === undefined ? 20 : Number(flags.limit);
-      const tenantId = typeof flags.tenant === 'string' ? (await getTenantByPrefix(ctx, flags.tenant)).id : null;
-      const page = await listOutbox(ctx, tenantId, { status, kind, first, includeBody: flags.body === true });
+      const scoped = typeof flags.tenant === 'string' ? operatorIn(ctx, (await getTenantByPrefix(ctx, flags.tenant)).id) : ctx;
+      const page = await listOutbox(scoped, { status, kind, first, includeBody: flags.body === true });
       return { emails: page.nodes, totalCount: page.totalCount };
     },
   },

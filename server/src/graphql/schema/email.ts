@@ -1,6 +1,5 @@
 import { builder } from '../builder.js';
 import { serviceCtx } from '../context.js';
-import { requireAdmin } from '../../services/auth/actor.js';
 import type { Page } from '../../services/listing.js';
 import { getOutboxBodies, listOutbox, type EmailKind, type OutboxEntry } from '../../services/notifications/outbox.js';
 import { RUNNABLE_JOBS, listJobSchedules, runJobNow, type JobSchedule } from '../../services/notifications/schedules.js';
@@ -56,8 +55,8 @@ const EmailType = builder.objectRef<OutboxEntry>('Email').implement({
     providerMessageId: t.exposeString('providerMessageId', { nullable: true, description: '"development" for the development outbox.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     sentAt: t.expose('sentAt', { type: 'DateTime', nullable: true }),
-    textBody: t.string({ nullable: true, resolve: async (email, _args, ctx) => (await getOutboxBodies(serviceCtx(ctx), requireAdmin(ctx).tenantId, email.id))?.text ?? null }),
-    htmlBody: t.string({ nullable: true, resolve: async (email, _args, ctx) => (await getOutboxBodies(serviceCtx(ctx), requireAdmin(ctx).tenantId, email.id))?.html ?? null }),
+    textBody: t.string({ nullable: true, resolve: async (email, _args, ctx) => (await getOutboxBodies(serviceCtx(ctx), email.id))?.text ?? null }),
+    htmlBody: t.string({ nullable: true, resolve: async (email, _args, ctx) => (await getOutboxBodies(serviceCtx(ctx), email.id))?.html ?? null }),
   }),
 });
 
@@ -80,7 +79,7 @@ builder.queryFields((t) => ({
     authScopes: { admin: true },
     description: "Your company's emails, newest first. first: 1–100 (default 20); after: a pageInfo.endCursor.",
     args: { status: t.arg({ type: EmailStatusEnum }), kind: t.arg({ type: EmailKindEnum }), first: t.arg.int(), after: t.arg.string() },
-    resolve: (_root, args, ctx) => listOutbox(serviceCtx(ctx), requireAdmin(ctx).tenantId, args),
+    resolve: (_root, args, ctx) => listOutbox(serviceCtx(ctx), args),
   }),
 }));
 

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { isUuid, pageSize, toPage, decodeCursor, type Page, type PageArgs } from '../listing.js';
+import { requireAdmin } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 
 // The email outbox. Every email is written here first under an idempotency key (tenant + kind + period/threshold
@@ -63,13 +64,17 @@ const SUMMARY = {
 
 const Cursor = z.tuple([z.string(), z.string()]);
 
+/** The operator (a system actor without a tenant) sees every tenant's emails; anyone else needs the admin role. */
+const outboxTenant = (ctx: Pick<ServiceContext, 'actor'>): string | null =>
+  ctx.actor?.kind === 'system' && ctx.actor.tenantId === null ? null : requireAdmin(ctx).tenantId;
+
 /**
- * Emails of one tenant, newest first, paginated (`first`/`after`). `tenantId` null lists every tenant's:
- * only the operator CLI does that; the management API always passes the caller's tenant.
+ * Emails of the caller's tenant (CompanyAdmin), newest first, paginated (`first`/`after`); the operator CLI
+ * without a tenant lists every tenant's.
  */
-export async function listOutbox(ctx: Pick<ServiceContext, 'db'>, tenantId: string | null, filter: OutboxFilter = {}) {
+export async function listOutbox(ctx: Pick<ServiceContext, 'db' | 'actor'>, filter: OutboxFilter = {}) {
+  const tenantId = outboxTenant(ctx);
   const size = pageSize(filter.first);
-  if (tenantId !== null && !isUuid(tenantId)) return toPage([], size, 0, () => []);
   const where = {
     ...(tenantId !== null && { tenantId }),
     ...(filter.status && { status: filter.status }),
@@ -97,8 +102,9 @@ export async function getOutboxEntry(ctx: Pick<ServiceContext, 'db'>, tenantId: 
   return ctx.db.prisma.emailOutbox.findFirstOrThrow({ where: { idempotencyKey, tenantId }, select: { ...SUMMARY, html: true, text: true } });
 }
 
-/** The bodies of one email of a tenant (null when it is not that tenant's). */
-export async function getOutboxBodies(ctx: Pick<ServiceContext, 'db'>, tenantId: string, id: string) {
+/** The bodies of one email of the caller's tenant (CompanyAdmin; null when it is not that tenant's). */
+export async function getOutboxBodies(ctx: Pick<ServiceContext, 'db' | 'actor'>, id: string) {
+  const { tenantId } = requireAdmin(ctx);
   if (!isUuid(id)) return null;
   return ctx.db.prisma.emailOutbox.findFirst({ where: { id, tenantId }, select: { html: true, text: true } });
 }

@@ -1,0 +1,225 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { analyticsWindow, dashboardStats } from '../server/src/services/analytics.js';
+import { activityLogIntegrity, listActivity } from '../server/src/services/audit/activity.js';
+import { NO_META, systemActor, type ServiceActor } from '../server/src/services/auth/actor.js';
+import { createApiKey, listApiKeys, revokeApiKey } from '../server/src/services/auth/api-keys.js';
+import { disableMfa, startMfaEnrollment } from '../server/src/services/auth/mfa.js';
+import { reactivateUserByEmail, resetMfa, resetPassword, unlockAccount } from '../server/src/services/auth/recovery.js';
+import { logout } from '../server/src/services/auth/sessions.js';
+import { getCompany, updateCompanySettings } from '../server/src/services/company.js';
+import type { ServiceContext } from '../server/src/services/context.js';
+import { endFloatingSession, floatingPoolConsumption, listActiveFloatingSessions } from '../server/src/services/floating/management.js';
+import { inviteUser, listInvitations, revokeInvitation } from '../server/src/services/invitations.js';
+import {
+  createLicense,
+  deactivateActivation,
+  findByKey,
+  getLicense,
+  listLicenseActivations,
+  listLicenses,
+  revokeLicense,
+  showLicenseByKey,
+  updateLicense,
+} from '../server/src/services/licenses/management.js';
+import { removeMeterQuota, setMeterQuota, usageTotals } from '../server/src/services/metering/management.js';
+import { getOutboxBodies, listOutbox } from '../server/src/services/notifications/outbox.js';
+import { runJobNow, type JobSchedule } from '../server/src/services/notifications/schedules.js';
+import { sendTestEmail } from '../server/src/services/notifications/test-email.js';
+import { createProduct, deleteProduct, getProduct, getProductByName, listProducts, updateProduct } from '../server/src/services/products.js';
+import {
+  changePassword,
+  createUser,
+  deactivateUser,
+  getNotificationPreferences,
+  listUsers,
+  reactivateUser,
+  updateNotificationPreferences,
+  updateUser,
+} from '../server/src/services/users.js';
+import { TestClock, startTestApp, type TestApp } from './support/harness.js';
+
+// Services authorize their caller themselves (DESIGN.md §4): a GraphQL scope is only a second line. Each
+// management service is called directly, with no transport in front, as a read-only user, a read-only API key,
+// an admin of another tenant, a system actor without a tenant and nobody, and must refuse — changing nothing.
+
+let t: TestApp;
+const clock = new TestClock();
+type Fixture = Record<'tenantId' | 'otherTenantId' | 'productId' | 'licenseId' | 'licenseKey' | 'activationId' | 'sessionId' | 'apiKeyId' | 'invitationId' | 'userId' | 'leaverId' | 'emailId', string>;
+const f = {} as Fixture;
+let admin: ServiceActor;
+let readOnlyUser: ServiceActor;
+const jobRuns: string[] = [];
+const sent: unknown[] = [];
+
+const as = (actor: ServiceActor | null): ServiceContext => ({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor, meta: NO_META });
+const userActor = (user: { id: string; tenantId: string; email: string }, role: 'CompanyAdmin' | 'ReadOnly'): ServiceActor =>
+  ({ kind: 'user', userId: user.id, tenantId: user.tenantId, role, email: user.email, sessionFamilyId: null });
+const keyActor = (tenantId: string, role: 'CompanyAdmin' | 'ReadOnly'): ServiceActor => ({ kind: 'apiKey', apiKeyId: randomUUID(), tenantId, role, label: 'api-key ci (kf_…abcd)' });
+const jobs = {
+  schedules: async (): Promise<JobSchedule[]> => [{ name: 'weekly-digest', description: '', schedule: '0 8 * * 1', timezone: 'UTC', lastRunAt: null, lastFinishedAt: null, nextRunAt: null, lastFailedAt: null, lastFailReason: null, running: false }],
+  runNow: async (name: string) => void jobRuns.push(name),
+};
+const transport = { name: 'development' as const, send: async (messages: unknown[]) => (sent.push(...messages), []), findDelivered: async () => null };
+
+beforeAll(async () => {
+  t = await startTestApp({ clock });
+  const tenant = await t.seedTenant();
+  f.tenantId = tenant.id;
+  f.otherTenantId = (await t.seedTenant({ name: 'Globex', keyPrefix: 'GLOBEX' })).id;
+  const owner = await t.seedUser(tenant.id, { email: 'admin@acme.test' });
+  admin = userActor(owner, 'CompanyAdmin');
+  readOnlyUser = userActor(await t.seedUser(tenant.id, { email: 'viewer@acme.test', role: 'ReadOnly' }), 'ReadOnly');
+  f.userId = (await t.seedUser(tenant.id, { email: 'member@acme.test' })).id;
+  f.leaverId = (await t.seedUser(tenant.id, { email: 'leaver@acme.test' })).id;
+  await deactivateUser(as(admin), f.leaverId);
+  f.productId = (await createProduct(as(admin), { name: 'Studio' })).id;
+  const { key, license } = await createLicense(as(admin), { productId: f.productId, maxActivations: 3, floatingSeats: 2 });
+  [f.licenseId, f.licenseKey] = [license.id, key];
+  expect((await t.activate({ licenseKey: key, deviceId: 'device-1' })).json.isValid).toBe(true);
+  f.activationId = (await t.prisma.activation.findFirstOrThrow({ where: { licenseId: license.id } })).id;
+  f.sessionId = (await t.post('/api/v1/float/checkout', { licenseKey: key })).json.sessionId;
+  await setMeterQuota(as(admin), license.id, { event: 'api.calls', period: 'day', limit: 5 });
+  f.apiKeyId = (await createApiKey(as(admin), { name: 'ci', role: 'CompanyAdmin' })).apiKey.id;
+  f.invitationId = (await inviteUser({ ...as(admin), publicUrl: 'http://localhost', transport: null }, { email: 'new@acme.test', role: 'ReadOnly' })).id;
+  f.emailId = (await t.prisma.emailOutbox.findFirstOrThrow({ where: { tenantId: tenant.id } })).id;
+  expect(Object.values(f).every(Boolean)).toBe(true);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** Every row a refused call could have touched, and the activity log. */
+const snapshot = async () => {
+  const p = t.prisma;
+  return JSON.stringify(
+    await Promise.all([
+      p.product.findMany({ orderBy: { id: 'asc' } }),
+      p.license.findMany({ orderBy: { id: 'asc' } }),
+      p.activation.findMany({ orderBy: { id: 'asc' } }),
+      p.user.findMany({ orderBy: { id: 'asc' } }),
+      p.apiKey.findMany({ orderBy: { id: 'asc' } }),
+      p.invitation.findMany({ orderBy: { id: 'asc' } }),
+      p.floatingSession.findMany({ orderBy: { id: 'asc' } }),
+      p.meterQuota.findMany({ orderBy: [{ licenseId: 'asc' }, { event: 'asc' }] }),
+      p.tenant.findMany({ orderBy: { id: 'asc' } }),
+      p.emailOutbox.count(),
+      p.auditLogEntry.count(),
+    ]),
+  );
+};
+
+/** Calls that change tenant data: CompanyAdmin only. */
+const mutations: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
+  ['createProduct', (ctx) => createProduct(ctx, { name: 'Sneaky' })],
+  ['updateProduct', (ctx) => updateProduct(ctx, f.productId, { name: 'Renamed' })],
+  ['deleteProduct', (ctx) => deleteProduct(ctx, f.productId)],
+  ['createLicense', (ctx) => createLicense(ctx, { productId: f.productId, maxActivations: 1 })],
+  ['updateLicense', (ctx) => updateLicense(ctx, f.licenseId, { maxActivations: 99 })],
+  ['revokeLicense', (ctx) => revokeLicense(ctx, f.licenseId)],
+  ['deactivateActivation', (ctx) => deactivateActivation(ctx, f.activationId)],
+  ['createUser', (ctx) => createUser(ctx, { email: 'sneaky@acme.test', password: 'correct horse battery', role: 'CompanyAdmin' })],
+  ['updateUser', (ctx) => updateUser(ctx, f.userId, { role: 'ReadOnly' })],
+  ['deactivateUser', (ctx) => deactivateUser(ctx, f.userId)],
+  ['reactivateUser', (ctx) => reactivateUser(ctx, f.leaverId)],
+  ['createApiKey', (ctx) => createApiKey(ctx, { name: 'sneaky', role: 'CompanyAdmin' })],
+  ['revokeApiKey', (ctx) => revokeApiKey(ctx, f.apiKeyId)],
+  ['inviteUser', (ctx) => inviteUser({ ...ctx, publicUrl: 'http://localhost', transport: null }, { email: 'sneaky@acme.test', role: 'CompanyAdmin' })],
+  ['revokeInvitation', (ctx) => revokeInvitation(ctx, f.invitationId)],
+  ['endFloatingSession', (ctx) => endFloatingSession(ctx, f.sessionId)],
+  ['setMeterQuota', (ctx) => setMeterQuota(ctx, f.licenseId, { event: 'api.calls', period: 'day', limit: 1000 })],
+  ['removeMeterQuota', (ctx) => removeMeterQuota(ctx, f.licenseId, 'api.calls')],
+  ['updateCompanySettings', (ctx) => updateCompanySettings(ctx, { name: 'Hijacked' })],
+  ['runJobNow', (ctx) => runJobNow({ jobs, actor: ctx.actor }, 'weekly-digest')],
+  ['sendTestEmail', (ctx) => sendTestEmail({ ...ctx, publicUrl: 'http://localhost', transport })],
+  ['listOutbox', (ctx) => listOutbox(ctx, {})], // email bodies name customers: admins only
+  ['getOutboxBodies', (ctx) => getOutboxBodies(ctx, f.emailId)],
+];
+
+/** Calls that read tenant data: any member of the tenant. */
+const reads: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
+  ['listProducts', (ctx) => listProducts(ctx)],
+  ['getProduct', (ctx) => getProduct(ctx, f.productId)],
+  ['getProductByName', (ctx) => getProductByName(ctx, 'Studio')],
+  ['listLicenses', (ctx) => listLicenses(ctx, {})],
+  ['getLicense', (ctx) => getLicense(ctx, f.licenseId)],
+  ['listLicenseActivations', (ctx) => listLicenseActivations(ctx, { id: f.licenseId, tenantId: f.tenantId })],
+  ['listUsers', (ctx) => listUsers(ctx)],
+  ['listApiKeys', (ctx) => listApiKeys(ctx)],
+  ['listInvitations', (ctx) => listInvitations(ctx)],
+  ['getCompany', (ctx) => getCompany(ctx)],
+  ['listActiveFloatingSessions', (ctx) => listActiveFloatingSessions(ctx, f.licenseId)],
+  ['floatingPoolConsumption', (ctx) => floatingPoolConsumption(ctx, { from: new Date(clock.now().getTime() - 3_600_000), to: clock.now(), bucket: 'hour' })],
+  ['usageTotals', (ctx) => usageTotals(ctx, f.licenseId, { period: 'day' })],
+  ['dashboardStats', (ctx) => dashboardStats(ctx)],
+  ['analyticsWindow', async (ctx) => analyticsWindow(ctx, 'LAST_7_DAYS')],
+  ['listActivity', (ctx) => listActivity(ctx, {})],
+  ['activityLogIntegrity', (ctx) => activityLogIntegrity(ctx, null)],
+];
+
+/** Operator-wide calls (the CLI): the system actor only, whatever the caller's role. */
+const operatorOnly: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
+  ['findByKey', (ctx) => findByKey(ctx, f.licenseKey)],
+  ['showLicenseByKey', (ctx) => showLicenseByKey(ctx, f.licenseKey)],
+  ['resetPassword', (ctx) => resetPassword(ctx, 'member@acme.test', 'a new long password')],
+  ['unlockAccount', (ctx) => unlockAccount(ctx, 'member@acme.test')],
+  ['resetMfa', (ctx) => resetMfa(ctx, 'member@acme.test')],
+  ['reactivateUserByEmail', (ctx) => reactivateUserByEmail(ctx, 'leaver@acme.test')],
+];
+
+/** Self-service calls: a signed-in user acting on themself, never an API key or the system. */
+const selfService: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
+  ['changePassword', (ctx) => changePassword(ctx, { currentPassword: 'correct horse battery', newPassword: 'another horse battery' })],
+  ['getNotificationPreferences', (ctx) => getNotificationPreferences(ctx)],
+  ['updateNotificationPreferences', (ctx) => updateNotificationPreferences(ctx, { digestEmailEnabled: false })],
+  ['startMfaEnrollment', (ctx) => startMfaEnrollment(ctx)],
+  ['disableMfa', (ctx) => disableMfa(ctx, { totpCode: '000000' })],
+  ['logout', (ctx) => logout(ctx)],
+];
+
+async function expectRefused(calls: [string, (ctx: ServiceContext) => Promise<unknown>][], actor: ServiceActor | null, code: string) {
+  const before = await snapshot();
+  const outcomes: Record<string, unknown> = {};
+  for (const [name, call] of calls) outcomes[name] = await call(as(actor)).then(() => 'allowed', (error: { code?: string }) => error.code ?? String(error));
+  expect(outcomes).toEqual(Object.fromEntries(calls.map(([name]) => [name, code])));
+  expect(await snapshot()).toBe(before);
+  expect(jobRuns).toEqual([]);
+  expect(sent).toEqual([]);
+}
+
+describe('services authorize their caller', () => {
+  it('a read-only user and a read-only API key are refused every change (Forbidden), changing nothing', async () => {
+    await expectRefused(mutations, readOnlyUser, 'Forbidden');
+    await expectRefused(mutations, keyActor(f.tenantId, 'ReadOnly'), 'Forbidden');
+  });
+
+  it('a read-only member reads its own tenant (so the refusals above are about the role, not the call)', async () => {
+    for (const [name, read] of reads) await expect(read(as(readOnlyUser)), name).resolves.toBeDefined();
+  });
+
+  it("an admin of another tenant finds none of this tenant's records (NotFound), changing nothing", async () => {
+    const outsider = keyActor(f.otherTenantId, 'CompanyAdmin');
+    const byId = ['updateProduct', 'deleteProduct', 'createLicense', 'updateLicense', 'revokeLicense', 'deactivateActivation', 'updateUser', 'deactivateUser', 'reactivateUser', 'revokeApiKey', 'revokeInvitation', 'endFloatingSession', 'setMeterQuota', 'removeMeterQuota'];
+    await expectRefused(mutations.filter(([name]) => byId.includes(name)), outsider, 'NotFound');
+    const readsById = ['getProduct', 'getProductByName', 'getLicense', 'listLicenseActivations', 'listActiveFloatingSessions', 'usageTotals'];
+    await expectRefused(reads.filter(([name]) => readsById.includes(name)), outsider, 'NotFound');
+    expect((await getOutboxBodies(as(outsider), f.emailId))).toBeNull();
+  });
+
+  it('a system actor without a tenant is refused tenant data (Forbidden); nobody is Unauthorized', async () => {
+    await expectRefused([...mutations.filter(([name]) => name !== 'listOutbox'), ...reads], systemActor(null), 'Forbidden');
+    await expectRefused([...mutations, ...reads], null, 'Unauthorized');
+  });
+
+  it('operator-wide calls are for the system actor only, even against an admin', async () => {
+    await expectRefused(operatorOnly, admin, 'Forbidden');
+    await expectRefused(operatorOnly, keyActor(f.tenantId, 'CompanyAdmin'), 'Forbidden');
+    await expect(findByKey(as(systemActor(null, 'system (cli)')), f.licenseKey)).resolves.toMatchObject({ id: f.licenseId });
+  });
+
+  it('self-service calls need a signed-in user: an admin API key or the system is refused', async () => {
+    await expectRefused(selfService, keyActor(f.tenantId, 'CompanyAdmin'), 'Forbidden');
+    await expectRefused(selfService, systemActor(f.tenantId), 'Forbidden');
+    await expectRefused([['sendTestEmail', mutations.find(([name]) => name === 'sendTestEmail')![1]]], keyActor(f.tenantId, 'CompanyAdmin'), 'Forbidden');
+  });
+});
