@@ -1,0 +1,104 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Prisma } from '../server/src/generated/prisma/client.js';
+import { DAY_MS, startOfUtcDay } from '../server/src/services/licenses/countdown.js';
+import {
+  expiringSql,
+  expiringWhere,
+  isExpiring,
+  licenseStatus,
+  statusSql,
+  statusWhere,
+  type ExpiryWindow,
+  type LicenseStatusName,
+} from '../server/src/services/licenses/predicates.js';
+import { TestClock, startTestApp, type TestApp } from './support/harness.js';
+
+// The license-state rule exists in three forms (code, Prisma where, SQL): over random licenses crowded around
+// the edges (now, midnights, a millisecond either side), all three must select exactly the same rows.
+
+let t: TestApp;
+let tenantId: string;
+type Row = { id: string; status: 'active' | 'revoked'; expiresAt: Date | null };
+let rows: Row[] = [];
+
+// A small seeded generator: a failure can be replayed with the printed seed.
+const seed = Number(process.env.PREDICATE_SEED ?? Date.now() % 1_000_000);
+let state = seed;
+const random = () => ((state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
+const pick = <T>(items: T[]) => items[Math.floor(random() * items.length)];
+
+/** Nows to test at: midday, exactly midnight, the last millisecond of a day. */
+const NOWS = [new Date('2026-06-01T12:00:00.000Z'), new Date('2026-06-02T00:00:00.000Z'), new Date('2026-06-02T23:59:59.999Z')];
+
+function expiryNear(now: Date): Date | null {
+  const today = startOfUtcDay(now).getTime();
+  const kind = random();
+  if (kind < 0.1) return null;
+  if (kind < 0.25) return new Date(now.getTime() + pick([-1, 0, 1])); // at now, a millisecond either side
+  if (kind < 0.85) return new Date(today + Math.floor(random() * 104 - 3) * DAY_MS + pick([-1, 0, 1])); // midnights −3…+100 days
+  return new Date(now.getTime() + Math.floor((random() * 200 - 50) * DAY_MS)); // anywhere
+}
+
+beforeAll(async () => {
+  t = await startTestApp({ clock: new TestClock() });
+  tenantId = (await t.seedTenant()).id;
+  const productId = (await t.seedProduct(tenantId)).id;
+  const data = Array.from({ length: 1500 }, (_, i) => ({
+    tenantId,
+    productId,
+    keyDigest: randomBytes(16).toString('hex'),
+    keyHint: `ACME-…-${i}`,
+    maxActivations: 1,
+    status: random() < 0.2 ? ('revoked' as const) : ('active' as const),
+    expiresAt: expiryNear(NOWS[i % NOWS.length]),
+  }));
+  await t.prisma.license.createMany({ data });
+  rows = await t.prisma.license.findMany({ where: { tenantId }, select: { id: true, status: true, expiresAt: true } });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const sorted = (ids: string[]) => [...ids].sort();
+const byWhere = async (where: Prisma.LicenseWhereInput) =>
+  sorted((await t.prisma.license.findMany({ where: { AND: [{ tenantId }, where] }, select: { id: true } })).map((row) => row.id));
+const bySql = async (condition: Prisma.Sql) =>
+  sorted((await t.prisma.$queryRaw<{ id: string }[]>`SELECT id::text FROM licenses WHERE tenant_id = ${tenantId}::uuid AND ${condition}`).map((row) => row.id));
+const byCode = (predicate: (row: Row) => boolean) => sorted(rows.filter(predicate).map((row) => row.id));
+
+const WINDOWS: ExpiryWindow[] = [{}, { to: 0 }, { to: 1 }, { to: 7 }, { to: 30 }, { from: 8, to: 30 }, { from: 31, to: 90 }, { from: 91 }, { from: 0, to: 1 }, { from: 6, to: 7 }, { from: 29, to: 30 }];
+
+describe(`license predicates agree (seed ${seed})`, () => {
+  it.each(NOWS.map((now) => [now.toISOString(), now] as const))('status at %s: code, Prisma where and SQL select the same licenses', async (_label, now) => {
+    for (const status of ['active', 'expired', 'revoked'] as LicenseStatusName[]) {
+      const expected = byCode((row) => licenseStatus(row, now) === status);
+      expect(expected.length, status).toBeGreaterThan(0);
+      expect(await byWhere(statusWhere(status, now)), `${status} (where)`).toEqual(expected);
+      expect(await bySql(statusSql(status, now)), `${status} (sql)`).toEqual(expected);
+    }
+  });
+
+  it.each(NOWS.map((now) => [now.toISOString(), now] as const))('expiring windows at %s: code, Prisma where and SQL select the same licenses', async (_label, now) => {
+    for (const window of WINDOWS) {
+      const expected = byCode((row) => isExpiring(row, now, window));
+      const label = JSON.stringify(window);
+      // Only "expires today" at the day's last millisecond is empty by construction.
+      const emptyByConstruction = window.to === 0 && now.getTime() % DAY_MS === DAY_MS - 1;
+      if (emptyByConstruction) expect(expected, label).toEqual([]);
+      else expect(expected.length, label).toBeGreaterThan(0);
+      expect(await byWhere(expiringWhere(now, window)), `${label} (where)`).toEqual(expected);
+      expect(await bySql(expiringSql(now, window)), `${label} (sql)`).toEqual(expected);
+    }
+  });
+
+  it('the windows partition what is expiring, and expiring licenses are active', () => {
+    const now = NOWS[0];
+    const bands: ExpiryWindow[] = [{ to: 7 }, { from: 8, to: 30 }, { from: 31, to: 90 }, { from: 91 }];
+    for (const row of rows) {
+      const inBands = bands.filter((band) => isExpiring(row, now, band)).length;
+      expect(inBands).toBe(isExpiring(row, now) ? 1 : 0);
+      if (isExpiring(row, now)) expect(licenseStatus(row, now)).toBe('active');
+    }
+  });
+});
