@@ -33,15 +33,14 @@ export interface ExpiringSoonView {
 }
 
 /**
- * The widget's rules (spec §6.3): shown only when an active license expires within 30 days (null: hidden);
- * two badges (7-day red, 30-day yellow); up to 8 rows, soonest first, with product, customer email and an
- * "in Nd" countdown, each linking to the license's page.
+ * The widget (spec §6.3): shown only when an active license expires within 30 days (null: hidden); two badges
+ * (7-day red, 30-day yellow); up to 8 rows with product, customer email and an "in Nd" countdown, each linking to
+ * the license's page. Which licenses are expiring, their order (soonest first) and their countdowns are the
+ * server's (services/licenses/predicates.ts): the console only lays them out.
  */
-export function expiringSoonView(stats: ExpiryStats, now: Date): ExpiringSoonView | null {
-  const upcoming = stats.expiringLicenses.filter((license) => new Date(license.expiresAt).getTime() > now.getTime());
-  if (stats.expiringIn30Days <= 0 && upcoming.length === 0) return null;
-  const rows = [...upcoming]
-    .sort((a, b) => new Date(a.expiresAt).getTime() - new Date(b.expiresAt).getTime())
+export function expiringSoonView(stats: ExpiryStats): ExpiringSoonView | null {
+  if (stats.expiringIn30Days <= 0 && stats.expiringLicenses.length === 0) return null;
+  const rows = stats.expiringLicenses
     .slice(0, EXPIRING_SOON_MAX_ROWS)
     .map((license) => ({
       id: license.id,
@@ -52,6 +51,6 @@ export function expiringSoonView(stats: ExpiryStats, now: Date): ExpiringSoonVie
       urgent: license.daysUntilExpiry <= 7,
       href: licensePath(license.id),
     }));
-  const within30Days = Math.max(stats.expiringIn30Days, upcoming.length);
+  const within30Days = Math.max(stats.expiringIn30Days, stats.expiringLicenses.length);
   return { within7Days: stats.expiringIn7Days, within30Days, rows, more: Math.max(0, within30Days - rows.length) };
 }

@@ -8,7 +8,7 @@ const at = (days: number) => new Date(NOW.getTime() + days * 86_400_000).toISOSt
 
 describe('<ExpiringSoonPanel>', () => {
   it('renders nothing when no license expires within 30 days', () => {
-    renderUi(<ExpiringSoonPanel now={NOW} stats={{ expiringIn7Days: 0, expiringIn30Days: 0, expiringLicenses: [] }} />);
+    renderUi(<ExpiringSoonPanel stats={{ expiringIn7Days: 0, expiringIn30Days: 0, expiringLicenses: [] }} />);
     expect(screen.queryByTestId('expiring-soon')).not.toBeInTheDocument();
     expect(screen.queryByText('Licenses Expiring Soon')).not.toBeInTheDocument();
   });
@@ -16,7 +16,6 @@ describe('<ExpiringSoonPanel>', () => {
   it('shows the title, red and yellow badges, and linked rows with "in Nd"', () => {
     renderUi(
       <ExpiringSoonPanel
-        now={NOW}
         stats={{
           expiringIn7Days: 1,
           expiringIn30Days: 2,
@@ -46,7 +45,7 @@ describe('<ExpiringSoonPanel>', () => {
 
   it('caps the list at 8 rows and links to the rest', () => {
     const expiringLicenses = Array.from({ length: 11 }, (_, i) => ({ id: `l${i}`, productName: `P${i}`, customerEmail: `c${i}@x.test`, expiresAt: at(i + 1), daysUntilExpiry: i + 1 }));
-    renderUi(<ExpiringSoonPanel now={NOW} stats={{ expiringIn7Days: 7, expiringIn30Days: 11, expiringLicenses }} />);
+    renderUi(<ExpiringSoonPanel stats={{ expiringIn7Days: 7, expiringIn30Days: 11, expiringLicenses }} />);
     expect(screen.getAllByTestId('expiring-row')).toHaveLength(8);
     expect(screen.getByRole('link', { name: /3 more expiring within 30 days/ })).toHaveAttribute('href', '/licenses?expiring=30');
   });

@@ -6,8 +6,8 @@ import { expiringSoonView, type ExpiryStats } from '../expiringSoon';
 import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 /** "Licenses Expiring Soon" (spec §6.3): renders nothing when no active license expires within 30 days. */
-export function ExpiringSoonPanel({ stats, now = new Date() }: { stats: ExpiryStats; now?: Date }) {
-  const view = expiringSoonView(stats, now);
+export function ExpiringSoonPanel({ stats }: { stats: ExpiryStats }) {
+  const view = expiringSoonView(stats);
   if (!view) return null;
   return (
     <Paper p="lg" component="section" aria-labelledby="expiring-soon-title" data-testid="expiring-soon">
