@@ -113,7 +113,7 @@ builder.mutationFields((t) => ({
     },
     resolve: async (_root, args, ctx) => {
       await setup(serviceCtx(ctx), args);
-      const result = await login(serviceCtx(ctx), { email: args.email, password: args.password }, ctx.meta);
+      const result = await login(serviceCtx(ctx), { email: args.email, password: args.password });
       if (result.status !== 'SUCCESS') throw new AppError('InternalError', 'Setup completed but sign-in failed.');
       return sessionPayload(ctx, result.tokens, result.userId);
     },
@@ -125,7 +125,7 @@ builder.mutationFields((t) => ({
     args: { email: t.arg.string({ required: true }), password: t.arg.string({ required: true }), totpCode: t.arg.string(), backupCode: t.arg.string() },
     resolve: async (_root, args, ctx) => {
       await signInStep(ctx, `email:${args.email}`);
-      const result = await login(serviceCtx(ctx), args, ctx.meta);
+      const result = await login(serviceCtx(ctx), args);
       if (result.status === 'MFA_REQUIRED') return { status: 'MFA_REQUIRED' as const, accessToken: null, accessTokenExpiresAt: null, userId: null };
       return sessionPayload(ctx, result.tokens, result.userId);
     },
@@ -138,7 +138,7 @@ builder.mutationFields((t) => ({
       if (!ctx.refreshCookie) throw new AppError('Unauthorized', 'No session: sign in.');
       await signInStep(ctx, `refresh:${ctx.refreshCookie}`);
       try {
-        const tokens = await refreshSession(serviceCtx(ctx), ctx.refreshCookie, ctx.meta);
+        const tokens = await refreshSession(serviceCtx(ctx), ctx.refreshCookie);
         const { sub } = JSON.parse(Buffer.from(tokens.accessToken.split('.')[1], 'base64url').toString()) as { sub: string };
         return sessionPayload(ctx, tokens, sub);
       } catch (error) {

@@ -85,7 +85,7 @@ builder.mutationFields((t) => ({
     resolve: async (_root, args, ctx) => {
       await signInStep(ctx, `invitation:${invitationTokenDigest(ctx.deps, args.token)}`);
       const user = await acceptInvitation(serviceCtx(ctx), args);
-      const result = await login(serviceCtx(ctx), { email: user.email, password: args.password }, ctx.meta);
+      const result = await login(serviceCtx(ctx), { email: user.email, password: args.password });
       if (result.status !== 'SUCCESS') throw new AppError('InternalError', 'The account was created but sign-in failed: sign in.');
       return sessionPayload(ctx, result.tokens, result.userId);
     },

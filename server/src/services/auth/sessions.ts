@@ -69,9 +69,10 @@ export function failureIsAudited(count: number): boolean {
 /**
  * Email + password, then (when MFA is on) a TOTP or backup code. Failed attempts count towards a lockout
  * kept per email address, known or not; an unknown email does the same password work, gets the same answers
- * and locks the same way. Refusals are padded to REFUSED_SIGN_IN_MIN_MS.
+ * and locks the same way. Refusals are padded to REFUSED_SIGN_IN_MIN_MS. Anonymous: the request meta comes in the context.
  */
-export async function login(ctx: Ctx, input: { email: string; password: string; totpCode?: string | null; backupCode?: string | null }, meta: RequestMeta): Promise<LoginResult> {
+export async function login(ctx: Ctx & Pick<ServiceContext, 'meta'>, input: { email: string; password: string; totpCode?: string | null; backupCode?: string | null }): Promise<LoginResult> {
+  const { meta } = ctx;
   const started = performance.now();
   try {
     return await attemptLogin(ctx, input, meta);
@@ -164,7 +165,8 @@ async function attemptLogin(ctx: Ctx, input: { email: string; password: string; 
  * Rotates a refresh token: the presented one is spent and a new one of the same family issued. Presenting
  * a spent token again means it was stolen or replayed: the whole family (that login) is revoked.
  */
-export async function refreshSession(ctx: Ctx, refreshToken: string, meta: RequestMeta): Promise<SessionTokens> {
+export async function refreshSession(ctx: Ctx & Pick<ServiceContext, 'meta'>, refreshToken: string): Promise<SessionTokens> {
+  const { meta } = ctx;
   const digest = ctx.secrets.digest(`refresh:${refreshToken}`);
   const outcome = await ctx.db.prisma.$transaction(async (tx) => {
     const row = await tx.refreshToken.findUnique({ where: { digest }, include: { user: true } });
