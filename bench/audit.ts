@@ -3,6 +3,7 @@
 // each console Activity visit asks) after a few new entries, against the goal of p95 ≤ 100 ms, and one full
 // verification for reference. Env: BENCH_ADMIN_URL (default postgres://postgres@127.0.0.1:5432/postgres),
 // AUDIT_ROWS, AUDIT_RUNS.
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,7 +34,7 @@ const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[M
 
 try {
   await applyMigrations({ kind: 'pg', url });
-  const ctx = { db, secrets, now: new Date() };
+  const ctx = { db, secrets, now: new Date(), actor: systemActor(null), meta: NO_META };
   const tenant = await createTenant(ctx, { name: 'Audit Bench', keyPrefix: 'AUDIT' });
 
   // Seed: keyed entries computed here (the same entryHash the server uses), inserted 10,000 at a time.

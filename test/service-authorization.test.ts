@@ -37,6 +37,7 @@ import {
   updateNotificationPreferences,
   updateUser,
 } from '../server/src/services/users.js';
+import { createTenant, getTenantByPrefix } from '../server/src/services/tenants.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 
 // Services authorize their caller themselves (DESIGN.md §4): a GraphQL scope is only a second line. Each
@@ -165,6 +166,8 @@ const operatorOnly: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['unlockAccount', (ctx) => unlockAccount(ctx, 'member@acme.test')],
   ['resetMfa', (ctx) => resetMfa(ctx, 'member@acme.test')],
   ['reactivateUserByEmail', (ctx) => reactivateUserByEmail(ctx, 'leaver@acme.test')],
+  ['createTenant', (ctx) => createTenant(ctx, { name: 'Sneaky', keyPrefix: 'SNEAKY' })],
+  ['getTenantByPrefix', (ctx) => getTenantByPrefix(ctx, 'ACME')],
 ];
 
 /** Self-service calls: a signed-in user acting on themself, never an API key or the system. */

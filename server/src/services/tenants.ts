@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { KEY_PREFIX_PATTERN } from '../crypto/license-key.js';
 import { AppError } from '../domain/errors.js';
+import { requireOperator } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 
@@ -14,9 +15,13 @@ export const TenantInputSchema = z.object({
   subscriptionEndsAt: z.coerce.date().nullable().optional(),
 });
 
-type Ctx = Pick<ServiceContext, 'db' | 'now'>;
+// Tenants are made and looked up by the server's operator (the CLI), never through the management API.
 
-export async function createTenant({ db }: Ctx, input: z.input<typeof TenantInputSchema>) {
+type Ctx = Pick<ServiceContext, 'db' | 'actor'>;
+
+export async function createTenant(ctx: Ctx, input: z.input<typeof TenantInputSchema>) {
+  requireOperator(ctx);
+  const { db } = ctx;
   const data = parseInput(TenantInputSchema, input);
   try {
     return await db.prisma.tenant.create({ data });
@@ -26,7 +31,9 @@ export async function createTenant({ db }: Ctx, input: z.input<typeof TenantInpu
   }
 }
 
-export async function getTenantByPrefix({ db }: Ctx, keyPrefix: string) {
+export async function getTenantByPrefix(ctx: Ctx, keyPrefix: string) {
+  requireOperator(ctx);
+  const { db } = ctx;
   const tenant = await db.prisma.tenant.findUnique({ where: { keyPrefix: keyPrefix.trim().toUpperCase() } });
   if (!tenant) throw new AppError('NotFound', `No tenant with key prefix ${keyPrefix}.`);
   return tenant;
