@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { button, mjmlToHtml, page } from '../server/src/jobs/email/layout.js';
+import { button, mjmlToHtml, page } from '../server/src/email/layout.js';
 
 // What a reader's mail client loads when an email is opened: nothing from a third party (no web fonts, no
 // images or styles by URL), so opening it tells nobody anything and it renders the same offline.

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
-import { parseTrustProxy } from './http/client-ip.js';
+import { parseTrustProxy } from './http/middleware/client-ip.js';
 
 const boolean = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])

@@ -1,4 +1,5 @@
 import { COLORS, button, dateCell, esc, formatDate, mjmlToHtml, page, plural, table, type RenderedEmail } from './layout.js';
+import { digestHighlights, type Highlight } from '../services/notifications/thresholds.js';
 
 /** Everything the weekly digest shows (spec §6.1). */
 export interface DigestData {
@@ -13,14 +14,6 @@ export interface DigestData {
   upcoming: { productName: string; customerEmail: string | null; expiresAt: Date }[];
   dashboardUrl: string;
 }
-
-type Highlight = 'red' | 'amber' | null;
-
-/** Red when anything expires within 7 days; amber when more than 5 expire within 30 days. */
-export const digestHighlights = (data: Pick<DigestData, 'expiringIn7Days' | 'expiringIn30Days'>) => ({
-  expiringIn7Days: (data.expiringIn7Days > 0 ? 'red' : null) as Highlight,
-  expiringIn30Days: (data.expiringIn30Days > 5 ? 'amber' : null) as Highlight,
-});
 
 function stat(label: string, value: number, highlight: Highlight): string {
   const color = highlight === 'red' ? COLORS.red : highlight === 'amber' ? COLORS.amber : COLORS.text;

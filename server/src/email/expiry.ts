@@ -1,7 +1,5 @@
 import { COLORS, button, countdown, dateCell, esc, formatDate, mjmlToHtml, page, plural, table, type RenderedEmail } from './layout.js';
-
-export const THRESHOLDS = [30, 7, 1] as const;
-export type Threshold = (typeof THRESHOLDS)[number];
+import type { Threshold } from '../services/notifications/thresholds.js';
 
 /** Spec §6.2: 30 days grey, 7 amber, 1 red. */
 const TONE: Record<Threshold, { color: string; background: string; label: string }> = {

@@ -1,7 +1,7 @@
 // Shared pieces of the MJML emails: escaping, formatting, the page frame. MJML turns them into table-based,
 // inline-styled HTML that renders in Gmail, Outlook and Apple Mail alike; every email also has a plain-text body.
 
-import { countdownText, daysUntil } from '../../services/licensing/countdown.js';
+import { countdownText, daysUntil } from '../services/licensing/countdown.js';
 
 export interface RenderedEmail {
   subject: string;
