@@ -36,8 +36,8 @@ async function invite(email: string, role: 'CompanyAdmin' | 'ReadOnly' = 'ReadOn
   const invitation = response.data.inviteUser as { id: string; email: string; expiresAt: string };
   const emails = await t.prisma.emailOutbox.findMany({ where: { kind: 'invitation', idempotencyKey: `invitation:${invitation.id}` } });
   expect(emails).toHaveLength(1);
+  expect(emails[0].text).toMatch(new RegExp(`${t.config.publicUrl}/accept-invite#token=kfi_[A-Za-z0-9_-]{43}\\b`));
   const token = /accept-invite#token=(kfi_[A-Za-z0-9_-]{43})/.exec(emails[0].text)?.[1];
-  expect(token).toBeDefined();
   return { invitation, email: emails[0], token: token! };
 }
 
