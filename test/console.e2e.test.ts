@@ -63,6 +63,8 @@ async function nav(label: string) {
 let lastTotpStep = 0;
 async function nextTotp(secret: string): Promise<string> {
   const step = Math.max(Math.floor(Date.now() / 30_000), lastTotpStep + 1);
+  // A wall-clock wait on purpose: the real server checks codes against real time, so the next 30 s step can only
+  // be waited for (polling the clock, not sleeping a fixed time).
   while (Math.floor(Date.now() / 30_000) + 1 < step) await new Promise((resolve) => setTimeout(resolve, 500));
   lastTotpStep = step;
   return currentTotp(secret, new Date(step * 30_000 + 15_000));
