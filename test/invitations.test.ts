@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MailTransport, OutboxMessage } from '../server/src/services/notifications/delivery.js';
 import { DAY, startTestApp, type TestApp } from './support/harness.js';
+import { seedTwoTenants } from './support/tenants.js';
 
 // Invite a member by email: a one-time link (URL fragment) whose token is stored only as an HMAC.
 
@@ -18,13 +19,10 @@ let otherAdmin: { token: string };
 
 beforeAll(async () => {
   t = await startTestApp();
-  const setup = await t.setupAdmin();
-  admin = { token: setup.token, tenantId: setup.user.tenantId };
-  await t.seedUser(admin.tenantId, { email: 'reader@acme.test', role: 'ReadOnly' });
-  reader = await t.login('reader@acme.test');
-  const other = await t.seedTenant({ name: 'Globex', keyPrefix: 'GLBX' });
-  await t.seedUser(other.id, { email: 'admin@globex.test' });
-  otherAdmin = await t.login('admin@globex.test');
+  const { A, B } = await seedTwoTenants(t, { catalog: false });
+  admin = { token: A.admin.token, tenantId: A.tenantId };
+  reader = { token: A.readOnly.token };
+  otherAdmin = { token: B.admin.token };
 });
 afterAll(async () => {
   await t?.close();
@@ -129,7 +127,7 @@ describe('invitations', () => {
   });
 
   it('an existing user’s email is a conflict; a weak password is refused and the link stays usable', async () => {
-    const conflict = await t.gql(INVITE, { email: 'Reader@acme.test', role: 'ReadOnly' }, { token: admin.token });
+    const conflict = await t.gql(INVITE, { email: 'Viewer@acme.test', role: 'ReadOnly' }, { token: admin.token });
     expect(conflict.errors?.[0].extensions?.code).toBe('Conflict');
     const { token } = await invite('gina@acme.test');
     const weak = await t.gql(ACCEPT, { token, password: 'short' });
