@@ -1,5 +1,5 @@
 import type { Context } from 'hono';
-import type { AppDeps } from '../../http/deps.js';
+import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import type { ServiceContext } from '../../services/context.js';
 
