@@ -2,8 +2,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import { AppError } from '../domain/errors.js';
 import { requireMember } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
-import { daysFrom } from './licenses/management.js';
-import { daysUntil } from './licenses/countdown.js';
+import { daysFrom, daysUntil } from './licenses/countdown.js';
 import { expiringSql, expiringWhere } from './licenses/predicates.js';
 
 // Dashboard figures (spec §2.4, §6.3) and analytics (spec §2.7), computed in SQL for the caller's tenant.

@@ -4,6 +4,9 @@
 
 export const DAY_MS = 86_400_000;
 
+/** `days` whole days after (or, negative, before) `date`. */
+export const daysFrom = (date: Date, days: number) => new Date(date.getTime() + days * DAY_MS);
+
 /** Midnight (UTC) that starts `date`'s day. */
 export const startOfUtcDay = (date: Date) => new Date(Math.floor(date.getTime() / DAY_MS) * DAY_MS);
 

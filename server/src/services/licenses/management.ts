@@ -12,7 +12,6 @@ import { licenseKeyDigest } from './license-record.js';
 import { expiringSql, expiringWhere, statusSql, statusWhere } from './predicates.js';
 import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, isUuid, pageSize, searchMatches, toPage, type PageArgs } from '../listing.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
-import { DAY_MS } from './countdown.js';
 
 const version = z
   .string()
@@ -52,6 +51,9 @@ const LICENSE_ATTRIBUTES = Object.keys(LicenseAttributesObject.shape) as (keyof 
 type AttributesIn = z.input<typeof LicenseAttributesObject>;
 export type LicenseInput = { [K in keyof AttributesIn]?: (K extends 'customFields' ? unknown : AttributesIn[K]) | null };
 
+// Licenses as vendors manage them (GraphQL, the operator CLI): create, change, revoke, list, free a seat. The
+// public protocol on the same licenses is activations.ts (activate/deactivate) and validate.ts.
+
 type Ctx = ServiceContext;
 
 /** How a license appears in the activity log: its key hint and product, never the key. */
@@ -64,8 +66,7 @@ const jsonValues = (values: Record<string, unknown>) =>
  * it exists outside the customer's hands. Audited (CreateLicense, with the attributes and key hint, never the key).
  */
 export async function createLicense(ctx: Ctx, input: LicenseInput & { productId: string }) {
-  const admin = requireAdmin(ctx);
-  const { tenantId } = admin;
+  const { tenantId } = requireAdmin(ctx);
   const { productId, ...rest } = input;
   const attributes = parseInput(LicenseAttributesSchema, rest);
   const tenant = await ctx.db.prisma.tenant.findUnique({ where: { id: tenantId }, select: { keyPrefix: true } });
@@ -131,8 +132,6 @@ export async function showLicenseByKey(ctx: Ctx, licenseKey: string) {
 }
 
 // ─── Management API (tenant-scoped: another tenant's license answers NotFound) ──────────────────────
-
-export const daysFrom = (now: Date, days: number) => new Date(now.getTime() + days * DAY_MS);
 
 /** What the API shows of a license: never the key digest. */
 const LICENSE_VIEW = {
