@@ -12,7 +12,7 @@ let licenseId: string;
 beforeAll(async () => {
   t = await startTestApp();
   ({ token } = await t.setupAdmin());
-  productId = (await t.gql('mutation { createProduct(name: "Acme Studio") { id } }', {}, { token })).data.createProduct.id;
+  productId = (await t.gql('mutation { createProduct(input: { name: "Acme Studio" }) { product { id } } }', {}, { token })).data.createProduct.product.id;
   licenseId = (await t.gql('mutation($input: CreateLicenseInput!) { createLicense(input: $input) { license { id } } }', { input: { productId, maxActivations: 2 } }, { token })).data.createLicense.license.id;
 });
 afterAll(() => t.close());

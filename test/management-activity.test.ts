@@ -34,14 +34,14 @@ beforeAll(async () => {
   const globex = await t.seedTenant({ name: 'Globex', keyPrefix: 'GLBX' });
   await t.seedUser(globex.id, { email: 'admin@globex.test' });
   B = { token: (await t.login('admin@globex.test')).token, tenantId: globex.id };
-  await ok('mutation { createUser(email: "viewer@acme.test", password: "correct horse battery", role: ReadOnly) { id } }');
+  await ok('mutation { createUser(input: { email: "viewer@acme.test", password: "correct horse battery", role: READ_ONLY }) { user { id } } }');
   readOnly = (await t.login('viewer@acme.test')).token;
-  const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(name: "${name}", role: ${role}) { key apiKey { id } } }`)).createApiKey;
+  const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(input: { name: "${name}", role: ${role} }) { key apiKey { id } } }`)).createApiKey;
   readOnlyKey = (await apiKey('reporting', 'ReadOnly')).key;
   const automation = await apiKey('automation', 'CompanyAdmin');
   adminKey = { key: automation.key, id: automation.apiKey.id };
   const old = await apiKey('old', 'CompanyAdmin');
-  await ok(`mutation { revokeApiKey(id: "${old.apiKey.id}") { id } }`);
+  await ok(`mutation { revokeApiKey(input: { id: "${old.apiKey.id}" }) { apiKey { id } } }`);
   revokedKey = old.key;
 });
 afterAll(() => t.close());
@@ -59,18 +59,18 @@ async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
 describe('activity log entries', () => {
   it('records every product, license and activation event once, with action, entity, user, IP, UTC time and diff', async () => {
     const firstNew = (await t.prisma.auditLogEntry.count({ where: { tenantId: A.tenantId } })) + 1;
-    ids.alpha = (await step('createProduct', () => ok('mutation { createProduct(name: "Alpha") { id } }'))).createProduct.id;
-    await step('updateProduct', () => ok(`mutation { updateProduct(id: "${ids.alpha}", name: "Alpha Pro") { id } }`));
+    ids.alpha = (await step('createProduct', () => ok('mutation { createProduct(input: { name: "Alpha" }) { product { id } } }'))).createProduct.product.id;
+    await step('updateProduct', () => ok(`mutation { updateProduct(input: { id: "${ids.alpha}", name: "Alpha Pro" }) { product { id } } }`));
     const created = (await step('createLicense', () => ok(`mutation { createLicense(input: { productId: "${ids.alpha}", maxActivations: 2, customerEmail: "c@customer.test" }) { key license { id keyHint } } }`))).createLicense;
     ids.license = created.license.id;
     const hint = created.license.keyHint as string;
     await step('updateLicense', () => ok(`mutation { updateLicense(id: "${ids.license}", input: { maxActivations: 3, features: ["sync"] }) { id } }`));
     expect((await t.activate({ licenseKey: created.key, deviceId: 'dev-1', deviceName: 'Workstation' })).json.isValid).toBe(true);
     ids.activation = (await t.prisma.activation.findFirstOrThrow({ where: { licenseId: ids.license } })).id;
-    await step('deactivateActivation', () => ok(`mutation { deactivateActivation(id: "${ids.activation}") { id } }`));
-    await step('revokeLicense', () => ok(`mutation { revokeLicense(id: "${ids.license}") { id } }`));
-    ids.beta = (await step('createProductByKey', () => ok('mutation { createProduct(name: "Beta") { id } }', {}, { apiKey: adminKey.key, ip: IP }))).createProduct.id;
-    await step('deleteProduct', () => ok(`mutation { deleteProduct(id: "${ids.beta}") }`, {}, { apiKey: adminKey.key, ip: IP }));
+    await step('deactivateActivation', () => ok(`mutation { deactivateActivation(input: { id: "${ids.activation}" }) { license { id } } }`));
+    await step('revokeLicense', () => ok(`mutation { revokeLicense(input: { id: "${ids.license}" }) { license { id } } }`));
+    ids.beta = (await step('createProductByKey', () => ok('mutation { createProduct(input: { name: "Beta" }) { product { id } } }', {}, { apiKey: adminKey.key, ip: IP }))).createProduct.product.id;
+    await step('deleteProduct', () => ok(`mutation { deleteProduct(input: { id: "${ids.beta}" }) { deletedProductId } }`, {}, { apiKey: adminKey.key, ip: IP }));
 
     const { nodes, totalCount } = await log({}, { first: 8 });
     expect(totalCount).toBe(firstNew + 7);
