@@ -37,10 +37,10 @@ beforeAll(async () => {
   await ok('mutation { createUser(input: { email: "viewer@acme.test", password: "correct horse battery", role: READ_ONLY }) { user { id } } }');
   readOnly = (await t.login('viewer@acme.test')).token;
   const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(input: { name: "${name}", role: ${role} }) { key apiKey { id } } }`)).createApiKey;
-  readOnlyKey = (await apiKey('reporting', 'ReadOnly')).key;
-  const automation = await apiKey('automation', 'CompanyAdmin');
+  readOnlyKey = (await apiKey('reporting', 'READ_ONLY')).key;
+  const automation = await apiKey('automation', 'COMPANY_ADMIN');
   adminKey = { key: automation.key, id: automation.apiKey.id };
-  const old = await apiKey('old', 'CompanyAdmin');
+  const old = await apiKey('old', 'COMPANY_ADMIN');
   await ok(`mutation { revokeApiKey(input: { id: "${old.apiKey.id}" }) { apiKey { id } } }`);
   revokedKey = old.key;
 });

@@ -30,9 +30,9 @@ beforeAll(async () => {
   const setup = await t.setupAdmin();
   admin = { token: setup.token, tenantId: setup.user.tenantId };
   const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(input: { name: "${name}", role: ${role} }) { key apiKey { id } } }`)).createApiKey;
-  adminKey = (await apiKey('automation', 'CompanyAdmin')).key;
-  readOnlyKey = (await apiKey('reporting', 'ReadOnly')).key;
-  const old = await apiKey('old', 'CompanyAdmin');
+  adminKey = (await apiKey('automation', 'COMPANY_ADMIN')).key;
+  readOnlyKey = (await apiKey('reporting', 'READ_ONLY')).key;
+  const old = await apiKey('old', 'COMPANY_ADMIN');
   await ok(`mutation { revokeApiKey(input: { id: "${old.apiKey.id}" }) { apiKey { id } } }`);
   revokedKey = old.key;
 
