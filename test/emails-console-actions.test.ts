@@ -31,8 +31,8 @@ describe('development outbox (no mail provider)', () => {
     expect((await t.gql('{ emailDeliveryMode }', {}, { token: admin.token })).data.emailDeliveryMode).toBe('DEVELOPMENT');
     const sent = await t.gql(TEST_EMAIL, {}, { token: admin.token });
     expect(sent.errors).toBeUndefined();
-    expect(sent.data.sendTestEmail).toEqual({ kind: 'test', to: 'admin@acme.test', status: 'sent', providerMessageId: 'development', lastError: null });
-    const listed = await t.gql('{ emails(kind: test) { totalCount nodes { subject } } }', {}, { token: admin.token });
+    expect(sent.data.sendTestEmail.email).toEqual({ kind: 'TEST', to: 'admin@acme.test', status: 'SENT', providerMessageId: 'development', lastError: null });
+    const listed = await t.gql('{ emails(kind: TEST) { totalCount nodes { subject } } }', {}, { token: admin.token });
     expect(listed.data.emails).toEqual({ totalCount: 1, nodes: [{ subject: 'Acme Corp: test email from Keyforge' }] });
   });
 
@@ -91,7 +91,7 @@ describe('Postmark delivery', () => {
     const { token } = await t.setupAdmin({ email: 'ops@globex.test', companyName: 'Globex', keyPrefix: 'GLBX' });
     expect((await t.gql('{ emailDeliveryMode }', {}, { token })).data.emailDeliveryMode).toBe('POSTMARK');
     const sent = await t.gql(TEST_EMAIL, {}, { token });
-    expect(sent.data.sendTestEmail).toMatchObject({ kind: 'test', to: 'ops@globex.test', status: 'sent', lastError: null });
+    expect(sent.data.sendTestEmail.email).toMatchObject({ kind: 'TEST', to: 'ops@globex.test', status: 'SENT', lastError: null });
     expect(peer.messages.map((message) => [message.To, message.Subject])).toEqual([['ops@globex.test', 'Globex: test email from Keyforge']]);
   });
 });
