@@ -285,7 +285,7 @@ async function startFleet(keyPrefix: string, baseUrl: () => string) {
     for (let n = 1; loading; n++) {
       const response = await post(
         '/api/graphql',
-        { query: 'mutation($id: ID!, $days: Int!) { updateLicense(id: $id, input: { offlineGraceDays: $days }) { id } }', variables: { id: licenses[n % licenses.length].license.id, days: n } },
+        { query: 'mutation($id: ID!, $days: Int!) { updateLicense(input: { id: $id, offlineGraceDays: $days }) { license { id } } }', variables: { id: licenses[n % licenses.length].license.id, days: n } },
         { authorization: `Bearer ${token}` },
       );
       counted(response.status);
