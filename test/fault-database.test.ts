@@ -26,6 +26,8 @@ import { startPrivatePg, type PrivatePg } from './support/private-pg.js';
  */
 let cluster: PrivatePg;
 let server: ServerProcess;
+// The fixed sleeps below are durations under test (how long PostgreSQL stays down, load running before the
+// outage, a killed server staying dead), not waits for a condition; those poll with a deadline.
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const SECRET = 'fault-test-secret-0123456789abcdef0123456789';
 // The load below is far above the default per-IP limit; the limits are not what these tests are about.
