@@ -288,12 +288,12 @@ describe('admin console in Chromium', () => {
 
   it('the activity log lists the changes, filters them and shows the before/after diff', async () => {
     await nav('Activity log');
-    for (const action of ['Login', 'CreateProduct', 'CreateLicense', 'UpdateLicense', 'FailedLogin']) {
+    for (const action of ['Sign in', 'Create product', 'Create license', 'Update license', 'Failed sign-in']) {
       await page.getByTestId('activity-row').filter({ hasText: action }).first().waitFor();
     }
     await page.getByRole('textbox', { name: 'Action' }).click();
-    await page.getByRole('option', { name: 'UpdateLicense' }).click();
-    await page.waitForURL(/action=UpdateLicense/);
+    await page.getByRole('option', { name: 'Update license' }).click();
+    await page.waitForURL(/action=UPDATE_LICENSE/);
     await expect.poll(() => page.getByTestId('activity-row').count()).toBe(1);
     await page.getByRole('button', { name: 'Show details' }).click();
     const diff = page.getByTestId('details-diff');

@@ -239,10 +239,10 @@ describe('schedules and operators', () => {
       expect(schedules.errors).toBeUndefined();
       expect(schedules.data.jobSchedules.map((job: { name: string }) => job.name)).toEqual(['weekly-digest', 'expiry-notifications', 'email-delivery', 'housekeeping', 'audit-checkpoints', 'audit-verify']);
       const query = 'query($status: EmailStatus, $kind: EmailKind) { emails(status: $status, kind: $kind, first: 100) { totalCount nodes { id to kind status subject textBody } pageInfo { hasNextPage } } }';
-      const emails = await app.gql(query, { kind: 'expiryCustomer', status: 'sent' }, { token: admin.token });
+      const emails = await app.gql(query, { kind: 'EXPIRY_CUSTOMER', status: 'SENT' }, { token: admin.token });
       expect(emails.errors).toBeUndefined();
       const found = emails.data.emails.nodes.find((email: { to: string }) => email.to === 'gql@customer.test');
-      expect(found).toMatchObject({ id: (await row(mine)).id, kind: 'expiryCustomer', status: 'sent', textBody: 'Hello' });
+      expect(found).toMatchObject({ id: (await row(mine)).id, kind: 'EXPIRY_CUSTOMER', status: 'SENT', textBody: 'Hello' });
       expect(JSON.stringify(emails.data)).not.toContain('else.test');
       expect((await app.gql(query, {}, { token: reader.token })).errors?.[0].extensions?.code).toBe('Forbidden');
     } finally {

@@ -231,7 +231,7 @@ async function startFleet(keyPrefix: string, baseUrl: () => string) {
       return { status: 0, nonce: null };
     }
   };
-  const login = await post('/api/graphql', { query: 'mutation($e: String!, $p: String!) { login(email: $e, password: $p) { accessToken } }', variables: { e: email, p: 'correct horse battery' } });
+  const login = await post('/api/graphql', { query: 'mutation($e: String!, $p: String!) { login(input: { email: $e, password: $p }) { __typename ... on LoginSuccess { accessToken } } }', variables: { e: email, p: 'correct horse battery' } });
   const token: string = login.json.data.login.accessToken;
 
   const statuses: number[] = [];
@@ -288,11 +288,11 @@ async function startFleet(keyPrefix: string, baseUrl: () => string) {
     for (let n = 1; loading; n++) {
       const response = await post(
         '/api/graphql',
-        { query: 'mutation($id: ID!, $days: Int!) { updateLicense(id: $id, input: { offlineGraceDays: $days }) { id } }', variables: { id: licenses[n % licenses.length].license.id, days: n } },
+        { query: 'mutation($id: ID!, $days: Int!) { updateLicense(input: { id: $id, offlineGraceDays: $days }) { license { id } } }', variables: { id: licenses[n % licenses.length].license.id, days: n } },
         { authorization: `Bearer ${token}` },
       );
       counted(response.status);
-      if (response.status === 200 && response.json.data?.updateLicense) acknowledged.updates++;
+      if (response.status === 200 && response.json.data?.updateLicense.license) acknowledged.updates++;
       else uncertainUpdates++;
       await sleep(30);
     }

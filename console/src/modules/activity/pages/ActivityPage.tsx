@@ -53,7 +53,7 @@ export function ActivityPage() {
             clearable
             searchable
             w={220}
-            data={ACTIVITY_ACTIONS.map((action) => ({ value: action, label: action }))}
+            data={ACTIVITY_ACTIONS.map((action) => ({ value: action, label: actionLabel(action) }))}
             value={values.action || null}
             onChange={(action) => filters.set({ action })}
           />
@@ -129,8 +129,8 @@ function EntryRow({ entry }: { entry: Entry }) {
           </Text>
         </Table.Td>
         <Table.Td>
-          <Badge variant="light" color={actionColor(entry.action)} title={actionLabel(entry.action)} style={{ textTransform: 'none' }}>
-            {entry.action}
+          <Badge variant="light" color={actionColor(entry.action)} title={entry.action} style={{ textTransform: 'none' }}>
+            {actionLabel(entry.action)}
           </Badge>
         </Table.Td>
         <Table.Td>

@@ -18,7 +18,7 @@ export function FloatingSessionsCard({ licenseId }: { licenseId: string }) {
   return (
     <Paper p="lg">
       <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
-        {({ floatingSessions: pool }) => (
+        {({ floatingSessions: pool }) => pool && (
           <>
             <Group justify="space-between" mb="sm">
               <Title order={3} size="h4">
@@ -29,7 +29,7 @@ export function FloatingSessionsCard({ licenseId }: { licenseId: string }) {
               </Badge>
             </Group>
             {pool.floatingSeats ? <Progress value={(pool.inUse / pool.floatingSeats) * 100} mb="md" aria-label="Floating seats in use" color={pool.inUse >= pool.floatingSeats ? 'red' : 'indigo'} /> : null}
-            {pool.sessions.length === 0 ? (
+            {pool.sessions.nodes.length === 0 ? (
               <EmptyState title="No session right now">Applications check out a floating seat with /api/v1/float/checkout.</EmptyState>
             ) : (
               <ResponsiveTable minWidth={640}>
@@ -44,7 +44,7 @@ export function FloatingSessionsCard({ licenseId }: { licenseId: string }) {
                     </Table.Tr>
                   </Table.Thead>
                   <Table.Tbody>
-                    {pool.sessions.map((session) => (
+                    {pool.sessions.nodes.map((session) => (
                       <Table.Tr key={session.id}>
                         <Table.Td>
                           <Text size="sm">{session.deviceName ?? session.deviceId ?? 'unnamed device'}</Text>

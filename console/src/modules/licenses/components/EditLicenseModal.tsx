@@ -24,7 +24,7 @@ export function EditLicenseModal({ license, opened, onClose }: { license: Licens
     if (Object.keys(validateLicenseForm(form, { requireProduct: false })).length) return;
     const changes = changedAttributes(toLicenseAttributes(licenseToForm(license)), toLicenseAttributes(form));
     if (Object.keys(changes).length === 0) return onClose();
-    if (await update.run({ id: license.id, input: changes })) onClose();
+    if (await update.run({ input: { id: license.id, ...changes } })) onClose();
   };
 
   return (

@@ -53,7 +53,7 @@ export function LicensesPage() {
   const filter = {
     search: search || undefined,
     productId: values.product ? expandId(values.product) : undefined,
-    status: (values.status || undefined) as LicenseStatus | undefined,
+    status: (values.status ? values.status.toUpperCase() : undefined) as LicenseStatus | undefined,
     expiringWithinDays: values.expiring ? Number(values.expiring) : undefined,
   };
   const filterKey = JSON.stringify(filter);
@@ -82,7 +82,7 @@ export function LicensesPage() {
             clearable
             searchable
             w={200}
-            data={(products.data?.products ?? []).map((product) => ({ value: product.id, label: product.name }))}
+            data={(products.data?.products.nodes ?? []).map((product) => ({ value: product.id, label: product.name }))}
             value={values.product ? expandId(values.product) : null}
             onChange={(product) => filters.set({ product: product && compactId(product) })}
           />

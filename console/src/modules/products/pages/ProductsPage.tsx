@@ -22,7 +22,7 @@ export function ProductsPage() {
   const [result, reload] = useQuery({ query: ProductsQuery, context: refetchOn('Product') });
   const [editing, setEditing] = useState<Product | 'new' | null>(null);
   const canManage = useCanManage();
-  const products = result.data?.products ?? [];
+  const products = result.data?.products.nodes ?? [];
 
   return (
     <>
@@ -40,7 +40,7 @@ export function ProductsPage() {
         <QueryState
           result={result}
           onRetry={() => reload({ requestPolicy: 'network-only' })}
-          isEmpty={(data) => data.products.length === 0}
+          isEmpty={(data) => data.products.nodes.length === 0}
           empty={
             <EmptyState title="No products yet" action={canManage && <Button onClick={() => setEditing('new')}>Create your first product</Button>}>
               Create a product, then issue licenses for it.
@@ -60,7 +60,7 @@ export function ProductsPage() {
                   </Table.Tr>
                 </Table.Thead>
                 <Table.Tbody>
-                  {data.products.map((product) => (
+                  {data.products.nodes.map((product) => (
                     <ProductRow key={product.id} product={product} canManage={canManage} onEdit={() => setEditing(product)} />
                   ))}
                 </Table.Tbody>

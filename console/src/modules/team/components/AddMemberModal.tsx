@@ -5,13 +5,13 @@ import { validatePassword } from '../../auth/validation';
 import { CreateUserMutation } from '../graphql/documents';
 import { RoleSelect, type Role } from './RoleSelect';
 
-const EMPTY = { email: '', name: '', password: '', role: 'ReadOnly' as Role };
+const EMPTY = { email: '', name: '', password: '', role: 'READ_ONLY' as Role };
 
 /** Adds a team member with an initial password (to hand over securely; they change it under My profile). */
 export function AddMemberModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const [form, setForm] = useState(EMPTY);
   const [touched, setTouched] = useState(false);
-  const create = useApiMutation(CreateUserMutation, { success: (data) => `${data.createUser.email} can now sign in.`, invalidates: ['User'] });
+  const create = useApiMutation(CreateUserMutation, { success: (data) => `${data.createUser.user.email} can now sign in.`, invalidates: ['User'] });
   const passwordProblem = validatePassword(form.password);
 
   const close = () => {

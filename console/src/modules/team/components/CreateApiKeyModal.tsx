@@ -8,13 +8,13 @@ import { RoleSelect, type Role } from './RoleSelect';
 /** Creates an API key and shows it once, with a copy button. */
 export function CreateApiKeyModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const [name, setName] = useState('');
-  const [role, setRole] = useState<Role>('ReadOnly');
+  const [role, setRole] = useState<Role>('READ_ONLY');
   const [created, setCreated] = useState<string | null>(null);
   const create = useApiMutation(CreateApiKeyMutation, { success: 'API key created.', invalidates: ['ApiKey'] });
 
   const close = () => {
     setName('');
-    setRole('ReadOnly');
+    setRole('READ_ONLY');
     setCreated(null);
     onClose();
   };

@@ -4,12 +4,12 @@ import { useApiMutation } from '../../../ui/useApiMutation';
 import { InviteUserMutation } from '../graphql/documents';
 import { RoleSelect, type Role } from './RoleSelect';
 
-const EMPTY = { email: '', name: '', role: 'ReadOnly' as Role };
+const EMPTY = { email: '', name: '', role: 'READ_ONLY' as Role };
 
 /** Invites a team member by email: they get a one-time link (7 days) to choose their own password. */
 export function InviteMemberModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const [form, setForm] = useState(EMPTY);
-  const invite = useApiMutation(InviteUserMutation, { success: (data) => `Invitation sent to ${data.inviteUser.email}.`, invalidates: ['Invitation'] });
+  const invite = useApiMutation(InviteUserMutation, { success: (data) => `Invitation sent to ${data.inviteUser.invitation.email}.`, invalidates: ['Invitation'] });
 
   const close = () => {
     setForm(EMPTY);

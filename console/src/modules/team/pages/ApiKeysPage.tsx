@@ -33,7 +33,7 @@ export function ApiKeysPage() {
         <QueryState
           result={result}
           onRetry={() => reload({ requestPolicy: 'network-only' })}
-          isEmpty={(data) => data.apiKeys.length === 0}
+          isEmpty={(data) => data.apiKeys.nodes.length === 0}
           empty={<EmptyState title="No API keys yet">Create one to automate license management from your backend.</EmptyState>}
         >
           {(data) => (
@@ -50,7 +50,7 @@ export function ApiKeysPage() {
                   </Table.Tr>
                 </Table.Thead>
                 <Table.Tbody>
-                  {data.apiKeys.map((key) => (
+                  {data.apiKeys.nodes.map((key) => (
                     <ApiKeyRow key={key.id} apiKey={key} canManage={canManage} />
                   ))}
                 </Table.Tbody>
@@ -64,7 +64,7 @@ export function ApiKeysPage() {
 }
 
 function ApiKeyRow({ apiKey: key, canManage }: { apiKey: FragmentOf<typeof ApiKeyFields>; canManage: boolean }) {
-  const revoke = useApiMutation(RevokeApiKeyMutation, { success: (d) => `The key “${d.revokeApiKey.name}” was revoked.` });
+  const revoke = useApiMutation(RevokeApiKeyMutation, { success: (d) => `The key “${d.revokeApiKey.apiKey.name}” was revoked.` });
   return (
     <Table.Tr opacity={key.revokedAt ? 0.6 : 1}>
       <Table.Td>

@@ -50,7 +50,7 @@ export function TeamPage() {
       <AddMemberModal opened={adding} onClose={close} />
       <InviteMemberModal opened={inviting} onClose={invitation.close} />
       <Paper>
-        <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })} isEmpty={(data) => data.users.length === 0} empty={<EmptyState title="No team members yet" />}>
+        <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })} isEmpty={(data) => data.users.nodes.length === 0} empty={<EmptyState title="No team members yet" />}>
           {(data) => (
             <ResponsiveTable minWidth={760}>
               <Table>
@@ -64,7 +64,7 @@ export function TeamPage() {
                   </Table.Tr>
                 </Table.Thead>
                 <Table.Tbody>
-                  {data.users.map((member) => (
+                  {data.users.nodes.map((member) => (
                     <MemberRow key={member.id} member={member} canManage={canManage} />
                   ))}
                 </Table.Tbody>
@@ -81,7 +81,7 @@ export function TeamPage() {
 /** Invitations sent and not yet accepted (hidden while there are none). */
 function PendingInvitations({ canManage }: { canManage: boolean }) {
   const [result] = useQuery({ query: InvitationsQuery, context: refetchOn('Invitation') });
-  const invitations = result.data?.invitations ?? [];
+  const invitations = result.data?.invitations.nodes ?? [];
   if (invitations.length === 0) return null;
   return (
     <Paper mt="lg" p="md">
@@ -111,7 +111,7 @@ function PendingInvitations({ canManage }: { canManage: boolean }) {
 }
 
 function InvitationRow({ invitation, canManage }: { invitation: FragmentOf<typeof InvitationFields>; canManage: boolean }) {
-  const revoke = useApiMutation(RevokeInvitationMutation, { success: (d) => `The invitation of ${d.revokeInvitation.email} was revoked.`, invalidates: ['Invitation'] });
+  const revoke = useApiMutation(RevokeInvitationMutation, { success: (d) => `The invitation of ${d.revokeInvitation.invitation.email} was revoked.`, invalidates: ['Invitation'] });
   return (
     <Table.Tr>
       <Table.Td>
@@ -158,9 +158,9 @@ function InvitationRow({ invitation, canManage }: { invitation: FragmentOf<typeo
 function MemberRow({ member, canManage }: { member: FragmentOf<typeof TeamMemberFields>; canManage: boolean }) {
   const { user } = useCurrentUser();
   const isSelf = member.id === user.id;
-  const update = useApiMutation(UpdateUserMutation, { success: (d) => `${d.updateUser.email} is now ${roleLabel(d.updateUser.role)}.` });
-  const deactivate = useApiMutation(DeactivateUserMutation, { success: (d) => `${d.deactivateUser.email} was deactivated.` });
-  const reactivate = useApiMutation(ReactivateUserMutation, { success: (d) => `${d.reactivateUser.email} can sign in again.` });
+  const update = useApiMutation(UpdateUserMutation, { success: (d) => `${d.updateUser.user.email} is now ${roleLabel(d.updateUser.user.role)}.` });
+  const deactivate = useApiMutation(DeactivateUserMutation, { success: (d) => `${d.deactivateUser.user.email} was deactivated.` });
+  const reactivate = useApiMutation(ReactivateUserMutation, { success: (d) => `${d.reactivateUser.user.email} can sign in again.` });
   const editable = canManage && !isSelf && member.active;
 
   return (
