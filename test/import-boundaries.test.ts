@@ -26,6 +26,7 @@ const FORBIDDEN: Record<string, string[] | '*'> = {
   runtime: ['http', 'graphql', 'rest'],
   deps: ['http', 'graphql', 'rest'],
   'session-cookie': '*',
+  config: ['http', 'graphql', 'rest', 'jobs', 'services', 'runtime'],
 };
 
 function sourceFiles(dir: string): string[] {

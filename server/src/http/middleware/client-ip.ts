@@ -2,23 +2,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import proxyaddr from 'proxy-addr';
 import type { AppEnv } from '../env.js';
-
-/** Which peers may set X-Forwarded-For: nobody, the first n hops, or a set of addresses/CIDR ranges. */
-export type TrustProxy = false | { hops: number } | { addresses: string[] };
-
-/** `true` means a proxy on this host or a private network (loopback, link-local and private ranges). */
-export const TRUSTED_WHEN_TRUE = ['loopback', 'linklocal', 'uniquelocal'];
-
-/** Parses TRUST_PROXY: false | true | a hop count | a comma-separated list of addresses and CIDR ranges. */
-export function parseTrustProxy(value: string | undefined): TrustProxy {
-  const text = (value ?? '').trim().toLowerCase();
-  if (text === '' || text === 'false' || text === 'no' || text === '0') return false;
-  if (text === 'true' || text === 'yes') return { addresses: TRUSTED_WHEN_TRUE };
-  if (/^\d+$/.test(text)) return { hops: Number(text) };
-  const addresses = text.split(',').map((part) => part.trim()).filter(Boolean);
-  proxyaddr.compile(addresses); // throws on anything that is not an address, a CIDR range or a known name
-  return { addresses };
-}
+import type { TrustProxy } from '../../config.js';
 
 export type ClientIpResolver = (c: Context) => string;
 
