@@ -3,7 +3,7 @@ import { AppError } from '../domain/errors.js';
 import type { Page, PageArgs } from '../services/listing.js';
 
 // Relay connections over the services' lists. Large lists (licenses, activations, activity, emails) are keyset
-// pages from the services (newest first, counts capped where a table is large); small, bounded lists (products,
+// pages from the services in both directions (newest first, counts capped where a table is large); small, bounded lists (products,
 // users, API keys, invitations, floating sessions) are loaded whole and sliced here.
 
 export interface ConnectionArgs {
@@ -14,28 +14,18 @@ export interface ConnectionArgs {
 }
 
 /**
- * The page arguments of a keyset list. These lists page forward from the newest record (first/after); `last` and
- * `before` answer InvalidRequest rather than scanning from the far end of a large table.
+ * The page arguments of a keyset list: all four go to the service, which walks its index forward (first/after) or
+ * backward (last/before) and refuses a mix of the two (`keyset` in services/listing.ts).
  */
-export function forwardPage(args: ConnectionArgs): PageArgs {
-  if ((args.last !== null && args.last !== undefined) || (args.before !== null && args.before !== undefined)) {
-    throw new AppError('InvalidRequest', 'This list pages forward from the newest record: use first and after.', {
-      fields: { [args.last !== null && args.last !== undefined ? 'last' : 'before']: 'not supported on this list' },
-    });
-  }
-  return { first: args.first, after: args.after };
+export function keysetPage(args: ConnectionArgs): PageArgs {
+  return { first: args.first, after: args.after, last: args.last, before: args.before };
 }
 
 /** A service page as a Relay connection. */
-export function pageConnection<T>(page: Page<T>, args: ConnectionArgs) {
+export function pageConnection<T>(page: Page<T>) {
   return {
     edges: page.nodes.map((node, index) => ({ node, cursor: page.cursors[index] })),
-    pageInfo: {
-      hasNextPage: page.pageInfo.hasNextPage,
-      hasPreviousPage: Boolean(args.after),
-      startCursor: page.cursors[0] ?? null,
-      endCursor: page.pageInfo.endCursor,
-    },
+    pageInfo: page.pageInfo,
     totalCount: page.totalCount,
     totalCountCapped: page.totalCountCapped,
   };

@@ -1,5 +1,5 @@
 import { builder, screamingEnumValues } from '../builder.js';
-import { forwardPage, pageConnection } from '../connections.js';
+import { keysetPage, pageConnection } from '../connections.js';
 import { serviceCtx } from '../context.js';
 import { activityLogIntegrity, listActivity } from '../../services/audit/activity.js';
 import { AUDIT_ACTIONS } from '../../services/audit/audit-log.js';
@@ -54,16 +54,16 @@ builder.queryFields((t) => ({
   activityLog: t.connection(
     {
       type: ActivityEntryType,
-      description: 'Newest first; totalCount counts up to 10,000 (1,000 with a user or entity text filter). first: 1–100 (default 20); after: an endCursor (forward only).',
+      description: 'Newest first; totalCount counts up to 10,000 (1,000 with a user or entity text filter). first/last: 1–100 (default 20); after: an endCursor (with first), before: a startCursor (with last); not both directions at once.',
       args: { filter: t.arg({ type: ActivityFilterInput }) },
       resolve: async (_root, args, ctx) => {
         const { filter } = args;
         const page = await listActivity(
           serviceCtx(ctx),
           { ...filter, entityType: entityTypeIn(filter?.entityType), actorId: filter?.userId?.toString(), entityId: filter?.entityId?.toString() },
-          forwardPage(args),
+          keysetPage(args),
         );
-        return pageConnection(page, args);
+        return pageConnection(page);
       },
     },
     { name: 'ActivityConnection' },

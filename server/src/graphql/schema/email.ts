@@ -1,5 +1,5 @@
 import { builder, screamingEnumValues } from '../builder.js';
-import { forwardPage, pageConnection } from '../connections.js';
+import { keysetPage, pageConnection } from '../connections.js';
 import { serviceCtx } from '../context.js';
 import { getOutboxBodies, listOutbox, type EmailKind, type OutboxEntry } from '../../services/notifications/outbox.js';
 import { RUNNABLE_JOBS, listJobSchedules, runJobNow, type JobSchedule } from '../../services/notifications/schedules.js';
@@ -69,10 +69,10 @@ builder.queryFields((t) => ({
     {
       type: EmailType,
       authScopes: { admin: true },
-      description: "Your company's emails, newest first. first: 1–100 (default 20); after: an endCursor (forward only).",
+      description: "Your company's emails, newest first. first/last: 1–100 (default 20); after: an endCursor (with first), before: a startCursor (with last); not both directions at once.",
       args: { status: t.arg({ type: EmailStatusEnum }), kind: t.arg({ type: EmailKindEnum }) },
       resolve: async (_root, args, ctx) =>
-        pageConnection(await listOutbox(serviceCtx(ctx), { status: args.status, kind: args.kind, ...forwardPage(args) }), args),
+        pageConnection(await listOutbox(serviceCtx(ctx), { status: args.status, kind: args.kind, ...keysetPage(args) })),
     },
     { name: 'EmailConnection' },
     { name: 'EmailEdge' },

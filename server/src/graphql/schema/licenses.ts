@@ -1,5 +1,5 @@
 import { builder, screamingEnumValues } from '../builder.js';
-import { forwardPage, orNull, pageConnection } from '../connections.js';
+import { keysetPage, orNull, pageConnection } from '../connections.js';
 import { serviceCtx } from '../context.js';
 import type { Activation } from '../../generated/prisma/client.js';
 import {
@@ -72,8 +72,8 @@ const LicenseType = builder.objectRef<LicenseShape>('License').implement({
     activations: t.connection(
       {
         type: ActivationType,
-        description: 'Activations, active and deactivated, newest first; totalCount counts up to 10,000. first: 1–100 (default 20); after: an endCursor (forward only).',
-        resolve: async (license, args, ctx) => pageConnection(await listLicenseActivations(serviceCtx(ctx), license, forwardPage(args)), args),
+        description: 'Activations, active and deactivated, newest first; totalCount counts up to 10,000. first/last: 1–100 (default 20); after: an endCursor (with first), before: a startCursor (with last); not both directions at once.',
+        resolve: async (license, args, ctx) => pageConnection(await listLicenseActivations(serviceCtx(ctx), license, keysetPage(args))),
       },
       { name: 'ActivationConnection' },
       { name: 'ActivationEdge' },
@@ -136,10 +136,10 @@ builder.queryFields((t) => ({
   licenses: t.connection(
     {
       type: LicenseType,
-      description: 'Newest first; totalCount counts up to 10,000 (1,000 with a search). first: 1–100 (default 20); after: an endCursor (forward only).',
+      description: 'Newest first; totalCount counts up to 10,000 (1,000 with a search). first/last: 1–100 (default 20); after: an endCursor (with first), before: a startCursor (with last); not both directions at once.',
       args: { filter: t.arg({ type: LicenseFilterInput }) },
       resolve: async (_root, args, ctx) =>
-        pageConnection(await listLicenses(serviceCtx(ctx), { ...args.filter, productId: args.filter?.productId?.toString() }, forwardPage(args)), args),
+        pageConnection(await listLicenses(serviceCtx(ctx), { ...args.filter, productId: args.filter?.productId?.toString() }, keysetPage(args))),
     },
     { name: 'LicenseConnection' },
     { name: 'LicenseEdge' },

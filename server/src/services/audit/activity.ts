@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { requireMember } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, pageSize, searchMatches, toPage, type PageArgs } from '../listing.js';
+import { cappedCount, COUNT_CAP, countUpTo, keyset, searchMatches, toPage, type PageArgs } from '../listing.js';
 import { parseInput } from '../validation.js';
 import type { TokenSigner } from '../signing/signing-keys.js';
 import { AUDIT_ACTIONS } from './audit-log.js';
@@ -46,11 +46,11 @@ function activityConditions(tenantId: string, filter: z.output<typeof ActivityFi
   return Prisma.join(and, ' AND ');
 }
 
-/** Newest first, in chain order (seq); the cursor is the last entry's seq. */
-export async function listActivity(ctx: Ctx, filterInput: ActivityFilter = {}, page: PageArgs = {}) {
+/** Newest first, in chain order (seq); a cursor is an entry's seq. Both directions (see `keyset`), filtered either way. */
+export async function listActivity(ctx: Ctx, filterInput: ActivityFilter = {}, pageArgs: PageArgs = {}) {
   const tenantId = requireMember(ctx);
   const filter = parseInput(ActivityFilterSchema, filterInput);
-  const size = pageSize(page.first);
+  const page = keyset(pageArgs, ActivityCursor);
   const insensitive = (text: string) => ({ contains: text, mode: 'insensitive' as const });
   const where: Prisma.AuditLogEntryWhereInput = {
     tenantId,
@@ -62,32 +62,32 @@ export async function listActivity(ctx: Ctx, filterInput: ActivityFilter = {}, p
     ...(filter.entityId && { entityId: filter.entityId }),
     ...((filter.from || filter.to) && { createdAt: { ...(filter.from && { gte: filter.from }), ...(filter.to && { lt: filter.to }) } }),
   };
-  const after = page.after ? decodeCursor(page.after, ActivityCursor)[0] : null;
+  const cursor = page.cursor?.[0] ?? null;
   const conditions = activityConditions(tenantId, filter);
   const walk = () => ctx.db.prisma.auditLogEntry.findMany({
-    where: after ? { ...where, seq: { lt: after } } : where,
-    orderBy: { seq: 'desc' },
-    take: size + 1,
+    where: cursor === null ? where : { ...where, seq: page.backward ? { gt: cursor } : { lt: cursor } },
+    orderBy: { seq: page.order },
+    take: page.size + 1,
     omit: { prevHash: true, hash: true },
   });
   if (!filter.user && !filter.entity) {
     const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`audit_log`, conditions), COUNT_CAP)]);
-    return toPage(rows, size, totalCount, (row) => [row.seq]);
+    return toPage(rows, page, totalCount, (row) => [row.seq]);
   }
   // A text filter: few matches are paged from the matches themselves (trigram indexes), many by walking the log.
-  const afterSql = after ? Prisma.sql`WHERE seq < ${after}` : Prisma.empty;
+  const cursorSql = cursor === null ? Prisma.empty : Prisma.sql`WHERE seq ${page.sqlCmp} ${cursor}`;
   const { count, keys } = await searchMatches<number>(
     ctx.db,
     Prisma.sql`SELECT seq FROM audit_log WHERE ${conditions}`,
-    Prisma.sql`SELECT seq FROM counted ${afterSql} ORDER BY seq DESC LIMIT ${size + 1}`,
+    Prisma.sql`SELECT seq FROM counted ${cursorSql} ORDER BY seq ${page.sqlOrder} LIMIT ${page.size + 1}`,
   );
-  if (!keys) return toPage(await walk(), size, count, (row) => [row.seq]);
+  if (!keys) return toPage(await walk(), page, count, (row) => [row.seq]);
   const rows = await ctx.db.prisma.auditLogEntry.findMany({
     where: { tenantId, seq: { in: keys } },
-    orderBy: { seq: 'desc' },
+    orderBy: { seq: page.order },
     omit: { prevHash: true, hash: true },
   });
-  return toPage(rows, size, count, (row) => [row.seq]);
+  return toPage(rows, page, count, (row) => [row.seq]);
 }
 
 /**

@@ -10,7 +10,7 @@ import type { ServiceContext } from '../context.js';
 import { releaseSeat } from './activations.js';
 import { licenseKeyDigest } from './license-record.js';
 import { expiringSql, expiringWhere, statusSql, statusWhere } from './predicates.js';
-import { cappedCount, COUNT_CAP, countUpTo, decodeCursor, isUuid, pageSize, searchMatches, toPage, type PageArgs } from '../listing.js';
+import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, isUuid, keyset, searchMatches, toPage, type PageArgs } from '../listing.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 
 const version = z
@@ -197,36 +197,40 @@ function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<typeof L
 }
 
 const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
-// After the cursor (t, id): createdAt ≤ t (an index range, so a deep page starts where the cursor is) and then
-// (createdAt < t or id < id) — the same rows as "createdAt < t, or createdAt = t and id < id".
 
-/** Newest first (createdAt, then id); the cursor is the last row's (createdAt, id). */
-export async function listLicenses(ctx: Ctx, filterInput: LicenseFilter = {}, page: PageArgs = {}) {
+/**
+ * Newest first (createdAt, then id); a cursor is a row's (createdAt, id). `first`/`after` walk the index from the
+ * cursor toward older rows, `last`/`before` toward newer ones (see `keyset`); the filter applies either way.
+ */
+export async function listLicenses(ctx: Ctx, filterInput: LicenseFilter = {}, pageArgs: PageArgs = {}) {
   const tenantId = requireMember(ctx);
   const filter = parseInput(LicenseFilterSchema, filterInput);
-  const size = pageSize(page.first);
+  const page = keyset(pageArgs, LicenseCursor);
   const where = licenseWhere(ctx, tenantId, filter);
   const conditions = licenseConditions(ctx, tenantId, filter);
-  const after = page.after ? decodeCursor(page.after, LicenseCursor) : null;
-  const afterWhere: Prisma.LicenseWhereInput = after
-    ? { createdAt: { lte: new Date(after[0]) }, OR: [{ createdAt: { lt: new Date(after[0]) } }, { id: { lt: after[1] } }] }
-    : {};
-  const walk = () => ctx.db.prisma.license.findMany({ where: { AND: [where, afterWhere] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: size + 1, ...LICENSE_VIEW });
+  const cursorOf = (row: { createdAt: Date; id: string }) => [row.createdAt.toISOString(), row.id];
+  const walk = () =>
+    ctx.db.prisma.license.findMany({
+      where: { AND: [where, createdAtIdWhere(page)] },
+      orderBy: [{ createdAt: page.order }, { id: page.order }],
+      take: page.size + 1,
+      ...LICENSE_VIEW,
+    });
   if (!filter.search) {
     const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`licenses`, conditions), COUNT_CAP)]);
-    return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+    return toPage(rows, page, totalCount, cursorOf);
   }
-  const afterSql = after ? Prisma.sql`WHERE (created_at, id) < (${after[0]}::timestamptz, ${after[1]}::uuid)` : Prisma.empty;
+  const cursorSql = page.cursor ? Prisma.sql`WHERE (created_at, id) ${page.sqlCmp} (${page.cursor[0]}::timestamptz, ${page.cursor[1]}::uuid)` : Prisma.empty;
   const { count, keys } = await searchMatches<string>(
     ctx.db,
     Prisma.sql`SELECT id, created_at FROM licenses WHERE ${conditions}`,
-    Prisma.sql`SELECT id::text FROM counted ${afterSql} ORDER BY created_at DESC, id DESC LIMIT ${size + 1}`,
+    Prisma.sql`SELECT id::text FROM counted ${cursorSql} ORDER BY created_at ${page.sqlOrder}, id ${page.sqlOrder} LIMIT ${page.size + 1}`,
   );
-  if (!keys) return toPage(await walk(), size, count, (row) => [row.createdAt.toISOString(), row.id]);
+  if (!keys) return toPage(await walk(), page, count, cursorOf);
   const found = await ctx.db.prisma.license.findMany({ where: { id: { in: keys } }, ...LICENSE_VIEW });
   const byId = new Map(found.map((row) => [row.id, row]));
   const rows = keys.flatMap((id) => byId.get(id) ?? []);
-  return toPage(rows, size, count, (row) => [row.createdAt.toISOString(), row.id]);
+  return toPage(rows, page, count, cursorOf);
 }
 
 /**
@@ -258,21 +262,18 @@ const ActivationCursor = z.tuple([z.iso.datetime(), z.guid()]);
 
 /**
  * One page of the activations of a license the caller already holds (read within its tenant), active and
- * deactivated, newest first (createdAt, then id; the cursor is the last row's pair); the count is capped at 10,000.
+ * deactivated, newest first (createdAt, then id; a cursor is a row's pair; both directions, see `keyset`); the
+ * count is capped at 10,000.
  */
-export async function listLicenseActivations(ctx: Ctx, license: { id: string; tenantId: string }, page: PageArgs = {}) {
+export async function listLicenseActivations(ctx: Ctx, license: { id: string; tenantId: string }, pageArgs: PageArgs = {}) {
   if (requireMember(ctx) !== license.tenantId) throw new AppError('NotFound', 'License not found.');
-  const size = pageSize(page.first);
+  const page = keyset(pageArgs, ActivationCursor);
   const where: Prisma.ActivationWhereInput = { licenseId: license.id, tenantId: license.tenantId };
-  const after = page.after ? decodeCursor(page.after, ActivationCursor) : null;
-  const afterWhere: Prisma.ActivationWhereInput = after
-    ? { createdAt: { lte: new Date(after[0]) }, OR: [{ createdAt: { lt: new Date(after[0]) } }, { id: { lt: after[1] } }] }
-    : {};
   const [rows, totalCount] = await Promise.all([
-    ctx.db.prisma.activation.findMany({ where: { AND: [where, afterWhere] }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: size + 1 }),
+    ctx.db.prisma.activation.findMany({ where: { AND: [where, createdAtIdWhere(page)] }, orderBy: [{ createdAt: page.order }, { id: page.order }], take: page.size + 1 }),
     cappedCount((take) => ctx.db.prisma.activation.count({ where, take })),
   ]);
-  return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+  return toPage(rows, page, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
 }
 
 /** Revokes a license (idempotent: only the first revocation is audited). A revoked license never validates again. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
-import { isUuid, pageSize, toPage, decodeCursor, type Page, type PageArgs } from '../listing.js';
+import { createdAtIdWhere, isUuid, keyset, toPage, type Page, type PageArgs } from '../listing.js';
 import { requireAdmin } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 
@@ -62,37 +62,34 @@ const SUMMARY = {
   sentAt: true,
 } as const;
 
-const Cursor = z.tuple([z.string(), z.string()]);
+const Cursor = z.tuple([z.iso.datetime(), z.guid()]);
 
 /** The operator (a system actor without a tenant) sees every tenant's emails; anyone else needs the admin role. */
 const outboxTenant = (ctx: Pick<ServiceContext, 'actor'>): string | null =>
   ctx.actor?.kind === 'system' && ctx.actor.tenantId === null ? null : requireAdmin(ctx).tenantId;
 
 /**
- * Emails of the caller's tenant (CompanyAdmin), newest first, paginated (`first`/`after`); the operator CLI
- * without a tenant lists every tenant's.
+ * Emails of the caller's tenant (CompanyAdmin), newest first (createdAt, then id), paginated both ways
+ * (`first`/`after`, `last`/`before`: see `keyset`); the operator CLI without a tenant lists every tenant's.
  */
 export async function listOutbox(ctx: Pick<ServiceContext, 'db' | 'actor'>, filter: OutboxFilter = {}) {
   const tenantId = outboxTenant(ctx);
-  const size = pageSize(filter.first);
+  const page = keyset(filter, Cursor);
   const where = {
     ...(tenantId !== null && { tenantId }),
     ...(filter.status && { status: filter.status }),
     ...(filter.kind && { kind: filter.kind }),
   };
-  const after = filter.after ? decodeCursor(filter.after, Cursor) : null;
   const [rows, totalCount] = await Promise.all([
     ctx.db.prisma.emailOutbox.findMany({
-      where: after
-        ? { ...where, OR: [{ createdAt: { lt: new Date(after[0]) } }, { createdAt: new Date(after[0]), id: { lt: after[1] } }] }
-        : where,
+      where: { AND: [where, createdAtIdWhere(page)] },
       select: { ...SUMMARY, html: filter.includeBody === true, text: filter.includeBody === true },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: size + 1,
+      orderBy: [{ createdAt: page.order }, { id: page.order }],
+      take: page.size + 1,
     }),
     ctx.db.prisma.emailOutbox.count({ where }),
   ]);
-  return toPage(rows, size, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+  return toPage(rows, page, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
 }
 
 export type OutboxEntry = Awaited<ReturnType<typeof listOutbox>> extends Page<infer T> ? T : never;
