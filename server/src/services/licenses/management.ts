@@ -271,7 +271,7 @@ export async function listLicenseActivations(ctx: Ctx, license: { id: string; te
   const where: Prisma.ActivationWhereInput = { licenseId: license.id, tenantId: license.tenantId };
   const [rows, totalCount] = await Promise.all([
     ctx.db.prisma.activation.findMany({ where: { AND: [where, createdAtIdWhere(page)] }, orderBy: [{ createdAt: page.order }, { id: page.order }], take: page.size + 1 }),
-    cappedCount((take) => ctx.db.prisma.activation.count({ where, take })),
+    cappedCount(countUpTo(ctx.db, Prisma.sql`activations`, Prisma.sql`license_id = ${license.id}::uuid AND tenant_id = ${license.tenantId}::uuid`)),
   ]);
   return toPage(rows, page, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
 }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
-import { createdAtIdWhere, isUuid, keyset, toPage, type Page, type PageArgs } from '../listing.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { cappedCount, countUpTo, createdAtIdWhere, isUuid, keyset, toPage, type Page, type PageArgs } from '../listing.js';
 import { requireAdmin } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 
@@ -87,9 +88,18 @@ export async function listOutbox(ctx: Pick<ServiceContext, 'db' | 'actor'>, filt
       orderBy: [{ createdAt: page.order }, { id: page.order }],
       take: page.size + 1,
     }),
-    ctx.db.prisma.emailOutbox.count({ where }),
+    cappedCount(countUpTo(ctx.db, Prisma.sql`email_outbox`, outboxConditions(tenantId, filter))),
   ]);
   return toPage(rows, page, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+}
+
+/** The same filter as the `where` of `listOutbox`, as SQL (for its capped count, which Prisma cannot write). */
+function outboxConditions(tenantId: string | null, filter: OutboxFilter): Prisma.Sql {
+  const and: Prisma.Sql[] = [Prisma.sql`true`];
+  if (tenantId !== null) and.push(Prisma.sql`tenant_id = ${tenantId}::uuid`);
+  if (filter.status) and.push(Prisma.sql`status = ${filter.status}::email_status`);
+  if (filter.kind) and.push(Prisma.sql`kind = ${filter.kind}`);
+  return Prisma.join(and, ' AND ');
 }
 
 export type OutboxEntry = Awaited<ReturnType<typeof listOutbox>> extends Page<infer T> ? T : never;
