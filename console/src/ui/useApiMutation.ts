@@ -1,5 +1,5 @@
 import { useCallback } from 'react';
-import { useMutation, type AnyVariables, type OperationContext, type TypedDocumentNode } from 'urql';
+import { useMutation, type AnyVariables, type TypedDocumentNode } from 'urql';
 import { errorMessage, fieldErrors } from '../lib/errors';
 import { notifyError, notifySuccess } from './notify';
 
@@ -8,8 +8,6 @@ interface Options<Data> {
   success?: string | ((data: Data) => string);
   /** Title of the error toast. */
   errorTitle?: string;
-  /** Extra typenames whose cached queries must refetch after this mutation (urql document cache). */
-  invalidates?: string[];
 }
 
 /**
@@ -19,12 +17,12 @@ interface Options<Data> {
  */
 export function useApiMutation<Data, Variables extends AnyVariables>(document: TypedDocumentNode<Data, Variables>, options: Options<Data> = {}) {
   const [state, execute] = useMutation<Data, Variables>(document);
-  const { success, errorTitle, invalidates } = options;
+  const { success, errorTitle } = options;
 
   const run = useCallback(
     async (variables: Variables): Promise<Data | null> => {
-      const context: Partial<OperationContext> | undefined = invalidates ? { additionalTypenames: invalidates } : undefined;
-      const result = await execute(variables, context);
+      // What the mutation makes stale is graphcache's business (lib/client.ts `updates`).
+      const result = await execute(variables);
       if (result.error || !result.data) {
         notifyError(errorMessage(result.error) || 'No answer from the server.', errorTitle);
         return null;
@@ -32,7 +30,7 @@ export function useApiMutation<Data, Variables extends AnyVariables>(document: T
       if (success) notifySuccess(typeof success === 'function' ? success(result.data) : success);
       return result.data;
     },
-    [execute, success, errorTitle, invalidates],
+    [execute, success, errorTitle],
   );
 
   return { run, saving: state.fetching, error: state.error, fieldErrors: fieldErrors(state.error) };

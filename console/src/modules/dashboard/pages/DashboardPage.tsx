@@ -13,10 +13,9 @@ import { ExpiringSoonPanel } from '../components/ExpiringSoonPanel';
 import { OnboardingChecklist } from '../components/OnboardingChecklist';
 import { StatCards } from '../components/StatCards';
 import { DashboardQuery } from '../graphql/documents';
-import { refetchOn } from '../../../lib/client';
 
 export function DashboardPage() {
-  const [result, reload] = useQuery({ query: DashboardQuery, context: refetchOn('License', 'Activation', 'Product') });
+  const [result, reload] = useQuery({ query: DashboardQuery });
   const { company } = useCurrentUser();
   const poll = useCallback(() => reload({ requestPolicy: 'network-only' }), [reload]);
 

@@ -2,7 +2,7 @@ import { Button, Group, Modal, Stack, Text } from '@mantine/core';
 import { useEffect, useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import { useQuery } from 'urql';
-import { licensePath } from '../../../lib/ids';
+import { licensePath } from '../paths';
 import { SecretOnce } from '../../../ui/SecretOnce';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { CreateLicenseMutation, ProductOptionsQuery } from '../graphql/documents';
@@ -15,7 +15,7 @@ export function CreateLicenseModal({ opened, onClose, productId }: { opened: boo
   const [submitted, setSubmitted] = useState(false);
   const [created, setCreated] = useState<{ key: string; id: string; product: string } | null>(null);
   const [{ data }] = useQuery({ query: ProductOptionsQuery, pause: !opened });
-  const create = useApiMutation(CreateLicenseMutation, { success: 'License created.', invalidates: ['License'] });
+  const create = useApiMutation(CreateLicenseMutation, { success: 'License created.' });
   const navigate = useNavigate();
   // Opened from a product-filtered list: preselect that product.
   useEffect(() => {

@@ -4,7 +4,6 @@ import { IconHistory, IconPencil } from '@tabler/icons-react';
 import { Link, useParams } from 'react-router';
 import { useQuery } from 'urql';
 import { errorCode } from '../../../lib/errors';
-import { compactId, expandId } from '../../../lib/ids';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
@@ -18,11 +17,10 @@ import { LicenseOverview } from '../components/LicenseOverview';
 import { LicenseStatusBadge } from '../components/LicenseStatus';
 import { IntegratePanel } from '../integration/IntegratePanel';
 import { LicenseQuery, RevokeLicenseMutation } from '../graphql/documents';
-import { refetchOn } from '../../../lib/client';
 
 export function LicenseDetailPage() {
-  const id = expandId(useParams().id ?? '');
-  const [result, reload] = useQuery({ query: LicenseQuery, variables: { id }, context: refetchOn('Activation') });
+  const id = useParams().id ?? '';
+  const [result, reload] = useQuery({ query: LicenseQuery, variables: { id } });
   const [editing, { open, close }] = useDisclosure(false);
   const canManage = useCanManage();
   const revoke = useApiMutation(RevokeLicenseMutation, { success: 'License revoked. It no longer validates.' });
@@ -64,7 +62,7 @@ export function LicenseDetailPage() {
               description={`${license.product.name} · the full key was shown once, when the license was created.`}
               actions={
                 <>
-                  <Button variant="default" leftSection={<IconHistory size={16} />} component={Link} to={`/activity?entityId=${compactId(license.id)}`}>
+                  <Button variant="default" leftSection={<IconHistory size={16} />} component={Link} to={`/activity?entityId=${license.id}`}>
                     History
                   </Button>
                   {canManage && license.status !== 'revoked' && (

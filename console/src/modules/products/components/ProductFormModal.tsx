@@ -18,7 +18,7 @@ export function ProductFormModal({ opened, onClose, product, products }: { opene
     setMembers(product?.bundleMembers.map((member) => member.id) ?? []);
   }, [opened, product]);
 
-  const create = useApiMutation(CreateProductMutation, { success: (data) => `${data.createProduct.name} was created.`, invalidates: ['Product'] });
+  const create = useApiMutation(CreateProductMutation, { success: (data) => `${data.createProduct.name} was created.` });
   const update = useApiMutation(UpdateProductMutation, { success: (data) => `${data.updateProduct.name} was saved.` });
   const saving = create.saving || update.saving;
   const memberOptions = products.filter((candidate) => !candidate.isBundle && candidate.id !== product?.id).map((candidate) => ({ value: candidate.id, label: candidate.name }));

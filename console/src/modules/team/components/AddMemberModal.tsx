@@ -11,7 +11,7 @@ const EMPTY = { email: '', name: '', password: '', role: 'ReadOnly' as Role };
 export function AddMemberModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const [form, setForm] = useState(EMPTY);
   const [touched, setTouched] = useState(false);
-  const create = useApiMutation(CreateUserMutation, { success: (data) => `${data.createUser.email} can now sign in.`, invalidates: ['User'] });
+  const create = useApiMutation(CreateUserMutation, { success: (data) => `${data.createUser.email} can now sign in.` });
   const passwordProblem = validatePassword(form.password);
 
   const close = () => {

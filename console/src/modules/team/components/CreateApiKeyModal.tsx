@@ -10,7 +10,7 @@ export function CreateApiKeyModal({ opened, onClose }: { opened: boolean; onClos
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('ReadOnly');
   const [created, setCreated] = useState<string | null>(null);
-  const create = useApiMutation(CreateApiKeyMutation, { success: 'API key created.', invalidates: ['ApiKey'] });
+  const create = useApiMutation(CreateApiKeyMutation, { success: 'API key created.' });
 
   const close = () => {
     setName('');

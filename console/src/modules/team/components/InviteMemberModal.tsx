@@ -9,7 +9,7 @@ const EMPTY = { email: '', name: '', role: 'ReadOnly' as Role };
 /** Invites a team member by email: they get a one-time link (7 days) to choose their own password. */
 export function InviteMemberModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const [form, setForm] = useState(EMPTY);
-  const invite = useApiMutation(InviteUserMutation, { success: (data) => `Invitation sent to ${data.inviteUser.email}.`, invalidates: ['Invitation'] });
+  const invite = useApiMutation(InviteUserMutation, { success: (data) => `Invitation sent to ${data.inviteUser.email}.` });
 
   const close = () => {
     setForm(EMPTY);

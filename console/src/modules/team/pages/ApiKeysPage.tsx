@@ -1,4 +1,4 @@
-import { Badge, Button, Code, Paper, Table, Text } from '@mantine/core';
+import { Badge, Button, Code, Paper, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconPlus } from '@tabler/icons-react';
 import { useQuery } from 'urql';
@@ -12,11 +12,10 @@ import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { CreateApiKeyModal } from '../components/CreateApiKeyModal';
 import { roleLabel } from '../components/RoleSelect';
 import { ApiKeysQuery, RevokeApiKeyMutation, type ApiKeyFields } from '../graphql/documents';
-import { refetchOn } from '../../../lib/client';
-import { ResponsiveTable } from '../../../ui/ResponsiveTable';
+import { DataTable } from '../../../ui/DataTable';
 
 export function ApiKeysPage() {
-  const [result, reload] = useQuery({ query: ApiKeysQuery, context: refetchOn('ApiKey') });
+  const [result, reload] = useQuery({ query: ApiKeysQuery });
   const [creating, { open, close }] = useDisclosure(false);
   const canManage = useCanManage();
   const createButton = (
@@ -37,25 +36,27 @@ export function ApiKeysPage() {
           empty={<EmptyState title="No API keys yet">Create one to automate license management from your backend.</EmptyState>}
         >
           {(data) => (
-            <ResponsiveTable minWidth={720}>
-              <Table>
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Name</Table.Th>
-                    <Table.Th>Key</Table.Th>
-                    <Table.Th>Role</Table.Th>
-                    <Table.Th>Created</Table.Th>
-                    <Table.Th>Last used</Table.Th>
-                    <Table.Th aria-label="Actions" />
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {data.apiKeys.map((key) => (
-                    <ApiKeyRow key={key.id} apiKey={key} canManage={canManage} />
-                  ))}
-                </Table.Tbody>
-              </Table>
-            </ResponsiveTable>
+            <DataTable
+              records={data.apiKeys}
+              minWidth={720}
+              rowOpacity={(key) => (key.revokedAt ? 0.6 : 1)}
+              columns={[
+                {
+                  accessor: 'name',
+                  title: 'Name',
+                  render: (key) => (
+                    <Text size="sm" fw={500}>
+                      {key.name}
+                    </Text>
+                  ),
+                },
+                { accessor: 'hint', title: 'Key', render: (key) => <Code>{key.hint}</Code> },
+                { accessor: 'role', title: 'Role', render: (key) => roleLabel(key.role) },
+                { accessor: 'createdAt', title: 'Created', render: (key) => formatDate(key.createdAt) },
+                { accessor: 'lastUsedAt', title: 'Last used', render: (key) => relativeTime(key.lastUsedAt) },
+                { accessor: 'actions', title: '', render: (key) => <ApiKeyActions apiKey={key} canManage={canManage} /> },
+              ]}
+            />
           )}
         </QueryState>
       </Paper>
@@ -63,40 +64,26 @@ export function ApiKeysPage() {
   );
 }
 
-function ApiKeyRow({ apiKey: key, canManage }: { apiKey: FragmentOf<typeof ApiKeyFields>; canManage: boolean }) {
+function ApiKeyActions({ apiKey: key, canManage }: { apiKey: FragmentOf<typeof ApiKeyFields>; canManage: boolean }) {
   const revoke = useApiMutation(RevokeApiKeyMutation, { success: (d) => `The key “${d.revokeApiKey.name}” was revoked.` });
+  if (key.revokedAt) {
+    return (
+      <Badge color="gray" variant="light">
+        revoked {formatDate(key.revokedAt)}
+      </Badge>
+    );
+  }
   return (
-    <Table.Tr opacity={key.revokedAt ? 0.6 : 1}>
-      <Table.Td>
-        <Text size="sm" fw={500}>
-          {key.name}
-        </Text>
-      </Table.Td>
-      <Table.Td>
-        <Code>{key.hint}</Code>
-      </Table.Td>
-      <Table.Td>{roleLabel(key.role)}</Table.Td>
-      <Table.Td>{formatDate(key.createdAt)}</Table.Td>
-      <Table.Td>{relativeTime(key.lastUsedAt)}</Table.Td>
-      <Table.Td ta="right">
-        {key.revokedAt ? (
-          <Badge color="gray" variant="light">
-            revoked {formatDate(key.revokedAt)}
-          </Badge>
-        ) : (
-          canManage && (
-            <ConfirmAction
-              size="xs"
-              label="Revoke"
-              title={`Revoke “${key.name}”?`}
-              message="Requests with this key fail immediately. This cannot be undone."
-              confirmLabel="Revoke key"
-              busy={revoke.saving}
-              onConfirm={() => revoke.run({ id: key.id })}
-            />
-          )
-        )}
-      </Table.Td>
-    </Table.Tr>
+    canManage && (
+      <ConfirmAction
+        size="xs"
+        label="Revoke"
+        title={`Revoke “${key.name}”?`}
+        message="Requests with this key fail immediately. This cannot be undone."
+        confirmLabel="Revoke key"
+        busy={revoke.saving}
+        onConfirm={() => revoke.run({ id: key.id })}
+      />
+    )
   );
 }

@@ -1,4 +1,4 @@
-import { Badge, Button, Group, Paper, Select, Stack, Table, Text } from '@mantine/core';
+import { Badge, Button, Group, Paper, Select, Stack, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconMailPlus, IconUserPlus } from '@tabler/icons-react';
 import { useQuery } from 'urql';
@@ -22,11 +22,10 @@ import {
   type InvitationFields,
   type TeamMemberFields,
 } from '../graphql/documents';
-import { refetchOn } from '../../../lib/client';
-import { ResponsiveTable } from '../../../ui/ResponsiveTable';
+import { DataTable } from '../../../ui/DataTable';
 
 export function TeamPage() {
-  const [result, reload] = useQuery({ query: UsersQuery, context: refetchOn('User') });
+  const [result, reload] = useQuery({ query: UsersQuery });
   const [adding, { open, close }] = useDisclosure(false);
   const [inviting, invitation] = useDisclosure(false);
   const canManage = useCanManage();
@@ -52,24 +51,34 @@ export function TeamPage() {
       <Paper>
         <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })} isEmpty={(data) => data.users.length === 0} empty={<EmptyState title="No team members yet" />}>
           {(data) => (
-            <ResponsiveTable minWidth={760}>
-              <Table>
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Member</Table.Th>
-                    <Table.Th>Role</Table.Th>
-                    <Table.Th>Two-factor</Table.Th>
-                    <Table.Th>Last sign-in</Table.Th>
-                    <Table.Th aria-label="Actions" />
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {data.users.map((member) => (
-                    <MemberRow key={member.id} member={member} canManage={canManage} />
-                  ))}
-                </Table.Tbody>
-              </Table>
-            </ResponsiveTable>
+            <DataTable
+              records={data.users}
+              minWidth={760}
+              rowOpacity={(member) => (member.active ? 1 : 0.6)}
+              columns={[
+                { accessor: 'member', title: 'Member', render: (member) => <MemberName member={member} /> },
+                { accessor: 'role', title: 'Role', render: (member) => <MemberRole member={member} canManage={canManage} /> },
+                {
+                  accessor: 'mfaEnabled',
+                  title: 'Two-factor',
+                  render: (member) => (
+                    <Badge variant="light" color={member.mfaEnabled ? 'teal' : 'gray'}>
+                      {member.mfaEnabled ? 'On' : 'Off'}
+                    </Badge>
+                  ),
+                },
+                {
+                  accessor: 'lastLoginAt',
+                  title: 'Last sign-in',
+                  render: (member) => (
+                    <Text size="sm" c="dimmed">
+                      {relativeTime(member.lastLoginAt)}
+                    </Text>
+                  ),
+                },
+                { accessor: 'actions', title: '', render: (member) => <MemberActions member={member} canManage={canManage} /> },
+              ]}
+            />
           )}
         </QueryState>
       </Paper>
@@ -80,7 +89,7 @@ export function TeamPage() {
 
 /** Invitations sent and not yet accepted (hidden while there are none). */
 function PendingInvitations({ canManage }: { canManage: boolean }) {
-  const [result] = useQuery({ query: InvitationsQuery, context: refetchOn('Invitation') });
+  const [result] = useQuery({ query: InvitationsQuery });
   const invitations = result.data?.invitations ?? [];
   if (invitations.length === 0) return null;
   return (
@@ -88,157 +97,140 @@ function PendingInvitations({ canManage }: { canManage: boolean }) {
       <Text fw={600} mb="sm">
         Pending invitations
       </Text>
-      <ResponsiveTable minWidth={640}>
-        <Table>
-          <Table.Thead>
-            <Table.Tr>
-              <Table.Th>Email</Table.Th>
-              <Table.Th>Role</Table.Th>
-              <Table.Th>Invited</Table.Th>
-              <Table.Th>Expires</Table.Th>
-              <Table.Th aria-label="Actions" />
-            </Table.Tr>
-          </Table.Thead>
-          <Table.Tbody>
-            {invitations.map((item) => (
-              <InvitationRow key={item.id} invitation={item} canManage={canManage} />
-            ))}
-          </Table.Tbody>
-        </Table>
-      </ResponsiveTable>
+      <DataTable
+        records={invitations}
+        minWidth={640}
+        columns={[
+          {
+            accessor: 'email',
+            title: 'Email',
+            render: (invitation) => (
+              <Stack gap={0}>
+                <Text size="sm" fw={500}>
+                  {invitation.name ?? invitation.email}
+                </Text>
+                {invitation.name && (
+                  <Text size="xs" c="dimmed">
+                    {invitation.email}
+                  </Text>
+                )}
+              </Stack>
+            ),
+          },
+          { accessor: 'role', title: 'Role', render: (invitation) => <Text size="sm">{roleLabel(invitation.role)}</Text> },
+          {
+            accessor: 'createdAt',
+            title: 'Invited',
+            render: (invitation) => (
+              <Text size="sm" c="dimmed">
+                {relativeTime(invitation.createdAt)}
+                {invitation.invitedBy ? ` by ${invitation.invitedBy}` : ''}
+              </Text>
+            ),
+          },
+          { accessor: 'expiresAt', title: 'Expires', render: (invitation) => <Text size="sm">{formatDate(invitation.expiresAt)}</Text> },
+          { accessor: 'actions', title: '', render: (invitation) => canManage && <RevokeInvitation invitation={invitation} /> },
+        ]}
+      />
     </Paper>
   );
 }
 
-function InvitationRow({ invitation, canManage }: { invitation: FragmentOf<typeof InvitationFields>; canManage: boolean }) {
-  const revoke = useApiMutation(RevokeInvitationMutation, { success: (d) => `The invitation of ${d.revokeInvitation.email} was revoked.`, invalidates: ['Invitation'] });
+function RevokeInvitation({ invitation }: { invitation: FragmentOf<typeof InvitationFields> }) {
+  const revoke = useApiMutation(RevokeInvitationMutation, { success: (d) => `The invitation of ${d.revokeInvitation.email} was revoked.` });
   return (
-    <Table.Tr>
-      <Table.Td>
-        <Stack gap={0}>
-          <Text size="sm" fw={500}>
-            {invitation.name ?? invitation.email}
-          </Text>
-          {invitation.name && (
-            <Text size="xs" c="dimmed">
-              {invitation.email}
-            </Text>
-          )}
-        </Stack>
-      </Table.Td>
-      <Table.Td>
-        <Text size="sm">{roleLabel(invitation.role)}</Text>
-      </Table.Td>
-      <Table.Td>
-        <Text size="sm" c="dimmed">
-          {relativeTime(invitation.createdAt)}
-          {invitation.invitedBy ? ` by ${invitation.invitedBy}` : ''}
-        </Text>
-      </Table.Td>
-      <Table.Td>
-        <Text size="sm">{formatDate(invitation.expiresAt)}</Text>
-      </Table.Td>
-      <Table.Td ta="right">
-        {canManage && (
-          <ConfirmAction
-            size="xs"
-            label="Revoke"
-            title={`Revoke the invitation of ${invitation.email}?`}
-            message="The link in their email stops working. You can invite them again later."
-            confirmLabel="Revoke"
-            busy={revoke.saving}
-            onConfirm={() => revoke.run({ id: invitation.id })}
-          />
-        )}
-      </Table.Td>
-    </Table.Tr>
+    <ConfirmAction
+      size="xs"
+      label="Revoke"
+      title={`Revoke the invitation of ${invitation.email}?`}
+      message="The link in their email stops working. You can invite them again later."
+      confirmLabel="Revoke"
+      busy={revoke.saving}
+      onConfirm={() => revoke.run({ id: invitation.id })}
+    />
   );
 }
 
-function MemberRow({ member, canManage }: { member: FragmentOf<typeof TeamMemberFields>; canManage: boolean }) {
+type Member = FragmentOf<typeof TeamMemberFields>;
+
+function MemberName({ member }: { member: Member }) {
   const { user } = useCurrentUser();
-  const isSelf = member.id === user.id;
+  return (
+    <Stack gap={0}>
+      <Group gap={6}>
+        <Text size="sm" fw={500}>
+          {member.name ?? member.email}
+        </Text>
+        {member.id === user.id && (
+          <Badge size="xs" variant="light">
+            you
+          </Badge>
+        )}
+        {!member.active && (
+          <Badge size="xs" color="gray">
+            deactivated
+          </Badge>
+        )}
+      </Group>
+      {member.name && (
+        <Text size="xs" c="dimmed">
+          {member.email}
+        </Text>
+      )}
+    </Stack>
+  );
+}
+
+function useEditable(member: Member, canManage: boolean) {
+  const { user } = useCurrentUser();
+  return canManage && member.id !== user.id && member.active;
+}
+
+function MemberRole({ member, canManage }: { member: Member; canManage: boolean }) {
   const update = useApiMutation(UpdateUserMutation, { success: (d) => `${d.updateUser.email} is now ${roleLabel(d.updateUser.role)}.` });
+  if (!useEditable(member, canManage)) return <Text size="sm">{roleLabel(member.role)}</Text>;
+  return (
+    <Select
+      aria-label={`Role of ${member.email}`}
+      size="xs"
+      w={150}
+      data={ROLE_OPTIONS.map((option) => ({ value: option.value, label: roleLabel(option.value) }))}
+      value={member.role}
+      allowDeselect={false}
+      disabled={update.saving}
+      onChange={(role) => role && role !== member.role && void update.run({ id: member.id, role: role as Role })}
+    />
+  );
+}
+
+function MemberActions({ member, canManage }: { member: Member; canManage: boolean }) {
   const deactivate = useApiMutation(DeactivateUserMutation, { success: (d) => `${d.deactivateUser.email} was deactivated.` });
   const reactivate = useApiMutation(ReactivateUserMutation, { success: (d) => `${d.reactivateUser.email} can sign in again.` });
-  const editable = canManage && !isSelf && member.active;
-
+  const editable = useEditable(member, canManage);
   return (
-    <Table.Tr opacity={member.active ? 1 : 0.6}>
-      <Table.Td>
-        <Stack gap={0}>
-          <Group gap={6}>
-            <Text size="sm" fw={500}>
-              {member.name ?? member.email}
-            </Text>
-            {isSelf && (
-              <Badge size="xs" variant="light">
-                you
-              </Badge>
-            )}
-            {!member.active && (
-              <Badge size="xs" color="gray">
-                deactivated
-              </Badge>
-            )}
-          </Group>
-          {member.name && (
-            <Text size="xs" c="dimmed">
-              {member.email}
-            </Text>
-          )}
-        </Stack>
-      </Table.Td>
-      <Table.Td>
-        {editable ? (
-          <Select
-            aria-label={`Role of ${member.email}`}
-            size="xs"
-            w={150}
-            data={ROLE_OPTIONS.map((option) => ({ value: option.value, label: roleLabel(option.value) }))}
-            value={member.role}
-            allowDeselect={false}
-            disabled={update.saving}
-            onChange={(role) => role && role !== member.role && void update.run({ id: member.id, role: role as Role })}
-          />
-        ) : (
-          <Text size="sm">{roleLabel(member.role)}</Text>
-        )}
-      </Table.Td>
-      <Table.Td>
-        <Badge variant="light" color={member.mfaEnabled ? 'teal' : 'gray'}>
-          {member.mfaEnabled ? 'On' : 'Off'}
-        </Badge>
-      </Table.Td>
-      <Table.Td>
-        <Text size="sm" c="dimmed">
-          {relativeTime(member.lastLoginAt)}
-        </Text>
-      </Table.Td>
-      <Table.Td ta="right">
-        {editable && (
-          <ConfirmAction
-            size="xs"
-            label="Deactivate"
-            title={`Deactivate ${member.email}?`}
-            message="They are signed out everywhere, cannot sign in again and their API keys stop working. Their activity log entries are kept."
-            confirmLabel="Deactivate"
-            busy={deactivate.saving}
-            onConfirm={() => deactivate.run({ id: member.id })}
-          />
-        )}
-        {canManage && !member.active && (
-          <ConfirmAction
-            size="xs"
-            label="Reactivate"
-            title={`Reactivate ${member.email}?`}
-            message="They can sign in again with their password. Their old sessions and API keys stay revoked."
-            confirmLabel="Reactivate"
-            busy={reactivate.saving}
-            onConfirm={() => reactivate.run({ id: member.id })}
-          />
-        )}
-      </Table.Td>
-    </Table.Tr>
+    <>
+      {editable && (
+        <ConfirmAction
+          size="xs"
+          label="Deactivate"
+          title={`Deactivate ${member.email}?`}
+          message="They are signed out everywhere, cannot sign in again and their API keys stop working. Their activity log entries are kept."
+          confirmLabel="Deactivate"
+          busy={deactivate.saving}
+          onConfirm={() => deactivate.run({ id: member.id })}
+        />
+      )}
+      {canManage && !member.active && (
+        <ConfirmAction
+          size="xs"
+          label="Reactivate"
+          title={`Reactivate ${member.email}?`}
+          message="They can sign in again with their password. Their old sessions and API keys stay revoked."
+          confirmLabel="Reactivate"
+          busy={reactivate.saving}
+          onConfirm={() => reactivate.run({ id: member.id })}
+        />
+      )}
+    </>
   );
 }
