@@ -1,12 +1,14 @@
 import { ActionIcon, Button, Group, Modal, NumberInput, Paper, Progress, SegmentedControl, Select, Stack, Text, TextInput, Title, Tooltip } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconTrash } from '@tabler/icons-react';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { useQuery } from 'urql';
+import { z } from 'zod';
 import type { EnumOf } from '../../../graphql';
 import { formatDate, formatNumber } from '../../../lib/format';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
+import { useZodForm } from '../../../ui/useZodForm';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { RemoveMeterQuotaMutation, SetMeterQuotaMutation, UsageTotalsQuery } from '../graphql/documents';
 import { DataTable } from '../../../ui/DataTable';
@@ -124,28 +126,28 @@ export function UsageCard({ licenseId, inactive = null }: { licenseId: string; i
   );
 }
 
+const quotaSchema = z.object({ name: z.string(), period: z.string(), limit: z.union([z.literal(''), z.number()]).refine((limit) => limit !== '', 'Enter a limit.') });
+
 function QuotaModal({ licenseId, event, opened, onClose }: { licenseId: string; event: string | null; opened: boolean; onClose: () => void }) {
-  const [name, setName] = useState('');
-  const [period, setPeriod] = useState<Period>('month');
-  const [limit, setLimit] = useState<number | ''>(1000);
+  const form = useZodForm(quotaSchema, { name: '', period: 'month' as Period, limit: 1000 as number | '' });
   const save = useApiMutation(SetMeterQuotaMutation, { success: 'Quota saved.' });
-  const submit = async (formEvent: FormEvent) => {
-    formEvent.preventDefault();
+  const values = form.getValues();
+  const submit = form.onSubmit(async ({ name, period, limit }) => {
     if (limit === '') return;
-    if (await save.run({ licenseId, event: event ?? name.trim(), period, limit })) onClose();
-  };
+    if (await save.run({ licenseId, event: event ?? name.trim(), period, limit }, { form })) onClose();
+  });
   return (
     <Modal opened={opened} onClose={onClose} title={event ? `Quota for ${event}` : 'Set a usage quota'} centered>
       <form onSubmit={submit}>
         <Stack>
-          {!event && <TextInput label="Event name" required data-autofocus value={name} onChange={(e) => setName(e.currentTarget.value)} description="As your application sends it, e.g. api_call." />}
-          <Select label="Per" data={PERIODS.map((p) => ({ value: p.value, label: p.value }))} value={period} allowDeselect={false} onChange={(value) => value && setPeriod(value as Period)} />
-          <NumberInput label="Limit" required min={0} clampBehavior="none" allowDecimal={false} value={limit} onChange={(value) => setLimit(value === '' ? '' : Number(value))} error={save.fieldErrors.limit} />
+          {!event && <TextInput label="Event name" required data-autofocus {...form.getInputProps('name')} description="As your application sends it, e.g. api_call." />}
+          <Select label="Per" data={PERIODS.map((p) => ({ value: p.value, label: p.value }))} value={values.period} allowDeselect={false} onChange={(value) => value && form.setFieldValue('period', value as Period)} />
+          <NumberInput label="Limit" required min={0} clampBehavior="none" allowDecimal={false} {...form.getInputProps('limit')} />
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
               Cancel
             </Button>
-            <Button type="submit" loading={save.saving} disabled={limit === '' || (!event && !name.trim())}>
+            <Button type="submit" loading={save.saving} disabled={values.limit === '' || (!event && !values.name.trim())}>
               Save quota
             </Button>
           </Group>
