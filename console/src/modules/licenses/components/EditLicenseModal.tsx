@@ -11,14 +11,15 @@ const schema = licenseFormSchema({ requireProduct: false });
 /** Edits a license's attributes; only the changed ones are sent. */
 export function EditLicenseModal({ license, opened, onClose }: { license: LicenseLike & { id: string }; opened: boolean; onClose: () => void }) {
   const form = useZodForm<LicenseForm>(schema, licenseToForm(license));
-  const { setValues, resetTouched, clearErrors } = form;
+  const { setInitialValues, setValues, resetTouched, clearErrors } = form;
   useEffect(() => {
     if (opened) {
+      setInitialValues(licenseToForm(license));
       setValues(licenseToForm(license));
       resetTouched();
       clearErrors();
     }
-  }, [opened, license, setValues, resetTouched, clearErrors]);
+  }, [opened, license, setInitialValues, setValues, resetTouched, clearErrors]);
   const update = useApiMutation(UpdateLicenseMutation, { success: 'License saved.' });
 
   const submit = form.onSubmit(async (values) => {

@@ -17,13 +17,14 @@ const valuesOf = (product?: Product) => ({ name: product?.name ?? '', isBundle: 
 /** Creates a product or bundle, or edits one (rename, change bundle members). */
 export function ProductFormModal({ opened, onClose, product, products }: { opened: boolean; onClose: () => void; product?: Product; products: Product[] }) {
   const form = useZodForm(schema, valuesOf(product));
-  const { setValues, resetTouched, clearErrors } = form;
+  const { setInitialValues, setValues, resetTouched, clearErrors } = form;
   useEffect(() => {
     if (!opened) return;
+    setInitialValues(valuesOf(product));
     setValues(valuesOf(product));
     resetTouched();
     clearErrors();
-  }, [opened, product, setValues, resetTouched, clearErrors]);
+  }, [opened, product, setInitialValues, setValues, resetTouched, clearErrors]);
 
   const create = useApiMutation(CreateProductMutation, { success: (data) => `${data.createProduct.name} was created.` });
   const update = useApiMutation(UpdateProductMutation, { success: (data) => `${data.updateProduct.name} was saved.` });
