@@ -61,7 +61,7 @@ try {
   const loginLoop = async () => {
     while (!stop) {
       await fetch(`http://127.0.0.1:${port}/api/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ query: 'mutation { login(email: "admin@login.test", password: "wrong password!") { status } }' }) }).then((r) => r.text());
+        body: JSON.stringify({ query: 'mutation { login(input: { email: "admin@login.test", password: "wrong password!" }) { __typename } }' }) }).then((r) => r.text());
       logins++;
     }
   };

@@ -11,8 +11,6 @@ const result = spawnSync('pnpm', ['exec', 'prisma', 'generate', '--config', 'pri
     ...process.env,
     PRISMA_SCHEMA_ENGINE_BINARY: path.join(root, 'prisma/schema-engine-stub.sh'),
     PRISMA_HIDE_UPDATE_MESSAGE: '1',
-    // The prisma-pothos-types generator binary is a dependency of the server package.
-    PATH: `${path.join(root, 'server/node_modules/.bin')}${path.delimiter}${process.env.PATH}`,
     CHECKPOINT_DISABLE: '1',
   },
 });

@@ -143,7 +143,7 @@ describe('operator CLI on PostgreSQL', () => {
     const { token } = await t.login(email, 'a chosen new password');
     const enrol = await t.gql('mutation { startMfaEnrollment { secret } }', {}, { token });
     const code = currentTotp(enrol.data.startMfaEnrollment.secret, t.clock.now());
-    expect((await t.gql('mutation($code: String!) { confirmMfaEnrollment(code: $code) }', { code }, { token })).errors).toBeUndefined();
+    expect((await t.gql('mutation($code: String!) { confirmMfaEnrollment(input: { code: $code }) { backupCodes } }', { code }, { token })).errors).toBeUndefined();
     expect((await t.login(email, 'a chosen new password')).status).toBe('MFA_REQUIRED');
     expect(runCli(['user:reset-mfa', '--email', email, '--json'], env).json).toEqual({ email, mfaWasEnabled: true });
     expect((await t.login(email, 'a chosen new password')).status).toBe('SUCCESS');

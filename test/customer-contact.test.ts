@@ -8,7 +8,7 @@ const NOW = new Date('2026-11-21T08:00:00.000Z');
 let t: TestApp;
 let token: string;
 let tenantId: string;
-const UPDATE = 'mutation($renewalUrl: String, $supportEmail: String) { updateCompanySettings(renewalUrl: $renewalUrl, supportEmail: $supportEmail) { renewalUrl supportEmail } }';
+const UPDATE = 'mutation($renewalUrl: String, $supportEmail: String) { updateCompanySettings(input: { renewalUrl: $renewalUrl, supportEmail: $supportEmail }) { company { renewalUrl supportEmail } } }';
 
 beforeAll(async () => {
   t = await startTestApp({ clock: new TestClock(NOW.getTime()) });
@@ -22,10 +22,10 @@ describe('customer contact', () => {
     const refused = await t.gql(UPDATE, { renewalUrl: 'javascript:alert(1)', supportEmail: 'not an email' }, { token });
     expect(refused.errors?.[0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { renewalUrl: expect.any(String), supportEmail: expect.any(String) } });
     const saved = await t.gql(UPDATE, { renewalUrl: ' https://acme.example/renew?plan=pro ', supportEmail: 'Support@Acme.example' }, { token });
-    expect(saved.data.updateCompanySettings).toEqual({ renewalUrl: 'https://acme.example/renew?plan=pro', supportEmail: 'support@acme.example' });
+    expect(saved.data.updateCompanySettings.company).toEqual({ renewalUrl: 'https://acme.example/renew?plan=pro', supportEmail: 'support@acme.example' });
     const entry = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { action: 'UpdateCompanySettings' }, orderBy: { seq: 'desc' } });
     expect(entry.details).toEqual({ before: { renewalUrl: null, supportEmail: null }, after: { renewalUrl: 'https://acme.example/renew?plan=pro', supportEmail: 'support@acme.example' } });
-    expect((await t.gql(UPDATE, { renewalUrl: '' }, { token })).data.updateCompanySettings).toEqual({ renewalUrl: null, supportEmail: 'support@acme.example' });
+    expect((await t.gql(UPDATE, { renewalUrl: '' }, { token })).data.updateCompanySettings.company).toEqual({ renewalUrl: null, supportEmail: 'support@acme.example' });
     await t.gql(UPDATE, { renewalUrl: 'https://acme.example/renew?plan=pro' }, { token });
   });
 

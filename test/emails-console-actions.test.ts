@@ -8,7 +8,7 @@ import { runCli } from './support/processes.js';
 // of a job started from the CLI.
 
 const SCHEDULES = '{ jobSchedules { name lastRunAt lastFinishedAt running } }';
-const TEST_EMAIL = 'mutation { sendTestEmail { kind to status providerMessageId lastError } }';
+const TEST_EMAIL = 'mutation { sendTestEmail { email { kind to status providerMessageId lastError } } }';
 
 describe('development outbox (no mail provider)', () => {
   let t: TestApp;
@@ -31,22 +31,22 @@ describe('development outbox (no mail provider)', () => {
     expect((await t.gql('{ emailDeliveryMode }', {}, { token: admin.token })).data.emailDeliveryMode).toBe('DEVELOPMENT');
     const sent = await t.gql(TEST_EMAIL, {}, { token: admin.token });
     expect(sent.errors).toBeUndefined();
-    expect(sent.data.sendTestEmail).toEqual({ kind: 'test', to: 'admin@acme.test', status: 'sent', providerMessageId: 'development', lastError: null });
-    const listed = await t.gql('{ emails(kind: test) { totalCount nodes { subject } } }', {}, { token: admin.token });
+    expect(sent.data.sendTestEmail.email).toEqual({ kind: 'TEST', to: 'admin@acme.test', status: 'SENT', providerMessageId: 'development', lastError: null });
+    const listed = await t.gql('{ emails(kind: TEST) { totalCount nodes { subject } } }', {}, { token: admin.token });
     expect(listed.data.emails).toEqual({ totalCount: 1, nodes: [{ subject: 'Acme Corp: test email from Keyforge' }] });
   });
 
   it('read-only members and API keys may not send test emails or start jobs', async () => {
     const reader = await t.login('reader@acme.test');
     expect((await t.gql(TEST_EMAIL, {}, { token: reader.token })).errors?.[0].extensions?.code).toBe('Forbidden');
-    expect((await t.gql('mutation { runJobNow(name: "email-delivery") { name } }', {}, { token: reader.token })).errors?.[0].extensions?.code).toBe('Forbidden');
-    const key = (await t.gql('mutation { createApiKey(name: "ops", role: CompanyAdmin) { key } }', {}, { token: admin.token })).data.createApiKey.key;
+    expect((await t.gql('mutation { runJobNow(input: { name: "email-delivery" }) { jobSchedule { name } } }', {}, { token: reader.token })).errors?.[0].extensions?.code).toBe('Forbidden');
+    const key = (await t.gql('mutation { createApiKey(input: { name: "ops", role: COMPANY_ADMIN }) { key } }', {}, { token: admin.token })).data.createApiKey.key;
     expect((await t.gql(TEST_EMAIL, {}, { apiKey: key })).errors?.[0].extensions?.code).toBe('Forbidden');
   });
 
   it('Run now queues a job that then shows its last run; only the idempotent email jobs can be started', async () => {
     const before = (await t.gql(SCHEDULES, {}, { token: admin.token })).data.jobSchedules.find((job: { name: string }) => job.name === 'expiry-notifications');
-    const queued = await t.gql('mutation { runJobNow(name: "expiry-notifications") { name } }', {}, { token: admin.token });
+    const queued = await t.gql('mutation { runJobNow(input: { name: "expiry-notifications" }) { jobSchedule { name } } }', {}, { token: admin.token });
     expect(queued.errors).toBeUndefined();
     let after = before;
     const deadline = Date.now() + 20_000;
@@ -56,7 +56,7 @@ describe('development outbox (no mail provider)', () => {
     }
     expect(after.lastFinishedAt).not.toBe(before.lastFinishedAt);
     expect(await t.prisma.jobLastRun.findUniqueOrThrow({ where: { job: 'expiry-notifications' } })).toMatchObject({ source: 'console', failedAt: null });
-    const refused = await t.gql('mutation { runJobNow(name: "audit-verify") { name } }', {}, { token: admin.token });
+    const refused = await t.gql('mutation { runJobNow(input: { name: "audit-verify" }) { jobSchedule { name } } }', {}, { token: admin.token });
     expect(refused.errors?.[0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { name: expect.any(String) } });
   });
 
@@ -91,7 +91,7 @@ describe('Postmark delivery', () => {
     const { token } = await t.setupAdmin({ email: 'ops@globex.test', companyName: 'Globex', keyPrefix: 'GLBX' });
     expect((await t.gql('{ emailDeliveryMode }', {}, { token })).data.emailDeliveryMode).toBe('POSTMARK');
     const sent = await t.gql(TEST_EMAIL, {}, { token });
-    expect(sent.data.sendTestEmail).toMatchObject({ kind: 'test', to: 'ops@globex.test', status: 'sent', lastError: null });
+    expect(sent.data.sendTestEmail.email).toMatchObject({ kind: 'TEST', to: 'ops@globex.test', status: 'SENT', lastError: null });
     expect(peer.messages.map((message) => [message.To, message.Subject])).toEqual([['ops@globex.test', 'Globex: test email from Keyforge']]);
   });
 });

@@ -228,7 +228,7 @@ async function startFleet(keyPrefix: string, baseUrl: () => string) {
       return { status: 0, nonce: null };
     }
   };
-  const login = await post('/api/graphql', { query: 'mutation($e: String!, $p: String!) { login(email: $e, password: $p) { accessToken } }', variables: { e: email, p: 'correct horse battery' } });
+  const login = await post('/api/graphql', { query: 'mutation($e: String!, $p: String!) { login(input: { email: $e, password: $p }) { __typename ... on LoginSuccess { accessToken } } }', variables: { e: email, p: 'correct horse battery' } });
   const token: string = login.json.data.login.accessToken;
 
   const statuses: number[] = [];
@@ -289,7 +289,7 @@ async function startFleet(keyPrefix: string, baseUrl: () => string) {
         { authorization: `Bearer ${token}` },
       );
       counted(response.status);
-      if (response.status === 200 && response.json.data?.updateLicense) acknowledged.updates++;
+      if (response.status === 200 && response.json.data?.updateLicense.license) acknowledged.updates++;
       else uncertainUpdates++;
       await sleep(30);
     }

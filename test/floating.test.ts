@@ -343,17 +343,17 @@ describe('GraphQL management API', () => {
       const a = await checkout(key, { deviceName: 'GQL box' });
       clock.advance(60_000);
 
-      const listed = await gql('query($id: ID!) { floatingSessions(licenseId: $id) { floatingSeats inUse sessions { id deviceName endedAt } } }', { id: license.id });
-      expect(listed.data.floatingSessions).toEqual({ floatingSeats: 2, inUse: 1, sessions: [{ id: a.json.sessionId, deviceName: 'GQL box', endedAt: null }] });
+      const listed = await gql('query($id: ID!) { floatingSessions(licenseId: $id) { floatingSeats inUse sessions { nodes { id deviceName endedAt } } } }', { id: license.id });
+      expect(listed.data.floatingSessions).toEqual({ floatingSeats: 2, inUse: 1, sessions: { nodes: [{ id: a.json.sessionId, deviceName: 'GQL box', endedAt: null }] } });
       const { license: acmeLicense } = await floatingLicense(1); // tenant ACME's: not visible to GQL's admin
       const foreign = await gql('query($id: ID!) { floatingSessions(licenseId: $id) { inUse } }', { id: acmeLicense.id });
-      expect(foreign.errors![0].extensions!.code).toBe('NotFound');
+      expect(foreign).toMatchObject({ data: { floatingSessions: null }, errors: undefined });
 
-      const ended = await gql('mutation($id: ID!) { endFloatingSession(id: $id) { id endedAt endReason } }', { id: a.json.sessionId });
-      expect(ended.data.endFloatingSession).toEqual({ id: a.json.sessionId, endedAt: clock.now().toISOString(), endReason: 'admin' });
+      const ended = await gql('mutation($id: ID!) { endFloatingSession(input: { id: $id }) { floatingSession { id endedAt endReason } } }', { id: a.json.sessionId });
+      expect(ended.data.endFloatingSession.floatingSession).toEqual({ id: a.json.sessionId, endedAt: clock.now().toISOString(), endReason: 'admin' });
       expect((await heartbeat(a.json.sessionToken)).json.errorCode).toBe('SessionExpired');
 
-      const pool = await gql('query($from: DateTime!, $to: DateTime!) { floatingPoolConsumption(from: $from, to: $to, bucket: hour) { bucketStart peakInUse poolSize } }', {
+      const pool = await gql('query($from: DateTime!, $to: DateTime!) { floatingPoolConsumption(from: $from, to: $to, bucket: HOUR) { bucketStart peakInUse poolSize } }', {
         from: '2026-06-01T12:00:00Z',
         to: '2026-06-01T14:00:00Z',
       });
@@ -362,19 +362,20 @@ describe('GraphQL management API', () => {
         { bucketStart: '2026-06-01T13:00:00.000Z', peakInUse: 0, poolSize: 2 },
       ]);
 
-      const quota = await gql('mutation($id: ID!) { setMeterQuota(licenseId: $id, event: "api.calls", period: day, limit: 5) { period limit } }', { id: license.id });
-      expect(quota.data.setMeterQuota).toEqual({ period: 'day', limit: 5 });
+      const quota = await gql('mutation($id: ID!) { setMeterQuota(input: { licenseId: $id, event: "api.calls", period: DAY, limit: 5 }) { quota { period limit } } }', { id: license.id });
+      expect(quota.data.setMeterQuota.quota).toEqual({ period: 'DAY', limit: 5 });
       await t.post('/api/v1/meter', { licenseKey: key, event: 'api.calls', quantity: 3 });
-      const usage = await gql('query($id: ID!) { usageTotals(licenseId: $id, period: day) { period periodStart totals { event total count remaining quota { period limit } } } }', { id: license.id });
+      const usage = await gql('query($id: ID!) { usageTotals(licenseId: $id, period: DAY) { period periodStart totals { event total count remaining quota { period limit } } } }', { id: license.id });
       expect(usage.data.usageTotals).toEqual({
-        period: 'day',
+        period: 'DAY',
         periodStart: '2026-06-01T00:00:00.000Z',
-        totals: [{ event: 'api.calls', total: 3, count: 1, remaining: 2, quota: { period: 'day', limit: 5 } }],
+        totals: [{ event: 'api.calls', total: 3, count: 1, remaining: 2, quota: { period: 'DAY', limit: 5 } }],
       });
-      const foreignQuota = await gql('mutation($id: ID!) { setMeterQuota(licenseId: $id, event: "x", period: day, limit: 1) { limit } }', { id: acmeLicense.id });
+      const foreignQuota = await gql('mutation($id: ID!) { setMeterQuota(input: { licenseId: $id, event: "x", period: DAY, limit: 1 }) { quota { limit } } }', { id: acmeLicense.id });
       expect(foreignQuota.errors![0].extensions!.code).toBe('NotFound');
-      const removed = await gql('mutation($id: ID!) { removeMeterQuota(licenseId: $id, event: "api.calls") }', { id: license.id });
-      expect(removed.data).toEqual({ removeMeterQuota: true });
+      const removed = await gql('mutation($id: ID!) { removeMeterQuota(input: { licenseId: $id, event: "api.calls" }) { removed } }', { id: license.id });
+      expect(removed.data).toEqual({ removeMeterQuota: { removed: true } });
+      expect((await gql('query($id: ID!) { usageTotals(licenseId: $id, period: DAY) { period } }', { id: acmeLicense.id })).data).toEqual({ usageTotals: null });
       // Without credentials: nothing.
       expect((await t.gql('query($id: ID!) { floatingSessions(licenseId: $id) { inUse } }', { id: license.id })).errors![0].extensions!.code).toBe('Unauthorized');
     }));

@@ -17,7 +17,7 @@ describe('GraphQL errors', () => {
   it('an unexpected failure quotes the X-Request-Id of the response', async () => {
     await t.prisma.$executeRawUnsafe('ALTER TABLE api_keys RENAME TO api_keys_gone');
     try {
-      const response = await t.gql('{ apiKeys { id } }', {}, { token });
+      const response = await t.gql('{ apiKeys { nodes { id } } }', {}, { token });
       const requestId = response.headers.get('x-request-id');
       expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
       expect(response.errors?.[0]).toMatchObject({ extensions: { code: 'InternalError' } });

@@ -4,11 +4,11 @@ import { DAY, startTestApp, type TestApp } from './support/harness.js';
 
 // Invite a member by email: a one-time link (URL fragment) whose token is stored only as an HMAC.
 
-const INVITE = 'mutation($email: String!, $role: Role!, $name: String) { inviteUser(email: $email, role: $role, name: $name) { id email role name expiresAt invitedBy } }';
-const REVOKE = 'mutation($id: ID!) { revokeInvitation(id: $id) { id } }';
-const ACCEPT = 'mutation($token: String!, $password: String!, $name: String) { acceptInvitation(token: $token, password: $password, name: $name) { status accessToken user { email role name } } }';
+const INVITE = 'mutation($email: String!, $role: Role!, $name: String) { inviteUser(input: { email: $email, role: $role, name: $name }) { invitation { id email role name expiresAt invitedBy } } }';
+const REVOKE = 'mutation($id: ID!) { revokeInvitation(input: { id: $id }) { invitation { id } } }';
+const ACCEPT = 'mutation($token: String!, $password: String!, $name: String) { acceptInvitation(input: { token: $token, password: $password, name: $name }) { __typename accessToken user { email role name } } }';
 const PREVIEW = 'query($token: String!) { invitation(token: $token) { email companyName role expiresAt } }';
-const LIST = '{ invitations { id email role } }';
+const LIST = '{ invitations { nodes { id email role } } }';
 const PASSWORD = 'a brand new password';
 
 let t: TestApp;
@@ -30,10 +30,10 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function invite(email: string, role: 'CompanyAdmin' | 'ReadOnly' = 'ReadOnly', name?: string) {
+async function invite(email: string, role: 'COMPANY_ADMIN' | 'READ_ONLY' = 'READ_ONLY', name?: string) {
   const response = await t.gql(INVITE, { email, role, name }, { token: admin.token });
   expect(response.errors).toBeUndefined();
-  const invitation = response.data.inviteUser as { id: string; email: string; expiresAt: string };
+  const invitation = response.data.inviteUser.invitation as { id: string; email: string; expiresAt: string };
   const emails = await t.prisma.emailOutbox.findMany({ where: { kind: 'invitation', idempotencyKey: `invitation:${invitation.id}` } });
   expect(emails).toHaveLength(1);
   const token = /accept-invite#token=(kfi_[A-Za-z0-9_-]{43})/.exec(emails[0].text)?.[1];
@@ -43,8 +43,8 @@ async function invite(email: string, role: 'CompanyAdmin' | 'ReadOnly' = 'ReadOn
 
 describe('invitations', () => {
   it('emails a one-time link to the invitee; the database keeps no plaintext token', async () => {
-    const { invitation, email, token } = await invite('Bob@Acme.test', 'CompanyAdmin', 'Bob');
-    expect(invitation).toMatchObject({ email: 'bob@acme.test', role: 'CompanyAdmin', name: 'Bob', invitedBy: 'admin@acme.test' });
+    const { invitation, email, token } = await invite('Bob@Acme.test', 'COMPANY_ADMIN', 'Bob');
+    expect(invitation).toMatchObject({ email: 'bob@acme.test', role: 'COMPANY_ADMIN', name: 'Bob', invitedBy: 'admin@acme.test' });
     expect(Date.parse(invitation.expiresAt) - t.clock.now().getTime()).toBe(7 * DAY);
     expect(email.toAddress).toBe('bob@acme.test');
     expect(email.tenantId).toBe(admin.tenantId);
@@ -61,13 +61,13 @@ describe('invitations', () => {
     expect(JSON.stringify(audit)).not.toContain(token);
 
     const listed = await t.gql(LIST, {}, { token: reader.token });
-    expect(listed.data.invitations.map((i: { email: string }) => i.email)).toContain('bob@acme.test');
+    expect(listed.data.invitations.nodes.map((i: { email: string }) => i.email)).toContain('bob@acme.test');
     const preview = await t.gql(PREVIEW, { token });
-    expect(preview.data.invitation).toMatchObject({ email: 'bob@acme.test', companyName: 'Acme Corp', role: 'CompanyAdmin' });
+    expect(preview.data.invitation).toMatchObject({ email: 'bob@acme.test', companyName: 'Acme Corp', role: 'COMPANY_ADMIN' });
 
     const accepted = await t.gql(ACCEPT, { token, password: PASSWORD });
     expect(accepted.errors).toBeUndefined();
-    expect(accepted.data.acceptInvitation).toMatchObject({ status: 'SUCCESS', user: { email: 'bob@acme.test', role: 'CompanyAdmin', name: 'Bob' } });
+    expect(accepted.data.acceptInvitation).toMatchObject({ __typename: 'AcceptInvitationPayload', user: { email: 'bob@acme.test', role: 'COMPANY_ADMIN', name: 'Bob' } });
     expect(accepted.setCookie).toContain('kf_refresh=');
     const me = await t.gql('{ me { email } }', {}, { token: accepted.data.acceptInvitation.accessToken });
     expect(me.data.me.email).toBe('bob@acme.test');
@@ -82,7 +82,7 @@ describe('invitations', () => {
     expect(again.errors?.[0].extensions?.code).toBe('InvalidRequest');
     expect(again.errors?.[0].message).toContain('invalid, used or expired');
     expect((await t.gql(PREVIEW, { token })).data.invitation).toBeNull();
-    expect((await t.gql(LIST, {}, { token: admin.token })).data.invitations.map((i: { email: string }) => i.email)).not.toContain('bob@acme.test');
+    expect((await t.gql(LIST, {}, { token: admin.token })).data.invitations.nodes.map((i: { email: string }) => i.email)).not.toContain('bob@acme.test');
   });
 
   it('two concurrent accepts create exactly one user', async () => {
@@ -120,16 +120,16 @@ describe('invitations', () => {
 
   it('a read-only member cannot invite or revoke; another tenant’s admin cannot revoke', async () => {
     const { invitation, token } = await invite('frank@acme.test');
-    expect((await t.gql(INVITE, { email: 'x@acme.test', role: 'ReadOnly' }, { token: reader.token })).errors?.[0].extensions?.code).toBe('Forbidden');
+    expect((await t.gql(INVITE, { email: 'x@acme.test', role: 'READ_ONLY' }, { token: reader.token })).errors?.[0].extensions?.code).toBe('Forbidden');
     expect((await t.gql(REVOKE, { id: invitation.id }, { token: reader.token })).errors?.[0].extensions?.code).toBe('Forbidden');
     expect((await t.gql(REVOKE, { id: invitation.id }, { token: otherAdmin.token })).errors?.[0].extensions?.code).toBe('NotFound');
-    expect((await t.gql(LIST, {}, { token: otherAdmin.token })).data.invitations).toEqual([]);
+    expect((await t.gql(LIST, {}, { token: otherAdmin.token })).data.invitations.nodes).toEqual([]);
     expect((await t.gql(PREVIEW, { token })).data.invitation).not.toBeNull();
     expect(await t.prisma.invitation.count({ where: { email: 'x@acme.test' } })).toBe(0);
   });
 
   it('an existing user’s email is a conflict; a weak password is refused and the link stays usable', async () => {
-    const conflict = await t.gql(INVITE, { email: 'Reader@acme.test', role: 'ReadOnly' }, { token: admin.token });
+    const conflict = await t.gql(INVITE, { email: 'Reader@acme.test', role: 'READ_ONLY' }, { token: admin.token });
     expect(conflict.errors?.[0].extensions?.code).toBe('Conflict');
     const { token } = await invite('gina@acme.test');
     const weak = await t.gql(ACCEPT, { token, password: 'short' });

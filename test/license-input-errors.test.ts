@@ -12,7 +12,7 @@ let licenseId: string;
 beforeAll(async () => {
   t = await startTestApp();
   ({ token } = await t.setupAdmin());
-  productId = (await t.gql('mutation { createProduct(name: "Acme Studio") { id } }', {}, { token })).data.createProduct.id;
+  productId = (await t.gql('mutation { createProduct(input: { name: "Acme Studio" }) { product { id } } }', {}, { token })).data.createProduct.product.id;
   licenseId = (await t.gql('mutation($input: CreateLicenseInput!) { createLicense(input: $input) { license { id } } }', { input: { productId, maxActivations: 2 } }, { token })).data.createLicense.license.id;
 });
 afterAll(() => t.close());
@@ -40,7 +40,7 @@ describe('license input errors', () => {
 
   it.each(CASES)('update: %s → a field error, nothing changed', async (_name, attributes, field) => {
     const before = await t.prisma.license.findUniqueOrThrow({ where: { id: licenseId } });
-    const response = await t.gql('mutation($id: ID!, $input: UpdateLicenseInput!) { updateLicense(id: $id, input: $input) { id } }', { id: licenseId, input: attributes }, { token });
+    const response = await t.gql('mutation($input: UpdateLicenseInput!) { updateLicense(input: $input) { license { id } } }', { input: { id: licenseId, ...attributes } }, { token });
     expect(response.errors?.[0].extensions?.code).toBe('InvalidRequest');
     expect(Object.keys(response.errors?.[0].extensions?.fields ?? {})).toContain(field);
     expect(await t.prisma.license.findUniqueOrThrow({ where: { id: licenseId } })).toEqual(before);

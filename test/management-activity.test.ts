@@ -34,14 +34,14 @@ beforeAll(async () => {
   const globex = await t.seedTenant({ name: 'Globex', keyPrefix: 'GLBX' });
   await t.seedUser(globex.id, { email: 'admin@globex.test' });
   B = { token: (await t.login('admin@globex.test')).token, tenantId: globex.id };
-  await ok('mutation { createUser(email: "viewer@acme.test", password: "correct horse battery", role: ReadOnly) { id } }');
+  await ok('mutation { createUser(input: { email: "viewer@acme.test", password: "correct horse battery", role: READ_ONLY }) { user { id } } }');
   readOnly = (await t.login('viewer@acme.test')).token;
-  const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(name: "${name}", role: ${role}) { key apiKey { id } } }`)).createApiKey;
-  readOnlyKey = (await apiKey('reporting', 'ReadOnly')).key;
-  const automation = await apiKey('automation', 'CompanyAdmin');
+  const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(input: { name: "${name}", role: ${role} }) { key apiKey { id } } }`)).createApiKey;
+  readOnlyKey = (await apiKey('reporting', 'READ_ONLY')).key;
+  const automation = await apiKey('automation', 'COMPANY_ADMIN');
   adminKey = { key: automation.key, id: automation.apiKey.id };
-  const old = await apiKey('old', 'CompanyAdmin');
-  await ok(`mutation { revokeApiKey(id: "${old.apiKey.id}") { id } }`);
+  const old = await apiKey('old', 'COMPANY_ADMIN');
+  await ok(`mutation { revokeApiKey(input: { id: "${old.apiKey.id}" }) { apiKey { id } } }`);
   revokedKey = old.key;
 });
 afterAll(() => t.close());
@@ -59,41 +59,41 @@ async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
 describe('activity log entries', () => {
   it('records every product, license and activation event once, with action, entity, user, IP, UTC time and diff', async () => {
     const firstNew = (await t.prisma.auditLogEntry.count({ where: { tenantId: A.tenantId } })) + 1;
-    ids.alpha = (await step('createProduct', () => ok('mutation { createProduct(name: "Alpha") { id } }'))).createProduct.id;
-    await step('updateProduct', () => ok(`mutation { updateProduct(id: "${ids.alpha}", name: "Alpha Pro") { id } }`));
+    ids.alpha = (await step('createProduct', () => ok('mutation { createProduct(input: { name: "Alpha" }) { product { id } } }'))).createProduct.product.id;
+    await step('updateProduct', () => ok(`mutation { updateProduct(input: { id: "${ids.alpha}", name: "Alpha Pro" }) { product { id } } }`));
     const created = (await step('createLicense', () => ok(`mutation { createLicense(input: { productId: "${ids.alpha}", maxActivations: 2, customerEmail: "c@customer.test" }) { key license { id keyHint } } }`))).createLicense;
     ids.license = created.license.id;
     const hint = created.license.keyHint as string;
-    await step('updateLicense', () => ok(`mutation { updateLicense(id: "${ids.license}", input: { maxActivations: 3, features: ["sync"] }) { id } }`));
+    await step('updateLicense', () => ok(`mutation { updateLicense(input: { id: "${ids.license}", maxActivations: 3, features: ["sync"] }) { license { id } } }`));
     expect((await t.activate({ licenseKey: created.key, deviceId: 'dev-1', deviceName: 'Workstation' })).json.isValid).toBe(true);
     ids.activation = (await t.prisma.activation.findFirstOrThrow({ where: { licenseId: ids.license } })).id;
-    await step('deactivateActivation', () => ok(`mutation { deactivateActivation(id: "${ids.activation}") { id } }`));
-    await step('revokeLicense', () => ok(`mutation { revokeLicense(id: "${ids.license}") { id } }`));
-    ids.beta = (await step('createProductByKey', () => ok('mutation { createProduct(name: "Beta") { id } }', {}, { apiKey: adminKey.key, ip: IP }))).createProduct.id;
-    await step('deleteProduct', () => ok(`mutation { deleteProduct(id: "${ids.beta}") }`, {}, { apiKey: adminKey.key, ip: IP }));
+    await step('deactivateActivation', () => ok(`mutation { deactivateActivation(input: { id: "${ids.activation}" }) { license { id } } }`));
+    await step('revokeLicense', () => ok(`mutation { revokeLicense(input: { id: "${ids.license}" }) { license { id } } }`));
+    ids.beta = (await step('createProductByKey', () => ok('mutation { createProduct(input: { name: "Beta" }) { product { id } } }', {}, { apiKey: adminKey.key, ip: IP }))).createProduct.product.id;
+    await step('deleteProduct', () => ok(`mutation { deleteProduct(input: { id: "${ids.beta}" }) { deletedProductId } }`, {}, { apiKey: adminKey.key, ip: IP }));
 
     const { nodes, totalCount } = await log({}, { first: 8 });
     expect(totalCount).toBe(firstNew + 7);
     const admin = { user: 'admin@acme.test', userId: A.userId, ip: IP };
     const key = { user: 'api-key automation (kf_…' + adminKey.key.slice(-4) + ')', userId: adminKey.id, ip: IP };
     expect(nodes).toEqual([
-      { seq: firstNew + 7, action: 'DeleteProduct', entity: 'Beta', entityType: 'Product', entityId: ids.beta, ...key, timestamp: at.deleteProduct, details: { name: 'Beta', isBundle: false, bundleOf: [] } },
-      { seq: firstNew + 6, action: 'CreateProduct', entity: 'Beta', entityType: 'Product', entityId: ids.beta, ...key, timestamp: at.createProductByKey, details: { name: 'Beta', isBundle: false, bundleOf: [] } },
-      { seq: firstNew + 5, action: 'RevokeLicense', entity: `${hint} (Alpha Pro)`, entityType: 'License', entityId: ids.license, ...admin, timestamp: at.revokeLicense, details: null },
+      { seq: firstNew + 7, action: 'DELETE_PRODUCT', entity: 'Beta', entityType: 'Product', entityId: ids.beta, ...key, timestamp: at.deleteProduct, details: { name: 'Beta', isBundle: false, bundleOf: [] } },
+      { seq: firstNew + 6, action: 'CREATE_PRODUCT', entity: 'Beta', entityType: 'Product', entityId: ids.beta, ...key, timestamp: at.createProductByKey, details: { name: 'Beta', isBundle: false, bundleOf: [] } },
+      { seq: firstNew + 5, action: 'REVOKE_LICENSE', entity: `${hint} (Alpha Pro)`, entityType: 'License', entityId: ids.license, ...admin, timestamp: at.revokeLicense, details: null },
       {
-        seq: firstNew + 4, action: 'DeactivateActivation', entity: `Workstation on ${hint}`, entityType: 'Activation', entityId: ids.activation, ...admin, timestamp: at.deactivateActivation,
+        seq: firstNew + 4, action: 'DEACTIVATE_ACTIVATION', entity: `Workstation on ${hint}`, entityType: 'Activation', entityId: ids.activation, ...admin, timestamp: at.deactivateActivation,
         details: { licenseId: ids.license, deviceId: 'dev-1', deviceName: 'Workstation' },
       },
       {
-        seq: firstNew + 3, action: 'UpdateLicense', entity: `${hint} (Alpha Pro)`, entityType: 'License', entityId: ids.license, ...admin, timestamp: at.updateLicense,
+        seq: firstNew + 3, action: 'UPDATE_LICENSE', entity: `${hint} (Alpha Pro)`, entityType: 'License', entityId: ids.license, ...admin, timestamp: at.updateLicense,
         details: { before: { maxActivations: 2, features: [] }, after: { maxActivations: 3, features: ['sync'] } },
       },
       {
-        seq: firstNew + 2, action: 'CreateLicense', entity: `${hint} (Alpha Pro)`, entityType: 'License', entityId: ids.license, ...admin, timestamp: at.createLicense,
+        seq: firstNew + 2, action: 'CREATE_LICENSE', entity: `${hint} (Alpha Pro)`, entityType: 'License', entityId: ids.license, ...admin, timestamp: at.createLicense,
         details: { productId: ids.alpha, productName: 'Alpha Pro', keyHint: hint, maxActivations: 2, customerEmail: 'c@customer.test' },
       },
-      { seq: firstNew + 1, action: 'UpdateProduct', entity: 'Alpha Pro', entityType: 'Product', entityId: ids.alpha, ...admin, timestamp: at.updateProduct, details: { before: { name: 'Alpha' }, after: { name: 'Alpha Pro' } } },
-      { seq: firstNew, action: 'CreateProduct', entity: 'Alpha', entityType: 'Product', entityId: ids.alpha, ...admin, timestamp: at.createProduct, details: { name: 'Alpha', isBundle: false, bundleOf: [] } },
+      { seq: firstNew + 1, action: 'UPDATE_PRODUCT', entity: 'Alpha Pro', entityType: 'Product', entityId: ids.alpha, ...admin, timestamp: at.updateProduct, details: { before: { name: 'Alpha' }, after: { name: 'Alpha Pro' } } },
+      { seq: firstNew, action: 'CREATE_PRODUCT', entity: 'Alpha', entityType: 'Product', entityId: ids.alpha, ...admin, timestamp: at.createProduct, details: { name: 'Alpha', isBundle: false, bundleOf: [] } },
     ]);
     expect(JSON.stringify(nodes)).not.toContain(created.key.slice(5));
     for (const node of nodes) expect(node.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -101,15 +101,15 @@ describe('activity log entries', () => {
 
   it('filters by action, user, user id, entity text, entity type and id, and date range', async () => {
     const actions = async (filter: Record<string, unknown>) => (await log(filter, { first: 100 })).nodes.map((n: { action: string }) => n.action);
-    expect(await actions({ action: 'UpdateLicense' })).toEqual(['UpdateLicense']);
-    expect(await actions({ user: 'API-KEY AUTOMATION' })).toEqual(['DeleteProduct', 'CreateProduct']);
-    expect(await actions({ userId: adminKey.id })).toEqual(['DeleteProduct', 'CreateProduct']);
-    expect(await actions({ entity: 'alpha pro' })).toEqual(['RevokeLicense', 'UpdateLicense', 'CreateLicense', 'UpdateProduct']);
-    expect(await actions({ entityType: 'License' })).toEqual(['RevokeLicense', 'UpdateLicense', 'CreateLicense']);
-    expect(await actions({ entityId: ids.alpha })).toEqual(['UpdateProduct', 'CreateProduct']);
-    expect(await actions({ from: at.updateProduct, to: at.updateLicense })).toEqual(['CreateLicense', 'UpdateProduct']); // from inclusive, to exclusive
-    expect(await actions({ action: 'CreateProduct', user: 'admin@acme', from: at.createProduct })).toEqual(['CreateProduct']);
-    const setup = await log({ userId: A.userId, action: 'CreateUser' });
+    expect(await actions({ action: 'UPDATE_LICENSE' })).toEqual(['UPDATE_LICENSE']);
+    expect(await actions({ user: 'API-KEY AUTOMATION' })).toEqual(['DELETE_PRODUCT', 'CREATE_PRODUCT']);
+    expect(await actions({ userId: adminKey.id })).toEqual(['DELETE_PRODUCT', 'CREATE_PRODUCT']);
+    expect(await actions({ entity: 'alpha pro' })).toEqual(['REVOKE_LICENSE', 'UPDATE_LICENSE', 'CREATE_LICENSE', 'UPDATE_PRODUCT']);
+    expect(await actions({ entityType: 'License' })).toEqual(['REVOKE_LICENSE', 'UPDATE_LICENSE', 'CREATE_LICENSE']);
+    expect(await actions({ entityId: ids.alpha })).toEqual(['UPDATE_PRODUCT', 'CREATE_PRODUCT']);
+    expect(await actions({ from: at.updateProduct, to: at.updateLicense })).toEqual(['CREATE_LICENSE', 'UPDATE_PRODUCT']); // from inclusive, to exclusive
+    expect(await actions({ action: 'CREATE_PRODUCT', user: 'admin@acme', from: at.createProduct })).toEqual(['CREATE_PRODUCT']);
+    const setup = await log({ userId: A.userId, action: 'CREATE_USER' });
     expect(setup.nodes.map((n: { entity: string }) => n.entity)).toEqual(['viewer@acme.test', 'admin@acme.test']);
     expect((await t.gql('{ activityLog(filter: { action: Nonsense }) { totalCount } }', {}, { token: A.token })).errors![0].message).toMatch(/Nonsense/);
   });
@@ -144,7 +144,7 @@ describe('access', () => {
 
   it('the ReadOnly role reads the log; a revoked key gets 401; no credential is Unauthorized', async () => {
     for (const auth of [{ token: readOnly }, { apiKey: readOnlyKey }]) {
-      expect((await log({ action: 'RevokeLicense' }, {}, auth)).nodes).toHaveLength(1);
+      expect((await log({ action: 'REVOKE_LICENSE' }, {}, auth)).nodes).toHaveLength(1);
       expect((await ok(INTEGRITY, {}, auth)).activityLogIntegrity.valid).toBe(true);
     }
     for (const query of [LOG, INTEGRITY]) {
@@ -174,7 +174,7 @@ describe('append-only, hash-chained storage', () => {
     expect((await ok(INTEGRITY)).activityLogIntegrity).toEqual({ valid: true, entries, brokenAtSeq: null });
     await t.prisma.$executeRawUnsafe(
       `INSERT INTO audit_log (id, tenant_id, seq, action, entity_type, entity, actor, created_at, prev_hash, hash)
-       SELECT gen_random_uuid(), tenant_id, seq + 1, 'DeleteProduct', 'Product', 'forged', 'mallory', now(), hash, repeat('0', 64)
+       SELECT gen_random_uuid(), tenant_id, seq + 1, 'DELETE_PRODUCT', 'Product', 'forged', 'mallory', now(), hash, repeat('0', 64)
          FROM audit_log WHERE tenant_id = $1::uuid ORDER BY seq DESC LIMIT 1`,
       A.tenantId,
     );

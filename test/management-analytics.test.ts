@@ -29,11 +29,11 @@ beforeAll(async () => {
   t = await startTestApp({ clock });
   const setup = await t.setupAdmin();
   admin = { token: setup.token, tenantId: setup.user.tenantId };
-  const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(name: "${name}", role: ${role}) { key apiKey { id } } }`)).createApiKey;
-  adminKey = (await apiKey('automation', 'CompanyAdmin')).key;
-  readOnlyKey = (await apiKey('reporting', 'ReadOnly')).key;
-  const old = await apiKey('old', 'CompanyAdmin');
-  await ok(`mutation { revokeApiKey(id: "${old.apiKey.id}") { id } }`);
+  const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(input: { name: "${name}", role: ${role} }) { key apiKey { id } } }`)).createApiKey;
+  adminKey = (await apiKey('automation', 'COMPANY_ADMIN')).key;
+  readOnlyKey = (await apiKey('reporting', 'READ_ONLY')).key;
+  const old = await apiKey('old', 'COMPANY_ADMIN');
+  await ok(`mutation { revokeApiKey(input: { id: "${old.apiKey.id}" }) { apiKey { id } } }`);
   revokedKey = old.key;
 
   // Everything is created 40 days before T, so it is in force across the whole 30-day range.

@@ -19,7 +19,7 @@ const ME = '{ me { email role mfaEnabled } }';
 describe('first-run setup', () => {
   it('is open only while no user exists', async () => {
     expect((await t.gql('{ needsSetup }')).data).toEqual({ needsSetup: false });
-    const again = await t.gql('mutation { setup(companyName: "Evil", keyPrefix: "EVIL", email: "x@evil.test", password: "0123456789ab") { accessToken } }');
+    const again = await t.gql('mutation { setup(input: { companyName: "Evil", keyPrefix: "EVIL", email: "x@evil.test", password: "0123456789ab" }) { accessToken } }');
     expect(again.errors![0].extensions!.code).toBe('Forbidden');
     expect(await t.prisma.tenant.count({ where: { keyPrefix: 'EVIL' } })).toBe(0);
   });
@@ -29,7 +29,7 @@ describe('first-run setup', () => {
     try {
       const attempts = await Promise.all(
         ['ONE', 'TWO', 'THREE'].map((prefix) =>
-          fresh.gql(`mutation { setup(companyName: "${prefix}", keyPrefix: "${prefix}", email: "${prefix.toLowerCase()}@x.test", password: "0123456789ab") { accessToken } }`),
+          fresh.gql(`mutation { setup(input: { companyName: "${prefix}", keyPrefix: "${prefix}", email: "${prefix.toLowerCase()}@x.test", password: "0123456789ab" }) { accessToken } }`),
         ),
       );
       expect(attempts.filter((a) => !a.errors)).toHaveLength(1);
@@ -44,8 +44,8 @@ describe('first-run setup', () => {
 describe('login, lockout and sessions', () => {
   it('an unknown email and a wrong password look the same; the failure is logged', async () => {
     const before = await auditCount('FailedLogin', 'admin@acme.test');
-    const unknown = await t.gql('mutation { login(email: "nobody@acme.test", password: "whatever-long") { status } }');
-    const wrong = await t.gql('mutation { login(email: "admin@acme.test", password: "wrong-password") { status } }', {}, { ip: '198.51.100.7' });
+    const unknown = await t.gql('mutation { login(input: { email: "nobody@acme.test", password: "whatever-long" }) { __typename ... on LoginSuccess { __typename } } }');
+    const wrong = await t.gql('mutation { login(input: { email: "admin@acme.test", password: "wrong-password" }) { __typename ... on LoginSuccess { __typename } } }', {}, { ip: '198.51.100.7' });
     expect(unknown.errors![0]).toMatchObject({ message: 'Invalid email or password.', extensions: { code: 'Unauthorized' } });
     expect(wrong.errors![0]).toMatchObject({ message: 'Invalid email or password.', extensions: { code: 'Unauthorized' } });
     expect(await auditCount('FailedLogin', 'admin@acme.test')).toBe(before + 1);
@@ -62,7 +62,7 @@ describe('login, lockout and sessions', () => {
     await expect(t.login('lock@acme.test', 'bad-password-x')).rejects.toMatchObject({ code: 'Unauthorized' });
     expect(await auditCount('LockAccount', 'lock@acme.test')).toBe(1);
     // Locked: even the right password is refused, with a message that says so.
-    const locked = await t.gql(`mutation { login(email: "lock@acme.test", password: "${PASSWORD}") { status } }`);
+    const locked = await t.gql(`mutation { login(input: { email: "lock@acme.test", password: "${PASSWORD}" }) { __typename ... on LoginSuccess { __typename } } }`);
     expect(locked.errors![0].extensions!.code).toBe('AccountLocked');
     expect(locked.errors![0].message).toMatch(/locked until/);
     expect(locked.errors![0].extensions).toMatchObject({ retryAfterSeconds: 900 });
@@ -92,8 +92,8 @@ describe('login, lockout and sessions', () => {
 
   it('rotates refresh tokens; reusing an old one ends the whole session', async () => {
     const session = await t.login('admin@acme.test');
-    const first = await t.gql('mutation { refreshSession { status accessToken } }', {}, { cookie: session.cookie });
-    expect(first.data.refreshSession.status).toBe('SUCCESS');
+    const first = await t.gql('mutation { refreshSession { __typename accessToken } }', {}, { cookie: session.cookie });
+    expect(first.data.refreshSession).toMatchObject({ __typename: 'RefreshSessionPayload', accessToken: expect.any(String) });
     expect(first.setCookie).toMatch(/HttpOnly; SameSite=Strict/);
     const nextCookie = first.setCookie!.split(';')[0];
     expect(nextCookie).not.toBe(session.cookie);
@@ -111,13 +111,13 @@ describe('login, lockout and sessions', () => {
 
   it('an expired access token is refused; logout ends the session', async () => {
     const session = await t.login('admin@acme.test');
-    expect((await t.gql(ME, {}, { token: session.token })).data.me.role).toBe('CompanyAdmin');
+    expect((await t.gql(ME, {}, { token: session.token })).data.me.role).toBe('COMPANY_ADMIN');
     const start = clock.now().toISOString();
     clock.advance(15 * 60_000 + 1000);
     expect((await t.gql(ME, {}, { token: session.token })).status).toBe(401);
     clock.set(start);
     const before = await auditCount('Logout');
-    expect((await t.gql('mutation { logout }', {}, { token: session.token })).data.logout).toBe(true);
+    expect((await t.gql('mutation { logout { success } }', {}, { token: session.token })).data.logout).toEqual({ success: true });
     expect(await auditCount('Logout')).toBe(before + 1);
     expect((await t.gql(ME, {}, { token: session.token })).status).toBe(401);
     expect((await t.gql('mutation { refreshSession { accessToken } }', {}, { cookie: session.cookie })).errors![0].extensions!.code).toBe('Unauthorized');
@@ -136,12 +136,12 @@ describe('login, lockout and sessions', () => {
     await t.seedUser(admin.user.tenantId, { email: 'pw@acme.test' });
     const a = await t.login('pw@acme.test');
     const b = await t.login('pw@acme.test');
-    const wrong = await t.gql('mutation { changePassword(currentPassword: "nope-nope-nope", newPassword: "a brand new secret") }', {}, { token: a.token });
+    const wrong = await t.gql('mutation { changePassword(input: { currentPassword: "nope-nope-nope", newPassword: "a brand new secret" }) { user { id } } }', {}, { token: a.token });
     expect(wrong.errors![0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { currentPassword: 'wrong password' } });
-    const short = await t.gql(`mutation { changePassword(currentPassword: "${PASSWORD}", newPassword: "short") }`, {}, { token: a.token });
+    const short = await t.gql(`mutation { changePassword(input: { currentPassword: "${PASSWORD}", newPassword: "short" }) { user { id } } }`, {}, { token: a.token });
     expect(short.errors![0].extensions!.code).toBe('InvalidRequest');
-    const ok = await t.gql(`mutation { changePassword(currentPassword: "${PASSWORD}", newPassword: "a brand new secret") }`, {}, { token: a.token });
-    expect(ok.data.changePassword).toBe(true);
+    const ok = await t.gql(`mutation { changePassword(input: { currentPassword: "${PASSWORD}", newPassword: "a brand new secret" }) { user { id } } }`, {}, { token: a.token });
+    expect(ok.data.changePassword.user).toEqual({ id: (await t.prisma.user.findUniqueOrThrow({ where: { email: 'pw@acme.test' } })).id });
     expect((await t.gql(ME, {}, { token: a.token })).status).toBe(200);
     expect((await t.gql(ME, {}, { token: b.token })).status).toBe(401);
     await expect(t.login('pw@acme.test')).rejects.toMatchObject({ code: 'Unauthorized' });
@@ -156,9 +156,9 @@ describe('MFA (TOTP + backup codes)', () => {
     const { token } = await t.login('mfa@acme.test');
     const enrollment = (await t.gql('mutation { startMfaEnrollment { secret otpauthUrl } }', {}, { token })).data.startMfaEnrollment;
     expect(enrollment.otpauthUrl).toMatch(/^otpauth:\/\/totp\/Keyforge:mfa%40acme\.test\?.*secret=/);
-    const badConfirm = await t.gql('mutation { confirmMfaEnrollment(code: "000000") }', {}, { token });
+    const badConfirm = await t.gql('mutation { confirmMfaEnrollment(input: { code: "000000" }) { backupCodes } }', {}, { token });
     expect(badConfirm.errors![0].extensions!.code).toBe('InvalidRequest');
-    const codes: string[] = (await t.gql('mutation($code: String!) { confirmMfaEnrollment(code: $code) }', { code: currentTotp(enrollment.secret, clock.now()) }, { token })).data.confirmMfaEnrollment;
+    const codes: string[] = (await t.gql('mutation($code: String!) { confirmMfaEnrollment(input: { code: $code }) { backupCodes } }', { code: currentTotp(enrollment.secret, clock.now()) }, { token })).data.confirmMfaEnrollment.backupCodes;
     expect(codes).toHaveLength(10);
     expect(new Set(codes).size).toBe(10);
     expect(await t.prisma.backupCode.count({ where: { digest: { in: codes } } })).toBe(0); // stored hashed
@@ -178,10 +178,10 @@ describe('MFA (TOTP + backup codes)', () => {
     expect(await auditCount('UseBackupCode', 'mfa@acme.test')).toBe(1);
     await expect(t.login('mfa@acme.test', PASSWORD, { backupCode: codes[3] })).rejects.toMatchObject({ code: 'Unauthorized' });
 
-    const noCode = await t.gql('mutation { disableMfa }', {}, { token: backup.token });
+    const noCode = await t.gql('mutation { disableMfa(input: {}) { user { id } } }', {}, { token: backup.token });
     expect(noCode.errors![0].extensions!.code).toBe('InvalidRequest');
     clock.advance(30_000);
-    expect((await t.gql('mutation($c: String) { disableMfa(totpCode: $c) }', { c: currentTotp(enrollment.secret, clock.now()) }, { token: backup.token })).data.disableMfa).toBe(true);
+    expect((await t.gql('mutation($c: String) { disableMfa(input: { totpCode: $c }) { user { id mfaEnabled } } }', { c: currentTotp(enrollment.secret, clock.now()) }, { token: backup.token })).data.disableMfa.user.mfaEnabled).toBe(false);
     expect(await auditCount('DisableMfa', 'mfa@acme.test')).toBe(1);
     expect((await t.login('mfa@acme.test')).status).toBe('SUCCESS');
   });
@@ -192,7 +192,7 @@ describe('team, API keys, roles and tenants', () => {
   let tenantB: { token: string; tenantId: string };
 
   beforeAll(async () => {
-    await t.gql('mutation { createUser(email: "viewer@acme.test", password: "correct horse battery", role: ReadOnly, name: "Vic") { id } }', {}, { token: admin.token });
+    await t.gql('mutation { createUser(input: { email: "viewer@acme.test", password: "correct horse battery", role: READ_ONLY, name: "Vic" }) { user { id } } }', {}, { token: admin.token });
     readOnly = await t.login('viewer@acme.test');
     const other = await t.seedTenant({ name: 'Globex', keyPrefix: 'GLBX' });
     await t.seedUser(other.id, { email: 'admin@globex.test' });
@@ -200,16 +200,16 @@ describe('team, API keys, roles and tenants', () => {
   });
 
   it('the read-only role can read but is refused every management mutation', async () => {
-    expect((await t.gql('{ users { email } company { name } apiKeys { id } }', {}, readOnly)).errors).toBeUndefined();
+    expect((await t.gql('{ users { nodes { email } } company { name } apiKeys { nodes { id } } }', {}, readOnly)).errors).toBeUndefined();
     const victim = await t.prisma.user.findUniqueOrThrow({ where: { email: 'lock@acme.test' } });
     const mutations = [
-      'mutation { createUser(email: "x@acme.test", password: "0123456789ab", role: CompanyAdmin) { id } }',
-      `mutation { updateUser(id: "${victim.id}", role: ReadOnly) { id } }`,
-      `mutation { deactivateUser(id: "${victim.id}") { id } }`,
-      `mutation { reactivateUser(id: "${victim.id}") { id } }`,
-      'mutation { createApiKey(name: "k", role: CompanyAdmin) { key } }',
-      `mutation { revokeApiKey(id: "${victim.id}") { id } }`,
-      'mutation { updateCompanySettings(name: "Pwned") { name } }',
+      'mutation { createUser(input: { email: "x@acme.test", password: "0123456789ab", role: COMPANY_ADMIN }) { user { id } } }',
+      `mutation { updateUser(input: { id: "${victim.id}", role: READ_ONLY }) { user { id } } }`,
+      `mutation { deactivateUser(input: { id: "${victim.id}" }) { user { id } } }`,
+      `mutation { reactivateUser(input: { id: "${victim.id}" }) { user { id } } }`,
+      'mutation { createApiKey(input: { name: "k", role: COMPANY_ADMIN }) { key } }',
+      `mutation { revokeApiKey(input: { id: "${victim.id}" }) { apiKey { id } } }`,
+      'mutation { updateCompanySettings(input: { name: "Pwned" }) { company { name } } }',
     ];
     const users = await t.prisma.user.count();
     for (const mutation of mutations) {
@@ -219,82 +219,82 @@ describe('team, API keys, roles and tenants', () => {
     expect(await t.prisma.user.count()).toBe(users);
     expect((await t.prisma.tenant.findUniqueOrThrow({ where: { id: admin.user.tenantId } })).name).toBe('Acme Corp');
     // Self-service stays open to every signed-in user.
-    expect((await t.gql('mutation { updateNotificationPreferences(digestEmailEnabled: false) { digestEmailEnabled } }', {}, readOnly)).data.updateNotificationPreferences.digestEmailEnabled).toBe(false);
+    expect((await t.gql('mutation { updateNotificationPreferences(input: { digestEmailEnabled: false }) { notificationPreferences { digestEmailEnabled } } }', {}, readOnly)).data.updateNotificationPreferences.notificationPreferences.digestEmailEnabled).toBe(false);
   });
 
   it('tenant B cannot see or touch tenant A objects', async () => {
     const victim = await t.prisma.user.findUniqueOrThrow({ where: { email: 'viewer@acme.test' } });
-    const key = (await t.gql('mutation { createApiKey(name: "ci", role: ReadOnly) { apiKey { id } } }', {}, { token: admin.token })).data.createApiKey.apiKey.id;
-    for (const mutation of [`mutation { updateUser(id: "${victim.id}", name: "hacked") { id } }`, `mutation { deactivateUser(id: "${victim.id}") { id } }`, `mutation { reactivateUser(id: "${victim.id}") { id } }`, `mutation { revokeApiKey(id: "${key}") { id } }`]) {
+    const key = (await t.gql('mutation { createApiKey(input: { name: "ci", role: READ_ONLY }) { apiKey { id } } }', {}, { token: admin.token })).data.createApiKey.apiKey.id;
+    for (const mutation of [`mutation { updateUser(input: { id: "${victim.id}", name: "hacked" }) { user { id } } }`, `mutation { deactivateUser(input: { id: "${victim.id}" }) { user { id } } }`, `mutation { reactivateUser(input: { id: "${victim.id}" }) { user { id } } }`, `mutation { revokeApiKey(input: { id: "${key}" }) { apiKey { id } } }`]) {
       expect((await t.gql(mutation, {}, { token: tenantB.token })).errors![0].extensions!.code, mutation).toBe('NotFound');
     }
     expect(await t.prisma.user.findUniqueOrThrow({ where: { id: victim.id } })).toMatchObject({ name: 'Vic', deactivatedAt: null });
     expect((await t.prisma.apiKey.findUniqueOrThrow({ where: { id: key } })).revokedAt).toBeNull();
-    const seen = (await t.gql('{ users { email } apiKeys { id } company { name } }', {}, { token: tenantB.token })).data;
-    expect(seen.users.map((u: { email: string }) => u.email)).toEqual(['admin@globex.test']);
-    expect(seen.apiKeys).toEqual([]);
+    const seen = (await t.gql('{ users { nodes { email } } apiKeys { nodes { id } } company { name } }', {}, { token: tenantB.token })).data;
+    expect(seen.users.nodes.map((u: { email: string }) => u.email)).toEqual(['admin@globex.test']);
+    expect(seen.apiKeys.nodes).toEqual([]);
     expect(seen.company.name).toBe('Globex');
   });
 
   it('API keys: shown once, stored hashed, act with their role, record usage, and stop when revoked', async () => {
-    const created = (await t.gql('mutation { createApiKey(name: "deploy bot", role: CompanyAdmin) { key apiKey { id hint role } } }', {}, { token: admin.token })).data.createApiKey;
+    const created = (await t.gql('mutation { createApiKey(input: { name: "deploy bot", role: COMPANY_ADMIN }) { key apiKey { id hint role } } }', {}, { token: admin.token })).data.createApiKey;
     expect(created.key).toMatch(/^kf_[A-Za-z0-9_-]{32}$/);
     expect(created.apiKey.hint).toBe(`kf_…${created.key.slice(-4)}`);
     expect(JSON.stringify(await t.prisma.apiKey.findUniqueOrThrow({ where: { id: created.apiKey.id } }))).not.toContain(created.key);
-    const listed = (await t.gql('{ apiKeys { id hint lastUsedAt } }', {}, { token: admin.token })).data.apiKeys.find((k: { id: string }) => k.id === created.apiKey.id);
+    const listed = (await t.gql('{ apiKeys { nodes { id hint lastUsedAt } } }', {}, { token: admin.token })).data.apiKeys.nodes.find((k: { id: string }) => k.id === created.apiKey.id);
     expect(listed).toMatchObject({ hint: created.apiKey.hint, lastUsedAt: null });
     expect(JSON.stringify(listed)).not.toContain(created.key);
 
-    const renamed = await t.gql('mutation { updateCompanySettings(name: "Acme Inc") { name } }', {}, { apiKey: created.key });
-    expect(renamed.data.updateCompanySettings.name).toBe('Acme Inc');
+    const renamed = await t.gql('mutation { updateCompanySettings(input: { name: "Acme Inc" }) { company { name } } }', {}, { apiKey: created.key });
+    expect(renamed.data.updateCompanySettings.company.name).toBe('Acme Inc');
     const entry = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { action: 'UpdateCompanySettings' }, orderBy: { seq: 'desc' } });
     expect(entry.actor).toBe(`api-key deploy bot (${created.apiKey.hint})`);
     expect(entry.details).toEqual({ before: { name: 'Acme Corp' }, after: { name: 'Acme Inc' } });
     expect((await t.prisma.apiKey.findUniqueOrThrow({ where: { id: created.apiKey.id } })).lastUsedAt).not.toBeNull();
     // API keys are not users: self-service is refused.
-    expect((await t.gql('mutation { logout }', {}, { apiKey: created.key })).errors![0].extensions!.code).toBe('Forbidden');
+    expect((await t.gql('mutation { logout { success } }', {}, { apiKey: created.key })).errors![0].extensions!.code).toBe('Forbidden');
 
-    const readKey = (await t.gql('mutation { createApiKey(name: "reader", role: ReadOnly) { key } }', {}, { token: admin.token })).data.createApiKey.key;
-    expect((await t.gql('mutation { updateCompanySettings(name: "x") { name } }', {}, { apiKey: readKey })).errors![0].extensions!.code).toBe('Forbidden');
+    const readKey = (await t.gql('mutation { createApiKey(input: { name: "reader", role: READ_ONLY }) { key } }', {}, { token: admin.token })).data.createApiKey.key;
+    expect((await t.gql('mutation { updateCompanySettings(input: { name: "x" }) { company { name } } }', {}, { apiKey: readKey })).errors![0].extensions!.code).toBe('Forbidden');
     expect((await t.gql('{ company { name } }', {}, { apiKey: readKey })).data.company.name).toBe('Acme Inc');
 
-    await t.gql(`mutation { revokeApiKey(id: "${created.apiKey.id}") { revokedAt } }`, {}, { token: admin.token });
+    await t.gql(`mutation { revokeApiKey(input: { id: "${created.apiKey.id}" }) { apiKey { revokedAt } } }`, {}, { token: admin.token });
     const revoked = await t.gql('{ company { name } }', {}, { apiKey: created.key });
     expect(revoked.status).toBe(401);
     expect(revoked.json.error.message).toMatch(/revoked/);
   });
 
   it('a deactivated user cannot sign in; their sessions and API keys stop working', async () => {
-    await t.gql('mutation { createUser(email: "leaver@acme.test", password: "correct horse battery", role: CompanyAdmin) { id } }', {}, { token: admin.token });
+    await t.gql('mutation { createUser(input: { email: "leaver@acme.test", password: "correct horse battery", role: COMPANY_ADMIN }) { user { id } } }', {}, { token: admin.token });
     const leaver = await t.login('leaver@acme.test');
-    const key = (await t.gql('mutation { createApiKey(name: "leaver key", role: ReadOnly) { key } }', {}, { token: leaver.token })).data.createApiKey.key;
+    const key = (await t.gql('mutation { createApiKey(input: { name: "leaver key", role: READ_ONLY }) { key } }', {}, { token: leaver.token })).data.createApiKey.key;
     const id = (await t.prisma.user.findUniqueOrThrow({ where: { email: 'leaver@acme.test' } })).id;
-    const self = await t.gql(`mutation { deactivateUser(id: "${(await t.prisma.user.findUniqueOrThrow({ where: { email: 'admin@acme.test' } })).id}") { id } }`, {}, { token: admin.token });
+    const self = await t.gql(`mutation { deactivateUser(input: { id: "${(await t.prisma.user.findUniqueOrThrow({ where: { email: 'admin@acme.test' } })).id}" }) { user { id } } }`, {}, { token: admin.token });
     expect(self.errors![0].extensions!.code).toBe('Conflict');
-    expect((await t.gql(`mutation { deactivateUser(id: "${id}") { active deactivatedAt } }`, {}, { token: admin.token })).data.deactivateUser.active).toBe(false);
+    expect((await t.gql(`mutation { deactivateUser(input: { id: "${id}" }) { user { active deactivatedAt } } }`, {}, { token: admin.token })).data.deactivateUser.user.active).toBe(false);
     expect((await t.gql(ME, {}, { token: leaver.token })).status).toBe(401);
     expect((await t.gql('{ company { name } }', {}, { apiKey: key })).status).toBe(401);
     await expect(t.login('leaver@acme.test')).rejects.toMatchObject({ code: 'Unauthorized' });
     expect(await auditCount('DeactivateUser', 'leaver@acme.test')).toBe(1);
 
     // Reactivated: signs in again; the old session and API key stay revoked.
-    expect((await t.gql(`mutation { reactivateUser(id: "${id}") { active deactivatedAt } }`, {}, { token: admin.token })).data.reactivateUser).toEqual({ active: true, deactivatedAt: null });
+    expect((await t.gql(`mutation { reactivateUser(input: { id: "${id}" }) { user { active deactivatedAt } } }`, {}, { token: admin.token })).data.reactivateUser.user).toEqual({ active: true, deactivatedAt: null });
     expect((await t.login('leaver@acme.test')).status).toBe('SUCCESS');
     expect((await t.gql(ME, {}, { token: leaver.token })).status).toBe(401);
     expect((await t.gql('{ company { name } }', {}, { apiKey: key })).status).toBe(401);
     expect(await auditCount('ReactivateUser', 'leaver@acme.test')).toBe(1);
     // Reactivating an active user changes and logs nothing.
-    await t.gql(`mutation { reactivateUser(id: "${id}") { id } }`, {}, { token: admin.token });
+    await t.gql(`mutation { reactivateUser(input: { id: "${id}" }) { user { id } } }`, {}, { token: admin.token });
     expect(await auditCount('ReactivateUser', 'leaver@acme.test')).toBe(1);
   });
 
   it('updates a user with a before/after diff in the activity log', async () => {
     const id = (await t.prisma.user.findUniqueOrThrow({ where: { email: 'viewer@acme.test' } })).id;
-    const updated = await t.gql(`mutation { updateUser(id: "${id}", name: "Victoria", role: CompanyAdmin) { name role } }`, {}, { token: admin.token });
-    expect(updated.data.updateUser).toEqual({ name: 'Victoria', role: 'CompanyAdmin' });
+    const updated = await t.gql(`mutation { updateUser(input: { id: "${id}", name: "Victoria", role: COMPANY_ADMIN }) { user { name role } } }`, {}, { token: admin.token });
+    expect(updated.data.updateUser.user).toEqual({ name: 'Victoria', role: 'COMPANY_ADMIN' });
     const entry = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { action: 'UpdateUser' }, orderBy: { seq: 'desc' } });
     expect(entry).toMatchObject({ entity: 'viewer@acme.test', actor: 'admin@acme.test', details: { before: { name: 'Vic', role: 'ReadOnly' }, after: { name: 'Victoria', role: 'CompanyAdmin' } } });
-    const duplicate = await t.gql('mutation { createUser(email: "VIEWER@acme.test", password: "0123456789ab", role: ReadOnly) { id } }', {}, { token: admin.token });
+    const duplicate = await t.gql('mutation { createUser(input: { email: "VIEWER@acme.test", password: "0123456789ab", role: READ_ONLY }) { user { id } } }', {}, { token: admin.token });
     expect(duplicate.errors![0].extensions!.code).toBe('Conflict');
   });
 });

@@ -48,7 +48,7 @@ const PRODUCT = 'id name isBundle bundleMembers { id name } licenseCount';
 const LICENSE = `id keyHint status maxActivations currentActivations remainingActivations expiresAt isTrial nodeLocked offlineGraceDays gracePeriodDays
   features customFields minVersion maxVersion maintenanceExpiresAt customerEmail floatingSeats revokedAt product { id name }`;
 const CREATE_LICENSE = `mutation($input: CreateLicenseInput!) { createLicense(input: $input) { key license { ${LICENSE} } } }`;
-const UPDATE_LICENSE = `mutation($id: ID!, $input: UpdateLicenseInput!) { updateLicense(id: $id, input: $input) { ${LICENSE} } }`;
+const UPDATE_LICENSE = `mutation($input: UpdateLicenseInput!) { updateLicense(input: $input) { license { ${LICENSE} } } }`;
 const LIST = `query($filter: LicenseFilter, $first: Int, $after: String) {
   licenses(filter: $filter, first: $first, after: $after) { totalCount pageInfo { endCursor hasNextPage } nodes { id keyHint status customerEmail } } }`;
 
@@ -65,12 +65,12 @@ beforeAll(async () => {
   const globex = await t.seedTenant({ name: 'Globex', keyPrefix: 'GLBX' });
   await t.seedUser(globex.id, { email: 'admin@globex.test' });
   B = { token: (await t.login('admin@globex.test')).token, tenantId: globex.id };
-  await ok(`mutation { createUser(email: "viewer@acme.test", password: "${PASSWORD}", role: ReadOnly) { id } }`);
+  await ok(`mutation { createUser(input: { email: "viewer@acme.test", password: "${PASSWORD}", role: READ_ONLY }) { user { id } } }`);
   readOnly = (await t.login('viewer@acme.test')).token;
-  const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(name: "${name}", role: ${role}) { key apiKey { id } } }`)).createApiKey;
-  readOnlyKey = (await apiKey('reporting', 'ReadOnly')).key;
-  const old = await apiKey('old', 'CompanyAdmin');
-  await ok(`mutation { revokeApiKey(id: "${old.apiKey.id}") { id } }`);
+  const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(input: { name: "${name}", role: ${role} }) { key apiKey { id } } }`)).createApiKey;
+  readOnlyKey = (await apiKey('reporting', 'READ_ONLY')).key;
+  const old = await apiKey('old', 'COMPANY_ADMIN');
+  await ok(`mutation { revokeApiKey(input: { id: "${old.apiKey.id}" }) { apiKey { id } } }`);
   revokedKey = old.key;
 });
 afterAll(() => t.close());
@@ -79,73 +79,73 @@ const ids: Record<string, string> = {};
 
 describe('products', () => {
   it('creates products and bundles (members by name or id), lists and gets them; each creation writes one entry', async () => {
-    const { result, entries } = await audited(() => ok(`mutation { createProduct(name: "Editor") { ${PRODUCT} } }`));
-    ids.editor = result.createProduct.id;
-    expect(result.createProduct).toMatchObject({ name: 'Editor', isBundle: false, bundleMembers: [], licenseCount: 0 });
+    const { result, entries } = await audited(() => ok(`mutation { createProduct(input: { name: "Editor" }) { product { ${PRODUCT} } } }`));
+    ids.editor = result.createProduct.product.id;
+    expect(result.createProduct.product).toMatchObject({ name: 'Editor', isBundle: false, bundleMembers: [], licenseCount: 0 });
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
       action: 'CreateProduct', entityType: 'Product', entityId: ids.editor, entity: 'Editor', actor: 'admin@acme.test', actorId: A.userId, ip: IP,
       details: { name: 'Editor', isBundle: false, bundleOf: [] },
     });
-    ids.viewer = (await ok('mutation { createProduct(name: "Viewer") { id } }')).createProduct.id;
-    ids.spare = (await ok('mutation { createProduct(name: "Spare") { id } }')).createProduct.id;
+    ids.viewer = (await ok('mutation { createProduct(input: { name: "Viewer" }) { product { id } } }')).createProduct.product.id;
+    ids.spare = (await ok('mutation { createProduct(input: { name: "Spare" }) { product { id } } }')).createProduct.product.id;
 
-    const bundle = await audited(() => ok(`mutation($ids: [ID!]) { createProduct(name: "Suite", bundleOf: ["Editor"], bundleMemberIds: $ids) { ${PRODUCT} } }`, { ids: [ids.viewer] }));
-    ids.suite = bundle.result.createProduct.id;
-    expect(bundle.result.createProduct).toMatchObject({ isBundle: true, bundleMembers: [{ id: ids.editor, name: 'Editor' }, { id: ids.viewer, name: 'Viewer' }] });
+    const bundle = await audited(() => ok(`mutation($ids: [ID!]) { createProduct(input: { name: "Suite", bundleOf: ["Editor"], bundleMemberIds: $ids }) { product { ${PRODUCT} } } }`, { ids: [ids.viewer] }));
+    ids.suite = bundle.result.createProduct.product.id;
+    expect(bundle.result.createProduct.product).toMatchObject({ isBundle: true, bundleMembers: [{ id: ids.editor, name: 'Editor' }, { id: ids.viewer, name: 'Viewer' }] });
     expect(bundle.entries).toHaveLength(1);
     expect(bundle.entries[0].details).toEqual({ name: 'Suite', isBundle: true, bundleOf: ['Editor', 'Viewer'] });
 
-    const { products } = await ok(`{ products { name } }`);
-    expect(products.map((p: { name: string }) => p.name)).toEqual(['Editor', 'Spare', 'Suite', 'Viewer']);
+    const { products } = await ok(`{ products { nodes { name } } }`);
+    expect(products.nodes.map((p: { name: string }) => p.name)).toEqual(['Editor', 'Spare', 'Suite', 'Viewer']);
     expect((await ok(`{ product(id: "${ids.suite}") { name isBundle } }`)).product).toEqual({ name: 'Suite', isBundle: true });
-    expect(await errorCode('{ product(id: "not-a-uuid") { id } }')).toBe('NotFound');
+    expect(await ok('{ product(id: "not-a-uuid") { id } }')).toEqual({ product: null });
   });
 
   it('updates the name and the bundle members with a before/after diff; a no-op writes nothing', async () => {
-    const renamed = await audited(() => ok(`mutation { updateProduct(id: "${ids.spare}", name: "Spare Parts") { name } }`));
-    expect(renamed.result.updateProduct.name).toBe('Spare Parts');
+    const renamed = await audited(() => ok(`mutation { updateProduct(input: { id: "${ids.spare}", name: "Spare Parts" }) { product { name } } }`));
+    expect(renamed.result.updateProduct.product.name).toBe('Spare Parts');
     expect(renamed.entries).toHaveLength(1);
     expect(renamed.entries[0]).toMatchObject({ action: 'UpdateProduct', entity: 'Spare Parts', entityId: ids.spare, ip: IP, details: { before: { name: 'Spare' }, after: { name: 'Spare Parts' } } });
 
-    const members = await audited(() => ok(`mutation { updateProduct(id: "${ids.suite}", bundleOf: ["Editor"]) { ${PRODUCT} } }`));
-    expect(members.result.updateProduct).toMatchObject({ isBundle: true, bundleMembers: [{ name: 'Editor' }] });
+    const members = await audited(() => ok(`mutation { updateProduct(input: { id: "${ids.suite}", bundleOf: ["Editor"] }) { product { ${PRODUCT} } } }`));
+    expect(members.result.updateProduct.product).toMatchObject({ isBundle: true, bundleMembers: [{ name: 'Editor' }] });
     expect(members.entries.map((e) => e.details)).toEqual([{ before: { bundleOf: ['Editor', 'Viewer'] }, after: { bundleOf: ['Editor'] } }]);
-    await ok(`mutation($ids: [ID!]) { updateProduct(id: "${ids.suite}", bundleMemberIds: $ids) { id } }`, { ids: [ids.editor, ids.viewer] });
+    await ok(`mutation($ids: [ID!]) { updateProduct(input: { id: "${ids.suite}", bundleMemberIds: $ids }) { product { id } } }`, { ids: [ids.editor, ids.viewer] });
 
-    const noop = await audited(() => ok(`mutation { updateProduct(id: "${ids.suite}", name: "Suite", bundleOf: ["Viewer", "Editor"]) { name } }`));
+    const noop = await audited(() => ok(`mutation { updateProduct(input: { id: "${ids.suite}", name: "Suite", bundleOf: ["Viewer", "Editor"] }) { product { name } } }`));
     expect(noop.entries).toHaveLength(0);
   });
 
   it('refuses duplicates and bad bundles clearly, writing nothing', async () => {
     const before = await snapshot(A.tenantId);
-    const duplicate = await t.gql('mutation { createProduct(name: "Editor") { id } }', {}, asAdmin());
+    const duplicate = await t.gql('mutation { createProduct(input: { name: "Editor" }) { product { id } } }', {}, asAdmin());
     expect(duplicate.errors![0]).toMatchObject({ extensions: { code: 'Conflict' }, message: expect.stringContaining('Editor') });
-    expect(await errorCode(`mutation { updateProduct(id: "${ids.viewer}", name: "Editor") { id } }`)).toBe('Conflict');
-    expect(await errorCode('mutation { createProduct(name: "X", bundleOf: ["Nope"]) { id } }')).toBe('NotFound');
-    expect(await errorCode('mutation { createProduct(name: "X", bundleOf: ["Suite"]) { id } }')).toBe('InvalidRequest'); // bundle in a bundle
-    expect(await errorCode(`mutation { updateProduct(id: "${ids.suite}", bundleMemberIds: ["${ids.suite}"]) { id } }`)).toBe('InvalidRequest');
-    expect(await errorCode(`mutation { updateProduct(id: "${ids.editor}", bundleOf: ["Spare Parts"]) { id } }`)).toBe('InvalidRequest'); // Editor is in Suite
-    expect(await errorCode('mutation { createProduct(name: "  ") { id } }')).toBe('InvalidRequest');
+    expect(await errorCode(`mutation { updateProduct(input: { id: "${ids.viewer}", name: "Editor" }) { product { id } } }`)).toBe('Conflict');
+    expect(await errorCode('mutation { createProduct(input: { name: "X", bundleOf: ["Nope"] }) { product { id } } }')).toBe('NotFound');
+    expect(await errorCode('mutation { createProduct(input: { name: "X", bundleOf: ["Suite"] }) { product { id } } }')).toBe('InvalidRequest'); // bundle in a bundle
+    expect(await errorCode(`mutation { updateProduct(input: { id: "${ids.suite}", bundleMemberIds: ["${ids.suite}"] }) { product { id } } }`)).toBe('InvalidRequest');
+    expect(await errorCode(`mutation { updateProduct(input: { id: "${ids.editor}", bundleOf: ["Spare Parts"] }) { product { id } } }`)).toBe('InvalidRequest'); // Editor is in Suite
+    expect(await errorCode('mutation { createProduct(input: { name: "  " }) { product { id } } }')).toBe('InvalidRequest');
     expect(await snapshot(A.tenantId)).toBe(before);
   });
 
   it('deletes only products no license uses and no bundle contains', async () => {
     await createLicense({ productId: ids.viewer, maxActivations: 1 });
     const before = await snapshot(A.tenantId);
-    const used = await t.gql(`mutation { deleteProduct(id: "${ids.viewer}") }`, {}, asAdmin());
+    const used = await t.gql(`mutation { deleteProduct(input: { id: "${ids.viewer}" }) { deletedProductId } }`, {}, asAdmin());
     expect(used.errors![0]).toMatchObject({ extensions: { code: 'Conflict' }, message: expect.stringMatching(/used by 1 license/) });
-    const member = await t.gql(`mutation { deleteProduct(id: "${ids.editor}") }`, {}, asAdmin());
+    const member = await t.gql(`mutation { deleteProduct(input: { id: "${ids.editor}" }) { deletedProductId } }`, {}, asAdmin());
     expect(member.errors![0]).toMatchObject({ extensions: { code: 'Conflict' }, message: expect.stringContaining('Suite') });
     expect(await snapshot(A.tenantId)).toBe(before);
 
-    ids.doomed = (await ok('mutation { createProduct(name: "Doomed") { id } }')).createProduct.id;
-    const deleted = await audited(() => ok(`mutation { deleteProduct(id: "${ids.doomed}") }`));
-    expect(deleted.result.deleteProduct).toBe(ids.doomed);
+    ids.doomed = (await ok('mutation { createProduct(input: { name: "Doomed" }) { product { id } } }')).createProduct.product.id;
+    const deleted = await audited(() => ok(`mutation { deleteProduct(input: { id: "${ids.doomed}" }) { deletedProductId } }`));
+    expect(deleted.result.deleteProduct).toEqual({ deletedProductId: ids.doomed });
     expect(deleted.entries).toHaveLength(1);
     expect(deleted.entries[0]).toMatchObject({ action: 'DeleteProduct', entityType: 'Product', entityId: ids.doomed, entity: 'Doomed', actor: 'admin@acme.test', ip: IP });
     expect(await t.prisma.product.count({ where: { id: ids.doomed } })).toBe(0);
-    expect(await errorCode(`mutation { deleteProduct(id: "${ids.doomed}") }`)).toBe('NotFound');
+    expect(await errorCode(`mutation { deleteProduct(input: { id: "${ids.doomed}" }) { deletedProductId } }`)).toBe('NotFound');
   });
 });
 
@@ -156,7 +156,7 @@ describe('licenses', () => {
     );
     ids.license = result.license.id;
     expect(result.key).toMatch(/^ACME(-[A-Z2-9]{4}){4}$/);
-    expect(result.license).toMatchObject({ status: 'active', keyHint: `ACME-…-${result.key.slice(-4)}`, maxActivations: 2, remainingActivations: 2, product: { name: 'Editor' } });
+    expect(result.license).toMatchObject({ status: 'ACTIVE', keyHint: `ACME-…-${result.key.slice(-4)}`, maxActivations: 2, remainingActivations: 2, product: { name: 'Editor' } });
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
       action: 'CreateLicense', entityType: 'License', entityId: ids.license, entity: `${result.license.keyHint} (Editor)`, actor: 'admin@acme.test', ip: IP,
@@ -174,8 +174,8 @@ describe('licenses', () => {
       maxActivations: 7, expiresAt: '2027-01-01T00:00:00.000Z', isTrial: true, nodeLocked: true, offlineGraceDays: 3, gracePeriodDays: 2, features: ['a', 'b'],
       customFields: { plan: 'pro' }, minVersion: '1.0.0', maxVersion: '3.0.0', maintenanceExpiresAt: '2026-12-01T00:00:00.000Z', customerEmail: 'new@customer.test', floatingSeats: 2,
     };
-    const { result, entries } = await audited(() => ok(UPDATE_LICENSE, { id: ids.license, input: all }));
-    expect(result.updateLicense).toMatchObject(all);
+    const { result, entries } = await audited(() => ok(UPDATE_LICENSE, { input: { id: ids.license, ...all } }));
+    expect(result.updateLicense.license).toMatchObject(all);
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({ action: 'UpdateLicense', entityId: ids.license, actor: 'admin@acme.test', ip: IP });
     const details = entries[0].details as { before: Record<string, unknown>; after: Record<string, unknown> };
@@ -183,30 +183,30 @@ describe('licenses', () => {
     expect(details.after).toEqual(all);
     expect(details.before).toMatchObject({ maxActivations: 2, isTrial: false, features: ['export'], customFields: null, customerEmail: 'buyer@customer.test', floatingSeats: null });
 
-    const cleared = await audited(() => ok(UPDATE_LICENSE, { id: ids.license, input: { expiresAt: null, customFields: null, floatingSeats: null } }));
-    expect(cleared.result.updateLicense).toMatchObject({ expiresAt: null, customFields: null, floatingSeats: null, maxActivations: 7 });
+    const cleared = await audited(() => ok(UPDATE_LICENSE, { input: { id: ids.license, expiresAt: null, customFields: null, floatingSeats: null } }));
+    expect(cleared.result.updateLicense.license).toMatchObject({ expiresAt: null, customFields: null, floatingSeats: null, maxActivations: 7 });
     expect(cleared.entries.map((e) => e.details)).toEqual([
       { before: { expiresAt: '2027-01-01T00:00:00.000Z', customFields: { plan: 'pro' }, floatingSeats: 2 }, after: { expiresAt: null, customFields: null, floatingSeats: null } },
     ]);
 
     const before = await snapshot(A.tenantId);
-    const crossed = await t.gql(UPDATE_LICENSE, { id: ids.license, input: { minVersion: '4.0.0' } }, asAdmin()); // above maxVersion 3.0.0
+    const crossed = await t.gql(UPDATE_LICENSE, { input: { id: ids.license, minVersion: '4.0.0' } }, asAdmin()); // above maxVersion 3.0.0
     expect(crossed.errors![0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { minVersion: expect.any(String) } });
-    expect(await errorCode(UPDATE_LICENSE, { id: ids.license, input: { maxActivations: null } })).toBe('InvalidRequest');
-    expect(await errorCode(UPDATE_LICENSE, { id: ids.license, input: { customerEmail: 'not-an-email' } })).toBe('InvalidRequest');
-    expect(await errorCode(UPDATE_LICENSE, { id: ids.license, input: { customFields: { nested: { no: 1 } } } })).toBe('InvalidRequest');
-    const noop = await ok(UPDATE_LICENSE, { id: ids.license, input: { maxActivations: 7, features: ['a', 'b'] } });
-    expect(noop.updateLicense.maxActivations).toBe(7);
+    expect(await errorCode(UPDATE_LICENSE, { input: { id: ids.license, maxActivations: null } })).toBe('InvalidRequest');
+    expect(await errorCode(UPDATE_LICENSE, { input: { id: ids.license, customerEmail: 'not-an-email' } })).toBe('InvalidRequest');
+    expect(await errorCode(UPDATE_LICENSE, { input: { id: ids.license, customFields: { nested: { no: 1 } } } })).toBe('InvalidRequest');
+    const noop = await ok(UPDATE_LICENSE, { input: { id: ids.license, maxActivations: 7, features: ['a', 'b'] } });
+    expect(noop.updateLicense.license.maxActivations).toBe(7);
     expect(await snapshot(A.tenantId)).toBe(before);
   });
 
   it('revokeLicense revokes once (one entry); validate then refuses the key', async () => {
     const { key, license } = await createLicense({ productId: ids.editor, maxActivations: 1 });
-    const first = await audited(() => ok(`mutation { revokeLicense(id: "${license.id}") { status revokedAt } }`));
-    expect(first.result.revokeLicense).toEqual({ status: 'revoked', revokedAt: clock.now().toISOString() });
+    const first = await audited(() => ok(`mutation { revokeLicense(input: { id: "${license.id}" }) { license { status revokedAt } } }`));
+    expect(first.result.revokeLicense.license).toEqual({ status: 'REVOKED', revokedAt: clock.now().toISOString() });
     expect(first.entries).toHaveLength(1);
     expect(first.entries[0]).toMatchObject({ action: 'RevokeLicense', entityType: 'License', entityId: license.id, entity: `${license.keyHint} (Editor)`, ip: IP });
-    const again = await audited(() => ok(`mutation { revokeLicense(id: "${license.id}") { status } }`));
+    const again = await audited(() => ok(`mutation { revokeLicense(input: { id: "${license.id}" }) { license { status } } }`));
     expect(again.entries).toHaveLength(0);
     expect((await t.post('/api/v1/validate', { licenseKey: key })).json).toMatchObject({ isValid: false, errorCode: 'LicenseRevoked' });
   });
@@ -227,21 +227,21 @@ describe('licenses', () => {
     const laptop = shown.activations.find((a: { deviceName: string }) => a.deviceName === 'laptop');
     ids.activation = laptop.id;
 
-    const { result, entries } = await audited(() => ok(`mutation { deactivateActivation(id: "${laptop.id}") { currentActivations remainingActivations activations { nodes { id active deactivatedAt } } } }`));
-    expect(result.deactivateActivation).toMatchObject({ currentActivations: 1, remainingActivations: 1 });
-    expect(result.deactivateActivation.activations.nodes.find((a: { id: string }) => a.id === laptop.id)).toEqual({ id: laptop.id, active: false, deactivatedAt: clock.now().toISOString() });
+    const { result, entries } = await audited(() => ok(`mutation { deactivateActivation(input: { id: "${laptop.id}" }) { license { currentActivations remainingActivations activations { nodes { id active deactivatedAt } } } } }`));
+    expect(result.deactivateActivation.license).toMatchObject({ currentActivations: 1, remainingActivations: 1 });
+    expect(result.deactivateActivation.license.activations.nodes.find((a: { id: string }) => a.id === laptop.id)).toEqual({ id: laptop.id, active: false, deactivatedAt: clock.now().toISOString() });
     expect(entries).toHaveLength(1);
     expect(entries[0]).toMatchObject({
       action: 'DeactivateActivation', entityType: 'Activation', entityId: laptop.id, entity: `laptop on ${license.keyHint}`, actor: 'admin@acme.test', ip: IP,
       details: { licenseId: license.id, deviceId: 'dev-laptop', deviceName: 'laptop' },
     });
-    const again = await audited(() => ok(`mutation { deactivateActivation(id: "${laptop.id}") { currentActivations } }`));
-    expect(again.result.deactivateActivation.currentActivations).toBe(1);
+    const again = await audited(() => ok(`mutation { deactivateActivation(input: { id: "${laptop.id}" }) { license { currentActivations } } }`));
+    expect(again.result.deactivateActivation.license.currentActivations).toBe(1);
     expect(again.entries).toHaveLength(0);
     // The freed seat can be taken again; the history keeps the deactivated activation.
     expect((await t.activate({ licenseKey: key, deviceId: 'dev-third' })).json.isValid).toBe(true);
     expect((await detail()).activations.map((a: { active: boolean }) => a.active).sort()).toEqual([false, true, true]);
-    expect(await errorCode(`mutation { deactivateActivation(id: "00000000-0000-4000-8000-000000000000") { id } }`)).toBe('NotFound');
+    expect(await errorCode(`mutation { deactivateActivation(input: { id: "00000000-0000-4000-8000-000000000000" }) { license { id } } }`)).toBe('NotFound');
   });
 
   it('pages a license\'s activations newest first, with a stable cursor and a count', async () => {
@@ -268,7 +268,7 @@ describe('licenses', () => {
   });
 
   it('lists with filters (product, status, expiring within N days, search) and stable cursor pagination', async () => {
-    const productId = (await ok('mutation { createProduct(name: "Listing") { id } }')).createProduct.id;
+    const productId = (await ok('mutation { createProduct(input: { name: "Listing" }) { product { id } } }')).createProduct.product.id;
     // Created one second apart; expiries relative to `end`, the time once all are created.
     const end = clock.now().getTime() + 5_000;
     const at = (ms: number) => new Date(end + ms).toISOString();
@@ -284,14 +284,14 @@ describe('licenses', () => {
       clock.advance(1_000);
       made[name] = await createLicense({ productId, maxActivations: 1, ...spec });
     }
-    await ok(`mutation { revokeLicense(id: "${made.e.license.id}") { id } }`);
+    await ok(`mutation { revokeLicense(input: { id: "${made.e.license.id}" }) { license { id } } }`);
     const names = (nodes: { id: string }[]) => nodes.map((node) => Object.keys(made).find((name) => made[name].license.id === node.id));
     const list = async (filter: Record<string, unknown>, page: Record<string, unknown> = {}) => (await ok(LIST, { filter: { productId, ...filter }, ...page })).licenses;
 
     expect(names((await list({})).nodes)).toEqual(['e', 'd', 'c', 'b', 'a']); // newest first
-    expect(names((await list({ status: 'active' })).nodes)).toEqual(['c', 'b', 'a']);
-    expect(names((await list({ status: 'expired' })).nodes)).toEqual(['d']);
-    expect(names((await list({ status: 'revoked' })).nodes)).toEqual(['e']);
+    expect(names((await list({ status: 'ACTIVE' })).nodes)).toEqual(['c', 'b', 'a']);
+    expect(names((await list({ status: 'EXPIRED' })).nodes)).toEqual(['d']);
+    expect(names((await list({ status: 'REVOKED' })).nodes)).toEqual(['e']);
     expect(names((await list({ expiringWithinDays: 7 })).nodes)).toEqual(['b', 'a']); // b's countdown reads 7 (calendar days), c's 8
     expect(names((await list({ expiringWithinDays: 8 })).nodes)).toEqual(['c', 'b', 'a']);
     expect(names((await list({ search: 'BOB@customer' })).nodes)).toEqual(['b']);
@@ -335,26 +335,26 @@ describe('licenses', () => {
 
 describe('tenant isolation and roles', () => {
   const mutations = () => ({
-    createProductWithForeignMember: `mutation { createProduct(name: "Stolen", bundleMemberIds: ["${ids.editor}"]) { id } }`,
-    updateProduct: `mutation { updateProduct(id: "${ids.editor}", name: "Hijacked") { id } }`,
-    deleteProduct: `mutation { deleteProduct(id: "${ids.spare}") }`,
+    createProductWithForeignMember: `mutation { createProduct(input: { name: "Stolen", bundleMemberIds: ["${ids.editor}"] }) { product { id } } }`,
+    updateProduct: `mutation { updateProduct(input: { id: "${ids.editor}", name: "Hijacked" }) { product { id } } }`,
+    deleteProduct: `mutation { deleteProduct(input: { id: "${ids.spare}" }) { deletedProductId } }`,
     createLicense: `mutation { createLicense(input: { productId: "${ids.editor}", maxActivations: 1 }) { key } }`,
-    updateLicense: `mutation { updateLicense(id: "${ids.license}", input: { maxActivations: 99 }) { id } }`,
-    revokeLicense: `mutation { revokeLicense(id: "${ids.license}") { id } }`,
-    deactivateActivation: `mutation { deactivateActivation(id: "${ids.activation}") { id } }`,
+    updateLicense: `mutation { updateLicense(input: { id: "${ids.license}", maxActivations: 99 }) { license { id } } }`,
+    revokeLicense: `mutation { revokeLicense(input: { id: "${ids.license}" }) { license { id } } }`,
+    deactivateActivation: `mutation { deactivateActivation(input: { id: "${ids.activation}" }) { license { id } } }`,
   });
 
   it("tenant B gets NotFound on tenant A's objects and changes nothing", async () => {
-    await ok('mutation { createProduct(name: "Globex Tool") { id } }', {}, { token: B.token });
+    await ok('mutation { createProduct(input: { name: "Globex Tool" }) { product { id } } }', {}, { token: B.token });
     const before = await snapshot(A.tenantId);
     const asB = { token: B.token };
     for (const [name, mutation] of Object.entries(mutations())) expect(await errorCode(mutation, {}, asB), name).toBe('NotFound');
-    expect(await errorCode(`{ product(id: "${ids.editor}") { id } }`, {}, asB)).toBe('NotFound');
-    expect(await errorCode(`{ license(id: "${ids.license}") { id } }`, {}, asB)).toBe('NotFound');
+    // Lookups answer null, as for an id that does not exist.
+    expect(await ok(`{ product(id: "${ids.editor}") { id } license(id: "${ids.license}") { id } }`, {}, asB)).toEqual({ product: null, license: null });
     expect((await ok(LIST, { filter: { productId: ids.editor } }, asB)).licenses.totalCount).toBe(0);
     expect((await ok(LIST, { filter: { search: 'customer.test' } }, asB)).licenses.totalCount).toBe(0);
     expect((await ok(LIST, {}, asB)).licenses.totalCount).toBe(0);
-    expect((await ok('{ products { name } }', {}, asB)).products).toEqual([{ name: 'Globex Tool' }]);
+    expect((await ok('{ products { nodes { name } } }', {}, asB)).products.nodes).toEqual([{ name: 'Globex Tool' }]);
     expect(await snapshot(A.tenantId)).toBe(before);
   });
 
@@ -362,7 +362,7 @@ describe('tenant isolation and roles', () => {
     const before = await snapshot(A.tenantId);
     for (const auth of [{ token: readOnly }, { apiKey: readOnlyKey }]) {
       for (const [name, mutation] of Object.entries(mutations())) expect(await errorCode(mutation, {}, auth), name).toBe('Forbidden');
-      const read = await ok(`{ products { id } licenses(first: 1) { totalCount } license(id: "${ids.license}") { id } }`, {}, auth);
+      const read = await ok(`{ products { nodes { id } } licenses(first: 1) { totalCount } license(id: "${ids.license}") { id } }`, {}, auth);
       expect(read.licenses.totalCount).toBeGreaterThan(0);
     }
     expect(await snapshot(A.tenantId)).toBe(before);
@@ -370,12 +370,12 @@ describe('tenant isolation and roles', () => {
 
   it('a revoked API key is refused everything (401); no credential is Unauthorized', async () => {
     const before = await snapshot(A.tenantId);
-    for (const query of [...Object.values(mutations()), '{ products { id } }', `{ license(id: "${ids.license}") { id } }`, LIST]) {
+    for (const query of [...Object.values(mutations()), '{ products { nodes { id } } }', `{ license(id: "${ids.license}") { id } }`, LIST]) {
       const response = await t.gql(query, {}, { apiKey: revokedKey });
       expect(response.status, query).toBe(401);
       expect(response.json.error.code).toBe('Unauthorized');
     }
-    expect(await errorCode('{ products { id } }', {}, {})).toBe('Unauthorized');
+    expect(await errorCode('{ products { nodes { id } } }', {}, {})).toBe('Unauthorized');
     expect(await errorCode(mutations().updateProduct, {}, {})).toBe('Unauthorized');
     expect(await snapshot(A.tenantId)).toBe(before);
   });

@@ -79,7 +79,8 @@ describe('the served OpenAPI document matches real responses', () => {
 
   it('POST /validate: valid (errorCode null), rejected, 400', async () => {
     const { key } = await t.seedLicense(tenantId, productId, { features: ['export'], customFields: { plan: 'pro' } });
-    const valid = await call(t, 'post', '/validate', { licenseKey: key, version: '1.0.0', nonce: 'n1' });
+    const valid = await call(t, 'post', '/validate', { licenseKey: key, version: '1.0.0', challenge: 'n1' });
+    expect((await call(t, 'post', '/validate', { licenseKey: key, nonce: 'deprecated-name' })).json.isValid).toBe(true);
     expect(valid.json).toMatchObject({ isValid: true, errorCode: null });
     expect((await call(t, 'post', '/validate', { licenseKey: 'ACME-0000-0000-0000-0000' })).json.errorCode).toBe('LicenseNotFound');
     expect((await call(t, 'post', '/validate', { licenseKey: 42 })).status).toBe(400);

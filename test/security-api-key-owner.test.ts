@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const createKey = async (auth: { token?: string; apiKey?: string }, name: string) => {
-  const response = await t.gql(`mutation { createApiKey(name: "${name}", role: CompanyAdmin) { key apiKey { id } } }`, {}, auth);
+  const response = await t.gql(`mutation { createApiKey(input: { name: "${name}", role: COMPANY_ADMIN }) { key apiKey { id } } }`, {}, auth);
   if (response.errors) throw new Error(JSON.stringify(response.errors));
   return response.data.createApiKey as { key: string; apiKey: { id: string } };
 };
@@ -20,7 +20,7 @@ const works = async (key: string) => (await t.gql('{ company { name } }', {}, { 
 
 describe('API keys trace to a human', () => {
   it("the issue's scenario: after the human is deactivated, keys made by keys stop creating keys and products", async () => {
-    await t.gql('mutation { createUser(email: "ops@acme.test", password: "correct horse battery", role: CompanyAdmin) { id } }', {}, { token: admin.token });
+    await t.gql('mutation { createUser(input: { email: "ops@acme.test", password: "correct horse battery", role: COMPANY_ADMIN }) { user { id } } }', {}, { token: admin.token });
     const ops = await t.login('ops@acme.test');
     const first = await createKey({ token: ops.token }, 'first');
     const second = await createKey({ apiKey: first.key }, 'second');
@@ -29,10 +29,10 @@ describe('API keys trace to a human', () => {
     expect(await t.prisma.apiKey.findUniqueOrThrow({ where: { id: second.apiKey.id } })).toMatchObject({ createdById: opsId, parentKeyId: first.apiKey.id });
     expect(await t.prisma.apiKey.findUniqueOrThrow({ where: { id: third.apiKey.id } })).toMatchObject({ createdById: opsId, parentKeyId: second.apiKey.id });
 
-    await t.gql(`mutation { deactivateUser(id: "${opsId}") { active } }`, {}, { token: admin.token });
+    await t.gql(`mutation { deactivateUser(input: { id: "${opsId}" }) { user { active } } }`, {}, { token: admin.token });
     for (const key of [first, second, third]) {
       expect(await works(key.key)).toBe(false);
-      const product = await t.gql('mutation { createProduct(input: { name: "Backdoor", slug: "backdoor" }) { id } }', {}, { apiKey: key.key });
+      const product = await t.gql('mutation { createProduct(input: { name: "Backdoor", slug: "backdoor" }) { product { id } } }', {}, { apiKey: key.key });
       expect(product.status).toBe(401);
       await expect(createKey({ apiKey: key.key }, 'fourth')).rejects.toThrow();
     }
@@ -45,7 +45,7 @@ describe('API keys trace to a human', () => {
     const child = await createKey({ apiKey: root.key }, 'child');
     const grandchild = await createKey({ apiKey: child.key }, 'grandchild');
     const sibling = await createKey({ apiKey: root.key }, 'sibling');
-    await t.gql(`mutation { revokeApiKey(id: "${child.apiKey.id}") { revokedAt } }`, {}, { token: admin.token });
+    await t.gql(`mutation { revokeApiKey(input: { id: "${child.apiKey.id}" }) { apiKey { revokedAt } } }`, {}, { token: admin.token });
     expect(await works(child.key)).toBe(false);
     expect(await works(grandchild.key)).toBe(false);
     expect(await works(root.key)).toBe(true);

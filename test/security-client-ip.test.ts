@@ -27,7 +27,7 @@ describe('client address behind proxies (TRUST_PROXY)', () => {
     expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
 
     await t.setupAdmin();
-    const response = await t.gql('mutation { login(email: "admin@acme.test", password: "wrong password!") { status } }', {}, { ip: '6.6.6.6, 203.0.113.10' });
+    const response = await t.gql('mutation { login(input: { email: "admin@acme.test", password: "wrong password!" }) { __typename } }', {}, { ip: '6.6.6.6, 203.0.113.10' });
     expect(response.errors?.[0].extensions?.code).toBe('Unauthorized');
     const failed = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { action: 'FailedLogin' } });
     expect(failed.ip).toBe('203.0.113.10');

@@ -13,7 +13,7 @@ const start = async (env: Record<string, string> = {}) => {
   apps.push(app);
   return app;
 };
-const LOGIN = 'mutation($email: String!, $password: String!) { login(email: $email, password: $password) { status } }';
+const LOGIN = 'mutation($email: String!, $password: String!) { login(input: { email: $email, password: $password }) { __typename } }';
 
 describe('sign-in limits (429 + Retry-After)', () => {
   it('limits login attempts per client IP and per account', async () => {
@@ -37,10 +37,10 @@ describe('sign-in limits (429 + Retry-After)', () => {
     const t = await start({ RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: '1000', RATE_LIMIT_SIGNIN_PER_ACCOUNT_PER_MINUTE: '2' });
     const admin = await t.setupAdmin();
     const refresh = [];
-    for (let i = 0; i < 3; i++) refresh.push((await t.gql('mutation { refreshSession { status } }', {}, { cookie: 'kf_refresh=forged-token' })).status);
+    for (let i = 0; i < 3; i++) refresh.push((await t.gql('mutation { refreshSession { accessToken } }', {}, { cookie: 'kf_refresh=forged-token' })).status);
     expect(refresh).toEqual([200, 200, 429]);
     const mfa = [];
-    for (let i = 0; i < 3; i++) mfa.push((await t.gql('mutation { disableMfa(totpCode: "000000") }', {}, { token: admin.token })).status);
+    for (let i = 0; i < 3; i++) mfa.push((await t.gql('mutation { disableMfa(input: { totpCode: "000000" }) { user { id mfaEnabled } } }', {}, { token: admin.token })).status);
     expect(mfa).toEqual([200, 200, 429]);
   });
 });

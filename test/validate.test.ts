@@ -174,10 +174,10 @@ describe('offlineCacheToken', () => {
     return createLocalJWKSet(response.json);
   }
 
-  it('verifies with the published JWKS and carries the entitlement, device and client nonce', async () => {
+  it('verifies with the published JWKS and carries the entitlement, device and client challenge', async () => {
     const expiresAt = new Date(clock.now().getTime() + 100 * DAY);
     const { key, license } = await t.seedLicense(tenantId, productId, { expiresAt, offlineGraceDays: 10, features: ['pro'], nodeLocked: true });
-    const body = (await validate({ licenseKey: key, deviceId: 'hw-123', nonce: 'client-challenge-42' })).json;
+    const body = (await validate({ licenseKey: key, deviceId: 'hw-123', challenge: 'client-challenge-42' })).json;
     const token: string = body.offlineCacheToken;
     expect(decodeProtectedHeader(token)).toMatchObject({ alg: 'EdDSA', kid: expect.any(String) });
     const { payload } = await jwtVerify(token, await jwks(), { algorithms: ['EdDSA'], issuer: 'http://licensing.test', currentDate: clock.now() });
@@ -195,6 +195,16 @@ describe('offlineCacheToken', () => {
     });
     expect(token).not.toContain(key);
     expect(JSON.stringify(payload)).not.toContain(key.split('-')[1]);
+  });
+
+  it('still accepts the deprecated body name nonce for the challenge; both with different values are refused', async () => {
+    const { key } = await t.seedLicense(tenantId, productId);
+    const verify = async (token: string) => (await jwtVerify(token, await jwks(), { algorithms: ['EdDSA'], currentDate: clock.now() })).payload;
+    expect(await verify((await validate({ licenseKey: key, nonce: 'old-name-7' })).json.offlineCacheToken)).toMatchObject({ nonce: 'old-name-7' });
+    expect(await verify((await validate({ licenseKey: key, challenge: 'same', nonce: 'same' })).json.offlineCacheToken)).toMatchObject({ nonce: 'same' });
+    const both = await validate({ licenseKey: key, challenge: 'one', nonce: 'two' });
+    expect(both.status).toBe(400);
+    expect(both.json.error).toMatchObject({ code: 'InvalidRequest', message: expect.stringContaining('challenge') });
   });
 
   it('never outlives the license', async () => {

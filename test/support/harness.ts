@@ -121,7 +121,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
     async setupAdmin(input: { email?: string; password?: string; keyPrefix?: string; companyName?: string } = {}) {
       const response = await this.gql(
         `mutation($companyName: String!, $keyPrefix: String!, $email: String!, $password: String!) {
-          setup(companyName: $companyName, keyPrefix: $keyPrefix, email: $email, password: $password) { accessToken user { id tenantId: id } }
+          setup(input: { companyName: $companyName, keyPrefix: $keyPrefix, email: $email, password: $password }) { accessToken user { id tenantId: id } }
         }`,
         { companyName: input.companyName ?? 'Acme Corp', keyPrefix: input.keyPrefix ?? 'ACME', email: input.email ?? 'admin@acme.test', password: input.password ?? 'correct horse battery' },
       );
@@ -137,12 +137,14 @@ export async function startTestApp(options: TestAppOptions = {}) {
     async login(email: string, password = 'correct horse battery', extra: { totpCode?: string; backupCode?: string; ip?: string } = {}) {
       const { ip, ...codes } = extra;
       const response = await this.gql(
-        'mutation($email: String!, $password: String!, $totpCode: String, $backupCode: String) { login(email: $email, password: $password, totpCode: $totpCode, backupCode: $backupCode) { status accessToken } }',
-        { email, password, ...codes },
+        'mutation($input: LoginInput!) { login(input: $input) { __typename ... on LoginSuccess { accessToken } } }',
+        { input: { email, password, ...codes } },
         { ip },
       );
       if (response.errors) throw Object.assign(new Error(response.errors[0].message), { code: response.errors[0].extensions?.code });
-      return { token: response.data.login.accessToken as string, status: response.data.login.status as string, cookie: response.setCookie?.split(';')[0] };
+      // status: the login payload's type, as the former LoginStatus values.
+      const status = response.data.login.__typename === 'MfaRequired' ? 'MFA_REQUIRED' : 'SUCCESS';
+      return { token: response.data.login.accessToken as string, status, cookie: response.setCookie?.split(';')[0] };
     },
     async nonce(): Promise<string> {
       const response = await request('GET', '/api/v1/nonce');

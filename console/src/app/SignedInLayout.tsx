@@ -55,7 +55,7 @@ export function SignedInLayout() {
                       {section.label}
                     </Text>
                   )}
-                  {section.items.filter((item) => !item.adminOnly || data.me.role === 'CompanyAdmin').map((item) => (
+                  {section.items.filter((item) => !item.adminOnly || data.me.role === 'COMPANY_ADMIN').map((item) => (
                     <NavLink key={item.to} component={RouterNavLink} to={item.to} end={item.to === '/'} label={item.label} leftSection={<item.icon size={18} stroke={1.6} />} />
                   ))}
                 </Stack>
@@ -92,7 +92,7 @@ function UserMenu({ user }: { user: CurrentUser }) {
                 {user.name ?? user.email}
               </Text>
               <Text size="xs" c="dimmed" lh={1.2}>
-                {user.role === 'CompanyAdmin' ? 'Admin' : 'Read-only'}
+                {user.role === 'COMPANY_ADMIN' ? 'Admin' : 'Read-only'}
               </Text>
             </Stack>
             <IconChevronDown size={14} aria-hidden />
@@ -102,7 +102,7 @@ function UserMenu({ user }: { user: CurrentUser }) {
       <Menu.Dropdown>
         <Menu.Label>
           {user.email}
-          {user.role === 'ReadOnly' && (
+          {user.role === 'READ_ONLY' && (
             <Badge ml={6} size="xs" variant="light" color="gray">
               read-only
             </Badge>

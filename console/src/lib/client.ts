@@ -4,59 +4,74 @@ import { Client, fetchExchange } from 'urql';
 import { GRAPHQL_ENDPOINT, session } from './session';
 
 /**
- * Object types without an `id`: graphcache stores them inside their parent (a `keys` entry returning null says
- * that on purpose). Connections, edges and PageInfo are embedded without one. client.test.ts checks this list
- * against server/schema.graphql.
+ * Object types without an `id` (mutation payloads aside): graphcache stores them inside their parent (a `keys`
+ * entry returning null says that on purpose). Connections, edges and PageInfo are embedded without one.
+ * client.test.ts checks these lists against server/schema.graphql.
  */
 export const EMBEDDED_TYPES = [
   'ActivationBucket',
   'ActivityLogIntegrity',
   'Analytics',
-  'CreatedApiKey',
-  'CreatedLicense',
   'DashboardStats',
   'FloatingPoolBucket',
   'FloatingSessions',
   'InvitationPreview',
   'LicenseExpiryCounts',
   'LicenseStatusCounts',
+  'LoginSuccess',
   'MeterQuota',
-  'MfaEnrollment',
+  'MfaRequired',
   'NotificationPreferences',
   'ProductLicenses',
   'SeatPoolPoint',
-  'SessionPayload',
   'TopProduct',
   'UsageTotal',
   'UsageTotals',
 ] as const;
 
-/** Root fields whose cached answers are stale after a mutation (refetched by the queries that show them). */
-const STALE_AFTER: Record<string, readonly string[]> = {
-  createLicense: ['licenses', 'products', 'dashboardStats', 'analytics', 'floatingPoolConsumption'],
-  updateLicense: ['licenses', 'dashboardStats', 'analytics', 'floatingPoolConsumption', 'floatingSessions'],
-  revokeLicense: ['licenses', 'dashboardStats', 'analytics'],
-  deactivateActivation: ['dashboardStats', 'analytics'],
-  createProduct: ['products'],
-  updateProduct: ['products'],
-  deleteProduct: ['products', 'dashboardStats'],
-  createUser: ['users'],
-  inviteUser: ['invitations'],
-  revokeInvitation: ['invitations'],
-  createApiKey: ['apiKeys'],
-  endFloatingSession: ['floatingSessions', 'floatingPoolConsumption'],
-  setMeterQuota: ['usageTotals'],
-  removeMeterQuota: ['usageTotals'],
-  sendTestEmail: ['emails'],
-  runJobNow: ['jobSchedules', 'emails'],
+/**
+ * Every mutation, with the root fields whose cached answers it makes stale (the queries showing them refetch).
+ * Entities a mutation returns update themselves (normalized by id); this is for lists, counts and totals.
+ */
+export const MUTATIONS: Record<string, readonly string[]> = {
+  acceptInvitation: [],
+  changePassword: [],
   confirmMfaEnrollment: ['me', 'users'],
+  createApiKey: ['apiKeys'],
+  createLicense: ['licenses', 'products', 'dashboardStats', 'analytics', 'floatingPoolConsumption'],
+  createProduct: ['products'],
+  createUser: ['users'],
+  deactivateActivation: ['dashboardStats', 'analytics'],
+  deactivateUser: [],
+  deleteProduct: ['products', 'dashboardStats'],
   disableMfa: ['me', 'users'],
+  endFloatingSession: ['floatingSessions', 'floatingPoolConsumption'],
+  inviteUser: ['invitations'],
+  login: [],
+  logout: [],
+  reactivateUser: [],
+  refreshSession: [],
+  removeMeterQuota: ['usageTotals'],
+  revokeApiKey: [],
+  revokeInvitation: ['invitations'],
+  revokeLicense: ['licenses', 'dashboardStats', 'analytics'],
+  runJobNow: ['jobSchedules', 'emails'],
+  sendTestEmail: ['emails'],
+  setMeterQuota: ['usageTotals'],
+  setup: [],
+  startMfaEnrollment: [],
+  updateCompanySettings: [],
+  updateLicense: ['licenses', 'dashboardStats', 'analytics', 'floatingPoolConsumption', 'floatingSessions'],
+  updateNotificationPreferences: [],
+  updateProduct: ['products'],
+  updateUser: [],
 };
 
-/** Mutations that change an entity the cache already normalizes, and write an activity-log entry. */
-const LOGGED_ONLY = ['updateUser', 'deactivateUser', 'reactivateUser', 'revokeApiKey', 'updateCompanySettings', 'changePassword', 'updateNotificationPreferences'];
-/** Mutations that write no activity-log entry. */
-const NOT_LOGGED = new Set(['sendTestEmail', 'runJobNow']);
+/** The payload type of a mutation (`createLicense` → `CreateLicensePayload`): embedded, it has no id. */
+export const payloadType = (mutation: string) => `${mutation[0].toUpperCase()}${mutation.slice(1)}Payload`;
+
+/** Mutations that write no activity-log entry (the others make the cached log and its integrity check stale). */
+const NOT_LOGGED = new Set(['sendTestEmail', 'runJobNow', 'refreshSession', 'startMfaEnrollment']);
 
 function invalidateRootFields(cache: Cache, fieldNames: readonly string[]) {
   for (const field of cache.inspectFields('Query')) {
@@ -65,7 +80,7 @@ function invalidateRootFields(cache: Cache, fieldNames: readonly string[]) {
 }
 
 const afterMutation: UpdateResolver = (_result, args, cache, info) => {
-  const stale = [...(STALE_AFTER[info.fieldName] ?? [])];
+  const stale = [...(MUTATIONS[info.fieldName] ?? [])];
   if (!NOT_LOGGED.has(info.fieldName)) stale.push('activityLog', 'activityLogIntegrity');
   invalidateRootFields(cache, stale);
   // A deleted product, and the activations list of a license one of whose devices was deactivated.
@@ -81,16 +96,16 @@ const afterMutation: UpdateResolver = (_result, args, cache, info) => {
 
 export const cacheConfig: CacheExchangeOpts = {
   keys: {
-    ...Object.fromEntries(EMBEDDED_TYPES.map((typename) => [typename, () => null])),
+    ...Object.fromEntries([...EMBEDDED_TYPES, ...Object.keys(MUTATIONS).map(payloadType)].map((typename) => [typename, () => null])),
     JobSchedule: (job) => (job.name as string | undefined) ?? null,
   },
   resolvers: {
     // Cursor connections: the pages asked for ("Load more") are merged into one list per filter.
-    Query: { licenses: relayPagination(), emails: relayPagination(), activityLog: relayPagination() },
+    Query: Object.fromEntries(['licenses', 'emails', 'activityLog', 'products', 'users', 'apiKeys', 'invitations'].map((field) => [field, relayPagination()])),
     License: { activations: relayPagination() },
   },
   updates: {
-    Mutation: Object.fromEntries([...Object.keys(STALE_AFTER), ...LOGGED_ONLY].map((field) => [field, afterMutation])),
+    Mutation: Object.fromEntries(Object.keys(MUTATIONS).map((field) => [field, afterMutation])),
   },
 };
 

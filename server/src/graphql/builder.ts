@@ -1,10 +1,8 @@
 import SchemaBuilder from '@pothos/core';
-import PrismaPlugin from '@pothos/plugin-prisma';
+import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { GraphQLError, Kind } from 'graphql';
 import { AppError } from '../domain/errors.js';
-import type PrismaTypes from '../generated/pothos-types.js';
-import { getDatamodel } from '../generated/pothos-types.js';
 import type { GraphQLContext } from './context.js';
 
 /**
@@ -12,10 +10,17 @@ import type { GraphQLContext } from './context.js';
  * Auth scopes: `authenticated` (any user or API key), `admin` (CompanyAdmin role), `user` (a signed-in
  * user, for self-service). Query fields need `authenticated` and Mutation fields `admin` unless a field
  * says otherwise (skipTypeScopes) — the services check the same rules again.
+ *
+ * Conventions (test/graphql-conventions.test.ts checks them on the printed schema): enum values are
+ * SCREAMING_CASE; every mutation takes one `input` argument (those with nothing to send take none) and returns an
+ * object payload; every list of records is a Relay connection (edges/node/cursor, nodes, pageInfo, totalCount);
+ * single lookups answer null when the record does not exist or belongs to another company.
  */
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
-  PrismaTypes: PrismaTypes;
+  Connection: { totalCount: number; totalCountCapped?: boolean };
+  DefaultEdgesNullability: false;
+  DefaultNodeNullability: false;
   AuthScopes: { authenticated: boolean; admin: boolean; user: boolean };
   Scalars: {
     DateTime: { Input: Date; Output: Date };
@@ -23,7 +28,7 @@ export const builder = new SchemaBuilder<{
   };
   DefaultFieldNullability: false;
 }>({
-  plugins: [ScopeAuthPlugin, PrismaPlugin],
+  plugins: [ScopeAuthPlugin, RelayPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
     authScopes: (ctx) => ({ authenticated: ctx.actor !== null, admin: ctx.actor?.role === 'CompanyAdmin', user: ctx.actor?.kind === 'user' }),
@@ -32,11 +37,13 @@ export const builder = new SchemaBuilder<{
         ? new AppError('Forbidden', 'Your role does not allow this: it needs a CompanyAdmin (or a signed-in user for your own settings).')
         : new AppError('Unauthorized', 'Sign in, or send an API key in X-Api-Key.'),
   },
-  prisma: {
-    client: (ctx) => ctx.deps.db.prisma,
-    dmmf: getDatamodel(),
-    exposeDescriptions: false,
-    filterConnectionTotalCount: true,
+  relay: {
+    nodeQueryOptions: false,
+    nodesQueryOptions: false,
+    nodesOnConnection: {},
+    edgesFieldOptions: { nullable: false },
+    nodeFieldOptions: { nullable: false },
+    pageInfoTypeOptions: { description: 'Pass endCursor as `after` (with `first`) for the next page, startCursor as `before` (with `last`) for the previous one.' },
   },
 });
 
@@ -64,4 +71,24 @@ builder.scalarType('JSON', {
 builder.queryType({ authScopes: { authenticated: true } });
 builder.mutationType({ authScopes: { admin: true } });
 
-export const RoleEnum = builder.enumType('Role', { values: ['CompanyAdmin', 'ReadOnly'] as const });
+builder.globalConnectionFields((t) => ({
+  totalCount: t.int({ description: 'Records matching, on all pages (lists over large tables stop counting at a cap: see totalCountCapped).', resolve: (connection) => connection.totalCount }),
+  totalCountCapped: t.boolean({ description: 'True when more records match than totalCount says (show "10,000+").', resolve: (connection) => connection.totalCountCapped ?? false }),
+}));
+
+/** SCREAMING_CASE GraphQL values for internal values (CompanyAdmin → COMPANY_ADMIN, weekly-digest → WEEKLY_DIGEST). */
+export const screamingCase = (value: string) =>
+  value
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .toUpperCase();
+
+/** Enum values object mapping SCREAMING_CASE names to the internal values the services use. */
+export function screamingEnumValues<const V extends string>(values: readonly V[]) {
+  return Object.fromEntries(values.map((value) => [screamingCase(value), { value }])) as Record<string, { value: V }>;
+}
+
+export const RoleEnum = builder.enumType('Role', {
+  description: 'COMPANY_ADMIN manages everything; READ_ONLY sees the same data and changes nothing.',
+  values: screamingEnumValues(['CompanyAdmin', 'ReadOnly'] as const),
+});

@@ -22,6 +22,8 @@ export interface Page<T> {
   totalCount: number;
   totalCountCapped: boolean;
   pageInfo: { endCursor: string | null; hasNextPage: boolean };
+  /** The cursor of each node (a node's cursor as `after` starts the next page after it). */
+  cursors: string[];
 }
 
 /** `first`: 20 by default, 1–100. */
@@ -103,5 +105,6 @@ export function toPage<T>(rows: T[], size: number, count: number | Count, cursor
   const nodes = rows.slice(0, size);
   const last = nodes[nodes.length - 1];
   const { totalCount, totalCountCapped } = typeof count === 'number' ? { totalCount: count, totalCountCapped: false } : count;
-  return { nodes, totalCount, totalCountCapped, pageInfo: { endCursor: last ? encodeCursor(cursorOf(last)) : null, hasNextPage: rows.length > size } };
+  const cursors = nodes.map((node) => encodeCursor(cursorOf(node)));
+  return { nodes, totalCount, totalCountCapped, cursors, pageInfo: { endCursor: last ? cursors[cursors.length - 1] : null, hasNextPage: rows.length > size } };
 }

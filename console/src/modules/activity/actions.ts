@@ -3,31 +3,31 @@ import type { EnumOf } from '../../graphql';
 // Activity-log action names (spec §2.6) and their wording in the console. Every action of the schema is
 // listed: a missing or stale one fails the type check after `graphql:types`.
 const ACTIONS: Record<ActivityAction, true> = {
-  ChangePassword: true,
-  CreateApiKey: true,
-  CreateLicense: true,
-  CreateProduct: true,
-  CreateUser: true,
-  DeactivateActivation: true,
-  DeactivateUser: true,
-  DeleteProduct: true,
-  DisableMfa: true,
-  EnableMfa: true,
-  FailedLogin: true,
-  InviteUser: true,
-  LockAccount: true,
-  Login: true,
-  Logout: true,
-  ReactivateUser: true,
-  RevokeApiKey: true,
-  RevokeInvitation: true,
-  RevokeLicense: true,
-  UnlockAccount: true,
-  UpdateCompanySettings: true,
-  UpdateLicense: true,
-  UpdateProduct: true,
-  UpdateUser: true,
-  UseBackupCode: true,
+  CHANGE_PASSWORD: true,
+  CREATE_API_KEY: true,
+  CREATE_LICENSE: true,
+  CREATE_PRODUCT: true,
+  CREATE_USER: true,
+  DEACTIVATE_ACTIVATION: true,
+  DEACTIVATE_USER: true,
+  DELETE_PRODUCT: true,
+  DISABLE_MFA: true,
+  ENABLE_MFA: true,
+  FAILED_LOGIN: true,
+  INVITE_USER: true,
+  LOCK_ACCOUNT: true,
+  LOGIN: true,
+  LOGOUT: true,
+  REACTIVATE_USER: true,
+  REVOKE_API_KEY: true,
+  REVOKE_INVITATION: true,
+  REVOKE_LICENSE: true,
+  UNLOCK_ACCOUNT: true,
+  UPDATE_COMPANY_SETTINGS: true,
+  UPDATE_LICENSE: true,
+  UPDATE_PRODUCT: true,
+  UPDATE_USER: true,
+  USE_BACKUP_CODE: true,
 };
 
 export const ACTIVITY_ACTIONS = Object.keys(ACTIONS) as ActivityAction[];
@@ -35,25 +35,25 @@ export const ACTIVITY_ACTIONS = Object.keys(ACTIONS) as ActivityAction[];
 export type ActivityAction = EnumOf<'ActivityAction'>;
 
 const SPECIAL: Partial<Record<string, string>> = {
-  DisableMfa: 'Disable MFA',
-  EnableMfa: 'Enable MFA',
-  UseBackupCode: 'Use backup code',
-  CreateApiKey: 'Create API key',
-  RevokeApiKey: 'Revoke API key',
-  Login: 'Sign in',
-  Logout: 'Sign out',
-  FailedLogin: 'Failed sign-in',
+  DISABLE_MFA: 'Disable MFA',
+  ENABLE_MFA: 'Enable MFA',
+  USE_BACKUP_CODE: 'Use backup code',
+  CREATE_API_KEY: 'Create API key',
+  REVOKE_API_KEY: 'Revoke API key',
+  LOGIN: 'Sign in',
+  LOGOUT: 'Sign out',
+  FAILED_LOGIN: 'Failed sign-in',
 };
 
-/** "CreateLicense" → "Create license". */
+/** "CREATE_LICENSE" → "Create license". */
 export function actionLabel(action: string): string {
-  return SPECIAL[action] ?? action.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/ (\w)/g, (_, c: string) => ` ${c.toLowerCase()}`);
+  return SPECIAL[action] ?? action.charAt(0) + action.slice(1).toLowerCase().replace(/_/g, ' ');
 }
 
 /** Badge colour by kind of action. */
 export function actionColor(action: string): string {
-  if (/^(Revoke|Delete|Deactivate|Lock|Failed|Disable)/.test(action)) return 'red';
-  if (/^Create|^Enable|^Reactivate|^Unlock/.test(action)) return 'teal';
-  if (/^Update|^Change/.test(action)) return 'blue';
+  if (/^(REVOKE|DELETE|DEACTIVATE|LOCK|FAILED|DISABLE)_/.test(action)) return 'red';
+  if (/^(CREATE|ENABLE|REACTIVATE|UNLOCK)_/.test(action)) return 'teal';
+  if (/^(UPDATE|CHANGE)_/.test(action)) return 'blue';
   return 'gray';
 }

@@ -31,12 +31,12 @@ describe('activity details', () => {
   });
 
   it('labels and colours actions', () => {
-    expect(actionLabel('CreateLicense')).toBe('Create license');
-    expect(actionLabel('UpdateCompanySettings')).toBe('Update company settings');
-    expect(actionLabel('EnableMfa')).toBe('Enable MFA');
-    expect(actionColor('RevokeLicense')).toBe('red');
-    expect(actionColor('CreateProduct')).toBe('teal');
-    expect(actionColor('UpdateLicense')).toBe('blue');
-    expect(actionColor('Login')).toBe('gray');
+    expect(actionLabel('CREATE_LICENSE')).toBe('Create license');
+    expect(actionLabel('UPDATE_COMPANY_SETTINGS')).toBe('Update company settings');
+    expect(actionLabel('ENABLE_MFA')).toBe('Enable MFA');
+    expect(actionColor('REVOKE_LICENSE')).toBe('red');
+    expect(actionColor('CREATE_PRODUCT')).toBe('teal');
+    expect(actionColor('UPDATE_LICENSE')).toBe('blue');
+    expect(actionColor('LOGIN')).toBe('gray');
   });
 });

@@ -20,7 +20,7 @@ export const parseRange = (value: string | null): AnalyticsRange => RANGES.find(
 export const parseGranularity = (value: string | null): Granularity => GRANULARITIES.find((g) => g.value === value)?.value ?? 'DAY';
 
 /** Floating-pool buckets matching the other charts' granularity (the pool has no month bucket: weeks then). */
-export const poolBucketFor = (granularity: Granularity) => ({ HOUR: 'hour', DAY: 'day', WEEK: 'week', MONTH: 'week' } as const)[granularity] as EnumOf<'PoolBucketSize'>;
+export const poolBucketFor = (granularity: Granularity) => ({ HOUR: 'HOUR', DAY: 'DAY', WEEK: 'WEEK', MONTH: 'WEEK' } as const)[granularity] as EnumOf<'PoolBucketSize'>;
 
 /** Expiry buckets in display order, with colours matching the dashboard widget. */
 export const EXPIRY_BUCKETS = [

@@ -47,35 +47,94 @@ const NotificationPreferencesType = builder.objectRef<NotificationPreferences>('
   }),
 });
 
-const LoginStatus = builder.enumType('LoginStatus', { values: ['SUCCESS', 'MFA_REQUIRED'] as const });
-
-interface SessionPayload {
-  status: 'SUCCESS' | 'MFA_REQUIRED';
-  accessToken: string | null;
-  accessTokenExpiresAt: Date | null;
-  userId: string | null;
+interface Session {
+  accessToken: string;
+  accessTokenExpiresAt: Date;
+  userId: string;
 }
-export const SessionPayloadType = builder.objectRef<SessionPayload>('SessionPayload').implement({
-  description: 'The access token goes in `Authorization: Bearer …` (15 minutes); the refresh token is set as an httpOnly cookie.',
-  fields: (t) => ({
-    status: t.field({ type: LoginStatus, resolve: (p) => p.status }),
-    accessToken: t.exposeString('accessToken', { nullable: true }),
-    accessTokenExpiresAt: t.expose('accessTokenExpiresAt', { type: 'DateTime', nullable: true }),
-    user: t.field({
-      type: UserType,
-      nullable: true,
-      resolve: (p, _args, ctx) => (p.userId ? ctx.deps.db.prisma.user.findUnique({ where: { id: p.userId }, select: PUBLIC_USER_FIELDS }) : null),
+
+const loadUser = (ctx: GraphQLContext, id: string) => ctx.deps.db.prisma.user.findUniqueOrThrow({ where: { id }, select: PUBLIC_USER_FIELDS });
+
+/** A signed-in session: the answer of login, setup, acceptInvitation and refreshSession. */
+export const sessionPayloadType = (name: string) =>
+  builder.objectRef<Session>(name).implement({
+    description: 'The access token goes in `Authorization: Bearer …` (15 minutes); the refresh token is set as an httpOnly cookie.',
+    fields: (t) => ({
+      accessToken: t.exposeString('accessToken'),
+      accessTokenExpiresAt: t.expose('accessTokenExpiresAt', { type: 'DateTime' }),
+      user: t.field({ type: UserType, resolve: (session, _args, ctx) => loadUser(ctx, session.userId) }),
     }),
-  }),
+  });
+
+const LoginSuccessType = sessionPayloadType('LoginSuccess');
+const MfaRequiredType = builder.objectRef<{ mfaRequired: true }>('MfaRequired').implement({
+  description: 'The password was right and the account has MFA on: call login again with totpCode or backupCode.',
+  fields: (t) => ({ message: t.string({ resolve: () => 'Enter the code from your authenticator app, or a backup code.' }) }),
+});
+const LoginPayloadType = builder.unionType('LoginPayload', {
+  types: [LoginSuccessType, MfaRequiredType],
+  resolveType: (payload) => ('mfaRequired' in payload ? MfaRequiredType : LoginSuccessType),
 });
 
-export const sessionPayload = (ctx: GraphQLContext, tokens: SessionTokens, userId: string): SessionPayload => {
+export const sessionPayload = (ctx: GraphQLContext, tokens: SessionTokens, userId: string): Session => {
   setRefreshCookie(ctx, tokens.refreshToken, tokens.refreshTokenExpiresAt);
-  return { status: 'SUCCESS', accessToken: tokens.accessToken, accessTokenExpiresAt: tokens.accessTokenExpiresAt, userId };
+  return { accessToken: tokens.accessToken, accessTokenExpiresAt: tokens.accessTokenExpiresAt, userId };
 };
 
-const MfaEnrollmentType = builder.objectRef<{ secret: string; otpauthUrl: string }>('MfaEnrollment').implement({
+const StartMfaEnrollmentPayload = builder.objectRef<{ secret: string; otpauthUrl: string }>('StartMfaEnrollmentPayload').implement({
   fields: (t) => ({ secret: t.exposeString('secret'), otpauthUrl: t.exposeString('otpauthUrl', { description: 'Render as a QR code for the authenticator app.' }) }),
+});
+
+/** The payload of a self-service change: the signed-in user as it is now. */
+const userPayload = (name: string) =>
+  builder.objectRef<{ userId: string }>(name).implement({
+    fields: (t) => ({ user: t.field({ type: UserType, resolve: (payload, _args, ctx) => loadUser(ctx, payload.userId) }) }),
+  });
+const ChangePasswordPayload = userPayload('ChangePasswordPayload');
+const DisableMfaPayload = userPayload('DisableMfaPayload');
+const ConfirmMfaEnrollmentPayload = builder.objectRef<{ userId: string; backupCodes: string[] }>('ConfirmMfaEnrollmentPayload').implement({
+  fields: (t) => ({
+    backupCodes: t.exposeStringList('backupCodes', { description: '10 one-use backup codes, shown once.' }),
+    user: t.field({ type: UserType, resolve: (payload, _args, ctx) => loadUser(ctx, payload.userId) }),
+  }),
+});
+const LogoutPayload = builder.objectRef<{ success: boolean }>('LogoutPayload').implement({
+  fields: (t) => ({ success: t.exposeBoolean('success') }),
+});
+const UpdateNotificationPreferencesPayload = builder.objectRef<NotificationPreferences>('UpdateNotificationPreferencesPayload').implement({
+  fields: (t) => ({ notificationPreferences: t.field({ type: NotificationPreferencesType, resolve: (preferences) => preferences }) }),
+});
+
+const SetupInput = builder.inputType('SetupInput', {
+  fields: (t) => ({
+    companyName: t.string({ required: true }),
+    keyPrefix: t.string({ required: true }),
+    email: t.string({ required: true }),
+    password: t.string({ required: true }),
+    name: t.string(),
+  }),
+});
+const LoginInput = builder.inputType('LoginInput', {
+  fields: (t) => ({
+    email: t.string({ required: true }),
+    password: t.string({ required: true }),
+    totpCode: t.string({ description: 'The second step when MFA is on (or backupCode).' }),
+    backupCode: t.string(),
+  }),
+});
+const ChangePasswordInput = builder.inputType('ChangePasswordInput', {
+  fields: (t) => ({ currentPassword: t.string({ required: true }), newPassword: t.string({ required: true }) }),
+});
+const ConfirmMfaEnrollmentInput = builder.inputType('ConfirmMfaEnrollmentInput', {
+  fields: (t) => ({ code: t.string({ required: true, description: 'A code from the authenticator app.' }) }),
+});
+const DisableMfaInput = builder.inputType('DisableMfaInput', {
+  description: 'One of totpCode or backupCode.',
+  fields: (t) => ({ totpCode: t.string(), backupCode: t.string() }),
+});
+const UpdateNotificationPreferencesInput = builder.inputType('UpdateNotificationPreferencesInput', {
+  description: 'Omitted fields stay unchanged.',
+  fields: (t) => ({ digestEmailEnabled: t.boolean(), expiryEmailEnabled: t.boolean() }),
 });
 
 builder.queryFields((t) => ({
@@ -101,37 +160,31 @@ export const signInStep = (ctx: GraphQLContext, account: string) => ctx.deps.rat
 
 builder.mutationFields((t) => ({
   setup: t.field({
-    type: SessionPayloadType,
-    description: 'First run only: creates the company and its first CompanyAdmin, and signs in. Refused once any user exists.',
+    type: sessionPayloadType('SetupPayload'),
+    description: 'First run only: creates the company and its first COMPANY_ADMIN, and signs in. Refused once any user exists.',
     skipTypeScopes: true,
-    args: {
-      companyName: t.arg.string({ required: true }),
-      keyPrefix: t.arg.string({ required: true }),
-      email: t.arg.string({ required: true }),
-      password: t.arg.string({ required: true }),
-      name: t.arg.string(),
-    },
-    resolve: async (_root, args, ctx) => {
-      await setup(serviceCtx(ctx), args, ctx.meta);
-      const result = await login(serviceCtx(ctx), { email: args.email, password: args.password }, ctx.meta);
+    args: { input: t.arg({ type: SetupInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      await setup(serviceCtx(ctx), input, ctx.meta);
+      const result = await login(serviceCtx(ctx), { email: input.email, password: input.password }, ctx.meta);
       if (result.status !== 'SUCCESS') throw new AppError('InternalError', 'Setup completed but sign-in failed.');
       return sessionPayload(ctx, result.tokens, result.userId);
     },
   }),
   login: t.field({
-    type: SessionPayloadType,
-    description: 'Email and password; when MFA is on, call again with totpCode or backupCode (status MFA_REQUIRED tells you to).',
+    type: LoginPayloadType,
+    description: 'Email and password: LoginSuccess, or MfaRequired when MFA is on (then call again with totpCode or backupCode).',
     skipTypeScopes: true,
-    args: { email: t.arg.string({ required: true }), password: t.arg.string({ required: true }), totpCode: t.arg.string(), backupCode: t.arg.string() },
-    resolve: async (_root, args, ctx) => {
-      await signInStep(ctx, `email:${args.email}`);
-      const result = await login(serviceCtx(ctx), args, ctx.meta);
-      if (result.status === 'MFA_REQUIRED') return { status: 'MFA_REQUIRED' as const, accessToken: null, accessTokenExpiresAt: null, userId: null };
+    args: { input: t.arg({ type: LoginInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      await signInStep(ctx, `email:${input.email}`);
+      const result = await login(serviceCtx(ctx), input, ctx.meta);
+      if (result.status === 'MFA_REQUIRED') return { mfaRequired: true as const };
       return sessionPayload(ctx, result.tokens, result.userId);
     },
   }),
   refreshSession: t.field({
-    type: SessionPayloadType,
+    type: sessionPayloadType('RefreshSessionPayload'),
     description: 'Exchanges the refresh cookie for a new access token and a new refresh cookie (rotation). A reused refresh token ends the session.',
     skipTypeScopes: true,
     resolve: async (_root, _args, ctx) => {
@@ -147,61 +200,68 @@ builder.mutationFields((t) => ({
       }
     },
   }),
-  logout: t.boolean({
+  logout: t.field({
+    type: LogoutPayload,
     skipTypeScopes: true,
     authScopes: { user: true },
     resolve: async (_root, _args, ctx) => {
       await logout(serviceCtx(ctx), requireUser(ctx.actor), ctx.meta);
       setRefreshCookie(ctx, null);
-      return true;
+      return { success: true };
     },
   }),
-  changePassword: t.boolean({
+  changePassword: t.field({
+    type: ChangePasswordPayload,
     description: 'Needs the current password; ends your other sessions.',
     skipTypeScopes: true,
     authScopes: { user: true },
-    args: { currentPassword: t.arg.string({ required: true }), newPassword: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => {
-      await changePassword(serviceCtx(ctx), ctx.actor, args, ctx.meta);
-      return true;
+    args: { input: t.arg({ type: ChangePasswordInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      await changePassword(serviceCtx(ctx), ctx.actor, input, ctx.meta);
+      return { userId: requireUser(ctx.actor).userId };
     },
   }),
   startMfaEnrollment: t.field({
-    type: MfaEnrollmentType,
+    type: StartMfaEnrollmentPayload,
     skipTypeScopes: true,
     authScopes: { user: true },
     resolve: (_root, _args, ctx) => startMfaEnrollment(serviceCtx(ctx), requireUser(ctx.actor)),
   }),
-  confirmMfaEnrollment: t.stringList({
-    description: 'Confirms with a code from the authenticator; returns 10 one-use backup codes (shown once).',
+  confirmMfaEnrollment: t.field({
+    type: ConfirmMfaEnrollmentPayload,
+    description: 'Confirms with a code from the authenticator; answers with 10 one-use backup codes (shown once).',
     skipTypeScopes: true,
     authScopes: { user: true },
-    args: { code: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => {
-      await signInStep(ctx, `user:${requireUser(ctx.actor).userId}`);
-      return (await confirmMfaEnrollment(serviceCtx(ctx), requireUser(ctx.actor), args.code, ctx.meta)).backupCodes;
+    args: { input: t.arg({ type: ConfirmMfaEnrollmentInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      const { userId } = requireUser(ctx.actor);
+      await signInStep(ctx, `user:${userId}`);
+      const { backupCodes } = await confirmMfaEnrollment(serviceCtx(ctx), requireUser(ctx.actor), input.code, ctx.meta);
+      return { userId, backupCodes };
     },
   }),
-  disableMfa: t.boolean({
+  disableMfa: t.field({
+    type: DisableMfaPayload,
     skipTypeScopes: true,
     authScopes: { user: true },
-    args: { totpCode: t.arg.string(), backupCode: t.arg.string() },
-    resolve: async (_root, args, ctx) => {
-      await signInStep(ctx, `user:${requireUser(ctx.actor).userId}`);
-      await disableMfa(serviceCtx(ctx), requireUser(ctx.actor), args, ctx.meta);
-      return true;
+    args: { input: t.arg({ type: DisableMfaInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      const { userId } = requireUser(ctx.actor);
+      await signInStep(ctx, `user:${userId}`);
+      await disableMfa(serviceCtx(ctx), requireUser(ctx.actor), input, ctx.meta);
+      return { userId };
     },
   }),
   updateNotificationPreferences: t.field({
-    type: NotificationPreferencesType,
+    type: UpdateNotificationPreferencesPayload,
     description: 'Changes only your own preferences.',
     skipTypeScopes: true,
     authScopes: { user: true },
-    args: { digestEmailEnabled: t.arg.boolean(), expiryEmailEnabled: t.arg.boolean() },
-    resolve: (_root, args, ctx) =>
+    args: { input: t.arg({ type: UpdateNotificationPreferencesInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
       updateNotificationPreferences(serviceCtx(ctx), ctx.actor, {
-        ...(args.digestEmailEnabled !== null && args.digestEmailEnabled !== undefined ? { digestEmailEnabled: args.digestEmailEnabled } : {}),
-        ...(args.expiryEmailEnabled !== null && args.expiryEmailEnabled !== undefined ? { expiryEmailEnabled: args.expiryEmailEnabled } : {}),
+        ...(input.digestEmailEnabled !== null && input.digestEmailEnabled !== undefined ? { digestEmailEnabled: input.digestEmailEnabled } : {}),
+        ...(input.expiryEmailEnabled !== null && input.expiryEmailEnabled !== undefined ? { expiryEmailEnabled: input.expiryEmailEnabled } : {}),
       }),
   }),
 }));

@@ -1,23 +1,22 @@
-import { builder } from '../builder.js';
+import { builder, screamingEnumValues } from '../builder.js';
+import { forwardPage, pageConnection } from '../connections.js';
 import { serviceCtx } from '../context.js';
 import { requireAdmin } from '../../services/auth/actor.js';
-import type { Page } from '../../services/listing.js';
 import { getOutboxBodies, listOutbox, type EmailKind, type OutboxEntry } from '../../services/notifications/outbox.js';
 import { RUNNABLE_JOBS, listJobSchedules, runJobNow, type JobSchedule } from '../../services/notifications/schedules.js';
 import { sendTestEmail } from '../../services/notifications/test-email.js';
 import { AppError } from '../../domain/errors.js';
-import { PageInfoType } from './licenses.js';
 
 // Scheduled jobs and the email outbox: thin resolvers over services/notifications. Emails are the caller's
 // tenant's only; schedules are the service's (the same for every tenant).
 
 const EmailStatusEnum = builder.enumType('EmailStatus', {
-  description: 'pending: not delivered yet (or retrying); sent: accepted by the provider (or kept in the development outbox); failed: given up.',
-  values: ['pending', 'sent', 'failed'] as const,
+  description: 'PENDING: not delivered yet (or retrying); SENT: accepted by the provider (or kept in the development outbox); FAILED: given up.',
+  values: screamingEnumValues(['pending', 'sent', 'failed'] as const),
 });
 
 const EmailKindEnum = builder.enumType('EmailKind', {
-  values: { weeklyDigest: { value: 'weekly-digest' }, expiryAdmin: { value: 'expiry-admin' }, expiryCustomer: { value: 'expiry-customer' }, test: { value: 'test' }, invitation: { value: 'invitation' } } as const,
+  values: screamingEnumValues(['weekly-digest', 'expiry-admin', 'expiry-customer', 'test', 'invitation'] as const),
 });
 
 const EmailDeliveryModeEnum = builder.enumType('EmailDeliveryMode', {
@@ -38,7 +37,7 @@ const JobScheduleType = builder.objectRef<JobSchedule>('JobSchedule').implement(
     lastFailedAt: t.expose('lastFailedAt', { type: 'DateTime', nullable: true }),
     lastFailReason: t.exposeString('lastFailReason', { nullable: true }),
     running: t.exposeBoolean('running'),
-    canRunNow: t.boolean({ description: 'A CompanyAdmin may start it with runJobNow.', resolve: (job) => (RUNNABLE_JOBS as readonly string[]).includes(job.name) }),
+    canRunNow: t.boolean({ description: 'A COMPANY_ADMIN may start it with runJobNow.', resolve: (job) => (RUNNABLE_JOBS as readonly string[]).includes(job.name) }),
   }),
 });
 
@@ -61,27 +60,24 @@ const EmailType = builder.objectRef<OutboxEntry>('Email').implement({
   }),
 });
 
-const EmailConnectionType = builder.objectRef<Page<OutboxEntry>>('EmailConnection').implement({
-  fields: (t) => ({
-    nodes: t.field({ type: [EmailType], resolve: (page) => page.nodes }),
-    pageInfo: t.field({ type: PageInfoType, resolve: (page) => page.pageInfo }),
-    totalCount: t.exposeInt('totalCount'),
-  }),
-});
-
 builder.queryFields((t) => ({
   jobSchedules: t.field({
     type: [JobScheduleType],
     description: 'Weekly digest, expiry alerts, email delivery and house-keeping: schedule (UTC), last and next run.',
     resolve: (_root, _args, ctx) => listJobSchedules({ jobs: ctx.deps.jobs }),
   }),
-  emails: t.field({
-    type: EmailConnectionType,
-    authScopes: { admin: true },
-    description: "Your company's emails, newest first. first: 1–100 (default 20); after: a pageInfo.endCursor.",
-    args: { status: t.arg({ type: EmailStatusEnum }), kind: t.arg({ type: EmailKindEnum }), first: t.arg.int(), after: t.arg.string() },
-    resolve: (_root, args, ctx) => listOutbox(serviceCtx(ctx), requireAdmin(ctx.actor).tenantId, args),
-  }),
+  emails: t.connection(
+    {
+      type: EmailType,
+      authScopes: { admin: true },
+      description: "Your company's emails, newest first. first: 1–100 (default 20); after: an endCursor (forward only).",
+      args: { status: t.arg({ type: EmailStatusEnum }), kind: t.arg({ type: EmailKindEnum }) },
+      resolve: async (_root, args, ctx) =>
+        pageConnection(await listOutbox(serviceCtx(ctx), requireAdmin(ctx.actor).tenantId, { status: args.status, kind: args.kind, ...forwardPage(args) }), args),
+    },
+    { name: 'EmailConnection' },
+    { name: 'EmailEdge' },
+  ),
 }));
 
 builder.queryFields((t) => ({
@@ -93,18 +89,26 @@ builder.queryFields((t) => ({
   }),
 }));
 
+const RunJobNowInput = builder.inputType('RunJobNowInput', { fields: (t) => ({ name: t.string({ required: true, description: 'expiry-notifications, weekly-digest or email-delivery.' }) }) });
+const RunJobNowPayload = builder.objectRef<JobSchedule>('RunJobNowPayload').implement({
+  fields: (t) => ({ jobSchedule: t.field({ type: JobScheduleType, resolve: (job) => job }) }),
+});
+const SendTestEmailPayload = builder.objectRef<OutboxEntry>('SendTestEmailPayload').implement({
+  fields: (t) => ({ email: t.field({ type: EmailType, description: 'Its outbox entry.', resolve: (email) => email }) }),
+});
+
 builder.mutationFields((t) => ({
   runJobNow: t.field({
-    type: JobScheduleType,
+    type: RunJobNowPayload,
     authScopes: { admin: true },
-    description: 'Queues expiry-notifications, weekly-digest or email-delivery for the next free worker (CompanyAdmin). The jobs are idempotent: a run sends nothing twice.',
-    args: { name: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => runJobNow({ jobs: ctx.deps.jobs }, ctx.actor, args.name),
+    description: 'Queues expiry-notifications, weekly-digest or email-delivery for the next free worker (COMPANY_ADMIN). The jobs are idempotent: a run sends nothing twice.',
+    args: { input: t.arg({ type: RunJobNowInput, required: true }) },
+    resolve: (_root, { input }, ctx) => runJobNow({ jobs: ctx.deps.jobs }, ctx.actor, input.name),
   }),
   sendTestEmail: t.field({
-    type: EmailType,
+    type: SendTestEmailPayload,
     authScopes: { admin: true },
-    description: 'Sends a test email to you (the signed-in CompanyAdmin) at once, through the configured delivery; answers with its outbox entry.',
+    description: 'Sends a test email to you (the signed-in COMPANY_ADMIN) at once, through the configured delivery; answers with its outbox entry.',
     resolve: (_root, _args, ctx) => {
       const transport = ctx.deps.jobs?.transport;
       if (!transport) throw new AppError('ServiceUnavailable', 'Email delivery is not running in this process.');

@@ -1,4 +1,5 @@
-import { builder } from '../builder.js';
+import { builder, screamingEnumValues } from '../builder.js';
+import { arrayConnection, orNull } from '../connections.js';
 import { serviceCtx } from '../context.js';
 import { requireActor } from '../../services/auth/actor.js';
 import { POOL_BUCKETS, endFloatingSession, floatingPoolConsumption, listActiveFloatingSessions, type PoolBucket } from '../../services/floating/management.js';
@@ -13,10 +14,10 @@ type ActiveSessions = Awaited<ReturnType<typeof listActiveFloatingSessions>>;
 type Usage = Awaited<ReturnType<typeof usageTotals>>;
 
 const MeterPeriodEnum = builder.enumType('MeterPeriod', {
-  description: 'Calendar period in UTC (day, month, year) or the whole lifetime.',
-  values: METER_PERIODS,
+  description: 'Calendar period in UTC (DAY, MONTH, YEAR) or the whole LIFETIME.',
+  values: screamingEnumValues(METER_PERIODS),
 });
-const PoolBucketEnum = builder.enumType('PoolBucketSize', { values: Object.keys(POOL_BUCKETS) as (keyof typeof POOL_BUCKETS)[] });
+const PoolBucketEnum = builder.enumType('PoolBucketSize', { values: screamingEnumValues(Object.keys(POOL_BUCKETS) as (keyof typeof POOL_BUCKETS)[]) });
 
 const FloatingSessionType = builder.objectRef<FloatingSessionShape>('FloatingSession').implement({
   description: 'A checked-out floating seat. The session token is never shown again after checkout.',
@@ -38,7 +39,11 @@ const ActiveSessionsType = builder.objectRef<ActiveSessions>('FloatingSessions')
   fields: (t) => ({
     floatingSeats: t.exposeInt('floatingSeats', { nullable: true, description: 'Pool size; null when the license has no floating pool.' }),
     inUse: t.exposeInt('inUse'),
-    sessions: t.field({ type: [FloatingSessionType], resolve: (active) => active.sessions }),
+    sessions: t.connection(
+      { type: FloatingSessionType, description: 'Oldest first.', resolve: (active, args) => arrayConnection(args, active.sessions) },
+      { name: 'FloatingSessionConnection' },
+      { name: 'FloatingSessionEdge' },
+    ),
   }),
 });
 
@@ -80,9 +85,10 @@ const UsageType = builder.objectRef<Usage>('UsageTotals').implement({
 builder.queryFields((t) => ({
   floatingSessions: t.field({
     type: ActiveSessionsType,
-    description: 'Floating sessions holding a seat of the license right now.',
+    nullable: true,
+    description: 'Floating sessions holding a seat of the license right now; null when there is no such license in your company.',
     args: { licenseId: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => listActiveFloatingSessions(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(args.licenseId)),
+    resolve: (_root, args, ctx) => orNull(listActiveFloatingSessions(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(args.licenseId))),
   }),
   floatingPoolConsumption: t.field({
     type: [PoolBucketType],
@@ -103,34 +109,53 @@ builder.queryFields((t) => ({
   }),
   usageTotals: t.field({
     type: UsageType,
-    description: 'Metered usage of a license per event in the current period.',
+    nullable: true,
+    description: 'Metered usage of a license per event in the current period; null when there is no such license in your company.',
     args: { licenseId: t.arg.id({ required: true }), period: t.arg({ type: MeterPeriodEnum, required: true }), event: t.arg.string() },
     resolve: (_root, args, ctx) =>
-      usageTotals(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(args.licenseId), { period: args.period, event: args.event ?? undefined }),
+      orNull(usageTotals(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(args.licenseId), { period: args.period, event: args.event ?? undefined })),
   }),
 }));
 
+const EndFloatingSessionInput = builder.inputType('EndFloatingSessionInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
+const EndFloatingSessionPayload = builder.objectRef<FloatingSessionShape>('EndFloatingSessionPayload').implement({
+  fields: (t) => ({ floatingSession: t.field({ type: FloatingSessionType, resolve: (session) => session }) }),
+});
+const SetMeterQuotaInput = builder.inputType('SetMeterQuotaInput', {
+  fields: (t) => ({
+    licenseId: t.id({ required: true }),
+    event: t.string({ required: true }),
+    period: t.field({ type: MeterPeriodEnum, required: true }),
+    limit: t.int({ required: true }),
+  }),
+});
+const SetMeterQuotaPayload = builder.objectRef<{ period: MeterPeriod; limit: number }>('SetMeterQuotaPayload').implement({
+  fields: (t) => ({ quota: t.field({ type: MeterQuotaType, resolve: (quota) => quota }) }),
+});
+const RemoveMeterQuotaInput = builder.inputType('RemoveMeterQuotaInput', {
+  fields: (t) => ({ licenseId: t.id({ required: true }), event: t.string({ required: true }) }),
+});
+const RemoveMeterQuotaPayload = builder.objectRef<{ removed: boolean }>('RemoveMeterQuotaPayload').implement({
+  fields: (t) => ({ removed: t.exposeBoolean('removed', { description: 'False when the license had no quota for the event.' }) }),
+});
+
 builder.mutationFields((t) => ({
   endFloatingSession: t.field({
-    type: FloatingSessionType,
+    type: EndFloatingSessionPayload,
     description: 'Ends a session now and frees its seat; the client’s next heartbeat answers SessionExpired.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => endFloatingSession(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(args.id)),
+    args: { input: t.arg({ type: EndFloatingSessionInput, required: true }) },
+    resolve: (_root, { input }, ctx) => endFloatingSession(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(input.id)),
   }),
   setMeterQuota: t.field({
-    type: MeterQuotaType,
+    type: SetMeterQuotaPayload,
     description: 'Sets (or replaces) the license’s limit for one event per period.',
-    args: {
-      licenseId: t.arg.id({ required: true }),
-      event: t.arg.string({ required: true }),
-      period: t.arg({ type: MeterPeriodEnum, required: true }),
-      limit: t.arg.int({ required: true }),
-    },
-    resolve: (_root, args, ctx) =>
-      setMeterQuota(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(args.licenseId), { event: args.event, period: args.period, limit: args.limit }),
+    args: { input: t.arg({ type: SetMeterQuotaInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      setMeterQuota(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(input.licenseId), { event: input.event, period: input.period, limit: input.limit }),
   }),
-  removeMeterQuota: t.boolean({
-    args: { licenseId: t.arg.id({ required: true }), event: t.arg.string({ required: true }) },
-    resolve: async (_root, args, ctx) => (await removeMeterQuota(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(args.licenseId), args.event)).removed,
+  removeMeterQuota: t.field({
+    type: RemoveMeterQuotaPayload,
+    args: { input: t.arg({ type: RemoveMeterQuotaInput, required: true }) },
+    resolve: (_root, { input }, ctx) => removeMeterQuota(serviceCtx(ctx), requireActor(ctx.actor).tenantId, String(input.licenseId), input.event),
   }),
 }));

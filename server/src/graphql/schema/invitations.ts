@@ -1,9 +1,10 @@
 import { builder, RoleEnum } from '../builder.js';
 import { serviceCtx } from '../context.js';
+import { arrayConnection } from '../connections.js';
 import { AppError } from '../../domain/errors.js';
 import { login } from '../../services/auth/sessions.js';
 import { acceptInvitation, invitationByToken, invitationTokenDigest, inviteUser, listInvitations, revokeInvitation } from '../../services/invitations.js';
-import { SessionPayloadType, sessionPayload, signInStep } from './account.js';
+import { sessionPayloadType, sessionPayload, signInStep } from './account.js';
 
 interface InvitationShape {
   id: string;
@@ -48,11 +49,15 @@ const InvitationPreviewType = builder.objectRef<InvitationPreview>('InvitationPr
 });
 
 builder.queryFields((t) => ({
-  invitations: t.field({
-    type: [InvitationType],
-    description: 'Pending invitations of your company, newest first.',
-    resolve: (_root, _args, ctx) => listInvitations(serviceCtx(ctx), ctx.actor),
-  }),
+  invitations: t.connection(
+    {
+      type: InvitationType,
+      description: 'Pending invitations of your company, newest first. first/last: 0–100 (default 100).',
+      resolve: async (_root, args, ctx) => arrayConnection(args, await listInvitations(serviceCtx(ctx), ctx.actor)),
+    },
+    { name: 'InvitationConnection' },
+    { name: 'InvitationEdge' },
+  ),
   invitation: t.field({
     type: InvitationPreviewType,
     nullable: true,
@@ -63,29 +68,39 @@ builder.queryFields((t) => ({
   }),
 }));
 
+const InviteUserInput = builder.inputType('InviteUserInput', {
+  fields: (t) => ({ email: t.string({ required: true }), role: t.field({ type: RoleEnum, required: true }), name: t.string() }),
+});
+const RevokeInvitationInput = builder.inputType('RevokeInvitationInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
+const AcceptInvitationInput = builder.inputType('AcceptInvitationInput', {
+  fields: (t) => ({ token: t.string({ required: true, description: 'From the link in the email.' }), password: t.string({ required: true }), name: t.string() }),
+});
+const invitationPayload = (name: string) =>
+  builder.objectRef<InvitationShape>(name).implement({ fields: (t) => ({ invitation: t.field({ type: InvitationType, resolve: (invitation) => invitation }) }) });
+
 builder.mutationFields((t) => ({
   inviteUser: t.field({
-    type: InvitationType,
-    description: 'Emails a one-time link (7 days) to join your company with this role (CompanyAdmin). A pending invitation of the same address is replaced.',
-    args: { email: t.arg.string({ required: true }), role: t.arg({ type: RoleEnum, required: true }), name: t.arg.string() },
-    resolve: (_root, args, ctx) =>
-      inviteUser({ ...serviceCtx(ctx), publicUrl: ctx.deps.config.publicUrl, transport: ctx.deps.jobs?.transport }, ctx.actor, args, ctx.meta),
+    type: invitationPayload('InviteUserPayload'),
+    description: 'Emails a one-time link (7 days) to join your company with this role (COMPANY_ADMIN). A pending invitation of the same address is replaced.',
+    args: { input: t.arg({ type: InviteUserInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      inviteUser({ ...serviceCtx(ctx), publicUrl: ctx.deps.config.publicUrl, transport: ctx.deps.jobs?.transport }, ctx.actor, input, ctx.meta),
   }),
   revokeInvitation: t.field({
-    type: InvitationType,
-    description: 'Its link stops working (CompanyAdmin).',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => revokeInvitation(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+    type: invitationPayload('RevokeInvitationPayload'),
+    description: 'Its link stops working (COMPANY_ADMIN).',
+    args: { input: t.arg({ type: RevokeInvitationInput, required: true }) },
+    resolve: (_root, { input }, ctx) => revokeInvitation(serviceCtx(ctx), ctx.actor, String(input.id), ctx.meta),
   }),
   acceptInvitation: t.field({
-    type: SessionPayloadType,
+    type: sessionPayloadType('AcceptInvitationPayload'),
     description: 'Public: creates the invited member with this password and signs in. The link works once.',
     skipTypeScopes: true,
-    args: { token: t.arg.string({ required: true }), password: t.arg.string({ required: true }), name: t.arg.string() },
-    resolve: async (_root, args, ctx) => {
-      await signInStep(ctx, `invitation:${invitationTokenDigest(ctx.deps, args.token)}`);
-      const user = await acceptInvitation(serviceCtx(ctx), args, ctx.meta);
-      const result = await login(serviceCtx(ctx), { email: user.email, password: args.password }, ctx.meta);
+    args: { input: t.arg({ type: AcceptInvitationInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      await signInStep(ctx, `invitation:${invitationTokenDigest(ctx.deps, input.token)}`);
+      const user = await acceptInvitation(serviceCtx(ctx), input, ctx.meta);
+      const result = await login(serviceCtx(ctx), { email: user.email, password: input.password }, ctx.meta);
       if (result.status !== 'SUCCESS') throw new AppError('InternalError', 'The account was created but sign-in failed: sign in.');
       return sessionPayload(ctx, result.tokens, result.userId);
     },

@@ -1,4 +1,5 @@
-import { builder } from '../builder.js';
+import { builder, screamingEnumValues } from '../builder.js';
+import { forwardPage, orNull, pageConnection } from '../connections.js';
 import { serviceCtx } from '../context.js';
 import type { Activation } from '../../generated/prisma/client.js';
 import {
@@ -12,24 +13,15 @@ import {
   updateLicense,
 } from '../../services/licenses.js';
 import { remainingActivations } from '../../services/licensing/rules.js';
-import type { Page } from '../../services/listing.js';
 import { ProductRefType } from './products.js';
 import { daysUntil } from '../../services/licensing/countdown.js';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 type LicenseShape = Awaited<ReturnType<typeof listLicenses>>['nodes'][number];
 
-export const PageInfoType = builder.objectRef<Page<unknown>['pageInfo']>('PageInfo').implement({
-  description: 'Pass endCursor as `after` to get the next page.',
-  fields: (t) => ({
-    endCursor: t.exposeString('endCursor', { nullable: true }),
-    hasNextPage: t.exposeBoolean('hasNextPage'),
-  }),
-});
-
 export const LicenseStatusEnum = builder.enumType('LicenseStatus', {
-  description: 'revoked; else expired once expiresAt ≤ now; else active.',
-  values: ['active', 'expired', 'revoked'] as const,
+  description: 'REVOKED; else EXPIRED once expiresAt ≤ now; else ACTIVE.',
+  values: screamingEnumValues(['active', 'expired', 'revoked'] as const),
 });
 
 const ActivationType = builder.objectRef<Activation>('Activation').implement({
@@ -44,15 +36,6 @@ const ActivationType = builder.objectRef<Activation>('Activation').implement({
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     lastSeenAt: t.expose('lastSeenAt', { type: 'DateTime' }),
     deactivatedAt: t.expose('deactivatedAt', { type: 'DateTime', nullable: true }),
-  }),
-});
-
-const ActivationConnectionType = builder.objectRef<Page<Activation>>('ActivationConnection').implement({
-  fields: (t) => ({
-    nodes: t.field({ type: [ActivationType], resolve: (page) => page.nodes }),
-    pageInfo: t.field({ type: PageInfoType, resolve: (page) => page.pageInfo }),
-    totalCount: t.exposeInt('totalCount', { description: 'Activations of the license, active and deactivated, counted up to 10,000.' }),
-    totalCountCapped: t.exposeBoolean('totalCountCapped', { description: 'True when there are more than totalCount (show "10,000+").' }),
   }),
 });
 
@@ -86,30 +69,34 @@ const LicenseType = builder.objectRef<LicenseShape>('License').implement({
     revokedAt: t.expose('revokedAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    activations: t.field({
-      type: ActivationConnectionType,
-      description: 'Activations, active and deactivated, newest first. first: 1–100 (default 20); after: a pageInfo.endCursor.',
-      args: { first: t.arg.int(), after: t.arg.string() },
-      resolve: (license, args, ctx) => listLicenseActivations(serviceCtx(ctx), license, { first: args.first, after: args.after }),
-    }),
+    activations: t.connection(
+      {
+        type: ActivationType,
+        description: 'Activations, active and deactivated, newest first; totalCount counts up to 10,000. first: 1–100 (default 20); after: an endCursor (forward only).',
+        resolve: async (license, args, ctx) => pageConnection(await listLicenseActivations(serviceCtx(ctx), license, forwardPage(args)), args),
+      },
+      { name: 'ActivationConnection' },
+      { name: 'ActivationEdge' },
+    ),
   }),
 });
 
-const LicenseConnectionType = builder.objectRef<Page<LicenseShape>>('LicenseConnection').implement({
-  fields: (t) => ({
-    nodes: t.field({ type: [LicenseType], resolve: (page) => page.nodes }),
-    pageInfo: t.field({ type: PageInfoType, resolve: (page) => page.pageInfo }),
-    totalCount: t.exposeInt('totalCount', { description: 'Licenses matching the filter, on all pages, counted up to 10,000 (1,000 with a search).' }),
-    totalCountCapped: t.exposeBoolean('totalCountCapped', { description: 'True when more rows match than totalCount says (show "10,000+").' }),
-  }),
-});
-
-const CreatedLicenseType = builder.objectRef<{ key: string; license: LicenseShape }>('CreatedLicense').implement({
+const CreateLicensePayload = builder.objectRef<{ key: string; license: LicenseShape }>('CreateLicensePayload').implement({
   fields: (t) => ({
     key: t.exposeString('key', { description: 'The plaintext license key: give it to the customer now, it is never shown again.' }),
     license: t.field({ type: LicenseType, resolve: (created) => created.license }),
   }),
 });
+
+/** The payload of a mutation that changes one license. */
+const licensePayload = (name: string, description?: string) =>
+  builder.objectRef<LicenseShape>(name).implement({
+    description,
+    fields: (t) => ({ license: t.field({ type: LicenseType, resolve: (license) => license }) }),
+  });
+const UpdateLicensePayload = licensePayload('UpdateLicensePayload');
+const RevokeLicensePayload = licensePayload('RevokeLicensePayload');
+const DeactivateActivationPayload = licensePayload('DeactivateActivationPayload', 'The license whose seat was freed.');
 
 /** The attributes both createLicense and updateLicense take (on update: omitted = unchanged, null = cleared). */
 const attributeFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) => ({
@@ -132,8 +119,10 @@ const CreateLicenseInput = builder.inputType('CreateLicenseInput', {
 });
 const UpdateLicenseInput = builder.inputType('UpdateLicenseInput', {
   description: 'Omitted fields stay unchanged; null clears a nullable attribute.',
-  fields: (t) => ({ maxActivations: t.int(), ...attributeFields(t) }),
+  fields: (t) => ({ id: t.id({ required: true }), maxActivations: t.int(), ...attributeFields(t) }),
 });
+const RevokeLicenseInput = builder.inputType('RevokeLicenseInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
+const DeactivateActivationInput = builder.inputType('DeactivateActivationInput', { fields: (t) => ({ id: t.id({ required: true, description: 'The activation.' }) }) });
 const LicenseFilterInput = builder.inputType('LicenseFilter', {
   fields: (t) => ({
     productId: t.id(),
@@ -144,41 +133,47 @@ const LicenseFilterInput = builder.inputType('LicenseFilter', {
 });
 
 builder.queryFields((t) => ({
-  licenses: t.field({
-    type: LicenseConnectionType,
-    description: 'Newest first. first: 1–100 (default 20); after: a pageInfo.endCursor.',
-    args: { filter: t.arg({ type: LicenseFilterInput }), first: t.arg.int(), after: t.arg.string() },
-    resolve: (_root, args, ctx) =>
-      listLicenses(serviceCtx(ctx), ctx.actor, { ...args.filter, productId: args.filter?.productId?.toString() }, { first: args.first, after: args.after }),
-  }),
+  licenses: t.connection(
+    {
+      type: LicenseType,
+      description: 'Newest first; totalCount counts up to 10,000 (1,000 with a search). first: 1–100 (default 20); after: an endCursor (forward only).',
+      args: { filter: t.arg({ type: LicenseFilterInput }) },
+      resolve: async (_root, args, ctx) =>
+        pageConnection(await listLicenses(serviceCtx(ctx), ctx.actor, { ...args.filter, productId: args.filter?.productId?.toString() }, forwardPage(args)), args),
+    },
+    { name: 'LicenseConnection' },
+    { name: 'LicenseEdge' },
+  ),
   license: t.field({
     type: LicenseType,
+    nullable: true,
+    description: 'Null when there is no such license in your company.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => getLicense(serviceCtx(ctx), ctx.actor, String(args.id)),
+    resolve: (_root, args, ctx) => orNull(getLicense(serviceCtx(ctx), ctx.actor, String(args.id))),
   }),
 }));
 
 builder.mutationFields((t) => ({
   createLicense: t.field({
-    type: CreatedLicenseType,
+    type: CreateLicensePayload,
     args: { input: t.arg({ type: CreateLicenseInput, required: true }) },
     resolve: (_root, { input }, ctx) => createLicenseAsAdmin(serviceCtx(ctx), ctx.actor, { ...input, productId: String(input.productId) }, ctx.meta),
   }),
   updateLicense: t.field({
-    type: LicenseType,
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateLicenseInput, required: true }) },
-    resolve: (_root, args, ctx) => updateLicense(serviceCtx(ctx), ctx.actor, String(args.id), args.input, ctx.meta),
+    type: UpdateLicensePayload,
+    args: { input: t.arg({ type: UpdateLicenseInput, required: true }) },
+    resolve: (_root, { input: { id, ...changes } }, ctx) => updateLicense(serviceCtx(ctx), ctx.actor, String(id), changes, ctx.meta),
   }),
   revokeLicense: t.field({
-    type: LicenseType,
+    type: RevokeLicensePayload,
     description: 'A revoked license never validates again. Revoking twice changes nothing.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => revokeLicense(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+    args: { input: t.arg({ type: RevokeLicenseInput, required: true }) },
+    resolve: (_root, { input }, ctx) => revokeLicense(serviceCtx(ctx), ctx.actor, String(input.id), ctx.meta),
   }),
   deactivateActivation: t.field({
-    type: LicenseType,
-    description: "Frees one activation's seat; returns its license.",
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => deactivateActivation(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+    type: DeactivateActivationPayload,
+    description: "Frees one activation's seat; answers with its license.",
+    args: { input: t.arg({ type: DeactivateActivationInput, required: true }) },
+    resolve: (_root, { input }, ctx) => deactivateActivation(serviceCtx(ctx), ctx.actor, String(input.id), ctx.meta),
   }),
 }));

@@ -1,8 +1,10 @@
 import { builder } from '../builder.js';
+import { arrayConnection, orNull } from '../connections.js';
 import { serviceCtx } from '../context.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { createProductAsAdmin, deleteProduct, getProduct, listProducts, updateProduct, type PRODUCT_INCLUDE } from '../../services/products.js';
 
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 type ProductShape = Prisma.ProductGetPayload<{ include: typeof PRODUCT_INCLUDE }>;
 
 export const ProductRefType = builder.objectRef<{ id: string; name: string }>('ProductRef').implement({
@@ -22,13 +24,45 @@ const ProductType = builder.objectRef<ProductShape>('Product').implement({
 });
 
 builder.queryFields((t) => ({
-  products: t.field({ type: [ProductType], description: 'All products of your company, by name.', resolve: (_root, _args, ctx) => listProducts(serviceCtx(ctx), ctx.actor) }),
+  products: t.connection(
+    {
+      type: ProductType,
+      description: 'All products of your company, by name. first/last: 0–100 (default 100).',
+      resolve: async (_root, args, ctx) => arrayConnection(args, await listProducts(serviceCtx(ctx), ctx.actor)),
+    },
+    { name: 'ProductConnection' },
+    { name: 'ProductEdge' },
+  ),
   product: t.field({
     type: ProductType,
+    nullable: true,
+    description: 'Null when there is no such product in your company.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => getProduct(serviceCtx(ctx), ctx.actor, String(args.id)),
+    resolve: (_root, args, ctx) => orNull(getProduct(serviceCtx(ctx), ctx.actor, String(args.id))),
   }),
 }));
+
+const bundleFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) => ({
+  bundleOf: t.stringList({ description: 'Member products by name.' }),
+  bundleMemberIds: t.idList({ description: 'Member products by id.' }),
+});
+const CreateProductInput = builder.inputType('CreateProductInput', {
+  description: 'With bundleOf and/or bundleMemberIds, the product is a bundle of those products.',
+  fields: (t) => ({ name: t.string({ required: true }), ...bundleFields(t) }),
+});
+const UpdateProductInput = builder.inputType('UpdateProductInput', {
+  description: 'Omitted fields stay unchanged; an empty member list makes the product a plain one.',
+  fields: (t) => ({ id: t.id({ required: true }), name: t.string(), ...bundleFields(t) }),
+});
+const DeleteProductInput = builder.inputType('DeleteProductInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
+
+const productPayload = (name: string) =>
+  builder.objectRef<ProductShape>(name).implement({ fields: (t) => ({ product: t.field({ type: ProductType, resolve: (product) => product }) }) });
+const CreateProductPayload = productPayload('CreateProductPayload');
+const UpdateProductPayload = productPayload('UpdateProductPayload');
+const DeleteProductPayload = builder.objectRef<{ id: string }>('DeleteProductPayload').implement({
+  fields: (t) => ({ deletedProductId: t.exposeID('id') }),
+});
 
 const members = (args: { bundleOf?: string[] | null; bundleMemberIds?: (string | number)[] | null }) => ({
   bundleOf: args.bundleOf ?? undefined,
@@ -37,20 +71,20 @@ const members = (args: { bundleOf?: string[] | null; bundleMemberIds?: (string |
 
 builder.mutationFields((t) => ({
   createProduct: t.field({
-    type: ProductType,
-    description: 'With bundleOf (names) and/or bundleMemberIds, the product is a bundle of those products.',
-    args: { name: t.arg.string({ required: true }), bundleOf: t.arg.stringList(), bundleMemberIds: t.arg.idList() },
-    resolve: (_root, args, ctx) => createProductAsAdmin(serviceCtx(ctx), ctx.actor, { name: args.name, ...members(args) }, ctx.meta),
+    type: CreateProductPayload,
+    args: { input: t.arg({ type: CreateProductInput, required: true }) },
+    resolve: (_root, { input }, ctx) => createProductAsAdmin(serviceCtx(ctx), ctx.actor, { name: input.name, ...members(input) }, ctx.meta),
   }),
   updateProduct: t.field({
-    type: ProductType,
-    description: 'Renames and/or replaces the bundle members (an empty list makes it a plain product). Omitted arguments stay unchanged.',
-    args: { id: t.arg.id({ required: true }), name: t.arg.string(), bundleOf: t.arg.stringList(), bundleMemberIds: t.arg.idList() },
-    resolve: (_root, args, ctx) => updateProduct(serviceCtx(ctx), ctx.actor, String(args.id), { name: args.name ?? undefined, ...members(args) }, ctx.meta),
+    type: UpdateProductPayload,
+    description: 'Renames and/or replaces the bundle members.',
+    args: { input: t.arg({ type: UpdateProductInput, required: true }) },
+    resolve: (_root, { input }, ctx) => updateProduct(serviceCtx(ctx), ctx.actor, String(input.id), { name: input.name ?? undefined, ...members(input) }, ctx.meta),
   }),
-  deleteProduct: t.id({
-    description: 'Deletes a product that no license uses and no bundle contains (Conflict otherwise); returns its id.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => deleteProduct(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+  deleteProduct: t.field({
+    type: DeleteProductPayload,
+    description: 'Deletes a product that no license uses and no bundle contains (Conflict otherwise).',
+    args: { input: t.arg({ type: DeleteProductInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => ({ id: await deleteProduct(serviceCtx(ctx), ctx.actor, String(input.id), ctx.meta) }),
   }),
 }));

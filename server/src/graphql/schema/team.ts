@@ -1,5 +1,6 @@
 import { builder, RoleEnum } from '../builder.js';
 import { serviceCtx } from '../context.js';
+import { arrayConnection } from '../connections.js';
 import { requireActor } from '../../services/auth/actor.js';
 import { API_KEY_FIELDS, createApiKey, listApiKeys, revokeApiKey } from '../../services/auth/api-keys.js';
 import { getCompany, updateCompanySettings } from '../../services/company.js';
@@ -20,15 +21,17 @@ const ApiKeyType = builder.objectRef<ApiKeyShape>('ApiKey').implement({
   }),
 });
 
-const CreatedApiKeyType = builder.objectRef<{ key: string; apiKey: ApiKeyShape }>('CreatedApiKey').implement({
+const CreateApiKeyPayload = builder.objectRef<{ key: string; apiKey: ApiKeyShape }>('CreateApiKeyPayload').implement({
   fields: (t) => ({
     key: t.exposeString('key', { description: 'The plaintext key: store it now, it is never shown again.' }),
     apiKey: t.field({ type: ApiKeyType, resolve: (created) => created.apiKey }),
   }),
 });
 
-export const CompanyType = builder.prismaObject('Tenant', {
-  name: 'Company',
+type CompanyShape = Awaited<ReturnType<typeof getCompany>>;
+
+export const CompanyType = builder.objectRef<CompanyShape>('Company').implement({
+  description: 'Your company: the vendor whose products and licenses this API manages.',
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
@@ -40,48 +43,99 @@ export const CompanyType = builder.prismaObject('Tenant', {
 });
 
 builder.queryFields((t) => ({
-  users: t.field({ type: [UserType], resolve: (_root, _args, ctx) => listUsers(serviceCtx(ctx), requireActor(ctx.actor)) }),
-  apiKeys: t.field({ type: [ApiKeyType], resolve: (_root, _args, ctx) => listApiKeys(serviceCtx(ctx), ctx.actor) }),
+  users: t.connection(
+    {
+      type: UserType,
+      description: 'The members of your company. first/last: 0–100 (default 100).',
+      resolve: async (_root, args, ctx) => arrayConnection(args, await listUsers(serviceCtx(ctx), requireActor(ctx.actor))),
+    },
+    { name: 'UserConnection' },
+    { name: 'UserEdge' },
+  ),
+  apiKeys: t.connection(
+    {
+      type: ApiKeyType,
+      description: "Your company's API keys, revoked ones included. first/last: 0–100 (default 100).",
+      resolve: async (_root, args, ctx) => arrayConnection(args, await listApiKeys(serviceCtx(ctx), ctx.actor)),
+    },
+    { name: 'ApiKeyConnection' },
+    { name: 'ApiKeyEdge' },
+  ),
   company: t.field({ type: CompanyType, resolve: (_root, _args, ctx) => getCompany(serviceCtx(ctx), ctx.actor) }),
 }));
 
+const CreateUserInput = builder.inputType('CreateUserInput', {
+  fields: (t) => ({ email: t.string({ required: true }), password: t.string({ required: true }), role: t.field({ type: RoleEnum, required: true }), name: t.string() }),
+});
+const UpdateUserInput = builder.inputType('UpdateUserInput', {
+  description: 'Omitted fields stay unchanged.',
+  fields: (t) => ({ id: t.id({ required: true }), name: t.string(), role: t.field({ type: RoleEnum }) }),
+});
+const DeactivateUserInput = builder.inputType('DeactivateUserInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
+const ReactivateUserInput = builder.inputType('ReactivateUserInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
+const CreateApiKeyInput = builder.inputType('CreateApiKeyInput', { fields: (t) => ({ name: t.string({ required: true }), role: t.field({ type: RoleEnum, required: true }) }) });
+const RevokeApiKeyInput = builder.inputType('RevokeApiKeyInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
+const UpdateCompanySettingsInput = builder.inputType('UpdateCompanySettingsInput', {
+  description: 'Omitted fields stay unchanged; an empty renewalUrl / supportEmail clears it.',
+  fields: (t) => ({
+    name: t.string(),
+    keyPrefix: t.string(),
+    renewalUrl: t.string({ description: 'Shown to customers in their expiry emails.' }),
+    supportEmail: t.string({ description: 'Shown to customers in their expiry emails.' }),
+  }),
+});
+
+type UserShape = Awaited<ReturnType<typeof updateUser>>;
+const userPayload = (name: string) =>
+  builder.objectRef<UserShape>(name).implement({ fields: (t) => ({ user: t.field({ type: UserType, resolve: (user) => user }) }) });
+const RevokeApiKeyPayload = builder.objectRef<ApiKeyShape>('RevokeApiKeyPayload').implement({
+  fields: (t) => ({ apiKey: t.field({ type: ApiKeyType, resolve: (key) => key }) }),
+});
+const UpdateCompanySettingsPayload = builder.objectRef<CompanyShape>('UpdateCompanySettingsPayload').implement({
+  fields: (t) => ({ company: t.field({ type: CompanyType, resolve: (company) => company }) }),
+});
+
 builder.mutationFields((t) => ({
   createUser: t.field({
-    type: UserType,
-    args: { email: t.arg.string({ required: true }), password: t.arg.string({ required: true }), role: t.arg({ type: RoleEnum, required: true }), name: t.arg.string() },
-    resolve: (_root, args, ctx) => createUser(serviceCtx(ctx), requireActor(ctx.actor), args, ctx.meta),
+    type: userPayload('CreateUserPayload'),
+    args: { input: t.arg({ type: CreateUserInput, required: true }) },
+    resolve: (_root, { input }, ctx) => createUser(serviceCtx(ctx), requireActor(ctx.actor), input, ctx.meta),
   }),
   updateUser: t.field({
-    type: UserType,
-    args: { id: t.arg.id({ required: true }), name: t.arg.string(), role: t.arg({ type: RoleEnum }) },
-    resolve: (_root, args, ctx) => updateUser(serviceCtx(ctx), ctx.actor, String(args.id), { name: args.name, role: args.role ?? undefined }, ctx.meta),
+    type: userPayload('UpdateUserPayload'),
+    args: { input: t.arg({ type: UpdateUserInput, required: true }) },
+    resolve: (_root, { input }, ctx) => updateUser(serviceCtx(ctx), ctx.actor, String(input.id), { name: input.name, role: input.role ?? undefined }, ctx.meta),
   }),
   deactivateUser: t.field({
-    type: UserType,
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => deactivateUser(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+    type: userPayload('DeactivateUserPayload'),
+    args: { input: t.arg({ type: DeactivateUserInput, required: true }) },
+    resolve: (_root, { input }, ctx) => deactivateUser(serviceCtx(ctx), ctx.actor, String(input.id), ctx.meta),
   }),
   reactivateUser: t.field({
-    type: UserType,
-    description: 'Lets a deactivated member sign in again (CompanyAdmin). Their old sessions and API keys stay revoked.',
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => reactivateUser(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+    type: userPayload('ReactivateUserPayload'),
+    description: 'Lets a deactivated member sign in again (COMPANY_ADMIN). Their old sessions and API keys stay revoked.',
+    args: { input: t.arg({ type: ReactivateUserInput, required: true }) },
+    resolve: (_root, { input }, ctx) => reactivateUser(serviceCtx(ctx), ctx.actor, String(input.id), ctx.meta),
   }),
   createApiKey: t.field({
-    type: CreatedApiKeyType,
-    args: { name: t.arg.string({ required: true }), role: t.arg({ type: RoleEnum, required: true }) },
-    resolve: (_root, args, ctx) => createApiKey(serviceCtx(ctx), ctx.actor, args, ctx.meta),
+    type: CreateApiKeyPayload,
+    args: { input: t.arg({ type: CreateApiKeyInput, required: true }) },
+    resolve: (_root, { input }, ctx) => createApiKey(serviceCtx(ctx), ctx.actor, input, ctx.meta),
   }),
   revokeApiKey: t.field({
-    type: ApiKeyType,
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => revokeApiKey(serviceCtx(ctx), ctx.actor, String(args.id), ctx.meta),
+    type: RevokeApiKeyPayload,
+    args: { input: t.arg({ type: RevokeApiKeyInput, required: true }) },
+    resolve: (_root, { input }, ctx) => revokeApiKey(serviceCtx(ctx), ctx.actor, String(input.id), ctx.meta),
   }),
   updateCompanySettings: t.field({
-    type: CompanyType,
-    description: 'renewalUrl / supportEmail: shown to customers in their expiry emails; an empty string clears them.',
-    args: { name: t.arg.string(), keyPrefix: t.arg.string(), renewalUrl: t.arg.string(), supportEmail: t.arg.string() },
-    resolve: (_root, args, ctx) =>
-      updateCompanySettings(serviceCtx(ctx), ctx.actor, { name: args.name ?? undefined, keyPrefix: args.keyPrefix ?? undefined, renewalUrl: args.renewalUrl, supportEmail: args.supportEmail }, ctx.meta),
+    type: UpdateCompanySettingsPayload,
+    args: { input: t.arg({ type: UpdateCompanySettingsInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      updateCompanySettings(
+        serviceCtx(ctx),
+        ctx.actor,
+        { name: input.name ?? undefined, keyPrefix: input.keyPrefix ?? undefined, renewalUrl: input.renewalUrl, supportEmail: input.supportEmail },
+        ctx.meta,
+      ),
   }),
 }));

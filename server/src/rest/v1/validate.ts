@@ -10,7 +10,22 @@ const ValidateRequest = z
     licenseKey: LicenseKey,
     version: Version.optional().openapi({ description: 'Running app version; checked against minVersion/maxVersion. Omit to skip the check.' }),
     deviceId: DeviceId.optional().openapi({ description: 'Optional: bound into the offline token as `device`.' }),
-    nonce: z.string().min(1).max(256).optional().openapi({ description: 'Optional client challenge (random per request), echoed inside offlineCacheToken as `nonce` so a captured response cannot be replayed.' }),
+    challenge: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .openapi({ description: 'Optional client challenge (random per request), echoed inside offlineCacheToken as its `nonce` claim so a captured response cannot be replayed. Not the server nonce of activate.' }),
+    nonce: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .openapi({ deprecated: true, description: 'Deprecated: the former name of `challenge`, still accepted. Sending both with different values is refused (400 InvalidRequest).' }),
+  })
+  .refine((body) => body.challenge === undefined || body.nonce === undefined || body.challenge === body.nonce, {
+    message: 'Send challenge only (nonce is its deprecated name), not both with different values.',
+    path: ['nonce'],
   })
   .openapi('ValidateRequest');
 
@@ -55,5 +70,9 @@ const route = createRoute({
 });
 
 export function mountValidate(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  v1.openapi(route, async (c) => c.json(await validateLicense(licensingContext(deps), c.req.valid('json')), 200));
+  v1.openapi(route, async (c) => {
+    const { challenge, nonce, ...body } = c.req.valid('json');
+    // The service names the client challenge `nonce` after the offline token's claim.
+    return c.json(await validateLicense(licensingContext(deps), { ...body, nonce: challenge ?? nonce }), 200);
+  });
 }

@@ -49,7 +49,7 @@ export function ActivityPage() {
             clearable
             searchable
             w={220}
-            data={ACTIVITY_ACTIONS.map((action) => ({ value: action, label: action }))}
+            data={ACTIVITY_ACTIONS.map((action) => ({ value: action, label: actionLabel(action) }))}
             value={values.action || null}
             onChange={(action) => filters.set({ action })}
           />

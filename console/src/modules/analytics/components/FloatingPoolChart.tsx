@@ -17,11 +17,11 @@ export function FloatingPoolChart({ granularity, from, to }: { granularity: Gran
         Floating pool consumption
       </Title>
       <Text size="xs" c="dimmed" mb="sm">
-        Peak concurrent sessions vs floating seats, per {bucket}
+        Peak concurrent sessions vs floating seats, per {bucket.toLowerCase()}
       </Text>
       <LineChart
         label="Floating sessions in use vs pool size"
-        labels={points.map((point) => bucketLabel(point.bucketStart, bucket === 'hour' ? 'HOUR' : bucket === 'week' ? 'WEEK' : 'DAY'))}
+        labels={points.map((point) => bucketLabel(point.bucketStart, bucket))}
         series={[
           { label: 'Peak in use', data: points.map((point) => point.peakInUse), color: '#7950f2' },
           { label: 'Pool size', data: points.map((point) => point.poolSize), color: '#adb5bd' },

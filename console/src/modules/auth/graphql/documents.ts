@@ -1,8 +1,7 @@
 import { graphql } from '../../../graphql';
 
 export const SessionFields = graphql(`
-  fragment SessionFields on SessionPayload {
-    status
+  fragment SessionFields on LoginSuccess {
     accessToken
     accessTokenExpiresAt
   }
@@ -17,18 +16,19 @@ export const NeedsSetupQuery = graphql(`
 export const SetupMutation = graphql(
   `
     mutation Setup($companyName: String!, $keyPrefix: String!, $email: String!, $password: String!, $name: String) {
-      setup(companyName: $companyName, keyPrefix: $keyPrefix, email: $email, password: $password, name: $name) {
-        ...SessionFields
+      setup(input: { companyName: $companyName, keyPrefix: $keyPrefix, email: $email, password: $password, name: $name }) {
+        accessToken
+        accessTokenExpiresAt
       }
     }
   `,
-  [SessionFields],
 );
 
 export const LoginMutation = graphql(
   `
     mutation Login($email: String!, $password: String!, $totpCode: String, $backupCode: String) {
-      login(email: $email, password: $password, totpCode: $totpCode, backupCode: $backupCode) {
+      login(input: { email: $email, password: $password, totpCode: $totpCode, backupCode: $backupCode }) {
+        __typename
         ...SessionFields
       }
     }
@@ -38,7 +38,9 @@ export const LoginMutation = graphql(
 
 export const LogoutMutation = graphql(`
   mutation Logout {
-    logout
+    logout {
+      success
+    }
   }
 `);
 
@@ -74,10 +76,10 @@ export const InvitationPreviewQuery = graphql(`
 export const AcceptInvitationMutation = graphql(
   `
     mutation AcceptInvitation($token: String!, $password: String!, $name: String) {
-      acceptInvitation(token: $token, password: $password, name: $name) {
-        ...SessionFields
+      acceptInvitation(input: { token: $token, password: $password, name: $name }) {
+        accessToken
+        accessTokenExpiresAt
       }
     }
   `,
-  [SessionFields],
 );

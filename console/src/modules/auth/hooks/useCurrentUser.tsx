@@ -19,5 +19,5 @@ export function useCurrentUser() {
 
 /** CompanyAdmins manage; ReadOnly users see the same pages with management actions disabled. */
 export function useCanManage(): boolean {
-  return useContext(CurrentUserContext)?.user.role === 'CompanyAdmin';
+  return useContext(CurrentUserContext)?.user.role === 'COMPANY_ADMIN';
 }

@@ -1,17 +1,16 @@
 import { useSyncExternalStore } from 'react';
 import { useClient } from 'urql';
-import type { FragmentOf } from '../../../graphql';
 import { session } from '../../../lib/session';
-import { LogoutMutation, type SessionFields } from '../graphql/documents';
+import { LogoutMutation } from '../graphql/documents';
 
 /** The session status ('unknown' while the first refresh runs), re-rendering on change. */
 export function useSessionStatus() {
   return useSyncExternalStore(session.subscribe, session.getStatus);
 }
 
-/** Stores the tokens of a successful login/setup. Returns false for MFA_REQUIRED. */
-export function acceptSession(fields: FragmentOf<typeof SessionFields>): boolean {
-  if (fields.status !== 'SUCCESS' || !fields.accessToken) return false;
+/** Stores the tokens of a successful login/setup. Returns false for MfaRequired. */
+export function acceptSession(fields: { accessToken: string; accessTokenExpiresAt: string } | { __typename: 'MfaRequired' }): boolean {
+  if (!('accessToken' in fields)) return false;
   session.signIn({ accessToken: fields.accessToken, accessTokenExpiresAt: fields.accessTokenExpiresAt });
   return true;
 }

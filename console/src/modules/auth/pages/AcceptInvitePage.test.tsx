@@ -31,7 +31,7 @@ describe('accept-invite page', () => {
 
   it('shows the company and address of a usable link', async () => {
     window.history.replaceState(null, '', '/accept-invite#token=kfi_good');
-    const { client, asked } = answering({ invitation: { email: 'carol@acme.test', name: 'Carol', role: 'ReadOnly', companyName: 'Acme Corp', expiresAt: '2026-12-02T07:00:00.000Z' } });
+    const { client, asked } = answering({ invitation: { email: 'carol@acme.test', name: 'Carol', role: 'READ_ONLY', companyName: 'Acme Corp', expiresAt: '2026-12-02T07:00:00.000Z' } });
     renderUi(
       <Provider value={client}>
         <AcceptInvitePage />

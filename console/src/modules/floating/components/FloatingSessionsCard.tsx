@@ -17,7 +17,7 @@ export function FloatingSessionsCard({ licenseId }: { licenseId: string }) {
   return (
     <Paper p="lg">
       <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
-        {({ floatingSessions: pool }) => (
+        {({ floatingSessions: pool }) => pool && (
           <>
             <Group justify="space-between" mb="sm">
               <Title order={3} size="h4">
@@ -28,11 +28,11 @@ export function FloatingSessionsCard({ licenseId }: { licenseId: string }) {
               </Badge>
             </Group>
             {pool.floatingSeats ? <Progress value={(pool.inUse / pool.floatingSeats) * 100} mb="md" aria-label="Floating seats in use" color={pool.inUse >= pool.floatingSeats ? 'red' : 'indigo'} /> : null}
-            {pool.sessions.length === 0 ? (
+            {pool.sessions.nodes.length === 0 ? (
               <EmptyState title="No session right now">Applications check out a floating seat with /api/v1/float/checkout.</EmptyState>
             ) : (
               <DataTable
-                records={pool.sessions}
+                records={pool.sessions.nodes}
                 minWidth={640}
                 columns={[
                   { accessor: 'device', title: 'Device', render: (session) => <Text size="sm">{session.deviceName ?? session.deviceId ?? 'unnamed device'}</Text> },

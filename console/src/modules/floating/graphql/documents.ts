@@ -6,13 +6,15 @@ export const FloatingSessionsQuery = graphql(`
       floatingSeats
       inUse
       sessions {
-        id
+        nodes {
+          id
         deviceId
         deviceName
         ip
         createdAt
         lastHeartbeatAt
-        leaseExpiresAt
+          leaseExpiresAt
+        }
       }
     }
   }
@@ -20,10 +22,12 @@ export const FloatingSessionsQuery = graphql(`
 
 export const EndFloatingSessionMutation = graphql(`
   mutation EndFloatingSession($id: ID!) {
-    endFloatingSession(id: $id) {
-      id
-      endedAt
-      endReason
+    endFloatingSession(input: { id: $id }) {
+      floatingSession {
+        id
+        endedAt
+        endReason
+      }
     }
   }
 `);

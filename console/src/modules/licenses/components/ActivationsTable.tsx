@@ -34,7 +34,7 @@ export function ActivationsTable({ licenseId, canManage }: { licenseId: string; 
         )}
       </Group>
       <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
-        {(data) => (
+        {(data) => data.license && (
           <ActivationRows
             connection={data.license.activations}
             canManage={canManage}
@@ -49,7 +49,7 @@ export function ActivationsTable({ licenseId, canManage }: { licenseId: string; 
   );
 }
 
-type Connection = ResultOf<typeof LicenseActivationsQuery>['license']['activations'];
+type Connection = NonNullable<ResultOf<typeof LicenseActivationsQuery>['license']>['activations'];
 
 function ActivationRows({ connection, canManage, busy, fetching, onDeactivate, onLoadMore }: {
   connection: Connection;

@@ -59,7 +59,7 @@ export function CreateLicenseModal({ opened, onClose, productId }: { opened: boo
       ) : (
         <form onSubmit={submit} noValidate>
           <Stack>
-            <LicenseFormFields form={form} products={(data?.products ?? []).map((product) => ({ value: product.id, label: product.isBundle ? `${product.name} (bundle)` : product.name }))} />
+            <LicenseFormFields form={form} products={(data?.products.nodes ?? []).map((product) => ({ value: product.id, label: product.isBundle ? `${product.name} (bundle)` : product.name }))} />
             <Group justify="flex-end">
               <Button variant="default" onClick={close}>
                 Cancel

@@ -25,7 +25,7 @@ export function EditLicenseModal({ license, opened, onClose }: { license: Licens
   const submit = form.onSubmit(async (values) => {
     const changes = changedAttributes(toLicenseAttributes(licenseToForm(license)), toLicenseAttributes(values));
     if (Object.keys(changes).length === 0) return onClose();
-    if (await update.run({ id: license.id, input: changes }, { form, rename: SERVER_FIELD })) onClose();
+    if (await update.run({ input: { id: license.id, ...changes } }, { form, rename: SERVER_FIELD })) onClose();
   });
 
   return (

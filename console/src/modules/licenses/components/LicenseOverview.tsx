@@ -5,7 +5,7 @@ import { formatDate, formatDateTime, graceText } from '../../../lib/format';
 import type { LicenseQuery } from '../graphql/documents';
 import { ExpiryText } from './LicenseStatus';
 
-type License = ResultOf<typeof LicenseQuery>['license'];
+type License = NonNullable<ResultOf<typeof LicenseQuery>['license']>;
 
 function Item({ label, children }: { label: string; children: ReactNode }) {
   return (

@@ -4,13 +4,13 @@ import { countdown, formatDate } from '../../../lib/format';
 
 export type LicenseStatus = EnumOf<'LicenseStatus'>;
 
-const COLORS: Record<LicenseStatus, string> = { active: 'teal', expired: 'orange', revoked: 'red' };
+const COLORS: Record<LicenseStatus, string> = { ACTIVE: 'teal', EXPIRED: 'orange', REVOKED: 'red' };
 
 export function LicenseStatusBadge({ status, isTrial }: { status: LicenseStatus; isTrial?: boolean }) {
   return (
     <>
       <Badge color={COLORS[status]} variant="light" data-testid="license-status">
-        {status}
+        {status.toLowerCase()}
       </Badge>
       {isTrial && (
         <Badge color="violet" variant="outline" ml={4}>
@@ -32,11 +32,11 @@ export function ExpiryText({ expiresAt, daysUntilExpiry, status, now = new Date(
   }
   const days = daysUntilExpiry ?? 0;
   const past = new Date(expiresAt).getTime() <= now.getTime();
-  const color = status !== 'active' || past ? 'dimmed' : days <= 7 ? 'red.7' : days <= 30 ? 'yellow.8' : undefined;
+  const color = status !== 'ACTIVE' || past ? 'dimmed' : days <= 7 ? 'red.7' : days <= 30 ? 'yellow.8' : undefined;
   return (
     <Text size="sm" c={color} style={{ whiteSpace: 'nowrap' }}>
       {formatDate(expiresAt)}
-      {!past && status === 'active' && ` · ${countdown(days)}`}
+      {!past && status === 'ACTIVE' && ` · ${countdown(days)}`}
     </Text>
   );
 }

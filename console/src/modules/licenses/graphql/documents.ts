@@ -103,9 +103,11 @@ export const LicenseQuery = graphql(
 export const ProductOptionsQuery = graphql(`
   query ProductOptions {
     products {
-      id
-      name
-      isBundle
+      nodes {
+        id
+        name
+        isBundle
+      }
     }
   }
 `);
@@ -126,9 +128,11 @@ export const CreateLicenseMutation = graphql(
 
 export const UpdateLicenseMutation = graphql(
   `
-    mutation UpdateLicense($id: ID!, $input: UpdateLicenseInput!) {
-      updateLicense(id: $id, input: $input) {
-        ...LicenseDetailFields
+    mutation UpdateLicense($input: UpdateLicenseInput!) {
+      updateLicense(input: $input) {
+        license {
+          ...LicenseDetailFields
+        }
       }
     }
   `,
@@ -138,8 +142,10 @@ export const UpdateLicenseMutation = graphql(
 export const RevokeLicenseMutation = graphql(
   `
     mutation RevokeLicense($id: ID!) {
-      revokeLicense(id: $id) {
-        ...LicenseDetailFields
+      revokeLicense(input: { id: $id }) {
+        license {
+          ...LicenseDetailFields
+        }
       }
     }
   `,
@@ -149,8 +155,10 @@ export const RevokeLicenseMutation = graphql(
 export const DeactivateActivationMutation = graphql(
   `
     mutation DeactivateActivation($id: ID!) {
-      deactivateActivation(id: $id) {
-        ...LicenseDetailFields
+      deactivateActivation(input: { id: $id }) {
+        license {
+          ...LicenseDetailFields
+        }
       }
     }
   `,

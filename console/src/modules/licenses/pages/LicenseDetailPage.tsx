@@ -30,12 +30,12 @@ export function LicenseDetailPage() {
         Licenses
       </Anchor>
       <Text size="sm" ff="monospace">
-        {result.data?.license.keyHint ?? '…'}
+        {result.data?.license?.keyHint ?? '…'}
       </Text>
     </Breadcrumbs>
   );
 
-  if (errorCode(result.error) === 'NotFound' || errorCode(result.error) === 'InvalidRequest') {
+  if (result.data?.license === null || errorCode(result.error) === 'NotFound' || errorCode(result.error) === 'InvalidRequest') {
     return (
       <>
         {crumbs}
@@ -50,7 +50,7 @@ export function LicenseDetailPage() {
     <>
       {crumbs}
       <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
-        {({ license }) => (
+        {({ license }) => license && (
           <>
             <PageHeader
               title={
@@ -65,7 +65,7 @@ export function LicenseDetailPage() {
                   <Button variant="default" leftSection={<IconHistory size={16} />} component={Link} to={`/activity?entityId=${license.id}`}>
                     History
                   </Button>
-                  {canManage && license.status !== 'revoked' && (
+                  {canManage && license.status !== 'REVOKED' && (
                     <>
                       <Button variant="default" leftSection={<IconPencil size={16} />} onClick={open}>
                         Edit
@@ -86,10 +86,10 @@ export function LicenseDetailPage() {
             <EditLicenseModal license={license} opened={editing} onClose={close} />
             <Stack gap="lg">
               <LicenseOverview license={license} />
-              <ActivationsTable licenseId={license.id} canManage={canManage && license.status !== 'revoked'} />
+              <ActivationsTable licenseId={license.id} canManage={canManage && license.status !== 'REVOKED'} />
               {license.floatingSeats !== null && <FloatingSessionsCard licenseId={license.id} />}
-              {license.status !== 'revoked' && <IntegratePanel license={{ keyHint: license.keyHint, productName: license.product.name, nodeLocked: license.nodeLocked, floatingSeats: license.floatingSeats }} />}
-              <UsageCard licenseId={license.id} inactive={license.status === 'revoked' ? 'A revoked license records no usage.' : license.status === 'expired' ? 'An expired license records no usage.' : null} />
+              {license.status !== 'REVOKED' && <IntegratePanel license={{ keyHint: license.keyHint, productName: license.product.name, nodeLocked: license.nodeLocked, floatingSeats: license.floatingSeats }} />}
+              <UsageCard licenseId={license.id} inactive={license.status === 'REVOKED' ? 'A revoked license records no usage.' : license.status === 'EXPIRED' ? 'An expired license records no usage.' : null} />
             </Stack>
           </>
         )}

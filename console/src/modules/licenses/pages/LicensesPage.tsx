@@ -50,7 +50,7 @@ export function LicensesPage() {
   const filter = {
     search: search || undefined,
     productId: values.product ? values.product : undefined,
-    status: (values.status || undefined) as LicenseStatus | undefined,
+    status: (values.status ? values.status.toUpperCase() : undefined) as LicenseStatus | undefined,
     expiringWithinDays: values.expiring ? Number(values.expiring) : undefined,
   };
   const pages = useCursorPages(JSON.stringify(filter));
@@ -77,7 +77,7 @@ export function LicensesPage() {
             clearable
             searchable
             w={200}
-            data={(products.data?.products ?? []).map((product) => ({ value: product.id, label: product.name }))}
+            data={(products.data?.products.nodes ?? []).map((product) => ({ value: product.id, label: product.name }))}
             value={values.product ? values.product : null}
             onChange={(product) => filters.set({ product: product })}
           />

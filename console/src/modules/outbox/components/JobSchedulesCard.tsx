@@ -12,7 +12,7 @@ import { DataTable } from '../../../ui/DataTable';
 export function JobSchedulesCard() {
   const [result, reload] = useQuery({ query: JobSchedulesQuery });
   const canManage = useCanManage();
-  const runNow = useApiMutation(RunJobNowMutation, { success: (data) => `${data.runJobNow.name} is queued: the next free worker runs it.` });
+  const runNow = useApiMutation(RunJobNowMutation, { success: (data) => `${data.runJobNow.jobSchedule.name} is queued: the next free worker runs it.` });
   // After "Run now", refresh every 2 s for a while so the run shows up (running, then its last run).
   const [watchUntil, setWatchUntil] = useState(0);
   useEffect(() => {

@@ -59,8 +59,10 @@ export const JobSchedulesQuery = graphql(`
 
 export const RunJobNowMutation = graphql(`
   mutation RunJobNow($name: String!) {
-    runJobNow(name: $name) {
-      name
+    runJobNow(input: { name: $name }) {
+      jobSchedule {
+        name
+      }
     }
   }
 `);
@@ -68,11 +70,13 @@ export const RunJobNowMutation = graphql(`
 export const SendTestEmailMutation = graphql(`
   mutation SendTestEmail {
     sendTestEmail {
-      id
-      to
-      status
-      providerMessageId
-      lastError
+      email {
+        id
+        to
+        status
+        providerMessageId
+        lastError
+      }
     }
   }
 `);

@@ -21,8 +21,12 @@ type Email = ResultOf<typeof EmailsQuery>['emails']['nodes'][number];
 type Status = EnumOf<'EmailStatus'>;
 type Kind = EnumOf<'EmailKind'>;
 
-const STATUSES: Status[] = ['pending', 'sent', 'failed'];
-export const KIND_LABEL: Record<Kind, string> = { weeklyDigest: 'Weekly digest', expiryAdmin: 'Expiry alert (admins)', expiryCustomer: 'Expiry notice (customer)', test: 'Test email', invitation: 'Invitation' };
+const STATUSES: { value: Status; label: string }[] = [
+  { value: 'PENDING', label: 'pending' },
+  { value: 'SENT', label: 'sent' },
+  { value: 'FAILED', label: 'failed' },
+];
+export const KIND_LABEL: Record<Kind, string> = { WEEKLY_DIGEST: 'Weekly digest', EXPIRY_ADMIN: 'Expiry alert (admins)', EXPIRY_CUSTOMER: 'Expiry notice (customer)', TEST: 'Test email', INVITATION: 'Invitation' };
 
 /** The email outbox (every email is written here first, then delivered) and the job schedule. */
 export function OutboxPage() {
@@ -35,11 +39,11 @@ export function OutboxPage() {
   const [result, reload] = useQuery({ query: EmailsQuery, variables });
   const testEmail = useApiMutation(SendTestEmailMutation, {
     success: (data) =>
-      data.sendTestEmail.providerMessageId === 'development'
-        ? `Test email kept in the development outbox for ${data.sendTestEmail.to} (nothing is delivered).`
-        : data.sendTestEmail.status === 'sent'
-          ? `Test email sent to ${data.sendTestEmail.to}.`
-          : `Test email to ${data.sendTestEmail.to} not delivered yet: ${data.sendTestEmail.lastError ?? 'it will be retried'}.`,
+      data.sendTestEmail.email.providerMessageId === 'development'
+        ? `Test email kept in the development outbox for ${data.sendTestEmail.email.to} (nothing is delivered).`
+        : data.sendTestEmail.email.status === 'SENT'
+          ? `Test email sent to ${data.sendTestEmail.email.to}.`
+          : `Test email to ${data.sendTestEmail.email.to} not delivered yet: ${data.sendTestEmail.email.lastError ?? 'it will be retried'}.`,
   });
   const development = result.data?.emailDeliveryMode === 'DEVELOPMENT';
 

@@ -26,8 +26,8 @@ export function ProductFormModal({ opened, onClose, product, products }: { opene
     clearErrors();
   }, [opened, product, setInitialValues, setValues, resetTouched, clearErrors]);
 
-  const create = useApiMutation(CreateProductMutation, { success: (data) => `${data.createProduct.name} was created.` });
-  const update = useApiMutation(UpdateProductMutation, { success: (data) => `${data.updateProduct.name} was saved.` });
+  const create = useApiMutation(CreateProductMutation, { success: (data) => `${data.createProduct.product.name} was created.` });
+  const update = useApiMutation(UpdateProductMutation, { success: (data) => `${data.updateProduct.product.name} was saved.` });
   const saving = create.saving || update.saving;
   const memberOptions = products.filter((candidate) => !candidate.isBundle && candidate.id !== product?.id).map((candidate) => ({ value: candidate.id, label: candidate.name }));
   const values = form.getValues();

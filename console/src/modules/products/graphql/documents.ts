@@ -18,7 +18,9 @@ export const ProductsQuery = graphql(
   `
     query Products {
       products {
-        ...ProductFields
+        nodes {
+          ...ProductFields
+        }
       }
     }
   `,
@@ -28,8 +30,10 @@ export const ProductsQuery = graphql(
 export const CreateProductMutation = graphql(
   `
     mutation CreateProduct($name: String!, $bundleMemberIds: [ID!]) {
-      createProduct(name: $name, bundleMemberIds: $bundleMemberIds) {
-        ...ProductFields
+      createProduct(input: { name: $name, bundleMemberIds: $bundleMemberIds }) {
+        product {
+          ...ProductFields
+        }
       }
     }
   `,
@@ -39,8 +43,10 @@ export const CreateProductMutation = graphql(
 export const UpdateProductMutation = graphql(
   `
     mutation UpdateProduct($id: ID!, $name: String, $bundleMemberIds: [ID!]) {
-      updateProduct(id: $id, name: $name, bundleMemberIds: $bundleMemberIds) {
-        ...ProductFields
+      updateProduct(input: { id: $id, name: $name, bundleMemberIds: $bundleMemberIds }) {
+        product {
+          ...ProductFields
+        }
       }
     }
   `,
@@ -49,6 +55,8 @@ export const UpdateProductMutation = graphql(
 
 export const DeleteProductMutation = graphql(`
   mutation DeleteProduct($id: ID!) {
-    deleteProduct(id: $id)
+    deleteProduct(input: { id: $id }) {
+      deletedProductId
+    }
   }
 `);

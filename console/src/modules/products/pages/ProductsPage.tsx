@@ -20,7 +20,7 @@ export function ProductsPage() {
   const [result, reload] = useQuery({ query: ProductsQuery });
   const [editing, setEditing] = useState<Product | 'new' | null>(null);
   const canManage = useCanManage();
-  const products = result.data?.products ?? [];
+  const products = result.data?.products.nodes ?? [];
 
   return (
     <>
@@ -38,7 +38,7 @@ export function ProductsPage() {
         <QueryState
           result={result}
           onRetry={() => reload({ requestPolicy: 'network-only' })}
-          isEmpty={(data) => data.products.length === 0}
+          isEmpty={(data) => data.products.nodes.length === 0}
           empty={
             <EmptyState title="No products yet" action={canManage && <Button onClick={() => setEditing('new')}>Create your first product</Button>}>
               Create a product, then issue licenses for it.
@@ -47,7 +47,7 @@ export function ProductsPage() {
         >
           {(data) => (
             <DataTable
-              records={data.products}
+              records={data.products.nodes}
               minWidth={680}
               rowTestId="product-row"
               columns={[

@@ -65,7 +65,7 @@ function EnrollMfa({ onEnrolled }: { onEnrolled: (codes: string[]) => void }) {
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     const data = await confirm.run({ code: code.trim() });
-    if (data) onEnrolled(data.confirmMfaEnrollment);
+    if (data) onEnrolled(data.confirmMfaEnrollment.backupCodes);
   };
 
   return (

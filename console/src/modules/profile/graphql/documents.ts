@@ -2,7 +2,11 @@ import { graphql } from '../../../graphql';
 
 export const ChangePasswordMutation = graphql(`
   mutation ChangePassword($currentPassword: String!, $newPassword: String!) {
-    changePassword(currentPassword: $currentPassword, newPassword: $newPassword)
+    changePassword(input: { currentPassword: $currentPassword, newPassword: $newPassword }) {
+      user {
+        id
+      }
+    }
   }
 `);
 
@@ -26,13 +30,24 @@ export const StartMfaEnrollmentMutation = graphql(`
 
 export const ConfirmMfaEnrollmentMutation = graphql(`
   mutation ConfirmMfaEnrollment($code: String!) {
-    confirmMfaEnrollment(code: $code)
+    confirmMfaEnrollment(input: { code: $code }) {
+      backupCodes
+      user {
+        id
+        mfaEnabled
+      }
+    }
   }
 `);
 
 export const DisableMfaMutation = graphql(`
   mutation DisableMfa($totpCode: String, $backupCode: String) {
-    disableMfa(totpCode: $totpCode, backupCode: $backupCode)
+    disableMfa(input: { totpCode: $totpCode, backupCode: $backupCode }) {
+      user {
+        id
+        mfaEnabled
+      }
+    }
   }
 `);
 
@@ -47,9 +62,11 @@ export const NotificationPreferencesQuery = graphql(`
 
 export const UpdateNotificationPreferencesMutation = graphql(`
   mutation UpdateNotificationPreferences($digestEmailEnabled: Boolean, $expiryEmailEnabled: Boolean) {
-    updateNotificationPreferences(digestEmailEnabled: $digestEmailEnabled, expiryEmailEnabled: $expiryEmailEnabled) {
-      digestEmailEnabled
-      expiryEmailEnabled
+    updateNotificationPreferences(input: { digestEmailEnabled: $digestEmailEnabled, expiryEmailEnabled: $expiryEmailEnabled }) {
+      notificationPreferences {
+        digestEmailEnabled
+        expiryEmailEnabled
+      }
     }
   }
 `);

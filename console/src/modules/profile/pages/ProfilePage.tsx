@@ -13,7 +13,7 @@ export function ProfilePage() {
         title="My profile"
         description={
           <Text span size="sm">
-            Signed in as <b>{user.email}</b> ({user.role === 'CompanyAdmin' ? 'admin' : 'read-only'}).
+            Signed in as <b>{user.email}</b> ({user.role === 'COMPANY_ADMIN' ? 'admin' : 'read-only'}).
           </Text>
         }
       />

@@ -15,13 +15,15 @@ export const CompanyQuery = graphql(`
 
 export const UpdateCompanySettingsMutation = graphql(`
   mutation UpdateCompanySettings($name: String, $keyPrefix: String, $renewalUrl: String, $supportEmail: String) {
-    updateCompanySettings(name: $name, keyPrefix: $keyPrefix, renewalUrl: $renewalUrl, supportEmail: $supportEmail) {
-      id
-      name
-      keyPrefix
-      subscriptionEndsAt
-      renewalUrl
-      supportEmail
+    updateCompanySettings(input: { name: $name, keyPrefix: $keyPrefix, renewalUrl: $renewalUrl, supportEmail: $supportEmail }) {
+      company {
+        id
+        name
+        keyPrefix
+        subscriptionEndsAt
+        renewalUrl
+        supportEmail
+      }
     }
   }
 `);

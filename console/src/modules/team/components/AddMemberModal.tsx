@@ -6,13 +6,13 @@ import { passwordSchema } from '../../auth/validation';
 import { CreateUserMutation } from '../graphql/documents';
 import { RoleSelect, type Role } from './RoleSelect';
 
-const EMPTY = { email: '', name: '', password: '', role: 'ReadOnly' as Role };
+const EMPTY = { email: '', name: '', password: '', role: 'READ_ONLY' as Role };
 const schema = z.object({ password: passwordSchema });
 
 /** Adds a team member with an initial password (to hand over securely; they change it under My profile). */
 export function AddMemberModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const form = useZodForm(schema, EMPTY);
-  const create = useApiMutation(CreateUserMutation, { success: (data) => `${data.createUser.email} can now sign in.` });
+  const create = useApiMutation(CreateUserMutation, { success: (data) => `${data.createUser.user.email} can now sign in.` });
 
   const close = () => {
     form.reset();

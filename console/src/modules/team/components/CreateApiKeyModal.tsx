@@ -7,7 +7,7 @@ import { useZodForm } from '../../../ui/useZodForm';
 import { CreateApiKeyMutation } from '../graphql/documents';
 import { RoleSelect, type Role } from './RoleSelect';
 
-const EMPTY = { name: '', role: 'ReadOnly' as Role };
+const EMPTY = { name: '', role: 'READ_ONLY' as Role };
 const schema = z.object({ name: z.string().trim().min(1, 'Name what uses the key.') });
 
 /** Creates an API key and shows it once, with a copy button. */

@@ -5,14 +5,14 @@ import { useZodForm } from '../../../ui/useZodForm';
 import { InviteUserMutation } from '../graphql/documents';
 import { RoleSelect, type Role } from './RoleSelect';
 
-const EMPTY = { email: '', name: '', role: 'ReadOnly' as Role };
+const EMPTY = { email: '', name: '', role: 'READ_ONLY' as Role };
 // The address is checked by the server (its message shows on the field).
 const schema = z.object({ email: z.string() });
 
 /** Invites a team member by email: they get a one-time link (7 days) to choose their own password. */
 export function InviteMemberModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const form = useZodForm(schema, EMPTY);
-  const invite = useApiMutation(InviteUserMutation, { success: (data) => `Invitation sent to ${data.inviteUser.email}.` });
+  const invite = useApiMutation(InviteUserMutation, { success: (data) => `Invitation sent to ${data.inviteUser.invitation.email}.` });
 
   const close = () => {
     form.reset();

@@ -18,7 +18,9 @@ export const UsersQuery = graphql(
   `
     query Users {
       users {
-        ...TeamMemberFields
+        nodes {
+          ...TeamMemberFields
+        }
       }
     }
   `,
@@ -28,8 +30,10 @@ export const UsersQuery = graphql(
 export const CreateUserMutation = graphql(
   `
     mutation CreateUser($email: String!, $password: String!, $role: Role!, $name: String) {
-      createUser(email: $email, password: $password, role: $role, name: $name) {
-        ...TeamMemberFields
+      createUser(input: { email: $email, password: $password, role: $role, name: $name }) {
+        user {
+          ...TeamMemberFields
+        }
       }
     }
   `,
@@ -39,8 +43,10 @@ export const CreateUserMutation = graphql(
 export const UpdateUserMutation = graphql(
   `
     mutation UpdateUser($id: ID!, $name: String, $role: Role) {
-      updateUser(id: $id, name: $name, role: $role) {
-        ...TeamMemberFields
+      updateUser(input: { id: $id, name: $name, role: $role }) {
+        user {
+          ...TeamMemberFields
+        }
       }
     }
   `,
@@ -50,8 +56,10 @@ export const UpdateUserMutation = graphql(
 export const DeactivateUserMutation = graphql(
   `
     mutation DeactivateUser($id: ID!) {
-      deactivateUser(id: $id) {
-        ...TeamMemberFields
+      deactivateUser(input: { id: $id }) {
+        user {
+          ...TeamMemberFields
+        }
       }
     }
   `,
@@ -61,8 +69,10 @@ export const DeactivateUserMutation = graphql(
 export const ReactivateUserMutation = graphql(
   `
     mutation ReactivateUser($id: ID!) {
-      reactivateUser(id: $id) {
-        ...TeamMemberFields
+      reactivateUser(input: { id: $id }) {
+        user {
+          ...TeamMemberFields
+        }
       }
     }
   `,
@@ -85,7 +95,9 @@ export const ApiKeysQuery = graphql(
   `
     query ApiKeys {
       apiKeys {
-        ...ApiKeyFields
+        nodes {
+          ...ApiKeyFields
+        }
       }
     }
   `,
@@ -95,7 +107,7 @@ export const ApiKeysQuery = graphql(
 export const CreateApiKeyMutation = graphql(
   `
     mutation CreateApiKey($name: String!, $role: Role!) {
-      createApiKey(name: $name, role: $role) {
+      createApiKey(input: { name: $name, role: $role }) {
         key
         apiKey {
           ...ApiKeyFields
@@ -109,8 +121,10 @@ export const CreateApiKeyMutation = graphql(
 export const RevokeApiKeyMutation = graphql(
   `
     mutation RevokeApiKey($id: ID!) {
-      revokeApiKey(id: $id) {
-        ...ApiKeyFields
+      revokeApiKey(input: { id: $id }) {
+        apiKey {
+          ...ApiKeyFields
+        }
       }
     }
   `,
@@ -133,7 +147,9 @@ export const InvitationsQuery = graphql(
   `
     query Invitations {
       invitations {
-        ...InvitationFields
+        nodes {
+          ...InvitationFields
+        }
       }
     }
   `,
@@ -143,8 +159,10 @@ export const InvitationsQuery = graphql(
 export const InviteUserMutation = graphql(
   `
     mutation InviteUser($email: String!, $role: Role!, $name: String) {
-      inviteUser(email: $email, role: $role, name: $name) {
-        ...InvitationFields
+      inviteUser(input: { email: $email, role: $role, name: $name }) {
+        invitation {
+          ...InvitationFields
+        }
       }
     }
   `,
@@ -154,8 +172,10 @@ export const InviteUserMutation = graphql(
 export const RevokeInvitationMutation = graphql(
   `
     mutation RevokeInvitation($id: ID!) {
-      revokeInvitation(id: $id) {
-        ...InvitationFields
+      revokeInvitation(input: { id: $id }) {
+        invitation {
+          ...InvitationFields
+        }
       }
     }
   `,

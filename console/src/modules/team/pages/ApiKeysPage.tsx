@@ -32,12 +32,12 @@ export function ApiKeysPage() {
         <QueryState
           result={result}
           onRetry={() => reload({ requestPolicy: 'network-only' })}
-          isEmpty={(data) => data.apiKeys.length === 0}
+          isEmpty={(data) => data.apiKeys.nodes.length === 0}
           empty={<EmptyState title="No API keys yet">Create one to automate license management from your backend.</EmptyState>}
         >
           {(data) => (
             <DataTable
-              records={data.apiKeys}
+              records={data.apiKeys.nodes}
               minWidth={720}
               rowOpacity={(key) => (key.revokedAt ? 0.6 : 1)}
               columns={[
@@ -65,7 +65,7 @@ export function ApiKeysPage() {
 }
 
 function ApiKeyActions({ apiKey: key, canManage }: { apiKey: FragmentOf<typeof ApiKeyFields>; canManage: boolean }) {
-  const revoke = useApiMutation(RevokeApiKeyMutation, { success: (d) => `The key “${d.revokeApiKey.name}” was revoked.` });
+  const revoke = useApiMutation(RevokeApiKeyMutation, { success: (d) => `The key “${d.revokeApiKey.apiKey.name}” was revoked.` });
   if (key.revokedAt) {
     return (
       <Badge color="gray" variant="light">

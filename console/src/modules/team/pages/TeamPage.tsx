@@ -49,10 +49,10 @@ export function TeamPage() {
       <AddMemberModal opened={adding} onClose={close} />
       <InviteMemberModal opened={inviting} onClose={invitation.close} />
       <Paper>
-        <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })} isEmpty={(data) => data.users.length === 0} empty={<EmptyState title="No team members yet" />}>
+        <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })} isEmpty={(data) => data.users.nodes.length === 0} empty={<EmptyState title="No team members yet" />}>
           {(data) => (
             <DataTable
-              records={data.users}
+              records={data.users.nodes}
               minWidth={760}
               rowOpacity={(member) => (member.active ? 1 : 0.6)}
               columns={[
@@ -90,7 +90,7 @@ export function TeamPage() {
 /** Invitations sent and not yet accepted (hidden while there are none). */
 function PendingInvitations({ canManage }: { canManage: boolean }) {
   const [result] = useQuery({ query: InvitationsQuery });
-  const invitations = result.data?.invitations ?? [];
+  const invitations = result.data?.invitations.nodes ?? [];
   if (invitations.length === 0) return null;
   return (
     <Paper mt="lg" p="md">
@@ -137,7 +137,7 @@ function PendingInvitations({ canManage }: { canManage: boolean }) {
 }
 
 function RevokeInvitation({ invitation }: { invitation: FragmentOf<typeof InvitationFields> }) {
-  const revoke = useApiMutation(RevokeInvitationMutation, { success: (d) => `The invitation of ${d.revokeInvitation.email} was revoked.` });
+  const revoke = useApiMutation(RevokeInvitationMutation, { success: (d) => `The invitation of ${d.revokeInvitation.invitation.email} was revoked.` });
   return (
     <ConfirmAction
       size="xs"
@@ -187,7 +187,7 @@ function useEditable(member: Member, canManage: boolean) {
 }
 
 function MemberRole({ member, canManage }: { member: Member; canManage: boolean }) {
-  const update = useApiMutation(UpdateUserMutation, { success: (d) => `${d.updateUser.email} is now ${roleLabel(d.updateUser.role)}.` });
+  const update = useApiMutation(UpdateUserMutation, { success: (d) => `${d.updateUser.user.email} is now ${roleLabel(d.updateUser.user.role)}.` });
   if (!useEditable(member, canManage)) return <Text size="sm">{roleLabel(member.role)}</Text>;
   return (
     <Select
@@ -204,8 +204,8 @@ function MemberRole({ member, canManage }: { member: Member; canManage: boolean 
 }
 
 function MemberActions({ member, canManage }: { member: Member; canManage: boolean }) {
-  const deactivate = useApiMutation(DeactivateUserMutation, { success: (d) => `${d.deactivateUser.email} was deactivated.` });
-  const reactivate = useApiMutation(ReactivateUserMutation, { success: (d) => `${d.reactivateUser.email} can sign in again.` });
+  const deactivate = useApiMutation(DeactivateUserMutation, { success: (d) => `${d.deactivateUser.user.email} was deactivated.` });
+  const reactivate = useApiMutation(ReactivateUserMutation, { success: (d) => `${d.reactivateUser.user.email} can sign in again.` });
   const editable = useEditable(member, canManage);
   return (
     <>

@@ -15,16 +15,16 @@ import { DataTable } from '../../../ui/DataTable';
 
 type Period = EnumOf<'MeterPeriod'>;
 const PERIODS: { value: Period; label: string }[] = [
-  { value: 'day', label: 'Today' },
-  { value: 'month', label: 'This month' },
-  { value: 'year', label: 'This year' },
-  { value: 'lifetime', label: 'Lifetime' },
+  { value: 'DAY', label: 'Today' },
+  { value: 'MONTH', label: 'This month' },
+  { value: 'YEAR', label: 'This year' },
+  { value: 'LIFETIME', label: 'Lifetime' },
 ];
 
 /** Metered usage of one license (POST /api/v1/meter) per event, with quotas. */
 /** `inactive`: why no quota can be set now (a revoked or expired license records no usage), or null. */
 export function UsageCard({ licenseId, inactive = null }: { licenseId: string; inactive?: string | null }) {
-  const [period, setPeriod] = useState<Period>('month');
+  const [period, setPeriod] = useState<Period>('MONTH');
   const [result, reload] = useQuery({ query: UsageTotalsQuery, variables: { licenseId, period } });
   const [quotaFor, setQuotaFor] = useState<string | null>(null);
   const [editing, { open, close }] = useDisclosure(false);
@@ -54,10 +54,10 @@ export function UsageCard({ licenseId, inactive = null }: { licenseId: string; i
       <QueryState
         result={result}
         onRetry={() => reload({ requestPolicy: 'network-only' })}
-        isEmpty={(data) => data.usageTotals.totals.length === 0}
+        isEmpty={(data) => !data.usageTotals || data.usageTotals.totals.length === 0}
         empty={<EmptyState title="No usage recorded">Applications report usage with POST /api/v1/meter.</EmptyState>}
       >
-        {({ usageTotals: usage }) => (
+        {({ usageTotals: usage }) => usage && (
           <>
             {usage.periodStart && (
               <Text size="xs" c="dimmed" mb="xs">
@@ -87,7 +87,7 @@ export function UsageCard({ licenseId, inactive = null }: { licenseId: string; i
                     row.quota ? (
                       <Stack gap={2} miw={180}>
                         <Text size="xs">
-                          {formatNumber(row.quota.limit)} per {row.quota.period}
+                          {formatNumber(row.quota.limit)} per {row.quota.period.toLowerCase()}
                           {row.remaining !== null && ` · ${formatNumber(row.remaining)} left`}
                         </Text>
                         {row.quota.period === usage.period && <Progress size="sm" value={Math.min(100, (row.total / Math.max(1, row.quota.limit)) * 100)} color={row.remaining === 0 ? 'red' : 'indigo'} aria-label={`${row.event} quota used`} />}
@@ -129,7 +129,7 @@ export function UsageCard({ licenseId, inactive = null }: { licenseId: string; i
 const quotaSchema = z.object({ name: z.string(), period: z.string(), limit: z.union([z.literal(''), z.number()]).refine((limit) => limit !== '', 'Enter a limit.') });
 
 function QuotaModal({ licenseId, event, opened, onClose }: { licenseId: string; event: string | null; opened: boolean; onClose: () => void }) {
-  const form = useZodForm(quotaSchema, { name: '', period: 'month' as Period, limit: 1000 as number | '' });
+  const form = useZodForm(quotaSchema, { name: '', period: 'MONTH' as Period, limit: 1000 as number | '' });
   const save = useApiMutation(SetMeterQuotaMutation, { success: 'Quota saved.' });
   const values = form.getValues();
   const submit = form.onSubmit(async ({ name, period, limit }) => {
@@ -141,7 +141,7 @@ function QuotaModal({ licenseId, event, opened, onClose }: { licenseId: string; 
       <form onSubmit={submit}>
         <Stack>
           {!event && <TextInput label="Event name" required data-autofocus {...form.getInputProps('name')} description="As your application sends it, e.g. api_call." />}
-          <Select label="Per" data={PERIODS.map((p) => ({ value: p.value, label: p.value }))} value={values.period} allowDeselect={false} onChange={(value) => value && form.setFieldValue('period', value as Period)} />
+          <Select label="Per" data={PERIODS.map((p) => ({ value: p.value, label: p.value.toLowerCase() }))} value={values.period} allowDeselect={false} onChange={(value) => value && form.setFieldValue('period', value as Period)} />
           <NumberInput label="Limit" required min={0} clampBehavior="none" allowDecimal={false} {...form.getInputProps('limit')} />
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>

@@ -22,15 +22,19 @@ export const UsageTotalsQuery = graphql(`
 
 export const SetMeterQuotaMutation = graphql(`
   mutation SetMeterQuota($licenseId: ID!, $event: String!, $period: MeterPeriod!, $limit: Int!) {
-    setMeterQuota(licenseId: $licenseId, event: $event, period: $period, limit: $limit) {
-      limit
-      period
+    setMeterQuota(input: { licenseId: $licenseId, event: $event, period: $period, limit: $limit }) {
+      quota {
+        limit
+        period
+      }
     }
   }
 `);
 
 export const RemoveMeterQuotaMutation = graphql(`
   mutation RemoveMeterQuota($licenseId: ID!, $event: String!) {
-    removeMeterQuota(licenseId: $licenseId, event: $event)
+    removeMeterQuota(input: { licenseId: $licenseId, event: $event }) {
+      removed
+    }
   }
 `);
