@@ -2,6 +2,7 @@ import { Button, Group, Modal, Stack, Text } from '@mantine/core';
 import { useEffect, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { useQuery } from 'urql';
+import { readFragment } from '../../../graphql';
 import { SecretOnce } from '../../../ui/SecretOnce';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useZodForm } from '../../../ui/useZodForm';
@@ -9,6 +10,7 @@ import { CreateLicenseMutation, ProductOptionsQuery } from '../graphql/documents
 import { EMPTY_LICENSE_FORM, licenseFormSchema, SERVER_FIELD, toLicenseAttributes, type LicenseForm } from '../licenseForm';
 import { licensePath } from '../paths';
 import { LicenseFormFields } from './LicenseFormFields';
+import { LicenseListFields } from './LicensesTable';
 
 const schema = licenseFormSchema();
 
@@ -38,7 +40,9 @@ export function CreateLicenseModal({ opened, onClose, productId }: { opened: boo
 
   const submit = form.onSubmit(async (values) => {
     const result = await create.run({ input: { productId: values.productId, ...toLicenseAttributes(values) } }, { form, rename: SERVER_FIELD });
-    if (result) setCreated({ key: result.createLicense.key, id: result.createLicense.license.id, product: result.createLicense.license.product.name });
+    if (!result) return;
+    const license = readFragment(LicenseListFields, result.createLicense.license);
+    setCreated({ key: result.createLicense.key, id: license.id, product: license.product.name });
   });
 
   return (

@@ -3,6 +3,7 @@ import { useDisclosure } from '@mantine/hooks';
 import { IconHistory, IconPencil } from '@tabler/icons-react';
 import { Link, useParams } from 'react-router';
 import { useQuery } from 'urql';
+import { readFragment } from '../../../graphql';
 import { errorCode } from '../../../lib/errors';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
 import { PageHeader } from '../../../ui/PageHeader';
@@ -13,7 +14,7 @@ import { FloatingSessionsCard } from '../../floating/components/FloatingSessions
 import { UsageCard } from '../../usage/components/UsageCard';
 import { ActivationsTable } from '../components/ActivationsTable';
 import { EditLicenseModal } from '../components/EditLicenseModal';
-import { LicenseOverview } from '../components/LicenseOverview';
+import { LicenseDetailFields, LicenseOverview } from '../components/LicenseOverview';
 import { LicenseStatusBadge } from '../components/LicenseStatus';
 import { IntegratePanel } from '../integration/IntegratePanel';
 import { LicenseQuery, RevokeLicenseMutation } from '../graphql/documents';
@@ -30,7 +31,7 @@ export function LicenseDetailPage() {
         Licenses
       </Anchor>
       <Text size="sm" ff="monospace">
-        {result.data?.license?.keyHint ?? '…'}
+        {result.data?.license ? readFragment(LicenseDetailFields, result.data.license).keyHint : '…'}
       </Text>
     </Breadcrumbs>
   );
@@ -50,7 +51,10 @@ export function LicenseDetailPage() {
     <>
       {crumbs}
       <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
-        {({ license }) => license && (
+        {({ license: ref }) => {
+          if (!ref) return null;
+          const license = readFragment(LicenseDetailFields, ref);
+          return (
           <>
             <PageHeader
               title={
@@ -85,14 +89,15 @@ export function LicenseDetailPage() {
             />
             <EditLicenseModal license={license} opened={editing} onClose={close} />
             <Stack gap="lg">
-              <LicenseOverview license={license} />
+              <LicenseOverview license={ref} />
               <ActivationsTable licenseId={license.id} canManage={canManage && license.status !== 'REVOKED'} />
               {license.floatingSeats !== null && <FloatingSessionsCard licenseId={license.id} />}
               {license.status !== 'REVOKED' && <IntegratePanel license={{ keyHint: license.keyHint, productName: license.product.name, nodeLocked: license.nodeLocked, floatingSeats: license.floatingSeats }} />}
               <UsageCard licenseId={license.id} inactive={license.status === 'REVOKED' ? 'A revoked license records no usage.' : license.status === 'EXPIRED' ? 'An expired license records no usage.' : null} />
             </Stack>
           </>
-        )}
+          );
+        }}
       </QueryState>
     </>
   );

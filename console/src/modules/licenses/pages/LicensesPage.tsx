@@ -1,19 +1,18 @@
-import { Anchor, Button, Code, Group, Paper, SegmentedControl, Select, Text } from '@mantine/core';
+import { Button, Group, Paper, SegmentedControl, Select, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconPlus } from '@tabler/icons-react';
 import { useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { useNavigate } from 'react-router';
 import { useQuery } from 'urql';
-import { seats } from '../../../lib/format';
 import { DebouncedSearch } from '../../../ui/DebouncedSearch';
 import { PageHeader } from '../../../ui/PageHeader';
-import { DataTable } from '../../../ui/DataTable';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useCursorPages } from '../../../ui/useCursorPages';
 import { useSearchFilters } from '../../../ui/useSearchFilters';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { CreateLicenseModal } from '../components/CreateLicenseModal';
-import { ExpiryText, LicenseStatusBadge, type LicenseStatus } from '../components/LicenseStatus';
+import { LicensesTable } from '../components/LicensesTable';
+import type { LicenseStatus } from '../components/LicenseStatus';
 import { LicensesQuery, ProductOptionsQuery } from '../graphql/documents';
 import { licensePath } from '../paths';
 
@@ -111,41 +110,11 @@ export function LicensesPage() {
           }
         >
           {(data) => (
-            <DataTable
-              records={data.licenses.nodes}
-              minWidth={860}
-              rowTestId="license-row"
-              onRowClick={(license) => navigate(licensePath(license.id))}
+            <LicensesTable
+              licenses={data.licenses.nodes}
+              onOpen={(id) => navigate(licensePath(id))}
               fetching={result.fetching}
               paging={{ connection: data.licenses, onLoadMore: pages.loadMore }}
-              columns={[
-                {
-                  accessor: 'keyHint',
-                  title: 'Key',
-                  render: (license) => (
-                    <Anchor component={Link} to={licensePath(license.id)} ff="monospace" size="sm">
-                      {license.keyHint}
-                    </Anchor>
-                  ),
-                },
-                { accessor: 'product', title: 'Product', render: (license) => <Text size="sm">{license.product.name}</Text> },
-                {
-                  accessor: 'customerEmail',
-                  title: 'Customer',
-                  render: (license) => (
-                    <Text size="sm" c={license.customerEmail ? undefined : 'dimmed'}>
-                      {license.customerEmail ?? '—'}
-                    </Text>
-                  ),
-                },
-                { accessor: 'status', title: 'Status', render: (license) => <LicenseStatusBadge status={license.status} isTrial={license.isTrial} /> },
-                { accessor: 'seats', title: 'Seats', textAlign: 'right', render: (license) => <Code>{seats(license.currentActivations, license.maxActivations)}</Code> },
-                {
-                  accessor: 'expiresAt',
-                  title: 'Expires',
-                  render: (license) => <ExpiryText expiresAt={license.expiresAt} daysUntilExpiry={license.daysUntilExpiry} status={license.status} />,
-                },
-              ]}
             />
           )}
         </QueryState>

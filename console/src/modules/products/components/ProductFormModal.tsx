@@ -1,12 +1,11 @@
 import { Button, Group, Modal, MultiSelect, Stack, Switch, TextInput } from '@mantine/core';
 import { useEffect } from 'react';
 import { z } from 'zod';
-import type { FragmentOf } from '../../../graphql';
+import { readFragment } from '../../../graphql';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useZodForm } from '../../../ui/useZodForm';
-import { CreateProductMutation, UpdateProductMutation, type ProductFields } from '../graphql/documents';
-
-type Product = FragmentOf<typeof ProductFields>;
+import { CreateProductMutation, UpdateProductMutation } from '../graphql/documents';
+import { ProductFields, type Product } from './ProductsTable';
 
 const schema = z
   .object({ name: z.string().trim().min(1, 'Name the product.'), isBundle: z.boolean(), bundleMemberIds: z.array(z.string()) })
@@ -15,7 +14,7 @@ const schema = z
 const valuesOf = (product?: Product) => ({ name: product?.name ?? '', isBundle: product?.isBundle ?? false, bundleMemberIds: product?.bundleMembers.map((member) => member.id) ?? [] });
 
 /** Creates a product or bundle, or edits one (rename, change bundle members). */
-export function ProductFormModal({ opened, onClose, product, products }: { opened: boolean; onClose: () => void; product?: Product; products: Product[] }) {
+export function ProductFormModal({ opened, onClose, product, products }: { opened: boolean; onClose: () => void; product?: Product; products: readonly Product[] }) {
   const form = useZodForm(schema, valuesOf(product));
   const { setInitialValues, setValues, resetTouched, clearErrors } = form;
   useEffect(() => {
@@ -26,8 +25,8 @@ export function ProductFormModal({ opened, onClose, product, products }: { opene
     clearErrors();
   }, [opened, product, setInitialValues, setValues, resetTouched, clearErrors]);
 
-  const create = useApiMutation(CreateProductMutation, { success: (data) => `${data.createProduct.product.name} was created.` });
-  const update = useApiMutation(UpdateProductMutation, { success: (data) => `${data.updateProduct.product.name} was saved.` });
+  const create = useApiMutation(CreateProductMutation, { success: (data) => `${readFragment(ProductFields, data.createProduct.product).name} was created.` });
+  const update = useApiMutation(UpdateProductMutation, { success: (data) => `${readFragment(ProductFields, data.updateProduct.product).name} was saved.` });
   const saving = create.saving || update.saving;
   const memberOptions = products.filter((candidate) => !candidate.isBundle && candidate.id !== product?.id).map((candidate) => ({ value: candidate.id, label: candidate.name }));
   const values = form.getValues();

@@ -1,26 +1,22 @@
-import { Anchor, Badge, Button, Group, Paper, Text } from '@mantine/core';
+import { Button, Group, Paper } from '@mantine/core';
 import { IconPlus } from '@tabler/icons-react';
 import { useState } from 'react';
-import { Link } from 'react-router';
 import { useQuery } from 'urql';
-import type { FragmentOf } from '../../../graphql';
-import { formatDate } from '../../../lib/format';
+import { readFragment } from '../../../graphql';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { ProductFormModal } from '../components/ProductFormModal';
-import { DeleteProductMutation, ProductsQuery, type ProductFields } from '../graphql/documents';
-import { DataTable } from '../../../ui/DataTable';
-
-type Product = FragmentOf<typeof ProductFields>;
+import { ProductFields, ProductsTable, type Product } from '../components/ProductsTable';
+import { DeleteProductMutation, ProductsQuery } from '../graphql/documents';
 
 export function ProductsPage() {
   const [result, reload] = useQuery({ query: ProductsQuery });
   const [editing, setEditing] = useState<Product | 'new' | null>(null);
   const canManage = useCanManage();
-  const products = result.data?.products.nodes ?? [];
+  const products = readFragment(ProductFields, result.data?.products.nodes ?? []);
 
   return (
     <>
@@ -46,50 +42,7 @@ export function ProductsPage() {
           }
         >
           {(data) => (
-            <DataTable
-              records={data.products.nodes}
-              minWidth={680}
-              rowTestId="product-row"
-              columns={[
-                {
-                  accessor: 'name',
-                  title: 'Name',
-                  render: (product) => (
-                    <div>
-                      <Text size="sm" fw={500}>
-                        {product.name}
-                      </Text>
-                      {product.isBundle && (
-                        <Text size="xs" c="dimmed">
-                          {product.bundleMembers.map((member) => member.name).join(', ')}
-                        </Text>
-                      )}
-                    </div>
-                  ),
-                },
-                {
-                  accessor: 'isBundle',
-                  title: 'Type',
-                  render: (product) => (
-                    <Badge variant="light" color={product.isBundle ? 'grape' : 'gray'}>
-                      {product.isBundle ? 'Bundle' : 'Product'}
-                    </Badge>
-                  ),
-                },
-                {
-                  accessor: 'licenseCount',
-                  title: 'Licenses',
-                  textAlign: 'right',
-                  render: (product) => (
-                    <Anchor component={Link} to={`/licenses?product=${product.id}`} size="sm">
-                      {product.licenseCount}
-                    </Anchor>
-                  ),
-                },
-                { accessor: 'createdAt', title: 'Created', render: (product) => formatDate(product.createdAt) },
-                { accessor: 'actions', title: '', render: (product) => canManage && <ProductActions product={product} onEdit={() => setEditing(product)} /> },
-              ]}
-            />
+            <ProductsTable products={data.products.nodes} renderActions={(product) => canManage && <ProductActions product={product} onEdit={() => setEditing(product)} />} />
           )}
         </QueryState>
       </Paper>

@@ -1,5 +1,7 @@
 import { Button, Group, Modal, PasswordInput, Stack, TextInput } from '@mantine/core';
 import { z } from 'zod';
+import { readFragment } from '../../../graphql';
+import { TeamMemberFields } from './MembersTable';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useZodForm } from '../../../ui/useZodForm';
 import { passwordSchema } from '../../auth/validation';
@@ -12,7 +14,7 @@ const schema = z.object({ password: passwordSchema });
 /** Adds a team member with an initial password (to hand over securely; they change it under My profile). */
 export function AddMemberModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const form = useZodForm(schema, EMPTY);
-  const create = useApiMutation(CreateUserMutation, { success: (data) => `${data.createUser.user.email} can now sign in.` });
+  const create = useApiMutation(CreateUserMutation, { success: (data) => `${readFragment(TeamMemberFields, data.createUser.user).email} can now sign in.` });
 
   const close = () => {
     form.reset();

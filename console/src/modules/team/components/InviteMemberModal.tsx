@@ -1,5 +1,7 @@
 import { Button, Group, Modal, Stack, Text, TextInput } from '@mantine/core';
 import { z } from 'zod';
+import { readFragment } from '../../../graphql';
+import { InvitationFields } from './InvitationsTable';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useZodForm } from '../../../ui/useZodForm';
 import { InviteUserMutation } from '../graphql/documents';
@@ -12,7 +14,7 @@ const schema = z.object({ email: z.string() });
 /** Invites a team member by email: they get a one-time link (7 days) to choose their own password. */
 export function InviteMemberModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const form = useZodForm(schema, EMPTY);
-  const invite = useApiMutation(InviteUserMutation, { success: (data) => `Invitation sent to ${data.inviteUser.invitation.email}.` });
+  const invite = useApiMutation(InviteUserMutation, { success: (data) => `Invitation sent to ${readFragment(InvitationFields, data.inviteUser.invitation).email}.` });
 
   const close = () => {
     form.reset();

@@ -1,18 +1,17 @@
-import { Badge, Button, Code, Paper, Text } from '@mantine/core';
+import { Badge, Button, Paper } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconPlus } from '@tabler/icons-react';
 import { useQuery } from 'urql';
-import type { FragmentOf } from '../../../graphql';
-import { formatDate, relativeTime } from '../../../lib/format';
+import { readFragment } from '../../../graphql';
+import { formatDate } from '../../../lib/format';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { CreateApiKeyModal } from '../components/CreateApiKeyModal';
-import { roleLabel } from '../components/RoleSelect';
-import { ApiKeysQuery, RevokeApiKeyMutation, type ApiKeyFields } from '../graphql/documents';
-import { DataTable } from '../../../ui/DataTable';
+import { ApiKeyFields, ApiKeysTable, type ApiKey } from '../components/ApiKeysTable';
+import { ApiKeysQuery, RevokeApiKeyMutation } from '../graphql/documents';
 
 export function ApiKeysPage() {
   const [result, reload] = useQuery({ query: ApiKeysQuery });
@@ -36,27 +35,7 @@ export function ApiKeysPage() {
           empty={<EmptyState title="No API keys yet">Create one to automate license management from your backend.</EmptyState>}
         >
           {(data) => (
-            <DataTable
-              records={data.apiKeys.nodes}
-              minWidth={720}
-              rowOpacity={(key) => (key.revokedAt ? 0.6 : 1)}
-              columns={[
-                {
-                  accessor: 'name',
-                  title: 'Name',
-                  render: (key) => (
-                    <Text size="sm" fw={500}>
-                      {key.name}
-                    </Text>
-                  ),
-                },
-                { accessor: 'hint', title: 'Key', render: (key) => <Code>{key.hint}</Code> },
-                { accessor: 'role', title: 'Role', render: (key) => roleLabel(key.role) },
-                { accessor: 'createdAt', title: 'Created', render: (key) => formatDate(key.createdAt) },
-                { accessor: 'lastUsedAt', title: 'Last used', render: (key) => relativeTime(key.lastUsedAt) },
-                { accessor: 'actions', title: '', render: (key) => <ApiKeyActions apiKey={key} canManage={canManage} /> },
-              ]}
-            />
+            <ApiKeysTable apiKeys={data.apiKeys.nodes} renderActions={(key) => <ApiKeyActions apiKey={key} canManage={canManage} />} />
           )}
         </QueryState>
       </Paper>
@@ -64,8 +43,8 @@ export function ApiKeysPage() {
   );
 }
 
-function ApiKeyActions({ apiKey: key, canManage }: { apiKey: FragmentOf<typeof ApiKeyFields>; canManage: boolean }) {
-  const revoke = useApiMutation(RevokeApiKeyMutation, { success: (d) => `The key “${d.revokeApiKey.apiKey.name}” was revoked.` });
+function ApiKeyActions({ apiKey: key, canManage }: { apiKey: ApiKey; canManage: boolean }) {
+  const revoke = useApiMutation(RevokeApiKeyMutation, { success: (d) => `The key “${readFragment(ApiKeyFields, d.revokeApiKey.apiKey).name}” was revoked.` });
   if (key.revokedAt) {
     return (
       <Badge color="gray" variant="light">

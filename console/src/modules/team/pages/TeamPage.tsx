@@ -1,9 +1,8 @@
-import { Badge, Button, Group, Paper, Select, Stack, Text } from '@mantine/core';
+import { Button, Group, Paper, Select, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconMailPlus, IconUserPlus } from '@tabler/icons-react';
 import { useQuery } from 'urql';
-import type { FragmentOf } from '../../../graphql';
-import { formatDate, relativeTime } from '../../../lib/format';
+import { readFragment } from '../../../graphql';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
@@ -19,10 +18,9 @@ import {
   RevokeInvitationMutation,
   UpdateUserMutation,
   UsersQuery,
-  type InvitationFields,
-  type TeamMemberFields,
 } from '../graphql/documents';
-import { DataTable } from '../../../ui/DataTable';
+import { InvitationFields, InvitationsTable, type Invitation } from '../components/InvitationsTable';
+import { MembersTable, TeamMemberFields, type Member } from '../components/MembersTable';
 
 export function TeamPage() {
   const [result, reload] = useQuery({ query: UsersQuery });
@@ -51,33 +49,10 @@ export function TeamPage() {
       <Paper>
         <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })} isEmpty={(data) => data.users.nodes.length === 0} empty={<EmptyState title="No team members yet" />}>
           {(data) => (
-            <DataTable
-              records={data.users.nodes}
-              minWidth={760}
-              rowOpacity={(member) => (member.active ? 1 : 0.6)}
-              columns={[
-                { accessor: 'member', title: 'Member', render: (member) => <MemberName member={member} /> },
-                { accessor: 'role', title: 'Role', render: (member) => <MemberRole member={member} canManage={canManage} /> },
-                {
-                  accessor: 'mfaEnabled',
-                  title: 'Two-factor',
-                  render: (member) => (
-                    <Badge variant="light" color={member.mfaEnabled ? 'teal' : 'gray'}>
-                      {member.mfaEnabled ? 'On' : 'Off'}
-                    </Badge>
-                  ),
-                },
-                {
-                  accessor: 'lastLoginAt',
-                  title: 'Last sign-in',
-                  render: (member) => (
-                    <Text size="sm" c="dimmed">
-                      {relativeTime(member.lastLoginAt)}
-                    </Text>
-                  ),
-                },
-                { accessor: 'actions', title: '', render: (member) => <MemberActions member={member} canManage={canManage} /> },
-              ]}
+            <MembersTable
+              members={data.users.nodes}
+              renderRole={(member) => <MemberRole member={member} canManage={canManage} />}
+              renderActions={(member) => <MemberActions member={member} canManage={canManage} />}
             />
           )}
         </QueryState>
@@ -97,47 +72,13 @@ function PendingInvitations({ canManage }: { canManage: boolean }) {
       <Text fw={600} mb="sm">
         Pending invitations
       </Text>
-      <DataTable
-        records={invitations}
-        minWidth={640}
-        columns={[
-          {
-            accessor: 'email',
-            title: 'Email',
-            render: (invitation) => (
-              <Stack gap={0}>
-                <Text size="sm" fw={500}>
-                  {invitation.name ?? invitation.email}
-                </Text>
-                {invitation.name && (
-                  <Text size="xs" c="dimmed">
-                    {invitation.email}
-                  </Text>
-                )}
-              </Stack>
-            ),
-          },
-          { accessor: 'role', title: 'Role', render: (invitation) => <Text size="sm">{roleLabel(invitation.role)}</Text> },
-          {
-            accessor: 'createdAt',
-            title: 'Invited',
-            render: (invitation) => (
-              <Text size="sm" c="dimmed">
-                {relativeTime(invitation.createdAt)}
-                {invitation.invitedBy ? ` by ${invitation.invitedBy}` : ''}
-              </Text>
-            ),
-          },
-          { accessor: 'expiresAt', title: 'Expires', render: (invitation) => <Text size="sm">{formatDate(invitation.expiresAt)}</Text> },
-          { accessor: 'actions', title: '', render: (invitation) => canManage && <RevokeInvitation invitation={invitation} /> },
-        ]}
-      />
+      <InvitationsTable invitations={invitations} renderActions={(item) => canManage && <RevokeInvitation invitation={item} />} />
     </Paper>
   );
 }
 
-function RevokeInvitation({ invitation }: { invitation: FragmentOf<typeof InvitationFields> }) {
-  const revoke = useApiMutation(RevokeInvitationMutation, { success: (d) => `The invitation of ${d.revokeInvitation.invitation.email} was revoked.` });
+function RevokeInvitation({ invitation }: { invitation: Invitation }) {
+  const revoke = useApiMutation(RevokeInvitationMutation, { success: (d) => `The invitation of ${readFragment(InvitationFields, d.revokeInvitation.invitation).email} was revoked.` });
   return (
     <ConfirmAction
       size="xs"
@@ -151,43 +92,13 @@ function RevokeInvitation({ invitation }: { invitation: FragmentOf<typeof Invita
   );
 }
 
-type Member = FragmentOf<typeof TeamMemberFields>;
-
-function MemberName({ member }: { member: Member }) {
-  const { user } = useCurrentUser();
-  return (
-    <Stack gap={0}>
-      <Group gap={6}>
-        <Text size="sm" fw={500}>
-          {member.name ?? member.email}
-        </Text>
-        {member.id === user.id && (
-          <Badge size="xs" variant="light">
-            you
-          </Badge>
-        )}
-        {!member.active && (
-          <Badge size="xs" color="gray">
-            deactivated
-          </Badge>
-        )}
-      </Group>
-      {member.name && (
-        <Text size="xs" c="dimmed">
-          {member.email}
-        </Text>
-      )}
-    </Stack>
-  );
-}
-
 function useEditable(member: Member, canManage: boolean) {
   const { user } = useCurrentUser();
   return canManage && member.id !== user.id && member.active;
 }
 
 function MemberRole({ member, canManage }: { member: Member; canManage: boolean }) {
-  const update = useApiMutation(UpdateUserMutation, { success: (d) => `${d.updateUser.user.email} is now ${roleLabel(d.updateUser.user.role)}.` });
+  const update = useApiMutation(UpdateUserMutation, { success: (d) => `${readFragment(TeamMemberFields, d.updateUser.user).email} is now ${roleLabel(readFragment(TeamMemberFields, d.updateUser.user).role)}.` });
   if (!useEditable(member, canManage)) return <Text size="sm">{roleLabel(member.role)}</Text>;
   return (
     <Select
@@ -204,8 +115,8 @@ function MemberRole({ member, canManage }: { member: Member; canManage: boolean 
 }
 
 function MemberActions({ member, canManage }: { member: Member; canManage: boolean }) {
-  const deactivate = useApiMutation(DeactivateUserMutation, { success: (d) => `${d.deactivateUser.user.email} was deactivated.` });
-  const reactivate = useApiMutation(ReactivateUserMutation, { success: (d) => `${d.reactivateUser.user.email} can sign in again.` });
+  const deactivate = useApiMutation(DeactivateUserMutation, { success: (d) => `${readFragment(TeamMemberFields, d.deactivateUser.user).email} was deactivated.` });
+  const reactivate = useApiMutation(ReactivateUserMutation, { success: (d) => `${readFragment(TeamMemberFields, d.reactivateUser.user).email} can sign in again.` });
   const editable = useEditable(member, canManage);
   return (
     <>
