@@ -1,7 +1,7 @@
-import { buildSchema, isObjectType } from 'graphql';
+import { buildSchema, isObjectType, visit, type DocumentNode } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import schemaText from '../../../server/schema.graphql?raw';
-import { EMBEDDED_TYPES, MUTATIONS, payloadType } from './client';
+import { EMBEDDED_TYPES, MUTATIONS, PAGINATED, payloadType } from './client';
 
 const schema = buildSchema(schemaText);
 
@@ -20,5 +20,26 @@ describe('graphcache config', () => {
     const mutations = Object.keys(schema.getMutationType()!.getFields()).sort();
     expect(Object.keys(MUTATIONS).sort()).toEqual(mutations);
     for (const name of mutations) expect(String(schema.getMutationType()!.getFields()[name].type).replace(/!$/, '')).toBe(payloadType(name));
+  });
+
+  it('every query of a merged (relayPagination) connection selects its pageInfo, without which the merge yields null', () => {
+    const modules = import.meta.glob<Record<string, unknown>>('../modules/*/graphql/documents.ts', { eager: true });
+    const fields = new Set(PAGINATED.map((field) => field.split('.')[1]));
+    const missing: string[] = [];
+    let checked = 0;
+    for (const [file, exports] of Object.entries(modules)) {
+      for (const [name, value] of Object.entries(exports)) {
+        if (!value || typeof value !== 'object' || !('definitions' in value)) continue;
+        visit(value as DocumentNode, {
+          Field(node) {
+            if (!fields.has(node.name.value) || !node.selectionSet) return;
+            checked++;
+            if (!node.selectionSet.selections.some((selection) => selection.kind === 'Field' && selection.name.value === 'pageInfo')) missing.push(`${file} ${name} ${node.name.value}`);
+          },
+        });
+      }
+    }
+    expect(checked).toBeGreaterThan(4);
+    expect(missing).toEqual([]);
   });
 });

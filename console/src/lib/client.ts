@@ -94,14 +94,19 @@ const afterMutation: UpdateResolver = (_result, args, cache, info) => {
   }
 };
 
+/** Connection fields whose pages graphcache merges (client.test.ts checks that every query of them selects pageInfo). */
+export const PAGINATED = ['Query.licenses', 'Query.emails', 'Query.activityLog', 'License.activations'];
+
 export const cacheConfig: CacheExchangeOpts = {
   keys: {
     ...Object.fromEntries([...EMBEDDED_TYPES, ...Object.keys(MUTATIONS).map(payloadType)].map((typename) => [typename, () => null])),
     JobSchedule: (job) => (job.name as string | undefined) ?? null,
   },
   resolvers: {
-    // Cursor connections: the pages asked for ("Load more") are merged into one list per filter.
-    Query: Object.fromEntries(['licenses', 'emails', 'activityLog', 'products', 'users', 'apiKeys', 'invitations'].map((field) => [field, relayPagination()])),
+    // The connections the console pages through ("Load more"): the pages asked for are merged into one list
+    // per filter. Every query of these fields must select pageInfo (relayPagination resolves to null without
+    // it). Products, users, API keys and invitations come whole (up to 100) and are not merged.
+    Query: Object.fromEntries(PAGINATED.filter((field) => field.startsWith('Query.')).map((field) => [field.slice(6), relayPagination()])),
     License: { activations: relayPagination() },
   },
   updates: {

@@ -36,7 +36,7 @@ export function AnalyticsPage() {
   // under a loading overlay instead of showing the new range's name over the old numbers.
   const shown = (result.operation?.variables as { range?: AnalyticsRange } | undefined)?.range ?? range;
   const rangeLabel = RANGES.find((r) => r.value === shown)!.label.toLowerCase();
-  const loading = result.fetching && result.data !== undefined;
+  const loading = result.fetching && result.data != null;
 
   return (
     <>

@@ -61,7 +61,7 @@ export function DashboardPage() {
                     <EmptyState title="Nothing yet" />
                   ) : (
                     <Stack gap="xs">
-                      {data.activityLog.nodes.map((entry) => (
+                      {data.activityLog.nodes.slice(0, 6).map((entry) => (
                         <Group key={entry.id} justify="space-between" wrap="nowrap" gap="xs">
                           <Text size="sm" truncate>
                             <b>{actionLabel(entry.action)}</b> · {entry.entity}

@@ -117,7 +117,9 @@ export function OutboxPage() {
         <JobSchedulesCard />
       </Stack>
       <Modal opened={preview !== null} onClose={() => setPreview(null)} title={preview?.email.subject} size="xl" centered>
-        {preview && <EmailPreview id={preview.email.id} page={variables} />}
+        {/* The bodies of every row loaded so far, in one page from the start: graphcache merges the pages of a
+            connection, so a later page alone would leave the earlier rows without bodies. */}
+        {preview && <EmailPreview id={preview.email.id} page={{ first: Math.min(100, Math.max(PAGE_SIZE, result.data?.emails.nodes.length ?? 0)), status, kind }} />}
       </Modal>
     </>
   );
