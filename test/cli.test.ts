@@ -95,7 +95,12 @@ describe('operator CLI on PostgreSQL', () => {
     expect(unknown.status).toBe(1);
     expect(unknown.stderr).toContain('license:create');
     const badFlag = runCli(['tenant:create', '--nme', 'x', '--json'], env);
-    expect(badFlag.json.error.code).toBe('InvalidRequest');
+    expect(badFlag.json.error).toMatchObject({ code: 'InvalidRequest', message: expect.stringContaining("unknown option '--nme'") });
+    // A stray argument and a flag without its value are refused before any database is opened.
+    const stray = runCli(['license:show', 'GLOBEX-AAAA-AAAA-AAAA-AAAA', '--json'], env);
+    expect(stray.json.error).toMatchObject({ code: 'InvalidRequest', message: expect.stringContaining('too many arguments') });
+    expect(stray.stderr).not.toContain('database:');
+    expect(runCli(['license:show', '--key'], env).stderr).toMatch(/^error: option '--key <key>' argument missing\nusage: pnpm cli license:show/);
   });
 
   it('help lists every command; --json and --help work anywhere on the line', () => {

@@ -63,6 +63,8 @@ async function nav(label: string) {
 let lastTotpStep = 0;
 async function nextTotp(secret: string): Promise<string> {
   const step = Math.max(Math.floor(Date.now() / 30_000), lastTotpStep + 1);
+  // A wall-clock wait on purpose: the real server checks codes against real time, so the next 30 s step can only
+  // be waited for (polling the clock, not sleeping a fixed time).
   while (Math.floor(Date.now() / 30_000) + 1 < step) await new Promise((resolve) => setTimeout(resolve, 500));
   lastTotpStep = step;
   return currentTotp(secret, new Date(step * 30_000 + 15_000));
@@ -268,18 +270,30 @@ describe('admin console in Chromium', () => {
     }
     await page.getByRole('radiogroup', { name: 'Granularity' }).getByText('Weekly', { exact: true }).click();
     await page.waitForURL(/granularity=WEEK/);
-    expect(await page.locator('canvas').count()).toBeGreaterThanOrEqual(4);
+    // Each chart is a canvas named for screen readers, with its data as a text summary inside (Charts.tsx):
+    // read the values the page draws. The state here: one active license of Acme Studio, expiring in 10–11 days,
+    // with one activation.
+    const chart = (name: string | RegExp) => page.getByRole('img', { name, exact: typeof name === 'string' });
+    const trend = chart(/^New activations per week, last 30 days$/);
+    await expect.poll(() => trend.count()).toBe(1);
+    const trendValues = (await trend.textContent())!.split(': Activations ')[1].split(', ').map((bucket) => Number(bucket.split(' ').at(-1)));
+    expect(trendValues.length).toBeGreaterThanOrEqual(4); // 30 days by week
+    expect(trendValues.reduce((sum, value) => sum + value, 0)).toBe(1);
+    expect(await page.getByRole('region', { name: 'Activation trend' }).textContent()).toContain('1 new activation, last 30 days');
+    expect(await chart('Licenses by status').textContent()).toBe('Licenses by status: Licenses by status Active 1, Expired 0, Revoked 0');
+    expect(await chart('Licenses by expiry').textContent()).toBe('Licenses by expiry: Licenses by expiry ≤ 7 days 0, 8–30 days 1, 31–90 days 0, > 90 days 0, Perpetual 0, Expired 0');
+    expect(await chart('Licenses by product').textContent()).toBe('Licenses by product: Active Acme Studio 1; Other Acme Studio 0');
     await shot('07-analytics');
   });
 
   it('the activity log lists the changes, filters them and shows the before/after diff', async () => {
     await nav('Activity log');
-    for (const action of ['Login', 'CreateProduct', 'CreateLicense', 'UpdateLicense', 'FailedLogin']) {
+    for (const action of ['Sign in', 'Create product', 'Create license', 'Update license', 'Failed sign-in']) {
       await page.getByTestId('activity-row').filter({ hasText: action }).first().waitFor();
     }
     await page.getByRole('textbox', { name: 'Action' }).click();
-    await page.getByRole('option', { name: 'UpdateLicense' }).click();
-    await page.waitForURL(/action=UpdateLicense/);
+    await page.getByRole('option', { name: 'Update license' }).click();
+    await page.waitForURL(/action=UPDATE_LICENSE/);
     await expect.poll(() => page.getByTestId('activity-row').count()).toBe(1);
     await page.getByRole('button', { name: 'Show details' }).click();
     const diff = page.getByTestId('details-diff');

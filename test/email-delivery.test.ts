@@ -14,6 +14,7 @@ import { listJobSchedules } from '../server/src/services/notifications/schedules
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
 import { runCli } from './support/processes.js';
+import { waitUntil } from './support/wait.js';
 
 const START = '2026-06-01T08:00:00.000Z';
 const MINUTE = 60_000;
@@ -238,10 +239,10 @@ describe('schedules and operators', () => {
       expect(schedules.errors).toBeUndefined();
       expect(schedules.data.jobSchedules.map((job: { name: string }) => job.name)).toEqual(['weekly-digest', 'expiry-notifications', 'email-delivery', 'housekeeping', 'audit-checkpoints', 'audit-verify']);
       const query = 'query($status: EmailStatus, $kind: EmailKind) { emails(status: $status, kind: $kind, first: 100) { totalCount nodes { id to kind status subject textBody } pageInfo { hasNextPage } } }';
-      const emails = await app.gql(query, { kind: 'expiryCustomer', status: 'sent' }, { token: admin.token });
+      const emails = await app.gql(query, { kind: 'EXPIRY_CUSTOMER', status: 'SENT' }, { token: admin.token });
       expect(emails.errors).toBeUndefined();
       const found = emails.data.emails.nodes.find((email: { to: string }) => email.to === 'gql@customer.test');
-      expect(found).toMatchObject({ id: (await row(mine)).id, kind: 'expiryCustomer', status: 'sent', textBody: 'Hello' });
+      expect(found).toMatchObject({ id: (await row(mine)).id, kind: 'EXPIRY_CUSTOMER', status: 'SENT', textBody: 'Hello' });
       expect(JSON.stringify(emails.data)).not.toContain('else.test');
       expect((await app.gql(query, {}, { token: reader.token })).errors?.[0].extensions?.code).toBe('Forbidden');
     } finally {
@@ -280,11 +281,7 @@ describe('job store on the embedded database (PGlite)', () => {
       await db.prisma.user.create({ data: { tenantId: tenant.id, email: 'admin@embedded.test', role: 'CompanyAdmin', passwordHash: 'unused' } });
       await db.prisma.license.create({ data: { tenantId: tenant.id, productId: product.id, keyDigest: 'd1', keyHint: 'EMB-…-AAAA', maxActivations: 1, expiresAt: new Date(clock.now().getTime() + 1.5 * DAY) } });
       await jobs.runNow('expiry-notifications');
-      const deadline = Date.now() + 15_000;
-      while (!logs.some((line) => line.includes('"job":"expiry-notifications"') && line.includes('job finished'))) {
-        if (Date.now() > deadline) throw new Error(`no run:\n${logs.join('')}`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await waitUntil(() => logs.some((line) => line.includes('"job":"expiry-notifications"') && line.includes('job finished')), { what: 'the expiry run to finish' });
       expect(await db.prisma.emailOutbox.findMany({ select: { toAddress: true, status: true } })).toEqual([{ toAddress: 'admin@embedded.test', status: 'sent' }]);
       const tables = await db.pglite!.query<{ table_schema: string; table_name: string }>(`SELECT table_schema, table_name FROM information_schema.tables WHERE table_name LIKE 'agenda%'`);
       expect(tables.rows.map((table) => `${table.table_schema}.${table.table_name}`).sort()).toEqual(['agenda.agenda_jobs', 'agenda.agenda_logs']);

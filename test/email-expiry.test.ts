@@ -14,6 +14,7 @@ import { daysUntil } from '../server/src/services/licensing/countdown.js';
 import { resumeScheduledRuns } from '../server/src/services/notifications/resume.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
+import { waitUntil } from './support/wait.js';
 
 const START = '2026-06-01T08:00:00.000Z';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -423,13 +424,6 @@ describe('exactly once across workers', () => {
     return [first, second] as const;
   }
   const finishedRuns = (name: string) => app.logs.filter((line) => line.includes('"msg":"job finished"') && line.includes(`"job":"${name}"`)).length;
-  async function waitFor(condition: () => boolean | Promise<boolean>, ms = 15_000) {
-    const deadline = Date.now() + ms;
-    while (!(await condition())) {
-      if (Date.now() > deadline) throw new Error('timed out waiting');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
 
   async function scenario(workers: readonly [Jobs, Jobs]) {
     const { tenant, product, domain } = await seedTenant(`EX${randomBytes(2).toString('hex').toUpperCase()}`, 'Exactly');
@@ -443,7 +437,7 @@ describe('exactly once across workers', () => {
     // The same run asked of both workers at once: both run it, concurrently.
     const before = finishedRuns('expiry-notifications');
     await Promise.all(workers.map((worker) => worker.runNow('expiry-notifications', clock.now())));
-    await waitFor(() => finishedRuns('expiry-notifications') === before + 2);
+    await waitUntil(() => finishedRuns('expiry-notifications') === before + 2, { what: 'both workers to finish the run' });
     expect(peer.to(`ada@${domain}`)).toHaveLength(1);
     expect(peer.to(`bob@${domain}`)).toHaveLength(1);
     expect(peer.to('once@customer.test')).toHaveLength(1);
@@ -460,7 +454,9 @@ describe('exactly once across workers', () => {
       // The stored daily schedule comes due: exactly one of the two workers runs it.
       const before = finishedRuns('expiry-notifications');
       await app.deps.db.sql.query(`UPDATE agenda.agenda_jobs SET next_run_at = now() WHERE name = 'expiry-notifications' AND type = 'single'`, []);
-      await waitFor(async () => finishedRuns('expiry-notifications') > before);
+      await waitUntil(() => finishedRuns('expiry-notifications') > before, { what: 'one worker to run the due schedule' });
+      // Deliberately a fixed wait: this checks that the second worker does NOT also run it, and an absence
+      // cannot be polled for. Both poll every 100 ms, so 500 ms gives the other one five chances.
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(finishedRuns('expiry-notifications')).toBe(before + 1);
       const [schedule] = (await workers[0].schedules()).filter((job) => job.name === 'expiry-notifications');

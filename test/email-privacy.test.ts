@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { button, mjmlToHtml, page } from '../server/src/jobs/email/layout.js';
+import { renderDigestEmail } from '../server/src/email/digest.js';
+import { renderExpiryAdminEmail, renderExpiryCustomerEmail } from '../server/src/email/expiry.js';
+import { renderInvitationEmail } from '../server/src/email/invitation.js';
+import { renderTestEmail } from '../server/src/email/test-email.js';
 
 // What a reader's mail client loads when an email is opened: nothing from a third party (no web fonts, no
 // images or styles by URL), so opening it tells nobody anything and it renders the same offline.
@@ -11,13 +14,28 @@ function fetchedUrls(html: string): string[] {
   return [...urls, ...css];
 }
 
+const now = new Date('2026-06-01T09:00:00Z');
+const expiresAt = new Date('2026-06-08T12:00:00Z');
+const dashboardUrl = 'https://licensing.example/';
+const license = { productName: 'Studio', keyHint: 'KF-AAAA-…-ZZZZ', expiresAt, currentActivations: 1, maxActivations: 3 };
+
+const templates: [string, () => Promise<{ html: string }>][] = [
+  ['test email', () => renderTestEmail({ tenantName: 'Acme', to: 'ada@acme.test', now, dashboardUrl })],
+  ['invitation', () => renderInvitationEmail({ tenantName: 'Acme', to: 'bob@acme.test', invitedBy: 'Ada', role: 'ReadOnly', expiresAt, acceptUrl: `${dashboardUrl}accept-invite#token=t` })],
+  ['digest', () => renderDigestEmail({ tenantName: 'Acme', weekOf: now, activeLicenses: 3, activations7d: 2, expiringIn7Days: 1, expiringIn30Days: 7, upcoming: [{ productName: 'Studio', customerEmail: 'c@x.test', expiresAt }], dashboardUrl })],
+  ['expiry (admin)', () => renderExpiryAdminEmail({ tenantName: 'Acme', now, dashboardUrl, groups: [{ threshold: 7, total: 2, licenses: [license], moreUrl: `${dashboardUrl}licenses` }] })],
+  ['expiry (customer)', () => renderExpiryCustomerEmail({ vendor: { name: 'Acme', renewalUrl: `${dashboardUrl}renew`, supportEmail: 'help@acme.test' }, now, threshold: 7, license })],
+];
+
 describe('email privacy', () => {
-  it('the email frame loads no web font or any other remote resource, even with Roboto in the font stack', async () => {
-    const html = await mjmlToHtml(page({ title: 'Hello', preview: 'Hello', brand: 'Acme', body: `<mj-section><mj-column>${button('https://licensing.example/', 'Open')}</mj-column></mj-section>`, footer: 'Footer' }));
-    expect(html).toContain('Roboto'); // the stack is kept for readers who have the font installed
-    expect(html).not.toMatch(/fonts\.googleapis|fonts\.gstatic/);
-    expect(fetchedUrls(html)).toEqual([]);
-    // Links the reader may click stay.
-    expect(html).toContain('href="https://licensing.example/"');
-  });
+  for (const [name, render] of templates) {
+    it(`${name}: loads no web font or any other remote resource, even with Roboto in the font stack`, async () => {
+      const { html } = await render();
+      expect(html).toContain('Roboto'); // the stack is kept for readers who have the font installed
+      expect(html).not.toMatch(/fonts\.googleapis|fonts\.gstatic/);
+      expect(fetchedUrls(html)).toEqual([]);
+      // Links the reader may click stay.
+      expect(html).toMatch(/href="https:\/\/licensing\.example\//);
+    });
+  }
 });

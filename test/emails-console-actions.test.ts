@@ -3,6 +3,7 @@ import { startJobs, type Jobs } from '../server/src/jobs/scheduler.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
 import { runCli } from './support/processes.js';
+import { waitUntil } from './support/wait.js';
 
 // The Emails page's actions: which delivery is configured, "Send test email" and "Run now", and the last run
 // of a job started from the CLI.
@@ -48,12 +49,13 @@ describe('development outbox (no mail provider)', () => {
     const before = (await t.gql(SCHEDULES, {}, { token: admin.token })).data.jobSchedules.find((job: { name: string }) => job.name === 'expiry-notifications');
     const queued = await t.gql('mutation { runJobNow(input: { name: "expiry-notifications" }) { jobSchedule { name } } }', {}, { token: admin.token });
     expect(queued.errors).toBeUndefined();
-    let after = before;
-    const deadline = Date.now() + 20_000;
-    while (after.lastFinishedAt === before.lastFinishedAt && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      after = (await t.gql(SCHEDULES, {}, { token: admin.token })).data.jobSchedules.find((job: { name: string }) => job.name === 'expiry-notifications');
-    }
+    const after = await waitUntil(
+      async () => {
+        const now = (await t.gql(SCHEDULES, {}, { token: admin.token })).data.jobSchedules.find((job: { name: string }) => job.name === 'expiry-notifications');
+        return now.lastFinishedAt !== before.lastFinishedAt && now;
+      },
+      { timeout: 20_000, interval: 100, what: 'the queued run to finish' },
+    );
     expect(after.lastFinishedAt).not.toBe(before.lastFinishedAt);
     expect(await t.prisma.jobLastRun.findUniqueOrThrow({ where: { job: 'expiry-notifications' } })).toMatchObject({ source: 'console', failedAt: null });
     const refused = await t.gql('mutation { runJobNow(input: { name: "audit-verify" }) { jobSchedule { name } } }', {}, { token: admin.token });

@@ -26,6 +26,8 @@ import { startPrivatePg, type PrivatePg } from './support/private-pg.js';
  */
 let cluster: PrivatePg;
 let server: ServerProcess;
+// The fixed sleeps below are durations under test (how long PostgreSQL stays down, load running before the
+// outage, a killed server staying dead), not waits for a condition; those poll with a deadline.
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const SECRET = 'fault-test-secret-0123456789abcdef0123456789';
 // The load below is far above the default per-IP limit; the limits are not what these tests are about.
@@ -285,7 +287,7 @@ async function startFleet(keyPrefix: string, baseUrl: () => string) {
     for (let n = 1; loading; n++) {
       const response = await post(
         '/api/graphql',
-        { query: 'mutation($id: ID!, $days: Int!) { updateLicense(id: $id, input: { offlineGraceDays: $days }) { id } }', variables: { id: licenses[n % licenses.length].license.id, days: n } },
+        { query: 'mutation($id: ID!, $days: Int!) { updateLicense(input: { id: $id, offlineGraceDays: $days }) { license { id } } }', variables: { id: licenses[n % licenses.length].license.id, days: n } },
         { authorization: `Bearer ${token}` },
       );
       counted(response.status);

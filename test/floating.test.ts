@@ -3,6 +3,7 @@ import { endFloatingSession, floatingPoolConsumption, listActiveFloatingSessions
 import { HEARTBEAT_INTERVAL_SECONDS, LEASE_SECONDS, sweepExpiredFloatingSessions } from '../server/src/services/floating/sessions.js';
 import { revokeLicenseByKey } from '../server/src/services/licenses.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { seedTwoTenants } from './support/tenants.js';
 import { runCli } from './support/processes.js';
 
 let t: TestApp;
@@ -16,9 +17,10 @@ const secrets: string[] = [];
 
 beforeAll(async () => {
   t = await startTestApp({ clock });
-  tenantId = (await t.seedTenant()).id;
-  productId = (await t.seedProduct(tenantId)).id;
-  otherTenantId = (await t.seedTenant({ name: 'Globex', keyPrefix: 'GLOBEX' })).id;
+  const { A, B } = await seedTwoTenants(t);
+  tenantId = A.tenantId;
+  productId = A.product!.id;
+  otherTenantId = B.tenantId;
 });
 afterAll(async () => {
   const logs = t.logs.join('');
@@ -334,7 +336,10 @@ describe('management services (tenant-scoped)', () => {
 describe('GraphQL management API', () => {
   it('sessions, ending one, pool consumption, quotas and usage; scoped to the caller\'s tenant', () =>
     withClock(async () => {
-      const admin = await t.setupAdmin({ companyName: 'Gql Co', keyPrefix: 'GQL', email: 'admin@gql.test' });
+      // A tenant of its own (first-run setup is taken by the shared seed).
+      const gqlTenant = await t.seedTenant({ name: 'Gql Co', keyPrefix: 'GQL' });
+      await t.seedUser(gqlTenant.id, { email: 'admin@gql.test' });
+      const admin = { token: (await t.login('admin@gql.test')).token, user: { tenantId: gqlTenant.id } };
       const gqlProduct = await t.seedProduct(admin.user.tenantId, 'Gql App');
       const { key, license } = await t.seedLicense(admin.user.tenantId, gqlProduct.id, { floatingSeats: 2 });
       secrets.push(key);

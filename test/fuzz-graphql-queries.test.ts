@@ -16,27 +16,51 @@ afterAll(async () => {
   await t?.close();
 });
 
-const period = ['day', 'month', 'year', 'lifetime'] as const;
+const period = ['DAY', 'MONTH', 'YEAR', 'LIFETIME', 'day'] as const;
+/** Relay connection arguments: every list takes them. */
+const page = { first: 'int', after: 'string', last: 'int', before: 'string' } as const;
+const connection = (name: string): Operation => ({
+  name,
+  query: `query($first: Int, $after: String, $last: Int, $before: String) { ${name}(first: $first, after: $after, last: $last, before: $before) { totalCount edges { cursor node { __typename } } pageInfo { startCursor endCursor } } }`,
+  variables: page,
+});
 const operations: Operation[] = [
   { name: 'license', query: 'query($id: ID!) { license(id: $id) { id } }', variables: { id: 'id' } },
   { name: 'product', query: 'query($id: ID!) { product(id: $id) { id } }', variables: { id: 'id' } },
   {
     name: 'licenses',
-    query: 'query($first: Int, $after: String, $filter: LicenseFilter) { licenses(first: $first, after: $after, filter: $filter) { totalCount edges { node { id } } } }',
-    variables: { first: 'int', after: 'string', filter: { search: 'string', productId: 'id', expiringWithinDays: 'int', status: ['ACTIVE', 'REVOKED', 'EXPIRED', 'SUSPENDED'] } },
+    query: 'query($first: Int, $after: String, $last: Int, $before: String, $filter: LicenseFilter) { licenses(first: $first, after: $after, last: $last, before: $before, filter: $filter) { totalCount edges { node { id } } } }',
+    variables: { ...page, filter: { search: 'string', productId: 'id', expiringWithinDays: 'int', status: ['ACTIVE', 'REVOKED', 'EXPIRED', 'SUSPENDED', 'active'] } },
+  },
+  {
+    name: 'license.activations',
+    query: 'query($id: ID!, $first: Int, $after: String, $last: Int, $before: String) { license(id: $id) { activations(first: $first, after: $after, last: $last, before: $before) { totalCount edges { cursor } } } }',
+    variables: { id: 'id', ...page },
   },
   {
     name: 'activityLog',
-    query: 'query($first: Int, $after: String, $filter: ActivityFilter) { activityLog(first: $first, after: $after, filter: $filter) { edges { node { id } } } }',
-    variables: { first: 'int', after: 'string', filter: { entity: 'string', entityId: 'id', entityType: 'string', from: 'date', to: 'date' } },
+    query: 'query($first: Int, $after: String, $last: Int, $before: String, $filter: ActivityFilter) { activityLog(first: $first, after: $after, last: $last, before: $before, filter: $filter) { edges { node { id } } } }',
+    variables: { ...page, filter: { action: ['CREATE_LICENSE', 'LOGIN', 'CreateLicense'], user: 'string', userId: 'id', entity: 'string', entityId: 'id', entityType: 'string', from: 'date', to: 'date' } },
   },
-  { name: 'emails', query: 'query($first: Int, $after: String) { emails(first: $first, after: $after) { edges { node { id } } } }', variables: { first: 'int', after: 'string' } },
+  {
+    name: 'emails',
+    query: 'query($first: Int, $after: String, $last: Int, $before: String, $status: EmailStatus, $kind: EmailKind) { emails(first: $first, after: $after, last: $last, before: $before, status: $status, kind: $kind) { edges { node { id } } } }',
+    variables: { ...page, status: ['PENDING', 'SENT', 'FAILED', 'sent'], kind: ['TEST', 'WEEKLY_DIGEST', 'test'] },
+  },
+  connection('products'),
+  connection('users'),
+  connection('apiKeys'),
+  connection('invitations'),
   { name: 'invitation', query: 'query($token: String!) { invitation(token: $token) { email } }', variables: { token: 'string' } },
-  { name: 'floatingSessions', query: 'query($licenseId: ID!) { floatingSessions(licenseId: $licenseId) { __typename } }', variables: { licenseId: 'id' } },
+  {
+    name: 'floatingSessions',
+    query: 'query($licenseId: ID!, $first: Int, $after: String, $last: Int, $before: String) { floatingSessions(licenseId: $licenseId) { sessions(first: $first, after: $after, last: $last, before: $before) { totalCount } } }',
+    variables: { licenseId: 'id', ...page },
+  },
   {
     name: 'floatingPoolConsumption',
     query: 'query($licenseId: ID, $from: DateTime!, $to: DateTime!, $bucket: PoolBucketSize!) { floatingPoolConsumption(licenseId: $licenseId, from: $from, to: $to, bucket: $bucket) { __typename } }',
-    variables: { licenseId: 'id', from: 'date', to: 'date', bucket: ['hour', 'day', 'week'] },
+    variables: { licenseId: 'id', from: 'date', to: 'date', bucket: ['HOUR', 'DAY', 'WEEK', 'hour'] },
   },
   { name: 'usageTotals', query: 'query($licenseId: ID!, $event: String, $period: MeterPeriod!) { usageTotals(licenseId: $licenseId, event: $event, period: $period) { __typename } }', variables: { licenseId: 'id', event: 'string', period } },
   { name: 'analytics', query: 'query($range: AnalyticsRange!, $granularity: Granularity) { analytics(range: $range, granularity: $granularity) { __typename } }', variables: { range: ['TODAY', 'LAST_7_DAYS', 'LAST_30_DAYS'], granularity: ['DAY', 'WEEK', 'MONTH'] } },

@@ -69,7 +69,7 @@ const device = () => ({ deviceId: 'fuzz-device-0123456789abcdef', deviceName: 'F
 describe(`public API under hostile bodies (${RUNS} per route)`, { timeout: 900_000 }, () => {
   it('activate', () => fuzz('/api/v1/activate', () => ({ licenseKey: key, nonce: '__NONCE__', ...device() })));
   it('deactivate', () => fuzz('/api/v1/deactivate', () => ({ licenseKey: key, deviceId: 'fuzz-device-0123456789abcdef' })));
-  it('validate', () => fuzz('/api/v1/validate', () => ({ licenseKey: key, ...device() })));
+  it('validate', () => fuzz('/api/v1/validate', () => ({ licenseKey: key, challenge: 'fuzz-challenge', nonce: 'fuzz-challenge', ...device() })));
   it('nonce (query and body ignored)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.string({ unit: 'grapheme' }), async (query) => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MailTransport, OutboxMessage } from '../server/src/services/notifications/delivery.js';
 import { DAY, startTestApp, type TestApp } from './support/harness.js';
+import { seedTwoTenants } from './support/tenants.js';
 
 // Invite a member by email: a one-time link (URL fragment) whose token is stored only as an HMAC.
 
@@ -18,13 +19,10 @@ let otherAdmin: { token: string };
 
 beforeAll(async () => {
   t = await startTestApp();
-  const setup = await t.setupAdmin();
-  admin = { token: setup.token, tenantId: setup.user.tenantId };
-  await t.seedUser(admin.tenantId, { email: 'reader@acme.test', role: 'ReadOnly' });
-  reader = await t.login('reader@acme.test');
-  const other = await t.seedTenant({ name: 'Globex', keyPrefix: 'GLBX' });
-  await t.seedUser(other.id, { email: 'admin@globex.test' });
-  otherAdmin = await t.login('admin@globex.test');
+  const { A, B } = await seedTwoTenants(t, { catalog: false });
+  admin = { token: A.admin.token, tenantId: A.tenantId };
+  reader = { token: A.readOnly.token };
+  otherAdmin = { token: B.admin.token };
 });
 afterAll(async () => {
   await t?.close();
@@ -36,8 +34,8 @@ async function invite(email: string, role: 'COMPANY_ADMIN' | 'READ_ONLY' = 'READ
   const invitation = response.data.inviteUser.invitation as { id: string; email: string; expiresAt: string };
   const emails = await t.prisma.emailOutbox.findMany({ where: { kind: 'invitation', idempotencyKey: `invitation:${invitation.id}` } });
   expect(emails).toHaveLength(1);
+  expect(emails[0].text).toMatch(new RegExp(`${t.config.publicUrl}/accept-invite#token=kfi_[A-Za-z0-9_-]{43}\\b`));
   const token = /accept-invite#token=(kfi_[A-Za-z0-9_-]{43})/.exec(emails[0].text)?.[1];
-  expect(token).toBeDefined();
   return { invitation, email: emails[0], token: token! };
 }
 
@@ -129,7 +127,7 @@ describe('invitations', () => {
   });
 
   it('an existing user’s email is a conflict; a weak password is refused and the link stays usable', async () => {
-    const conflict = await t.gql(INVITE, { email: 'Reader@acme.test', role: 'READ_ONLY' }, { token: admin.token });
+    const conflict = await t.gql(INVITE, { email: 'Viewer@acme.test', role: 'READ_ONLY' }, { token: admin.token });
     expect(conflict.errors?.[0].extensions?.code).toBe('Conflict');
     const { token } = await invite('gina@acme.test');
     const weak = await t.gql(ACCEPT, { token, password: 'short' });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { seedTwoTenants } from './support/tenants.js';
 
 // Activity log (spec §2.6, §6.4): the GraphQL query, its filters and pagination, tenant isolation, the
 // append-only table and the hash chain.
@@ -29,20 +30,13 @@ const log = async (filter: Record<string, unknown> = {}, page: Record<string, un
 
 beforeAll(async () => {
   t = await startTestApp({ clock });
-  const admin = await t.setupAdmin();
-  A = { token: admin.token, tenantId: admin.user.tenantId, userId: admin.user.id };
-  const globex = await t.seedTenant({ name: 'Globex', keyPrefix: 'GLBX' });
-  await t.seedUser(globex.id, { email: 'admin@globex.test' });
-  B = { token: (await t.login('admin@globex.test')).token, tenantId: globex.id };
-  await ok('mutation { createUser(input: { email: "viewer@acme.test", password: "correct horse battery", role: READ_ONLY }) { user { id } } }');
-  readOnly = (await t.login('viewer@acme.test')).token;
-  const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(input: { name: "${name}", role: ${role} }) { key apiKey { id } } }`)).createApiKey;
-  readOnlyKey = (await apiKey('reporting', 'READ_ONLY')).key;
-  const automation = await apiKey('automation', 'COMPANY_ADMIN');
-  adminKey = { key: automation.key, id: automation.apiKey.id };
-  const old = await apiKey('old', 'COMPANY_ADMIN');
-  await ok(`mutation { revokeApiKey(input: { id: "${old.apiKey.id}" }) { apiKey { id } } }`);
-  revokedKey = old.key;
+  const seeded = await seedTwoTenants(t, { catalog: false });
+  A = { token: seeded.A.admin.token, tenantId: seeded.A.tenantId, userId: seeded.A.admin.userId };
+  B = { token: seeded.B.admin.token, tenantId: seeded.B.tenantId };
+  readOnly = seeded.A.readOnly.token;
+  readOnlyKey = seeded.A.readOnlyKey.key;
+  adminKey = seeded.A.adminKey;
+  revokedKey = seeded.A.revokedKey.key;
 });
 afterAll(() => t.close());
 

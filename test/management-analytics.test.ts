@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeLicenseByKey } from '../server/src/services/licenses.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { seedTwoTenants } from './support/tenants.js';
 
 // Dashboard stats (spec §2.4, §4.4, §6.3) and analytics (spec §2.7) on a seeded data set whose answers
 // were worked out by hand. "Expiring within N days": active, not expired yet, and at most N UTC calendar days to
@@ -27,14 +28,12 @@ async function ok(query: string, variables: Record<string, unknown> = {}, auth: 
 
 beforeAll(async () => {
   t = await startTestApp({ clock });
-  const setup = await t.setupAdmin();
-  admin = { token: setup.token, tenantId: setup.user.tenantId };
-  const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(input: { name: "${name}", role: ${role} }) { key apiKey { id } } }`)).createApiKey;
-  adminKey = (await apiKey('automation', 'COMPANY_ADMIN')).key;
-  readOnlyKey = (await apiKey('reporting', 'READ_ONLY')).key;
-  const old = await apiKey('old', 'COMPANY_ADMIN');
-  await ok(`mutation { revokeApiKey(input: { id: "${old.apiKey.id}" }) { apiKey { id } } }`);
-  revokedKey = old.key;
+  // Tenant B is there to show that nothing of it reaches A's numbers (its one license is below).
+  const { A, B: globex } = await seedTwoTenants(t, { catalog: false });
+  admin = { token: A.admin.token, tenantId: A.tenantId };
+  adminKey = A.adminKey.key;
+  readOnlyKey = A.readOnlyKey.key;
+  revokedKey = A.revokedKey.key;
 
   // Everything is created 40 days before T, so it is in force across the whole 30-day range.
   clock.set(iso(-40 * DAY));
@@ -70,12 +69,10 @@ beforeAll(async () => {
   await activation('L9', -25 * DAY); //               A7  May 21, on the license expired Jun 5 12:00
 
   // Tenant B: one license expiring soon.
-  const globex = await t.seedTenant({ name: 'Globex', keyPrefix: 'GLBX' });
-  const gadget = await t.seedProduct(globex.id, 'Gadget');
-  const { license } = await t.seedLicense(globex.id, gadget.id, { expiresAt: new Date(T + 2 * DAY), customerEmail: 'b@globex.test' });
-  await t.seedUser(globex.id, { email: 'admin@globex.test' });
+  const gadget = await t.seedProduct(globex.tenantId, 'Gadget');
+  const { license } = await t.seedLicense(globex.tenantId, gadget.id, { expiresAt: new Date(T + 2 * DAY), customerEmail: 'b@globex.test' });
   clock.set(iso(0));
-  B = { token: (await t.login('admin@globex.test')).token, tenantId: globex.id, licenseId: license.id };
+  B = { token: globex.admin.token, tenantId: globex.tenantId, licenseId: license.id };
 });
 afterAll(() => t.close());
 

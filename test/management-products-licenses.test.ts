@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { runCli } from './support/processes.js';
+import { seedTwoTenants } from './support/tenants.js';
 
 // Management API: products and licenses over GraphQL — behaviour, activity entries, tenant isolation, roles.
 
 let t: TestApp;
 const clock = new TestClock();
 const IP = '203.0.113.9';
-const PASSWORD = 'correct horse battery';
 let A: { token: string; tenantId: string; userId: string };
 let B: { token: string; tenantId: string };
 let readOnly: string;
@@ -60,18 +60,12 @@ async function createLicense(input: Record<string, unknown>, auth: Auth = asAdmi
 
 beforeAll(async () => {
   t = await startTestApp({ clock });
-  const admin = await t.setupAdmin();
-  A = { token: admin.token, tenantId: admin.user.tenantId, userId: admin.user.id };
-  const globex = await t.seedTenant({ name: 'Globex', keyPrefix: 'GLBX' });
-  await t.seedUser(globex.id, { email: 'admin@globex.test' });
-  B = { token: (await t.login('admin@globex.test')).token, tenantId: globex.id };
-  await ok(`mutation { createUser(input: { email: "viewer@acme.test", password: "${PASSWORD}", role: READ_ONLY }) { user { id } } }`);
-  readOnly = (await t.login('viewer@acme.test')).token;
-  const apiKey = async (name: string, role: string) => (await ok(`mutation { createApiKey(input: { name: "${name}", role: ${role} }) { key apiKey { id } } }`)).createApiKey;
-  readOnlyKey = (await apiKey('reporting', 'READ_ONLY')).key;
-  const old = await apiKey('old', 'COMPANY_ADMIN');
-  await ok(`mutation { revokeApiKey(input: { id: "${old.apiKey.id}" }) { apiKey { id } } }`);
-  revokedKey = old.key;
+  const seeded = await seedTwoTenants(t, { catalog: false });
+  A = { token: seeded.A.admin.token, tenantId: seeded.A.tenantId, userId: seeded.A.admin.userId };
+  B = { token: seeded.B.admin.token, tenantId: seeded.B.tenantId };
+  readOnly = seeded.A.readOnly.token;
+  readOnlyKey = seeded.A.readOnlyKey.key;
+  revokedKey = seeded.A.revokedKey.key;
 });
 afterAll(() => t.close());
 

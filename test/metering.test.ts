@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeMeterQuota, setMeterQuota, usageTotals } from '../server/src/services/metering/management.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { runCli } from './support/processes.js';
+import { seedTwoTenants } from './support/tenants.js';
 
 let t: TestApp;
 const clock = new TestClock(); // 2026-06-01T12:00:00Z
@@ -12,9 +13,10 @@ const keys: string[] = [];
 
 beforeAll(async () => {
   t = await startTestApp({ clock });
-  tenantId = (await t.seedTenant()).id;
-  productId = (await t.seedProduct(tenantId)).id;
-  otherTenantId = (await t.seedTenant({ name: 'Globex', keyPrefix: 'GLOBEX' })).id;
+  const { A, B } = await seedTwoTenants(t);
+  tenantId = A.tenantId;
+  productId = A.product!.id;
+  otherTenantId = B.tenantId;
 });
 afterAll(async () => {
   const logs = t.logs.join('');

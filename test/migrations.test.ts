@@ -5,7 +5,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { applyMigrations, migrationsDir, migrationStatus, type MigrationTarget } from '../server/src/db/migrate.js';
+import { applyMigrations, migrationsDir, migrationStatus, schemaDrift, schemaPath, type MigrationTarget } from '../server/src/db/migrate.js';
 // The app's own PGlite factory: the server's PGlite instance (the adapter's) with the extensions the migrations need.
 import { createPGlite } from '../server/src/db/pglite.js';
 import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
@@ -87,6 +87,22 @@ describe('migrations on PostgreSQL', () => {
     const runs = await Promise.all([applyMigrations({ kind: 'pg', url }), applyMigrations({ kind: 'pg', url })]);
     expect(runs.flatMap((run) => run.applied).sort()).toEqual(names);
     await expectRecordedOnce(queryOn(url));
+  });
+
+  // A guard: a model edited without `pnpm db:migration`, or a migration edited by hand, fails here.
+  it('prisma/schema.prisma and prisma/migrations describe the same database', async () => {
+    const url = await freshDatabase();
+    await applyMigrations({ kind: 'pg', url });
+    const target: MigrationTarget = { kind: 'pg', url };
+    const hint = 'prisma/schema.prisma and prisma/migrations disagree: run `pnpm db:migration <name>` and commit the migration';
+    // The migrated scratch database against the schema, and the migrations replayed on a shadow database.
+    expect(await schemaDrift(target, { from: 'database' }), hint).toBe('');
+    expect(await schemaDrift(target, { from: 'migrations' }), hint).toBe('');
+    // The guard can fail: a field with no migration is reported as the SQL it lacks.
+    const edited = (await readFile(schemaPath, 'utf8')).replace(/^model Tenant \{$/m, 'model Tenant {\n  driftProbe String?');
+    expect(edited).toContain('driftProbe');
+    expect(await schemaDrift(target, { from: 'database', schemaText: edited })).toMatch(/ALTER TABLE "tenants" ADD COLUMN\s+"driftProbe" TEXT/);
+    expect(await schemaDrift(target, { from: 'migrations', schemaText: edited })).toMatch(/ADD COLUMN\s+"driftProbe"/);
   });
 });
 

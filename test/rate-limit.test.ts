@@ -35,7 +35,8 @@ describe('rate limits (spec §7: 429 with Retry-After)', () => {
     const nonce = await t.nonce();
     const limited = await t.post('/api/v1/activate', { licenseKey: key, nonce }, from('10.0.0.3'));
     expect(limited.status).toBe(429);
-    expect(limited.headers.get('retry-after')).toBeTruthy();
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(limited.json.error.code).toBe('RateLimited');
     // The refused activation rolled back: its nonce is still unused.
     expect(await t.prisma.nonce.count({ where: { consumedAt: { not: null } } })).toBe(0);
     // Another tenant is unaffected.

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
-import { parseTrustProxy } from './http/client-ip.js';
+import { parseTrustProxy } from './http/middleware/client-ip.js';
 
 const boolean = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -75,7 +75,7 @@ const ConfigSchema = z
     passwordHashConcurrency: env.PASSWORD_HASH_CONCURRENCY ?? Math.max(1, Math.floor(availableParallelism() / 2)),
     rateLimitLicensePerMinute: env.RATE_LIMIT_LICENSE_PER_MINUTE,
     serverSecret: env.SERVER_SECRET,
-    /** Whose X-Forwarded-For is believed (see http/client-ip.ts). */
+    /** Whose X-Forwarded-For is believed (see http/middleware/client-ip.ts). */
     trustProxy: env.TRUST_PROXY,
     /** Browser origin allowed to call the management API with credentials (CORS). */
     consoleOrigin: new URL(env.CONSOLE_ORIGIN ?? env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).origin,

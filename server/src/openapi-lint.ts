@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { AppDeps } from './http/deps.js';
+import type { AppDeps } from './deps.js';
 import { createPublicApi } from './rest/v1/index.js';
 
 // Only config.publicUrl is read while building the document; no route handler runs.

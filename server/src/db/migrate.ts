@@ -358,3 +358,28 @@ async function withMigrationLock<T>(target: MigrationTarget, run: () => Promise<
     await client.end(); // ends the session, which releases the lock
   }
 }
+
+/**
+ * What it would take to bring a database with every migration applied to prisma/schema.prisma, as SQL; an empty
+ * string when the two agree. `prisma migrate diff --from-migrations … --to-schema-datamodel …`: the engine
+ * replays the migrations on a shadow database of the target's kind and compares. A guard for a schema edit
+ * that has no migration (or a migration edited by hand).
+ */
+export async function schemaDrift(
+  target: MigrationTarget,
+  { from = 'migrations', schemaText }: { from?: 'migrations' | 'database'; schemaText?: string } = {},
+): Promise<string> {
+  const schema = { files: [{ path: schemaPath, content: schemaText ?? (await readFile(schemaPath, 'utf8')) }] };
+  return withEngine(target, async (engine) => {
+    const { stdout } = await engine.diff({
+      from: from === 'migrations' ? { tag: 'migrations', ...(await readMigrations()) } : { tag: 'schemaDatasource', ...schema, configDir: path.dirname(schemaPath) },
+      to: { tag: 'schemaDatamodel', ...schema },
+      script: true,
+      exitCode: true,
+      filters,
+    });
+    const script = (stdout ?? '').trim();
+    // With nothing to do the engine still prints an empty migration's comment.
+    return script === '-- This is an empty migration.' ? '' : script;
+  });
+}

@@ -1,3 +1,5 @@
+import { isDatabaseUnavailable } from './database-unavailable.js';
+
 /**
  * The one error type of the service. Every error a client can cause has a code, an HTTP status and a
  * clear message; transports turn it into `{ error: { code, message, requestId } }` (REST) or a GraphQL
@@ -31,6 +33,39 @@ export class AppError extends Error {
     this.name = 'AppError';
     this.status = ERROR_STATUS[code];
   }
+}
+
+/** Seconds a client is told to wait when the database is away (it usually returns within seconds). */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+function serviceUnavailable(): AppError {
+  return new AppError('ServiceUnavailable', 'The service is temporarily unavailable; retry shortly.', { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS });
+}
+
+// Prisma P2023 (inconsistent column data, e.g. a malformed UUID); PostgreSQL 22P02 (invalid text representation), 22021 (NUL byte).
+const INVALID_INPUT_CODES = new Set(['P2023', '22P02', '22021']);
+
+/** What toAppError logs through (pino's Logger fits). */
+export interface ErrorLogger {
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+/**
+ * Turns anything thrown into a client-safe AppError: never a stack trace, never a secret. Each transport
+ * (REST, GraphQL) maps its own framework errors first, then hands the rest to this.
+ */
+export function toAppError(error: unknown, logger: ErrorLogger, requestId: string): AppError {
+  if (error instanceof AppError) return error;
+  const code = (error as { code?: string } | null)?.code;
+  // Input PostgreSQL refuses (a malformed UUID, a NUL byte) is the caller's mistake, never a 500.
+  if (code && INVALID_INPUT_CODES.has(code)) return new AppError('InvalidRequest', 'The request contains a value that is not valid here (malformed id or unsupported character).');
+  if (isDatabaseUnavailable(error)) {
+    logger.warn({ requestId, code, err: error instanceof Error ? error.message : undefined }, 'database unavailable');
+    return serviceUnavailable();
+  }
+  logger.error({ requestId, err: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack, code } : String(error) }, 'unhandled error');
+  return new AppError('InternalError', `Something went wrong on our side. Quote request id ${requestId} when reporting it.`);
 }
 
 /**

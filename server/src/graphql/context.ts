@@ -1,15 +1,15 @@
-import type { AppDeps } from '../http/deps.js';
+import type { CookieStore } from '@whatwg-node/cookie-store';
+import type { AppDeps } from '../deps.js';
 import type { Actor, RequestMeta } from '../services/auth/actor.js';
 
-/** Per-request GraphQL context. `cookies` collects Set-Cookie values the transport adds to the response. */
+/** Per-request GraphQL context. `cookies`: the request's cookies; what is set there becomes a Set-Cookie of the response. */
 export interface GraphQLContext {
   deps: AppDeps;
   actor: Actor | null;
   meta: RequestMeta;
   now: Date;
   requestId: string;
-  refreshCookie: string | null;
-  cookies: string[];
+  cookies: CookieStore;
 }
 
 /** The service context of a management call. */

@@ -3,9 +3,9 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, visit, type DocumentNode, type FragmentDefinitionNode, type SelectionNode, type ValidationContext } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { AppError } from '../domain/errors.js';
-import type { AppDeps } from '../http/deps.js';
-import { toAppError } from '../http/errors.js';
+import { useCookies } from '@whatwg-node/server-plugin-cookies';
+import { AppError, toAppError } from '../domain/errors.js';
+import type { AppDeps } from '../deps.js';
 import { unstorableStringError } from '../services/validation.js';
 import type { Actor, RequestMeta } from '../services/auth/actor.js';
 import type { GraphQLContext } from './context.js';
@@ -16,8 +16,6 @@ export interface GraphQLServerContext {
   actor: Actor | null;
   meta: RequestMeta;
   requestId: string;
-  refreshCookie: string | null;
-  cookies: string[];
 }
 
 /**
@@ -104,7 +102,7 @@ export function createGraphQLHandler(deps: AppDeps) {
     landingPage: false,
     logging: false,
     cors: false, // handled by the HTTP layer (console origin only)
-    context: ({ actor, meta, requestId, refreshCookie, cookies }) => ({ deps, actor, meta, requestId, refreshCookie, cookies, now: deps.clock() }),
+    context: ({ actor, meta, requestId, request }) => ({ deps, actor, meta, requestId, cookies: request.cookieStore!, now: deps.clock() }),
     maskedErrors: {
       // Client errors keep their code and message; anything unexpected is logged and masked.
       maskError: (error) => {
@@ -126,6 +124,8 @@ export function createGraphQLHandler(deps: AppDeps) {
       },
     },
     plugins: [
+      // request.cookieStore: the session cookie is read and set through it (Set-Cookie on the response).
+      useCookies(),
       // Cookie-authenticated mutations (refreshSession, logout) must not be forgeable by a cross-site form:
       // a request is refused unless it is preflighted (a JSON POST) or carries this header.
       useCSRFPrevention({ requestHeaders: ['x-keyforge-csrf'] }),

@@ -1,5 +1,4 @@
 import { loadConfig } from '../config.js';
-import type { Database } from '../db/database.js';
 import { AppError } from '../domain/errors.js';
 import { createLogger } from '../logger.js';
 import { EMAIL_KINDS, EMAIL_STATUSES, listOutbox, type EmailKind, type EmailStatus } from '../services/notifications/outbox.js';
@@ -8,12 +7,9 @@ import { getTenantByPrefix } from '../services/tenants.js';
 import { createTransport } from './email/transport.js';
 import { JOB_NAMES, findJob } from './index.js';
 import { jobContext, startJobs } from './scheduler.js';
+import type { CliCommand } from '../cli/command.js';
 
 // Operator commands for jobs and the outbox, merged into `pnpm cli` (server/src/cli.ts).
-
-type Flags = Record<string, string | boolean | undefined>;
-type Ctx = { db: Database; now: Date };
-type Command = { usage: string; positional?: string; options: Record<string, { type: 'string' | 'boolean' }>; run(ctx: Ctx, flags: Flags): Promise<unknown> };
 
 /** Logs go to stderr so that `--json` output stays one JSON object on stdout. */
 const stderrLogger = () => {
@@ -28,12 +24,12 @@ function parseNow(value: unknown, fallback: Date): Date {
   return date;
 }
 
-export const jobCommands: Record<string, Command> = {
+export const jobCommands: Record<string, CliCommand> = {
   'jobs:run': {
     usage: `jobs:run <${JOB_NAMES.join('|')}> [--now ISO]`,
-    positional: 'name',
-    options: { name: { type: 'string' }, now: { type: 'string' } },
-    async run(ctx: Ctx, flags: Flags) {
+    argument: '[name]',
+    options: ['--name <job>', '--now <ISO>'],
+    async run(ctx, flags) {
       const job = findJob(String(flags.name ?? ''));
       if (!job) throw new AppError('InvalidRequest', `name one job: ${JOB_NAMES.join(', ')}`);
       const now = parseNow(flags.now, ctx.now);
@@ -45,8 +41,8 @@ export const jobCommands: Record<string, Command> = {
   },
   'jobs:list': {
     usage: 'jobs:list',
-    options: {},
-    async run(ctx: Ctx) {
+    options: [],
+    async run(ctx) {
       const { config, logger } = stderrLogger();
       const jobs = await startJobs({ config, db: ctx.db, logger, clock: () => ctx.now }, { worker: false });
       try {
@@ -58,8 +54,8 @@ export const jobCommands: Record<string, Command> = {
   },
   'outbox:list': {
     usage: `outbox:list [--status ${EMAIL_STATUSES.join('|')}] [--kind ${EMAIL_KINDS.join('|')}] [--tenant PREFIX] [--limit N] [--body]`,
-    options: { status: { type: 'string' }, kind: { type: 'string' }, tenant: { type: 'string' }, limit: { type: 'string' }, body: { type: 'boolean' } },
-    async run(ctx: Ctx, flags: Flags) {
+    options: ['--status <status>', '--kind <kind>', '--tenant <PREFIX>', '--limit <N>', '--body'],
+    async run(ctx, flags) {
       const status = flags.status as EmailStatus | undefined;
       const kind = flags.kind as EmailKind | undefined;
       if (status && !EMAIL_STATUSES.includes(status)) throw new AppError('InvalidRequest', `--status must be one of ${EMAIL_STATUSES.join(', ')}`);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
-import { renderInvitationEmail } from '../jobs/email/invitation.js';
+import { renderInvitationEmail } from '../email/invitation.js';
 import { recordAudit } from './audit/audit-log.js';
 import { auditActor, requireActor, requireAdmin, type Actor, type RequestMeta } from './auth/actor.js';
 import { EmailSchema, PasswordSchema, hashPassword } from './auth/passwords.js';

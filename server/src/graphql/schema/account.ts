@@ -5,6 +5,7 @@ import { requireUser } from '../../services/auth/actor.js';
 import { confirmMfaEnrollment, disableMfa, startMfaEnrollment } from '../../services/auth/mfa.js';
 import { login, logout, refreshSession, type SessionTokens } from '../../services/auth/sessions.js';
 import type { Prisma } from '../../generated/prisma/client.js';
+import { REFRESH_COOKIE, refreshCookieAttributes } from '../../session-cookie.js';
 import {
   PUBLIC_USER_FIELDS,
   changePassword,
@@ -15,14 +16,14 @@ import {
   type NotificationPreferences,
 } from '../../services/users.js';
 
-export const REFRESH_COOKIE = 'kf_refresh';
-
-/** The refresh token lives only in an httpOnly, SameSite=Strict cookie scoped to the GraphQL endpoint. */
-function setRefreshCookie(ctx: GraphQLContext, token: string | null, expires?: Date) {
-  const secure = ctx.deps.config.publicUrl.startsWith('https:') ? '; Secure' : '';
-  const lifetime = token && expires ? `; Expires=${expires.toUTCString()}` : '; Max-Age=0';
-  ctx.cookies.push(`${REFRESH_COOKIE}=${token ?? ''}; Path=/api/graphql; HttpOnly; SameSite=Strict${secure}${lifetime}`);
+/** The refresh token lives only in an httpOnly, SameSite=Strict cookie scoped to the GraphQL endpoint (session-cookie.ts). */
+async function setRefreshCookie(ctx: GraphQLContext, token: string | null, expires?: Date) {
+  const attributes = refreshCookieAttributes(ctx.deps.config.publicUrl);
+  // Signing out clears it: an empty value that expired at the epoch.
+  await ctx.cookies.set(token && expires ? { ...attributes, value: token, expires: expires.getTime() } : { ...attributes, value: '', expires: 0 });
 }
+
+const readRefreshCookie = async (ctx: GraphQLContext) => (await ctx.cookies.get(REFRESH_COOKIE))?.value || null;
 
 export type PublicUser = Prisma.UserGetPayload<{ select: typeof PUBLIC_USER_FIELDS }>;
 
@@ -76,8 +77,8 @@ const LoginPayloadType = builder.unionType('LoginPayload', {
   resolveType: (payload) => ('mfaRequired' in payload ? MfaRequiredType : LoginSuccessType),
 });
 
-export const sessionPayload = (ctx: GraphQLContext, tokens: SessionTokens, userId: string): Session => {
-  setRefreshCookie(ctx, tokens.refreshToken, tokens.refreshTokenExpiresAt);
+export const sessionPayload = async (ctx: GraphQLContext, tokens: SessionTokens, userId: string): Promise<Session> => {
+  await setRefreshCookie(ctx, tokens.refreshToken, tokens.refreshTokenExpiresAt);
   return { accessToken: tokens.accessToken, accessTokenExpiresAt: tokens.accessTokenExpiresAt, userId };
 };
 
@@ -188,14 +189,15 @@ builder.mutationFields((t) => ({
     description: 'Exchanges the refresh cookie for a new access token and a new refresh cookie (rotation). A reused refresh token ends the session.',
     skipTypeScopes: true,
     resolve: async (_root, _args, ctx) => {
-      if (!ctx.refreshCookie) throw new AppError('Unauthorized', 'No session: sign in.');
-      await signInStep(ctx, `refresh:${ctx.refreshCookie}`);
+      const refreshToken = await readRefreshCookie(ctx);
+      if (!refreshToken) throw new AppError('Unauthorized', 'No session: sign in.');
+      await signInStep(ctx, `refresh:${refreshToken}`);
       try {
-        const tokens = await refreshSession(serviceCtx(ctx), ctx.refreshCookie, ctx.meta);
+        const tokens = await refreshSession(serviceCtx(ctx), refreshToken, ctx.meta);
         const { sub } = JSON.parse(Buffer.from(tokens.accessToken.split('.')[1], 'base64url').toString()) as { sub: string };
         return sessionPayload(ctx, tokens, sub);
       } catch (error) {
-        setRefreshCookie(ctx, null);
+        await setRefreshCookie(ctx, null);
         throw error;
       }
     },
@@ -206,7 +208,7 @@ builder.mutationFields((t) => ({
     authScopes: { user: true },
     resolve: async (_root, _args, ctx) => {
       await logout(serviceCtx(ctx), requireUser(ctx.actor), ctx.meta);
-      setRefreshCookie(ctx, null);
+      await setRefreshCookie(ctx, null);
       return { success: true };
     },
   }),

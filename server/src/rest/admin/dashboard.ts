@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import type { AppDeps } from '../../http/deps.js';
+import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { dashboardStats } from '../../services/analytics.js';
 

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { AppError } from '../../domain/errors.js';
-import type { AppDeps } from '../../http/deps.js';
+import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { getNotificationPreferences, updateNotificationPreferences } from '../../services/users.js';
 

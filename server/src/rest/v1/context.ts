@@ -1,5 +1,5 @@
 import type { LicensingContext } from '../../services/context.js';
-import type { AppDeps } from '../../http/deps.js';
+import type { AppDeps } from '../../deps.js';
 
 /** The service context of one public request: shared dependencies, the request's clock reading, the tenant quota. */
 export function licensingContext(deps: AppDeps): LicensingContext {

@@ -1,7 +1,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { AppError } from '../../domain/errors.js';
-import type { AppDeps } from '../../http/deps.js';
+import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { HEARTBEAT_INTERVAL_SECONDS, LEASE_SECONDS, heartbeatFloatingSession } from '../../services/floating/sessions.js';
 import { licensingContext } from './context.js';

@@ -1,6 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { AppError, REJECTION_CODES } from '../../domain/errors.js';
-import type { AppDeps } from '../../http/deps.js';
+import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { errorResponse } from '../../http/errors.js';
 import { unstorableStringError } from '../../services/validation.js';

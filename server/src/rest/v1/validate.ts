@@ -1,5 +1,5 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { AppDeps } from '../../http/deps.js';
+import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { validateLicense } from '../../services/licensing/validate.js';
 import { licensingContext } from './context.js';

@@ -1,4 +1,4 @@
-import { renderDigestEmail, type DigestData } from '../../jobs/email/digest.js';
+import { renderDigestEmail, type DigestData } from '../../email/digest.js';
 import type { Logger } from '../../logger.js';
 import type { ServiceContext } from '../context.js';
 import { enqueueEmails } from './outbox.js';

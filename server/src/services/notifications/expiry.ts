@@ -1,20 +1,13 @@
 import { createHash } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.js';
-import { THRESHOLDS, renderExpiryAdminEmail, renderExpiryCustomerEmail, type Threshold, type Vendor } from '../../jobs/email/expiry.js';
+import { renderExpiryAdminEmail, renderExpiryCustomerEmail, type Vendor } from '../../email/expiry.js';
+import { THRESHOLDS, thresholdFor, type Threshold } from './thresholds.js';
 import type { NotificationContext } from './digest.js';
 import { enqueueEmails, type OutgoingEmail } from './outbox.js';
 import { dayPeriod, startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
 import { DAY_MS, daysUntil, startOfUtcDay } from '../licensing/countdown.js';
 
-
-/**
- * The threshold a license meets today, from its countdown (`daysUntil`: UTC calendar days to the expiry date).
- * T fires on the day the countdown reads T — the email then says "in T days" under "Expiring in T days" — or,
- * after a missed day, the day after (T − 1): within the spec's window of one day either side.
- */
-export function thresholdFor(days: number): Threshold | null {
-  return THRESHOLDS.find((threshold) => days === threshold || days === threshold - 1) ?? null;
-}
+export { thresholdFor };
 
 export interface ExpiryReport {
   notices: number;

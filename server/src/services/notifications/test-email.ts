@@ -1,4 +1,4 @@
-import { renderTestEmail } from '../../jobs/email/test-email.js';
+import { renderTestEmail } from '../../email/test-email.js';
 import { requireAdmin, requireUser, type Actor } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { deliverDueEmails, type MailTransport } from './delivery.js';

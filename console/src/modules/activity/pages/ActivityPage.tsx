@@ -114,8 +114,8 @@ export function ActivityPage() {
                   accessor: 'action',
                   title: 'Action',
                   render: (entry) => (
-                    <Badge variant="light" color={actionColor(entry.action)} title={actionLabel(entry.action)} style={{ textTransform: 'none' }}>
-                      {entry.action}
+                    <Badge variant="light" color={actionColor(entry.action)} title={entry.action} style={{ textTransform: 'none' }}>
+                      {actionLabel(entry.action)}
                     </Badge>
                   ),
                 },

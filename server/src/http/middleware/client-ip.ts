@@ -1,6 +1,7 @@
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import proxyaddr from 'proxy-addr';
+import type { AppEnv } from '../env.js';
 
 /** Which peers may set X-Forwarded-For: nobody, the first n hops, or a set of addresses/CIDR ranges. */
 export type TrustProxy = false | { hops: number } | { addresses: string[] };
@@ -45,5 +46,15 @@ export function clientIpResolver(trust: TrustProxy): ClientIpResolver {
     } catch {
       return remoteAddress; // a malformed header: fall back to the peer
     }
+  };
+}
+
+/** Sets `clientIp` (and a null `actor`, until management auth runs) on every request. */
+export function clientIpMiddleware(trust: TrustProxy): MiddlewareHandler<AppEnv> {
+  const clientIp = clientIpResolver(trust);
+  return async (c, next) => {
+    c.set('clientIp', clientIp(c));
+    c.set('actor', null);
+    await next();
   };
 }

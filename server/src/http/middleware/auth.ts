@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from 'hono';
-import { authenticate } from '../services/auth/sessions.js';
-import type { AppDeps } from './deps.js';
-import type { AppEnv } from './env.js';
+import { authenticate } from '../../services/auth/sessions.js';
+import type { AppDeps } from '../../deps.js';
+import type { AppEnv } from '../env.js';
 
 /**
  * Resolves the management caller from `Authorization: Bearer <access token>` or `X-Api-Key`. No credential

@@ -1,4 +1,6 @@
-import { button, esc, formatDate, mjmlToHtml, page, type RenderedEmail } from './layout.js';
+/** @jsxRuntime automatic */
+import { MjmlColumn, MjmlSection, MjmlText } from '@faire/mjml-react';
+import { Button, Page, formatDate, renderEmail, type RenderedEmail } from './layout.js';
 
 export interface InvitationEmailData {
   tenantName: string;
@@ -16,14 +18,22 @@ export async function renderInvitationEmail(data: InvitationEmailData): Promise<
   const subject = `${data.tenantName}: you are invited to join the team on Keyforge`;
   const intro = `${data.invitedBy} invited you to join ${data.tenantName} on Keyforge as ${ROLE_WORDS[data.role]}.`;
   const expiry = `The link works once and expires on ${formatDate(data.expiresAt)}. If you did not expect this invitation, ignore this email.`;
-  const body = `
-    <mj-section padding="8px 0"><mj-column>
-      <mj-text font-size="20px" line-height="28px" font-weight="700" padding="8px 24px 0">Join ${esc(data.tenantName)}</mj-text>
-      <mj-text>${esc(intro)} Choose your password to sign in.</mj-text>
-      ${button(data.acceptUrl, 'Accept the invitation')}
-      <mj-text font-size="13px" line-height="20px">${esc(expiry)}</mj-text>
-    </mj-column></mj-section>`;
-  const html = await mjmlToHtml(page({ title: subject, preview: intro, brand: data.tenantName, body, footer: `Sent to ${esc(data.to)} because ${esc(data.invitedBy)} invited you.` }));
+  const html = await renderEmail(
+    <Page title={subject} preview={intro} brand={data.tenantName} footer={`Sent to ${data.to} because ${data.invitedBy} invited you.`}>
+      <MjmlSection padding="8px 0">
+        <MjmlColumn>
+          <MjmlText fontSize="20px" lineHeight="28px" fontWeight="700" padding="8px 24px 0">
+            Join {data.tenantName}
+          </MjmlText>
+          <MjmlText>{intro} Choose your password to sign in.</MjmlText>
+          <Button href={data.acceptUrl}>Accept the invitation</Button>
+          <MjmlText fontSize="13px" lineHeight="20px">
+            {expiry}
+          </MjmlText>
+        </MjmlColumn>
+      </MjmlSection>
+    </Page>,
+  );
   const text = [`Join ${data.tenantName}`, '', intro, '', `Accept the invitation and choose your password: ${data.acceptUrl}`, '', expiry].join('\n');
   return { subject, html, text };
 }

@@ -1,11 +1,11 @@
-import type { Config } from '../config.js';
-import type { Database } from '../db/database.js';
-import type { ServerSecrets } from '../crypto/secrets.js';
-import type { Logger } from '../logger.js';
-import type { MailTransport } from '../services/notifications/delivery.js';
-import type { JobScheduleSource } from '../services/notifications/schedules.js';
-import type { TokenSigner } from '../services/signing/signing-keys.js';
-import type { RateLimits } from './rate-limit.js';
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import type { ServerSecrets } from './crypto/secrets.js';
+import type { Logger } from './logger.js';
+import type { MailTransport } from './services/notifications/delivery.js';
+import type { JobScheduleSource } from './services/notifications/schedules.js';
+import type { TokenSigner } from './services/signing/signing-keys.js';
+import type { RateLimits } from './ratelimit/index.js';
 
 /** Long-lived dependencies of the HTTP app, built once at boot (or by the test harness). */
 export interface AppDeps {

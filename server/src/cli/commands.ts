@@ -1,0 +1,197 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import type { JWK } from 'jose';
+import { exportAuditLog, verifyAuditExport, type AuditExport } from '../services/audit/checkpoints.js';
+import { loadConfig } from '../config.js';
+import { AppError } from '../domain/errors.js';
+import { createTenant, getTenantByPrefix } from '../services/tenants.js';
+import { createProduct, getProductByName } from '../services/products.js';
+import { createLicense, findByKey, revokeLicenseByKey, showLicenseByKey } from '../services/licenses.js';
+import { loadTokenSigner, rotateSigningKey } from '../services/signing/signing-keys.js';
+import { listActiveFloatingSessions } from '../services/floating/management.js';
+import { removeMeterQuota, setMeterQuota, usageTotals } from '../services/metering/management.js';
+import { METER_PERIODS, type MeterPeriod } from '../services/metering/periods.js';
+import { createUser } from '../services/users.js';
+import { reactivateUserByEmail, resetMfa, resetPassword, unlockAccount } from '../services/auth/recovery.js';
+import { jobCommands } from '../jobs/cli.js';
+import { int, keyValues, list, need, str, type CliCommand } from './command.js';
+
+/** Who the activity log names for changes made here. */
+export const CLI_ACTOR = { id: null, label: 'system (cli)', ip: null };
+
+export const commands: Record<string, CliCommand> = {
+  'tenant:create': {
+    usage: 'tenant:create --name <name> --prefix <WORD> [--subscription-ends <ISO date>]',
+    options: ['--name <name>', '--prefix <WORD>', '--subscription-ends <date>'],
+    async run(ctx, opts) {
+      const tenant = await createTenant(ctx, { name: need(opts, 'name'), keyPrefix: need(opts, 'prefix'), subscriptionEndsAt: str(opts, 'subscriptionEnds') });
+      return { tenant };
+    },
+  },
+  'product:create': {
+    usage: 'product:create --tenant <PREFIX> --name <name> [--bundle-of <name,name>]',
+    options: ['--tenant <PREFIX>', '--name <name>', '--bundle-of <names>'],
+    async run(ctx, opts) {
+      const tenant = await getTenantByPrefix(ctx, need(opts, 'tenant'));
+      const product = await createProduct(ctx, tenant.id, { name: need(opts, 'name'), bundleOf: list(opts.bundleOf) }, CLI_ACTOR);
+      const { bundleMembers, _count, ...rest } = product;
+      return { product: { ...rest, bundleOf: bundleMembers.map((member) => member.product.name) } };
+    },
+  },
+  'license:create': {
+    usage:
+      'license:create --tenant <PREFIX> --product <name> --max-activations N [--expires-at ISO] [--trial] [--node-locked] [--features a,b] [--custom k=v,...] [--min-version V] [--max-version V] [--offline-grace-days N] [--grace-days N] [--maintenance-expires-at ISO] [--customer-email E] [--floating-seats N]',
+    options: [
+      '--tenant <PREFIX>', '--product <name>', '--max-activations <N>', '--expires-at <ISO>', '--trial', '--node-locked', '--features <list>',
+      '--custom <pairs>', '--min-version <V>', '--max-version <V>', '--offline-grace-days <N>', '--grace-days <N>', '--maintenance-expires-at <ISO>',
+      '--customer-email <email>', '--floating-seats <N>',
+    ],
+    async run(ctx, opts) {
+      const tenant = await getTenantByPrefix(ctx, need(opts, 'tenant'));
+      const product = await getProductByName(ctx, tenant.id, need(opts, 'product'));
+      const { key, license } = await createLicense(ctx, tenant.id, product.id, {
+        maxActivations: int(need(opts, 'maxActivations', 'max-activations'), 'max-activations')!,
+        expiresAt: str(opts, 'expiresAt'),
+        isTrial: opts.trial === true,
+        nodeLocked: opts.nodeLocked === true,
+        features: list(opts.features),
+        customFields: keyValues(opts.custom),
+        minVersion: str(opts, 'minVersion'),
+        maxVersion: str(opts, 'maxVersion'),
+        offlineGraceDays: int(opts.offlineGraceDays, 'offline-grace-days'),
+        gracePeriodDays: int(opts.graceDays, 'grace-days'),
+        maintenanceExpiresAt: str(opts, 'maintenanceExpiresAt'),
+        customerEmail: str(opts, 'customerEmail'),
+        floatingSeats: int(opts.floatingSeats, 'floating-seats'),
+      }, CLI_ACTOR);
+      const { keyDigest: _digest, keyDigestVersion: _version, ...shown } = license;
+      return { key, license: { ...shown, productName: product.name } };
+    },
+  },
+  'license:revoke': {
+    usage: 'license:revoke --key <license key>',
+    options: ['--key <key>'],
+    async run(ctx, opts) {
+      const { keyDigest: _digest, keyDigestVersion: _version, ...license } = await revokeLicenseByKey(ctx, need(opts, 'key'), CLI_ACTOR);
+      return { license };
+    },
+  },
+  'license:show': {
+    usage: 'license:show --key <license key>   (with its newest 100 activations and activationCount)',
+    options: ['--key <key>'],
+    async run(ctx, opts) {
+      return { license: await showLicenseByKey(ctx, need(opts, 'key')) };
+    },
+  },
+  'user:create': {
+    usage: 'user:create --tenant <PREFIX> --email <email> --password <password> --role CompanyAdmin|ReadOnly [--name <name>]',
+    options: ['--tenant <PREFIX>', '--email <email>', '--password <password>', '--role <role>', '--name <name>'],
+    async run(ctx, opts) {
+      const tenant = await getTenantByPrefix(ctx, need(opts, 'tenant'));
+      const role = need(opts, 'role');
+      if (role !== 'CompanyAdmin' && role !== 'ReadOnly') throw new AppError('InvalidRequest', '--role must be CompanyAdmin or ReadOnly');
+      const user = await createUser(ctx, 'system', { tenantId: tenant.id, email: need(opts, 'email'), password: need(opts, 'password'), role, name: str(opts, 'name') }, { ip: null, userAgent: null });
+      const { mfaSecretEncrypted: _secret, ...shown } = user;
+      return { user: shown };
+    },
+  },
+  'user:reset-password': {
+    usage: 'user:reset-password --email <email> [--password <new password>]   (ends their sessions and lifts a lock; without --password one is generated and shown once)',
+    options: ['--email <email>', '--password <password>'],
+    async run(ctx, opts) {
+      return resetPassword(ctx, need(opts, 'email'), str(opts, 'password'));
+    },
+  },
+  'user:unlock': {
+    usage: 'user:unlock --email <email>   (lifts the lock after too many failed sign-ins)',
+    options: ['--email <email>'],
+    async run(ctx, opts) {
+      return unlockAccount(ctx, need(opts, 'email'));
+    },
+  },
+  'user:reset-mfa': {
+    usage: 'user:reset-mfa --email <email>   (turns two-factor authentication off: lost authenticator and backup codes)',
+    options: ['--email <email>'],
+    async run(ctx, opts) {
+      return resetMfa(ctx, need(opts, 'email'));
+    },
+  },
+  'user:reactivate': {
+    usage: 'user:reactivate --email <email>   (a deactivated user can sign in again)',
+    options: ['--email <email>'],
+    async run(ctx, opts) {
+      return reactivateUserByEmail(ctx, need(opts, 'email'));
+    },
+  },
+  'license:quota': {
+    usage: 'license:quota --key <license key> --event <name> (--period day|month|year|lifetime --limit N | --remove)',
+    options: ['--key <key>', '--event <name>', '--period <period>', '--limit <N>', '--remove'],
+    async run(ctx, opts) {
+      const license = await findByKey(ctx, need(opts, 'key'));
+      const event = need(opts, 'event');
+      if (opts.remove === true) return removeMeterQuota(ctx, license.tenantId, license.id, event);
+      const period = need(opts, 'period') as MeterPeriod;
+      return { quota: await setMeterQuota(ctx, license.tenantId, license.id, { event, period, limit: int(need(opts, 'limit'), 'limit')! }) };
+    },
+  },
+  'license:sessions': {
+    usage: 'license:sessions --key <license key>',
+    options: ['--key <key>'],
+    async run(ctx, opts) {
+      const license = await findByKey(ctx, need(opts, 'key'));
+      return listActiveFloatingSessions(ctx, license.tenantId, license.id);
+    },
+  },
+  'license:usage': {
+    usage: 'license:usage --key <license key> [--event <name>]',
+    options: ['--key <key>', '--event <name>'],
+    async run(ctx, opts) {
+      const license = await findByKey(ctx, need(opts, 'key'));
+      const event = str(opts, 'event');
+      const byPeriod = await Promise.all(METER_PERIODS.map((period) => usageTotals(ctx, license.tenantId, license.id, { event, period })));
+      // One row per event: its totals in the current day, month and year (UTC) and over the lifetime.
+      const rows = new Map<string, { event: string; quota: unknown } & Record<MeterPeriod, number>>();
+      for (const { period, totals } of byPeriod) {
+        for (const total of totals) {
+          const row = rows.get(total.event) ?? { event: total.event, quota: total.quota, day: 0, month: 0, year: 0, lifetime: 0 };
+          row[period] = total.total;
+          rows.set(total.event, row);
+        }
+      }
+      const periods = Object.fromEntries(byPeriod.map(({ period, periodStart, periodEnd }) => [period, { start: periodStart, end: periodEnd }]));
+      return { usage: [...rows.values()], periods };
+    },
+  },
+  'signing-key:rotate': {
+    usage: 'signing-key:rotate',
+    options: [],
+    async run(ctx) {
+      return rotateSigningKey(ctx);
+    },
+  },
+  'audit:export': {
+    usage: 'audit:export --tenant <PREFIX> --out <file.json>   (the activity log with signed checkpoints, for offline verification)',
+    options: ['--tenant <PREFIX>', '--out <file>'],
+    async run(ctx, opts) {
+      const tenant = await getTenantByPrefix(ctx, need(opts, 'tenant'));
+      const signer = await loadTokenSigner(ctx, loadConfig().publicUrl);
+      const doc = await exportAuditLog(ctx, tenant.id, signer);
+      const out = need(opts, 'out');
+      writeFileSync(out, JSON.stringify(doc));
+      return { tenant: tenant.keyPrefix, file: out, entries: doc.entries.length, checkpoints: doc.checkpoints.length, latestCheckpointSeq: doc.checkpoints.at(-1)?.seq ?? null };
+    },
+  },
+  'audit:verify': {
+    usage: 'audit:verify --file <export.json> [--jwks <jwks.json>] [--with-secret]   (offline: public keys only unless --with-secret)',
+    options: ['--file <file>', '--jwks <file>', '--with-secret'],
+    offline: true,
+    exitCode: (result: { valid: boolean }) => (result.valid ? 0 : 1),
+    async run(ctx, opts) {
+      const doc = JSON.parse(readFileSync(need(opts, 'file'), 'utf8')) as AuditExport;
+      const jwksFile = str(opts, 'jwks');
+      const jwks = jwksFile ? (JSON.parse(readFileSync(jwksFile, 'utf8')) as { keys: JWK[] }) : undefined;
+      const result = await verifyAuditExport(doc, { jwks, key: opts.withSecret ? ctx.secrets.auditChainKey : null });
+      return { tenantId: doc.tenantId, keys: jwks ? 'from --jwks' : 'embedded in the export (pass --jwks with a copy you trust)', ...result };
+    },
+  },
+  ...jobCommands,
+};

@@ -1,0 +1,23 @@
+// The notification rules: which expiry notices exist and when each fires, and when the digest highlights a
+// figure. Services compute with them; the email templates (server/src/email) only display their results.
+
+/** The expiry notices (spec §6.2): 30, 7 and 1 day(s) before a license expires, most distant first. */
+export const THRESHOLDS = [30, 7, 1] as const;
+export type Threshold = (typeof THRESHOLDS)[number];
+
+/**
+ * The threshold a license meets today, from its countdown (`daysUntil`: UTC calendar days to the expiry date).
+ * T fires on the day the countdown reads T — the email then says "in T days" under "Expiring in T days" — or,
+ * after a missed day, the day after (T − 1): within the spec's window of one day either side.
+ */
+export function thresholdFor(days: number): Threshold | null {
+  return THRESHOLDS.find((threshold) => days === threshold || days === threshold - 1) ?? null;
+}
+
+export type Highlight = 'red' | 'amber' | null;
+
+/** The weekly digest (spec §6.1): red when anything expires within 7 days; amber when more than 5 expire within 30 days. */
+export const digestHighlights = (data: { expiringIn7Days: number; expiringIn30Days: number }) => ({
+  expiringIn7Days: (data.expiringIn7Days > 0 ? 'red' : null) as Highlight,
+  expiringIn30Days: (data.expiringIn30Days > 5 ? 'amber' : null) as Highlight,
+});
