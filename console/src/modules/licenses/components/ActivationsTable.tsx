@@ -39,7 +39,9 @@ export function ActivationsTable({ licenseId, canManage }: { licenseId: string; 
             connection={data.license.activations}
             canManage={canManage}
             busy={deactivate.saving}
-            onDeactivate={(id) => deactivate.run({ id })}
+            // Back to the first page: the deactivation made every loaded page stale, and a later page refetched
+            // alone would replace the merged list.
+            onDeactivate={async (id) => (await deactivate.run({ id })) && pages.reset()}
             fetching={result.fetching}
             onLoadMore={pages.loadMore}
           />

@@ -15,7 +15,8 @@ import { LicenseListFields } from './LicensesTable';
 const schema = licenseFormSchema();
 
 /** Issues a license; its key is shown once, with a copy button. */
-export function CreateLicenseModal({ opened, onClose, productId }: { opened: boolean; onClose: () => void; productId?: string }) {
+/** onCreated: the list starts over at its first page (the new license made every loaded page stale). */
+export function CreateLicenseModal({ opened, onClose, onCreated, productId }: { opened: boolean; onClose: () => void; onCreated?: () => void; productId?: string }) {
   const form = useZodForm<LicenseForm>(schema, { ...EMPTY_LICENSE_FORM, productId: productId ?? '' });
   const [created, setCreated] = useState<{ key: string; id: string; product: string } | null>(null);
   const [{ data }] = useQuery({ query: ProductOptionsQuery, pause: !opened });
@@ -41,6 +42,7 @@ export function CreateLicenseModal({ opened, onClose, productId }: { opened: boo
   const submit = form.onSubmit(async (values) => {
     const result = await create.run({ input: { productId: values.productId, ...toLicenseAttributes(values) } }, { form, rename: SERVER_FIELD });
     if (!result) return;
+    onCreated?.();
     const license = readFragment(LicenseListFields, result.createLicense.license);
     setCreated({ key: result.createLicense.key, id: license.id, product: license.product.name });
   });

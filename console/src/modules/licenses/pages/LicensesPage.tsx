@@ -66,7 +66,7 @@ export function LicensesPage() {
           </Button>
         }
       />
-      <CreateLicenseModal opened={creating} onClose={close} productId={values.product ? values.product : undefined} />
+      <CreateLicenseModal opened={creating} onClose={close} onCreated={pages.reset} productId={values.product ? values.product : undefined} />
       <Paper p="sm" mb="md">
         <Group gap="sm" align="flex-end" wrap="wrap">
           <DebouncedSearch label="Search" placeholder="Email, key hint or full key" autoComplete="off" w={{ base: '100%', sm: 260 }} value={search} onSearch={setSearch} />

@@ -53,7 +53,7 @@ export function OutboxPage() {
         title="Emails"
         description="Weekly digests and expiry notices: written to the outbox first, then delivered with retries."
         actions={
-          <Button variant="default" leftSection={<IconSend size={16} />} loading={testEmail.saving} onClick={async () => (await testEmail.run({})) && reload({ requestPolicy: 'network-only' })}>
+          <Button variant="default" leftSection={<IconSend size={16} />} loading={testEmail.saving} onClick={async () => (await testEmail.run({})) && (pages.reset(), reload({ requestPolicy: 'network-only' }))}>
             Send test email
           </Button>
         }
