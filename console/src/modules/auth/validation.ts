@@ -24,3 +24,8 @@ export const keyPrefixSchema = z.string().superRefine((prefix, ctx) => {
   const problem = validateKeyPrefix(prefix);
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
+
+/** A new password typed twice (setup, accepting an invitation, changing it). */
+export const newPasswordSchema = z
+  .object({ password: passwordSchema, confirm: z.string() })
+  .refine((form) => form.confirm === form.password, { path: ['confirm'], message: 'The passwords do not match.', when: () => true });
