@@ -39,7 +39,7 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   confirmMfaEnrollment: ['me', 'users'],
   createApiKey: ['apiKeys'],
   createLicense: ['licenses', 'products', 'dashboardStats', 'analytics', 'floatingPoolConsumption'],
-  createProduct: ['products'],
+  createProduct: ['products', 'dashboardStats'],
   createUser: ['users'],
   deactivateActivation: ['dashboardStats', 'analytics'],
   deactivateUser: [],
@@ -62,7 +62,8 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   startMfaEnrollment: [],
   updateCompanySettings: [],
   updateLicense: ['licenses', 'dashboardStats', 'analytics', 'floatingPoolConsumption', 'floatingSessions'],
-  updateNotificationPreferences: [],
+  // Keyless (embedded in the payload): the root field is refetched rather than updated in place.
+  updateNotificationPreferences: ['notificationPreferences'],
   updateProduct: ['products'],
   updateUser: [],
 };
