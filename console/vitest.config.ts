@@ -11,5 +11,7 @@ export default defineProject({
     include: ['src/**/*.test.{ts,tsx}'],
     setupFiles: ['./src/test/setup.ts'],
     css: false,
+    // jsdom renders of whole tables and dialogs take seconds when the two cores are busy with the server suites.
+    testTimeout: 20_000,
   },
 });

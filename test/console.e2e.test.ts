@@ -111,7 +111,7 @@ describe('admin console in Chromium', () => {
   const expiresOn = new Date(Date.now() + 10 * DAY).toISOString().slice(0, 10);
 
   it('serves the console at any client-side route and keeps /api/* for the API', async () => {
-    const deepLink = await fetch(`${server.url}/licenses/0123abcd0123abcd0123abcd0123abcd`);
+    const deepLink = await fetch(`${server.url}/licenses/4f1c8a2b-1c3d-4e5f-a6b7-c8d9e0f1a2b3`);
     expect(deepLink.status).toBe(200);
     expect(deepLink.headers.get('content-type')).toMatch(/text\/html/);
     expect(await deepLink.text()).toContain('<div id="root">');
@@ -198,7 +198,7 @@ describe('admin console in Chromium', () => {
     await dialog.getByRole('button', { name: 'Open license' }).click();
     await page.getByText('Not activated yet').waitFor();
     licenseUrl = new URL(page.url()).pathname;
-    expect(licenseUrl).toMatch(/^\/licenses\/[0-9a-f]{32}$/);
+    expect(licenseUrl).toMatch(/^\/licenses\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/); // the UUID as is
 
     // The Integrate panel: snippets for this server and product, copied with one click.
     const integrate = page.getByRole('tabpanel').filter({ has: page.locator('[data-snippet="curl"]') });

@@ -7,11 +7,12 @@ import type { introspection } from './graphql-env.d.ts';
  */
 export const graphql = initGraphQLTada<{
   introspection: introspection;
-  // Fragments describe shared selections; results are not masked (components read fields directly).
-  disableMasking: true;
+  // Fragment masking is on: a component reads the fields of its own fragment with readFragment, and the
+  // query that spreads the fragment sees only an opaque reference to them.
   scalars: { DateTime: string; JSON: unknown; ID: string };
 }>();
 
+export { readFragment } from 'gql.tada';
 export type { FragmentOf, ResultOf, VariablesOf } from 'gql.tada';
 
 /** The values of a schema enum, e.g. EnumOf<'LicenseStatus'> = 'active' | 'expired' | 'revoked'. */

@@ -1,28 +1,128 @@
-import { Client, cacheExchange, fetchExchange } from 'urql';
+import { cacheExchange, type Cache, type CacheExchangeOpts, type UpdateResolver } from '@urql/exchange-graphcache';
+import { relayPagination } from '@urql/exchange-graphcache/extras';
+import { Client, fetchExchange } from 'urql';
 import { GRAPHQL_ENDPOINT, session } from './session';
 
-/** The one GraphQL client: JSON POSTs with cookies, the session's bearer token and refresh-on-401. */
+/**
+ * Object types without an `id` (mutation payloads aside): graphcache stores them inside their parent (a `keys`
+ * entry returning null says that on purpose). Connections, edges and PageInfo are embedded without one.
+ * client.test.ts checks these lists against server/schema.graphql.
+ */
+export const EMBEDDED_TYPES = [
+  'ActivationBucket',
+  'ActivityLogIntegrity',
+  'Analytics',
+  'DashboardStats',
+  'FloatingPoolBucket',
+  'FloatingSessions',
+  'InvitationPreview',
+  'LicenseExpiryCounts',
+  'LicenseStatusCounts',
+  'LoginSuccess',
+  'MeterQuota',
+  'MfaRequired',
+  'NotificationPreferences',
+  'ProductLicenses',
+  'SeatPoolPoint',
+  'TopProduct',
+  'UsageTotal',
+  'UsageTotals',
+] as const;
+
+/**
+ * Every mutation, with the root fields whose cached answers it makes stale (the queries showing them refetch).
+ * Entities a mutation returns update themselves (normalized by id); this is for lists, counts and totals.
+ */
+export const MUTATIONS: Record<string, readonly string[]> = {
+  acceptInvitation: [],
+  changePassword: [],
+  confirmMfaEnrollment: ['me', 'users'],
+  createApiKey: ['apiKeys'],
+  createLicense: ['licenses', 'products', 'dashboardStats', 'analytics', 'floatingPoolConsumption'],
+  createProduct: ['products', 'dashboardStats'],
+  createUser: ['users'],
+  deactivateActivation: ['dashboardStats', 'analytics'],
+  deactivateUser: [],
+  deleteProduct: ['products', 'dashboardStats'],
+  disableMfa: ['me', 'users'],
+  endFloatingSession: ['floatingSessions', 'floatingPoolConsumption'],
+  inviteUser: ['invitations'],
+  login: [],
+  logout: [],
+  reactivateUser: [],
+  refreshSession: [],
+  removeMeterQuota: ['usageTotals'],
+  revokeApiKey: [],
+  revokeInvitation: ['invitations'],
+  revokeLicense: ['licenses', 'dashboardStats', 'analytics'],
+  runJobNow: ['jobSchedules', 'emails'],
+  sendTestEmail: ['emails'],
+  setMeterQuota: ['usageTotals'],
+  setup: [],
+  startMfaEnrollment: [],
+  updateCompanySettings: [],
+  updateLicense: ['licenses', 'dashboardStats', 'analytics', 'floatingPoolConsumption', 'floatingSessions'],
+  // Keyless (embedded in the payload): the root field is refetched rather than updated in place.
+  updateNotificationPreferences: ['notificationPreferences'],
+  updateProduct: ['products'],
+  updateUser: [],
+};
+
+/** The payload type of a mutation (`createLicense` → `CreateLicensePayload`): embedded, it has no id. */
+export const payloadType = (mutation: string) => `${mutation[0].toUpperCase()}${mutation.slice(1)}Payload`;
+
+/** Mutations that write no activity-log entry (the others make the cached log and its integrity check stale). */
+const NOT_LOGGED = new Set(['sendTestEmail', 'runJobNow', 'refreshSession', 'startMfaEnrollment']);
+
+function invalidateRootFields(cache: Cache, fieldNames: readonly string[]) {
+  for (const field of cache.inspectFields('Query')) {
+    if (fieldNames.includes(field.fieldName)) cache.invalidate('Query', field.fieldName, field.arguments ?? undefined);
+  }
+}
+
+const afterMutation: UpdateResolver = (_result, args, cache, info) => {
+  const stale = [...(MUTATIONS[info.fieldName] ?? [])];
+  if (!NOT_LOGGED.has(info.fieldName)) stale.push('activityLog', 'activityLogIntegrity');
+  invalidateRootFields(cache, stale);
+  // A deleted product, and the activations list of a license one of whose devices was deactivated.
+  const id = (args as { id?: unknown; input?: { id?: unknown } }).id ?? (args as { input?: { id?: unknown } }).input?.id;
+  if (info.fieldName === 'deleteProduct' && typeof id === 'string') cache.invalidate({ __typename: 'Product', id });
+  if (info.fieldName === 'deactivateActivation') {
+    for (const license of cache.inspectFields('Query').filter((field) => field.fieldName === 'license')) {
+      const key = cache.resolve('Query', license.fieldKey);
+      if (typeof key === 'string') for (const field of cache.inspectFields(key)) if (field.fieldName === 'activations') cache.invalidate(key, field.fieldKey);
+    }
+  }
+};
+
+/** Connection fields whose pages graphcache merges (client.test.ts checks that every query of them selects pageInfo). */
+export const PAGINATED = ['Query.licenses', 'Query.emails', 'Query.activityLog', 'License.activations'];
+
+export const cacheConfig: CacheExchangeOpts = {
+  keys: {
+    ...Object.fromEntries([...EMBEDDED_TYPES, ...Object.keys(MUTATIONS).map(payloadType)].map((typename) => [typename, () => null])),
+    JobSchedule: (job) => (job.name as string | undefined) ?? null,
+  },
+  resolvers: {
+    // The connections the console pages through ("Load more"): the pages asked for are merged into one list
+    // per filter. Every query of these fields must select pageInfo (relayPagination resolves to null without
+    // it). Products, users, API keys and invitations come whole (up to 100) and are not merged.
+    Query: Object.fromEntries(PAGINATED.filter((field) => field.startsWith('Query.')).map((field) => [field.slice(6), relayPagination()])),
+    License: { activations: relayPagination() },
+  },
+  updates: {
+    Mutation: Object.fromEntries(Object.keys(MUTATIONS).map((field) => [field, afterMutation])),
+  },
+};
+
+/** The one GraphQL client: a normalized cache (graphcache), JSON POSTs with cookies, the session's bearer token and refresh-on-401. */
 export function createClient() {
   return new Client({
     url: GRAPHQL_ENDPOINT,
-    exchanges: [cacheExchange, fetchExchange],
+    exchanges: [cacheExchange(cacheConfig), fetchExchange],
     fetch: session.fetch,
     preferGetMethod: false,
     requestPolicy: 'cache-and-network',
     fetchOptions: () => ({ credentials: 'include', headers: { 'x-keyforge-csrf': '1' } }),
   });
-}
-
-const contexts = new Map<string, { additionalTypenames: string[] }>();
-
-/**
- * A stable query context saying "refetch me after a mutation touching these types" (urql's document cache
- * only knows the types a result contained; an empty list contains none). Stable identity matters: a new
- * context object on every render makes useQuery restart forever.
- */
-export function refetchOn(...typenames: string[]) {
-  const key = typenames.join(',');
-  let context = contexts.get(key);
-  if (!context) contexts.set(key, (context = { additionalTypenames: typenames }));
-  return context;
 }

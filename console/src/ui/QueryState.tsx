@@ -69,7 +69,7 @@ export function NoAccess() {
 }
 
 interface QueryStateProps<T> {
-  result: { data?: T; fetching: boolean; error?: CombinedError };
+  result: { data?: T | null; fetching: boolean; error?: CombinedError };
   onRetry?: () => void;
   /** True when the loaded data has nothing to show. */
   isEmpty?: (data: T) => boolean;
@@ -83,7 +83,8 @@ interface QueryStateProps<T> {
  */
 export function QueryState<T>({ result, onRetry, isEmpty, empty, children }: QueryStateProps<T>) {
   if (errorCode(result.error) === 'Forbidden') return <NoAccess />;
-  if (result.data === undefined || (result.error?.graphQLErrors.length ?? 0) > 0) {
+  // graphcache answers a cache miss with data null while the network request runs.
+  if (result.data === undefined || result.data === null || (result.error?.graphQLErrors.length ?? 0) > 0) {
     if (result.error) return <ErrorAlert error={result.error} onRetry={onRetry} />;
     return <LoadingState />;
   }

@@ -1,5 +1,5 @@
 import { useCallback } from 'react';
-import { useMutation, type AnyVariables, type OperationContext, type TypedDocumentNode } from 'urql';
+import { useMutation, type AnyVariables, type TypedDocumentNode } from 'urql';
 import { errorMessage, fieldErrors } from '../lib/errors';
 import { notifyError, notifySuccess } from './notify';
 
@@ -8,31 +8,43 @@ interface Options<Data> {
   success?: string | ((data: Data) => string);
   /** Title of the error toast. */
   errorTitle?: string;
-  /** Extra typenames whose cached queries must refetch after this mutation (urql document cache). */
-  invalidates?: string[];
+}
+
+/** A form (@mantine/form) that shows the server's per-field errors on its inputs. */
+export interface FieldErrorTarget {
+  form: { setErrors: (errors: Record<string, string>) => void };
+  /** Server input name → form field, where they differ (e.g. expiresAt → expiresOn). */
+  rename?: Record<string, string>;
+}
+
+/** The server's per-field errors (InvalidRequest `extensions.fields`) keyed by the form's field names. */
+export function serverFieldErrors(fields: Record<string, string>, rename: Record<string, string> = {}): Record<string, string> {
+  return Object.fromEntries(Object.entries(fields).map(([field, message]) => [rename[field] ?? field.split('.')[0], message]));
 }
 
 /**
  * Runs a mutation with the console's standard feedback: a success toast, an error toast with the API's
- * message, `saving` while in flight (disable the submit button with it) and per-field errors for forms.
- * Resolves to the data, or null when the mutation failed.
+ * message, `saving` while in flight (disable the submit button with it) and the server's per-field errors on a
+ * form's inputs. Resolves to the data, or null when the mutation failed. What the mutation makes stale is
+ * graphcache's business (lib/client.ts `updates`).
  */
 export function useApiMutation<Data, Variables extends AnyVariables>(document: TypedDocumentNode<Data, Variables>, options: Options<Data> = {}) {
   const [state, execute] = useMutation<Data, Variables>(document);
-  const { success, errorTitle, invalidates } = options;
+  const { success, errorTitle } = options;
 
   const run = useCallback(
-    async (variables: Variables): Promise<Data | null> => {
-      const context: Partial<OperationContext> | undefined = invalidates ? { additionalTypenames: invalidates } : undefined;
-      const result = await execute(variables, context);
+    async (variables: Variables, target?: FieldErrorTarget): Promise<Data | null> => {
+      const result = await execute(variables);
       if (result.error || !result.data) {
         notifyError(errorMessage(result.error) || 'No answer from the server.', errorTitle);
+        const fields = fieldErrors(result.error);
+        if (target && Object.keys(fields).length) target.form.setErrors(serverFieldErrors(fields, target.rename));
         return null;
       }
       if (success) notifySuccess(typeof success === 'function' ? success(result.data) : success);
       return result.data;
     },
-    [execute, success, errorTitle, invalidates],
+    [execute, success, errorTitle],
   );
 
   return { run, saving: state.fetching, error: state.error, fieldErrors: fieldErrors(state.error) };

@@ -1,18 +1,15 @@
 import { useCallback, useState } from 'react';
 
 /**
- * Cursor pagination state for a `first/after` connection: the cursors of the pages seen so far, so
- * "Previous" works without the API supporting backwards paging. Reset whenever the filters change.
+ * "Load more" state for a `first/after` connection whose pages graphcache's relayPagination merges into one
+ * list: the cursor of the last page asked for. It starts over whenever `resetKey` (the filters) changes.
  */
-export function useCursorPages() {
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  const page = cursors.length;
+export function useCursorPages(resetKey = '') {
+  const [state, setState] = useState<{ key: string; after: string | null }>({ key: resetKey, after: null });
+  const after = state.key === resetKey ? state.after : null;
   return {
-    after: cursors[cursors.length - 1],
-    page,
-    hasPrevious: page > 1,
-    next: useCallback((endCursor: string | null | undefined) => endCursor && setCursors((list) => [...list, endCursor]), []),
-    previous: useCallback(() => setCursors((list) => (list.length > 1 ? list.slice(0, -1) : list)), []),
-    reset: useCallback(() => setCursors([null]), []),
+    after,
+    loadMore: useCallback((endCursor: string) => setState({ key: resetKey, after: endCursor }), [resetKey]),
+    reset: useCallback(() => setState({ key: resetKey, after: null }), [resetKey]),
   };
 }

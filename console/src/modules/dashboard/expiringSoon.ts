@@ -1,5 +1,5 @@
 import { countdown } from '../../lib/format';
-import { licensePath } from '../../lib/ids';
+import { licensePath } from '../licenses/paths';
 
 /** Spec §6.3 / §8: the "Licenses Expiring Soon" widget lists at most 8 licenses. */
 export const EXPIRING_SOON_MAX_ROWS = 8;

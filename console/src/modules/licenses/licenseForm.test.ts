@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { changedAttributes, EMPTY_LICENSE_FORM, formProblems, licenseToForm, toLicenseAttributes, validateLicenseForm } from './licenseForm';
+import { serverFieldErrors } from '../../ui/useApiMutation';
+import { changedAttributes, EMPTY_LICENSE_FORM, licenseToForm, SERVER_FIELD, toLicenseAttributes, validateLicenseForm } from './licenseForm';
 
 const stored = {
   product: { id: 'p1' },
@@ -66,8 +67,10 @@ describe('license form', () => {
   });
 
   it('maps server field errors onto the inputs', () => {
-    expect(formProblems({}, { expiresAt: 'Invalid date', minVersion: 'must not exceed maxVersion' }, false)).toEqual({ expiresOn: 'Invalid date', minVersion: 'must not exceed maxVersion' });
-    expect(formProblems({ productId: 'Choose a product.' }, {}, false)).toEqual({});
-    expect(formProblems({ productId: 'Choose a product.' }, {}, true)).toEqual({ productId: 'Choose a product.' });
+    expect(serverFieldErrors({ expiresAt: 'Invalid date', minVersion: 'must not exceed maxVersion', 'customFields.plan': 'too long' }, SERVER_FIELD)).toEqual({
+      expiresOn: 'Invalid date',
+      minVersion: 'must not exceed maxVersion',
+      customFields: 'too long',
+    });
   });
 });

@@ -1,3 +1,5 @@
+import { zod4Resolver } from 'mantine-form-zod-resolver';
+import { z } from 'zod';
 import type { VariablesOf } from '../../graphql';
 import type { CreateLicenseMutation } from './graphql/documents';
 
@@ -114,29 +116,35 @@ export function changedAttributes(before: LicenseAttributes, after: LicenseAttri
   return changes as Partial<LicenseAttributes>;
 }
 
-/** Problems the user can fix before sending, by field. */
-export function validateLicenseForm(form: LicenseForm, { requireProduct = true } = {}): Partial<Record<keyof LicenseForm, string>> {
-  const problems: Partial<Record<keyof LicenseForm, string>> = {};
-  if (requireProduct && !form.productId) problems.productId = 'Choose a product.';
-  if (form.maxActivations === '' || form.maxActivations < 1) problems.maxActivations = 'At least 1.';
-  if (!form.perpetual && !form.expiresOn) problems.expiresOn = 'Pick an expiry date, or make it perpetual.';
-  if (form.customerEmail.trim() && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(form.customerEmail.trim())) problems.customerEmail = 'Not an email address.';
-  if (form.floatingSeats !== '' && form.floatingSeats < 1) problems.floatingSeats = 'At least 1, or leave empty for none.';
-  if (form.offlineGraceDays !== '' && form.offlineGraceDays < 0) problems.offlineGraceDays = '0 or more, or leave empty for no offline use.';
-  if (form.gracePeriodDays !== '' && form.gracePeriodDays < 0) problems.gracePeriodDays = '0 or more, or leave empty for none.';
-  const keys = form.customFields.map((field) => field.key.trim()).filter(Boolean);
-  if (new Set(keys).size !== keys.length) problems.customFields = 'Each custom field name once.';
-  return problems;
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+/** A number input's value: a number, or '' while empty. */
+const count = z.union([z.literal(''), z.number()]);
+const atLeast = (min: number, message: string) => count.refine((value) => value === '' || value >= min, message);
+
+/** Problems the user can fix before sending, by field (the schema behind the create and edit dialogs). */
+export function licenseFormSchema({ requireProduct = true } = {}) {
+  return z
+    .object({
+      productId: requireProduct ? z.string().min(1, 'Choose a product.') : z.string(),
+      maxActivations: count.refine((value) => value !== '' && value >= 1, 'At least 1.'),
+      perpetual: z.boolean(),
+      expiresOn: z.string(),
+      customerEmail: z.string().refine((email) => !email.trim() || EMAIL.test(email.trim()), 'Not an email address.'),
+      floatingSeats: atLeast(1, 'At least 1, or leave empty for none.'),
+      offlineGraceDays: atLeast(0, '0 or more, or leave empty for no offline use.'),
+      gracePeriodDays: atLeast(0, '0 or more, or leave empty for none.'),
+      customFields: z.array(z.object({ key: z.string(), value: z.string() })).refine((fields) => {
+        const keys = fields.map((field) => field.key.trim()).filter(Boolean);
+        return new Set(keys).size === keys.length;
+      }, 'Each custom field name once.'),
+    })
+    .refine((form) => form.perpetual || Boolean(form.expiresOn), { path: ['expiresOn'], message: 'Pick an expiry date, or make it perpetual.', when: () => true });
 }
 
-const SERVER_FIELD: Record<string, keyof LicenseForm> = { expiresAt: 'expiresOn', maintenanceExpiresAt: 'maintenanceOn' };
-
-/** Client problems first, then the server's per-field errors (InvalidRequest `fields`) on the matching input. */
-export function formProblems(client: Partial<Record<keyof LicenseForm, string>>, server: Record<string, string>, showClient: boolean) {
-  const problems: Partial<Record<keyof LicenseForm, string>> = {};
-  for (const [field, message] of Object.entries(server)) {
-    const key = (SERVER_FIELD[field] ?? field.split('.')[0]) as keyof LicenseForm;
-    problems[key] = message;
-  }
-  return showClient ? { ...problems, ...client } : problems;
+/** The schema's problems as a map (field → message). */
+export function validateLicenseForm(form: LicenseForm, options: { requireProduct?: boolean } = {}): Partial<Record<keyof LicenseForm, string>> {
+  return zod4Resolver(licenseFormSchema(options))(form as unknown as Record<string, unknown>) as Partial<Record<keyof LicenseForm, string>>;
 }
+
+/** Server input names that the form calls differently. */
+export const SERVER_FIELD: Record<string, keyof LicenseForm> = { expiresAt: 'expiresOn', maintenanceExpiresAt: 'maintenanceOn' };

@@ -24,15 +24,16 @@ export function DetailsDiff({ details }: { details: unknown }) {
       <Table.Tbody>
         {rows.map((row) => (
           <Table.Tr key={row.field}>
-            <Table.Td>
+            {/* data-label: the activity log shows rows as labelled cards on a phone, this table inside them too. */}
+            <Table.Td data-label="Field">
               <Code>{row.field}</Code>
             </Table.Td>
             {diff && (
-              <Table.Td bg={row.changed ? 'var(--mantine-color-red-0)' : undefined} style={{ wordBreak: 'break-word' }}>
+              <Table.Td data-label="Before" bg={row.changed ? 'var(--mantine-color-red-0)' : undefined} style={{ wordBreak: 'break-word' }}>
                 {row.changed ? <del aria-label={`before: ${row.before}`}>{row.before}</del> : row.before}
               </Table.Td>
             )}
-            <Table.Td bg={diff && row.changed ? 'var(--mantine-color-green-0)' : undefined} style={{ wordBreak: 'break-word' }}>
+            <Table.Td data-label={diff ? 'After' : 'Value'} bg={diff && row.changed ? 'var(--mantine-color-green-0)' : undefined} style={{ wordBreak: 'break-word' }}>
               {diff && row.changed ? <ins aria-label={`after: ${row.after}`} style={{ textDecoration: 'none' }}>{row.after}</ins> : row.after}
             </Table.Td>
           </Table.Tr>

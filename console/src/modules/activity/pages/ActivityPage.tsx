@@ -1,21 +1,18 @@
-import { ActionIcon, Badge, Button, Code, Group, Paper, Select, Table, Text, TextInput, Tooltip } from '@mantine/core';
+import { ActionIcon, Badge, Button, Code, Group, Paper, Select, Text, TextInput, Tooltip } from '@mantine/core';
 import { IconChevronDown, IconChevronRight, IconShieldCheck, IconShieldX } from '@tabler/icons-react';
-import { Fragment, useEffect, useState } from 'react';
+import { useState } from 'react';
 import { useQuery } from 'urql';
 import type { ResultOf } from '../../../graphql';
 import { formatDateTime, formatUtc } from '../../../lib/format';
-import { expandId } from '../../../lib/ids';
 import { DebouncedSearch } from '../../../ui/DebouncedSearch';
 import { PageHeader } from '../../../ui/PageHeader';
-import { Pager } from '../../../ui/Pager';
+import { DataTable } from '../../../ui/DataTable';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useCursorPages } from '../../../ui/useCursorPages';
 import { useSearchFilters } from '../../../ui/useSearchFilters';
 import { ACTIVITY_ACTIONS, actionColor, actionLabel, type ActivityAction } from '../actions';
 import { DetailsDiff } from '../components/DetailsDiff';
 import { ActivityIntegrityQuery, ActivityLogQuery } from '../graphql/documents';
-import { refetchOn } from '../../../lib/client';
-import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 const PAGE_SIZE = 25;
 const FILTERS = ['action', 'user', 'entity', 'entityId', 'from', 'to'] as const;
@@ -27,20 +24,19 @@ const dayAfter = (day: string) => (day ? new Date(Date.parse(`${day}T00:00:00.00
 
 export function ActivityPage() {
   const filters = useSearchFilters(FILTERS);
-  const pages = useCursorPages();
   const { values } = filters;
+  const [expanded, setExpanded] = useState<string[]>([]);
+  const toggle = (id: string) => setExpanded((ids) => (ids.includes(id) ? ids.filter((other) => other !== id) : [...ids, id]));
   const filter = {
     action: (values.action || undefined) as ActivityAction | undefined,
     user: values.user || undefined,
     entity: values.entity || undefined,
-    entityId: values.entityId ? expandId(values.entityId) : undefined,
+    entityId: values.entityId || undefined,
     from: dayStart(values.from),
     to: dayAfter(values.to),
   };
-  const filterKey = JSON.stringify(filter);
-  const { reset } = pages;
-  useEffect(reset, [filterKey, reset]);
-  const [result, reload] = useQuery({ query: ActivityLogQuery, variables: { first: PAGE_SIZE, after: pages.after, filter }, context: refetchOn('ActivityEntry') });
+  const pages = useCursorPages(JSON.stringify(filter));
+  const [result, reload] = useQuery({ query: ActivityLogQuery, variables: { first: PAGE_SIZE, after: pages.after, filter } });
 
   return (
     <>
@@ -81,28 +77,72 @@ export function ActivityPage() {
           empty={<EmptyState title={filters.active ? 'No entries match these filters' : 'No activity yet'}>{filters.active ? 'Try a wider date range or clear the filters.' : 'Changes and sign-ins will appear here.'}</EmptyState>}
         >
           {(data) => (
-            <>
-              <ResponsiveTable minWidth={880}>
-                <Table>
-                  <Table.Thead>
-                    <Table.Tr>
-                      <Table.Th w={36} aria-label="Details" />
-                      <Table.Th>Timestamp</Table.Th>
-                      <Table.Th>Action</Table.Th>
-                      <Table.Th>Entity</Table.Th>
-                      <Table.Th>User</Table.Th>
-                      <Table.Th>IP address</Table.Th>
-                    </Table.Tr>
-                  </Table.Thead>
-                  <Table.Tbody>
-                    {data.activityLog.nodes.map((entry) => (
-                      <EntryRow key={entry.id} entry={entry} />
-                    ))}
-                  </Table.Tbody>
-                </Table>
-              </ResponsiveTable>
-              <Pager pages={pages} connection={data.activityLog} pageSize={PAGE_SIZE} busy={result.fetching} />
-            </>
+            <DataTable
+              records={data.activityLog.nodes}
+              minWidth={880}
+              rowTestId="activity-row"
+              fetching={result.fetching}
+              paging={{ connection: data.activityLog, onLoadMore: pages.loadMore }}
+              rowExpansion={{
+                trigger: 'never',
+                allowMultiple: true,
+                expanded: { recordIds: expanded, onRecordIdsChange: (ids: unknown[]) => setExpanded(ids as string[]) },
+                content: ({ record }) => (
+                  <div style={{ padding: '8px 12px' }}>
+                    <DetailsDiff details={record.details} />
+                  </div>
+                ),
+              }}
+              columns={[
+                {
+                  accessor: 'details',
+                  title: '',
+                  width: 36,
+                  textAlign: 'left',
+                  render: (entry) => <DetailsToggle entry={entry} open={expanded.includes(entry.id)} onToggle={toggle} />,
+                },
+                {
+                  accessor: 'timestamp',
+                  title: 'Timestamp',
+                  render: (entry) => (
+                    <Text size="sm" title={formatDateTime(entry.timestamp)} style={{ whiteSpace: 'nowrap' }}>
+                      {formatUtc(entry.timestamp)}
+                    </Text>
+                  ),
+                },
+                {
+                  accessor: 'action',
+                  title: 'Action',
+                  render: (entry) => (
+                    <Badge variant="light" color={actionColor(entry.action)} title={entry.action} style={{ textTransform: 'none' }}>
+                      {actionLabel(entry.action)}
+                    </Badge>
+                  ),
+                },
+                {
+                  accessor: 'entity',
+                  title: 'Entity',
+                  render: (entry) => (
+                    <div>
+                      <Text size="sm">{entry.entity}</Text>
+                      <Text size="xs" c="dimmed">
+                        {entry.entityType}
+                      </Text>
+                    </div>
+                  ),
+                },
+                { accessor: 'user', title: 'User', render: (entry) => <Text size="sm">{entry.user}</Text> },
+                {
+                  accessor: 'ip',
+                  title: 'IP address',
+                  render: (entry) => (
+                    <Text size="sm" ff="monospace" c={entry.ip ? undefined : 'dimmed'}>
+                      {entry.ip ?? '—'}
+                    </Text>
+                  ),
+                },
+              ]}
+            />
           )}
         </QueryState>
       </Paper>
@@ -110,58 +150,17 @@ export function ActivityPage() {
   );
 }
 
-function EntryRow({ entry }: { entry: Entry }) {
-  const [open, setOpen] = useState(false);
-  const hasDetails = entry.details !== null && entry.details !== undefined;
+function DetailsToggle({ entry, open, onToggle }: { entry: Entry; open: boolean; onToggle: (id: string) => void }) {
+  if (entry.details === null || entry.details === undefined) return null;
   return (
-    <Fragment>
-      <Table.Tr data-testid="activity-row">
-        <Table.Td>
-          {hasDetails && (
-            <ActionIcon variant="subtle" color="gray" onClick={() => setOpen(!open)} aria-expanded={open} aria-label={open ? 'Hide details' : 'Show details'}>
-              {open ? <IconChevronDown size={16} /> : <IconChevronRight size={16} />}
-            </ActionIcon>
-          )}
-        </Table.Td>
-        <Table.Td>
-          <Text size="sm" title={formatDateTime(entry.timestamp)} style={{ whiteSpace: 'nowrap' }}>
-            {formatUtc(entry.timestamp)}
-          </Text>
-        </Table.Td>
-        <Table.Td>
-          <Badge variant="light" color={actionColor(entry.action)} title={entry.action} style={{ textTransform: 'none' }}>
-            {actionLabel(entry.action)}
-          </Badge>
-        </Table.Td>
-        <Table.Td>
-          <Text size="sm">{entry.entity}</Text>
-          <Text size="xs" c="dimmed">
-            {entry.entityType}
-          </Text>
-        </Table.Td>
-        <Table.Td>
-          <Text size="sm">{entry.user}</Text>
-        </Table.Td>
-        <Table.Td>
-          <Text size="sm" ff="monospace" c={entry.ip ? undefined : 'dimmed'}>
-            {entry.ip ?? '—'}
-          </Text>
-        </Table.Td>
-      </Table.Tr>
-      {open && (
-        <Table.Tr>
-          <Table.Td />
-          <Table.Td colSpan={5}>
-            <DetailsDiff details={entry.details} />
-          </Table.Td>
-        </Table.Tr>
-      )}
-    </Fragment>
+    <ActionIcon variant="subtle" color="gray" onClick={() => onToggle(entry.id)} aria-expanded={open} aria-label={open ? 'Hide details' : 'Show details'}>
+      {open ? <IconChevronDown size={16} /> : <IconChevronRight size={16} />}
+    </ActionIcon>
   );
 }
 
 function IntegrityBadge() {
-  const [{ data }] = useQuery({ query: ActivityIntegrityQuery, context: refetchOn('ActivityEntry') });
+  const [{ data }] = useQuery({ query: ActivityIntegrityQuery });
   if (!data) return null;
   const { valid, entries, brokenAtSeq } = data.activityLogIntegrity;
   return (

@@ -10,7 +10,6 @@ import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { FloatingPoolChart } from '../components/FloatingPoolChart';
 import { AnalyticsQuery } from '../graphql/documents';
 import { EXPIRY_BUCKETS, GRANULARITIES, parseGranularity, parseRange, RANGES, STATUS_BUCKETS, type AnalyticsRange, type Granularity } from '../ranges';
-import { refetchOn } from '../../../lib/client';
 
 function ChartCard({ title, subtitle, children }: { title: string; subtitle?: string; children: ReactNode }) {
   return (
@@ -32,12 +31,12 @@ export function AnalyticsPage() {
   const [params, setParams] = useSearchParams();
   const range = parseRange(params.get('range'));
   const granularity = parseGranularity(params.get('granularity'));
-  const [result, reload] = useQuery({ query: AnalyticsQuery, variables: { range, granularity }, context: refetchOn('License', 'Activation') });
+  const [result, reload] = useQuery({ query: AnalyticsQuery, variables: { range, granularity } });
   // Captions describe the data on screen: while another range loads, the old charts keep their own caption
   // under a loading overlay instead of showing the new range's name over the old numbers.
   const shown = (result.operation?.variables as { range?: AnalyticsRange } | undefined)?.range ?? range;
   const rangeLabel = RANGES.find((r) => r.value === shown)!.label.toLowerCase();
-  const loading = result.fetching && result.data !== undefined;
+  const loading = result.fetching && result.data != null;
 
   return (
     <>

@@ -1,14 +1,16 @@
 import { Anchor, Button, Loader, PasswordInput, Stack, Text, TextInput } from '@mantine/core';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { formatDate } from '../../../lib/format';
 import { fieldErrors } from '../../../lib/errors';
 import { ErrorAlert } from '../../../ui/QueryState';
+import { serverFieldErrors } from '../../../ui/useApiMutation';
+import { useZodForm } from '../../../ui/useZodForm';
 import { AuthCard } from '../components/AuthCard';
 import { AcceptInvitationMutation, InvitationPreviewQuery } from '../graphql/documents';
 import { acceptSession } from '../hooks/useSession';
-import { validatePassword } from '../validation';
+import { newPasswordSchema } from '../validation';
 
 /** The token of `/accept-invite#token=…` (a fragment: it never reaches a server log, a proxy or a Referer). */
 export function tokenFromHash(hash: string): string {
@@ -53,27 +55,18 @@ export function AcceptInvitePage() {
 }
 
 function AcceptForm({ token, invitation }: { token: string; invitation: { email: string; name: string | null; companyName: string; expiresAt: string } }) {
-  const [form, setForm] = useState({ name: invitation.name ?? '', password: '', confirm: '' });
-  const [touched, setTouched] = useState(false);
+  const form = useZodForm(newPasswordSchema, { name: invitation.name ?? '', password: '', confirm: '' });
   const [{ fetching, error }, accept] = useMutation(AcceptInvitationMutation);
   const navigate = useNavigate();
-  const server = fieldErrors(error);
-  const set = (field: keyof typeof form) => (event: { currentTarget: { value: string } }) => setForm({ ...form, [field]: event.currentTarget.value });
-  const problems = {
-    password: validatePassword(form.password) ?? server.password,
-    confirm: form.confirm !== form.password ? 'The passwords do not match.' : undefined,
-  };
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setTouched(true);
-    if (problems.password || problems.confirm) return;
-    const result = await accept({ token, password: form.password, name: form.name.trim() || null });
+  const submit = form.onSubmit(async ({ name, password }) => {
+    const result = await accept({ token, password, name: name.trim() || null });
+    form.setErrors(serverFieldErrors(fieldErrors(result.error)));
     if (result.data && acceptSession(result.data.acceptInvitation)) {
       window.history.replaceState(null, '', window.location.pathname);
       navigate('/', { replace: true });
     }
-  };
+  });
 
   return (
     <AuthCard title={`Join ${invitation.companyName}`} subtitle={`as ${invitation.email}`} footer={`This link works once and expires on ${formatDate(invitation.expiresAt)}.`}>
@@ -81,9 +74,9 @@ function AcceptForm({ token, invitation }: { token: string; invitation: { email:
         <Stack>
           {error && <ErrorAlert error={error} title="Could not accept the invitation" />}
           <TextInput label="Email" value={invitation.email} readOnly autoComplete="username" />
-          <TextInput label="Your name" value={form.name} onChange={set('name')} autoComplete="name" autoFocus />
-          <PasswordInput label="Password" required value={form.password} onChange={set('password')} autoComplete="new-password" error={touched && problems.password} description="At least 10 characters." />
-          <PasswordInput label="Repeat password" required value={form.confirm} onChange={set('confirm')} autoComplete="new-password" error={touched && problems.confirm} />
+          <TextInput label="Your name" {...form.getInputProps('name')} autoComplete="name" autoFocus />
+          <PasswordInput label="Password" required {...form.getInputProps('password')} autoComplete="new-password" description="At least 10 characters." />
+          <PasswordInput label="Repeat password" required {...form.getInputProps('confirm')} autoComplete="new-password" />
           <Button type="submit" loading={fetching} fullWidth>
             Join and sign in
           </Button>

@@ -5,7 +5,8 @@ import { useNavigate, useSearchParams } from 'react-router';
 import { useMutation } from 'urql';
 import { errorCode, errorMessage } from '../../../lib/errors';
 import { AuthCard } from '../components/AuthCard';
-import { LoginMutation } from '../graphql/documents';
+import { readFragment } from '../../../graphql';
+import { LoginMutation, SessionFields } from '../graphql/documents';
 import { acceptSession } from '../hooks/useSession';
 import { safeNext } from '../next';
 
@@ -26,7 +27,8 @@ export function LoginPage() {
     const codes = step === 'totp' ? { totpCode: code } : step === 'backup' ? { backupCode: code } : {};
     const result = await login({ email, password, ...codes });
     if (!result.data) return;
-    if (acceptSession(result.data.login)) {
+    const outcome = result.data.login;
+    if (outcome.__typename === 'LoginSuccess' && acceptSession(readFragment(SessionFields, outcome))) {
       navigate(safeNext(params.get('next')), { replace: true });
     } else {
       setStep('totp');

@@ -1,9 +1,9 @@
-import { Anchor, Badge, Group, Paper, Stack, Table, Text, Title } from '@mantine/core';
+import { Anchor, Badge, Group, Paper, Stack, Text, Title } from '@mantine/core';
 import { IconAlertTriangle } from '@tabler/icons-react';
 import { Link } from 'react-router';
 import { formatDate } from '../../../lib/format';
 import { expiringSoonView, type ExpiryStats } from '../expiringSoon';
-import { ResponsiveTable } from '../../../ui/ResponsiveTable';
+import { DataTable } from '../../../ui/DataTable';
 
 /** "Licenses Expiring Soon" (spec §6.3): renders nothing when no active license expires within 30 days. */
 export function ExpiringSoonPanel({ stats }: { stats: ExpiryStats }) {
@@ -28,38 +28,41 @@ export function ExpiringSoonPanel({ stats }: { stats: ExpiryStats }) {
             </Badge>
           </Group>
         </Group>
-        <ResponsiveTable minWidth={460}>
-          <Table verticalSpacing="xs">
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Product</Table.Th>
-                <Table.Th>Customer</Table.Th>
-                <Table.Th ta="right">Expires</Table.Th>
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {view.rows.map((row) => (
-                <Table.Tr key={row.id} data-testid="expiring-row">
-                  <Table.Td>
-                    <Anchor component={Link} to={row.href} fw={500} size="sm">
-                      {row.productName}
-                    </Anchor>
-                  </Table.Td>
-                  <Table.Td>
-                    <Text size="sm" c={row.customerEmail ? undefined : 'dimmed'}>
-                      {row.customerEmail ?? 'no customer email'}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td ta="right">
-                    <Text size="sm" fw={600} c={row.urgent ? 'red.7' : 'yellow.8'} title={formatDate(row.expiresAt)}>
-                      {row.countdown}
-                    </Text>
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </ResponsiveTable>
+        <DataTable
+          records={view.rows}
+          minWidth={460}
+          rowTestId="expiring-row"
+          columns={[
+            {
+              accessor: 'productName',
+              title: 'Product',
+              render: (row) => (
+                <Anchor component={Link} to={row.href} fw={500} size="sm">
+                  {row.productName}
+                </Anchor>
+              ),
+            },
+            {
+              accessor: 'customerEmail',
+              title: 'Customer',
+              render: (row) => (
+                <Text size="sm" c={row.customerEmail ? undefined : 'dimmed'}>
+                  {row.customerEmail ?? 'no customer email'}
+                </Text>
+              ),
+            },
+            {
+              accessor: 'countdown',
+              title: 'Expires',
+              textAlign: 'right',
+              render: (row) => (
+                <Text size="sm" fw={600} c={row.urgent ? 'red.7' : 'yellow.8'} title={formatDate(row.expiresAt)}>
+                  {row.countdown}
+                </Text>
+              ),
+            },
+          ]}
+        />
         {view.more > 0 && (
           <Anchor component={Link} to="/licenses?expiring=30" size="sm">
             {view.more} more expiring within 30 days →

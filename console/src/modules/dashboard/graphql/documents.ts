@@ -24,6 +24,10 @@ export const DashboardQuery = graphql(`
       }
     }
     activityLog(first: 6) {
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
       nodes {
         id
         action

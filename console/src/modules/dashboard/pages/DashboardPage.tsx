@@ -13,10 +13,9 @@ import { ExpiringSoonPanel } from '../components/ExpiringSoonPanel';
 import { OnboardingChecklist } from '../components/OnboardingChecklist';
 import { StatCards } from '../components/StatCards';
 import { DashboardQuery } from '../graphql/documents';
-import { refetchOn } from '../../../lib/client';
 
 export function DashboardPage() {
-  const [result, reload] = useQuery({ query: DashboardQuery, context: refetchOn('License', 'Activation', 'Product') });
+  const [result, reload] = useQuery({ query: DashboardQuery });
   const { company } = useCurrentUser();
   const poll = useCallback(() => reload({ requestPolicy: 'network-only' }), [reload]);
 
@@ -62,7 +61,7 @@ export function DashboardPage() {
                     <EmptyState title="Nothing yet" />
                   ) : (
                     <Stack gap="xs">
-                      {data.activityLog.nodes.map((entry) => (
+                      {data.activityLog.nodes.slice(0, 6).map((entry) => (
                         <Group key={entry.id} justify="space-between" wrap="nowrap" gap="xs">
                           <Text size="sm" truncate>
                             <b>{actionLabel(entry.action)}</b> · {entry.entity}

@@ -1,10 +1,9 @@
-import { Badge, Paper, Table, Text, Title, Group } from '@mantine/core';
+import { Badge, Paper, Text, Title, Group } from '@mantine/core';
 import { useQuery } from 'urql';
 import type { ResultOf } from '../../../graphql';
-import { refetchOn } from '../../../lib/client';
 import { formatDateTime, relativeTime } from '../../../lib/format';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
-import { Pager } from '../../../ui/Pager';
+import { DataTable } from '../../../ui/DataTable';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useCursorPages } from '../../../ui/useCursorPages';
@@ -18,8 +17,8 @@ const PAGE_SIZE = 20;
  */
 export function ActivationsTable({ licenseId, canManage }: { licenseId: string; canManage: boolean }) {
   const deactivate = useApiMutation(DeactivateActivationMutation, { success: 'Device deactivated; its seat is free again.' });
-  const pages = useCursorPages();
-  const [result, reload] = useQuery({ query: LicenseActivationsQuery, variables: { id: licenseId, first: PAGE_SIZE, after: pages.after }, context: refetchOn('Activation') });
+  const pages = useCursorPages(licenseId);
+  const [result, reload] = useQuery({ query: LicenseActivationsQuery, variables: { id: licenseId, first: PAGE_SIZE, after: pages.after } });
   const license = result.data?.license;
   return (
     <Paper p="lg">
@@ -40,8 +39,11 @@ export function ActivationsTable({ licenseId, canManage }: { licenseId: string; 
             connection={data.license.activations}
             canManage={canManage}
             busy={deactivate.saving}
-            onDeactivate={(id) => deactivate.run({ id })}
-            pages={pages}
+            // Back to the first page: the deactivation made every loaded page stale, and a later page refetched
+            // alone would replace the merged list.
+            onDeactivate={async (id) => (await deactivate.run({ id })) && pages.reset()}
+            fetching={result.fetching}
+            onLoadMore={pages.loadMore}
           />
         )}
       </QueryState>
@@ -51,12 +53,13 @@ export function ActivationsTable({ licenseId, canManage }: { licenseId: string; 
 
 type Connection = NonNullable<ResultOf<typeof LicenseActivationsQuery>['license']>['activations'];
 
-function ActivationRows({ connection, canManage, busy, onDeactivate, pages }: {
+function ActivationRows({ connection, canManage, busy, fetching, onDeactivate, onLoadMore }: {
   connection: Connection;
   canManage: boolean;
   busy: boolean;
+  fetching: boolean;
   onDeactivate: (id: string) => Promise<unknown>;
-  pages: ReturnType<typeof useCursorPages>;
+  onLoadMore: (endCursor: string) => void;
 }) {
   const activations = connection.nodes;
   return (
@@ -64,67 +67,68 @@ function ActivationRows({ connection, canManage, busy, onDeactivate, pages }: {
       {activations.length === 0 ? (
         <EmptyState title="Not activated yet">Applications activate with POST /api/v1/activate; each device takes one seat.</EmptyState>
       ) : (
-        <Table.ScrollContainer minWidth={820}>
-          <Table>
-            <Table.Thead>
-              <Table.Tr>
-                <Table.Th>Device</Table.Th>
-                <Table.Th>Version</Table.Th>
-                <Table.Th>User</Table.Th>
-                <Table.Th>IP</Table.Th>
-                <Table.Th>Activated</Table.Th>
-                <Table.Th>Last seen</Table.Th>
-                <Table.Th aria-label="Actions" />
-              </Table.Tr>
-            </Table.Thead>
-            <Table.Tbody>
-              {activations.map((activation) => (
-                <Table.Tr key={activation.id} opacity={activation.active ? 1 : 0.55} data-testid="activation-row">
-                  <Table.Td>
-                    <Text size="sm" fw={500}>
-                      {activation.deviceName ?? 'Unnamed device'}
+        <DataTable
+          records={activations}
+          minWidth={820}
+          rowTestId="activation-row"
+          rowOpacity={(activation) => (activation.active ? 1 : 0.55)}
+          fetching={fetching}
+          paging={connection.pageInfo.hasNextPage || activations.length > PAGE_SIZE ? { connection, onLoadMore } : undefined}
+          columns={[
+            {
+              accessor: 'device',
+              title: 'Device',
+              render: (activation) => (
+                <div>
+                  <Text size="sm" fw={500}>
+                    {activation.deviceName ?? 'Unnamed device'}
+                  </Text>
+                  {activation.deviceId && (
+                    <Text size="xs" c="dimmed" ff="monospace" title={activation.deviceId}>
+                      {activation.deviceId.length > 20 ? `${activation.deviceId.slice(0, 20)}…` : activation.deviceId}
                     </Text>
-                    {activation.deviceId && (
-                      <Text size="xs" c="dimmed" ff="monospace" title={activation.deviceId}>
-                        {activation.deviceId.length > 20 ? `${activation.deviceId.slice(0, 20)}…` : activation.deviceId}
-                      </Text>
-                    )}
-                  </Table.Td>
-                  <Table.Td>{activation.version ?? '—'}</Table.Td>
-                  <Table.Td>{activation.userEmail ?? '—'}</Table.Td>
-                  <Table.Td>
-                    <Text size="sm" ff="monospace">
-                      {activation.ip ?? '—'}
-                    </Text>
-                  </Table.Td>
-                  <Table.Td title={formatDateTime(activation.createdAt)}>{relativeTime(activation.createdAt)}</Table.Td>
-                  <Table.Td title={formatDateTime(activation.lastSeenAt)}>{relativeTime(activation.lastSeenAt)}</Table.Td>
-                  <Table.Td ta="right">
-                    {activation.active ? (
-                      canManage && (
-                        <ConfirmAction
-                          size="xs"
-                          label="Deactivate"
-                          title={`Deactivate ${activation.deviceName ?? 'this device'}?`}
-                          message="Its seat is freed for another device. The application on it fails its next activation check."
-                          confirmLabel="Deactivate device"
-                          busy={busy}
-                          onConfirm={() => onDeactivate(activation.id)}
-                        />
-                      )
-                    ) : (
-                      <Badge color="gray" variant="light">
-                        deactivated
-                      </Badge>
-                    )}
-                  </Table.Td>
-                </Table.Tr>
-              ))}
-            </Table.Tbody>
-          </Table>
-        </Table.ScrollContainer>
+                  )}
+                </div>
+              ),
+            },
+            { accessor: 'version', title: 'Version', render: (activation) => activation.version ?? '—' },
+            { accessor: 'userEmail', title: 'User', render: (activation) => activation.userEmail ?? '—' },
+            {
+              accessor: 'ip',
+              title: 'IP',
+              render: (activation) => (
+                <Text size="sm" ff="monospace">
+                  {activation.ip ?? '—'}
+                </Text>
+              ),
+            },
+            { accessor: 'createdAt', title: 'Activated', render: (activation) => <span title={formatDateTime(activation.createdAt)}>{relativeTime(activation.createdAt)}</span> },
+            { accessor: 'lastSeenAt', title: 'Last seen', render: (activation) => <span title={formatDateTime(activation.lastSeenAt)}>{relativeTime(activation.lastSeenAt)}</span> },
+            {
+              accessor: 'actions',
+              title: '',
+              render: (activation) =>
+                activation.active ? (
+                  canManage && (
+                    <ConfirmAction
+                      size="xs"
+                      label="Deactivate"
+                      title={`Deactivate ${activation.deviceName ?? 'this device'}?`}
+                      message="Its seat is freed for another device. The application on it fails its next activation check."
+                      confirmLabel="Deactivate device"
+                      busy={busy}
+                      onConfirm={() => onDeactivate(activation.id)}
+                    />
+                  )
+                ) : (
+                  <Badge color="gray" variant="light">
+                    deactivated
+                  </Badge>
+                ),
+            },
+          ]}
+        />
       )}
-      {(pages.hasPrevious || connection.pageInfo.hasNextPage) && <Pager pages={pages} connection={connection} pageSize={PAGE_SIZE} />}
     </>
   );
 }

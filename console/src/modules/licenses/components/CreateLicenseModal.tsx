@@ -1,42 +1,51 @@
 import { Button, Group, Modal, Stack, Text } from '@mantine/core';
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { useQuery } from 'urql';
-import { licensePath } from '../../../lib/ids';
+import { readFragment } from '../../../graphql';
 import { SecretOnce } from '../../../ui/SecretOnce';
 import { useApiMutation } from '../../../ui/useApiMutation';
+import { useZodForm } from '../../../ui/useZodForm';
 import { CreateLicenseMutation, ProductOptionsQuery } from '../graphql/documents';
-import { EMPTY_LICENSE_FORM, formProblems, toLicenseAttributes, validateLicenseForm, type LicenseForm } from '../licenseForm';
+import { EMPTY_LICENSE_FORM, licenseFormSchema, SERVER_FIELD, toLicenseAttributes, type LicenseForm } from '../licenseForm';
+import { licensePath } from '../paths';
 import { LicenseFormFields } from './LicenseFormFields';
+import { LicenseListFields } from './LicensesTable';
+
+const schema = licenseFormSchema();
 
 /** Issues a license; its key is shown once, with a copy button. */
-export function CreateLicenseModal({ opened, onClose, productId }: { opened: boolean; onClose: () => void; productId?: string }) {
-  const [form, setForm] = useState<LicenseForm>({ ...EMPTY_LICENSE_FORM, productId: productId ?? '' });
-  const [submitted, setSubmitted] = useState(false);
+/** onCreated: the list starts over at its first page (the new license made every loaded page stale). */
+export function CreateLicenseModal({ opened, onClose, onCreated, productId }: { opened: boolean; onClose: () => void; onCreated?: () => void; productId?: string }) {
+  const form = useZodForm<LicenseForm>(schema, { ...EMPTY_LICENSE_FORM, productId: productId ?? '' });
   const [created, setCreated] = useState<{ key: string; id: string; product: string } | null>(null);
   const [{ data }] = useQuery({ query: ProductOptionsQuery, pause: !opened });
-  const create = useApiMutation(CreateLicenseMutation, { success: 'License created.', invalidates: ['License'] });
+  const create = useApiMutation(CreateLicenseMutation, { success: 'License created.' });
   const navigate = useNavigate();
   // Opened from a product-filtered list: preselect that product.
+  const { setFieldValue, getValues } = form;
   useEffect(() => {
-    if (opened && productId) setForm((current) => (current.productId ? current : { ...current, productId }));
-  }, [opened, productId]);
-  const problems = formProblems(validateLicenseForm(form), create.fieldErrors, submitted);
+    if (opened && productId && !getValues().productId) setFieldValue('productId', productId);
+  }, [opened, productId, getValues, setFieldValue]);
 
+  const startOver = (keepProduct: string) => {
+    form.setValues({ ...EMPTY_LICENSE_FORM, productId: keepProduct });
+    form.resetTouched();
+    form.clearErrors();
+  };
   const close = () => {
-    setForm({ ...EMPTY_LICENSE_FORM, productId: productId ?? '' });
-    setSubmitted(false);
+    startOver(productId ?? '');
     setCreated(null);
     onClose();
   };
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setSubmitted(true);
-    if (Object.keys(validateLicenseForm(form)).length) return;
-    const result = await create.run({ input: { productId: form.productId, ...toLicenseAttributes(form) } });
-    if (result) setCreated({ key: result.createLicense.key, id: result.createLicense.license.id, product: result.createLicense.license.product.name });
-  };
+  const submit = form.onSubmit(async (values) => {
+    const result = await create.run({ input: { productId: values.productId, ...toLicenseAttributes(values) } }, { form, rename: SERVER_FIELD });
+    if (!result) return;
+    onCreated?.();
+    const license = readFragment(LicenseListFields, result.createLicense.license);
+    setCreated({ key: result.createLicense.key, id: license.id, product: license.product.name });
+  });
 
   return (
     <Modal opened={opened} onClose={close} title={created ? 'License created' : 'New license'} size="lg" centered closeOnClickOutside={!created}>
@@ -47,7 +56,7 @@ export function CreateLicenseModal({ opened, onClose, productId }: { opened: boo
           </Text>
           <SecretOnce label="license key" value={created.key} />
           <Group justify="flex-end">
-            <Button variant="default" onClick={() => { setCreated(null); setSubmitted(false); setForm({ ...EMPTY_LICENSE_FORM, productId: form.productId }); }}>
+            <Button variant="default" onClick={() => { setCreated(null); startOver(form.getValues().productId); }}>
               Create another
             </Button>
             <Button onClick={() => { close(); navigate(licensePath(created.id)); }}>Open license</Button>
@@ -56,7 +65,7 @@ export function CreateLicenseModal({ opened, onClose, productId }: { opened: boo
       ) : (
         <form onSubmit={submit} noValidate>
           <Stack>
-            <LicenseFormFields form={form} onChange={setForm} problems={problems} products={(data?.products.nodes ?? []).map((product) => ({ value: product.id, label: product.isBundle ? `${product.name} (bundle)` : product.name }))} />
+            <LicenseFormFields form={form} products={(data?.products.nodes ?? []).map((product) => ({ value: product.id, label: product.isBundle ? `${product.name} (bundle)` : product.name }))} />
             <Group justify="flex-end">
               <Button variant="default" onClick={close}>
                 Cancel

@@ -1,37 +1,38 @@
 import { Button, Group, Modal, Stack } from '@mantine/core';
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect } from 'react';
 import { useApiMutation } from '../../../ui/useApiMutation';
+import { useZodForm } from '../../../ui/useZodForm';
 import { UpdateLicenseMutation } from '../graphql/documents';
-import { changedAttributes, formProblems, licenseToForm, toLicenseAttributes, validateLicenseForm, type LicenseLike } from '../licenseForm';
+import { changedAttributes, licenseFormSchema, licenseToForm, SERVER_FIELD, toLicenseAttributes, type LicenseForm, type LicenseLike } from '../licenseForm';
 import { LicenseFormFields } from './LicenseFormFields';
+
+const schema = licenseFormSchema({ requireProduct: false });
 
 /** Edits a license's attributes; only the changed ones are sent. */
 export function EditLicenseModal({ license, opened, onClose }: { license: LicenseLike & { id: string }; opened: boolean; onClose: () => void }) {
-  const [form, setForm] = useState(() => licenseToForm(license));
-  const [submitted, setSubmitted] = useState(false);
+  const form = useZodForm<LicenseForm>(schema, licenseToForm(license));
+  const { setInitialValues, setValues, resetTouched, clearErrors } = form;
   useEffect(() => {
     if (opened) {
-      setForm(licenseToForm(license));
-      setSubmitted(false);
+      setInitialValues(licenseToForm(license));
+      setValues(licenseToForm(license));
+      resetTouched();
+      clearErrors();
     }
-  }, [opened, license]);
+  }, [opened, license, setInitialValues, setValues, resetTouched, clearErrors]);
   const update = useApiMutation(UpdateLicenseMutation, { success: 'License saved.' });
-  const problems = formProblems(validateLicenseForm(form, { requireProduct: false }), update.fieldErrors, submitted);
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setSubmitted(true);
-    if (Object.keys(validateLicenseForm(form, { requireProduct: false })).length) return;
-    const changes = changedAttributes(toLicenseAttributes(licenseToForm(license)), toLicenseAttributes(form));
+  const submit = form.onSubmit(async (values) => {
+    const changes = changedAttributes(toLicenseAttributes(licenseToForm(license)), toLicenseAttributes(values));
     if (Object.keys(changes).length === 0) return onClose();
-    if (await update.run({ input: { id: license.id, ...changes } })) onClose();
-  };
+    if (await update.run({ input: { id: license.id, ...changes } }, { form, rename: SERVER_FIELD })) onClose();
+  });
 
   return (
     <Modal opened={opened} onClose={onClose} title="Edit license" size="lg" centered>
       <form onSubmit={submit} noValidate>
         <Stack>
-          <LicenseFormFields form={form} onChange={setForm} problems={problems} />
+          <LicenseFormFields form={form} />
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
               Cancel

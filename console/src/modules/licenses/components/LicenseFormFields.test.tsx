@@ -1,13 +1,13 @@
 import { fireEvent, screen } from '@testing-library/react';
-import { useState } from 'react';
 import { describe, expect, it } from 'vitest';
 import { renderUi } from '../../../test/render';
-import { EMPTY_LICENSE_FORM, validateLicenseForm, type LicenseForm } from '../licenseForm';
+import { useZodForm } from '../../../ui/useZodForm';
+import { EMPTY_LICENSE_FORM, licenseFormSchema, type LicenseForm } from '../licenseForm';
 import { LicenseFormFields } from './LicenseFormFields';
 
 function Harness({ initial }: { initial: LicenseForm }) {
-  const [form, setForm] = useState(initial);
-  return <LicenseFormFields form={form} onChange={setForm} problems={validateLicenseForm(form, { requireProduct: false })} />;
+  const form = useZodForm<LicenseForm>(licenseFormSchema({ requireProduct: false }), initial);
+  return <LicenseFormFields form={form} />;
 }
 
 describe('license form fields', () => {

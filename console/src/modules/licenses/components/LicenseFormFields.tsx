@@ -1,44 +1,43 @@
 import { Checkbox, Collapse, Group, NumberInput, Select, SimpleGrid, Stack, Switch, TagsInput, TextInput, UnstyledButton, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconChevronDown, IconChevronRight } from '@tabler/icons-react';
+import type { UseFormReturnType } from '@mantine/form';
 import type { LicenseForm } from '../licenseForm';
 import { CustomFieldsEditor } from './CustomFieldsEditor';
 
 interface Props {
-  form: LicenseForm;
-  onChange: (form: LicenseForm) => void;
-  problems: Partial<Record<keyof LicenseForm, string>>;
+  form: UseFormReturnType<LicenseForm>;
   /** Product choices; omitted when editing (a license keeps its product). */
   products?: { value: string; label: string }[];
 }
 
-const numberValue = (value: string | number): number | '' => (value === '' ? '' : Number(value));
-
-/** The license attributes, shared by the create and edit dialogs. */
-export function LicenseFormFields({ form, onChange, problems, products }: Props) {
-  const set = <K extends keyof LicenseForm>(key: K, value: LicenseForm[K]) => onChange({ ...form, [key]: value });
-  const [advanced, { toggle }] = useDisclosure(Boolean(form.minVersion || form.maxVersion || form.floatingSeats !== '' || form.customFields.length));
+/** The license attributes (a @mantine/form checked by licenseFormSchema), shared by the create and edit dialogs. */
+export function LicenseFormFields({ form, products }: Props) {
+  const values = form.getValues();
+  const field = (name: keyof LicenseForm) => form.getInputProps(name);
+  const checkbox = (name: keyof LicenseForm) => form.getInputProps(name, { type: 'checkbox' });
+  const [advanced, { toggle }] = useDisclosure(Boolean(values.minVersion || values.maxVersion || values.floatingSeats !== '' || values.customFields.length));
 
   return (
     <Stack gap="sm">
       {products && (
-        <Select label="Product" placeholder="Choose a product" required searchable data={products} value={form.productId || null} onChange={(value) => set('productId', value ?? '')} error={problems.productId} data-autofocus nothingFoundMessage="No products: create one first" />
+        <Select label="Product" placeholder="Choose a product" required searchable data={products} {...field('productId')} value={values.productId || null} onChange={(value) => form.setFieldValue('productId', value ?? '')} data-autofocus nothingFoundMessage="No products: create one first" />
       )}
       <SimpleGrid cols={{ base: 1, xs: 2 }} spacing="sm">
-        <NumberInput label="Max activations" description="Devices that can hold a seat." required min={1} clampBehavior="none" allowDecimal={false} value={form.maxActivations} onChange={(value) => set('maxActivations', numberValue(value))} error={problems.maxActivations} />
-        <TextInput label="Customer email" description="Optional; enables expiry emails to the customer." type="email" value={form.customerEmail} onChange={(e) => set('customerEmail', e.currentTarget.value)} error={problems.customerEmail} />
+        <NumberInput label="Max activations" description="Devices that can hold a seat." required min={1} clampBehavior="none" allowDecimal={false} {...field('maxActivations')} />
+        <TextInput label="Customer email" description="Optional; enables expiry emails to the customer." type="email" {...field('customerEmail')} />
       </SimpleGrid>
       <SimpleGrid cols={{ base: 1, xs: 2 }} spacing="sm">
         <Stack gap={6}>
-          <Checkbox label="Perpetual (never expires)" checked={form.perpetual} onChange={(e) => set('perpetual', e.currentTarget.checked)} mt={4} />
-          <TextInput label="Expires on (UTC, end of day)" type="date" disabled={form.perpetual} required={!form.perpetual} value={form.expiresOn} onChange={(e) => set('expiresOn', e.currentTarget.value)} error={problems.expiresOn} />
+          <Checkbox label="Perpetual (never expires)" {...checkbox('perpetual')} mt={4} />
+          <TextInput label="Expires on (UTC, end of day)" type="date" disabled={values.perpetual} required={!values.perpetual} {...field('expiresOn')} />
         </Stack>
         <Stack gap={10} pt={4}>
-          <Switch label="Trial" description="Validate reports trialDaysRemaining." checked={form.isTrial} onChange={(e) => set('isTrial', e.currentTarget.checked)} />
-          <Switch label="Node-locked" description="Activations must send a deviceId." checked={form.nodeLocked} onChange={(e) => set('nodeLocked', e.currentTarget.checked)} />
+          <Switch label="Trial" description="Validate reports trialDaysRemaining." {...checkbox('isTrial')} />
+          <Switch label="Node-locked" description="Activations must send a deviceId." {...checkbox('nodeLocked')} />
         </Stack>
       </SimpleGrid>
-      <TagsInput label="Features" description="Feature flags; press Enter after each." value={form.features} onChange={(value) => set('features', value)} clearable />
+      <TagsInput label="Features" description="Feature flags; press Enter after each." {...field('features')} clearable />
       <UnstyledButton onClick={toggle} aria-expanded={advanced}>
         <Group gap={4}>
           {advanced ? <IconChevronDown size={16} /> : <IconChevronRight size={16} />}
@@ -50,14 +49,14 @@ export function LicenseFormFields({ form, onChange, problems, products }: Props)
       <Collapse in={advanced}>
         <Stack gap="sm">
           <SimpleGrid cols={{ base: 1, xs: 2 }} spacing="sm">
-            <TextInput label="Minimum app version" placeholder="e.g. 2.0.0" value={form.minVersion} onChange={(e) => set('minVersion', e.currentTarget.value)} error={problems.minVersion} />
-            <TextInput label="Maximum app version" placeholder="e.g. 3.9.9" value={form.maxVersion} onChange={(e) => set('maxVersion', e.currentTarget.value)} error={problems.maxVersion} />
-            <NumberInput label="Offline grace (days)" description="Empty: no offline use." min={0} max={3650} clampBehavior="none" allowDecimal={false} value={form.offlineGraceDays} onChange={(value) => set('offlineGraceDays', numberValue(value))} error={problems.offlineGraceDays} />
-            <NumberInput label="Grace after expiry (days)" description="Reported as isInGracePeriod." min={0} max={3650} clampBehavior="none" allowDecimal={false} value={form.gracePeriodDays} onChange={(value) => set('gracePeriodDays', numberValue(value))} error={problems.gracePeriodDays} />
-            <NumberInput label="Floating seats" description="Concurrent sessions; empty: none." min={1} clampBehavior="none" allowDecimal={false} value={form.floatingSeats} onChange={(value) => set('floatingSeats', numberValue(value))} error={problems.floatingSeats} />
-            <TextInput label="Maintenance until (UTC)" type="date" value={form.maintenanceOn} onChange={(e) => set('maintenanceOn', e.currentTarget.value)} />
+            <TextInput label="Minimum app version" placeholder="e.g. 2.0.0" {...field('minVersion')} />
+            <TextInput label="Maximum app version" placeholder="e.g. 3.9.9" {...field('maxVersion')} />
+            <NumberInput label="Offline grace (days)" description="Empty: no offline use." min={0} max={3650} clampBehavior="none" allowDecimal={false} {...field('offlineGraceDays')} />
+            <NumberInput label="Grace after expiry (days)" description="Reported as isInGracePeriod." min={0} max={3650} clampBehavior="none" allowDecimal={false} {...field('gracePeriodDays')} />
+            <NumberInput label="Floating seats" description="Concurrent sessions; empty: none." min={1} clampBehavior="none" allowDecimal={false} {...field('floatingSeats')} />
+            <TextInput label="Maintenance until (UTC)" type="date" {...field('maintenanceOn')} />
           </SimpleGrid>
-          <CustomFieldsEditor value={form.customFields} onChange={(value) => set('customFields', value)} error={problems.customFields} />
+          <CustomFieldsEditor value={values.customFields} onChange={(value) => form.setFieldValue('customFields', value)} error={form.errors.customFields as string | undefined} />
         </Stack>
       </Collapse>
     </Stack>

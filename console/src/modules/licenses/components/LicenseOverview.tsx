@@ -1,11 +1,40 @@
 import { Badge, Code, Group, Paper, Progress, SimpleGrid, Stack, Text } from '@mantine/core';
 import type { ReactNode } from 'react';
-import type { ResultOf } from '../../../graphql';
+import { graphql, readFragment, type FragmentOf } from '../../../graphql';
 import { formatDate, formatDateTime, graceText } from '../../../lib/format';
-import type { LicenseQuery } from '../graphql/documents';
 import { ExpiryText } from './LicenseStatus';
 
-type License = NonNullable<ResultOf<typeof LicenseQuery>['license']>;
+/** Everything the license page shows of a license (its header and actions read it too). */
+export const LicenseDetailFields = graphql(`
+  fragment LicenseDetailFields on License {
+    id
+    keyHint
+    status
+    customerEmail
+    expiresAt
+    daysUntilExpiry
+    isTrial
+    currentActivations
+    maxActivations
+    remainingActivations
+    nodeLocked
+    features
+    customFields
+    minVersion
+    maxVersion
+    offlineGraceDays
+    gracePeriodDays
+    floatingSeats
+    maintenanceExpiresAt
+    revokedAt
+    createdAt
+    updatedAt
+    product {
+      id
+      name
+    }
+  }
+`);
 
 function Item({ label, children }: { label: string; children: ReactNode }) {
   return (
@@ -24,7 +53,8 @@ const none = (
   </Text>
 );
 
-export function LicenseOverview({ license }: { license: License }) {
+export function LicenseOverview({ license: ref }: { license: FragmentOf<typeof LicenseDetailFields> }) {
+  const license = readFragment(LicenseDetailFields, ref);
   const used = license.currentActivations;
   const customFields = Object.entries((license.customFields ?? {}) as Record<string, string>);
   return (

@@ -1,44 +1,6 @@
 import { graphql } from '../../../graphql';
-
-export const LicenseListFields = graphql(`
-  fragment LicenseListFields on License {
-    id
-    keyHint
-    status
-    customerEmail
-    expiresAt
-    daysUntilExpiry
-    isTrial
-    currentActivations
-    maxActivations
-    createdAt
-    product {
-      id
-      name
-    }
-  }
-`);
-
-export const LicenseDetailFields = graphql(
-  `
-    fragment LicenseDetailFields on License {
-      ...LicenseListFields
-      remainingActivations
-      nodeLocked
-      features
-      customFields
-      minVersion
-      maxVersion
-      offlineGraceDays
-      gracePeriodDays
-      floatingSeats
-      maintenanceExpiresAt
-      revokedAt
-      updatedAt
-    }
-  `,
-  [LicenseListFields],
-);
+import { LicenseListFields } from '../components/LicensesTable';
+import { LicenseDetailFields } from '../components/LicenseOverview';
 
 /** One page of a license's activations (a license may have thousands), newest first. */
 export const LicenseActivationsQuery = graphql(`

@@ -3,8 +3,8 @@ import { useDisclosure } from '@mantine/hooks';
 import { IconHistory, IconPencil } from '@tabler/icons-react';
 import { Link, useParams } from 'react-router';
 import { useQuery } from 'urql';
+import { readFragment } from '../../../graphql';
 import { errorCode } from '../../../lib/errors';
-import { compactId, expandId } from '../../../lib/ids';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
@@ -14,15 +14,14 @@ import { FloatingSessionsCard } from '../../floating/components/FloatingSessions
 import { UsageCard } from '../../usage/components/UsageCard';
 import { ActivationsTable } from '../components/ActivationsTable';
 import { EditLicenseModal } from '../components/EditLicenseModal';
-import { LicenseOverview } from '../components/LicenseOverview';
+import { LicenseDetailFields, LicenseOverview } from '../components/LicenseOverview';
 import { LicenseStatusBadge } from '../components/LicenseStatus';
 import { IntegratePanel } from '../integration/IntegratePanel';
 import { LicenseQuery, RevokeLicenseMutation } from '../graphql/documents';
-import { refetchOn } from '../../../lib/client';
 
 export function LicenseDetailPage() {
-  const id = expandId(useParams().id ?? '');
-  const [result, reload] = useQuery({ query: LicenseQuery, variables: { id }, context: refetchOn('Activation') });
+  const id = useParams().id ?? '';
+  const [result, reload] = useQuery({ query: LicenseQuery, variables: { id } });
   const [editing, { open, close }] = useDisclosure(false);
   const canManage = useCanManage();
   const revoke = useApiMutation(RevokeLicenseMutation, { success: 'License revoked. It no longer validates.' });
@@ -32,7 +31,7 @@ export function LicenseDetailPage() {
         Licenses
       </Anchor>
       <Text size="sm" ff="monospace">
-        {result.data?.license?.keyHint ?? '…'}
+        {result.data?.license ? readFragment(LicenseDetailFields, result.data.license).keyHint : '…'}
       </Text>
     </Breadcrumbs>
   );
@@ -52,7 +51,10 @@ export function LicenseDetailPage() {
     <>
       {crumbs}
       <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
-        {({ license }) => license && (
+        {({ license: ref }) => {
+          if (!ref) return null;
+          const license = readFragment(LicenseDetailFields, ref);
+          return (
           <>
             <PageHeader
               title={
@@ -64,7 +66,7 @@ export function LicenseDetailPage() {
               description={`${license.product.name} · the full key was shown once, when the license was created.`}
               actions={
                 <>
-                  <Button variant="default" leftSection={<IconHistory size={16} />} component={Link} to={`/activity?entityId=${compactId(license.id)}`}>
+                  <Button variant="default" leftSection={<IconHistory size={16} />} component={Link} to={`/activity?entityId=${license.id}`}>
                     History
                   </Button>
                   {canManage && license.status !== 'REVOKED' && (
@@ -87,14 +89,15 @@ export function LicenseDetailPage() {
             />
             <EditLicenseModal license={license} opened={editing} onClose={close} />
             <Stack gap="lg">
-              <LicenseOverview license={license} />
+              <LicenseOverview license={ref} />
               <ActivationsTable licenseId={license.id} canManage={canManage && license.status !== 'REVOKED'} />
               {license.floatingSeats !== null && <FloatingSessionsCard licenseId={license.id} />}
               {license.status !== 'REVOKED' && <IntegratePanel license={{ keyHint: license.keyHint, productName: license.product.name, nodeLocked: license.nodeLocked, floatingSeats: license.floatingSeats }} />}
               <UsageCard licenseId={license.id} inactive={license.status === 'REVOKED' ? 'A revoked license records no usage.' : license.status === 'EXPIRED' ? 'An expired license records no usage.' : null} />
             </Stack>
           </>
-        )}
+          );
+        }}
       </QueryState>
     </>
   );

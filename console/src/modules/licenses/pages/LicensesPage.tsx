@@ -1,23 +1,20 @@
-import { Anchor, Button, Code, Group, Paper, SegmentedControl, Select, Table, Text } from '@mantine/core';
+import { Button, Group, Paper, SegmentedControl, Select, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconPlus } from '@tabler/icons-react';
-import { useEffect, useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { useState } from 'react';
+import { useNavigate } from 'react-router';
 import { useQuery } from 'urql';
-import { seats } from '../../../lib/format';
-import { compactId, expandId, licensePath } from '../../../lib/ids';
 import { DebouncedSearch } from '../../../ui/DebouncedSearch';
 import { PageHeader } from '../../../ui/PageHeader';
-import { Pager } from '../../../ui/Pager';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useCursorPages } from '../../../ui/useCursorPages';
 import { useSearchFilters } from '../../../ui/useSearchFilters';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { CreateLicenseModal } from '../components/CreateLicenseModal';
-import { ExpiryText, LicenseStatusBadge, type LicenseStatus } from '../components/LicenseStatus';
+import { LicensesTable } from '../components/LicensesTable';
+import type { LicenseStatus } from '../components/LicenseStatus';
 import { LicensesQuery, ProductOptionsQuery } from '../graphql/documents';
-import { refetchOn } from '../../../lib/client';
-import { ResponsiveTable } from '../../../ui/ResponsiveTable';
+import { licensePath } from '../paths';
 
 const PAGE_SIZE = 20;
 // The search text stays out of the URL: it may be a whole license key, which must never travel in a URL.
@@ -44,7 +41,6 @@ export function LicensesPage() {
     setSearch('');
     filters.clear();
   };
-  const pages = useCursorPages();
   const [creating, { open, close }] = useDisclosure(false);
   const canManage = useCanManage();
   const navigate = useNavigate();
@@ -52,14 +48,12 @@ export function LicensesPage() {
 
   const filter = {
     search: search || undefined,
-    productId: values.product ? expandId(values.product) : undefined,
+    productId: values.product ? values.product : undefined,
     status: (values.status ? values.status.toUpperCase() : undefined) as LicenseStatus | undefined,
     expiringWithinDays: values.expiring ? Number(values.expiring) : undefined,
   };
-  const filterKey = JSON.stringify(filter);
-  const { reset } = pages;
-  useEffect(reset, [filterKey, reset]);
-  const [result, reload] = useQuery({ query: LicensesQuery, variables: { first: PAGE_SIZE, after: pages.after, filter }, context: refetchOn('License') });
+  const pages = useCursorPages(JSON.stringify(filter));
+  const [result, reload] = useQuery({ query: LicensesQuery, variables: { first: PAGE_SIZE, after: pages.after, filter } });
 
   return (
     <>
@@ -72,7 +66,7 @@ export function LicensesPage() {
           </Button>
         }
       />
-      <CreateLicenseModal opened={creating} onClose={close} productId={values.product ? expandId(values.product) : undefined} />
+      <CreateLicenseModal opened={creating} onClose={close} onCreated={pages.reset} productId={values.product ? values.product : undefined} />
       <Paper p="sm" mb="md">
         <Group gap="sm" align="flex-end" wrap="wrap">
           <DebouncedSearch label="Search" placeholder="Email, key hint or full key" autoComplete="off" w={{ base: '100%', sm: 260 }} value={search} onSearch={setSearch} />
@@ -83,8 +77,8 @@ export function LicensesPage() {
             searchable
             w={200}
             data={(products.data?.products.nodes ?? []).map((product) => ({ value: product.id, label: product.name }))}
-            value={values.product ? expandId(values.product) : null}
-            onChange={(product) => filters.set({ product: product && compactId(product) })}
+            value={values.product ? values.product : null}
+            onChange={(product) => filters.set({ product: product })}
           />
           <Select label="Expiry" placeholder="Any expiry" clearable w={200} data={EXPIRING_OPTIONS} value={values.expiring || null} onChange={(expiring) => filters.set({ expiring })} />
           <div>
@@ -116,51 +110,12 @@ export function LicensesPage() {
           }
         >
           {(data) => (
-            <>
-              <ResponsiveTable minWidth={860}>
-                <Table>
-                  <Table.Thead>
-                    <Table.Tr>
-                      <Table.Th>Key</Table.Th>
-                      <Table.Th>Product</Table.Th>
-                      <Table.Th>Customer</Table.Th>
-                      <Table.Th>Status</Table.Th>
-                      <Table.Th ta="right">Seats</Table.Th>
-                      <Table.Th>Expires</Table.Th>
-                    </Table.Tr>
-                  </Table.Thead>
-                  <Table.Tbody>
-                    {data.licenses.nodes.map((license) => (
-                      <Table.Tr key={license.id} data-testid="license-row" style={{ cursor: 'pointer' }} onClick={(event) => !(event.target as HTMLElement).closest('a') && navigate(licensePath(license.id))}>
-                        <Table.Td>
-                          <Anchor component={Link} to={licensePath(license.id)} ff="monospace" size="sm">
-                            {license.keyHint}
-                          </Anchor>
-                        </Table.Td>
-                        <Table.Td>
-                          <Text size="sm">{license.product.name}</Text>
-                        </Table.Td>
-                        <Table.Td>
-                          <Text size="sm" c={license.customerEmail ? undefined : 'dimmed'}>
-                            {license.customerEmail ?? '—'}
-                          </Text>
-                        </Table.Td>
-                        <Table.Td>
-                          <LicenseStatusBadge status={license.status} isTrial={license.isTrial} />
-                        </Table.Td>
-                        <Table.Td ta="right">
-                          <Code>{seats(license.currentActivations, license.maxActivations)}</Code>
-                        </Table.Td>
-                        <Table.Td>
-                          <ExpiryText expiresAt={license.expiresAt} daysUntilExpiry={license.daysUntilExpiry} status={license.status} />
-                        </Table.Td>
-                      </Table.Tr>
-                    ))}
-                  </Table.Tbody>
-                </Table>
-              </ResponsiveTable>
-              <Pager pages={pages} connection={data.licenses} pageSize={PAGE_SIZE} busy={result.fetching} />
-            </>
+            <LicensesTable
+              licenses={data.licenses.nodes}
+              onOpen={(id) => navigate(licensePath(id))}
+              fetching={result.fetching}
+              paging={{ connection: data.licenses, onLoadMore: pages.loadMore }}
+            />
           )}
         </QueryState>
       </Paper>

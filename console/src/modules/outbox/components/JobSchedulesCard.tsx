@@ -1,4 +1,4 @@
-import { Badge, Button, Paper, Table, Text, Title, Tooltip } from '@mantine/core';
+import { Badge, Button, Paper, Text, Title, Tooltip } from '@mantine/core';
 import { useEffect, useState } from 'react';
 import { useQuery } from 'urql';
 import { formatDateTime, relativeTime } from '../../../lib/format';
@@ -6,7 +6,7 @@ import { QueryState } from '../../../ui/QueryState';
 import { JobSchedulesQuery, RunJobNowMutation } from '../graphql/documents';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
-import { ResponsiveTable } from '../../../ui/ResponsiveTable';
+import { DataTable } from '../../../ui/DataTable';
 
 /** The scheduled jobs (weekly digest, expiry alerts, delivery…) with their last and next run. */
 export function JobSchedulesCard() {
@@ -30,73 +30,78 @@ export function JobSchedulesCard() {
       </Title>
       <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
         {(data) => (
-          <ResponsiveTable minWidth={640}>
-            <Table>
-              <Table.Thead>
-                <Table.Tr>
-                  <Table.Th>Job</Table.Th>
-                  <Table.Th>Schedule</Table.Th>
-                  <Table.Th>Last run</Table.Th>
-                  <Table.Th>Next run</Table.Th>
-                  {canManage && <Table.Th />}
-                </Table.Tr>
-              </Table.Thead>
-              <Table.Tbody>
-                {data.jobSchedules.map((job) => (
-                  <Table.Tr key={job.name}>
-                    <Table.Td>
-                      <Text size="sm" fw={500}>
-                        {job.description}
-                      </Text>
-                      <Text size="xs" c="dimmed" ff="monospace">
-                        {job.name}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td>
-                      <Text size="sm" ff="monospace">
-                        {job.schedule}
-                      </Text>
-                      <Text size="xs" c="dimmed">
-                        {job.timezone}
-                      </Text>
-                    </Table.Td>
-                    <Table.Td title={formatDateTime(job.lastRunAt)}>
-                      {job.running ? (
-                        <Badge variant="light">running</Badge>
-                      ) : job.lastFailedAt && (!job.lastRunAt || job.lastFailedAt >= job.lastRunAt) ? (
-                        <Tooltip label={job.lastFailReason ?? 'failed'} multiline w={280}>
-                          <Badge color="red" variant="light">
-                            failed {relativeTime(job.lastFailedAt)}
-                          </Badge>
-                        </Tooltip>
-                      ) : (
-                        relativeTime(job.lastRunAt)
-                      )}
-                    </Table.Td>
-                    <Table.Td title={formatDateTime(job.nextRunAt)}>{job.nextRunAt ? formatDateTime(job.nextRunAt) : '—'}</Table.Td>
-                    {canManage && (
-                      <Table.Td ta="right">
-                        {job.canRunNow && (
-                          <Button
-                            size="xs"
-                            variant="default"
-                            disabled={job.running}
-                            loading={runNow.saving}
-                            aria-label={`Run ${job.name} now`}
-                            onClick={async () => {
-                              if (await runNow.run({ name: job.name })) setWatchUntil(Date.now() + 30_000);
-                            }}
-                          >
-                            Run now
-                          </Button>
-                        )}
-                      </Table.Td>
-                    )}
-                  </Table.Tr>
-                ))}
-              </Table.Tbody>
-            </Table>
-          </ResponsiveTable>
+          <DataTable
+            records={data.jobSchedules}
+            idAccessor="name"
+            minWidth={640}
+            columns={[
+              {
+                accessor: 'description',
+                title: 'Job',
+                render: (job) => (
+                  <div>
+                    <Text size="sm" fw={500}>
+                      {job.description}
+                    </Text>
+                    <Text size="xs" c="dimmed" ff="monospace">
+                      {job.name}
+                    </Text>
+                  </div>
+                ),
+              },
+              {
+                accessor: 'schedule',
+                title: 'Schedule',
+                render: (job) => (
+                  <div>
+                    <Text size="sm" ff="monospace">
+                      {job.schedule}
+                    </Text>
+                    <Text size="xs" c="dimmed">
+                      {job.timezone}
+                    </Text>
+                  </div>
+                ),
+              },
+              {
+                accessor: 'lastRunAt',
+                title: 'Last run',
+                render: (job) =>
+                  job.running ? (
+                    <Badge variant="light">running</Badge>
+                  ) : job.lastFailedAt && (!job.lastRunAt || job.lastFailedAt >= job.lastRunAt) ? (
+                    <Tooltip label={job.lastFailReason ?? 'failed'} multiline w={280}>
+                      <Badge color="red" variant="light">
+                        failed {relativeTime(job.lastFailedAt)}
+                      </Badge>
+                    </Tooltip>
+                  ) : (
+                    <span title={formatDateTime(job.lastRunAt)}>{relativeTime(job.lastRunAt)}</span>
+                  ),
+              },
+              { accessor: 'nextRunAt', title: 'Next run', render: (job) => (job.nextRunAt ? formatDateTime(job.nextRunAt) : '—') },
+              {
+                accessor: 'actions',
+                title: '',
+                render: (job) =>
+                  canManage &&
+                  job.canRunNow && (
+                    <Button
+                      size="xs"
+                      variant="default"
+                      disabled={job.running}
+                      loading={runNow.saving}
+                      aria-label={`Run ${job.name} now`}
+                      onClick={async () => {
+                        if (await runNow.run({ name: job.name })) setWatchUntil(Date.now() + 30_000);
+                      }}
+                    >
+                      Run now
+                    </Button>
+                  ),
+              },
+            ]}
+          />
         )}
       </QueryState>
     </Paper>

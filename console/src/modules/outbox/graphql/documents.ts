@@ -30,6 +30,10 @@ export const EmailsQuery = graphql(`
 export const EmailBodiesQuery = graphql(`
   query EmailBodies($first: Int, $after: String, $status: EmailStatus, $kind: EmailKind) {
     emails(first: $first, after: $after, status: $status, kind: $kind) {
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
       nodes {
         id
         htmlBody

@@ -1,11 +1,11 @@
-import { Alert, Badge, Button, Code, Group, Modal, Paper, Select, Stack, Table, Text, Tooltip } from '@mantine/core';
+import { Alert, Badge, Button, Code, Group, Modal, Paper, Select, Stack, Text, Tooltip } from '@mantine/core';
 import { IconInfoCircle, IconSend } from '@tabler/icons-react';
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { useQuery } from 'urql';
 import type { EnumOf, ResultOf } from '../../../graphql';
 import { formatDateTime, relativeTime } from '../../../lib/format';
 import { PageHeader } from '../../../ui/PageHeader';
-import { Pager } from '../../../ui/Pager';
+import { DataTable } from '../../../ui/DataTable';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useCursorPages } from '../../../ui/useCursorPages';
 import { useSearchFilters } from '../../../ui/useSearchFilters';
@@ -14,7 +14,6 @@ import { EmailsQuery, SendTestEmailMutation } from '../graphql/documents';
 import { emailStatusView } from '../emailStatus';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { EmailPreview } from '../components/EmailPreview';
-import { ResponsiveTable } from '../../../ui/ResponsiveTable';
 
 const PAGE_SIZE = 20;
 const FILTERS = ['status', 'kind'] as const;
@@ -32,16 +31,13 @@ export const KIND_LABEL: Record<Kind, string> = { WEEKLY_DIGEST: 'Weekly digest'
 /** The email outbox (every email is written here first, then delivered) and the job schedule. */
 export function OutboxPage() {
   const filters = useSearchFilters(FILTERS);
-  const pages = useCursorPages();
   const [preview, setPreview] = useState<{ email: Email } | null>(null);
   const status = (filters.values.status || undefined) as Status | undefined;
   const kind = (filters.values.kind || undefined) as Kind | undefined;
-  const { reset } = pages;
-  useEffect(reset, [status, kind, reset]);
+  const pages = useCursorPages(`${status}:${kind}`);
   const variables = { first: PAGE_SIZE, after: pages.after, status, kind };
   const [result, reload] = useQuery({ query: EmailsQuery, variables });
   const testEmail = useApiMutation(SendTestEmailMutation, {
-    invalidates: ['Email'],
     success: (data) =>
       data.sendTestEmail.email.providerMessageId === 'development'
         ? `Test email kept in the development outbox for ${data.sendTestEmail.email.to} (nothing is delivered).`
@@ -57,7 +53,7 @@ export function OutboxPage() {
         title="Emails"
         description="Weekly digests and expiry notices: written to the outbox first, then delivered with retries."
         actions={
-          <Button variant="default" leftSection={<IconSend size={16} />} loading={testEmail.saving} onClick={async () => (await testEmail.run({})) && reload({ requestPolicy: 'network-only' })}>
+          <Button variant="default" leftSection={<IconSend size={16} />} loading={testEmail.saving} onClick={async () => (await testEmail.run({})) && (pages.reset(), reload({ requestPolicy: 'network-only' }))}>
             Send test email
           </Button>
         }
@@ -81,55 +77,49 @@ export function OutboxPage() {
             empty={<EmptyState title="No emails">Digests go out on Mondays at 09:00 UTC; expiry notices daily at 08:00 UTC, 30, 7 and 1 day before a license expires.</EmptyState>}
           >
             {(data) => (
-              <>
-                <ResponsiveTable minWidth={820}>
-                  <Table>
-                    <Table.Thead>
-                      <Table.Tr>
-                        <Table.Th>Subject</Table.Th>
-                        <Table.Th>To</Table.Th>
-                        <Table.Th>Status</Table.Th>
-                        <Table.Th>Created</Table.Th>
-                        <Table.Th aria-label="Actions" />
-                      </Table.Tr>
-                    </Table.Thead>
-                    <Table.Tbody>
-                      {data.emails.nodes.map((email) => (
-                        <Table.Tr key={email.id}>
-                          <Table.Td>
-                            <Text size="sm" fw={500}>
-                              {email.subject}
-                            </Text>
-                            <Text size="xs" c="dimmed">
-                              {KIND_LABEL[email.kind]}
-                            </Text>
-                          </Table.Td>
-                          <Table.Td>
-                            <Text size="sm">{email.to}</Text>
-                          </Table.Td>
-                          <Table.Td>
-                            <EmailStatusCell email={email} />
-                          </Table.Td>
-                          <Table.Td title={formatDateTime(email.createdAt)}>{relativeTime(email.createdAt)}</Table.Td>
-                          <Table.Td ta="right">
-                            <Button size="xs" variant="default" onClick={() => setPreview({ email })}>
-                              Preview
-                            </Button>
-                          </Table.Td>
-                        </Table.Tr>
-                      ))}
-                    </Table.Tbody>
-                  </Table>
-                </ResponsiveTable>
-                <Pager pages={pages} connection={data.emails} pageSize={PAGE_SIZE} busy={result.fetching} />
-              </>
+              <DataTable
+                records={data.emails.nodes}
+                minWidth={820}
+                fetching={result.fetching}
+                paging={{ connection: data.emails, onLoadMore: pages.loadMore }}
+                columns={[
+                  {
+                    accessor: 'subject',
+                    title: 'Subject',
+                    render: (email) => (
+                      <div>
+                        <Text size="sm" fw={500}>
+                          {email.subject}
+                        </Text>
+                        <Text size="xs" c="dimmed">
+                          {KIND_LABEL[email.kind]}
+                        </Text>
+                      </div>
+                    ),
+                  },
+                  { accessor: 'to', title: 'To', render: (email) => <Text size="sm">{email.to}</Text> },
+                  { accessor: 'status', title: 'Status', render: (email) => <EmailStatusCell email={email} /> },
+                  { accessor: 'createdAt', title: 'Created', render: (email) => <span title={formatDateTime(email.createdAt)}>{relativeTime(email.createdAt)}</span> },
+                  {
+                    accessor: 'actions',
+                    title: '',
+                    render: (email) => (
+                      <Button size="xs" variant="default" onClick={() => setPreview({ email })}>
+                        Preview
+                      </Button>
+                    ),
+                  },
+                ]}
+              />
             )}
           </QueryState>
         </Paper>
         <JobSchedulesCard />
       </Stack>
       <Modal opened={preview !== null} onClose={() => setPreview(null)} title={preview?.email.subject} size="xl" centered>
-        {preview && <EmailPreview id={preview.email.id} page={variables} />}
+        {/* The bodies of every row loaded so far, in one page from the start: graphcache merges the pages of a
+            connection, so a later page alone would leave the earlier rows without bodies. */}
+        {preview && <EmailPreview id={preview.email.id} page={{ first: Math.min(100, Math.max(PAGE_SIZE, result.data?.emails.nodes.length ?? 0)), status, kind }} />}
       </Modal>
     </>
   );

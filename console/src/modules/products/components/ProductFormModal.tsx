@@ -1,58 +1,64 @@
 import { Button, Group, Modal, MultiSelect, Stack, Switch, TextInput } from '@mantine/core';
-import { useEffect, useState, type FormEvent } from 'react';
-import type { FragmentOf } from '../../../graphql';
+import { useEffect } from 'react';
+import { z } from 'zod';
+import { readFragment } from '../../../graphql';
 import { useApiMutation } from '../../../ui/useApiMutation';
-import { CreateProductMutation, UpdateProductMutation, type ProductFields } from '../graphql/documents';
+import { useZodForm } from '../../../ui/useZodForm';
+import { CreateProductMutation, UpdateProductMutation } from '../graphql/documents';
+import { ProductFields, type Product } from './ProductsTable';
 
-type Product = FragmentOf<typeof ProductFields>;
+const schema = z
+  .object({ name: z.string().trim().min(1, 'Name the product.'), isBundle: z.boolean(), bundleMemberIds: z.array(z.string()) })
+  .refine((form) => !form.isBundle || form.bundleMemberIds.length > 0, { path: ['bundleMemberIds'], message: 'Pick at least one member product.', when: () => true });
+
+const valuesOf = (product?: Product) => ({ name: product?.name ?? '', isBundle: product?.isBundle ?? false, bundleMemberIds: product?.bundleMembers.map((member) => member.id) ?? [] });
 
 /** Creates a product or bundle, or edits one (rename, change bundle members). */
-export function ProductFormModal({ opened, onClose, product, products }: { opened: boolean; onClose: () => void; product?: Product; products: Product[] }) {
-  const [name, setName] = useState('');
-  const [isBundle, setIsBundle] = useState(false);
-  const [members, setMembers] = useState<string[]>([]);
+export function ProductFormModal({ opened, onClose, product, products }: { opened: boolean; onClose: () => void; product?: Product; products: readonly Product[] }) {
+  const form = useZodForm(schema, valuesOf(product));
+  const { setInitialValues, setValues, resetTouched, clearErrors } = form;
   useEffect(() => {
     if (!opened) return;
-    setName(product?.name ?? '');
-    setIsBundle(product?.isBundle ?? false);
-    setMembers(product?.bundleMembers.map((member) => member.id) ?? []);
-  }, [opened, product]);
+    setInitialValues(valuesOf(product));
+    setValues(valuesOf(product));
+    resetTouched();
+    clearErrors();
+  }, [opened, product, setInitialValues, setValues, resetTouched, clearErrors]);
 
-  const create = useApiMutation(CreateProductMutation, { success: (data) => `${data.createProduct.product.name} was created.`, invalidates: ['Product'] });
-  const update = useApiMutation(UpdateProductMutation, { success: (data) => `${data.updateProduct.product.name} was saved.` });
+  const create = useApiMutation(CreateProductMutation, { success: (data) => `${readFragment(ProductFields, data.createProduct.product).name} was created.` });
+  const update = useApiMutation(UpdateProductMutation, { success: (data) => `${readFragment(ProductFields, data.updateProduct.product).name} was saved.` });
   const saving = create.saving || update.saving;
   const memberOptions = products.filter((candidate) => !candidate.isBundle && candidate.id !== product?.id).map((candidate) => ({ value: candidate.id, label: candidate.name }));
+  const values = form.getValues();
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    const bundleMemberIds = isBundle ? members : [];
-    const done = product ? await update.run({ id: product.id, name: name.trim(), bundleMemberIds }) : await create.run({ name: name.trim(), bundleMemberIds: isBundle ? members : null });
+  const submit = form.onSubmit(async ({ name, isBundle, bundleMemberIds }) => {
+    const done = product
+      ? await update.run({ id: product.id, name: name.trim(), bundleMemberIds: isBundle ? bundleMemberIds : [] }, { form })
+      : await create.run({ name: name.trim(), bundleMemberIds: isBundle ? bundleMemberIds : null }, { form });
     if (done) onClose();
-  };
+  });
 
   return (
     <Modal opened={opened} onClose={onClose} title={product ? `Edit ${product.name}` : 'New product'} centered>
       <form onSubmit={submit}>
         <Stack>
-          <TextInput label="Name" required data-autofocus value={name} onChange={(e) => setName(e.currentTarget.value)} error={(create.fieldErrors.name ?? update.fieldErrors.name) || undefined} description="Returned to applications as productName." />
-          <Switch label="Bundle of other products" description="A license for a bundle unlocks each member product." checked={isBundle} onChange={(e) => setIsBundle(e.currentTarget.checked)} />
-          {isBundle && (
+          <TextInput label="Name" required data-autofocus {...form.getInputProps('name')} description="Returned to applications as productName." />
+          <Switch label="Bundle of other products" description="A license for a bundle unlocks each member product." {...form.getInputProps('isBundle', { type: 'checkbox' })} />
+          {values.isBundle && (
             <MultiSelect
               label="Member products"
               placeholder={memberOptions.length ? 'Pick products' : 'Create the member products first'}
               data={memberOptions}
-              value={members}
-              onChange={setMembers}
               searchable
               required
-              error={create.fieldErrors.bundleMemberIds ?? update.fieldErrors.bundleMemberIds}
+              {...form.getInputProps('bundleMemberIds')}
             />
           )}
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
               Cancel
             </Button>
-            <Button type="submit" loading={saving} disabled={!name.trim() || (isBundle && members.length === 0)}>
+            <Button type="submit" loading={saving} disabled={!values.name.trim() || (values.isBundle && values.bundleMemberIds.length === 0)}>
               {product ? 'Save' : 'Create product'}
             </Button>
           </Group>

@@ -1,18 +1,5 @@
 import { graphql } from '../../../graphql';
-
-export const ProductFields = graphql(`
-  fragment ProductFields on Product {
-    id
-    name
-    isBundle
-    licenseCount
-    createdAt
-    bundleMembers {
-      id
-      name
-    }
-  }
-`);
+import { ProductFields } from '../components/ProductsTable';
 
 export const ProductsQuery = graphql(
   `

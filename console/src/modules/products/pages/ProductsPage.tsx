@@ -1,28 +1,22 @@
-import { Anchor, Badge, Button, Group, Paper, Table, Text } from '@mantine/core';
+import { Button, Group, Paper } from '@mantine/core';
 import { IconPlus } from '@tabler/icons-react';
 import { useState } from 'react';
-import { Link } from 'react-router';
 import { useQuery } from 'urql';
-import type { FragmentOf } from '../../../graphql';
-import { formatDate } from '../../../lib/format';
-import { compactId } from '../../../lib/ids';
+import { readFragment } from '../../../graphql';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { ProductFormModal } from '../components/ProductFormModal';
-import { DeleteProductMutation, ProductsQuery, type ProductFields } from '../graphql/documents';
-import { refetchOn } from '../../../lib/client';
-import { ResponsiveTable } from '../../../ui/ResponsiveTable';
-
-type Product = FragmentOf<typeof ProductFields>;
+import { ProductFields, ProductsTable, type Product } from '../components/ProductsTable';
+import { DeleteProductMutation, ProductsQuery } from '../graphql/documents';
 
 export function ProductsPage() {
-  const [result, reload] = useQuery({ query: ProductsQuery, context: refetchOn('Product') });
+  const [result, reload] = useQuery({ query: ProductsQuery });
   const [editing, setEditing] = useState<Product | 'new' | null>(null);
   const canManage = useCanManage();
-  const products = result.data?.products.nodes ?? [];
+  const products = readFragment(ProductFields, result.data?.products.nodes ?? []);
 
   return (
     <>
@@ -48,24 +42,7 @@ export function ProductsPage() {
           }
         >
           {(data) => (
-            <ResponsiveTable minWidth={680}>
-              <Table>
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Name</Table.Th>
-                    <Table.Th>Type</Table.Th>
-                    <Table.Th ta="right">Licenses</Table.Th>
-                    <Table.Th>Created</Table.Th>
-                    <Table.Th aria-label="Actions" />
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {data.products.nodes.map((product) => (
-                    <ProductRow key={product.id} product={product} canManage={canManage} onEdit={() => setEditing(product)} />
-                  ))}
-                </Table.Tbody>
-              </Table>
-            </ResponsiveTable>
+            <ProductsTable products={data.products.nodes} renderActions={(product) => canManage && <ProductActions product={product} onEdit={() => setEditing(product)} />} />
           )}
         </QueryState>
       </Paper>
@@ -73,50 +50,23 @@ export function ProductsPage() {
   );
 }
 
-function ProductRow({ product, canManage, onEdit }: { product: Product; canManage: boolean; onEdit: () => void }) {
-  const remove = useApiMutation(DeleteProductMutation, { success: `${product.name} was deleted.`, invalidates: ['Product'] });
+function ProductActions({ product, onEdit }: { product: Product; onEdit: () => void }) {
+  const remove = useApiMutation(DeleteProductMutation, { success: `${product.name} was deleted.` });
   return (
-    <Table.Tr data-testid="product-row">
-      <Table.Td>
-        <Text size="sm" fw={500}>
-          {product.name}
-        </Text>
-        {product.isBundle && (
-          <Text size="xs" c="dimmed">
-            {product.bundleMembers.map((member) => member.name).join(', ')}
-          </Text>
-        )}
-      </Table.Td>
-      <Table.Td>
-        <Badge variant="light" color={product.isBundle ? 'grape' : 'gray'}>
-          {product.isBundle ? 'Bundle' : 'Product'}
-        </Badge>
-      </Table.Td>
-      <Table.Td ta="right">
-        <Anchor component={Link} to={`/licenses?product=${compactId(product.id)}`} size="sm">
-          {product.licenseCount}
-        </Anchor>
-      </Table.Td>
-      <Table.Td>{formatDate(product.createdAt)}</Table.Td>
-      <Table.Td>
-        {canManage && (
-          <Group gap="xs" justify="flex-end" wrap="nowrap">
-            <Button size="xs" variant="default" onClick={onEdit}>
-              Edit
-            </Button>
-            <ConfirmAction
-              size="xs"
-              label="Delete"
-              message="This cannot be undone. Only a product without licenses, and not part of a bundle, can be deleted."
-              confirmLabel="Delete product"
-              busy={remove.saving}
-              disabledReason={product.licenseCount > 0 ? `${product.licenseCount === 1 ? '1 license uses' : `${product.licenseCount} licenses use`} this product: only a product without licenses can be deleted.` : null}
-              title={`Delete ${product.name}?`}
-              onConfirm={() => remove.run({ id: product.id })}
-            />
-          </Group>
-        )}
-      </Table.Td>
-    </Table.Tr>
+    <Group gap="xs" justify="flex-end" wrap="nowrap">
+      <Button size="xs" variant="default" onClick={onEdit}>
+        Edit
+      </Button>
+      <ConfirmAction
+        size="xs"
+        label="Delete"
+        message="This cannot be undone. Only a product without licenses, and not part of a bundle, can be deleted."
+        confirmLabel="Delete product"
+        busy={remove.saving}
+        disabledReason={product.licenseCount > 0 ? `${product.licenseCount === 1 ? '1 license uses' : `${product.licenseCount} licenses use`} this product: only a product without licenses can be deleted.` : null}
+        title={`Delete ${product.name}?`}
+        onConfirm={() => remove.run({ id: product.id })}
+      />
+    </Group>
   );
 }

@@ -1,12 +1,14 @@
 import { Alert, Button, Group, Paper, Stack, Text, TextInput } from '@mantine/core';
-import { useEffect, useState, type FormEvent } from 'react';
+import { useEffect } from 'react';
 import { useQuery } from 'urql';
+import { z } from 'zod';
 import { formatDate } from '../../../lib/format';
 import { PageHeader } from '../../../ui/PageHeader';
 import { QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
+import { useZodForm } from '../../../ui/useZodForm';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
-import { validateKeyPrefix } from '../../auth/validation';
+import { keyPrefixSchema, validateKeyPrefix } from '../../auth/validation';
 import { CompanyQuery, UpdateCompanySettingsMutation } from '../graphql/documents';
 
 export function CompanySettingsPage() {
@@ -21,61 +23,59 @@ export function CompanySettingsPage() {
   );
 }
 
-function CompanyForm({ company }: { company: { name: string; keyPrefix: string; subscriptionEndsAt: string | null; renewalUrl: string | null; supportEmail: string | null } }) {
-  const [name, setName] = useState(company.name);
-  const [keyPrefix, setKeyPrefix] = useState(company.keyPrefix);
-  const [renewalUrl, setRenewalUrl] = useState(company.renewalUrl ?? '');
-  const [supportEmail, setSupportEmail] = useState(company.supportEmail ?? '');
+type Company = { name: string; keyPrefix: string; subscriptionEndsAt: string | null; renewalUrl: string | null; supportEmail: string | null };
+
+const schema = z.object({ name: z.string().trim().min(1, 'Name your company.'), keyPrefix: keyPrefixSchema, renewalUrl: z.string(), supportEmail: z.string() });
+const valuesOf = (company: Company) => ({ name: company.name, keyPrefix: company.keyPrefix, renewalUrl: company.renewalUrl ?? '', supportEmail: company.supportEmail ?? '' });
+
+function CompanyForm({ company }: { company: Company }) {
+  const form = useZodForm(schema, valuesOf(company));
+  const { setInitialValues, setValues } = form;
+  // Saved (or changed elsewhere): the stored settings are the new starting point.
+  const stored = JSON.stringify(valuesOf(company));
   useEffect(() => {
-    setName(company.name);
-    setKeyPrefix(company.keyPrefix);
-    setRenewalUrl(company.renewalUrl ?? '');
-    setSupportEmail(company.supportEmail ?? '');
-  }, [company.name, company.keyPrefix, company.renewalUrl, company.supportEmail]);
+    const values = JSON.parse(stored) as ReturnType<typeof valuesOf>;
+    setInitialValues(values);
+    setValues(values);
+  }, [stored, setInitialValues, setValues]);
   const canManage = useCanManage();
   const save = useApiMutation(UpdateCompanySettingsMutation, { success: 'Company settings saved.' });
-  const prefixProblem = validateKeyPrefix(keyPrefix);
-  const dirty = name !== company.name || keyPrefix !== company.keyPrefix || renewalUrl !== (company.renewalUrl ?? '') || supportEmail !== (company.supportEmail ?? '');
+  const values = form.getValues();
+  const prefixProblem = validateKeyPrefix(values.keyPrefix);
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    if (prefixProblem) return;
-    await save.run({ name: name.trim(), keyPrefix, renewalUrl: renewalUrl.trim(), supportEmail: supportEmail.trim() });
-  };
+  const submit = form.onSubmit(async ({ name, keyPrefix, renewalUrl, supportEmail }) => {
+    await save.run({ name: name.trim(), keyPrefix, renewalUrl: renewalUrl.trim(), supportEmail: supportEmail.trim() }, { form });
+  });
 
   return (
     <Paper p="lg" maw={640}>
       <form onSubmit={submit}>
         <Stack>
-          <TextInput label="Company name" required value={name} onChange={(e) => setName(e.currentTarget.value)} disabled={!canManage} error={save.fieldErrors.name} />
+          <TextInput label="Company name" required {...form.getInputProps('name')} disabled={!canManage} />
           <TextInput
             label="License key prefix"
             required
             maxLength={12}
-            value={keyPrefix}
-            onChange={(e) => setKeyPrefix(e.currentTarget.value.toUpperCase())}
+            {...form.getInputProps('keyPrefix')}
+            onChange={(e) => form.setFieldValue('keyPrefix', e.currentTarget.value.toUpperCase())}
             disabled={!canManage}
-            error={prefixProblem ?? save.fieldErrors.keyPrefix}
-            description={`New keys look like ${keyPrefix || 'ACME'}-XXXX-XXXX-XXXX-XXXX. Existing keys keep working.`}
+            error={prefixProblem ?? form.errors.keyPrefix}
+            description={`New keys look like ${values.keyPrefix || 'ACME'}-XXXX-XXXX-XXXX-XXXX. Existing keys keep working.`}
           />
           <TextInput
             label="Renewal page"
             type="url"
             placeholder="https://acme.example/renew"
-            value={renewalUrl}
-            onChange={(e) => setRenewalUrl(e.currentTarget.value)}
+            {...form.getInputProps('renewalUrl')}
             disabled={!canManage}
-            error={save.fieldErrors.renewalUrl}
             description="Customers' expiry emails get a “Renew your license” button to it. Empty: no button."
           />
           <TextInput
             label="Support email"
             type="email"
             placeholder="support@acme.example"
-            value={supportEmail}
-            onChange={(e) => setSupportEmail(e.currentTarget.value)}
+            {...form.getInputProps('supportEmail')}
             disabled={!canManage}
-            error={save.fieldErrors.supportEmail}
             description="Named in customers' expiry emails for questions. Empty: not named."
           />
           {company.subscriptionEndsAt && (
@@ -84,7 +84,7 @@ function CompanyForm({ company }: { company: { name: string; keyPrefix: string; 
             </Alert>
           )}
           <Group justify="flex-end">
-            <Button type="submit" loading={save.saving} disabled={!canManage || !dirty || Boolean(prefixProblem)}>
+            <Button type="submit" loading={save.saving} disabled={!canManage || !form.isDirty() || Boolean(prefixProblem)}>
               Save changes
             </Button>
           </Group>

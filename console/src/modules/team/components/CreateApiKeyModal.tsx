@@ -1,29 +1,31 @@
 import { Button, Group, Modal, Stack, TextInput } from '@mantine/core';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
+import { z } from 'zod';
 import { SecretOnce } from '../../../ui/SecretOnce';
 import { useApiMutation } from '../../../ui/useApiMutation';
+import { useZodForm } from '../../../ui/useZodForm';
 import { CreateApiKeyMutation } from '../graphql/documents';
 import { RoleSelect, type Role } from './RoleSelect';
 
+const EMPTY = { name: '', role: 'READ_ONLY' as Role };
+const schema = z.object({ name: z.string().trim().min(1, 'Name what uses the key.') });
+
 /** Creates an API key and shows it once, with a copy button. */
 export function CreateApiKeyModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
-  const [name, setName] = useState('');
-  const [role, setRole] = useState<Role>('READ_ONLY');
+  const form = useZodForm(schema, EMPTY);
   const [created, setCreated] = useState<string | null>(null);
-  const create = useApiMutation(CreateApiKeyMutation, { success: 'API key created.', invalidates: ['ApiKey'] });
+  const create = useApiMutation(CreateApiKeyMutation, { success: 'API key created.' });
 
   const close = () => {
-    setName('');
-    setRole('READ_ONLY');
+    form.reset();
     setCreated(null);
     onClose();
   };
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    const data = await create.run({ name, role });
+  const submit = form.onSubmit(async (values) => {
+    const data = await create.run({ name: values.name, role: values.role }, { form });
     if (data) setCreated(data.createApiKey.key);
-  };
+  });
 
   return (
     <Modal opened={opened} onClose={close} title={created ? 'Your new API key' : 'Create API key'} centered size="lg" closeOnClickOutside={!created}>
@@ -37,8 +39,8 @@ export function CreateApiKeyModal({ opened, onClose }: { opened: boolean; onClos
       ) : (
         <form onSubmit={submit}>
           <Stack>
-            <TextInput label="Name" description="What uses it, e.g. “billing webhook”." required data-autofocus value={name} onChange={(e) => setName(e.currentTarget.value)} error={create.fieldErrors.name} />
-            <RoleSelect value={role} onChange={setRole} description="A key acts with this role." />
+            <TextInput label="Name" description="What uses it, e.g. “billing webhook”." required data-autofocus {...form.getInputProps('name')} />
+            <RoleSelect {...form.getInputProps('role')} value={form.getValues().role} description="A key acts with this role." />
             <Group justify="flex-end">
               <Button variant="default" onClick={close}>
                 Cancel

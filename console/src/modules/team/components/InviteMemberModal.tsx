@@ -1,25 +1,29 @@
 import { Button, Group, Modal, Stack, Text, TextInput } from '@mantine/core';
-import { useState, type FormEvent } from 'react';
+import { z } from 'zod';
+import { readFragment } from '../../../graphql';
+import { InvitationFields } from './InvitationsTable';
 import { useApiMutation } from '../../../ui/useApiMutation';
+import { useZodForm } from '../../../ui/useZodForm';
 import { InviteUserMutation } from '../graphql/documents';
 import { RoleSelect, type Role } from './RoleSelect';
 
 const EMPTY = { email: '', name: '', role: 'READ_ONLY' as Role };
+// The address is checked by the server (its message shows on the field).
+const schema = z.object({ email: z.string() });
 
 /** Invites a team member by email: they get a one-time link (7 days) to choose their own password. */
 export function InviteMemberModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
-  const [form, setForm] = useState(EMPTY);
-  const invite = useApiMutation(InviteUserMutation, { success: (data) => `Invitation sent to ${data.inviteUser.invitation.email}.`, invalidates: ['Invitation'] });
+  const form = useZodForm(schema, EMPTY);
+  const invite = useApiMutation(InviteUserMutation, { success: (data) => `Invitation sent to ${readFragment(InvitationFields, data.inviteUser.invitation).email}.` });
 
   const close = () => {
-    setForm(EMPTY);
+    form.reset();
     onClose();
   };
 
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    if (await invite.run({ email: form.email, role: form.role, name: form.name.trim() || null })) close();
-  };
+  const submit = form.onSubmit(async (values) => {
+    if (await invite.run({ email: values.email, role: values.role, name: values.name.trim() || null }, { form })) close();
+  });
 
   return (
     <Modal opened={opened} onClose={close} title="Invite by email" centered>
@@ -28,9 +32,9 @@ export function InviteMemberModal({ opened, onClose }: { opened: boolean; onClos
           <Text size="sm" c="dimmed">
             They receive a link to choose their own password. It works once and expires in 7 days.
           </Text>
-          <TextInput label="Email" type="email" required data-autofocus value={form.email} onChange={(e) => setForm({ ...form, email: e.currentTarget.value })} error={invite.fieldErrors.email} />
-          <TextInput label="Name" value={form.name} onChange={(e) => setForm({ ...form, name: e.currentTarget.value })} />
-          <RoleSelect value={form.role} onChange={(role) => setForm({ ...form, role })} />
+          <TextInput label="Email" type="email" required data-autofocus {...form.getInputProps('email')} />
+          <TextInput label="Name" {...form.getInputProps('name')} />
+          <RoleSelect {...form.getInputProps('role')} value={form.getValues().role} />
           <Group justify="flex-end">
             <Button variant="default" onClick={close}>
               Cancel

@@ -1,18 +1,7 @@
 import { graphql } from '../../../graphql';
-
-export const TeamMemberFields = graphql(`
-  fragment TeamMemberFields on User {
-    id
-    email
-    name
-    role
-    active
-    deactivatedAt
-    lastLoginAt
-    mfaEnabled
-    createdAt
-  }
-`);
+import { ApiKeyFields } from '../components/ApiKeysTable';
+import { InvitationFields } from '../components/InvitationsTable';
+import { TeamMemberFields } from '../components/MembersTable';
 
 export const UsersQuery = graphql(
   `
@@ -79,18 +68,6 @@ export const ReactivateUserMutation = graphql(
   [TeamMemberFields],
 );
 
-export const ApiKeyFields = graphql(`
-  fragment ApiKeyFields on ApiKey {
-    id
-    name
-    role
-    hint
-    createdAt
-    lastUsedAt
-    revokedAt
-  }
-`);
-
 export const ApiKeysQuery = graphql(
   `
     query ApiKeys {
@@ -130,18 +107,6 @@ export const RevokeApiKeyMutation = graphql(
   `,
   [ApiKeyFields],
 );
-
-export const InvitationFields = graphql(`
-  fragment InvitationFields on Invitation {
-    id
-    email
-    name
-    role
-    invitedBy
-    createdAt
-    expiresAt
-  }
-`);
 
 export const InvitationsQuery = graphql(
   `

@@ -1,15 +1,17 @@
-import { ActionIcon, Button, Group, Modal, NumberInput, Paper, Progress, SegmentedControl, Select, Stack, Table, Text, TextInput, Title, Tooltip } from '@mantine/core';
+import { ActionIcon, Button, Group, Modal, NumberInput, Paper, Progress, SegmentedControl, Select, Stack, Text, TextInput, Title, Tooltip } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconTrash } from '@tabler/icons-react';
-import { useState, type FormEvent } from 'react';
+import { useState } from 'react';
 import { useQuery } from 'urql';
+import { z } from 'zod';
 import type { EnumOf } from '../../../graphql';
 import { formatDate, formatNumber } from '../../../lib/format';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
+import { useZodForm } from '../../../ui/useZodForm';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { RemoveMeterQuotaMutation, SetMeterQuotaMutation, UsageTotalsQuery } from '../graphql/documents';
-import { ResponsiveTable } from '../../../ui/ResponsiveTable';
+import { DataTable } from '../../../ui/DataTable';
 
 type Period = EnumOf<'MeterPeriod'>;
 const PERIODS: { value: Period; label: string }[] = [
@@ -27,7 +29,7 @@ export function UsageCard({ licenseId, inactive = null }: { licenseId: string; i
   const [quotaFor, setQuotaFor] = useState<string | null>(null);
   const [editing, { open, close }] = useDisclosure(false);
   const canManage = useCanManage();
-  const remove = useApiMutation(RemoveMeterQuotaMutation, { success: 'Quota removed.', invalidates: ['UsageTotals'] });
+  const remove = useApiMutation(RemoveMeterQuotaMutation, { success: 'Quota removed.' });
 
   return (
     <Paper p="lg">
@@ -62,63 +64,61 @@ export function UsageCard({ licenseId, inactive = null }: { licenseId: string; i
                 {formatDate(usage.periodStart)} – {formatDate(usage.periodEnd)} (UTC)
               </Text>
             )}
-            <ResponsiveTable minWidth={560}>
-              <Table>
-                <Table.Thead>
-                  <Table.Tr>
-                    <Table.Th>Event</Table.Th>
-                    <Table.Th ta="right">Quantity</Table.Th>
-                    <Table.Th ta="right">Records</Table.Th>
-                    <Table.Th>Quota</Table.Th>
-                    <Table.Th aria-label="Actions" />
-                  </Table.Tr>
-                </Table.Thead>
-                <Table.Tbody>
-                  {usage.totals.map((row) => (
-                    <Table.Tr key={row.event}>
-                      <Table.Td>
-                        <Text size="sm" ff="monospace">
-                          {row.event}
+            <DataTable
+              records={usage.totals}
+              idAccessor="event"
+              minWidth={560}
+              columns={[
+                {
+                  accessor: 'event',
+                  title: 'Event',
+                  render: (row) => (
+                    <Text size="sm" ff="monospace">
+                      {row.event}
+                    </Text>
+                  ),
+                },
+                { accessor: 'total', title: 'Quantity', textAlign: 'right', render: (row) => formatNumber(row.total) },
+                { accessor: 'count', title: 'Records', textAlign: 'right', render: (row) => formatNumber(row.count) },
+                {
+                  accessor: 'quota',
+                  title: 'Quota',
+                  render: (row) =>
+                    row.quota ? (
+                      <Stack gap={2} miw={180}>
+                        <Text size="xs">
+                          {formatNumber(row.quota.limit)} per {row.quota.period.toLowerCase()}
+                          {row.remaining !== null && ` · ${formatNumber(row.remaining)} left`}
                         </Text>
-                      </Table.Td>
-                      <Table.Td ta="right">{formatNumber(row.total)}</Table.Td>
-                      <Table.Td ta="right">{formatNumber(row.count)}</Table.Td>
-                      <Table.Td miw={180}>
-                        {row.quota ? (
-                          <Stack gap={2}>
-                            <Text size="xs">
-                              {formatNumber(row.quota.limit)} per {row.quota.period.toLowerCase()}
-                              {row.remaining !== null && ` · ${formatNumber(row.remaining)} left`}
-                            </Text>
-                            {row.quota.period === usage.period && <Progress size="sm" value={Math.min(100, (row.total / Math.max(1, row.quota.limit)) * 100)} color={row.remaining === 0 ? 'red' : 'indigo'} aria-label={`${row.event} quota used`} />}
-                          </Stack>
-                        ) : (
-                          <Text size="xs" c="dimmed">
-                            none
-                          </Text>
+                        {row.quota.period === usage.period && <Progress size="sm" value={Math.min(100, (row.total / Math.max(1, row.quota.limit)) * 100)} color={row.remaining === 0 ? 'red' : 'indigo'} aria-label={`${row.event} quota used`} />}
+                      </Stack>
+                    ) : (
+                      <Text size="xs" c="dimmed">
+                        none
+                      </Text>
+                    ),
+                },
+                {
+                  accessor: 'actions',
+                  title: '',
+                  render: (row) =>
+                    canManage && (
+                      <Group gap={4} justify="flex-end" wrap="nowrap">
+                        <Button size="compact-xs" variant="subtle" onClick={() => { setQuotaFor(row.event); open(); }}>
+                          {row.quota ? 'Change' : 'Add quota'}
+                        </Button>
+                        {row.quota && (
+                          <Tooltip label="Remove quota">
+                            <ActionIcon size="sm" variant="subtle" color="red" aria-label={`Remove the ${row.event} quota`} loading={remove.saving} onClick={() => void remove.run({ licenseId, event: row.event })}>
+                              <IconTrash size={14} />
+                            </ActionIcon>
+                          </Tooltip>
                         )}
-                      </Table.Td>
-                      <Table.Td ta="right">
-                        {canManage && (
-                          <Group gap={4} justify="flex-end" wrap="nowrap">
-                            <Button size="compact-xs" variant="subtle" onClick={() => { setQuotaFor(row.event); open(); }}>
-                              {row.quota ? 'Change' : 'Add quota'}
-                            </Button>
-                            {row.quota && (
-                              <Tooltip label="Remove quota">
-                                <ActionIcon size="sm" variant="subtle" color="red" aria-label={`Remove the ${row.event} quota`} loading={remove.saving} onClick={() => void remove.run({ licenseId, event: row.event })}>
-                                  <IconTrash size={14} />
-                                </ActionIcon>
-                              </Tooltip>
-                            )}
-                          </Group>
-                        )}
-                      </Table.Td>
-                    </Table.Tr>
-                  ))}
-                </Table.Tbody>
-              </Table>
-            </ResponsiveTable>
+                      </Group>
+                    ),
+                },
+              ]}
+            />
           </>
         )}
       </QueryState>
@@ -126,28 +126,28 @@ export function UsageCard({ licenseId, inactive = null }: { licenseId: string; i
   );
 }
 
+const quotaSchema = z.object({ name: z.string(), period: z.string(), limit: z.union([z.literal(''), z.number()]).refine((limit) => limit !== '', 'Enter a limit.') });
+
 function QuotaModal({ licenseId, event, opened, onClose }: { licenseId: string; event: string | null; opened: boolean; onClose: () => void }) {
-  const [name, setName] = useState('');
-  const [period, setPeriod] = useState<Period>('MONTH');
-  const [limit, setLimit] = useState<number | ''>(1000);
-  const save = useApiMutation(SetMeterQuotaMutation, { success: 'Quota saved.', invalidates: ['UsageTotals'] });
-  const submit = async (formEvent: FormEvent) => {
-    formEvent.preventDefault();
+  const form = useZodForm(quotaSchema, { name: '', period: 'MONTH' as Period, limit: 1000 as number | '' });
+  const save = useApiMutation(SetMeterQuotaMutation, { success: 'Quota saved.' });
+  const values = form.getValues();
+  const submit = form.onSubmit(async ({ name, period, limit }) => {
     if (limit === '') return;
-    if (await save.run({ licenseId, event: event ?? name.trim(), period, limit })) onClose();
-  };
+    if (await save.run({ licenseId, event: event ?? name.trim(), period, limit }, { form })) onClose();
+  });
   return (
     <Modal opened={opened} onClose={onClose} title={event ? `Quota for ${event}` : 'Set a usage quota'} centered>
       <form onSubmit={submit}>
         <Stack>
-          {!event && <TextInput label="Event name" required data-autofocus value={name} onChange={(e) => setName(e.currentTarget.value)} description="As your application sends it, e.g. api_call." />}
-          <Select label="Per" data={PERIODS.map((p) => ({ value: p.value, label: p.value.toLowerCase() }))} value={period} allowDeselect={false} onChange={(value) => value && setPeriod(value as Period)} />
-          <NumberInput label="Limit" required min={0} clampBehavior="none" allowDecimal={false} value={limit} onChange={(value) => setLimit(value === '' ? '' : Number(value))} error={save.fieldErrors.limit} />
+          {!event && <TextInput label="Event name" required data-autofocus {...form.getInputProps('name')} description="As your application sends it, e.g. api_call." />}
+          <Select label="Per" data={PERIODS.map((p) => ({ value: p.value, label: p.value.toLowerCase() }))} value={values.period} allowDeselect={false} onChange={(value) => value && form.setFieldValue('period', value as Period)} />
+          <NumberInput label="Limit" required min={0} clampBehavior="none" allowDecimal={false} {...form.getInputProps('limit')} />
           <Group justify="flex-end">
             <Button variant="default" onClick={onClose}>
               Cancel
             </Button>
-            <Button type="submit" loading={save.saving} disabled={limit === '' || (!event && !name.trim())}>
+            <Button type="submit" loading={save.saving} disabled={values.limit === '' || (!event && !values.name.trim())}>
               Save quota
             </Button>
           </Group>
