@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
 import { diffChanges, recordAudit, type AuditActor } from './audit/audit-log.js';
+import { emitEvent } from './webhooks/events.js';
 import { auditActor, requireAdmin, requireMember, requireUser } from './auth/actor.js';
 import { EmailSchema, PasswordSchema, hashPassword, verifyPassword } from './auth/passwords.js';
 import { revokeKeysOwnedBy } from './auth/api-keys.js';
@@ -60,6 +61,7 @@ export async function createUser(ctx: Ctx, input: z.input<typeof UserInputSchema
     return await ctx.db.prisma.$transaction(async (tx) => {
       const user = await tx.user.create({ data: { tenantId, email: data.email, name: data.name, role: data.role, passwordHash, createdAt: ctx.now }, select: PUBLIC_USER_FIELDS });
       await recordAudit(tx, { tenantId, action: 'CreateUser', entityType: 'User', entityId: user.id, entity: user.email, details: { role: user.role, name: user.name } }, auditActor(ctx), ctx.now);
+      await emitEvent(tx, tenantId, 'user.created', userData(user), ctx.now);
       return user;
     });
   } catch (error) {
@@ -87,7 +89,10 @@ export async function updateUser(ctx: Ctx, userId: string, input: { name?: strin
   const changes = diffChanges({ name: user.name, role: user.role }, data);
   return ctx.db.prisma.$transaction(async (tx) => {
     const updated = await tx.user.update({ where: { id: user.id }, data, select: PUBLIC_USER_FIELDS });
-    if (changes) await recordAudit(tx, { tenantId: user.tenantId, action: 'UpdateUser', entityType: 'User', entityId: user.id, entity: user.email, details: changes }, auditActor(ctx), ctx.now);
+    if (changes) {
+      await recordAudit(tx, { tenantId: user.tenantId, action: 'UpdateUser', entityType: 'User', entityId: user.id, entity: user.email, details: changes }, auditActor(ctx), ctx.now);
+      await emitEvent(tx, user.tenantId, 'user.updated', { ...userData(updated), changes }, ctx.now);
+    }
     return updated;
   });
 }
@@ -102,6 +107,7 @@ export async function deactivateUser(ctx: Ctx, userId: string) {
     const updated = await tx.user.update({ where: { id: user.id }, data: { deactivatedAt: ctx.now }, select: PUBLIC_USER_FIELDS });
     await revokeSessions(tx, user.id, ctx.now);
     const keysRevoked = await revokeKeysOwnedBy(tx, user.id, ctx.now);
+    await emitEvent(tx, user.tenantId, 'user.removed', { ...userData(updated), apiKeysRevoked: keysRevoked }, ctx.now);
     await recordAudit(tx, { tenantId: user.tenantId, action: 'DeactivateUser', entityType: 'User', entityId: user.id, entity: user.email, details: keysRevoked ? { apiKeysRevoked: keysRevoked } : undefined }, auditActor(ctx), ctx.now);
     return updated;
   });
@@ -154,3 +160,6 @@ export async function updateNotificationPreferences(ctx: Ctx, input: unknown): P
   const data = parseInput(NotificationPreferencesSchema, input);
   return ctx.db.prisma.user.update({ where: { id: me.userId }, data, select: { digestEmailEnabled: true, expiryEmailEnabled: true } });
 }
+
+/** A user in a webhook payload: the GraphQL/REST field names, never a credential. */
+const userData = (user: { id: string; email: string; name: string | null; role: string }) => ({ userId: user.id, email: user.email, name: user.name, role: user.role });

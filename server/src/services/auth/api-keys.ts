@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError } from '../../domain/errors.js';
 import { recordAudit } from '../audit/audit-log.js';
+import { emitEvent } from '../webhooks/events.js';
 import type { ServiceContext } from '../context.js';
 import { isUuid } from '../listing.js';
 import { parseInput } from '../validation.js';
@@ -43,6 +44,7 @@ export async function createApiKey(ctx: Ctx, input: { name: string; role: 'Compa
       },
       select: API_KEY_FIELDS,
     });
+    await emitEvent(tx, admin.tenantId, 'api_key.created', apiKeyData(created), ctx.now);
     await recordAudit(tx, { tenantId: admin.tenantId, action: 'CreateApiKey', entityType: 'ApiKey', entityId: created.id, entity: `${created.name} (${created.hint})`, details: { role: created.role } }, auditActor(ctx), ctx.now);
     return created;
   });
@@ -61,6 +63,7 @@ export async function revokeApiKey(ctx: Ctx, id: string) {
   return ctx.db.prisma.$transaction(async (tx) => {
     const revoked = await tx.apiKey.update({ where: { id }, data: { revokedAt: ctx.now }, select: API_KEY_FIELDS });
     const derived = await revokeDerivedKeys(tx, [key.id], ctx.now);
+    await emitEvent(tx, key.tenantId, 'api_key.removed', { ...apiKeyData(revoked), derivedKeysRevoked: derived.length }, ctx.now);
     await recordAudit(tx, { tenantId: key.tenantId, action: 'RevokeApiKey', entityType: 'ApiKey', entityId: key.id, entity: `${key.name} (${key.hint})`, details: derived.length ? { derivedKeysRevoked: derived.length } : undefined }, auditActor(ctx), ctx.now);
     return revoked;
   });
@@ -84,3 +87,6 @@ export async function revokeKeysOwnedBy(tx: Prisma.TransactionClient, userId: st
   const { count } = await tx.apiKey.updateMany({ where: { createdById: userId, revokedAt: null }, data: { revokedAt: now } });
   return count;
 }
+
+/** An API key in a webhook payload: its name, hint and role, never the key. */
+const apiKeyData = (key: { id: string; name: string; hint: string; role: string }) => ({ apiKeyId: key.id, name: key.name, hint: key.hint, role: key.role });

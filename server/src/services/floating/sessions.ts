@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { LicensingContext, ServiceContext } from '../context.js';
+import { emitEvent } from '../webhooks/events.js';
 import { lockLicenseByKey } from '../licenses/license-record.js';
 import { isExpired } from '../licenses/predicates.js';
 import { LICENSE_NOT_FOUND, checkEntitlement, parseVersion, rejected, vendorWarning, type Rejection } from '../licenses/rules.js';
@@ -66,6 +67,8 @@ export async function checkoutFloatingSeat(ctx: LicensingContext, input: Checkou
     // After the sweep, every session not ended is active.
     const inUse = await tx.floatingSession.count({ where: { licenseId: license.id, endedAt: null } });
     if (inUse >= floatingSeats) {
+      // Denials are throttled: at most one event per license per hour, however often clients retry.
+      await emitEvent(tx, license.tenantId, 'floating.checkout_denied', { licenseId: license.id, productId: license.productId, floatingSeats, inUse }, ctx.now, { throttleKey: license.id });
       return rejected({
         errorCode: 'FloatingSeatsExhausted',
         message: `All ${floatingSeats} floating seats of this license are in use. Try again when a session is checked in or its lease expires.`,

@@ -1,5 +1,6 @@
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { LicensingContext } from '../context.js';
+import { activationData, emitEvent } from '../webhooks/events.js';
 import { consumeNonce } from './nonces.js';
 import { lockLicenseByKey } from './license-record.js';
 import {
@@ -66,15 +67,19 @@ export async function activateLicense(ctx: LicensingContext, input: ActivateInpu
         data: { currentActivations: { increment: 1 } },
       });
       if (count === 0) {
+        // Rejections are counted by throttling: at most one event per license per hour, however often clients retry.
+        const data = { licenseId: license.id, productId: license.productId, maxActivations: license.maxActivations, currentActivations: license.currentActivations };
+        await emitEvent(tx, license.tenantId, 'license.seats_exhausted', data, ctx.now, { throttleKey: license.id });
         return rejected({
           errorCode: 'SeatsExhausted',
           message: `All ${license.maxActivations} activations of this license are in use. Deactivate an installation to free a seat.`,
         });
       }
       seatsUsed += 1;
-      await tx.activation.create({
+      const activation = await tx.activation.create({
         data: { ...details, tenantId: license.tenantId, licenseId: license.id, deviceId: input.deviceId, createdAt: ctx.now, lastSeenAt: ctx.now },
       });
+      await emitEvent(tx, license.tenantId, 'activation.created', activationData(activation), ctx.now);
     }
     // The end user's email becomes the customer contact for expiry notices when the vendor set none.
     if (input.userEmail && !license.customerEmail) {
@@ -111,12 +116,14 @@ export async function deactivateDevice(ctx: LicensingContext, input: { licenseKe
     await ctx.chargeTenant(license.tenantId, license.id);
     const activation = await tx.activation.findFirst({
       where: { licenseId: license.id, deviceId: input.deviceId, deactivatedAt: null },
-      select: { id: true, licenseId: true },
+      select: { id: true, licenseId: true, deviceId: true, deviceName: true, createdAt: true },
     });
     if (!activation) {
       return { deactivated: false as const, message: 'No active installation with this deviceId on this license.', errorCode: 'ActivationNotFound' as const };
     }
-    await releaseSeat(tx, activation, ctx.now);
+    if (await releaseSeat(tx, activation, ctx.now)) {
+      await emitEvent(tx, license.tenantId, 'activation.deactivated', activationData({ ...activation, deactivatedAt: ctx.now }), ctx.now);
+    }
     return { deactivated: true as const, remainingActivations: remainingActivations({ ...license, currentActivations: license.currentActivations - 1 }) };
   }, SEAT_TRANSACTION);
 }

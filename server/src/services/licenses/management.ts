@@ -7,6 +7,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { diffChanges, recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin, requireMember, requireOperator } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
+import { activationData, emitEvent, licenseData } from '../webhooks/events.js';
 import { releaseSeat } from './activations.js';
 import { licenseKeyDigest } from './license-record.js';
 import { expiringSql, expiringWhere, statusSql, statusWhere } from './predicates.js';
@@ -91,6 +92,7 @@ export async function createLicense(ctx: Ctx, input: LicenseInput & { productId:
           },
         });
         const details = { productId: product.id, productName: product.name, keyHint: created.keyHint, ...jsonValues(attributes) };
+        await emitEvent(tx, tenantId, 'license.created', licenseData(created), ctx.now);
         await recordAudit(tx, { tenantId, action: 'CreateLicense', entityType: 'License', entityId: created.id, entity: licenseEntity(created, product.name), details }, auditActor(ctx), ctx.now);
         return created;
       });
@@ -251,7 +253,8 @@ export async function updateLicense(ctx: Ctx, id: string, input: LicenseInput) {
   if (!changes) return license;
   const { customFields, ...rest } = data;
   await ctx.db.prisma.$transaction(async (tx) => {
-    await tx.license.update({ where: { id: license.id }, data: { ...rest, customFields: customFields === null ? Prisma.DbNull : customFields } });
+    const updated = await tx.license.update({ where: { id: license.id }, data: { ...rest, customFields: customFields === null ? Prisma.DbNull : customFields } });
+    await emitEvent(tx, admin.tenantId, 'license.updated', { ...licenseData(updated), changes }, ctx.now);
     const event = { tenantId: admin.tenantId, action: 'UpdateLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name), details: changes } as const;
     await recordAudit(tx, event, auditActor(ctx), ctx.now);
   });
@@ -283,6 +286,7 @@ export async function revokeLicense(ctx: Ctx, id: string) {
   await ctx.db.prisma.$transaction(async (tx) => {
     const { count } = await tx.license.updateMany({ where: { id: license.id, tenantId, status: 'active' }, data: { status: 'revoked', revokedAt: ctx.now } });
     if (!count) return;
+    await emitEvent(tx, tenantId, 'license.revoked', { ...licenseData({ ...license, status: 'revoked' }), revokedAt: ctx.now.toISOString() }, ctx.now);
     await recordAudit(tx, { tenantId, action: 'RevokeLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name) }, auditActor(ctx), ctx.now);
   });
   return findTenantLicense(ctx, tenantId, id);
@@ -297,6 +301,7 @@ export async function deactivateActivation(ctx: Ctx, activationId: string) {
   if (!activation) throw new AppError('NotFound', 'Activation not found.');
   await ctx.db.prisma.$transaction(async (tx) => {
     if (!(await releaseSeat(tx, activation, ctx.now))) return;
+    await emitEvent(tx, admin.tenantId, 'activation.deactivated', activationData({ ...activation, deactivatedAt: ctx.now }), ctx.now);
     const device = activation.deviceName ?? activation.deviceId ?? activation.id;
     const details = { licenseId: activation.licenseId, deviceId: activation.deviceId, deviceName: activation.deviceName };
     await recordAudit(tx, { tenantId: admin.tenantId, action: 'DeactivateActivation', entityType: 'Activation', entityId: activation.id, entity: `${device} on ${activation.license.keyHint}`, details }, auditActor(ctx), ctx.now);

@@ -1,6 +1,7 @@
 import { AppError, type RejectionCode } from '../../domain/errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { LicensingContext } from '../context.js';
+import { emitEvent } from '../webhooks/events.js';
 import { findLicenseByKey } from '../licenses/license-record.js';
 import { LICENSE_NOT_FOUND, checkEntitlement, rejected, type Rejection } from '../licenses/rules.js';
 import { isUniqueViolation } from '../validation.js';
@@ -126,7 +127,13 @@ export async function recordUsage(ctx: LicensingContext, input: MeterInput): Pro
           limit: quota.limit,
           remaining: Math.max(0, quota.limit - before),
         };
+        // Refusals are throttled: at most one event per license and meter per hour.
+        await emitEvent(tx, license.tenantId, 'meter.quota_reached', quotaData(license.id, totals, before, true), ctx.now, { throttleKey: `${license.id}:${input.event}` });
         return { body, replayed: false };
+      }
+      if (quota && before < quota.limit && totals.remaining! <= 0) {
+        // The recording that uses up the quota (once per period).
+        await emitEvent(tx, license.tenantId, 'meter.quota_reached', quotaData(license.id, totals, totals.total, false), ctx.now);
       }
       await tx.usageEvent.create({
         data: {
@@ -155,3 +162,15 @@ export async function recordUsage(ctx: LicensingContext, input: MeterInput): Pro
 function timestampError(problem: string) {
   return new AppError('InvalidRequest', `timestamp ${problem}: send when the usage happened, at most 30 days ago.`, { fields: { timestamp: problem } });
 }
+
+/** A quota in a webhook payload: the /api/v1/meter field names. */
+const quotaData = (licenseId: string, totals: Totals, used: number, refused: boolean) => ({
+  licenseId,
+  event: totals.event,
+  period: totals.period,
+  periodStart: totals.periodStart,
+  periodEnd: totals.periodEnd,
+  total: used,
+  limit: totals.limit,
+  refused,
+});

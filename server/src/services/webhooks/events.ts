@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { Prisma } from '../../generated/prisma/client.js';
+
+/**
+ * Webhook events: written by `emitEvent` inside the transaction of the change they report (so a change that rolls
+ * back leaves no event, and a committed one always has its event), with one delivery row per enabled endpoint of
+ * the tenant whose filter matches. The delivery job (delivery.ts) sends them afterwards.
+ */
+
+export const WEBHOOK_EVENT_TYPES = [
+  'license.created',
+  'license.updated',
+  'license.suspended',
+  'license.reinstated',
+  'license.renewed',
+  'license.revoked',
+  'license.expiring',
+  'license.expired',
+  'license.seats_exhausted',
+  'activation.created',
+  'activation.deactivated',
+  'floating.checkout_denied',
+  'meter.quota_reached',
+  'user.created',
+  'user.updated',
+  'user.removed',
+  'api_key.created',
+  'api_key.removed',
+  'webhook.test',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** Repeated signals (seats exhausted, checkout denied, quota reached) give at most one event per license and window. */
+export const THROTTLE_WINDOW_MS = 3600_000;
+
+type Tx = Pick<Prisma.TransactionClient, '$executeRaw'>;
+
+export interface EmitOptions {
+  /** Emit at most one event with this key per THROTTLE_WINDOW_MS (the window's start is appended). */
+  throttleKey?: string;
+}
+
+/** The body every receiver gets; the same bytes on every attempt. */
+export function eventBody(event: { id: string; type: string; createdAt: Date; tenantId: string; data: unknown }): string {
+  return JSON.stringify({ id: event.id, type: event.type, createdAt: event.createdAt.toISOString(), tenantId: event.tenantId, data: event.data });
+}
+
+/**
+ * Writes one event and its deliveries in `tx` (the transaction of the change). Returns the event id, or null when a
+ * throttled event was already written in this window. Cheap when the tenant has no endpoint: one insert and one
+ * insert…select that matches nothing.
+ */
+export async function emitEvent(tx: Tx, tenantId: string, type: WebhookEventType, data: unknown, now: Date, options: EmitOptions = {}): Promise<string | null> {
+  const id = randomUUID();
+  const dedupeKey = options.throttleKey ? `${type}:${options.throttleKey}:${Math.floor(now.getTime() / THROTTLE_WINDOW_MS)}` : null;
+  const body = eventBody({ id, type, createdAt: now, tenantId, data });
+  const inserted = await tx.$executeRaw`
+    INSERT INTO webhook_events (id, tenant_id, type, body, dedupe_key, created_at)
+    VALUES (${id}::uuid, ${tenantId}::uuid, ${type}, ${body}, ${dedupeKey}, ${now})
+    ON CONFLICT (dedupe_key) DO NOTHING`;
+  if (!inserted) return null;
+  await queueDeliveries(tx, id, tenantId, type, now);
+  return id;
+}
+
+/** One delivery per enabled endpoint of the tenant subscribed to `type` (an empty filter: every type except tests). */
+async function queueDeliveries(tx: Tx, eventId: string, tenantId: string, type: string, now: Date) {
+  await tx.$executeRaw`
+    INSERT INTO webhook_deliveries (id, tenant_id, event_id, endpoint_id, next_attempt_at, created_at)
+    SELECT gen_random_uuid(), e.tenant_id, ${eventId}::uuid, e.id, ${now}, ${now} FROM webhook_endpoints e
+     WHERE e.tenant_id = ${tenantId}::uuid AND e.enabled
+       AND (${type} = ANY(e.event_types) OR (cardinality(e.event_types) = 0 AND ${type} <> 'webhook.test'))
+    ON CONFLICT (event_id, endpoint_id) DO NOTHING`;
+}
+
+// Payload shapes: the field names of the REST API and GraphQL (camelCase, ISO dates, never a key or secret).
+
+export function licenseData(license: {
+  id: string;
+  productId: string;
+  keyHint: string;
+  status: string;
+  maxActivations: number;
+  currentActivations: number;
+  expiresAt: Date | null;
+  isTrial: boolean;
+  customerEmail: string | null;
+  floatingSeats?: number | null;
+}) {
+  return {
+    licenseId: license.id,
+    productId: license.productId,
+    keyHint: license.keyHint,
+    status: license.status,
+    maxActivations: license.maxActivations,
+    currentActivations: license.currentActivations,
+    expiresAt: license.expiresAt?.toISOString() ?? null,
+    isTrial: license.isTrial,
+    customerEmail: license.customerEmail,
+    floatingSeats: license.floatingSeats ?? null,
+  };
+}
+
+export function activationData(activation: { id: string; licenseId: string; deviceId: string | null; deviceName: string | null; createdAt: Date; deactivatedAt?: Date | null }) {
+  return {
+    activationId: activation.id,
+    licenseId: activation.licenseId,
+    deviceId: activation.deviceId,
+    deviceName: activation.deviceName,
+    createdAt: activation.createdAt.toISOString(),
+    deactivatedAt: activation.deactivatedAt?.toISOString() ?? null,
+  };
+}
