@@ -142,7 +142,7 @@ describe('incremental check and the daily full verification', () => {
     expect(await integrity(c.token)).toEqual({ valid: true, entries: c.entries + 1, brokenAtSeq: null });
     const healthy = await company('HEALTHY', 1);
     const logs: string[] = [];
-    const result = await auditVerifyJob.run({ db: t.deps.db, now: t.clock.now(), publicUrl: t.config.publicUrl, transport: undefined as never, logger: { error: (obj: unknown, msg: string) => logs.push(`${msg} ${JSON.stringify(obj)}`) } as never });
+    const result = await auditVerifyJob.run({ db: t.deps.db, now: t.clock.now(), publicUrl: t.config.publicUrl, transport: undefined as never, webhookAllowPrivate: false, logger: { error: (obj: unknown, msg: string) => logs.push(`${msg} ${JSON.stringify(obj)}`) } as never });
     expect(result.broken).toBeGreaterThanOrEqual(1);
     expect(logs.join('\n')).toContain('full verification failed');
     expect(await t.prisma.auditVerification.findUniqueOrThrow({ where: { tenantId: c.tenantId } })).toMatchObject({ seq: 2, hash: 'BROKEN' });

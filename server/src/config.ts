@@ -69,6 +69,7 @@ const ConfigSchema = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     MONGODB_URL: optionalString.pipe(z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL').optional()),
     JOBS_WORKER: boolean.default(true),
+    WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
     SIGNING_KEY_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
     POSTMARK_SERVER_TOKEN: optionalString,
     POSTMARK_API_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).default('https://api.postmarkapp.com')),
@@ -101,6 +102,8 @@ const ConfigSchema = z
     mongodbUrl: env.MONGODB_URL,
     /** Process scheduled jobs in this server (false: run `pnpm worker` processes instead). */
     jobsWorker: env.JOBS_WORKER,
+    /** Let webhook endpoints resolve to loopback/private/link-local addresses (off: the SSRF guard refuses them). */
+    webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
     /** How often a running process re-reads the active signing key (a rotation is picked up within this). */
     signingKeyRefreshSeconds: env.SIGNING_KEY_REFRESH_SECONDS,
     postmarkServerToken: env.POSTMARK_SERVER_TOKEN,

@@ -3,10 +3,11 @@ import { emailDeliveryJob } from './email-delivery.js';
 import { expiryNotificationsJob } from './expiry-notifications.js';
 import { housekeepingJob } from './housekeeping.js';
 import type { JobDefinition } from './types.js';
+import { webhookDeliveryJob } from './webhook-delivery.js';
 import { weeklyDigestJob } from './weekly-digest.js';
 
 export const JOBS: readonly JobDefinition[] = [weeklyDigestJob, expiryNotificationsJob, emailDeliveryJob, housekeepingJob,
-  auditCheckpointJob, auditVerifyJob];
+  auditCheckpointJob, auditVerifyJob, webhookDeliveryJob];
 export const JOB_NAMES = JOBS.map((job) => job.name);
 
 export function findJob(name: string): JobDefinition | undefined {

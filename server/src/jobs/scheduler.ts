@@ -39,7 +39,7 @@ type JobData = { now?: string; source?: JobRunSource } | undefined;
 
 /** The context of one job run, from the process's dependencies. */
 export function jobContext(deps: JobDeps, transport: MailTransport, now: Date): JobContext {
-  return { db: deps.db, now, publicUrl: deps.config.publicUrl, transport, logger: deps.logger };
+  return { db: deps.db, now, publicUrl: deps.config.publicUrl, transport, logger: deps.logger, webhookAllowPrivate: deps.config.webhookAllowPrivate };
 }
 
 /**

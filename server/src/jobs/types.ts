@@ -9,6 +9,8 @@ export interface JobContext {
   publicUrl: string;
   transport: MailTransport;
   logger: Logger;
+  /** WEBHOOK_ALLOW_PRIVATE (the SSRF guard of webhook deliveries). */
+  webhookAllowPrivate: boolean;
 }
 
 export interface JobDefinition {

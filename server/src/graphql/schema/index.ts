@@ -9,5 +9,6 @@ import './invitations.js';
 import './licenses.js';
 import './products.js';
 import './team.js';
+import './webhooks.js';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -32,6 +32,13 @@ export const AUDIT_ACTIONS = [
   'RevokeApiKey',
   'InviteUser',
   'RevokeInvitation',
+  'CreateWebhookEndpoint',
+  'UpdateWebhookEndpoint',
+  'DeleteWebhookEndpoint',
+  'RotateWebhookSecret',
+  'DisableWebhookEndpoint',
+  'ResendWebhookDelivery',
+  'SendTestWebhookEvent',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

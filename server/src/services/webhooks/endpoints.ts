@@ -1,0 +1,155 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { AppError } from '../../domain/errors.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import { diffChanges, recordAudit } from '../audit/audit-log.js';
+import { auditActor, requireAdmin } from '../auth/actor.js';
+import type { ServiceContext } from '../context.js';
+import { cappedCount, countUpTo, createdAtIdWhere, isUuid, keyset, toPage, type PageArgs } from '../listing.js';
+import { parseInput } from '../validation.js';
+import { eventBody, WEBHOOK_EVENT_TYPES } from './events.js';
+
+// Webhook endpoints of a tenant, managed by its admins (CompanyAdmin for every call, reads included: URLs and the
+// delivery log are integration details). The signing secret is returned once, by create and rotate.
+
+type Ctx = ServiceContext;
+
+const Url = z
+  .string()
+  .trim()
+  .max(2000)
+  .pipe(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }));
+const EventTypes = z.array(z.enum(WEBHOOK_EVENT_TYPES)).max(WEBHOOK_EVENT_TYPES.length);
+const CreateSchema = z.object({ url: Url, eventTypes: EventTypes.optional(), enabled: z.boolean().optional() });
+const UpdateSchema = z.object({ url: Url.optional(), eventTypes: EventTypes.optional(), enabled: z.boolean().optional() });
+
+const ENDPOINT_FIELDS = { id: true, tenantId: true, url: true, eventTypes: true, enabled: true, consecutiveFailures: true, disabledReason: true, createdAt: true, updatedAt: true } as const;
+export type WebhookEndpointRow = Prisma.WebhookEndpointGetPayload<{ select: typeof ENDPOINT_FIELDS }>;
+
+/** `whsec_` + base64 of 32 random bytes (Standard Webhooks). */
+const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
+async function findEndpoint(ctx: Pick<Ctx, 'db'>, tenantId: string, id: string) {
+  const endpoint = isUuid(id) ? await ctx.db.prisma.webhookEndpoint.findFirst({ where: { id, tenantId }, select: ENDPOINT_FIELDS }) : null;
+  if (!endpoint) throw new AppError('NotFound', 'Webhook endpoint not found.');
+  return endpoint;
+}
+
+export async function createWebhookEndpoint(ctx: Ctx, input: { url: string; eventTypes?: string[] | null; enabled?: boolean | null }) {
+  const { tenantId } = requireAdmin(ctx);
+  const data = parseInput(CreateSchema, { url: input.url, eventTypes: input.eventTypes ?? undefined, enabled: input.enabled ?? undefined });
+  const secret = newSecret();
+  const endpoint = await ctx.db.prisma.$transaction(async (tx) => {
+    const created = await tx.webhookEndpoint.create({
+      data: { tenantId, url: data.url, eventTypes: [...new Set(data.eventTypes ?? [])], enabled: data.enabled ?? true, secretEncrypted: ctx.secrets.encrypt(secret), createdAt: ctx.now },
+      select: ENDPOINT_FIELDS,
+    });
+    const details = { url: created.url, eventTypes: created.eventTypes, enabled: created.enabled };
+    await recordAudit(tx, { tenantId, action: 'CreateWebhookEndpoint', entityType: 'WebhookEndpoint', entityId: created.id, entity: created.url, details }, auditActor(ctx), ctx.now);
+    return created;
+  });
+  return { endpoint, secret };
+}
+
+/** Changes the URL, the event filter or the enabled flag; enabling again clears the failure count. */
+export async function updateWebhookEndpoint(ctx: Ctx, id: string, input: { url?: string | null; eventTypes?: string[] | null; enabled?: boolean | null }) {
+  const { tenantId } = requireAdmin(ctx);
+  const data = parseInput(UpdateSchema, { url: input.url ?? undefined, eventTypes: input.eventTypes ?? undefined, enabled: input.enabled ?? undefined });
+  const endpoint = await findEndpoint(ctx, tenantId, id);
+  const next = { ...data, ...(data.eventTypes && { eventTypes: [...new Set(data.eventTypes)] }) };
+  const changes = diffChanges({ url: endpoint.url, eventTypes: endpoint.eventTypes, enabled: endpoint.enabled }, next);
+  if (!changes) return endpoint;
+  return ctx.db.prisma.$transaction(async (tx) => {
+    const reenabled = next.enabled === true && !endpoint.enabled;
+    const updated = await tx.webhookEndpoint.update({
+      where: { id: endpoint.id },
+      data: { ...next, ...(reenabled && { consecutiveFailures: 0, disabledReason: null }) },
+      select: ENDPOINT_FIELDS,
+    });
+    await recordAudit(tx, { tenantId, action: 'UpdateWebhookEndpoint', entityType: 'WebhookEndpoint', entityId: endpoint.id, entity: updated.url, details: changes }, auditActor(ctx), ctx.now);
+    return updated;
+  });
+}
+
+export async function deleteWebhookEndpoint(ctx: Ctx, id: string) {
+  const { tenantId } = requireAdmin(ctx);
+  const endpoint = await findEndpoint(ctx, tenantId, id);
+  await ctx.db.prisma.$transaction(async (tx) => {
+    await tx.webhookEndpoint.delete({ where: { id: endpoint.id } });
+    await recordAudit(tx, { tenantId, action: 'DeleteWebhookEndpoint', entityType: 'WebhookEndpoint', entityId: endpoint.id, entity: endpoint.url }, auditActor(ctx), ctx.now);
+  });
+  return endpoint;
+}
+
+/** A new signing secret, returned once; deliveries from now on are signed with it. */
+export async function rotateWebhookSecret(ctx: Ctx, id: string) {
+  const { tenantId } = requireAdmin(ctx);
+  const endpoint = await findEndpoint(ctx, tenantId, id);
+  const secret = newSecret();
+  await ctx.db.prisma.$transaction(async (tx) => {
+    await tx.webhookEndpoint.update({ where: { id: endpoint.id }, data: { secretEncrypted: ctx.secrets.encrypt(secret) } });
+    await recordAudit(tx, { tenantId, action: 'RotateWebhookSecret', entityType: 'WebhookEndpoint', entityId: endpoint.id, entity: endpoint.url }, auditActor(ctx), ctx.now);
+  });
+  return { endpoint, secret };
+}
+
+const Cursor = z.tuple([z.iso.datetime(), z.guid()]);
+
+/** The tenant's endpoints, newest first, paginated both ways. */
+export async function listWebhookEndpoints(ctx: Ctx, pageArgs: PageArgs = {}) {
+  const { tenantId } = requireAdmin(ctx);
+  const page = keyset(pageArgs, Cursor);
+  const [rows, totalCount] = await Promise.all([
+    ctx.db.prisma.webhookEndpoint.findMany({ where: { AND: [{ tenantId }, createdAtIdWhere(page)] }, select: ENDPOINT_FIELDS, orderBy: [{ createdAt: page.order }, { id: page.order }], take: page.size + 1 }),
+    cappedCount(countUpTo(ctx.db, Prisma.sql`webhook_endpoints`, Prisma.sql`tenant_id = ${tenantId}::uuid`)),
+  ]);
+  return toPage(rows, page, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+}
+
+const DELIVERY_FIELDS = {
+  id: true, tenantId: true, endpointId: true, eventId: true, status: true, attempts: true, nextAttemptAt: true, lastAttemptAt: true,
+  responseCode: true, responseTimeMs: true, responseBodyExcerpt: true, lastError: true, createdAt: true, deliveredAt: true,
+  event: { select: { type: true } },
+} as const;
+export type WebhookDeliveryRow = Prisma.WebhookDeliveryGetPayload<{ select: typeof DELIVERY_FIELDS }>;
+
+/** The delivery log of one endpoint of the tenant, newest first. */
+export async function listWebhookDeliveries(ctx: Ctx, endpointId: string, pageArgs: PageArgs = {}) {
+  const { tenantId } = requireAdmin(ctx);
+  const endpoint = await findEndpoint(ctx, tenantId, endpointId);
+  const page = keyset(pageArgs, Cursor);
+  const where = { endpointId: endpoint.id, tenantId };
+  const [rows, totalCount] = await Promise.all([
+    ctx.db.prisma.webhookDelivery.findMany({ where: { AND: [where, createdAtIdWhere(page)] }, select: DELIVERY_FIELDS, orderBy: [{ createdAt: page.order }, { id: page.order }], take: page.size + 1 }),
+    cappedCount(countUpTo(ctx.db, Prisma.sql`webhook_deliveries`, Prisma.sql`endpoint_id = ${endpoint.id}::uuid AND tenant_id = ${tenantId}::uuid`)),
+  ]);
+  return toPage(rows, page, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+}
+
+/** Queues a delivery again, now (the same event id: receivers see a duplicate they can recognise). */
+export async function resendWebhookDelivery(ctx: Ctx, deliveryId: string) {
+  const { tenantId } = requireAdmin(ctx);
+  const delivery = isUuid(deliveryId) ? await ctx.db.prisma.webhookDelivery.findFirst({ where: { id: deliveryId, tenantId }, select: { id: true, status: true, endpoint: { select: { url: true } } } }) : null;
+  if (!delivery) throw new AppError('NotFound', 'Webhook delivery not found.');
+  return ctx.db.prisma.$transaction(async (tx) => {
+    // A pending delivery keeps its attempt count (the fencing token of a worker that may hold it); a finished one starts over.
+    const restart = delivery.status === 'pending' ? {} : { attempts: 0 };
+    const updated = await tx.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'pending', nextAttemptAt: ctx.now, ...restart }, select: DELIVERY_FIELDS });
+    await recordAudit(tx, { tenantId, action: 'ResendWebhookDelivery', entityType: 'WebhookDelivery', entityId: delivery.id, entity: delivery.endpoint.url, details: { eventId: updated.eventId, eventType: updated.event.type } }, auditActor(ctx), ctx.now);
+    return updated;
+  });
+}
+
+/** A `webhook.test` event queued for this endpoint only (whatever its filter), delivered by the next run. */
+export async function sendTestWebhookEvent(ctx: Ctx, endpointId: string) {
+  const { tenantId } = requireAdmin(ctx);
+  const endpoint = await findEndpoint(ctx, tenantId, endpointId);
+  const id = randomUUID();
+  const body = eventBody({ id, type: 'webhook.test', createdAt: ctx.now, tenantId, data: { endpointId: endpoint.id, message: 'A test event sent from Keyforge.' } });
+  return ctx.db.prisma.$transaction(async (tx) => {
+    await tx.webhookEvent.create({ data: { id, tenantId, type: 'webhook.test', body, createdAt: ctx.now } });
+    const delivery = await tx.webhookDelivery.create({ data: { tenantId, eventId: id, endpointId: endpoint.id, nextAttemptAt: ctx.now, createdAt: ctx.now }, select: DELIVERY_FIELDS });
+    await recordAudit(tx, { tenantId, action: 'SendTestWebhookEvent', entityType: 'WebhookEndpoint', entityId: endpoint.id, entity: endpoint.url, details: { eventId: id } }, auditActor(ctx), ctx.now);
+    return delivery;
+  });
+}
