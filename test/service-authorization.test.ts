@@ -38,6 +38,16 @@ import {
   updateUser,
 } from '../server/src/services/users.js';
 import { createTenant, getTenantByPrefix } from '../server/src/services/tenants.js';
+import {
+  createWebhookEndpoint,
+  deleteWebhookEndpoint,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
+  resendWebhookDelivery,
+  rotateWebhookSecret,
+  sendTestWebhookEvent,
+  updateWebhookEndpoint,
+} from '../server/src/services/webhooks/endpoints.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 
 // Services authorize their caller themselves (DESIGN.md §4): a GraphQL scope is only a second line. Each
@@ -46,7 +56,7 @@ import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 
 let t: TestApp;
 const clock = new TestClock();
-type Fixture = Record<'tenantId' | 'otherTenantId' | 'productId' | 'licenseId' | 'licenseKey' | 'activationId' | 'sessionId' | 'apiKeyId' | 'invitationId' | 'userId' | 'leaverId' | 'emailId', string>;
+type Fixture = Record<'tenantId' | 'otherTenantId' | 'productId' | 'licenseId' | 'licenseKey' | 'activationId' | 'sessionId' | 'apiKeyId' | 'invitationId' | 'userId' | 'leaverId' | 'emailId' | 'webhookEndpointId' | 'webhookDeliveryId', string>;
 const f = {} as Fixture;
 let admin: ServiceActor;
 let readOnlyUser: ServiceActor;
@@ -84,6 +94,8 @@ beforeAll(async () => {
   f.apiKeyId = (await createApiKey(as(admin), { name: 'ci', role: 'CompanyAdmin' })).apiKey.id;
   f.invitationId = (await inviteUser({ ...as(admin), publicUrl: 'http://localhost', transport: null }, { email: 'new@acme.test', role: 'ReadOnly' })).id;
   f.emailId = (await t.prisma.emailOutbox.findFirstOrThrow({ where: { tenantId: tenant.id } })).id;
+  f.webhookEndpointId = (await createWebhookEndpoint(as(admin), { url: 'https://hooks.acme.test/keyforge' })).endpoint.id;
+  f.webhookDeliveryId = (await sendTestWebhookEvent(as(admin), f.webhookEndpointId)).id;
   expect(Object.values(f).every(Boolean)).toBe(true);
 });
 afterAll(async () => {
@@ -106,6 +118,9 @@ const snapshot = async () => {
       p.tenant.findMany({ orderBy: { id: 'asc' } }),
       p.emailOutbox.count(),
       p.auditLogEntry.count(),
+      p.webhookEndpoint.findMany({ orderBy: { id: 'asc' } }),
+      p.webhookDelivery.findMany({ orderBy: { id: 'asc' } }),
+      p.webhookEvent.count(),
     ]),
   );
 };
@@ -135,6 +150,14 @@ const mutations: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['sendTestEmail', (ctx) => sendTestEmail({ ...ctx, publicUrl: 'http://localhost', transport })],
   ['listOutbox', (ctx) => listOutbox(ctx, {})], // email bodies name customers: admins only
   ['getOutboxBodies', (ctx) => getOutboxBodies(ctx, f.emailId)],
+  ['createWebhookEndpoint', (ctx) => createWebhookEndpoint(ctx, { url: 'https://sneaky.test/hook' })],
+  ['updateWebhookEndpoint', (ctx) => updateWebhookEndpoint(ctx, f.webhookEndpointId, { url: 'https://sneaky.test/hook' })],
+  ['deleteWebhookEndpoint', (ctx) => deleteWebhookEndpoint(ctx, f.webhookEndpointId)],
+  ['rotateWebhookSecret', (ctx) => rotateWebhookSecret(ctx, f.webhookEndpointId)],
+  ['sendTestWebhookEvent', (ctx) => sendTestWebhookEvent(ctx, f.webhookEndpointId)],
+  ['resendWebhookDelivery', (ctx) => resendWebhookDelivery(ctx, f.webhookDeliveryId)],
+  ['listWebhookEndpoints', (ctx) => listWebhookEndpoints(ctx, {})], // integration details: admins only
+  ['listWebhookDeliveries', (ctx) => listWebhookDeliveries(ctx, f.webhookEndpointId, {})],
 ];
 
 /** Calls that read tenant data: any member of the tenant. */
@@ -202,7 +225,8 @@ describe('services authorize their caller', () => {
 
   it("an admin of another tenant finds none of this tenant's records (NotFound), changing nothing", async () => {
     const outsider = keyActor(f.otherTenantId, 'CompanyAdmin');
-    const byId = ['updateProduct', 'deleteProduct', 'createLicense', 'updateLicense', 'revokeLicense', 'deactivateActivation', 'updateUser', 'deactivateUser', 'reactivateUser', 'revokeApiKey', 'revokeInvitation', 'endFloatingSession', 'setMeterQuota', 'removeMeterQuota'];
+    const byId = ['updateProduct', 'deleteProduct', 'createLicense', 'updateLicense', 'revokeLicense', 'deactivateActivation', 'updateUser', 'deactivateUser', 'reactivateUser', 'revokeApiKey', 'revokeInvitation', 'endFloatingSession', 'setMeterQuota', 'removeMeterQuota',
+      'updateWebhookEndpoint', 'deleteWebhookEndpoint', 'rotateWebhookSecret', 'sendTestWebhookEvent', 'resendWebhookDelivery', 'listWebhookDeliveries'];
     await expectRefused(mutations.filter(([name]) => byId.includes(name)), outsider, 'NotFound');
     const readsById = ['getProduct', 'getProductByName', 'getLicense', 'listLicenseActivations', 'listActiveFloatingSessions', 'usageTotals'];
     await expectRefused(reads.filter(([name]) => readsById.includes(name)), outsider, 'NotFound');
