@@ -2,6 +2,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTransport } from '../server/src/jobs/email/transport.js';
+import { expiryNotificationsJob } from '../server/src/jobs/expiry-notifications.js';
+import { jobContext } from '../server/src/jobs/scheduler.js';
 import { NO_META, type Actor } from '../server/src/services/auth/actor.js';
 import { createUser } from '../server/src/services/users.js';
 import { DISABLE_AFTER, LEASE_MS, MAX_ATTEMPTS, claimDueWebhooks, RETRY_DELAYS_MS, deliverDueWebhooks, send } from '../server/src/services/webhooks/delivery.js';
@@ -223,6 +226,21 @@ describe('webhook delivery', () => {
     expect((await t.activate({ licenseKey: key, deviceId: 'device-5' })).json.errorCode).toBe('SeatsExhausted');
     expect(await t.prisma.webhookEvent.count({ where: { type: 'license.seats_exhausted', body: { contains: license.id } } })).toBe(2);
     clock.advance(-3_600_000); // back, so the seeded sessions' access tokens stay valid for the next tests
+  });
+
+  it('the expiry job emits license.expiring with the email thresholds, once per notice (a rerun adds nothing)', async () => {
+    const { endpoint } = await createEndpoint(A, { eventTypes: ['LICENSE_EXPIRING'] });
+    const expiresAt = new Date(clock.now().getTime() + 7 * 86_400_000).toISOString();
+    const created = await t.gql('mutation($input: CreateLicenseInput!) { createLicense(input: $input) { license { id } } }', { input: { productId: A.product!.id, maxActivations: 1, expiresAt } }, { token: A.admin.token });
+    const licenseId = created.data.createLicense.license.id;
+    const run = () => expiryNotificationsJob.run(jobContext({ ...t.deps, clock: clock.now }, createTransport(t.config, t.deps.logger), clock.now()));
+    await run();
+    await run();
+    const events = await t.prisma.webhookEvent.findMany({ where: { type: 'license.expiring' } });
+    expect(events.map((event) => JSON.parse(event.body).data)).toEqual([expect.objectContaining({ licenseId, expiresAt, daysRemaining: 7 })]);
+    expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id } })).toBe(1);
+    await deliver();
+    expect(received.map((request) => JSON.parse(request.body).type)).toEqual(['license.expiring']);
   });
 
   it('events are written in the transaction of the change: a change that fails writes no event', async () => {

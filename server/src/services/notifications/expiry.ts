@@ -4,6 +4,7 @@ import { renderExpiryAdminEmail, renderExpiryCustomerEmail, type Vendor } from '
 import { THRESHOLDS, thresholdFor, type Threshold } from './thresholds.js';
 import type { NotificationContext } from './digest.js';
 import { enqueueEmails, type OutgoingEmail } from './outbox.js';
+import { emitEvents } from '../webhooks/events.js';
 import { dayPeriod, startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
 import { DAY_MS, daysUntil, startOfUtcDay } from '../licenses/countdown.js';
 import { expiringWhere } from '../licenses/predicates.js';
@@ -121,6 +122,12 @@ async function claimBatch(ctx: NotificationContext, tenant: TenantRef, vendor: V
       for (const row of refired) claimed.add(row.license_id);
     }
     await enqueueEmails(tx, [...claimed].flatMap((id) => emails.get(id) ?? []), now);
+    // license.expiring, one per notice (the email thresholds), in the same transaction; keyed like the notice.
+    const expiring = due.filter((license) => claimed.has(license.id)).map((license) => ({
+      dedupeKey: `${license.id}:${threshold}:${license.expiresAt!.toISOString()}`,
+      data: { licenseId: license.id, keyHint: license.keyHint, productName: license.product.name, expiresAt: license.expiresAt!.toISOString(), daysRemaining: threshold, customerEmail: license.customerEmail },
+    }));
+    await emitEvents(tx, tenant.id, 'license.expiring', expiring, now);
     return claimed;
   });
   report.notices += won.size;

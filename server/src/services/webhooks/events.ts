@@ -33,7 +33,7 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** Repeated signals (seats exhausted, checkout denied, quota reached) give at most one event per license and window. */
 export const THROTTLE_WINDOW_MS = 3600_000;
 
-type Tx = Pick<Prisma.TransactionClient, '$executeRaw'>;
+type Tx = Pick<Prisma.TransactionClient, '$executeRaw' | '$queryRaw'>;
 
 export interface EmitOptions {
   /** Emit at most one event with this key per THROTTLE_WINDOW_MS (the window's start is appended). */
@@ -61,6 +61,30 @@ export async function emitEvent(tx: Tx, tenantId: string, type: WebhookEventType
   if (!inserted) return null;
   await queueDeliveries(tx, id, tenantId, type, now);
   return id;
+}
+
+/**
+ * Many events of one type in two statements (the expiry job's pages): `dedupeKey` (optional, per item) makes a rerun
+ * add nothing. Returns how many events were new.
+ */
+export async function emitEvents(tx: Tx, tenantId: string, type: WebhookEventType, items: { data: unknown; dedupeKey?: string }[], now: Date): Promise<number> {
+  if (!items.length) return 0;
+  const ids = items.map(() => randomUUID());
+  const bodies = items.map((item, index) => eventBody({ id: ids[index], type, createdAt: now, tenantId, data: item.data }));
+  const keys = items.map((item) => (item.dedupeKey ? `${type}:${item.dedupeKey}` : null));
+  const inserted = await tx.$queryRaw<{ id: string }[]>`
+    INSERT INTO webhook_events (id, tenant_id, type, body, dedupe_key, created_at)
+    SELECT e.id, ${tenantId}::uuid, ${type}, e.body, e.dedupe_key, ${now}
+      FROM unnest(${ids}::uuid[], ${bodies}::text[], ${keys}::text[]) AS e(id, body, dedupe_key)
+    ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`;
+  if (!inserted.length) return 0;
+  await tx.$executeRaw`
+    INSERT INTO webhook_deliveries (id, tenant_id, event_id, endpoint_id, next_attempt_at, created_at)
+    SELECT gen_random_uuid(), e.tenant_id, ev.id, e.id, ${now}, ${now}
+      FROM webhook_endpoints e CROSS JOIN unnest(${inserted.map((row) => row.id)}::uuid[]) AS ev(id)
+     WHERE e.tenant_id = ${tenantId}::uuid AND e.enabled AND (${type} = ANY(e.event_types) OR cardinality(e.event_types) = 0)
+    ON CONFLICT (event_id, endpoint_id) DO NOTHING`;
+  return inserted.length;
 }
 
 /** One delivery per enabled endpoint of the tenant subscribed to `type` (an empty filter: every type except tests). */
