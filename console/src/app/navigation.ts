@@ -9,6 +9,7 @@ import {
   IconPackage,
   IconUserCircle,
   IconUsers,
+  IconWebhook,
   type Icon,
 } from '@tabler/icons-react';
 
@@ -42,6 +43,7 @@ export const NAVIGATION: NavSection[] = [
       { label: 'Team', to: '/team', icon: IconUsers },
       { label: 'API keys', to: '/api-keys', icon: IconKey },
       { label: 'Company', to: '/settings', icon: IconBuilding },
+      { label: 'Webhooks', to: '/settings/webhooks', icon: IconWebhook, adminOnly: true },
       { label: 'My profile', to: '/profile', icon: IconUserCircle },
     ],
   },

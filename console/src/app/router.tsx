@@ -11,6 +11,7 @@ import { OutboxPage } from '../modules/outbox/pages/OutboxPage';
 import { ProductsPage } from '../modules/products/pages/ProductsPage';
 import { ProfilePage } from '../modules/profile/pages/ProfilePage';
 import { CompanySettingsPage } from '../modules/settings/pages/CompanySettingsPage';
+import { WebhooksPage } from '../modules/webhooks/pages/WebhooksPage';
 import { ApiKeysPage } from '../modules/team/pages/ApiKeysPage';
 import { TeamPage } from '../modules/team/pages/TeamPage';
 import { PublicOnly, RequireAdmin, RequireSession } from './guards';
@@ -44,6 +45,7 @@ export const router = createBrowserRouter([
               { path: '/team', element: <TeamPage /> },
               { path: '/api-keys', element: <ApiKeysPage /> },
               { path: '/settings', element: <CompanySettingsPage /> },
+              { path: '/settings/webhooks', element: <RequireAdmin page={<WebhooksPage />} /> },
               { path: '/profile', element: <ProfilePage /> },
               { path: '*', element: <NotFoundPage /> },
             ],
