@@ -7,7 +7,7 @@ import { expiryNotificationsJob } from '../server/src/jobs/expiry-notifications.
 import { jobContext } from '../server/src/jobs/scheduler.js';
 import { NO_META, type Actor } from '../server/src/services/auth/actor.js';
 import { createUser } from '../server/src/services/users.js';
-import { DISABLE_AFTER, LEASE_MS, MAX_ATTEMPTS, claimDueWebhooks, RETRY_DELAYS_MS, deliverDueWebhooks, send } from '../server/src/services/webhooks/delivery.js';
+import { DISABLE_AFTER, LEASE_MS, MAX_ATTEMPTS, claimDueWebhooks, purgeWebhookEvents, RETRY_DELAYS_MS, deliverDueWebhooks, send } from '../server/src/services/webhooks/delivery.js';
 import { emitEvent } from '../server/src/services/webhooks/events.js';
 import { isForbiddenAddress } from '../server/src/services/webhooks/ssrf.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
@@ -241,6 +241,16 @@ describe('webhook delivery', () => {
     expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id } })).toBe(1);
     await deliver();
     expect(received.map((request) => JSON.parse(request.body).type)).toEqual(['license.expiring']);
+  });
+
+  it('housekeeping purges events older than 35 days with nothing pending (their deliveries with them)', async () => {
+    const { endpoint } = await createEndpoint(A, { eventTypes: ['LICENSE_CREATED'] });
+    await createLicense(A);
+    await deliver();
+    await createLicense(A); // still pending
+    const later = new Date(clock.now().getTime() + 36 * 86_400_000);
+    expect(await purgeWebhookEvents({ db: t.deps.db, now: later })).toBe(1);
+    expect(await t.prisma.webhookDelivery.findMany({ where: { endpointId: endpoint.id }, select: { status: true } })).toEqual([{ status: 'pending' }]);
   });
 
   it('events are written in the transaction of the change: a change that fails writes no event', async () => {

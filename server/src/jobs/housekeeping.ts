@@ -1,12 +1,13 @@
 import { sweepExpiredFloatingSessions } from '../services/floating/sessions.js';
 import { purgeNonces } from '../services/licenses/nonces.js';
 import { purgeRunRecords } from '../services/notifications/runs.js';
+import { purgeWebhookEvents } from '../services/webhooks/delivery.js';
 import type { JobDefinition } from './types.js';
 
 export const housekeepingJob: JobDefinition = {
   name: 'housekeeping',
   lockLifetimeMs: 90_000,
-  description: 'Purges spent nonces and old job-run records, and records lapsed floating leases as ended.',
+  description: 'Purges spent nonces, old job-run records and webhook events older than 35 days, and records lapsed floating leases as ended.',
   schedule: '*/10 * * * *',
   frequent: true,
   async run(ctx) {
@@ -14,6 +15,7 @@ export const housekeepingJob: JobDefinition = {
     // For charts only: seat counting never waits for this sweep.
     const floatingSessionsEnded = await sweepExpiredFloatingSessions(ctx);
     const runRecordsPurged = await purgeRunRecords(ctx);
-    return { noncesPurged, floatingSessionsEnded, runRecordsPurged };
+    const webhookEventsPurged = await purgeWebhookEvents(ctx);
+    return { noncesPurged, floatingSessionsEnded, runRecordsPurged, webhookEventsPurged };
   },
 };

@@ -236,3 +236,17 @@ async function countFailure(ctx: Ctx, row: Claimed, lastError: string, options: 
     options.logger?.warn({ endpointId: endpoint.id, tenantId: row.tenantId, failedEvents: endpoint.consecutive_failures }, 'webhook endpoint disabled after repeated failures');
   }
 }
+
+/**
+ * Deletes events (with their deliveries) older than `keepDays` that have nothing pending, at most `limit` per call
+ * (the housekeeping job runs every 10 minutes). The delivery log therefore covers the last 35 days.
+ */
+export async function purgeWebhookEvents(ctx: Pick<Ctx, 'db' | 'now'>, keepDays = 35, limit = 5_000): Promise<number> {
+  const before = new Date(ctx.now.getTime() - keepDays * 86_400_000);
+  return ctx.db.prisma.$executeRaw`
+    DELETE FROM webhook_events WHERE id IN (
+      SELECT e.id FROM webhook_events e
+       WHERE e.created_at < ${before}
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
+       LIMIT ${limit})`;
+}
