@@ -315,6 +315,9 @@ describe('SSRF guard', () => {
       expect((outcome as { error: string }).error, url).toMatch(/refused/);
     }
     expect(received).toHaveLength(0);
+    // With the setting on, a host name goes through the same resolving hook and is reached.
+    expect(await send(`http://localhost:${port}/`, `whsec_${Buffer.alloc(32).toString('base64')}`, '00000000-0000-4000-8000-000000000000', '{}', true)).toMatchObject({ kind: 'succeeded', code: 200 });
+    received.length = 0;
 
     // Through the delivery run: failed at once, not retried.
     const { endpoint } = await createEndpoint(A, { eventTypes: ['LICENSE_CREATED'] });
