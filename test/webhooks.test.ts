@@ -268,6 +268,19 @@ describe('webhook delivery', () => {
   });
 });
 
+describe('tenants without webhooks', () => {
+  it('pay nothing: no event is stored when no enabled endpoint subscribes to its type', async () => {
+    await createLicense(A); // no endpoint at all
+    const { endpoint } = await createEndpoint(A);
+    await t.prisma.webhookEndpoint.update({ where: { id: endpoint.id }, data: { enabled: false } });
+    await createLicense(A); // a disabled endpoint
+    expect(await t.prisma.webhookEvent.count()).toBe(0);
+    await t.prisma.webhookEndpoint.update({ where: { id: endpoint.id }, data: { enabled: true } });
+    await createLicense(A);
+    expect(await t.prisma.webhookEvent.count({ where: { type: 'license.created' } })).toBe(1);
+  });
+});
+
 describe('tenant isolation', () => {
   it("another company cannot list, change or read the deliveries of an endpoint; a company's events never reach another's endpoints", async () => {
     const mine = await createEndpoint(A);

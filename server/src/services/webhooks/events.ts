@@ -45,56 +45,58 @@ export function eventBody(event: { id: string; type: string; createdAt: Date; te
   return JSON.stringify({ id: event.id, type: event.type, createdAt: event.createdAt.toISOString(), tenantId: event.tenantId, data: event.data });
 }
 
+/** The enabled endpoints of a tenant subscribed to `type` (an empty filter: every type except tests), as SQL. */
+const subscribers = (tenantId: string, type: string) => Prisma.sql`
+  SELECT e.id FROM webhook_endpoints e
+   WHERE e.tenant_id = ${tenantId}::uuid AND e.enabled
+     AND (${type} = ANY(e.event_types) OR (cardinality(e.event_types) = 0 AND ${type} <> 'webhook.test'))`;
+
 /**
- * Writes one event and its deliveries in `tx` (the transaction of the change). Returns the event id, or null when a
- * throttled event was already written in this window. Cheap when the tenant has no endpoint: one insert and one
- * insert…select that matches nothing.
+ * Writes one event and its deliveries in `tx` (the transaction of the change), in one statement. Nothing is written
+ * when no enabled endpoint of the tenant subscribes to the type (most tenants have none: the hot paths pay one
+ * round trip and an index probe), nor when a throttled event was already written in this window.
  */
-export async function emitEvent(tx: Tx, tenantId: string, type: WebhookEventType, data: unknown, now: Date, options: EmitOptions = {}): Promise<string | null> {
+export async function emitEvent(tx: Tx, tenantId: string, type: WebhookEventType, data: unknown, now: Date, options: EmitOptions = {}): Promise<void> {
   const id = randomUUID();
   const dedupeKey = options.throttleKey ? `${type}:${options.throttleKey}:${Math.floor(now.getTime() / THROTTLE_WINDOW_MS)}` : null;
   const body = eventBody({ id, type, createdAt: now, tenantId, data });
-  const inserted = await tx.$executeRaw`
-    INSERT INTO webhook_events (id, tenant_id, type, body, dedupe_key, created_at)
-    VALUES (${id}::uuid, ${tenantId}::uuid, ${type}, ${body}, ${dedupeKey}, ${now})
-    ON CONFLICT (dedupe_key) DO NOTHING`;
-  if (!inserted) return null;
-  await queueDeliveries(tx, id, tenantId, type, now);
-  return id;
+  await tx.$executeRaw`
+    WITH targets AS (${subscribers(tenantId, type)}),
+    event AS (
+      INSERT INTO webhook_events (id, tenant_id, type, body, dedupe_key, created_at)
+      SELECT ${id}::uuid, ${tenantId}::uuid, ${type}, ${body}, ${dedupeKey}, ${now} WHERE EXISTS (SELECT 1 FROM targets)
+      ON CONFLICT (dedupe_key) DO NOTHING RETURNING id
+    )
+    INSERT INTO webhook_deliveries (id, tenant_id, event_id, endpoint_id, next_attempt_at, created_at)
+    SELECT gen_random_uuid(), ${tenantId}::uuid, event.id, targets.id, ${now}, ${now} FROM event CROSS JOIN targets
+    ON CONFLICT (event_id, endpoint_id) DO NOTHING`;
 }
 
 /**
- * Many events of one type in two statements (the expiry job's pages): `dedupeKey` (optional, per item) makes a rerun
- * add nothing. Returns how many events were new.
+ * Many events of one type in one statement (the expiry job's pages): `dedupeKey` (optional, per item) makes a rerun
+ * add nothing. Returns how many events were new (0 when no endpoint subscribes).
  */
 export async function emitEvents(tx: Tx, tenantId: string, type: WebhookEventType, items: { data: unknown; dedupeKey?: string }[], now: Date): Promise<number> {
   if (!items.length) return 0;
   const ids = items.map(() => randomUUID());
   const bodies = items.map((item, index) => eventBody({ id: ids[index], type, createdAt: now, tenantId, data: item.data }));
   const keys = items.map((item) => (item.dedupeKey ? `${type}:${item.dedupeKey}` : null));
-  const inserted = await tx.$queryRaw<{ id: string }[]>`
-    INSERT INTO webhook_events (id, tenant_id, type, body, dedupe_key, created_at)
-    SELECT e.id, ${tenantId}::uuid, ${type}, e.body, e.dedupe_key, ${now}
-      FROM unnest(${ids}::uuid[], ${bodies}::text[], ${keys}::text[]) AS e(id, body, dedupe_key)
-    ON CONFLICT (dedupe_key) DO NOTHING RETURNING id`;
-  if (!inserted.length) return 0;
-  await tx.$executeRaw`
-    INSERT INTO webhook_deliveries (id, tenant_id, event_id, endpoint_id, next_attempt_at, created_at)
-    SELECT gen_random_uuid(), e.tenant_id, ev.id, e.id, ${now}, ${now}
-      FROM webhook_endpoints e CROSS JOIN unnest(${inserted.map((row) => row.id)}::uuid[]) AS ev(id)
-     WHERE e.tenant_id = ${tenantId}::uuid AND e.enabled AND (${type} = ANY(e.event_types) OR cardinality(e.event_types) = 0)
-    ON CONFLICT (event_id, endpoint_id) DO NOTHING`;
-  return inserted.length;
-}
-
-/** One delivery per enabled endpoint of the tenant subscribed to `type` (an empty filter: every type except tests). */
-async function queueDeliveries(tx: Tx, eventId: string, tenantId: string, type: string, now: Date) {
-  await tx.$executeRaw`
-    INSERT INTO webhook_deliveries (id, tenant_id, event_id, endpoint_id, next_attempt_at, created_at)
-    SELECT gen_random_uuid(), e.tenant_id, ${eventId}::uuid, e.id, ${now}, ${now} FROM webhook_endpoints e
-     WHERE e.tenant_id = ${tenantId}::uuid AND e.enabled
-       AND (${type} = ANY(e.event_types) OR (cardinality(e.event_types) = 0 AND ${type} <> 'webhook.test'))
-    ON CONFLICT (event_id, endpoint_id) DO NOTHING`;
+  const [row] = await tx.$queryRaw<{ n: number }[]>`
+    WITH targets AS (${subscribers(tenantId, type)}),
+    events AS (
+      INSERT INTO webhook_events (id, tenant_id, type, body, dedupe_key, created_at)
+      SELECT e.id, ${tenantId}::uuid, ${type}, e.body, e.dedupe_key, ${now}
+        FROM unnest(${ids}::uuid[], ${bodies}::text[], ${keys}::text[]) AS e(id, body, dedupe_key)
+       WHERE EXISTS (SELECT 1 FROM targets)
+      ON CONFLICT (dedupe_key) DO NOTHING RETURNING id
+    ),
+    deliveries AS (
+      INSERT INTO webhook_deliveries (id, tenant_id, event_id, endpoint_id, next_attempt_at, created_at)
+      SELECT gen_random_uuid(), ${tenantId}::uuid, events.id, targets.id, ${now}, ${now} FROM events CROSS JOIN targets
+      ON CONFLICT (event_id, endpoint_id) DO NOTHING
+    )
+    SELECT count(*)::int AS n FROM events`;
+  return row.n;
 }
 
 // Payload shapes: the field names of the REST API and GraphQL (camelCase, ISO dates, never a key or secret).
