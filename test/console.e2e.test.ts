@@ -429,6 +429,37 @@ describe('admin console in Chromium', () => {
     await shot('14b-emails');
   });
 
+  it('webhooks: adds an endpoint (signing secret shown once), sends a test event, shows it in the delivery log', async () => {
+    await nav('Webhooks');
+    await page.getByText('No webhook endpoints yet').waitFor();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('URL').fill('ftp://example.com/hooks');
+    await dialog.getByRole('button', { name: 'Add endpoint' }).click();
+    await dialog.getByText(/http/i).first().waitFor(); // a field error, the dialog stays open
+    await dialog.getByLabel('URL').fill('https://example.com/keyforge-webhooks');
+    await dialog.getByRole('button', { name: 'Add endpoint' }).click();
+    const secret = (await dialog.getByTestId('secret-value').textContent())!.trim();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{40,}={0,2}$/);
+    await dialog.getByRole('button', { name: 'I have stored it' }).click();
+    const row = page.getByRole('row').filter({ hasText: 'https://example.com/keyforge-webhooks' });
+    await row.waitFor();
+    await shot('14d-webhooks');
+    await row.getByRole('button', { name: 'Deliveries' }).click();
+    const log = page.getByRole('dialog');
+    await log.getByText('No deliveries yet').waitFor();
+    await log.getByRole('button', { name: 'Send test event' }).click();
+    await toast('Test event queued').waitFor();
+    await expect
+      .poll(async () => {
+        if (!(await log.getByText('webhook.test').count())) await log.getByRole('button', { name: 'Refresh' }).click();
+        return log.getByText('webhook.test').count();
+      })
+      .toBeGreaterThan(0);
+    await shot('14e-webhook-deliveries');
+    await page.keyboard.press('Escape');
+  });
+
   it('a read-only member: no Emails in the navigation, and its deep link explains instead of crashing', async () => {
     const readOnly = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce' });
     const bob = await readOnly.newPage();

@@ -281,6 +281,18 @@ describe('tenants without webhooks', () => {
   });
 });
 
+describe('endpoint limit', () => {
+  it('a company has at most 20 endpoints, even when created concurrently', async () => {
+    const create = (i: number) =>
+      t.gql('mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { endpoint { id } } }', { input: { url: `${receiverUrl}/${i}` } }, { token: A.admin.token });
+    const answers = await Promise.all(Array.from({ length: 24 }, (_, i) => create(i)));
+    expect(answers.filter((answer) => !answer.errors)).toHaveLength(20);
+    expect(answers.filter((answer) => answer.errors?.[0].extensions?.code === 'Conflict')).toHaveLength(4);
+    expect(await t.prisma.webhookEndpoint.count({ where: { tenantId: A.tenantId } })).toBe(20);
+    expect(await t.prisma.webhookEndpoint.count({ where: { tenantId: B.tenantId } })).toBe(0);
+  });
+});
+
 describe('tenant isolation', () => {
   it("another company cannot list, change or read the deliveries of an endpoint; a company's events never reach another's endpoints", async () => {
     const mine = await createEndpoint(A);

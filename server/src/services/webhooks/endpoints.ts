@@ -35,11 +35,19 @@ async function findEndpoint(ctx: Pick<Ctx, 'db'>, tenantId: string, id: string) 
   return endpoint;
 }
 
+/** Every event fans out to each subscribed endpoint: a company gets this many (Stripe allows 16). */
+export const MAX_WEBHOOK_ENDPOINTS = 20;
+
 export async function createWebhookEndpoint(ctx: Ctx, input: { url: string; eventTypes?: string[] | null; enabled?: boolean | null }) {
   const { tenantId } = requireAdmin(ctx);
   const data = parseInput(CreateSchema, { url: input.url, eventTypes: input.eventTypes ?? undefined, enabled: input.enabled ?? undefined });
   const secret = newSecret();
   const endpoint = await ctx.db.prisma.$transaction(async (tx) => {
+    // The tenant row lock makes concurrent creations count one after the other.
+    await tx.$queryRaw`SELECT 1 FROM tenants WHERE id = ${tenantId}::uuid FOR UPDATE`;
+    if ((await tx.webhookEndpoint.count({ where: { tenantId } })) >= MAX_WEBHOOK_ENDPOINTS) {
+      throw new AppError('Conflict', `A company can have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints: delete one first (one endpoint can receive every event type).`);
+    }
     const created = await tx.webhookEndpoint.create({
       data: { tenantId, url: data.url, eventTypes: [...new Set(data.eventTypes ?? [])], enabled: data.enabled ?? true, secretEncrypted: ctx.secrets.encrypt(secret), createdAt: ctx.now },
       select: ENDPOINT_FIELDS,

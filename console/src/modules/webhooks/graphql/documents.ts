@@ -16,7 +16,7 @@ export type WebhookEndpoint = ResultOf<typeof WebhookEndpointFields>;
 export const WebhookEndpointsQuery = graphql(
   `
     query WebhookEndpoints {
-      webhookEndpoints(first: 100) {
+      webhookEndpoints(first: 50) {
         totalCount
         nodes {
           ...WebhookEndpointFields

@@ -208,7 +208,7 @@ function DeliveriesModal({ endpoint, onClose }: { endpoint: WebhookEndpoint | nu
                   { accessor: 'attempts', title: 'Attempts' },
                   { accessor: 'responseCode', title: 'Response', render: (delivery) => (delivery.responseCode ? `${delivery.responseCode} in ${delivery.responseTimeMs} ms` : (delivery.lastError ?? '—')) },
                   { accessor: 'responseBodyExcerpt', title: 'Body', render: (delivery) => <Text size="xs" lineClamp={2} ff="monospace">{delivery.responseBodyExcerpt ?? ''}</Text> },
-                  { accessor: 'actions', title: '', render: (delivery) => <Button size="xs" variant="default" loading={resend.saving} onClick={() => resend.run({ id: delivery.id })}>Resend</Button> },
+                  { accessor: 'actions', title: '', render: (delivery) => <Button size="xs" variant="default" loading={resend.saving} disabled={delivery.status === 'PENDING'} title={delivery.status === 'PENDING' ? 'Still being delivered' : undefined} onClick={() => resend.run({ id: delivery.id })}>Resend</Button> },
                 ]}
               />
             )}
