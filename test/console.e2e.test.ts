@@ -280,7 +280,7 @@ describe('admin console in Chromium', () => {
     expect(trendValues.length).toBeGreaterThanOrEqual(4); // 30 days by week
     expect(trendValues.reduce((sum, value) => sum + value, 0)).toBe(1);
     expect(await page.getByRole('region', { name: 'Activation trend' }).textContent()).toContain('1 new activation, last 30 days');
-    expect(await chart('Licenses by status').textContent()).toBe('Licenses by status: Licenses by status Active 1, Expired 0, Revoked 0');
+    expect(await chart('Licenses by status').textContent()).toBe('Licenses by status: Licenses by status Active 1, Expired 0, Suspended 0, Revoked 0');
     expect(await chart('Licenses by expiry').textContent()).toBe('Licenses by expiry: Licenses by expiry ≤ 7 days 0, 8–30 days 1, 31–90 days 0, > 90 days 0, Perpetual 0, Expired 0');
     expect(await chart('Licenses by product').textContent()).toBe('Licenses by product: Active Acme Studio 1; Other Acme Studio 0');
     await shot('07-analytics');

@@ -5,6 +5,7 @@ import { DAY_MS, startOfUtcDay } from '../server/src/services/licenses/countdown
 import {
   expiringSql,
   expiringWhere,
+  LICENSE_STATUSES,
   isExpiring,
   licenseStatus,
   statusSql,
@@ -19,7 +20,7 @@ import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 
 let t: TestApp;
 let tenantId: string;
-type Row = { id: string; status: 'active' | 'revoked'; expiresAt: Date | null };
+type Row = { id: string; status: 'active' | 'suspended' | 'revoked'; expiresAt: Date | null };
 let rows: Row[] = [];
 
 // A small seeded generator: a failure can be replayed with the printed seed.
@@ -50,7 +51,8 @@ beforeAll(async () => {
     keyDigest: randomBytes(16).toString('hex'),
     keyHint: `ACME-…-${i}`,
     maxActivations: 1,
-    status: random() < 0.2 ? ('revoked' as const) : ('active' as const),
+    // Suspended licenses with every kind of expiry (past, future, perpetual): suspended wins over expired.
+    status: pick<Row['status']>(['active', 'active', 'active', 'active', 'active', 'active', 'active', 'revoked', 'revoked', 'suspended']),
     expiresAt: expiryNear(NOWS[i % NOWS.length]),
   }));
   await t.prisma.license.createMany({ data });
@@ -71,7 +73,7 @@ const WINDOWS: ExpiryWindow[] = [{}, { to: 0 }, { to: 1 }, { to: 7 }, { to: 30 }
 
 describe(`license predicates agree (seed ${seed})`, () => {
   it.each(NOWS.map((now) => [now.toISOString(), now] as const))('status at %s: code, Prisma where and SQL select the same licenses', async (_label, now) => {
-    for (const status of ['active', 'expired', 'revoked'] as LicenseStatusName[]) {
+    for (const status of LICENSE_STATUSES as readonly LicenseStatusName[]) {
       const expected = byCode((row) => licenseStatus(row, now) === status);
       expect(expected.length, status).toBeGreaterThan(0);
       expect(await byWhere(statusWhere(status, now)), `${status} (where)`).toEqual(expected);
@@ -100,5 +102,18 @@ describe(`license predicates agree (seed ${seed})`, () => {
       expect(inBands).toBe(isExpiring(row, now) ? 1 : 0);
       if (isExpiring(row, now)) expect(licenseStatus(row, now)).toBe('active');
     }
+  });
+
+  it('suspended beats expired and is never expiring (no expiry emails while suspended); revoked beats both', () => {
+    const now = NOWS[0];
+    const past = new Date(now.getTime() - DAY_MS);
+    const soon = new Date(now.getTime() + DAY_MS);
+    expect(licenseStatus({ status: 'suspended', expiresAt: past }, now)).toBe('suspended');
+    expect(licenseStatus({ status: 'suspended', expiresAt: soon }, now)).toBe('suspended');
+    expect(isExpiring({ status: 'suspended', expiresAt: soon }, now)).toBe(false);
+    expect(licenseStatus({ status: 'revoked', expiresAt: past }, now)).toBe('revoked');
+    const suspended = rows.filter((row) => row.status === 'suspended');
+    expect(suspended.some((row) => row.expiresAt && row.expiresAt <= now)).toBe(true);
+    expect(suspended.some((row) => row.expiresAt && row.expiresAt > now)).toBe(true);
   });
 });

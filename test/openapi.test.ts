@@ -87,6 +87,16 @@ describe('the served OpenAPI document matches real responses', () => {
     expect((await call(t, 'post', '/validate', { licenseKey: 42 })).status).toBe(400);
   });
 
+  it('POST /validate and /activate of a suspended license: errorCode Suspended, documented', async () => {
+    const { key, license } = await t.seedLicense(tenantId, productId);
+    await t.prisma.license.update({ where: { id: license.id }, data: { status: 'suspended', suspendedAt: clock.now() } });
+    expect((await call(t, 'post', '/validate', { licenseKey: key })).json).toMatchObject({ isValid: false, errorCode: 'Suspended' });
+    expect((await call(t, 'post', '/activate', { licenseKey: key, deviceId: 'pc', nonce: await t.nonce() })).json).toMatchObject({ isValid: false, errorCode: 'Suspended' });
+    expect(doc.components.schemas.RejectionCode.enum).toContain('Suspended');
+    expect(doc.paths['/validate'].post.description).toMatch(/Suspended/);
+    expect(doc.paths['/activate'].post.description).toMatch(/Suspended/);
+  });
+
   it('POST /deactivate: released, not found, 400', async () => {
     const { key } = await t.seedLicense(tenantId, productId);
     await t.activate({ licenseKey: key, deviceId: 'pc' });

@@ -176,6 +176,7 @@ describe('license and activation tallies', () => {
              count(*) FILTER (WHERE status = 'active' AND (expires_at IS NULL OR expires_at > ${at}::timestamptz))::int AS active,
              count(*) FILTER (WHERE status = 'active' AND expires_at <= ${at}::timestamptz)::int AS expired,
              count(*) FILTER (WHERE status = 'revoked')::int AS revoked,
+             count(*) FILTER (WHERE status = 'suspended')::int AS suspended,
              count(*) FILTER (WHERE status = 'active' AND expires_at > ${at}::timestamptz AND expires_at <= ${at}::timestamptz + interval '7 days')::int AS within7,
              count(*) FILTER (WHERE status = 'active' AND expires_at > ${at}::timestamptz + interval '7 days' AND expires_at <= ${at}::timestamptz + interval '30 days')::int AS within30,
              count(*) FILTER (WHERE status = 'active' AND expires_at > ${at}::timestamptz + interval '30 days' AND expires_at <= ${at}::timestamptz + interval '90 days')::int AS within90,
@@ -200,7 +201,7 @@ describe('license and activation tallies', () => {
       .toEqual({ active: row.active, total: row.total, activations: row.activations, in7: row.within7, in30: row.within7 + row.within30 });
     const window = analyticsWindow(ctx, 'LAST_30_DAYS');
     expect(await licenseDistribution(ctx, window)).toEqual({
-      byStatus: { active: row.active, expired: row.expired, revoked: row.revoked },
+      byStatus: { active: row.active, expired: row.expired, suspended: row.suspended, revoked: row.revoked },
       byExpiry: { expired: row.expired, within7Days: row.within7, within30Days: row.within30, within90Days: row.within90, later: row.later, perpetual: row.perpetual },
     });
     expect(await licensesByProduct(ctx, window)).toEqual(byProduct);
@@ -216,11 +217,11 @@ describe('license and activation tallies', () => {
     await t.seedProduct(tenant.id, 'Unused');
     const ids = products.map((product) => product.id);
     const now = new Date(T);
-    // Licenses on random products, expiring anywhere from 100 days ago to 200 days ahead or never; some revoked.
+    // Licenses on random products, expiring anywhere from 100 days ago to 200 days ahead or never; some revoked, some suspended.
     await t.prisma.$executeRaw`
       INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, status, expires_at, revoked_at, created_at, updated_at)
       SELECT gen_random_uuid(), ${tenant.id}::uuid, (${ids}::uuid[])[1 + floor(random() * 3)::int], md5(random()::text || n), 'TALLY-…-' || n, 3,
-             CASE WHEN random() < 0.15 THEN 'revoked' ELSE 'active' END::license_status,
+             CASE WHEN random() < 0.15 THEN 'revoked' WHEN random() < 0.12 THEN 'suspended' ELSE 'active' END::license_status,
              CASE WHEN random() < 0.3 THEN NULL ELSE ${now.toISOString()}::timestamptz + floor(random() * 300 - 100) * interval '1 day' END,
              NULL, ${now.toISOString()}::timestamptz - interval '200 days', now()
         FROM generate_series(1, 400) AS n`;
@@ -229,10 +230,14 @@ describe('license and activation tallies', () => {
       SELECT gen_random_uuid(), ${tenant.id}::uuid, l.id, now(), now(), CASE WHEN random() < 0.3 THEN now() END
         FROM licenses l CROSS JOIN generate_series(1, 3) WHERE l.tenant_id = ${tenant.id}::uuid AND random() < 0.7`;
     const first = await expectFiguresMatch(tenant.id, now);
-    expect(Math.min(first.active, first.expired, first.revoked, first.within7, first.within30, first.perpetual, first.activations)).toBeGreaterThan(0);
+    expect(Math.min(first.active, first.expired, first.revoked, first.suspended, first.within7, first.within30, first.perpetual, first.activations)).toBeGreaterThan(0);
 
     // Changes of every kind the triggers follow, in several statements and transactions.
     await t.prisma.$executeRaw`UPDATE licenses SET status = 'revoked', revoked_at = now() WHERE tenant_id = ${tenant.id}::uuid AND status = 'active' AND random() < 0.2`;
+    // Suspend, reinstate, and revoke suspended licenses (the lifecycle's transitions).
+    await t.prisma.$executeRaw`UPDATE licenses SET status = 'active', suspended_at = NULL WHERE tenant_id = ${tenant.id}::uuid AND status = 'suspended' AND random() < 0.4`;
+    await t.prisma.$executeRaw`UPDATE licenses SET status = 'suspended', suspended_at = now() WHERE tenant_id = ${tenant.id}::uuid AND status = 'active' AND random() < 0.15`;
+    await t.prisma.$executeRaw`UPDATE licenses SET status = 'revoked', revoked_at = now() WHERE tenant_id = ${tenant.id}::uuid AND status = 'suspended' AND random() < 0.2`;
     await t.prisma.$executeRaw`UPDATE licenses SET expires_at = CASE WHEN random() < 0.5 THEN NULL ELSE ${now.toISOString()}::timestamptz + floor(random() * 60 - 20) * interval '1 day' END
                                WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.3`;
     await t.prisma.$executeRaw`UPDATE licenses SET product_id = ${ids[2]}::uuid WHERE tenant_id = ${tenant.id}::uuid AND product_id = ${ids[0]}::uuid AND random() < 0.3`;
@@ -346,7 +351,7 @@ describe('floating pool consumption in one pass', () => {
               (SELECT COALESCE(SUM(l.floating_seats), 0) FROM licenses l
                 WHERE l.tenant_id = $1::uuid AND ($2::uuid IS NULL OR l.id = $2::uuid) AND l.floating_seats IS NOT NULL
                   AND l.created_at < b.bucket_end
-                  AND (l.status = 'active' OR l.revoked_at > b.bucket_start)
+                  AND (l.status <> 'revoked' OR l.revoked_at > b.bucket_start)
                   AND (l.expires_at IS NULL OR l.expires_at > b.bucket_start))::int AS "poolSize"
          FROM buckets b
         ORDER BY b.bucket_start`,

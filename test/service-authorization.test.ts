@@ -22,6 +22,7 @@ import {
   showLicenseByKey,
   updateLicense,
 } from '../server/src/services/licenses/management.js';
+import { reinstateLicense, renewLicense, suspendLicense, transferLicense } from '../server/src/services/licenses/lifecycle.js';
 import { removeMeterQuota, setMeterQuota, usageTotals } from '../server/src/services/metering/management.js';
 import { getOutboxBodies, listOutbox } from '../server/src/services/notifications/outbox.js';
 import { runJobNow, type JobSchedule } from '../server/src/services/notifications/schedules.js';
@@ -133,6 +134,10 @@ const mutations: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['createLicense', (ctx) => createLicense(ctx, { productId: f.productId, maxActivations: 1 })],
   ['updateLicense', (ctx) => updateLicense(ctx, f.licenseId, { maxActivations: 99 })],
   ['revokeLicense', (ctx) => revokeLicense(ctx, f.licenseId)],
+  ['suspendLicense', (ctx) => suspendLicense(ctx, { id: f.licenseId })],
+  ['reinstateLicense', (ctx) => reinstateLicense(ctx, { id: f.licenseId })],
+  ['renewLicense', (ctx) => renewLicense(ctx, { id: f.licenseId, expiresAt: new Date(clock.now().getTime() + 400 * 86_400_000) })],
+  ['transferLicense', (ctx) => transferLicense(ctx, { id: f.licenseId, customerEmail: 'thief@evil.test' })],
   ['deactivateActivation', (ctx) => deactivateActivation(ctx, f.activationId)],
   ['createUser', (ctx) => createUser(ctx, { email: 'sneaky@acme.test', password: 'correct horse battery', role: 'CompanyAdmin' })],
   ['updateUser', (ctx) => updateUser(ctx, f.userId, { role: 'ReadOnly' })],
@@ -225,7 +230,7 @@ describe('services authorize their caller', () => {
 
   it("an admin of another tenant finds none of this tenant's records (NotFound), changing nothing", async () => {
     const outsider = keyActor(f.otherTenantId, 'CompanyAdmin');
-    const byId = ['updateProduct', 'deleteProduct', 'createLicense', 'updateLicense', 'revokeLicense', 'deactivateActivation', 'updateUser', 'deactivateUser', 'reactivateUser', 'revokeApiKey', 'revokeInvitation', 'endFloatingSession', 'setMeterQuota', 'removeMeterQuota',
+    const byId = ['updateProduct', 'deleteProduct', 'createLicense', 'updateLicense', 'revokeLicense', 'suspendLicense', 'reinstateLicense', 'renewLicense', 'transferLicense', 'deactivateActivation', 'updateUser', 'deactivateUser', 'reactivateUser', 'revokeApiKey', 'revokeInvitation', 'endFloatingSession', 'setMeterQuota', 'removeMeterQuota',
       'updateWebhookEndpoint', 'deleteWebhookEndpoint', 'rotateWebhookSecret', 'sendTestWebhookEvent', 'resendWebhookDelivery', 'listWebhookDeliveries'];
     await expectRefused(mutations.filter(([name]) => byId.includes(name)), outsider, 'NotFound');
     const readsById = ['getProduct', 'getProductByName', 'getLicense', 'listLicenseActivations', 'listActiveFloatingSessions', 'usageTotals'];

@@ -243,6 +243,21 @@ describe('webhook delivery', () => {
     expect(received.map((request) => JSON.parse(request.body).type)).toEqual(['license.expiring']);
   });
 
+  it('the expiry job emits license.expired once for a license that expired since its last run (a rerun adds nothing)', async () => {
+    await createEndpoint(A, { eventTypes: ['LICENSE_EXPIRED'] });
+    const expiresAt = new Date(clock.now().getTime() + 3_600_000);
+    const created = await t.gql('mutation($input: CreateLicenseInput!) { createLicense(input: $input) { license { id } } }', { input: { productId: A.product!.id, maxActivations: 1, expiresAt: expiresAt.toISOString() } }, { token: A.admin.token });
+    const licenseId = created.data.createLicense.license.id;
+    const run = (now: Date) => expiryNotificationsJob.run(jobContext({ ...t.deps, clock: () => now }, createTransport(t.config, t.deps.logger), now));
+    await run(clock.now()); // not expired yet
+    expect(await t.prisma.webhookEvent.count({ where: { type: 'license.expired' } })).toBe(0);
+    const nextDay = new Date(clock.now().getTime() + 86_400_000);
+    await run(nextDay);
+    await run(nextDay);
+    const events = await t.prisma.webhookEvent.findMany({ where: { type: 'license.expired' } });
+    expect(events.map((event) => JSON.parse(event.body).data)).toEqual([expect.objectContaining({ licenseId, expiresAt: expiresAt.toISOString() })]);
+  });
+
   it('housekeeping purges events older than 35 days with nothing pending (their deliveries with them)', async () => {
     const { endpoint } = await createEndpoint(A, { eventTypes: ['LICENSE_CREATED'] });
     await createLicense(A);
@@ -265,6 +280,34 @@ describe('webhook delivery', () => {
     await expect(createUser(adminCtx(A), { email: A.admin.email, password: 'correct horse battery', role: 'ReadOnly' })).rejects.toMatchObject({ code: 'Conflict' });
     expect(await t.prisma.webhookEvent.count()).toBe(0);
     expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id } })).toBe(0);
+  });
+});
+
+describe('license lifecycle events', () => {
+  it('suspend, reinstate, renew and transfer are delivered with the license and the change', async () => {
+    const { secret } = await createEndpoint(A, { eventTypes: ['LICENSE_SUSPENDED', 'LICENSE_REINSTATED', 'LICENSE_RENEWED', 'LICENSE_TRANSFERRED'] });
+    const { license } = await createLicense(A);
+    await t.prisma.license.update({ where: { id: license.id }, data: { expiresAt: new Date(clock.now().getTime() + 30 * 86_400_000) } }); // renewable
+    const later = new Date(clock.now().getTime() + 400 * 86_400_000).toISOString();
+    const steps: [string, Record<string, unknown>][] = [
+      ['suspendLicense', {}],
+      ['reinstateLicense', {}],
+      ['renewLicense', { expiresAt: later }],
+      ['transferLicense', { customerEmail: 'new-owner@customer.test' }],
+    ];
+    for (const [mutation, input] of steps) {
+      const name = `${mutation[0].toUpperCase()}${mutation.slice(1)}Input`;
+      const response = await t.gql(`mutation($input: ${name}!) { ${mutation}(input: $input) { license { id } } }`, { input: { id: license.id, ...input } }, { token: A.admin.token });
+      expect(response.errors, mutation).toBeUndefined();
+    }
+    expect(await deliver()).toMatchObject({ succeeded: 4 });
+    const payloads = received.map((request) => new Webhook(secret).verify(request.body, request.headers as Record<string, string>) as Record<string, any>);
+    expect(payloads.map((payload) => payload.type).sort()).toEqual(['license.reinstated', 'license.renewed', 'license.suspended', 'license.transferred']);
+    const byType = Object.fromEntries(payloads.map((payload) => [payload.type, payload.data]));
+    expect(byType['license.suspended']).toMatchObject({ licenseId: license.id, status: 'suspended' });
+    expect(byType['license.reinstated']).toMatchObject({ licenseId: license.id, status: 'active' });
+    expect(byType['license.renewed']).toMatchObject({ expiresAt: later });
+    expect(byType['license.transferred']).toMatchObject({ customerEmail: 'new-owner@customer.test', changes: { after: { customerEmail: 'new-owner@customer.test' } } });
   });
 });
 

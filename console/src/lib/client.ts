@@ -53,7 +53,9 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   logout: [],
   reactivateUser: [],
   refreshSession: [],
+  reinstateLicense: ['licenses', 'dashboardStats', 'analytics'],
   removeMeterQuota: ['usageTotals'],
+  renewLicense: ['licenses', 'dashboardStats', 'analytics', 'floatingPoolConsumption'],
   resendWebhookDelivery: ['webhookDeliveries'],
   revokeApiKey: [],
   revokeInvitation: ['invitations'],
@@ -65,6 +67,8 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   setMeterQuota: ['usageTotals'],
   setup: [],
   startMfaEnrollment: [],
+  suspendLicense: ['licenses', 'dashboardStats', 'analytics'],
+  transferLicense: ['licenses', 'dashboardStats'],
   updateCompanySettings: [],
   updateLicense: ['licenses', 'dashboardStats', 'analytics', 'floatingPoolConsumption', 'floatingSessions'],
   // Keyless (embedded in the payload): the root field is refetched rather than updated in place.

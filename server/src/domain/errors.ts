@@ -75,6 +75,8 @@ export function toAppError(error: unknown, logger: ErrorLogger, requestId: strin
 export const REJECTION_CODES = [
   'LicenseNotFound',
   'LicenseRevoked',
+  // The vendor suspended the license (reversible: reinstating restores it, seats kept).
+  'Suspended',
   'LicenseExpired',
   'SeatsExhausted',
   'VersionNotSupported',

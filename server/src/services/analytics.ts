@@ -22,7 +22,7 @@ const UNIT: Record<Granularity, string> = { HOUR: 'hour', DAY: 'day', WEEK: 'wee
 const iso = (date: Date) => date.toISOString();
 const HOUR_MS = 3_600_000;
 
-type ProductCounts = { productId: string; productName: string } & Record<'licenses' | 'revoked' | 'perpetual' | 'future' | 'within7Days' | 'within30Days' | 'within90Days' | 'later', number>;
+type ProductCounts = { productId: string; productName: string } & Record<'licenses' | 'revoked' | 'suspended' | 'perpetual' | 'future' | 'within7Days' | 'within30Days' | 'within90Days' | 'later', number>;
 
 /**
  * Per product of the tenant (most licenses first, then by name): its licenses — all, revoked and active perpetual
@@ -32,7 +32,7 @@ type ProductCounts = { productId: string; productName: string } & Record<'licens
 async function productCounts({ db, now }: Ctx, tenantId: string) {
   return db.prisma.$queryRaw<ProductCounts[]>`
     WITH tally AS (
-      SELECT product_id, sum(licenses) AS licenses, sum(revoked) AS revoked, sum(perpetual) AS perpetual
+      SELECT product_id, sum(licenses) AS licenses, sum(revoked) AS revoked, sum(suspended) AS suspended, sum(perpetual) AS perpetual
         FROM license_tallies WHERE tenant_id = ${tenantId}::uuid GROUP BY product_id),
     future AS (
       SELECT product_id, count(*) AS n,
@@ -43,6 +43,7 @@ async function productCounts({ db, now }: Ctx, tenantId: string) {
         FROM licenses WHERE tenant_id = ${tenantId}::uuid AND ${expiringSql(now)}
        GROUP BY product_id)
     SELECT p.id AS "productId", p.name AS "productName", coalesce(t.licenses, 0)::int AS licenses, coalesce(t.revoked, 0)::int AS revoked,
+           coalesce(t.suspended, 0)::int AS suspended,
            coalesce(t.perpetual, 0)::int AS perpetual, coalesce(f.n, 0)::int AS future, coalesce(f.w7, 0)::int AS "within7Days",
            coalesce(f.w30, 0)::int AS "within30Days", coalesce(f.w90, 0)::int AS "within90Days", coalesce(f.later, 0)::int AS later
       FROM products p LEFT JOIN tally t ON t.product_id = p.id LEFT JOIN future f ON f.product_id = p.id
@@ -66,12 +67,15 @@ async function tenantLicenseCounts({ db, now }: Ctx, tenantId: string) {
   return row;
 }
 
-/** The tenant's licenses by status and by expiry: the sums over its products. Expired = not revoked, not perpetual, not expiring after now. */
+/**
+ * The tenant's licenses by status and by expiry: the sums over its products. Expired = not revoked, not suspended,
+ * not perpetual, not expiring after now (a suspended license counts as suspended whatever its expiry date).
+ */
 function licenseCounts(products: ProductCounts[]) {
   const sum = (key: keyof ProductCounts) => products.reduce((total, product) => total + (product[key] as number), 0);
-  const [total, revoked, perpetual, future] = [sum('licenses'), sum('revoked'), sum('perpetual'), sum('future')];
+  const [total, revoked, suspended, perpetual, future] = [sum('licenses'), sum('revoked'), sum('suspended'), sum('perpetual'), sum('future')];
   return {
-    total, revoked, perpetual, active: perpetual + future, expired: total - revoked - perpetual - future,
+    total, revoked, suspended, perpetual, active: perpetual + future, expired: total - revoked - suspended - perpetual - future,
     within7Days: sum('within7Days'), within30Days: sum('within30Days'), within90Days: sum('within90Days'), later: sum('later'),
   };
 }
@@ -191,10 +195,10 @@ export async function licensesByProduct(ctx: Ctx, w: AnalyticsWindow) {
   return (await productCountsOf(ctx, w)).map(({ productId, productName, licenses, perpetual, future }) => ({ productId, productName, licenses, activeLicenses: perpetual + future }));
 }
 
-/** Licenses by status (active / expired / revoked) and, for unrevoked ones, by expiry bucket. */
+/** Licenses by status (active / expired / suspended / revoked) and, for the neither revoked nor suspended ones, by expiry bucket. */
 export async function licenseDistribution(ctx: Ctx, w: AnalyticsWindow) {
-  const { active, expired, revoked, within7Days, within30Days, within90Days, later, perpetual } = licenseCounts(await productCountsOf(ctx, w));
-  return { byStatus: { active, expired, revoked }, byExpiry: { expired, within7Days, within30Days, within90Days, later, perpetual } };
+  const { active, expired, suspended, revoked, within7Days, within30Days, within90Days, later, perpetual } = licenseCounts(await productCountsOf(ctx, w));
+  return { byStatus: { active, expired, suspended, revoked }, byExpiry: { expired, within7Days, within30Days, within90Days, later, perpetual } };
 }
 
 /** Products with the most new activations in the window. */
@@ -239,7 +243,7 @@ export async function seatPool({ db }: Ctx, w: AnalyticsWindow) {
     later_licenses AS (
       SELECT id FROM licenses WHERE ${bounded('created_at')}
       UNION SELECT id FROM licenses WHERE ${bounded('revoked_at')}
-      UNION SELECT id FROM licenses WHERE ${bounded('expires_at')} AND status IN ('active', 'revoked')),
+      UNION SELECT id FROM licenses WHERE ${bounded('expires_at')} AND status IN ('active', 'suspended', 'revoked')),
     later_activations AS (
       SELECT id, license_id, created_at, deactivated_at FROM activations WHERE ${bounded('created_at')}
       UNION SELECT id, license_id, created_at, deactivated_at FROM activations WHERE ${bounded('deactivated_at')}

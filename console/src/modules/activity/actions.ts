@@ -22,12 +22,16 @@ const ACTIONS: Record<ActivityAction, true> = {
   LOGIN: true,
   LOGOUT: true,
   REACTIVATE_USER: true,
+  REINSTATE_LICENSE: true,
+  RENEW_LICENSE: true,
   RESEND_WEBHOOK_DELIVERY: true,
   REVOKE_API_KEY: true,
   REVOKE_INVITATION: true,
   REVOKE_LICENSE: true,
   ROTATE_WEBHOOK_SECRET: true,
   SEND_TEST_WEBHOOK_EVENT: true,
+  SUSPEND_LICENSE: true,
+  TRANSFER_LICENSE: true,
   UNLOCK_ACCOUNT: true,
   UPDATE_COMPANY_SETTINGS: true,
   UPDATE_LICENSE: true,
@@ -60,7 +64,8 @@ export function actionLabel(action: string): string {
 /** Badge colour by kind of action. */
 export function actionColor(action: string): string {
   if (/^(REVOKE|DELETE|DEACTIVATE|LOCK|FAILED|DISABLE)_/.test(action)) return 'red';
-  if (/^(CREATE|ENABLE|REACTIVATE|UNLOCK)_/.test(action)) return 'teal';
-  if (/^(UPDATE|CHANGE)_/.test(action)) return 'blue';
+  if (/^(SUSPEND)_/.test(action)) return 'orange';
+  if (/^(CREATE|ENABLE|REACTIVATE|REINSTATE|RENEW|UNLOCK)_/.test(action)) return 'teal';
+  if (/^(UPDATE|CHANGE|TRANSFER)_/.test(action)) return 'blue';
   return 'gray';
 }

@@ -35,5 +35,6 @@ export const EXPIRY_BUCKETS = [
 export const STATUS_BUCKETS = [
   { key: 'active', label: 'Active', color: '#12b886' },
   { key: 'expired', label: 'Expired', color: '#fd7e14' },
+  { key: 'suspended', label: 'Suspended', color: '#7950f2' },
   { key: 'revoked', label: 'Revoked', color: '#fa5252' },
 ] as const;

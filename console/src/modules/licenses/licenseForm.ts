@@ -43,8 +43,8 @@ export const EMPTY_LICENSE_FORM: LicenseForm = {
   maintenanceOn: '',
 };
 
-const endOfDay = (day: string) => `${day}T23:59:59.999Z`;
-const dayOf = (iso: string | null | undefined) => (iso ? iso.slice(0, 10) : '');
+export const endOfDay = (day: string) => `${day}T23:59:59.999Z`;
+export const dayOf = (iso: string | null | undefined) => (iso ? iso.slice(0, 10) : '');
 const orNull = (text: string) => text.trim() || null;
 const numberOrNull = (value: number | '') => (value === '' ? null : value);
 

@@ -59,10 +59,10 @@ const ProductLicensesType = builder.objectRef<{ productId: string; productName: 
 
 type Distribution = Awaited<ReturnType<typeof licenseDistribution>>;
 const StatusCountsType = builder.objectRef<Distribution['byStatus']>('LicenseStatusCounts').implement({
-  fields: (t) => ({ active: t.exposeInt('active'), expired: t.exposeInt('expired'), revoked: t.exposeInt('revoked') }),
+  fields: (t) => ({ active: t.exposeInt('active'), expired: t.exposeInt('expired'), suspended: t.exposeInt('suspended'), revoked: t.exposeInt('revoked') }),
 });
 const ExpiryCountsType = builder.objectRef<Distribution['byExpiry']>('LicenseExpiryCounts').implement({
-  description: 'Unrevoked licenses by time left; the buckets do not overlap (within30Days: more than 7, at most 30 days).',
+  description: 'Licenses neither revoked nor suspended, by time left; the buckets do not overlap (within30Days: more than 7, at most 30 days).',
   fields: (t) => ({
     expired: t.exposeInt('expired'),
     within7Days: t.exposeInt('within7Days'),

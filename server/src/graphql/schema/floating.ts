@@ -30,7 +30,7 @@ const FloatingSessionType = builder.objectRef<FloatingSessionShape>('FloatingSes
     lastHeartbeatAt: t.expose('lastHeartbeatAt', { type: 'DateTime' }),
     leaseExpiresAt: t.expose('leaseExpiresAt', { type: 'DateTime' }),
     endedAt: t.expose('endedAt', { type: 'DateTime', nullable: true }),
-    endReason: t.exposeString('endReason', { nullable: true, description: 'checkin, expired, replaced, revoked, license_expired, floating_disabled or admin.' }),
+    endReason: t.exposeString('endReason', { nullable: true, description: 'checkin, expired, replaced, revoked, suspended, license_expired, floating_disabled or admin.' }),
   }),
 });
 

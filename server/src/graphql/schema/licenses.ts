@@ -11,7 +11,8 @@ import {
   revokeLicense,
   updateLicense,
 } from '../../services/licenses/management.js';
-import { licenseStatus } from '../../services/licenses/predicates.js';
+import { LICENSE_STATUSES, licenseStatus } from '../../services/licenses/predicates.js';
+import { reinstateLicense, renewLicense, suspendLicense, transferLicense } from '../../services/licenses/lifecycle.js';
 import { remainingActivations } from '../../services/licenses/rules.js';
 import { ProductRefType } from './products.js';
 import { daysUntil } from '../../services/licenses/countdown.js';
@@ -20,8 +21,8 @@ type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T
 type LicenseShape = Awaited<ReturnType<typeof listLicenses>>['nodes'][number];
 
 export const LicenseStatusEnum = builder.enumType('LicenseStatus', {
-  description: 'REVOKED; else EXPIRED once expiresAt ≤ now; else ACTIVE.',
-  values: screamingEnumValues(['active', 'expired', 'revoked'] as const),
+  description: 'REVOKED (final); else SUSPENDED (paused by the vendor, reinstatable); else EXPIRED once expiresAt ≤ now; else ACTIVE.',
+  values: screamingEnumValues(LICENSE_STATUSES),
 });
 
 const ActivationType = builder.objectRef<Activation>('Activation').implement({
@@ -67,6 +68,7 @@ const LicenseType = builder.objectRef<LicenseShape>('License').implement({
     customerEmail: t.exposeString('customerEmail', { nullable: true }),
     floatingSeats: t.exposeInt('floatingSeats', { nullable: true, description: 'Concurrent floating sessions allowed; null: none.' }),
     revokedAt: t.expose('revokedAt', { type: 'DateTime', nullable: true }),
+    suspendedAt: t.expose('suspendedAt', { type: 'DateTime', nullable: true, description: 'When the current suspension began; null unless SUSPENDED.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     activations: t.connection(
@@ -96,6 +98,10 @@ const licensePayload = (name: string, description?: string) =>
   });
 const UpdateLicensePayload = licensePayload('UpdateLicensePayload');
 const RevokeLicensePayload = licensePayload('RevokeLicensePayload');
+const SuspendLicensePayload = licensePayload('SuspendLicensePayload');
+const ReinstateLicensePayload = licensePayload('ReinstateLicensePayload');
+const RenewLicensePayload = licensePayload('RenewLicensePayload');
+const TransferLicensePayload = licensePayload('TransferLicensePayload');
 const DeactivateActivationPayload = licensePayload('DeactivateActivationPayload', 'The license whose seat was freed.');
 
 /** The attributes both createLicense and updateLicense take (on update: omitted = unchanged, null = cleared). */
@@ -122,6 +128,17 @@ const UpdateLicenseInput = builder.inputType('UpdateLicenseInput', {
   fields: (t) => ({ id: t.id({ required: true }), maxActivations: t.int(), ...attributeFields(t) }),
 });
 const RevokeLicenseInput = builder.inputType('RevokeLicenseInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
+const SuspendLicenseInput = builder.inputType('SuspendLicenseInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
+const ReinstateLicenseInput = builder.inputType('ReinstateLicenseInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
+const RenewLicenseInput = builder.inputType('RenewLicenseInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    expiresAt: t.field({ type: 'DateTime', required: true, description: 'The new expiry: later than now and than the current expiry.' }),
+  }),
+});
+const TransferLicenseInput = builder.inputType('TransferLicenseInput', {
+  fields: (t) => ({ id: t.id({ required: true }), customerEmail: t.string({ required: true, description: 'The new customer email.' }) }),
+});
 const DeactivateActivationInput = builder.inputType('DeactivateActivationInput', { fields: (t) => ({ id: t.id({ required: true, description: 'The activation.' }) }) });
 const LicenseFilterInput = builder.inputType('LicenseFilter', {
   fields: (t) => ({
@@ -169,6 +186,30 @@ builder.mutationFields((t) => ({
     description: 'A revoked license never validates again. Revoking twice changes nothing.',
     args: { input: t.arg({ type: RevokeLicenseInput, required: true }) },
     resolve: (_root, { input }, ctx) => revokeLicense(serviceCtx(ctx), String(input.id)),
+  }),
+  suspendLicense: t.field({
+    type: SuspendLicensePayload,
+    description: 'Pauses a license: validate, activate, floating and meter answer errorCode Suspended; activations keep their seats; no customer expiry emails meanwhile. A revoked license cannot be suspended (Conflict); suspending twice changes nothing.',
+    args: { input: t.arg({ type: SuspendLicenseInput, required: true }) },
+    resolve: (_root, { input }, ctx) => suspendLicense(serviceCtx(ctx), { id: String(input.id) }),
+  }),
+  reinstateLicense: t.field({
+    type: ReinstateLicensePayload,
+    description: 'Lifts a suspension: the license validates again as before. A revoked license cannot be reinstated (Conflict); reinstating an unsuspended license changes nothing.',
+    args: { input: t.arg({ type: ReinstateLicenseInput, required: true }) },
+    resolve: (_root, { input }, ctx) => reinstateLicense(serviceCtx(ctx), { id: String(input.id) }),
+  }),
+  renewLicense: t.field({
+    type: RenewLicensePayload,
+    description: 'Sets a later expiresAt and clears the sent expiry notices, so the 30/7/1-day emails fire again for the new period. An earlier or past date is InvalidRequest (field expiresAt); a perpetual license has nothing to renew.',
+    args: { input: t.arg({ type: RenewLicenseInput, required: true }) },
+    resolve: (_root, { input }, ctx) => renewLicense(serviceCtx(ctx), { id: String(input.id), expiresAt: input.expiresAt }),
+  }),
+  transferLicense: t.field({
+    type: TransferLicensePayload,
+    description: "Moves the license to another customer email (validated); expiry notices go there from now on.",
+    args: { input: t.arg({ type: TransferLicenseInput, required: true }) },
+    resolve: (_root, { input }, ctx) => transferLicense(serviceCtx(ctx), { id: String(input.id), customerEmail: input.customerEmail }),
   }),
   deactivateActivation: t.field({
     type: DeactivateActivationPayload,

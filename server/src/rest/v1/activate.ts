@@ -38,7 +38,7 @@ const route = createRoute({
   security: noCredential,
   tags: ['Licensing'],
   summary: 'Activate a license on a device',
-  description: 'Registers an installation and takes a seat atomically (concurrent activations never exceed maxActivations). A rejection (unknown, revoked, expired, version, node-locked without deviceId, SeatsExhausted) is HTTP 200 with `isValid: false`. After an uncertain timeout the activation may have committed: retry with a new nonce and the same deviceId.',
+  description: 'Registers an installation and takes a seat atomically (concurrent activations never exceed maxActivations). A rejection (unknown, revoked, suspended (Suspended), expired, version, node-locked without deviceId, SeatsExhausted) is HTTP 200 with `isValid: false`. After an uncertain timeout the activation may have committed: retry with a new nonce and the same deviceId.',
   request: jsonBody(ActivateRequest),
   responses: {
     200: json(z.union([ActivateSuccess, Rejection]), 'Activated, or rejected with an errorCode.'),

@@ -12,7 +12,7 @@ const CheckinResponse = z
       checkedIn: z.literal(true),
       sessionId: z.string(),
       endedAt: z.string().openapi({ format: 'date-time' }),
-      endReason: z.string().openapi({ description: 'checkin, or how the session had already ended: expired, replaced, revoked, license_expired, floating_disabled, admin.' }),
+      endReason: z.string().openapi({ description: 'checkin, or how the session had already ended: expired, replaced, revoked, suspended, license_expired, floating_disabled, admin.' }),
     }),
     z.object({ checkedIn: z.literal(false), message: z.string(), errorCode: RejectionCode }),
   ])

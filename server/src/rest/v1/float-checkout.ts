@@ -38,7 +38,7 @@ const route = createRoute({
   security: noCredential,
   tags: ['Floating'],
   summary: 'Check out a floating (concurrent) seat',
-  description: `Takes one seat of the license's floating pool for a lease of ${LEASE_SECONDS} s, renewed by heartbeats every ${HEARTBEAT_INTERVAL_SECONDS} s. Concurrent checkouts never exceed the pool. A full pool answers HTTP 200 with \`isValid: false\` and errorCode FloatingSeatsExhausted; a license without a pool FloatingNotEnabled; also LicenseNotFound, LicenseRevoked, LicenseExpired, VersionNotSupported.`,
+  description: `Takes one seat of the license's floating pool for a lease of ${LEASE_SECONDS} s, renewed by heartbeats every ${HEARTBEAT_INTERVAL_SECONDS} s. Concurrent checkouts never exceed the pool. A full pool answers HTTP 200 with \`isValid: false\` and errorCode FloatingSeatsExhausted; a license without a pool FloatingNotEnabled; also LicenseNotFound, LicenseRevoked, Suspended, LicenseExpired, VersionNotSupported.`,
   request: jsonBody(CheckoutRequest),
   responses: { 200: json(z.union([CheckoutSuccess, Rejection]), 'A session, or a rejection with an errorCode.'), ...commonErrors },
 });

@@ -61,7 +61,7 @@ const route = createRoute({
   operationId: 'floatHeartbeat',
   tags: ['Floating'],
   summary: 'Renew a floating session’s lease',
-  description: `Extends the lease to ${LEASE_SECONDS} s from now. Call every heartbeatIntervalSeconds (${HEARTBEAT_INTERVAL_SECONDS} s). Rejections (HTTP 200, \`isValid: false\`): SessionInvalid (unknown token), SessionExpired (the session was checked in, replaced, ended by the vendor, or its lease lapsed: check out again), LicenseRevoked / LicenseExpired / FloatingNotEnabled (the license no longer allows it; the session is ended). A missing token is 400 InvalidRequest.`,
+  description: `Extends the lease to ${LEASE_SECONDS} s from now. Call every heartbeatIntervalSeconds (${HEARTBEAT_INTERVAL_SECONDS} s). Rejections (HTTP 200, \`isValid: false\`): SessionInvalid (unknown token), SessionExpired (the session was checked in, replaced, ended by the vendor, or its lease lapsed: check out again), LicenseRevoked / Suspended / LicenseExpired / FloatingNotEnabled (the license no longer allows it; the session is ended). A missing token is 400 InvalidRequest.`,
   security: sessionSecurity,
   request: sessionTokenBody,
   responses: { 200: json(z.union([HeartbeatSuccess, Rejection]), 'The renewed lease, or a rejection.'), ...commonErrors },

@@ -58,7 +58,7 @@ const route = createRoute({
   security: noCredential,
   tags: ['Metering'],
   summary: 'Record usage of a metered event',
-  description: 'Adds `quantity` to the license’s running total of `event` in the current period: the period of the event’s quota, or the calendar month (UTC) when it has none. Going over the quota answers HTTP 200 with `isValid: false`, errorCode QuotaExceeded, and records nothing (exactly reaching the limit is allowed). Also LicenseNotFound, LicenseRevoked, LicenseExpired. Invalid event names, quantities or timestamps are 400 InvalidRequest.',
+  description: 'Adds `quantity` to the license’s running total of `event` in the current period: the period of the event’s quota, or the calendar month (UTC) when it has none. Going over the quota answers HTTP 200 with `isValid: false`, errorCode QuotaExceeded, and records nothing (exactly reaching the limit is allowed). Also LicenseNotFound, LicenseRevoked, Suspended, LicenseExpired. Invalid event names, quantities or timestamps are 400 InvalidRequest.',
   request: jsonBody(MeterRequest),
   responses: {
     200: {

@@ -61,7 +61,7 @@ const route = createRoute({
   security: noCredential,
   tags: ['Licensing'],
   summary: 'Validate a license key',
-  description: 'Checks entitlement on every app launch; increments no counter. Unknown, revoked, expired or otherwise invalid keys answer HTTP 200 with `isValid: false`, `message` and `errorCode`: grant access only when `isValid` is true. Validation does not prove that the calling machine holds a seat; check that `productName`/`bundleProducts` and `features` belong to your application.',
+  description: 'Checks entitlement on every app launch; increments no counter. Unknown, revoked, suspended (errorCode Suspended: the vendor paused the license; reinstating restores it), expired or otherwise invalid keys answer HTTP 200 with `isValid: false`, `message` and `errorCode`: grant access only when `isValid` is true. Validation does not prove that the calling machine holds a seat; check that `productName`/`bundleProducts` and `features` belong to your application.',
   request: jsonBody(ValidateRequest),
   responses: {
     200: json(ValidateResponse, 'The entitlement result (valid or not).'),

@@ -188,7 +188,7 @@ async function poolBuckets(ctx: Ctx, tenantId: string, licenseId: string | undef
               CASE WHEN e.ends IS NULL THEN g.n ELSE width_bucket(e.ends - interval '1 microsecond', g.starts) END AS hi,
               sum(l.floating_seats) AS seats
          FROM licenses l CROSS JOIN grid g
-         CROSS JOIN LATERAL (SELECT LEAST(CASE WHEN l.status = 'active' THEN NULL ELSE COALESCE(l.revoked_at, '-infinity') END, l.expires_at) AS ends) e
+         CROSS JOIN LATERAL (SELECT LEAST(CASE WHEN l.status = 'revoked' THEN COALESCE(l.revoked_at, '-infinity') END, l.expires_at) AS ends) e
         WHERE l.tenant_id = $1::uuid AND ($2::uuid IS NULL OR l.id = $2::uuid) AND l.floating_seats IS NOT NULL AND l.created_at < g.t1 AND $8::boolean
         GROUP BY 1, 2
      )

@@ -3,7 +3,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import type { LicensingContext, ServiceContext } from '../context.js';
 import { emitEvent } from '../webhooks/events.js';
 import { lockLicenseByKey } from '../licenses/license-record.js';
-import { isExpired } from '../licenses/predicates.js';
+import { isExpired, type StoredLicenseStatus } from '../licenses/predicates.js';
 import { LICENSE_NOT_FOUND, checkEntitlement, parseVersion, rejected, vendorWarning, type Rejection } from '../licenses/rules.js';
 
 type Tx = Prisma.TransactionClient;
@@ -17,7 +17,7 @@ export const LEASE_SECONDS = 300;
 export const HEARTBEAT_INTERVAL_SECONDS = 60;
 
 /** Why a session ended (`FloatingSession.endReason`). */
-export type EndReason = 'checkin' | 'expired' | 'replaced' | 'revoked' | 'license_expired' | 'floating_disabled' | 'admin';
+export type EndReason = 'checkin' | 'expired' | 'replaced' | 'revoked' | 'suspended' | 'license_expired' | 'floating_disabled' | 'admin';
 
 /** `kfs_` + 256 random bits (base64url). The prefix makes a leaked token recognisable (secret scanners, URL guard). */
 export const SESSION_TOKEN_PATTERN = /^kfs_[A-Za-z0-9_-]{43}$/;
@@ -114,7 +114,7 @@ interface SessionRow {
   endedAt: Date | null;
   endReason: string | null;
   leaseExpiresAt: Date;
-  license: { status: 'active' | 'revoked'; expiresAt: Date | null; floatingSeats: number | null };
+  license: { status: StoredLicenseStatus; expiresAt: Date | null; floatingSeats: number | null };
 }
 
 async function findSession(ctx: Pick<ServiceContext, 'db' | 'secrets' | 'now'>, sessionToken: string): Promise<SessionRow | null> {
@@ -163,11 +163,13 @@ export async function heartbeatFloatingSession(ctx: LicensingContext, sessionTok
   const licenseEnd: [EndReason, Rejection] | null =
     license.status === 'revoked'
       ? ['revoked', { errorCode: 'LicenseRevoked', message: 'This license has been revoked; the floating session has ended.' }]
-      : isExpired(license, ctx.now)
-        ? ['license_expired', { errorCode: 'LicenseExpired', message: `This license expired on ${license.expiresAt!.toISOString()}; the floating session has ended.` }]
-        : license.floatingSeats === null
-          ? ['floating_disabled', { errorCode: 'FloatingNotEnabled', message: 'This license no longer has floating seats; the floating session has ended.' }]
-          : null;
+      : license.status === 'suspended'
+        ? ['suspended', { errorCode: 'Suspended', message: 'This license has been suspended by the vendor; the floating session has ended.' }]
+        : isExpired(license, ctx.now)
+          ? ['license_expired', { errorCode: 'LicenseExpired', message: `This license expired on ${license.expiresAt!.toISOString()}; the floating session has ended.` }]
+          : license.floatingSeats === null
+            ? ['floating_disabled', { errorCode: 'FloatingNotEnabled', message: 'This license no longer has floating seats; the floating session has ended.' }]
+            : null;
   if (licenseEnd) {
     await endSession(ctx, session.id, ctx.now, licenseEnd[0]);
     return rejected(licenseEnd[1]);

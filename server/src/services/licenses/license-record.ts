@@ -2,12 +2,13 @@ import type { SqlRunner } from '../../db/database.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServerSecrets } from '../../crypto/secrets.js';
 import { normalizeLicenseKey } from '../../crypto/license-key.js';
+import type { StoredLicenseStatus } from './predicates.js';
 
 /** Everything the public endpoints need about a license, read in one statement. */
 export interface LicenseRecord {
   id: string;
   tenantId: string;
-  status: 'active' | 'revoked';
+  status: StoredLicenseStatus;
   maxActivations: number;
   currentActivations: number;
   expiresAt: Date | null;

@@ -10,7 +10,7 @@ import type { ServiceContext } from '../context.js';
 import { activationData, emitEvent, licenseData } from '../webhooks/events.js';
 import { releaseSeat } from './activations.js';
 import { licenseKeyDigest } from './license-record.js';
-import { expiringSql, expiringWhere, statusSql, statusWhere } from './predicates.js';
+import { expiringSql, expiringWhere, LICENSE_STATUSES, statusSql, statusWhere } from './predicates.js';
 import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, isUuid, keyset, searchMatches, toPage, type PageArgs } from '../listing.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 
@@ -58,7 +58,7 @@ export type LicenseInput = { [K in keyof AttributesIn]?: (K extends 'customField
 type Ctx = ServiceContext;
 
 /** How a license appears in the activity log: its key hint and product, never the key. */
-const licenseEntity = (license: { keyHint: string }, productName: string) => `${license.keyHint} (${productName})`;
+export const licenseEntity = (license: { keyHint: string }, productName: string) => `${license.keyHint} (${productName})`;
 const jsonValues = (values: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]));
 
@@ -141,7 +141,7 @@ const LICENSE_VIEW = {
   include: { product: { select: { id: true, name: true, isBundle: true } } },
 } satisfies Prisma.LicenseDefaultArgs;
 
-async function findTenantLicense(ctx: Pick<Ctx, 'db'>, tenantId: string, id: string) {
+export async function findTenantLicense(ctx: Pick<Ctx, 'db'>, tenantId: string, id: string) {
   const license = isUuid(id) ? await ctx.db.prisma.license.findFirst({ where: { id, tenantId }, ...LICENSE_VIEW }) : null;
   if (!license) throw new AppError('NotFound', 'License not found.');
   return license;
@@ -154,7 +154,7 @@ export async function getLicense(ctx: Ctx, id: string) {
 
 export const LicenseFilterSchema = z.object({
   productId: z.string().trim().nullish(),
-  status: z.enum(['active', 'expired', 'revoked']).nullish(),
+  status: z.enum(LICENSE_STATUSES).nullish(),
   /** Active licenses with now < expiresAt ≤ now + N days. */
   expiringWithinDays: z.number().int().min(1).max(3650).nullish(),
   /** Part of the customer email or of the key hint (case-insensitive), or a whole key. */
@@ -279,12 +279,12 @@ export async function listLicenseActivations(ctx: Ctx, license: { id: string; te
   return toPage(rows, page, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
 }
 
-/** Revokes a license (idempotent: only the first revocation is audited). A revoked license never validates again. */
+/** Revokes a license, active or suspended (idempotent: only the first revocation is audited). A revoked license never validates again. */
 export async function revokeLicense(ctx: Ctx, id: string) {
   const { tenantId } = requireAdmin(ctx);
   const license = await findTenantLicense(ctx, tenantId, id);
   await ctx.db.prisma.$transaction(async (tx) => {
-    const { count } = await tx.license.updateMany({ where: { id: license.id, tenantId, status: 'active' }, data: { status: 'revoked', revokedAt: ctx.now } });
+    const { count } = await tx.license.updateMany({ where: { id: license.id, tenantId, status: { not: 'revoked' } }, data: { status: 'revoked', revokedAt: ctx.now, suspendedAt: null } });
     if (!count) return;
     await emitEvent(tx, tenantId, 'license.revoked', { ...licenseData({ ...license, status: 'revoked' }), revokedAt: ctx.now.toISOString() }, ctx.now);
     await recordAudit(tx, { tenantId, action: 'RevokeLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name) }, auditActor(ctx), ctx.now);

@@ -5,13 +5,18 @@ import { DAY_MS, daysUntil, startOfUtcDay } from './countdown.js';
 // over the `licenses` table (unqualified columns). test/license-predicates.test.ts checks that all three select
 // the same licenses.
 //
-// Spec §3: revoked wins; otherwise a license is expired once expiresAt has passed (expiresAt ≤ now, so it is
-// expired at its expiry instant); otherwise active (no expiresAt: perpetual). "Expiring" is an active license
-// that has not expired yet, with its countdown (countdown.ts: UTC calendar days to the expiry date) in a window.
+// Spec §3: revoked wins; then suspended (a vendor's reversible pause, whatever the expiry date); otherwise a
+// license is expired once expiresAt has passed (expiresAt ≤ now, so it is expired at its expiry instant);
+// otherwise active (no expiresAt: perpetual). "Expiring" is an active license that has not expired yet, with its
+// countdown (countdown.ts: UTC calendar days to the expiry date) in a window: a suspended license is never
+// expiring, so it gets no expiry emails while suspended.
 
-export type LicenseStatusName = 'active' | 'expired' | 'revoked';
+export type LicenseStatusName = 'active' | 'expired' | 'suspended' | 'revoked';
+/** The stored status column (`expired` is derived from expiresAt). */
+export type StoredLicenseStatus = 'active' | 'suspended' | 'revoked';
+export const LICENSE_STATUSES = ['active', 'expired', 'suspended', 'revoked'] as const satisfies readonly LicenseStatusName[];
 
-type StateFields = { status: 'active' | 'revoked'; expiresAt: Date | null };
+type StateFields = { status: StoredLicenseStatus; expiresAt: Date | null };
 
 /** A countdown window in UTC calendar days, both ends included: `to` absent means any later expiry. */
 export interface ExpiryWindow {
@@ -24,16 +29,18 @@ export function isExpired(license: { expiresAt: Date | null }, now: Date): boole
 }
 
 export const licenseStatus = (license: StateFields, now: Date): LicenseStatusName =>
-  license.status === 'revoked' ? 'revoked' : isExpired(license, now) ? 'expired' : 'active';
+  license.status !== 'active' ? license.status : isExpired(license, now) ? 'expired' : 'active';
 
 export function statusWhere(status: LicenseStatusName, now: Date): Prisma.LicenseWhereInput {
   if (status === 'revoked') return { status: 'revoked' };
+  if (status === 'suspended') return { status: 'suspended' };
   if (status === 'expired') return { status: 'active', expiresAt: { lte: now } };
   return { status: 'active', OR: [{ expiresAt: null }, { expiresAt: { gt: now } }] };
 }
 
 export function statusSql(status: LicenseStatusName, now: Date): Prisma.Sql {
   if (status === 'revoked') return Prisma.sql`status = 'revoked'`;
+  if (status === 'suspended') return Prisma.sql`status = 'suspended'`;
   if (status === 'expired') return Prisma.sql`(status = 'active' AND expires_at <= ${now.toISOString()}::timestamptz)`;
   return Prisma.sql`(status = 'active' AND (expires_at IS NULL OR expires_at > ${now.toISOString()}::timestamptz))`;
 }

@@ -22,9 +22,15 @@ export function parseVersion(input: string, field = 'version'): semver.SemVer {
   return parsed;
 }
 
-/** The spec's rule: valid only when active, unexpired, unrevoked; then the version bounds. */
+export const LICENSE_SUSPENDED: Rejection = {
+  errorCode: 'Suspended',
+  message: 'This license has been suspended by the vendor. Please contact the vendor of this software.',
+};
+
+/** The spec's rule: valid only when active (not suspended), unexpired, unrevoked; then the version bounds. */
 export function checkEntitlement(license: LicenseRecord, now: Date, version: semver.SemVer | null): Rejection | null {
   if (license.status === 'revoked') return { errorCode: 'LicenseRevoked', message: 'This license has been revoked.' };
+  if (license.status === 'suspended') return LICENSE_SUSPENDED;
   if (isExpired(license, now)) {
     return { errorCode: 'LicenseExpired', message: `This license expired on ${license.expiresAt!.toISOString()}.` };
   }

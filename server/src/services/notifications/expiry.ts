@@ -7,7 +7,7 @@ import { enqueueEmails, type OutgoingEmail } from './outbox.js';
 import { emitEvents } from '../webhooks/events.js';
 import { dayPeriod, startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
 import { DAY_MS, daysUntil, startOfUtcDay } from '../licenses/countdown.js';
-import { expiringWhere } from '../licenses/predicates.js';
+import { expiringWhere, statusWhere } from '../licenses/predicates.js';
 
 export { thresholdFor };
 
@@ -80,7 +80,42 @@ async function expiryForTenant(ctx: NotificationContext, tenant: TenantRef, repo
       after = { expiresAt: last.expiresAt!, id: last.id };
     }
   }
+  await emitExpired(ctx, tenant);
   await queueAdminEmail(ctx, tenant, report);
+}
+
+/** How far back the daily run looks for licenses that expired (a missed day is caught up; a rerun adds nothing). */
+const EXPIRED_LOOKBACK_MS = 2 * DAY_MS;
+
+type ExpiredRow = { id: string; keyHint: string; expiresAt: Date | null; customerEmail: string | null; productId: string; product: { name: string } };
+
+/** license.expired for each license of the tenant that expired since the lookback, once per license and expiry date. */
+async function emitExpired(ctx: NotificationContext, tenant: TenantRef) {
+  const { now } = ctx;
+  for (let after: { expiresAt: Date; id: string } | null = null; ; ) {
+    const page: ExpiredRow[] = await ctx.db.prisma.license.findMany({
+      where: {
+        tenantId: tenant.id,
+        AND: [
+          statusWhere('expired', now),
+          { expiresAt: { gt: new Date(now.getTime() - EXPIRED_LOOKBACK_MS) } },
+          ...(after ? [{ OR: [{ expiresAt: { gt: after.expiresAt } }, { expiresAt: after.expiresAt, id: { gt: after.id } }] }] : []),
+        ],
+      },
+      select: { id: true, keyHint: true, expiresAt: true, customerEmail: true, productId: true, product: { select: { name: true } } },
+      orderBy: [{ expiresAt: 'asc' }, { id: 'asc' }],
+      take: EXPIRY_BATCH,
+    });
+    if (!page.length) return;
+    const events = page.map((license) => ({
+      dedupeKey: `${license.id}:${license.expiresAt!.toISOString()}`,
+      data: { licenseId: license.id, productId: license.productId, keyHint: license.keyHint, productName: license.product.name, expiresAt: license.expiresAt!.toISOString(), customerEmail: license.customerEmail },
+    }));
+    await ctx.db.prisma.$transaction((tx) => emitEvents(tx, tenant.id, 'license.expired', events, now));
+    if (page.length < EXPIRY_BATCH) return;
+    const last = page[page.length - 1];
+    after = { expiresAt: last.expiresAt!, id: last.id };
+  }
 }
 
 /** When a threshold's window opens for an expiry date (the day its countdown reads T): a notice fired before it belongs to an earlier date. */

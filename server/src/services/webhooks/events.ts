@@ -13,6 +13,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'license.suspended',
   'license.reinstated',
   'license.renewed',
+  'license.transferred',
   'license.revoked',
   'license.expiring',
   'license.expired',

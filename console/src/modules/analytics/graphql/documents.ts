@@ -20,6 +20,7 @@ export const AnalyticsQuery = graphql(`
       licensesByStatus {
         active
         expired
+        suspended
         revoked
       }
       licensesByExpiry {

@@ -27,6 +27,7 @@ export const LicenseDetailFields = graphql(`
     floatingSeats
     maintenanceExpiresAt
     revokedAt
+    suspendedAt
     createdAt
     updatedAt
     product {
@@ -130,8 +131,8 @@ export function LicenseOverview({ license: ref }: { license: FragmentOf<typeof L
         <Item label="Created">
           <Text size="sm">{formatDateTime(license.createdAt)}</Text>
         </Item>
-        <Item label={license.revokedAt ? 'Revoked' : 'Updated'}>
-          <Text size="sm">{formatDateTime(license.revokedAt ?? license.updatedAt)}</Text>
+        <Item label={license.revokedAt ? 'Revoked' : license.suspendedAt ? 'Suspended' : 'Updated'}>
+          <Text size="sm">{formatDateTime(license.revokedAt ?? license.suspendedAt ?? license.updatedAt)}</Text>
         </Item>
       </SimpleGrid>
     </Paper>

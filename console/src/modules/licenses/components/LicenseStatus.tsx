@@ -4,7 +4,7 @@ import { countdown, formatDate } from '../../../lib/format';
 
 export type LicenseStatus = EnumOf<'LicenseStatus'>;
 
-const COLORS: Record<LicenseStatus, string> = { ACTIVE: 'teal', EXPIRED: 'orange', REVOKED: 'red' };
+const COLORS: Record<LicenseStatus, string> = { ACTIVE: 'teal', EXPIRED: 'orange', SUSPENDED: 'violet', REVOKED: 'red' };
 
 export function LicenseStatusBadge({ status, isTrial }: { status: LicenseStatus; isTrial?: boolean }) {
   return (

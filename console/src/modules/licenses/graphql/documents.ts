@@ -126,3 +126,56 @@ export const DeactivateActivationMutation = graphql(
   `,
   [LicenseDetailFields],
 );
+
+// The lifecycle (suspend, reinstate, renew, transfer): each answers with the license.
+export const SuspendLicenseMutation = graphql(
+  `
+    mutation SuspendLicense($id: ID!) {
+      suspendLicense(input: { id: $id }) {
+        license {
+          ...LicenseDetailFields
+        }
+      }
+    }
+  `,
+  [LicenseDetailFields],
+);
+
+export const ReinstateLicenseMutation = graphql(
+  `
+    mutation ReinstateLicense($id: ID!) {
+      reinstateLicense(input: { id: $id }) {
+        license {
+          ...LicenseDetailFields
+        }
+      }
+    }
+  `,
+  [LicenseDetailFields],
+);
+
+export const RenewLicenseMutation = graphql(
+  `
+    mutation RenewLicense($id: ID!, $expiresAt: DateTime!) {
+      renewLicense(input: { id: $id, expiresAt: $expiresAt }) {
+        license {
+          ...LicenseDetailFields
+        }
+      }
+    }
+  `,
+  [LicenseDetailFields],
+);
+
+export const TransferLicenseMutation = graphql(
+  `
+    mutation TransferLicense($id: ID!, $customerEmail: String!) {
+      transferLicense(input: { id: $id, customerEmail: $customerEmail }) {
+        license {
+          ...LicenseDetailFields
+        }
+      }
+    }
+  `,
+  [LicenseDetailFields],
+);

@@ -16,6 +16,7 @@ import { ActivationsTable } from '../components/ActivationsTable';
 import { EditLicenseModal } from '../components/EditLicenseModal';
 import { LicenseDetailFields, LicenseOverview } from '../components/LicenseOverview';
 import { LicenseStatusBadge } from '../components/LicenseStatus';
+import { LifecycleActions } from '../components/LifecycleActions';
 import { IntegratePanel } from '../integration/IntegratePanel';
 import { LicenseQuery, RevokeLicenseMutation } from '../graphql/documents';
 
@@ -74,6 +75,7 @@ export function LicenseDetailPage() {
                       <Button variant="default" leftSection={<IconPencil size={16} />} onClick={open}>
                         Edit
                       </Button>
+                      <LifecycleActions license={license} />
                       <ConfirmAction
                         label="Revoke"
                         title="Revoke this license?"
@@ -93,7 +95,7 @@ export function LicenseDetailPage() {
               <ActivationsTable licenseId={license.id} canManage={canManage && license.status !== 'REVOKED'} />
               {license.floatingSeats !== null && <FloatingSessionsCard licenseId={license.id} />}
               {license.status !== 'REVOKED' && <IntegratePanel license={{ keyHint: license.keyHint, productName: license.product.name, nodeLocked: license.nodeLocked, floatingSeats: license.floatingSeats }} />}
-              <UsageCard licenseId={license.id} inactive={license.status === 'REVOKED' ? 'A revoked license records no usage.' : license.status === 'EXPIRED' ? 'An expired license records no usage.' : null} />
+              <UsageCard licenseId={license.id} inactive={license.status === 'REVOKED' ? 'A revoked license records no usage.' : license.status === 'SUSPENDED' ? 'A suspended license records no usage until reinstated.' : license.status === 'EXPIRED' ? 'An expired license records no usage.' : null} />
             </Stack>
           </>
           );

@@ -23,6 +23,7 @@ const STATUS_OPTIONS = [
   { value: '', label: 'All' },
   { value: 'active', label: 'Active' },
   { value: 'expired', label: 'Expired' },
+  { value: 'suspended', label: 'Suspended' },
   { value: 'revoked', label: 'Revoked' },
 ];
 const EXPIRING_OPTIONS = [

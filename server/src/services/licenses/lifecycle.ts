@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import { AppError } from '../../domain/errors.js';
+import type { Prisma } from '../../generated/prisma/client.js';
+import { diffChanges, recordAudit, type AuditAction } from '../audit/audit-log.js';
+import { auditActor, requireAdmin } from '../auth/actor.js';
+import type { ServiceContext } from '../context.js';
+import { parseInput } from '../validation.js';
+import { emitEvent, licenseData } from '../webhooks/events.js';
+import { findTenantLicense, licenseEntity } from './management.js';
+
+// The license lifecycle beyond create/update/revoke (issue 14): suspend and reinstate (a reversible pause:
+// refused by validate/activate/floating/meter with errorCode Suspended, seats kept), renew (a later expiresAt;
+// the sent expiry notices are cleared so the thresholds fire again for the new period) and transfer (another
+// customer email). Revocation stays final: a revoked license cannot be suspended, reinstated, renewed or
+// transferred. CompanyAdmin only; another tenant's license is NotFound. Each change writes one activity entry
+// with a `{ before, after }` diff in the same transaction; a call that changes nothing writes nothing.
+
+type Ctx = ServiceContext;
+type Tx = Prisma.TransactionClient;
+type License = Awaited<ReturnType<typeof findTenantLicense>>;
+
+export type LicenseLifecycleEventType = 'license.suspended' | 'license.reinstated' | 'license.renewed' | 'license.transferred';
+
+export interface LicenseLifecycleEvent {
+  type: LicenseLifecycleEventType;
+  tenantId: string;
+  licenseId: string;
+  /** The activity entry's diff. */
+  changes: { before: Record<string, unknown>; after: Record<string, unknown> };
+}
+
+/**
+ * THE place a lifecycle change announces itself, called inside the change's own transaction (after the update
+ * and its activity entry). Outbound webhooks (issue 14 item 1) write their outbox row here, so an event exists
+ * exactly when the change committed (and only for companies with a subscribed endpoint).
+ */
+export async function emitLicenseLifecycleEvent(tx: Tx, event: LicenseLifecycleEvent, now: Date): Promise<void> {
+  const license = await tx.license.findUniqueOrThrow({ where: { id: event.licenseId } });
+  await emitEvent(tx, event.tenantId, event.type, { ...licenseData(license), changes: event.changes }, now);
+}
+
+function refuseRevoked(license: License, what: string) {
+  if (license.status === 'revoked') {
+    throw new AppError('Conflict', `This license is revoked and cannot be ${what}: revocation is final. Create a new license instead.`);
+  }
+}
+
+/** Applies `data` to a license still in one of `from`, audits and emits; false when a concurrent change got there first. */
+async function change(
+  ctx: Ctx,
+  license: License,
+  action: AuditAction,
+  type: LicenseLifecycleEventType,
+  where: Prisma.LicenseWhereInput,
+  data: Prisma.LicenseUpdateManyMutationInput,
+  changes: { before: Record<string, unknown>; after: Record<string, unknown> },
+  afterUpdate?: (tx: Tx) => Promise<void>,
+) {
+  await ctx.db.prisma.$transaction(async (tx) => {
+    const { count } = await tx.license.updateMany({ where: { AND: [{ id: license.id, tenantId: license.tenantId }, where] }, data });
+    if (!count) return;
+    await afterUpdate?.(tx);
+    const event = { tenantId: license.tenantId, action, entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name), details: changes };
+    await recordAudit(tx, event, auditActor(ctx), ctx.now);
+    await emitLicenseLifecycleEvent(tx, { type, tenantId: license.tenantId, licenseId: license.id, changes }, ctx.now);
+  });
+  return findTenantLicense(ctx, license.tenantId, license.id);
+}
+
+const IdInput = z.object({ id: z.string().trim().min(1) });
+
+/**
+ * Suspends an active (or expired) license: validate, activate, floating checkout/heartbeat and meter answer
+ * `Suspended`; its activations keep their seats; no customer expiry emails while suspended. Suspending a suspended
+ * license changes nothing. A revoked license: Conflict.
+ */
+export async function suspendLicense(ctx: Ctx, input: { id: string }) {
+  const { tenantId } = requireAdmin(ctx);
+  const { id } = parseInput(IdInput, input);
+  const license = await findTenantLicense(ctx, tenantId, id);
+  refuseRevoked(license, 'suspended');
+  if (license.status === 'suspended') return license;
+  const changes = { before: { status: 'active' }, after: { status: 'suspended' } };
+  return change(ctx, license, 'SuspendLicense', 'license.suspended', { status: 'active' }, { status: 'suspended', suspendedAt: ctx.now }, changes);
+}
+
+/** Lifts a suspension: the license is what it was before (its seats were kept). Reinstating an unsuspended license changes nothing; a revoked one: Conflict. */
+export async function reinstateLicense(ctx: Ctx, input: { id: string }) {
+  const { tenantId } = requireAdmin(ctx);
+  const { id } = parseInput(IdInput, input);
+  const license = await findTenantLicense(ctx, tenantId, id);
+  refuseRevoked(license, 'reinstated');
+  if (license.status !== 'suspended') return license;
+  const changes = { before: { status: 'suspended' }, after: { status: 'active' } };
+  return change(ctx, license, 'ReinstateLicense', 'license.reinstated', { status: 'suspended' }, { status: 'active', suspendedAt: null }, changes);
+}
+
+const RenewInput = z.object({ id: z.string().trim().min(1), expiresAt: z.coerce.date() });
+
+/**
+ * Renews/extends: a new expiresAt later than both now and the current one. The license's sent expiry notices are
+ * deleted in the same transaction, so the 30/7/1-day thresholds fire again for the new period. A perpetual license
+ * has nothing to renew (give it an expiry with updateLicense); a revoked one: Conflict. Allowed while suspended.
+ */
+export async function renewLicense(ctx: Ctx, input: { id: string; expiresAt: Date | string }) {
+  const { tenantId } = requireAdmin(ctx);
+  const { id, expiresAt } = parseInput(RenewInput, input);
+  const license = await findTenantLicense(ctx, tenantId, id);
+  refuseRevoked(license, 'renewed');
+  const refuse = (reason: string) => {
+    throw new AppError('InvalidRequest', `Invalid input: expiresAt: ${reason}`, { fields: { expiresAt: reason } });
+  };
+  if (license.expiresAt === null) refuse('the license is perpetual (no expiry to extend); set an expiry date with updateLicense instead');
+  if (expiresAt.getTime() <= ctx.now.getTime()) refuse('must be in the future');
+  if (expiresAt.getTime() <= license.expiresAt!.getTime()) refuse(`must be later than the current expiry (${license.expiresAt!.toISOString()})`);
+  const changes = diffChanges({ expiresAt: license.expiresAt }, { expiresAt })!;
+  return change(ctx, license, 'RenewLicense', 'license.renewed', { expiresAt: license.expiresAt }, { expiresAt }, changes, async (tx) => {
+    await tx.expiryNotice.deleteMany({ where: { licenseId: license.id } });
+  });
+}
+
+const TransferInput = z.object({ id: z.string().trim().min(1), customerEmail: z.string().trim().pipe(z.email().max(320)) });
+
+/** Transfers the license to another customer email (expiry notices go there from now on). The same address changes nothing; a revoked license: Conflict. */
+export async function transferLicense(ctx: Ctx, input: { id: string; customerEmail: string }) {
+  const { tenantId } = requireAdmin(ctx);
+  const { id, customerEmail } = parseInput(TransferInput, input);
+  const license = await findTenantLicense(ctx, tenantId, id);
+  refuseRevoked(license, 'transferred');
+  const changes = diffChanges({ customerEmail: license.customerEmail }, { customerEmail });
+  if (!changes) return license;
+  return change(ctx, license, 'TransferLicense', 'license.transferred', { customerEmail: license.customerEmail }, { customerEmail }, changes);
+}
