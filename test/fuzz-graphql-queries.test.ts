@@ -51,6 +51,12 @@ const operations: Operation[] = [
   connection('users'),
   connection('apiKeys'),
   connection('invitations'),
+  connection('webhookEndpoints'),
+  {
+    name: 'webhookDeliveries',
+    query: 'query($endpointId: ID!, $first: Int, $after: String, $last: Int, $before: String) { webhookDeliveries(endpointId: $endpointId, first: $first, after: $after, last: $last, before: $before) { totalCount edges { node { id } } } }',
+    variables: { endpointId: 'id', ...page },
+  },
   { name: 'invitation', query: 'query($token: String!) { invitation(token: $token) { email } }', variables: { token: 'string' } },
   {
     name: 'floatingSessions',
