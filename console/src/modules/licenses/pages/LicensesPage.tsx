@@ -1,5 +1,5 @@
 import { Button, Group, Paper, SegmentedControl, Select, Text } from '@mantine/core';
-import { useDisclosure } from '@mantine/hooks';
+import { useDisclosure, useMediaQuery } from '@mantine/hooks';
 import { IconPlus } from '@tabler/icons-react';
 import { useState } from 'react';
 import { useNavigate } from 'react-router';
@@ -37,6 +37,7 @@ export function LicensesPage() {
   const filters = useSearchFilters(FILTERS);
   const { values } = filters;
   const [search, setSearch] = useState('');
+  const narrow = useMediaQuery('(max-width: 30em)');
   const filtered = filters.active || search !== '';
   const clearAll = () => {
     setSearch('');
@@ -86,7 +87,15 @@ export function LicensesPage() {
             <Text size="sm" fw={500} mb={2} id="status-filter-label">
               Status
             </Text>
-            <SegmentedControl aria-labelledby="status-filter-label" data={STATUS_OPTIONS} value={values.status} onChange={(status) => filters.set({ status })} />
+            <SegmentedControl
+              aria-labelledby="status-filter-label"
+              data={STATUS_OPTIONS}
+              value={values.status}
+              onChange={(status) => filters.set({ status })}
+              // Five statuses do not fit a phone's width side by side.
+              orientation={narrow ? 'vertical' : 'horizontal'}
+              fullWidth={narrow}
+            />
           </div>
           {filtered && (
             <Button variant="subtle" onClick={clearAll}>
