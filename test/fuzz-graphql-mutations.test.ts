@@ -40,7 +40,6 @@ const operations: Operation[] = [
   mutation('revokeInvitation', { id: 'id' }),
   mutation('deleteProduct', { id: 'id' }),
   mutation('updateUser', { id: 'id', name: 'string', role }),
-  mutation('createUser', { email: 'string', name: 'string', password: 'string', role }),
   mutation('inviteUser', { email: 'string', name: 'string', role }),
   mutation('acceptInvitation', { token: 'string', password: 'string', name: 'string' }),
   mutation('createApiKey', { name: 'string', role }),

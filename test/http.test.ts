@@ -36,6 +36,27 @@ describe('error bodies (spec §7)', () => {
     });
   }
 
+  // Issue 26 item 3: the NUL guard read the media type case-sensitively, so these reached the routes and gave 500.
+  const OTHER_MEDIA_TYPES = ['application/JSON', 'Application/Json; charset=utf-8', 'application/vnd.api+json', 'application/merge-patch+json', 'APPLICATION/JSON; charset=latin1', 'text/json', 'application/json; foo=bar', 'application/json;;', 'not a media type'];
+  it.each(OTHER_MEDIA_TYPES)('validate with content-type %j and a NUL in a field → 400, never 500', async (contentType) => {
+    const response = await t.request('POST', '/api/v1/validate', JSON.stringify({ licenseKey: `${key}\u0000` }), { 'content-type': contentType });
+    expect(response.status).toBe(400);
+    expect(response.json.error.code).toBe('InvalidRequest');
+  });
+
+  it('only application/json (any letter case, optionally charset=utf-8) is read as the body', async () => {
+    for (const contentType of ['application/json', 'Application/JSON', 'application/json; charset=UTF-8', 'application/json;charset="utf-8"']) {
+      const response = await t.request('POST', '/api/v1/validate', JSON.stringify({ licenseKey: key }), { 'content-type': contentType });
+      expect(response.status, contentType).toBe(200);
+      expect(response.json.isValid).toBe(true);
+    }
+    for (const contentType of ['application/vnd.api+json', 'application/json; charset=latin1', 'text/plain']) {
+      const response = await t.request('POST', '/api/v1/validate', JSON.stringify({ licenseKey: key }), { 'content-type': contentType });
+      expect(response.status, contentType).toBe(400);
+      expect(response.json.error.message).toBe('Send the body as JSON with Content-Type: application/json.');
+    }
+  });
+
   it('a huge body → 400, never 500', async () => {
     const response = await t.post('/api/v1/activate', { licenseKey: key, nonce: 'x', deviceName: 'y'.repeat(200_000) });
     expect(response.status).toBe(400);

@@ -135,6 +135,27 @@ describe('invitations', () => {
     expect((await t.gql(PREVIEW, { token })).data.invitation).not.toBeNull();
   });
 
+  it("another company's users are not revealed: inviting their address answers like any address; only the invitee learns, on accepting", async () => {
+    // admin@globex.test has an account at the other company; ghost@nowhere.test has none anywhere.
+    const answers = [];
+    for (const email of ['admin@globex.test', 'ghost@nowhere.test']) {
+      const response = await t.gql(INVITE, { email, role: 'READ_ONLY' }, { token: admin.token });
+      expect(response.errors).toBeUndefined();
+      const { id, expiresAt, ...rest } = response.data.inviteUser.invitation;
+      answers.push({ ...rest, email: rest.email.replace(/@.*/, ''), id: typeof id, expiresAt: typeof expiresAt });
+    }
+    expect(answers[0]).toEqual({ ...answers[1], email: 'admin' });
+    const outbox = await t.prisma.emailOutbox.findFirstOrThrow({ where: { kind: 'invitation', toAddress: 'admin@globex.test' } });
+    const token = /accept-invite#token=(kfi_[A-Za-z0-9_-]{43})/.exec(outbox.text)![1];
+    const accepted = await t.gql(ACCEPT, { token, password: PASSWORD });
+    expect(accepted.errors?.[0]).toMatchObject({ message: 'A user with this email already exists: sign in instead.', extensions: { code: 'Conflict' } });
+    expect(await t.prisma.user.count({ where: { email: 'admin@globex.test' } })).toBe(1);
+    // Adding an address with a chosen password is the operator's tool only: no mutation offers it to a company.
+    const direct = await t.gql('mutation { createUser(input: { email: "admin@globex.test", password: "0123456789ab", role: READ_ONLY }) { user { id } } }', {}, { token: admin.token });
+    expect(direct.errors?.[0].extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED'); // no such field, whatever the address
+    expect(direct.errors?.[0].message).not.toContain('globex');
+  });
+
   it('no token reaches the logs', async () => {
     const tokens = (await t.prisma.emailOutbox.findMany({ where: { kind: 'invitation' } })).map((e) => /#token=(kfi_[\w-]+)/.exec(e.text)![1]);
     expect(tokens.length).toBeGreaterThan(5);

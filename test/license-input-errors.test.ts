@@ -46,3 +46,25 @@ describe('license input errors', () => {
     expect(await t.prisma.license.findUniqueOrThrow({ where: { id: licenseId } })).toEqual(before);
   });
 });
+
+describe('dates the database cannot store (issue 26 item 3)', () => {
+  const FAR = ['+010000-01-01T00:00:00.000Z', '+275760-09-13T00:00:00.000Z', '-000001-01-01T00:00:00.000Z'];
+  it.each(FAR)('%s: a field error on renew, create and update, never InternalError', async (date) => {
+    const expiring = (await t.gql('mutation($input: CreateLicenseInput!) { createLicense(input: $input) { license { id } } }', { input: { productId, maxActivations: 1, expiresAt: '2030-01-01T00:00:00Z' } }, { token })).data.createLicense.license.id;
+    const renew = await t.gql('mutation($input: RenewLicenseInput!) { renewLicense(input: $input) { license { expiresAt } } }', { input: { id: expiring, expiresAt: date } }, { token });
+    expect(renew.errors?.[0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { expiresAt: 'must be a date between the years 1 and 9999' } });
+    const create = await t.gql('mutation($input: CreateLicenseInput!) { createLicense(input: $input) { key } }', { input: { productId, maxActivations: 1, maintenanceExpiresAt: date } }, { token });
+    expect(create.errors?.[0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { maintenanceExpiresAt: expect.any(String) } });
+    const update = await t.gql('mutation($input: UpdateLicenseInput!) { updateLicense(input: $input) { license { id } } }', { input: { id: licenseId, expiresAt: date } }, { token });
+    expect(update.errors?.[0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { expiresAt: expect.any(String) } });
+    const activity = await t.gql('query($from: DateTime) { activityLog(filter: { from: $from }) { totalCount } }', { from: date }, { token });
+    expect(activity.errors?.[0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { from: expect.any(String) } });
+  });
+
+  it('the last storable instant is accepted', async () => {
+    const expiring = (await t.gql('mutation($input: CreateLicenseInput!) { createLicense(input: $input) { license { id } } }', { input: { productId, maxActivations: 1, expiresAt: '2030-01-01T00:00:00Z' } }, { token })).data.createLicense.license.id;
+    const renew = await t.gql('mutation($input: RenewLicenseInput!) { renewLicense(input: $input) { license { expiresAt } } }', { input: { id: expiring, expiresAt: '9999-12-31T23:59:59.999Z' } }, { token });
+    expect(renew.errors).toBeUndefined();
+    expect(renew.data.renewLicense.license.expiresAt).toBe('9999-12-31T23:59:59.999Z');
+  });
+});

@@ -195,7 +195,7 @@ describe('team, API keys, roles and tenants', () => {
   let tenantB: { token: string; tenantId: string };
 
   beforeAll(async () => {
-    await t.gql('mutation { createUser(input: { email: "viewer@acme.test", password: "correct horse battery", role: READ_ONLY, name: "Vic" }) { user { id } } }', {}, { token: admin.token });
+    await t.seedUser(admin.user.tenantId, { email: 'viewer@acme.test', role: 'ReadOnly', name: 'Vic' });
     readOnly = await t.login('viewer@acme.test');
     const other = await t.seedTenant({ name: 'Globex', keyPrefix: 'GLBX' });
     await t.seedUser(other.id, { email: 'admin@globex.test' });
@@ -206,7 +206,7 @@ describe('team, API keys, roles and tenants', () => {
     expect((await t.gql('{ users { nodes { email } } company { name } apiKeys { nodes { id } } }', {}, readOnly)).errors).toBeUndefined();
     const victim = await t.prisma.user.findUniqueOrThrow({ where: { email: 'lock@acme.test' } });
     const mutations = [
-      'mutation { createUser(input: { email: "x@acme.test", password: "0123456789ab", role: COMPANY_ADMIN }) { user { id } } }',
+      'mutation { inviteUser(input: { email: "x@acme.test", role: COMPANY_ADMIN }) { invitation { id } } }',
       `mutation { updateUser(input: { id: "${victim.id}", role: READ_ONLY }) { user { id } } }`,
       `mutation { deactivateUser(input: { id: "${victim.id}" }) { user { id } } }`,
       `mutation { reactivateUser(input: { id: "${victim.id}" }) { user { id } } }`,
@@ -268,7 +268,7 @@ describe('team, API keys, roles and tenants', () => {
   });
 
   it('a deactivated user cannot sign in; their sessions and API keys stop working', async () => {
-    await t.gql('mutation { createUser(input: { email: "leaver@acme.test", password: "correct horse battery", role: COMPANY_ADMIN }) { user { id } } }', {}, { token: admin.token });
+    await t.seedUser(admin.user.tenantId, { email: 'leaver@acme.test' });
     const leaver = await t.login('leaver@acme.test');
     const key = (await t.gql('mutation { createApiKey(input: { name: "leaver key", role: READ_ONLY }) { key } }', {}, { token: leaver.token })).data.createApiKey.key;
     const id = (await t.prisma.user.findUniqueOrThrow({ where: { email: 'leaver@acme.test' } })).id;
@@ -297,8 +297,8 @@ describe('team, API keys, roles and tenants', () => {
     expect(updated.data.updateUser.user).toEqual({ name: 'Victoria', role: 'COMPANY_ADMIN' });
     const entry = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { action: 'UpdateUser' }, orderBy: { seq: 'desc' } });
     expect(entry).toMatchObject({ entity: 'viewer@acme.test', actor: 'admin@acme.test', details: { before: { name: 'Vic', role: 'ReadOnly' }, after: { name: 'Victoria', role: 'CompanyAdmin' } } });
-    const duplicate = await t.gql('mutation { createUser(input: { email: "VIEWER@acme.test", password: "0123456789ab", role: READ_ONLY }) { user { id } } }', {}, { token: admin.token });
-    expect(duplicate.errors![0].extensions!.code).toBe('Conflict');
+    const duplicate = await t.gql('mutation { inviteUser(input: { email: "VIEWER@acme.test", role: READ_ONLY }) { invitation { id } } }', {}, { token: admin.token });
+    expect(duplicate.errors![0]).toMatchObject({ message: 'viewer@acme.test is already a member of your company.', extensions: { code: 'Conflict' } });
   });
 });
 

@@ -20,7 +20,7 @@ const works = async (key: string) => (await t.gql('{ company { name } }', {}, { 
 
 describe('API keys trace to a human', () => {
   it("the issue's scenario: after the human is deactivated, keys made by keys stop creating keys and products", async () => {
-    await t.gql('mutation { createUser(input: { email: "ops@acme.test", password: "correct horse battery", role: COMPANY_ADMIN }) { user { id } } }', {}, { token: admin.token });
+    await t.seedUser(admin.user.tenantId, { email: 'ops@acme.test' });
     const ops = await t.login('ops@acme.test');
     const first = await createKey({ token: ops.token }, 'first');
     const second = await createKey({ apiKey: first.key }, 'second');
@@ -56,5 +56,32 @@ describe('API keys trace to a human', () => {
     const legacy = await createKey({ token: admin.token }, 'legacy');
     await t.prisma.apiKey.update({ where: { id: legacy.apiKey.id }, data: { createdById: null } });
     expect(await works(legacy.key)).toBe(false);
+  });
+});
+
+describe("a key never acts above its owner's current role (issue 26 item 4)", () => {
+  it("a demoted owner's admin keys (and the keys they minted) act read-only at most, and again as admins once re-promoted", async () => {
+    const owner = await t.seedUser(admin.user.tenantId, { email: 'demoted@acme.test' });
+    const session = await t.login('demoted@acme.test');
+    const key = await createKey({ token: session.token }, 'owner key');
+    const minted = await createKey({ apiKey: key.key }, 'minted by key');
+    const setRole = async (role: string) => {
+      const response = await t.gql(`mutation { updateUser(input: { id: "${owner.id}", role: ${role} }) { user { role } } }`, {}, { token: admin.token });
+      expect(response.errors).toBeUndefined();
+    };
+    await setRole('READ_ONLY');
+    for (const apiKey of [key.key, minted.key]) {
+      expect(await works(apiKey)).toBe(true); // reading is still allowed
+      const refused = await t.gql('mutation { createApiKey(input: { name: "more", role: COMPANY_ADMIN }) { key } }', {}, { apiKey });
+      expect(refused.errors?.[0].extensions?.code).toBe('Forbidden');
+      const product = await t.gql('mutation { createProduct(input: { name: "Sneaky" }) { product { id } } }', {}, { apiKey });
+      expect(product.errors?.[0].extensions?.code).toBe('Forbidden');
+    }
+    expect(await t.prisma.apiKey.count({ where: { name: 'more' } })).toBe(0);
+    expect(await t.prisma.product.count({ where: { name: 'Sneaky' } })).toBe(0);
+    // The keys themselves still say COMPANY_ADMIN: the bound is applied when they are used.
+    await setRole('COMPANY_ADMIN');
+    const allowed = await t.gql('mutation { createProduct(input: { name: "Allowed" }) { product { id } } }', {}, { apiKey: minted.key });
+    expect(allowed.errors).toBeUndefined();
   });
 });

@@ -1,5 +1,6 @@
-import { afterAll, describe, expect, it } from 'vitest';
-import { MAX_FAILED_LOGINS, failureIsAudited } from '../server/src/services/auth/sessions.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { NO_META } from '../server/src/services/auth/actor.js';
+import { MAX_FAILED_LOGINS, failureIsAudited, login } from '../server/src/services/auth/sessions.js';
 import { passwordHashesRunning } from '../server/src/services/auth/passwords.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
@@ -52,7 +53,7 @@ describe('argon2 work is bounded', () => {
     let peak = 0;
     const sampler = setInterval(() => (peak = Math.max(peak, passwordHashesRunning())), 1);
     try {
-      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => t.gql(LOGIN, { email: i % 2 ? 'admin@acme.test' : `x${i}@acme.test`, password: 'wrong password' }, { ip: `192.0.2.${i}` })));
+      const results = await Promise.all(Array.from({ length: 12 }, (_, i) => t.gql(LOGIN, { email: i % 3 === 0 ? 'admin@acme.test' : `x${i}@acme.test`, password: 'wrong password' }, { ip: `192.0.2.${i}` })));
       expect(results.every((r) => r.errors?.[0].extensions?.code === 'Unauthorized')).toBe(true);
     } finally {
       clearInterval(sampler);
@@ -118,5 +119,117 @@ describe('no user enumeration', () => {
     // Before the fix the known email was slower in 94% of pairs; a fair coin stays within 5..25 of 30 with p > 0.9999.
     expect(knownSlower).toBeGreaterThanOrEqual(5);
     expect(knownSlower).toBeLessThanOrEqual(25);
+  });
+});
+
+// Issue 26 item 2: throttle attackers, not the account holder (OWASP device cookies).
+describe("the account holder's browser cannot be locked out (device cookie)", () => {
+  const LIMITS = { RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: '30', RATE_LIMIT_SIGNIN_PER_ACCOUNT_PER_MINUTE: '10' };
+  /** A login call, as a browser sends it: the cookies it holds, from an address. */
+  const attempt = async (t: TestApp, password: string, browser: { cookie?: string; ip: string }, email = 'admin@acme.test') => {
+    const response = await t.gql(LOGIN, { email, password }, browser);
+    const device = response.headers.getSetCookie().find((cookie) => cookie.startsWith('kf_device='));
+    return { status: response.status, code: response.errors?.[0].extensions?.code ?? response.data?.login.__typename, device };
+  };
+
+  it('an attacker at full rate, from many addresses, stops neither the owner signing in from the browser they used before nor is let guess faster', async () => {
+    const t = await start(LIMITS);
+    await t.setupAdmin();
+    const owner = await attempt(t, 'correct horse battery', { ip: '192.0.2.10' });
+    expect(owner.code).toBe('LoginSuccess');
+    // httpOnly, SameSite=Strict, only sent to the GraphQL endpoint, long-lived.
+    const attributes = owner.device!.split('; ');
+    expect(attributes[0]).toMatch(/^kf_device=\d+\.[\w-]+\.[0-9a-f]{64}$/);
+    expect(attributes.slice(1).sort()).toEqual(['Expires=Tue, 01 Jun 2027 12:00:00 GMT', 'HttpOnly', 'Path=/api/graphql', 'SameSite=Strict']);
+    const ownerBrowser = { cookie: owner.device!.split(';')[0], ip: '192.0.2.10' };
+
+    // The attack: wrong passwords as fast as the server answers, from 40 addresses, interleaved with the owner signing in.
+    const answers: string[] = [];
+    for (let round = 0; round < 4; round++) {
+      const burst = await Promise.all(Array.from({ length: 15 }, (_, i) => attempt(t, `guess ${round}-${i}`, { ip: `203.0.113.${round * 15 + i + 1}` })));
+      answers.push(...burst.map((answer) => String(answer.code)));
+      expect((await attempt(t, 'correct horse battery', ownerBrowser)).code).toBe('LoginSuccess');
+    }
+    // Guesses the server actually checked: at most the lockout's 5 in its window, whatever the owner did meanwhile;
+    // the rest were refused unchecked (locked, then over the account's per-minute budget).
+    expect(answers.filter((code) => code === 'Unauthorized').length).toBe(MAX_FAILED_LOGINS);
+    expect(new Set(answers)).toEqual(new Set(['Unauthorized', 'AccountLocked', 'RateLimited']));
+    // Even the right password, from a browser the account never used, does not get through.
+    expect((await attempt(t, 'correct horse battery', { ip: '203.0.113.250' })).code).toMatch(/AccountLocked|RateLimited/);
+    // An attacker sharing the owner's address (NAT) and spending its whole budget does not stop the owner either.
+    for (let i = 0; i < 35; i++) await attempt(t, 'guess', { ip: '192.0.2.10' }, `someone${i}@acme.test`);
+    expect((await attempt(t, 'another guess', { ip: '192.0.2.10' }, 'nobody@acme.test')).code).toBe('RateLimited');
+    expect((await attempt(t, 'correct horse battery', ownerBrowser)).code).toBe('LoginSuccess');
+  });
+
+  it("a cookie of another account, an edited or an expired one gives no exemption; a trusted browser's own failures lock only that browser", async () => {
+    const t = await start({ RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: '1000', RATE_LIMIT_SIGNIN_PER_ACCOUNT_PER_MINUTE: '1000' }); // the lockout alone
+    const admin = await t.setupAdmin();
+    await t.seedUser(admin.user.tenantId, { email: 'mallory@acme.test' });
+    const mallory = await attempt(t, 'correct horse battery', { ip: '198.51.100.7' }, 'mallory@acme.test');
+    const owner = await attempt(t, 'correct horse battery', { ip: '192.0.2.10' });
+    const [value] = owner.device!.slice('kf_device='.length).split(';');
+    const [issuedAt, nonce, mac] = value.split('.');
+    const forged = [
+      mallory.device!.split(';')[0], // Mallory's own trusted browser, used against the admin
+      `kf_device=${issuedAt}.${nonce}.${mac.replace(/.$/, (c) => (c === 'a' ? 'b' : 'a'))}`,
+      `kf_device=${Number(issuedAt) + 60}.${nonce}.${mac}`,
+      'kf_device=garbage',
+    ];
+    for (let i = 0; i < MAX_FAILED_LOGINS; i++) await attempt(t, 'wrong password', { cookie: forged[i % forged.length], ip: `203.0.113.${i + 1}` });
+    for (const cookie of forged) expect((await attempt(t, 'correct horse battery', { cookie, ip: '203.0.113.99' })).code).toBe('AccountLocked');
+    expect((await attempt(t, 'correct horse battery', { cookie: owner.device!.split(';')[0], ip: '192.0.2.10' })).code).toBe('LoginSuccess');
+
+    // The owner's own browser mistyping: after 5 failures that browser is locked (the address's count is separate)…
+    const fresh = await attempt(t, 'correct horse battery', { cookie: owner.device!.split(';')[0], ip: '192.0.2.10' });
+    const browser = { cookie: fresh.device!.split(';')[0], ip: '192.0.2.10' };
+    const own = [];
+    for (let i = 0; i < MAX_FAILED_LOGINS + 1; i++) own.push((await attempt(t, 'mistyped', browser)).code);
+    expect(own).toEqual(['Unauthorized', 'Unauthorized', 'Unauthorized', 'Unauthorized', 'Unauthorized', 'AccountLocked']);
+    expect((await attempt(t, 'correct horse battery', browser)).code).toBe('AccountLocked');
+    const lock = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { action: 'LockAccount' }, orderBy: { seq: 'desc' } });
+    expect(lock.details).toMatchObject({ browser: 'trusted (device cookie)' });
+    // …and a year after it was issued, a cookie is no longer trusted.
+    t.clock.advance(366 * 86_400_000);
+    await t.prisma.loginFailure.deleteMany();
+    for (let i = 0; i < MAX_FAILED_LOGINS; i++) await attempt(t, 'wrong password', { ip: `203.0.113.${i + 1}` });
+    expect((await attempt(t, 'correct horse battery', { cookie: owner.device!.split(';')[0], ip: '192.0.2.10' })).code).toBe('AccountLocked');
+  });
+});
+
+describe('the unknown-email path costs the same work', () => {
+  it('a wrong password for a known and for an unknown email run the same database statements, in every lockout state', async () => {
+    const t = await start();
+    await t.setupAdmin();
+    const run = async (email: string) => {
+      const statements: string[] = [];
+      const counted = t.prisma.$extends({
+        query: {
+          $allOperations({ model, operation, args, query }) {
+            const sql = (args as { strings?: string[] } | unknown[] | undefined);
+            const text = Array.isArray(sql) ? String(sql[0]) : (sql as { strings?: string[] } | undefined)?.strings?.join('?') ?? '';
+            statements.push(`${model ?? 'raw'}.${operation} ${text.replace(/\s+/g, ' ').slice(0, 60)}`);
+            return query(args);
+          },
+        },
+      }) as unknown as typeof t.prisma;
+      const ctx = { db: { ...t.deps.db, prisma: counted }, secrets: t.deps.secrets, now: t.clock.now(), actor: null, meta: NO_META };
+      const codes = [];
+      for (let i = 0; i < MAX_FAILED_LOGINS + 1; i++) codes.push(await login(ctx, { email, password: 'wrong password' }).catch((error) => error.code));
+      return { codes, statements: statements.sort() };
+    };
+    const random = vi.spyOn(Math, 'random').mockReturnValue(0.5); // no housekeeping delete in either run
+    try {
+      const known = await run('admin@acme.test');
+      const unknown = await run('ghost@acme.test');
+      expect(unknown.codes).toEqual(known.codes);
+      expect(known.statements.filter((s) => s.startsWith('AuditLogEntry.create'))).toHaveLength(MAX_FAILED_LOGINS + 1); // 5 FailedLogin + LockAccount
+      // The one difference: the known email's entry is kept (RELEASE), the stand-in's undone (ROLLBACK TO) — one statement each.
+      const ending = (statements: string[]) => statements.map((statement) => statement.replace(/(RELEASE|ROLLBACK TO) SAVEPOINT/, 'END SAVEPOINT'));
+      expect(ending(unknown.statements)).toEqual(ending(known.statements));
+    } finally {
+      random.mockRestore();
+    }
+    expect(await t.prisma.auditLogEntry.count({ where: { entity: 'ghost@acme.test' } })).toBe(0);
   });
 });

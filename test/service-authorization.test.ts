@@ -247,6 +247,10 @@ describe('services authorize their caller', () => {
     await expectRefused(operatorOnly, admin, 'Forbidden');
     await expectRefused(operatorOnly, keyActor(f.tenantId, 'CompanyAdmin'), 'Forbidden');
     await expect(findByKey(as(systemActor(null, 'system (cli)')), f.licenseKey)).resolves.toMatchObject({ id: f.licenseId });
+    // A member with a chosen password is the operator's tool too (companies invite): refused to an admin and an admin key.
+    const createUserCall = mutations.filter(([name]) => name === 'createUser');
+    await expectRefused(createUserCall, admin, 'Forbidden');
+    await expectRefused(createUserCall, keyActor(f.tenantId, 'CompanyAdmin'), 'Forbidden');
   });
 
   it('self-service calls need a signed-in user: an admin API key or the system is refused', async () => {

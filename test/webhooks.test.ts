@@ -5,7 +5,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTransport } from '../server/src/jobs/email/transport.js';
 import { expiryNotificationsJob } from '../server/src/jobs/expiry-notifications.js';
 import { jobContext } from '../server/src/jobs/scheduler.js';
-import { NO_META, type Actor } from '../server/src/services/auth/actor.js';
+import { NO_META, systemActor, type Actor } from '../server/src/services/auth/actor.js';
 import { createUser } from '../server/src/services/users.js';
 import { DISABLE_AFTER, LEASE_MS, MAX_ATTEMPTS, claimDueWebhooks, purgeWebhookEvents, RETRY_DELAYS_MS, deliverDueWebhooks, send } from '../server/src/services/webhooks/delivery.js';
 import { emitEvent } from '../server/src/services/webhooks/events.js';
@@ -36,6 +36,8 @@ const adminCtx = (tenant: SeededTenant) => {
   const actor: Actor = { kind: 'user', userId: tenant.admin.userId, tenantId: tenant.tenantId, role: 'CompanyAdmin', email: tenant.admin.email, sessionFamilyId: null };
   return { db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor, meta: NO_META };
 };
+/** The operator acting in a tenant (`pnpm cli user:create`): members with a chosen password are made this way. */
+const operatorCtx = (tenant: SeededTenant) => ({ ...adminCtx(tenant), actor: systemActor(tenant.tenantId, 'system (cli)') });
 
 async function createEndpoint(tenant: SeededTenant, input: { url?: string; eventTypes?: string[] } = {}) {
   const response = await t.gql(
@@ -180,7 +182,7 @@ describe('webhook delivery', () => {
   it('after repeated failed events the endpoint is disabled and the admins get an email; enabling it again resets the count', async () => {
     const { endpoint } = await createEndpoint(A, { eventTypes: ['USER_CREATED'] });
     answers = Array(DISABLE_AFTER).fill(410);
-    for (let n = 0; n < DISABLE_AFTER; n++) await createUser(adminCtx(A), { email: `hire${n}@acme.test`, password: 'correct horse battery', role: 'ReadOnly' });
+    for (let n = 0; n < DISABLE_AFTER; n++) await createUser(operatorCtx(A), { email: `hire${n}@acme.test`, password: 'correct horse battery', role: 'ReadOnly' });
     const report = await deliver();
     expect(report).toMatchObject({ failed: DISABLE_AFTER, endpointsDisabled: 1 });
     const disabled = await t.prisma.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } });
@@ -191,7 +193,7 @@ describe('webhook delivery', () => {
     expect(emails[0].text).toContain(receiverUrl);
     expect(await t.prisma.auditLogEntry.count({ where: { tenantId: A.tenantId, action: 'DisableWebhookEndpoint', entityId: endpoint.id } })).toBe(1);
     // Disabled: new events are not queued for it.
-    await createUser(adminCtx(A), { email: 'late@acme.test', password: 'correct horse battery', role: 'ReadOnly' });
+    await createUser(operatorCtx(A), { email: 'late@acme.test', password: 'correct horse battery', role: 'ReadOnly' });
     expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id } })).toBe(DISABLE_AFTER);
 
     const enabled = await t.gql('mutation($input: UpdateWebhookEndpointInput!) { updateWebhookEndpoint(input: $input) { endpoint { enabled consecutiveFailures disabledReason } } }', { input: { id: endpoint.id, enabled: true } }, { token: A.admin.token });
@@ -277,7 +279,7 @@ describe('webhook delivery', () => {
       }),
     ).rejects.toThrow('the change failed');
     // A refused service call (duplicate user) writes neither the user nor an event.
-    await expect(createUser(adminCtx(A), { email: A.admin.email, password: 'correct horse battery', role: 'ReadOnly' })).rejects.toMatchObject({ code: 'Conflict' });
+    await expect(createUser(operatorCtx(A), { email: A.admin.email, password: 'correct horse battery', role: 'ReadOnly' })).rejects.toMatchObject({ code: 'Conflict' });
     expect(await t.prisma.webhookEvent.count()).toBe(0);
     expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id } })).toBe(0);
   });

@@ -1,4 +1,4 @@
-import { NO_META, type Actor } from '../../server/src/services/auth/actor.js';
+import { NO_META, systemActor, type Actor } from '../../server/src/services/auth/actor.js';
 import { createApiKey, revokeApiKey } from '../../server/src/services/auth/api-keys.js';
 import { createUser } from '../../server/src/services/users.js';
 import type { TestApp } from './harness.js';
@@ -8,8 +8,8 @@ import type { TestApp } from './harness.js';
  * first-run company (Acme Corp, ACME, admin@acme.test), tenant B a second one (Globex, GLBX, admin@globex.test).
  * Each has a signed-in admin, a signed-in read-only member, a CompanyAdmin and a ReadOnly API key and a revoked
  * one, and — unless `catalog: false` (files that count their own products and licenses) — a product with two
- * licenses. Members and keys are created by the tenant's admin, as the console does (the activity log names
- * the admin).
+ * licenses. Keys are created by the tenant's admin, as the console does (the activity log names the admin); the
+ * read-only member by the operator (members join by invitation in the product).
  */
 export interface SeededUser {
   email: string;
@@ -61,7 +61,8 @@ async function seedMembers(
   const actor: Actor = { kind: 'user', userId: admin.userId, tenantId, role: 'CompanyAdmin', email: admin.email, sessionFamilyId: null };
   const ctx = () => ({ db: t.deps.db, secrets: t.deps.secrets, now: t.clock.now(), actor, meta: NO_META });
 
-  const viewer = await createUser(ctx(), { email: `viewer@${tenant.domain}`, password: PASSWORD, role: 'ReadOnly' });
+  // Members join by invitation in the product; seeding makes the read-only member as the operator does (createUser).
+  const viewer = await createUser({ ...ctx(), actor: systemActor(tenantId, 'system (cli)') }, { email: `viewer@${tenant.domain}`, password: PASSWORD, role: 'ReadOnly' });
   const readOnly = { email: viewer.email, userId: viewer.id, token: (await t.login(viewer.email, PASSWORD)).token };
   const key = async (name: string, role: 'CompanyAdmin' | 'ReadOnly') => {
     const created = await createApiKey(ctx(), { name, role });

@@ -40,7 +40,6 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   createApiKey: ['apiKeys'],
   createLicense: ['licenses', 'products', 'dashboardStats', 'analytics', 'floatingPoolConsumption'],
   createProduct: ['products', 'dashboardStats'],
-  createUser: ['users'],
   createWebhookEndpoint: ['webhookEndpoints'],
   deactivateActivation: ['dashboardStats', 'analytics'],
   deactivateUser: [],

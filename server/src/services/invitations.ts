@@ -49,8 +49,10 @@ export async function inviteUser(
 ) {
   const admin = requireAdmin(ctx);
   const data = parseInput(InviteInputSchema, input);
-  if (await ctx.db.prisma.user.findUnique({ where: { email: data.email }, select: { id: true } })) {
-    throw new AppError('Conflict', `A user with the email ${data.email} already exists.`);
+  // Only the company's own members are refused: whether the address has an account with another company is not
+  // this company's business (the invitee, accepting, is the one told that the address already has an account).
+  if (await ctx.db.prisma.user.findFirst({ where: { email: data.email, tenantId: admin.tenantId }, select: { id: true } })) {
+    throw new AppError('Conflict', `${data.email} is already a member of your company.`);
   }
   const token = `kfi_${randomBytes(32).toString('base64url')}`;
   const expiresAt = new Date(ctx.now.getTime() + INVITATION_LIFETIME_MS);

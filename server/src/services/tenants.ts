@@ -3,7 +3,7 @@ import { KEY_PREFIX_PATTERN } from '../crypto/license-key.js';
 import { AppError } from '../domain/errors.js';
 import { requireOperator } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
-import { isUniqueViolation, parseInput } from './validation.js';
+import { isUniqueViolation, parseInput, StorableDate } from './validation.js';
 
 export const TenantInputSchema = z.object({
   name: z.string().trim().min(1).max(200),
@@ -12,7 +12,7 @@ export const TenantInputSchema = z.object({
     .trim()
     .toUpperCase()
     .regex(KEY_PREFIX_PATTERN, 'must be 2–12 letters or digits, starting with a letter (for example ACME)'),
-  subscriptionEndsAt: z.coerce.date().nullable().optional(),
+  subscriptionEndsAt: StorableDate.nullable().optional(),
 });
 
 // Tenants are made and looked up by the server's operator (the CLI), never through the management API.

@@ -52,9 +52,16 @@ export async function setup(ctx: Ctx, input: { companyName: string; keyPrefix: s
   });
 }
 
-/** Creates a team member of the caller's tenant (CompanyAdmin; the operator CLI acts as the system actor). */
+/**
+ * Creates a user with a chosen password: the operator's tool (`pnpm cli user:create`, the system actor). A company's
+ * admins add members by invitation instead (invitations.ts): an account for an address is made only by whoever reads
+ * its mailbox, so no company can squat an address that belongs to someone else, nor learn from the answer which
+ * addresses have an account with another company.
+ */
 export async function createUser(ctx: Ctx, input: z.input<typeof UserInputSchema>) {
-  const { tenantId } = requireAdmin(ctx);
+  const actor = requireAdmin(ctx);
+  if (actor.kind !== 'system') throw new AppError('Forbidden', 'Members join by invitation: invite them by email (inviteUser).');
+  const { tenantId } = actor;
   const data = parseInput(UserInputSchema, input);
   const passwordHash = await hashPassword(data.password);
   try {

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
 
 /** Parses service input with a zod schema; a failure is the caller's mistake (InvalidRequest, per field). */
@@ -11,6 +11,16 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   const summary = Object.entries(fields).map(([field, message]) => `${field}: ${message}`).join('; ');
   throw new AppError('InvalidRequest', `Invalid input: ${summary}`, { fields });
 }
+
+const FIRST_STORABLE = new Date('0001-01-01T00:00:00.000Z');
+const LAST_STORABLE = new Date('9999-12-31T23:59:59.999Z');
+const STORABLE_RANGE = 'must be a date between the years 1 and 9999';
+
+/**
+ * A date the database can store: years 1 to 9999 (dates travel to PostgreSQL as ISO 8601 strings, which have
+ * four-digit years). Anything else is the caller's field error, never a database error.
+ */
+export const StorableDate = z.coerce.date().min(FIRST_STORABLE, STORABLE_RANGE).max(LAST_STORABLE, STORABLE_RANGE);
 
 /** True for Prisma's unique-constraint violation. */
 export function isUniqueViolation(error: unknown): boolean {

@@ -4,8 +4,9 @@ import { AppError } from '../../domain/errors.js';
 import { requireUser } from '../../services/auth/actor.js';
 import { confirmMfaEnrollment, disableMfa, startMfaEnrollment } from '../../services/auth/mfa.js';
 import { login, logout, refreshSession, type SessionTokens } from '../../services/auth/sessions.js';
+import { DEVICE_COOKIE_TTL_MS, issueDeviceToken, verifyDeviceToken } from '../../services/auth/devices.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { REFRESH_COOKIE, refreshCookieAttributes } from '../../session-cookie.js';
+import { DEVICE_COOKIE, REFRESH_COOKIE, deviceCookieAttributes, refreshCookieAttributes } from '../../session-cookie.js';
 import {
   PUBLIC_USER_FIELDS,
   changePassword,
@@ -24,6 +25,13 @@ async function setRefreshCookie(ctx: GraphQLContext, token: string | null, expir
 }
 
 const readRefreshCookie = async (ctx: GraphQLContext) => (await ctx.cookies.get(REFRESH_COOKIE))?.value || null;
+const readDeviceCookie = async (ctx: GraphQLContext) => (await ctx.cookies.get(DEVICE_COOKIE))?.value || null;
+
+/** After a successful password sign-in: this browser is trusted for `email` (a fresh device cookie, services/auth/devices.ts). */
+export async function trustThisBrowser(ctx: GraphQLContext, email: string) {
+  const expires = ctx.now.getTime() + DEVICE_COOKIE_TTL_MS;
+  await ctx.cookies.set({ ...deviceCookieAttributes(ctx.deps.config.publicUrl), value: issueDeviceToken(ctx.deps, email, ctx.now), expires });
+}
 
 export type PublicUser = Prisma.UserGetPayload<{ select: typeof PUBLIC_USER_FIELDS }>;
 
@@ -159,6 +167,17 @@ builder.queryFields((t) => ({
 /** Password, refresh and second-factor steps share the sign-in budgets (per client IP and per account). */
 export const signInStep = (ctx: GraphQLContext, account: string) => ctx.deps.rateLimits.signIn(ctx.meta.ip ?? 'unknown', account);
 
+/**
+ * A password sign-in's budget: from a browser holding this account's device cookie, the cookie's own (both budgets
+ * keyed by the cookie, so neither the account's budget nor a shared address's, which anyone can spend, holds it up);
+ * from any other browser, the client IP's and the email's.
+ */
+async function passwordSignInStep(ctx: GraphQLContext, email: string, deviceToken: string | null) {
+  const device = verifyDeviceToken(ctx.deps, email, deviceToken, ctx.now);
+  if (device) await ctx.deps.rateLimits.signIn(`device:${device.id}`, `device:${device.id}`);
+  else await signInStep(ctx, `email:${email}`);
+}
+
 builder.mutationFields((t) => ({
   setup: t.field({
     type: sessionPayloadType('SetupPayload'),
@@ -169,7 +188,10 @@ builder.mutationFields((t) => ({
       await setup(serviceCtx(ctx), input);
       const result = await login(serviceCtx(ctx), { email: input.email, password: input.password });
       if (result.status !== 'SUCCESS') throw new AppError('InternalError', 'Setup completed but sign-in failed.');
-      return sessionPayload(ctx, result.tokens, result.userId);
+      // The refresh cookie first: it is the one the session depends on.
+      const session = await sessionPayload(ctx, result.tokens, result.userId);
+      await trustThisBrowser(ctx, input.email);
+      return session;
     },
   }),
   login: t.field({
@@ -178,10 +200,14 @@ builder.mutationFields((t) => ({
     skipTypeScopes: true,
     args: { input: t.arg({ type: LoginInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
-      await signInStep(ctx, `email:${input.email}`);
-      const result = await login(serviceCtx(ctx), input);
+      const deviceToken = await readDeviceCookie(ctx);
+      await passwordSignInStep(ctx, input.email, deviceToken);
+      const result = await login(serviceCtx(ctx), { ...input, deviceToken });
       if (result.status === 'MFA_REQUIRED') return { mfaRequired: true as const };
-      return sessionPayload(ctx, result.tokens, result.userId);
+      // The refresh cookie first: it is the one the session depends on.
+      const session = await sessionPayload(ctx, result.tokens, result.userId);
+      await trustThisBrowser(ctx, input.email);
+      return session;
     },
   }),
   refreshSession: t.field({

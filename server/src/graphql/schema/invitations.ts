@@ -4,7 +4,7 @@ import { arrayConnection } from '../connections.js';
 import { AppError } from '../../domain/errors.js';
 import { login } from '../../services/auth/sessions.js';
 import { acceptInvitation, invitationByToken, invitationTokenDigest, inviteUser, listInvitations, revokeInvitation } from '../../services/invitations.js';
-import { sessionPayloadType, sessionPayload, signInStep } from './account.js';
+import { sessionPayloadType, sessionPayload, signInStep, trustThisBrowser } from './account.js';
 
 interface InvitationShape {
   id: string;
@@ -102,7 +102,10 @@ builder.mutationFields((t) => ({
       const user = await acceptInvitation(serviceCtx(ctx), input);
       const result = await login(serviceCtx(ctx), { email: user.email, password: input.password });
       if (result.status !== 'SUCCESS') throw new AppError('InternalError', 'The account was created but sign-in failed: sign in.');
-      return sessionPayload(ctx, result.tokens, result.userId);
+      // The refresh cookie first: it is the one the session depends on.
+      const session = await sessionPayload(ctx, result.tokens, result.userId);
+      await trustThisBrowser(ctx, user.email);
+      return session;
     },
   }),
 }));

@@ -3,7 +3,7 @@ import { serviceCtx } from '../context.js';
 import { arrayConnection } from '../connections.js';
 import { API_KEY_FIELDS, createApiKey, listApiKeys, revokeApiKey } from '../../services/auth/api-keys.js';
 import { getCompany, updateCompanySettings } from '../../services/company.js';
-import { createUser, deactivateUser, listUsers, reactivateUser, updateUser } from '../../services/users.js';
+import { deactivateUser, listUsers, reactivateUser, updateUser } from '../../services/users.js';
 import { UserType } from './account.js';
 
 type ApiKeyShape = { [K in keyof typeof API_KEY_FIELDS]: K extends 'role' ? 'CompanyAdmin' | 'ReadOnly' : K extends `${string}At` ? Date | null : string | null } & { id: string; name: string; hint: string; createdAt: Date };
@@ -63,9 +63,6 @@ builder.queryFields((t) => ({
   company: t.field({ type: CompanyType, resolve: (_root, _args, ctx) => getCompany(serviceCtx(ctx)) }),
 }));
 
-const CreateUserInput = builder.inputType('CreateUserInput', {
-  fields: (t) => ({ email: t.string({ required: true }), password: t.string({ required: true }), role: t.field({ type: RoleEnum, required: true }), name: t.string() }),
-});
 const UpdateUserInput = builder.inputType('UpdateUserInput', {
   description: 'Omitted fields stay unchanged.',
   fields: (t) => ({ id: t.id({ required: true }), name: t.string(), role: t.field({ type: RoleEnum }) }),
@@ -95,11 +92,6 @@ const UpdateCompanySettingsPayload = builder.objectRef<CompanyShape>('UpdateComp
 });
 
 builder.mutationFields((t) => ({
-  createUser: t.field({
-    type: userPayload('CreateUserPayload'),
-    args: { input: t.arg({ type: CreateUserInput, required: true }) },
-    resolve: (_root, { input }, ctx) => createUser(serviceCtx(ctx), input),
-  }),
   updateUser: t.field({
     type: userPayload('UpdateUserPayload'),
     args: { input: t.arg({ type: UpdateUserInput, required: true }) },

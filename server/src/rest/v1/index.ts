@@ -1,4 +1,5 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
+import { parse as parseContentType } from 'content-type';
 import { AppError, REJECTION_CODES } from '../../domain/errors.js';
 import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
@@ -13,6 +14,16 @@ import { mountMeter } from './meter.js';
 import { mountNonce } from './nonce.js';
 import { mountValidate } from './validate.js';
 
+/** `application/json` (any letter case), optionally with `charset=utf-8`: the one media type the API documents. */
+export function isDocumentedJson(contentType: string): boolean {
+  try {
+    const { type, parameters } = parseContentType(contentType);
+    return type === 'application/json' && Object.entries(parameters).every(([name, value]) => name === 'charset' && value.toLowerCase() === 'utf-8');
+  } catch {
+    return false;
+  }
+}
+
 /** The public licensing API, `/api/v1`, with its OpenAPI 3.1 document generated from the route schemas. */
 export function createPublicApi(deps: AppDeps): OpenAPIHono<AppEnv> {
   const v1 = new OpenAPIHono<AppEnv>({
@@ -24,10 +35,13 @@ export function createPublicApi(deps: AppDeps): OpenAPIHono<AppEnv> {
       return errorResponse(c, new AppError('InvalidRequest', `Invalid request: ${summary}`, { fields }));
     },
   });
-  // A NUL or lone surrogate anywhere in a JSON body is refused before any route sees it (PostgreSQL cannot store it).
-  // The parsed body is cached by Hono, so the route's validator does not parse it again.
+  // Bodies are JSON, as documented: a POST with any other media type is refused before a route sees it (Hono
+  // itself would also parse `application/*+json` in any letter case). A NUL or lone surrogate anywhere in a JSON
+  // body is refused too (PostgreSQL cannot store it); the parsed body is cached, the route does not parse it again.
   v1.use('*', async (c, next) => {
-    if (c.req.method === 'POST' && c.req.header('content-type')?.includes('application/json')) {
+    const contentType = c.req.header('content-type');
+    if (c.req.method === 'POST' && contentType !== undefined) {
+      if (!isDocumentedJson(contentType)) return errorResponse(c, new AppError('InvalidRequest', 'Send the body as JSON with Content-Type: application/json.'));
       const body = await c.req.json().catch(() => undefined);
       const error = unstorableStringError(body);
       if (error) return errorResponse(c, error);
@@ -52,6 +66,7 @@ export function createPublicApi(deps: AppDeps): OpenAPIHono<AppEnv> {
         'Floating sessions: checkout with the license key; heartbeat and checkin with the session token, in the JSON body or `Authorization: Bearer`, never the URL.',
         'HTTP 200 can carry a rejection: grant access only when `isValid` is true.',
         `Rejection errorCodes (HTTP 200): ${REJECTION_CODES.join(', ')}.`,
+        'Request bodies are JSON: `Content-Type: application/json` (optionally `; charset=utf-8`); any other media type is refused with 400 InvalidRequest.',
         'HTTP errors have the body `{ "error": { "code", "message", "requestId" } }` with code InvalidRequest or NonceRequired (400), NonceInvalid (422), RateLimited (429, with Retry-After), ServiceUnavailable (503), InternalError (500).',
         'Offline tokens are verified with the Ed25519 keys published at `/.well-known/jwks.json` (algorithm EdDSA).',
       ].join('\n\n'),

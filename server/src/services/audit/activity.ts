@@ -3,7 +3,7 @@ import { requireMember } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { cappedCount, COUNT_CAP, countUpTo, keyset, searchMatches, toPage, type PageArgs } from '../listing.js';
-import { parseInput } from '../validation.js';
+import { parseInput, StorableDate } from '../validation.js';
 import type { TokenSigner } from '../signing/signing-keys.js';
 import { AUDIT_ACTIONS } from './audit-log.js';
 import { checkAuditIntegrity } from './checkpoints.js';
@@ -24,9 +24,9 @@ export const ActivityFilterSchema = z.object({
   entityType: z.string().trim().max(50).nullish(),
   entityId: z.string().trim().max(100).nullish(),
   /** Inclusive lower bound of the timestamp. */
-  from: z.date().nullish(),
+  from: StorableDate.nullish(),
   /** Exclusive upper bound of the timestamp. */
-  to: z.date().nullish(),
+  to: StorableDate.nullish(),
 });
 export type ActivityFilter = z.input<typeof ActivityFilterSchema>;
 

@@ -1,12 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
-import type { Prisma } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { AppError } from '../../domain/errors.js';
 import { recordAudit, type AuditActor } from '../audit/audit-log.js';
 import type { ServiceContext } from '../context.js';
-import { auditActor, requireUser, type Actor, type RequestMeta } from './actor.js';
+import { auditActor, requireUser, type Actor, type RequestMeta, type Role } from './actor.js';
 import { checkSecondFactor } from './mfa.js';
 import { burnPasswordCheck, verifyPassword } from './passwords.js';
+import { deviceFailureKey, verifyDeviceToken } from './devices.js';
+import { sha256 } from '../../crypto/secrets.js';
 
 type Tx = Prisma.TransactionClient;
 type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
@@ -66,12 +68,23 @@ export function failureIsAudited(count: number): boolean {
   return count <= MAX_FAILED_LOGINS || Number.isInteger(Math.log10(count));
 }
 
+export interface LoginInput {
+  email: string;
+  password: string;
+  totpCode?: string | null;
+  backupCode?: string | null;
+  /** The browser's device cookie (devices.ts), if it has one. */
+  deviceToken?: string | null;
+}
+
 /**
- * Email + password, then (when MFA is on) a TOTP or backup code. Failed attempts count towards a lockout
- * kept per email address, known or not; an unknown email does the same password work, gets the same answers
- * and locks the same way. Refusals are padded to REFUSED_SIGN_IN_MIN_MS. Anonymous: the request meta comes in the context.
+ * Email + password, then (when MFA is on) a TOTP or backup code. Failed attempts count towards a lockout kept per
+ * email address, known or not — or, from a browser holding a valid device cookie of this account, per that cookie
+ * (so failures elsewhere never lock the account holder's own browser out). An unknown email does the same work
+ * (password hash, failure count, activity-log write rolled back), gets the same answers and locks the same way.
+ * Refusals are padded to REFUSED_SIGN_IN_MIN_MS. Anonymous: the request meta comes in the context.
  */
-export async function login(ctx: Ctx & Pick<ServiceContext, 'meta'>, input: { email: string; password: string; totpCode?: string | null; backupCode?: string | null }): Promise<LoginResult> {
+export async function login(ctx: Ctx & Pick<ServiceContext, 'meta'>, input: LoginInput): Promise<LoginResult> {
   const { meta } = ctx;
   const started = performance.now();
   try {
@@ -83,59 +96,93 @@ export async function login(ctx: Ctx & Pick<ServiceContext, 'meta'>, input: { em
   }
 }
 
-type FailureState = { failed_count: number; locked_until: Date | null };
+type AttemptState = { failed_count: number; locked_until: Date | null };
 
-/** Counts one failure for an email (atomically): a new window starts once the old one and any lock are over. */
-async function countFailure(tx: Tx, email: string, now: Date): Promise<FailureState> {
+/**
+ * Counts one sign-in attempt for a key (an email, or a trusted browser's `device:…`) before any password work, in
+ * one statement: a new window starts once the old one and any lock are over, and the attempt that reaches
+ * MAX_FAILED_LOGINS sets the lock. An attempt numbered above MAX_FAILED_LOGINS is refused unchecked, so concurrent
+ * guesses cannot all slip past a lock that an earlier one is about to set. A success forgets the key's attempts.
+ */
+async function countAttempt(db: Tx, key: string, now: Date): Promise<AttemptState> {
   const windowStart = new Date(now.getTime() - FAILED_LOGIN_WINDOW_MS);
-  const [row] = await tx.$queryRaw<FailureState[]>`
-    INSERT INTO login_failures (email, failed_count, first_failed_at, updated_at) VALUES (${email}, 1, ${now}, ${now})
+  const lockedUntil = new Date(now.getTime() + LOCK_MS);
+  const ongoing = Prisma.sql`(login_failures.first_failed_at > ${windowStart} OR login_failures.locked_until > ${now})`;
+  const [row] = await db.$queryRaw<AttemptState[]>`
+    INSERT INTO login_failures (email, failed_count, first_failed_at, updated_at) VALUES (${key}, 1, ${now}, ${now})
     ON CONFLICT (email) DO UPDATE SET
-      failed_count = CASE WHEN login_failures.first_failed_at > ${windowStart} OR login_failures.locked_until > ${now} THEN login_failures.failed_count + 1 ELSE 1 END,
-      first_failed_at = CASE WHEN login_failures.first_failed_at > ${windowStart} OR login_failures.locked_until > ${now} THEN login_failures.first_failed_at ELSE ${now} END,
-      locked_until = CASE WHEN login_failures.locked_until > ${now} THEN login_failures.locked_until ELSE NULL END,
+      failed_count = CASE WHEN ${ongoing} THEN login_failures.failed_count + 1 ELSE 1 END,
+      first_failed_at = CASE WHEN ${ongoing} THEN login_failures.first_failed_at ELSE ${now} END,
+      locked_until = CASE
+        WHEN login_failures.locked_until > ${now} THEN login_failures.locked_until
+        WHEN ${ongoing} AND login_failures.failed_count + 1 >= ${MAX_FAILED_LOGINS} THEN ${lockedUntil}
+        ELSE NULL END,
       updated_at = ${now}
     RETURNING failed_count, locked_until`;
   // Now and then, forget finished windows (the table holds every email anyone tried, known or not).
   if (Math.random() < 0.01) {
-    await tx.$executeRaw`DELETE FROM login_failures WHERE email IN (SELECT email FROM login_failures
+    await db.$executeRaw`DELETE FROM login_failures WHERE email IN (SELECT email FROM login_failures
       WHERE updated_at < ${windowStart} AND (locked_until IS NULL OR locked_until < ${now}) LIMIT 1000)`;
-  }
-  if (row.failed_count === MAX_FAILED_LOGINS && !row.locked_until) {
-    const lockedUntil = new Date(now.getTime() + LOCK_MS);
-    await tx.$executeRaw`UPDATE login_failures SET locked_until = ${lockedUntil} WHERE email = ${email}`;
-    return { failed_count: row.failed_count, locked_until: lockedUntil };
   }
   return row;
 }
 
-async function attemptLogin(ctx: Ctx, input: { email: string; password: string; totpCode?: string | null; backupCode?: string | null }, meta: RequestMeta): Promise<LoginResult> {
+/** Gives back an attempt that turned out to be no failure (the password was right, a second factor is due). */
+async function uncountAttempt(tx: Tx, key: string): Promise<void> {
+  await tx.$executeRaw`UPDATE login_failures SET failed_count = greatest(failed_count - 1, 0),
+    locked_until = CASE WHEN failed_count - 1 < ${MAX_FAILED_LOGINS} THEN NULL ELSE locked_until END WHERE email = ${key}`;
+}
+
+/**
+ * A sign-in failure's activity-log entry, or for an unknown email the same work undone: the same statements run in a
+ * savepoint (the insert fails on the missing company and is rolled back), so the two cannot be told apart by timing.
+ */
+async function auditFailure(tx: Tx, user: { id: string; tenantId: string; email: string } | null, email: string, action: 'FailedLogin' | 'LockAccount', details: Record<string, unknown>, ip: string | null, now: Date) {
+  await tx.$executeRaw`SAVEPOINT sign_in_failure`;
+  if (user) {
+    await recordAudit(tx, { tenantId: user.tenantId, action, entityType: 'User', entityId: user.id, entity: user.email, details }, { id: user.id, label: user.email, ip }, now);
+    await tx.$executeRaw`RELEASE SAVEPOINT sign_in_failure`;
+    return;
+  }
+  const nobody = { id: unknownEmailId(email), tenantId: unknownEmailId(`tenant:${email}`) };
+  await recordAudit(tx, { tenantId: nobody.tenantId, action, entityType: 'User', entityId: nobody.id, entity: email, details }, { id: nobody.id, label: email, ip }, now).catch(() => undefined);
+  await tx.$executeRaw`ROLLBACK TO SAVEPOINT sign_in_failure`;
+}
+
+/** A UUID-shaped id no row has, derived from an unknown email (the stand-in of auditFailure). */
+function unknownEmailId(seed: string): string {
+  const hex = sha256(`keyforge-unknown-email:${seed}`);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+async function attemptLogin(ctx: Ctx, input: LoginInput, meta: RequestMeta): Promise<LoginResult> {
   const email = input.email.trim().toLowerCase();
-  const [user, lockState] = await Promise.all([
-    ctx.db.prisma.user.findUnique({ where: { email } }),
-    ctx.db.prisma.loginFailure.findUnique({ where: { email }, select: { lockedUntil: true } }),
-  ]);
+  // A browser that signed in to this account before is counted and locked on its own (devices.ts).
+  const device = verifyDeviceToken(ctx, email, input.deviceToken, ctx.now);
+  const attemptKey = device ? deviceFailureKey(device) : email;
+  const [user, attempt] = await Promise.all([ctx.db.prisma.user.findUnique({ where: { email } }), countAttempt(ctx.db.prisma, attemptKey, ctx.now)]);
   const actor: AuditActor | null = user && { id: user.id, label: user.email, ip: meta.ip };
-  const audit = (tx: Tx, action: 'FailedLogin' | 'LockAccount' | 'Login' | 'UseBackupCode', details?: Record<string, unknown>) =>
+  const audit = (tx: Tx, action: 'Login' | 'UseBackupCode', details?: Record<string, unknown>) =>
     user && actor ? recordAudit(tx, { tenantId: user.tenantId, action, entityType: 'User', entityId: user.id, entity: user.email, details }, actor, ctx.now) : Promise.resolve();
 
-  // Counts the failure (known email or not), audits it within bounds, and refuses.
+  // The attempt is counted already: audit it within bounds (and the lock it set), and refuse.
   const failure = async (reason: string, message = INVALID_CREDENTIALS): Promise<never> => {
-    const state = await ctx.db.prisma.$transaction(async (tx) => {
-      const counted = await countFailure(tx, email, ctx.now);
-      if (failureIsAudited(counted.failed_count)) await audit(tx, 'FailedLogin', { reason, attempts: counted.failed_count });
-      if (counted.failed_count === MAX_FAILED_LOGINS) await audit(tx, 'LockAccount', { failedAttempts: counted.failed_count, lockedForMinutes: LOCK_MS / 60_000 });
-      return counted;
+    const scope = device ? { browser: 'trusted (device cookie)' } : {};
+    const count = attempt.failed_count;
+    await ctx.db.prisma.$transaction(async (tx) => {
+      if (failureIsAudited(count)) await auditFailure(tx, user, email, 'FailedLogin', { reason, attempts: count, ...scope }, meta.ip, ctx.now);
+      if (count === MAX_FAILED_LOGINS) await auditFailure(tx, user, email, 'LockAccount', { failedAttempts: count, lockedForMinutes: LOCK_MS / 60_000, ...scope }, meta.ip, ctx.now);
     });
-    if (reason === 'locked' && state.locked_until) {
-      throw new AppError('AccountLocked', `Too many failed sign-in attempts: the account is locked until ${state.locked_until.toISOString()}.`, {
-        retryAfterSeconds: Math.ceil((state.locked_until.getTime() - ctx.now.getTime()) / 1000),
+    if (reason === 'locked') {
+      const lockedUntil = attempt.locked_until ?? new Date(ctx.now.getTime() + LOCK_MS);
+      throw new AppError('AccountLocked', `Too many failed sign-in attempts: the account is locked until ${lockedUntil.toISOString()}.`, {
+        retryAfterSeconds: Math.ceil((lockedUntil.getTime() - ctx.now.getTime()) / 1000),
       });
     }
     throw new AppError('Unauthorized', message);
   };
 
-  if (lockState?.lockedUntil && lockState.lockedUntil > ctx.now) return failure('locked');
+  if (attempt.failed_count > MAX_FAILED_LOGINS) return failure('locked');
 
   // An unknown email verifies against a dummy hash: the same argon2 work as a wrong password.
   const passwordOk = user ? await verifyPassword(user.passwordHash, input.password) : await burnPasswordCheck(input.password).then(() => false);
@@ -146,13 +193,18 @@ async function attemptLogin(ctx: Ctx, input: { email: string; password: string; 
   const outcome = await ctx.db.prisma.$transaction(async (tx) => {
     let usedBackupCode = false;
     if (user.mfaSecretEncrypted) {
-      if (!input.totpCode && !input.backupCode) return { status: 'MFA_REQUIRED' as const };
+      if (!input.totpCode && !input.backupCode) {
+        await uncountAttempt(tx, attemptKey);
+        return { status: 'MFA_REQUIRED' as const };
+      }
       const check = await checkSecondFactor(tx, ctx, user, { totpCode: input.totpCode, backupCode: input.backupCode });
       if (!check.ok) return { status: 'FAILED' as const, reason: check.reason };
       usedBackupCode = check.method === 'backupCode';
     }
     await tx.user.update({ where: { id: user.id }, data: { lastLoginAt: ctx.now } });
-    await tx.loginFailure.deleteMany({ where: { email } });
+    // A success clears the failures it was counted against: a trusted browser's own, else the address's (the
+    // account holder signing in from a trusted browser does not hand an attacker fresh attempts).
+    await tx.loginFailure.deleteMany({ where: { email: attemptKey } });
     if (usedBackupCode) await audit(tx, 'UseBackupCode');
     await audit(tx, 'Login', user.mfaSecretEncrypted ? { mfa: usedBackupCode ? 'backup code' : 'totp' } : undefined);
     return { status: 'SUCCESS' as const, tokens: await startSession(tx, ctx, user, meta), userId: user.id };
@@ -201,19 +253,23 @@ export async function revokeSessions(tx: Tx, userId: string, now: Date, keepFami
   await tx.refreshToken.updateMany({ where: { userId, revokedAt: null, ...(keepFamilyId ? { familyId: { not: keepFamilyId } } : {}) }, data: { revokedAt: now } });
 }
 
+/** The weaker of two roles. */
+const lesserRole = (a: Role, b: Role): Role => (a === 'CompanyAdmin' && b === 'CompanyAdmin' ? 'CompanyAdmin' : 'ReadOnly');
+
 /**
  * Resolves `Authorization: Bearer <access token>` or `X-Api-Key`. A deactivated user, an ended session,
  * a revoked key, or a key whose owner is missing or deactivated authenticates nobody.
  */
 export async function authenticate(ctx: Ctx, credentials: { bearer?: string | null; apiKey?: string | null }): Promise<Actor | null> {
   if (credentials.apiKey) {
-    const key = await ctx.db.prisma.apiKey.findUnique({ where: { digest: ctx.secrets.digest(`apikey:${credentials.apiKey.trim()}`) }, include: { createdBy: { select: { deactivatedAt: true } } } });
-    if (!key || key.revokedAt || !key.createdBy || key.createdBy.deactivatedAt) throw new AppError('Unauthorized', 'Invalid or revoked API key.');
+    const key = await ctx.db.prisma.apiKey.findUnique({ where: { digest: ctx.secrets.digest(`apikey:${credentials.apiKey.trim()}`) }, include: { createdBy: { select: { deactivatedAt: true, role: true, tenantId: true } } } });
+    if (!key || key.revokedAt || !key.createdBy || key.createdBy.deactivatedAt || key.createdBy.tenantId !== key.tenantId) throw new AppError('Unauthorized', 'Invalid or revoked API key.');
     // Usage time, at most once a minute per key: no write on every request.
     if (!key.lastUsedAt || ctx.now.getTime() - key.lastUsedAt.getTime() > 60_000) {
       await ctx.db.prisma.apiKey.update({ where: { id: key.id }, data: { lastUsedAt: ctx.now } });
     }
-    return { kind: 'apiKey', apiKeyId: key.id, tenantId: key.tenantId, role: key.role, label: `api-key ${key.name} (${key.hint})` };
+    // A key never acts above its human owner's current role: an admin key of an owner demoted to read-only reads only.
+    return { kind: 'apiKey', apiKeyId: key.id, tenantId: key.tenantId, role: lesserRole(key.role, key.createdBy.role), label: `api-key ${key.name} (${key.hint})` };
   }
   if (!credentials.bearer) return null;
   let payload;

@@ -3,7 +3,7 @@ import { AppError } from '../../domain/errors.js';
 import { requireAdmin, requireMember } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { isUuid } from '../listing.js';
-import { parseInput } from '../validation.js';
+import { parseInput, StorableDate } from '../validation.js';
 import type { EndReason } from './sessions.js';
 
 // Management calls (GraphQL, CLI). Every one is scoped by the caller's tenant: a record of another tenant
@@ -67,8 +67,8 @@ const MAX_BUCKETS = 1000;
 
 const PoolQuerySchema = z
   .object({
-    from: z.coerce.date(),
-    to: z.coerce.date(),
+    from: StorableDate,
+    to: StorableDate,
     bucket: z.enum(Object.keys(POOL_BUCKETS) as [keyof typeof POOL_BUCKETS, ...(keyof typeof POOL_BUCKETS)[]]),
     /** Only this license; all floating licenses of the tenant when omitted. */
     licenseId: z.string().optional(),

@@ -4,7 +4,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import { diffChanges, recordAudit, type AuditAction } from '../audit/audit-log.js';
 import { auditActor, requireAdmin } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
-import { parseInput } from '../validation.js';
+import { parseInput, StorableDate } from '../validation.js';
 import { emitEvent, licenseData } from '../webhooks/events.js';
 import { findTenantLicense, licenseEntity } from './management.js';
 
@@ -95,7 +95,7 @@ export async function reinstateLicense(ctx: Ctx, input: { id: string }) {
   return change(ctx, license, 'ReinstateLicense', 'license.reinstated', { status: 'suspended' }, { status: 'active', suspendedAt: null }, changes);
 }
 
-const RenewInput = z.object({ id: z.string().trim().min(1), expiresAt: z.coerce.date() });
+const RenewInput = z.object({ id: z.string().trim().min(1), expiresAt: StorableDate });
 
 /**
  * Renews/extends: a new expiresAt later than both now and the current one. The license's sent expiry notices are

@@ -12,7 +12,7 @@ import { releaseSeat } from './activations.js';
 import { licenseKeyDigest } from './license-record.js';
 import { expiringSql, expiringWhere, LICENSE_STATUSES, statusSql, statusWhere } from './predicates.js';
 import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, isUuid, keyset, searchMatches, toPage, type PageArgs } from '../listing.js';
-import { isUniqueViolation, parseInput } from '../validation.js';
+import { isUniqueViolation, parseInput, StorableDate } from '../validation.js';
 
 const version = z
   .string()
@@ -23,7 +23,7 @@ const days = z.number().int().min(0).max(3650);
 const LicenseAttributesObject = z
   .object({
     maxActivations: z.number().int().min(1).max(1_000_000),
-    expiresAt: z.coerce.date().nullable().optional(),
+    expiresAt: StorableDate.nullable().optional(),
     isTrial: z.boolean().optional(),
     nodeLocked: z.boolean().optional(),
     offlineGraceDays: days.nullable().optional(),
@@ -32,7 +32,7 @@ const LicenseAttributesObject = z
     customFields: z.record(z.string().min(1).max(100), z.string().max(2000)).nullable().optional(),
     minVersion: version.nullable().optional(),
     maxVersion: version.nullable().optional(),
-    maintenanceExpiresAt: z.coerce.date().nullable().optional(),
+    maintenanceExpiresAt: StorableDate.nullable().optional(),
     customerEmail: z.email().nullable().optional(),
     /** Concurrent floating sessions allowed; null: none. */
     floatingSeats: z.number().int().min(1).max(1_000_000).nullable().optional(),

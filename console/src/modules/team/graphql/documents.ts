@@ -16,19 +16,6 @@ export const UsersQuery = graphql(
   [TeamMemberFields],
 );
 
-export const CreateUserMutation = graphql(
-  `
-    mutation CreateUser($email: String!, $password: String!, $role: Role!, $name: String) {
-      createUser(input: { email: $email, password: $password, role: $role, name: $name }) {
-        user {
-          ...TeamMemberFields
-        }
-      }
-    }
-  `,
-  [TeamMemberFields],
-);
-
 export const UpdateUserMutation = graphql(
   `
     mutation UpdateUser($id: ID!, $name: String, $role: Role) {

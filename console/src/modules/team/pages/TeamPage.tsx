@@ -1,6 +1,6 @@
 import { Button, Group, Paper, Select, Text } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { IconMailPlus, IconUserPlus } from '@tabler/icons-react';
+import { IconMailPlus } from '@tabler/icons-react';
 import { useQuery } from 'urql';
 import { readFragment } from '../../../graphql';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
@@ -8,7 +8,6 @@ import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useCanManage, useCurrentUser } from '../../auth/hooks/useCurrentUser';
-import { AddMemberModal } from '../components/AddMemberModal';
 import { InviteMemberModal } from '../components/InviteMemberModal';
 import { ROLE_OPTIONS, roleLabel, type Role } from '../components/RoleSelect';
 import {
@@ -24,7 +23,6 @@ import { MembersTable, TeamMemberFields, type Member } from '../components/Membe
 
 export function TeamPage() {
   const [result, reload] = useQuery({ query: UsersQuery });
-  const [adding, { open, close }] = useDisclosure(false);
   const [inviting, invitation] = useDisclosure(false);
   const canManage = useCanManage();
 
@@ -32,19 +30,15 @@ export function TeamPage() {
     <>
       <PageHeader
         title="Team"
-        description="Everyone who can sign in to this console. Admins manage everything; read-only members can look but not change."
+        description="Everyone who can sign in to this console. Admins manage everything; read-only members can look but not change. Members join through an emailed link, so only the owner of an address can make an account for it."
         actions={
           <Group gap="xs">
-            <Button variant="default" leftSection={<IconUserPlus size={16} />} onClick={open} disabled={!canManage} title={canManage ? 'Add a member with an initial password' : 'Only admins can add members'}>
-              Add member
-            </Button>
             <Button leftSection={<IconMailPlus size={16} />} onClick={invitation.open} disabled={!canManage} title={canManage ? 'Email a one-time link to join' : 'Only admins can invite members'}>
               Invite by email
             </Button>
           </Group>
         }
       />
-      <AddMemberModal opened={adding} onClose={close} />
       <InviteMemberModal opened={inviting} onClose={invitation.close} />
       <Paper>
         <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })} isEmpty={(data) => data.users.nodes.length === 0} empty={<EmptyState title="No team members yet" />}>
