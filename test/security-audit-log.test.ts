@@ -5,7 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServerSecrets } from '../server/src/crypto/secrets.js';
 import { GENESIS, entryHash } from '../server/src/services/audit/audit-log.js';
-import { verifyAuditExport, type AuditExport } from '../server/src/services/audit/checkpoints.js';
+import { signCheckpoint, verifyAuditExport, type AuditExport } from '../server/src/services/audit/checkpoints.js';
 import { auditVerifyJob } from '../server/src/jobs/audit-integrity.js';
 import { loadTokenSigner } from '../server/src/services/signing/signing-keys.js';
 import { startTestApp, type TestApp } from './support/harness.js';
@@ -80,6 +80,11 @@ describe('keyed chain', () => {
     await owner.query('INSERT INTO audit_chain_legacy (tenant_id, last_legacy_seq) VALUES ($1, 2)', [tenant.id]);
     await t.seedProduct(tenant.id, 'New'); // seq 3, keyed
     const { token } = await t.login(user.email);
+    // The boundary alone is not believed: nothing the server signed covers those rows yet.
+    expect(await integrity(token)).toMatchObject({ valid: false, brokenAtSeq: 1 });
+    // A checkpoint signed when the rows were written (by the version that keyed the chain) covers them: then they verify.
+    const signer = await loadTokenSigner({ db: t.deps.db, secrets: t.deps.secrets, now: t.clock.now() }, t.config.publicUrl);
+    await t.prisma.auditCheckpoint.create({ data: await signCheckpoint(signer, tenant.id, { seq: 2, hash: prev }, t.clock.now()) });
     expect(await integrity(token)).toEqual({ valid: true, entries: 4, brokenAtSeq: null }); // + the Login entry
     // An unkeyed row past the boundary is a forgery.
     const head = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { tenantId: tenant.id }, orderBy: { seq: 'desc' }, omit: { id: true } });
@@ -132,7 +137,7 @@ describe('signed checkpoints', () => {
 });
 
 describe('incremental check and the daily full verification', () => {
-  it('a visit re-hashes only rows after the newest checkpoint; the daily job re-verifies everything, logs and records a break', async () => {
+  it('a visit re-hashes only rows after the newest checkpoint; the daily job re-verifies everything, logs and records a break, which the visit then shows', async () => {
     const c = await company('INCR', 3);
     expect((await integrity(c.token)).valid).toBe(true); // checkpoint at the head
     // Owner-level rewrite of an old row, keeping its stored hash: invisible to the incremental check
@@ -145,8 +150,11 @@ describe('incremental check and the daily full verification', () => {
     const result = await auditVerifyJob.run({ db: t.deps.db, now: t.clock.now(), publicUrl: t.config.publicUrl, transport: undefined as never, webhookAllowPrivate: false, logger: { error: (obj: unknown, msg: string) => logs.push(`${msg} ${JSON.stringify(obj)}`) } as never });
     expect(result.broken).toBeGreaterThanOrEqual(1);
     expect(logs.join('\n')).toContain('full verification failed');
-    expect(await t.prisma.auditVerification.findUniqueOrThrow({ where: { tenantId: c.tenantId } })).toMatchObject({ seq: 2, hash: 'BROKEN' });
-    expect(await t.prisma.auditVerification.findUniqueOrThrow({ where: { tenantId: healthy.tenantId } })).toMatchObject({ seq: healthy.entries, hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(await t.prisma.auditVerdict.findFirstOrThrow({ where: { tenantId: c.tenantId } })).toMatchObject({ valid: false, brokenAtSeq: 2, problem: 'Entry #2 was changed: its content no longer gives its hash.' });
+    expect(await t.prisma.auditVerdict.findFirstOrThrow({ where: { tenantId: healthy.tenantId } })).toMatchObject({ valid: true, headSeq: healthy.entries, headHash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    // The Activity page now shows the full verification's verdict, not only its own incremental check.
+    expect(await integrity(c.token)).toEqual({ valid: false, entries: 1, brokenAtSeq: 2 });
+    expect(await integrity(healthy.token)).toEqual({ valid: true, entries: healthy.entries, brokenAtSeq: null });
   });
 });
 

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { JWK } from 'jose';
-import { exportAuditLog, verifyAuditExport, type AuditExport } from '../services/audit/checkpoints.js';
+import { exportAuditLog, findCheckpointTokens, verifyAuditExport, type AuditExport } from '../services/audit/checkpoints.js';
+import { checkAuditIntegrity, checkpointFile, verifyLog } from '../services/audit/verification.js';
 import { loadConfig } from '../config.js';
 import { AppError } from '../domain/errors.js';
 import { createTenant, getTenantByPrefix } from '../services/tenants.js';
@@ -171,28 +172,56 @@ export const commands: Record<string, CliCommand> = {
       return rotateSigningKey(ctx);
     },
   },
+  'audit:checkpoints': {
+    usage: 'audit:checkpoints --tenant <PREFIX> [--all] [--out <file.json>]   (the newest signed checkpoint of the activity log — every one with --all — to keep apart from the database)',
+    options: ['--tenant <PREFIX>', '--all', '--out <file>'],
+    async run(ctx, opts) {
+      const tenant = await getTenantByPrefix(ctx, need(opts, 'tenant'));
+      const signer = await loadTokenSigner(ctx, loadConfig().publicUrl);
+      const file = await checkpointFile(operatorIn(ctx, tenant.id), signer, { all: opts.all === true });
+      const out = str(opts, 'out');
+      if (out) writeFileSync(out, JSON.stringify(file, null, 2));
+      return out ? { tenant: tenant.keyPrefix, file: out, checkpoints: file.checkpoints.length, latestCheckpointSeq: file.checkpoints.at(-1)?.seq ?? null } : file;
+    },
+  },
+  'audit:check': {
+    usage: 'audit:check --tenant <PREFIX> [--checkpoints <file>]   (verifies the live activity log under the server secret, against the checkpoints you kept; exit 1 when broken)',
+    options: ['--tenant <PREFIX>', '--checkpoints <file>'],
+    exitCode: (result: { valid: boolean }) => (result.valid ? 0 : 1),
+    async run(ctx, opts) {
+      const tenant = await getTenantByPrefix(ctx, need(opts, 'tenant'));
+      const file = str(opts, 'checkpoints');
+      const kept = file ? findCheckpointTokens(readFileSync(file, 'utf8'), 500) : [];
+      if (file && kept.length === 0) throw new AppError('InvalidRequest', `${file} holds no checkpoint (expected checkpoint files, audit.checkpoint webhook payloads or log lines)`);
+      return { tenant: tenant.keyPrefix, ...(await verifyLog(ctx, tenant.id, kept)) };
+    },
+  },
   'audit:export': {
     usage: 'audit:export --tenant <PREFIX> --out <file.json>   (the activity log with signed checkpoints, for offline verification)',
     options: ['--tenant <PREFIX>', '--out <file>'],
     async run(ctx, opts) {
       const tenant = await getTenantByPrefix(ctx, need(opts, 'tenant'));
       const signer = await loadTokenSigner(ctx, loadConfig().publicUrl);
-      const doc = await exportAuditLog(ctx, tenant.id, signer);
+      await checkAuditIntegrity(ctx, tenant.id, signer); // anchors the head first
+      const doc = await exportAuditLog(ctx, tenant.id);
       const out = need(opts, 'out');
       writeFileSync(out, JSON.stringify(doc));
       return { tenant: tenant.keyPrefix, file: out, entries: doc.entries.length, checkpoints: doc.checkpoints.length, latestCheckpointSeq: doc.checkpoints.at(-1)?.seq ?? null };
     },
   },
   'audit:verify': {
-    usage: 'audit:verify --file <export.json> [--jwks <jwks.json>] [--with-secret]   (offline: public keys only unless --with-secret)',
-    options: ['--file <file>', '--jwks <file>', '--with-secret'],
+    usage: 'audit:verify --file <export.json> [--checkpoints <file>] [--jwks <jwks.json>] [--with-secret]   (offline: public keys only unless --with-secret)',
+    options: ['--file <file>', '--checkpoints <file>', '--jwks <file>', '--with-secret'],
     offline: true,
     exitCode: (result: { valid: boolean }) => (result.valid ? 0 : 1),
     async run(ctx, opts) {
       const doc = JSON.parse(readFileSync(need(opts, 'file'), 'utf8')) as AuditExport;
       const jwksFile = str(opts, 'jwks');
       const jwks = jwksFile ? (JSON.parse(readFileSync(jwksFile, 'utf8')) as { keys: JWK[] }) : undefined;
-      const result = await verifyAuditExport(doc, { jwks, key: opts.withSecret ? ctx.secrets.auditChainKey : null });
+      const keptFile = str(opts, 'checkpoints');
+      const kept = keptFile ? findCheckpointTokens(readFileSync(keptFile, 'utf8'), 500) : undefined;
+      if (keptFile && !kept?.length) throw new AppError('InvalidRequest', `${keptFile} holds no checkpoint (expected checkpoint files, audit.checkpoint webhook payloads or log lines)`);
+      const result = await verifyAuditExport(doc, { jwks, key: opts.withSecret ? ctx.secrets.auditChainKey : null, kept });
       return { tenantId: doc.tenantId, keys: jwks ? 'from --jwks' : 'embedded in the export (pass --jwks with a copy you trust)', ...result };
     },
   },

@@ -1,7 +1,7 @@
 import pg from 'pg';
 
-/** Tables the app role may read and append to, never change: the activity log and its signed anchors. */
-export const APPEND_ONLY_TABLES = ['audit_log', 'audit_checkpoints'];
+/** Tables the app role may read and append to, never change: the activity log, its signed anchors and the verdicts of its verification. */
+export const APPEND_ONLY_TABLES = ['audit_log', 'audit_checkpoints', 'audit_verdicts'];
 /** Tables the app role may only read: written by migrations alone. */
 export const READ_ONLY_TABLES = ['audit_chain_legacy', '_prisma_migrations'];
 

@@ -34,11 +34,12 @@ const introspectionForAuthenticatedOnly: Plugin<GraphQLContext> = {
 };
 
 /**
- * Fields that recompute something large (activityLogIntegrity hashes the tenant's whole activity log) cost far more
+ * Fields that recompute something large (activityLogIntegrity and the checkpoint file hash the newest activity-log
+ * entries, activityLogVerification all of them) cost far more
  * than graphql-armor's flat per-object cost, which cannot price one field. Their occurrences, with fragments
  * expanded, are summed here and the query is refused above the budget (one such field per query).
  */
-const EXPENSIVE_FIELD_COST: Record<string, number> = { activityLogIntegrity: 1000 };
+const EXPENSIVE_FIELD_COST: Record<string, number> = { activityLogIntegrity: 1000, activityLogCheckpointFile: 1000, activityLogVerification: 1000 };
 const EXPENSIVE_FIELD_BUDGET = 1000;
 
 function expensiveFieldCost(document: DocumentNode): number {

@@ -1,7 +1,10 @@
 import { builder, screamingEnumValues } from '../builder.js';
 import { keysetPage, pageConnection } from '../connections.js';
 import { serviceCtx } from '../context.js';
-import { activityLogIntegrity, listActivity } from '../../services/audit/activity.js';
+import { listActivity } from '../../services/audit/activity.js';
+import { checkpointData, type Checkpoint } from '../../services/audit/checkpoints.js';
+import { activityLogIntegrity, checkpointFile, verifyActivityLog, type CheckpointReport, type IntegrityReport, type LogVerification, type VerdictSummary } from '../../services/audit/verification.js';
+import type { GraphQLContext } from '../context.js';
 import { AUDIT_ACTIONS } from '../../services/audit/audit-log.js';
 
 type Entry = Awaited<ReturnType<typeof listActivity>>['nodes'][number];
@@ -42,13 +45,74 @@ const ActivityFilterInput = builder.inputType('ActivityFilter', {
   }),
 });
 
-const IntegrityType = builder.objectRef<{ valid: boolean; entries: number; brokenAtSeq: number | null }>('ActivityLogIntegrity').implement({
+const CheckpointType = builder.objectRef<Checkpoint>('ActivityLogCheckpoint').implement({
+  description: 'A signed checkpoint of the activity log: keep it apart from the service; the log must extend it later.',
   fields: (t) => ({
+    seq: t.exposeInt('seq', { description: 'The entry it pins: entries #1 to seq are covered.' }),
+    hash: t.exposeString('hash', { description: "That entry's chain hash." }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was signed.' }),
+    checkpoint: t.exposeString('signature', { description: 'The checkpoint itself: an EdDSA-signed JWS (verify with /.well-known/jwks.json).' }),
+  }),
+});
+
+const VerdictType = builder.objectRef<VerdictSummary>('ActivityLogVerdict').implement({
+  description: 'The outcome of a full verification (every entry re-hashed, against the checkpoints).',
+  fields: (t) => ({
+    verifiedAt: t.expose('verifiedAt', { type: 'DateTime' }),
     valid: t.exposeBoolean('valid'),
     entries: t.exposeInt('entries', { description: 'Entries verified before the first break (all of them when valid).' }),
     brokenAtSeq: t.exposeInt('brokenAtSeq', { nullable: true }),
+    problem: t.exposeString('problem', { nullable: true, description: 'What is wrong, at the first entry concerned.' }),
+    keptCheckpoints: t.exposeInt('keptCheckpoints', { description: 'Checkpoints given from outside (0: the nightly verification).' }),
   }),
 });
+
+const IntegrityType = builder.objectRef<IntegrityReport>('ActivityLogIntegrity').implement({
+  fields: (t) => ({
+    valid: t.exposeBoolean('valid', { description: 'False when this check or the last full verification found the log altered.' }),
+    entries: t.exposeInt('entries', { description: 'Entries verified before the first break (all of them when valid).' }),
+    brokenAtSeq: t.exposeInt('brokenAtSeq', { nullable: true }),
+    problem: t.exposeString('problem', { nullable: true, description: 'What is wrong, at the first entry concerned.' }),
+    lastFullVerification: t.field({ type: VerdictType, nullable: true, resolve: (report) => report.lastFullVerification }),
+    latestCheckpoint: t.field({ type: CheckpointType, nullable: true, resolve: (report) => report.latestCheckpoint }),
+  }),
+});
+
+const CheckpointReportStatusEnum = builder.enumType('ActivityCheckpointStatus', {
+  values: {
+    EXTENDS: { value: 'extends', description: 'The log still holds every entry it covers, unchanged.' },
+    MISSING: { value: 'missing', description: 'Entries it covers are gone.' },
+    DIFFERS: { value: 'differs', description: 'Entries it covers were changed.' },
+    UNVERIFIABLE: { value: 'unverifiable', description: "Its signature does not verify with this server's keys." },
+    OTHER_COMPANY: { value: 'otherCompany', description: "Another company's checkpoint." },
+  } as const,
+});
+
+const CheckpointReportType = builder.objectRef<CheckpointReport>('ActivityCheckpointReport').implement({
+  fields: (t) => ({
+    seq: t.exposeInt('seq', { nullable: true }),
+    signedAt: t.expose('signedAt', { type: 'DateTime', nullable: true }),
+    status: t.field({ type: CheckpointReportStatusEnum, resolve: (report) => report.status }),
+    message: t.exposeString('message'),
+  }),
+});
+
+const VerificationType = builder.objectRef<LogVerification>('ActivityLogVerification').implement({
+  description: 'A full verification against kept checkpoints: every entry re-hashed, every checkpoint checked.',
+  fields: (t) => ({
+    valid: t.exposeBoolean('valid', { description: 'True when the log verifies and extends every checkpoint given.' }),
+    entries: t.exposeInt('entries', { description: 'Entries verified before the first break (all of them when valid).' }),
+    brokenAtSeq: t.exposeInt('brokenAtSeq', { nullable: true, description: 'The first entry that differs (null when valid, or when only a checkpoint was unusable).' }),
+    problem: t.exposeString('problem', { nullable: true }),
+    verifiedAt: t.expose('verifiedAt', { type: 'DateTime' }),
+    checkpoints: t.field({ type: [CheckpointReportType], resolve: (result) => result.checkpoints }),
+  }),
+});
+
+/** A checkpoint this request signed also leaves through the process log (webhook receivers get it as an event). */
+function logWritten(ctx: GraphQLContext, report: IntegrityReport) {
+  if (report.written) ctx.deps.logger.info({ tenantId: report.written.tenantId, auditCheckpoint: checkpointData(report.written) }, 'activity log checkpoint');
+}
 
 builder.queryFields((t) => ({
   activityLog: t.connection(
@@ -71,7 +135,23 @@ builder.queryFields((t) => ({
   ),
   activityLogIntegrity: t.field({
     type: IntegrityType,
-    description: "Recomputes your company's activity-log hash chain.",
-    resolve: (_root, _args, ctx) => activityLogIntegrity(serviceCtx(ctx), ctx.deps.signer),
+    description: "Checks your company's activity-log hash chain since its newest checkpoint (anchoring the head in a new one), with the last full verification's verdict.",
+    resolve: async (_root, _args, ctx) => {
+      const report = await activityLogIntegrity(serviceCtx(ctx), ctx.deps.signer);
+      logWritten(ctx, report);
+      return report;
+    },
+  }),
+  activityLogCheckpointFile: t.field({
+    type: 'JSON',
+    description: 'The newest signed checkpoint (the head anchored first) with the public keys that verify it: the file to keep apart from the service.',
+    resolve: (_root, _args, ctx) => checkpointFile(serviceCtx(ctx), ctx.deps.signer),
+  }),
+  activityLogVerification: t.field({
+    type: VerificationType,
+    description:
+      'Re-hashes every entry and proves the log extends every checkpoint you kept, or names the first entry that differs. `checkpoints`: any text holding checkpoints (downloaded files, audit.checkpoint webhook payloads, log lines), up to 250,000 characters. Recorded as a full verification.',
+    args: { checkpoints: t.arg.string({ required: true }) },
+    resolve: (_root, { checkpoints }, ctx) => verifyActivityLog(serviceCtx(ctx), { checkpoints }),
   }),
 }));

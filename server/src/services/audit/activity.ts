@@ -4,9 +4,7 @@ import type { ServiceContext } from '../context.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { cappedCount, COUNT_CAP, countUpTo, keyset, searchMatches, toPage, type PageArgs } from '../listing.js';
 import { parseInput, StorableDate } from '../validation.js';
-import type { TokenSigner } from '../signing/signing-keys.js';
 import { AUDIT_ACTIONS } from './audit-log.js';
-import { checkAuditIntegrity } from './checkpoints.js';
 
 // The activity log as the management API reads it (spec §2.6). Writing happens in audit-log.ts, inside
 // each change's own transaction.
@@ -88,12 +86,4 @@ export async function listActivity(ctx: Ctx, filterInput: ActivityFilter = {}, p
     omit: { prevHash: true, hash: true },
   });
   return toPage(rows, page, count, (row) => [row.seq]);
-}
-
-/**
- * Checks the caller's tenant's keyed hash chain: `valid` false and the first broken seq when a row was forged,
- * rewritten or deleted. Incremental: only rows after the newest signed checkpoint are re-hashed.
- */
-export async function activityLogIntegrity(ctx: Pick<ServiceContext, 'db' | 'secrets' | 'now' | 'actor'>, signer: TokenSigner | null) {
-  return checkAuditIntegrity(ctx, requireMember(ctx), signer);
 }

@@ -66,7 +66,7 @@ export interface AuditEvent {
 export const GENESIS = '0'.repeat(64);
 
 /** Deterministic JSON (sorted keys): PostgreSQL's jsonb does not keep key order, the hash must not care. */
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -131,36 +131,79 @@ export interface ChainResult {
   brokenAtSeq: number | null;
 }
 
-/** The last seq of a tenant's rows hashed before the chain was keyed (0: all keyed). */
-export async function legacyBoundary(db: Db, tenantId: string): Promise<number> {
+/**
+ * The last seq of a tenant's rows hashed before the chain was keyed (0: all keyed), as recorded. Not to be trusted
+ * alone (the owner can write the table): services/audit/verification.ts honours it only below a signed checkpoint.
+ */
+export async function recordedLegacyBoundary(db: Db, tenantId: string): Promise<number> {
   return (await db.auditChainLegacy.findUnique({ where: { tenantId } }))?.lastLegacySeq ?? 0;
 }
 
+/** Why an entry does not verify: its content differs from its hash, it does not link to the one before, or the one before is missing. */
+export type ChainProblem = 'content' | 'link' | 'missing';
+
+export interface ChainWalk {
+  /** The last entry's seq and stored hash (seq 0 and GENESIS for an empty log). */
+  head: { seq: number; hash: string };
+  /** The first entry that does not verify; null when every entry does. */
+  firstBreak: { seq: number; problem: ChainProblem } | null;
+  /** The stored hashes at the positions asked for (`at`), of the entries that exist. */
+  hashes: Map<number, string>;
+}
+
 /**
- * Re-hashes a tenant's chain from a known-good position (after `fromSeq`, whose hash is `fromHash`) to the
- * head; reports the first entry whose content, link or position does not match.
+ * Re-hashes a tenant's chain from a known-good position (after `from.seq`, whose hash is `from.hash`; the genesis by
+ * default) to the head and reports the first entry that does not verify. Rows up to `legacyUpTo` are checked with
+ * plain SHA-256 (written before the chain was keyed), the others with the HMAC key.
  */
-export async function verifyChainFrom(db: Db, tenantId: string, key: Buffer, from: { seq: number; hash: string } = { seq: 0, hash: GENESIS }): Promise<ChainResult & { head: { seq: number; hash: string } }> {
-  const legacyUpTo = await legacyBoundary(db, tenantId);
+export async function walkChain(
+  db: Db,
+  tenantId: string,
+  key: Buffer,
+  options: { from?: { seq: number; hash: string }; legacyUpTo?: number; at?: Iterable<number> } = {},
+): Promise<ChainWalk> {
+  const { from = { seq: 0, hash: GENESIS }, legacyUpTo = 0 } = options;
+  const wanted = new Set(options.at ?? []);
+  const hashes = new Map<number, string>();
   let prevHash = from.hash;
   let expectedSeq = from.seq + 1;
-  for (let cursor = from.seq; ; ) {
+  let firstBreak: ChainWalk['firstBreak'] = null;
+  walk: for (let cursor = from.seq; ; ) {
     const batch = await db.auditLogEntry.findMany({ where: { tenantId, seq: { gt: cursor } }, orderBy: { seq: 'asc' }, take: 5000, omit: { id: true } });
     if (batch.length === 0) break;
     for (const row of batch) {
       const { hash, ...content } = row;
-      if (row.seq !== expectedSeq || row.prevHash !== prevHash || entryHash(content, row.seq <= legacyUpTo ? null : key) !== hash) {
-        return { valid: false, entries: expectedSeq - 1, brokenAtSeq: Math.min(row.seq, expectedSeq), head: { seq: expectedSeq - 1, hash: prevHash } };
-      }
+      if (wanted.has(row.seq)) hashes.set(row.seq, hash);
+      if (row.seq !== expectedSeq) firstBreak = { seq: expectedSeq, problem: 'missing' };
+      else if (row.prevHash !== prevHash) firstBreak = { seq: row.seq, problem: 'link' };
+      else if (entryHash(content, row.seq <= legacyUpTo ? null : key) !== hash) firstBreak = { seq: row.seq, problem: 'content' };
+      if (firstBreak) break walk;
       prevHash = hash;
       expectedSeq++;
     }
     cursor = batch[batch.length - 1].seq;
   }
-  return { valid: true, entries: expectedSeq - 1, brokenAtSeq: null, head: { seq: expectedSeq - 1, hash: prevHash } };
+  if (!firstBreak) return { head: { seq: expectedSeq - 1, hash: prevHash }, firstBreak, hashes };
+  // Broken: the head and the asked-for hashes as they are stored, without hashing further.
+  const [last, rest] = await Promise.all([
+    db.auditLogEntry.findFirst({ where: { tenantId }, orderBy: { seq: 'desc' }, select: { seq: true, hash: true } }),
+    wanted.size ? db.auditLogEntry.findMany({ where: { tenantId, seq: { in: [...wanted] } }, select: { seq: true, hash: true } }) : [],
+  ]);
+  for (const row of rest) hashes.set(row.seq, row.hash);
+  return { head: last ?? { seq: 0, hash: GENESIS }, firstBreak, hashes };
 }
 
-/** Recomputes the tenant's whole chain; reports the first entry whose content or link does not match. */
+/** Re-hashes from `from` to the head (legacy rows as given); the first entry that does not verify. */
+export async function verifyChainFrom(db: Db, tenantId: string, key: Buffer, from: { seq: number; hash: string } = { seq: 0, hash: GENESIS }, legacyUpTo = 0): Promise<ChainResult & { head: { seq: number; hash: string } }> {
+  const walk = await walkChain(db, tenantId, key, { from, legacyUpTo });
+  if (!walk.firstBreak) return { valid: true, entries: walk.head.seq, brokenAtSeq: null, head: walk.head };
+  return { valid: false, entries: walk.firstBreak.seq - 1, brokenAtSeq: walk.firstBreak.seq, head: walk.head };
+}
+
+/**
+ * Recomputes the tenant's whole keyed chain (every row under the HMAC key; see services/audit/verification.ts for the
+ * full verification with checkpoints, verdicts and rows from before the chain was keyed).
+ */
 export async function verifyAuditChain(db: Db, tenantId: string, key: Buffer = currentServerSecrets().auditChainKey): Promise<ChainResult> {
   const { head: _head, ...result } = await verifyChainFrom(db, tenantId, key);
   return result;

@@ -1,12 +1,17 @@
-import { createLocalJWKSet, jwtVerify, type JWK } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify, type JWK } from 'jose';
+import type { Prisma } from '../../generated/prisma/client.js';
 import { currentServerSecrets } from '../../crypto/secrets.js';
 import type { ServiceContext } from '../context.js';
 import { trustedSigningKeys, type TokenSigner } from '../signing/signing-keys.js';
-import { GENESIS, entryHash, legacyBoundary, verifyChainFrom, type ChainResult, type Hashable } from './audit-log.js';
+import { emitEvent } from '../webhooks/events.js';
+import { GENESIS, entryHash, recordedLegacyBoundary, type Hashable } from './audit-log.js';
 
 // Signed anchors of the activity log's head. The chain is keyed (HMAC), so rows cannot be forged without the
-// server secret; a checkpoint (Ed25519, the offline-token keys of /.well-known/jwks.json) additionally pins
-// how long the chain was, so deleting the newest rows or truncating is detected, also offline.
+// server secret; a checkpoint (Ed25519, the offline-token keys of /.well-known/jwks.json) additionally pins what
+// the chain was at a position — and leaves the database as it is made (the `audit.checkpoint` webhook event, a line
+// in the process log, the console's download), like a transparency log's signed tree heads handed to witnesses.
+// Whoever keeps one detects any later rewrite of the entries it covers (verification.ts), whatever is done to
+// the database meanwhile.
 
 type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
 const CHECKPOINT_KIND = 'keyforge-audit-checkpoint';
@@ -17,6 +22,7 @@ export interface Checkpoint {
   seq: number;
   hash: string;
   kid: string;
+  /** The compact JWS (EdDSA) over { kind, tid, seq, hash, iat }: the checkpoint as it travels. */
   signature: string;
   createdAt: Date;
 }
@@ -28,73 +34,77 @@ export async function signCheckpoint(signer: TokenSigner, tenantId: string, head
 
 /** True when the checkpoint's signature is valid under one of `keys` and covers exactly its tenant, seq and hash. */
 export async function checkpointSignatureValid(keys: JWK[], checkpoint: Pick<Checkpoint, 'tenantId' | 'seq' | 'hash' | 'signature'>): Promise<boolean> {
+  const claims = await verifiedCheckpoint(keys, checkpoint.signature);
+  return claims !== null && claims.tenantId === checkpoint.tenantId && claims.seq === checkpoint.seq && claims.hash === checkpoint.hash;
+}
+
+/** What a checkpoint token (a compact JWS) says, when its signature verifies under one of `keys`; else null. */
+export async function verifiedCheckpoint(keys: JWK[], token: string): Promise<{ tenantId: string; seq: number; hash: string; issuedAt: Date | null; kid: string | null } | null> {
   try {
-    const { payload } = await jwtVerify(checkpoint.signature, createLocalJWKSet({ keys }), { algorithms: ['EdDSA'] });
-    return payload.kind === CHECKPOINT_KIND && payload.tid === checkpoint.tenantId && payload.seq === checkpoint.seq && payload.hash === checkpoint.hash;
+    const { payload, protectedHeader } = await jwtVerify(token, createLocalJWKSet({ keys }), { algorithms: ['EdDSA'] });
+    if (payload.kind !== CHECKPOINT_KIND || typeof payload.tid !== 'string' || !Number.isInteger(payload.seq) || typeof payload.hash !== 'string') return null;
+    return { tenantId: payload.tid, seq: payload.seq as number, hash: payload.hash, issuedAt: typeof payload.iat === 'number' ? new Date(payload.iat * 1000) : null, kid: protectedHeader.kid ?? null };
   } catch {
-    return false;
+    return null;
   }
 }
 
-async function writeCheckpoint(ctx: Ctx, signer: TokenSigner, tenantId: string, head: { seq: number; hash: string }) {
-  await ctx.db.prisma.auditCheckpoint.create({ data: await signCheckpoint(signer, tenantId, head, ctx.now) });
+/** What a checkpoint token claims, unverified (to say which checkpoint could not be verified); null when it is not one. */
+export function checkpointClaims(token: string): { tenantId: string; seq: number; issuedAt: Date | null } | null {
+  try {
+    const payload = decodeJwt(token);
+    if (payload.kind !== CHECKPOINT_KIND || typeof payload.tid !== 'string' || !Number.isInteger(payload.seq)) return null;
+    return { tenantId: payload.tid, seq: payload.seq as number, issuedAt: typeof payload.iat === 'number' ? new Date(payload.iat * 1000) : null };
+  } catch {
+    return null;
+  }
 }
+
+/** The public keys checkpoints are verified with: this server's genuine signing keys. */
+export async function checkpointKeys(ctx: Pick<ServiceContext, 'db' | 'secrets'>): Promise<JWK[]> {
+  return (await trustedSigningKeys(ctx)).map((row) => row.publicJwk as JWK);
+}
+
+/** A checkpoint as it leaves the database: the `audit.checkpoint` webhook payload, the log line, the console's download. */
+export const checkpointData = (checkpoint: Checkpoint) => ({ seq: checkpoint.seq, hash: checkpoint.hash, createdAt: checkpoint.createdAt.toISOString(), checkpoint: checkpoint.signature });
+
+/** Stores a checkpoint and, in the same transaction, its `audit.checkpoint` webhook event. */
+async function writeCheckpoint(ctx: Ctx, signer: TokenSigner, tenantId: string, head: { seq: number; hash: string }): Promise<Checkpoint> {
+  const checkpoint = await signCheckpoint(signer, tenantId, head, ctx.now);
+  await ctx.db.prisma.$transaction(async (tx) => {
+    await tx.auditCheckpoint.create({ data: checkpoint });
+    await emitEvent(tx, tenantId, 'audit.checkpoint', checkpointData(checkpoint), ctx.now);
+  });
+  return checkpoint;
+}
+
+type CheckpointRow = Prisma.AuditCheckpointGetPayload<object>;
 
 /**
- * The integrity check the console asks on every Activity visit, incremental: it starts from the newest
- * checkpoint whose signature verifies (a row the app's role could plant would not), checks that the row it
- * pins still exists with the same hash, re-hashes only the rows after it, and (with a signer) anchors the
- * new head in a fresh checkpoint.
+ * The tenant's newest checkpoint whose signature verifies (a row the app's role could plant would not), looking
+ * further back while the newest rows do not verify.
  */
-export async function checkAuditIntegrity(ctx: Ctx, tenantId: string, signer: TokenSigner | null): Promise<ChainResult> {
-  const db = ctx.db.prisma;
-  const keys = (await trustedSigningKeys(ctx)).map((row) => row.publicJwk as JWK);
-  const recent = await db.auditCheckpoint.findMany({ where: { tenantId }, orderBy: [{ seq: 'desc' }, { createdAt: 'desc' }], take: 10 });
-  let anchor: (typeof recent)[number] | undefined;
-  for (const checkpoint of recent) {
-    if (await checkpointSignatureValid(keys, checkpoint)) {
-      anchor = checkpoint;
-      break;
-    }
+export async function newestValidCheckpoint(ctx: Pick<ServiceContext, 'db'>, tenantId: string, keys: JWK[]): Promise<CheckpointRow | null> {
+  for (let skip = 0; skip < 1000; skip += 20) {
+    const rows = await ctx.db.prisma.auditCheckpoint.findMany({ where: { tenantId }, orderBy: [{ seq: 'desc' }, { createdAt: 'desc' }], skip, take: 20 });
+    for (const row of rows) if (await checkpointSignatureValid(keys, row)) return row;
+    if (rows.length < 20) return null;
   }
-  let from = { seq: 0, hash: GENESIS };
-  if (anchor) {
-    const pinned = await db.auditLogEntry.findUnique({ where: { tenantId_seq: { tenantId, seq: anchor.seq } }, select: { hash: true } });
-    if (!pinned || pinned.hash !== anchor.hash) {
-      // Rewritten (hash differs) or deleted newest rows / truncated (the pinned row is gone).
-      const last = pinned ? null : await db.auditLogEntry.findFirst({ where: { tenantId }, orderBy: { seq: 'desc' }, select: { seq: true } });
-      const brokenAtSeq = pinned ? anchor.seq : Math.min((last?.seq ?? 0) + 1, anchor.seq);
-      return { valid: false, entries: brokenAtSeq - 1, brokenAtSeq };
-    }
-    from = { seq: anchor.seq, hash: anchor.hash };
-  }
-  const { head, ...result } = await verifyChainFrom(db, tenantId, ctx.secrets.auditChainKey, from);
-  if (result.valid && signer && head.seq > from.seq) await writeCheckpoint(ctx, signer, tenantId, head);
-  return result;
+  return null;
 }
 
-/** Full re-verification of every tenant's chain (the daily job): logs and records each result. */
-export async function verifyAllChains(ctx: Ctx): Promise<{ tenants: number; broken: { tenantId: string; brokenAtSeq: number | null }[] }> {
-  const tenants = await ctx.db.prisma.auditLogEntry.findMany({ distinct: ['tenantId'], select: { tenantId: true } });
-  const broken: { tenantId: string; brokenAtSeq: number | null }[] = [];
-  for (const { tenantId } of tenants) {
-    const result = await verifyChainFrom(ctx.db.prisma, tenantId, ctx.secrets.auditChainKey);
-    // A broken chain is recorded at the first bad seq with the marker hash BROKEN.
-    const record = result.valid ? { seq: result.head.seq, hash: result.head.hash } : { seq: result.brokenAtSeq ?? 0, hash: 'BROKEN' };
-    await ctx.db.prisma.auditVerification.upsert({ where: { tenantId }, create: { tenantId, ...record, verifiedAt: ctx.now }, update: { ...record, verifiedAt: ctx.now } });
-    if (!result.valid) broken.push({ tenantId, brokenAtSeq: result.brokenAtSeq });
-  }
-  return { tenants: tenants.length, broken };
+/** Writes a checkpoint of a verified head when it is newer than the newest one (returns it, for the caller to log). */
+export async function anchorHead(ctx: Ctx, signer: TokenSigner, tenantId: string, head: { seq: number; hash: string }, newestSeq: number | null): Promise<Checkpoint | null> {
+  if (head.seq === 0 || (newestSeq !== null && head.seq <= newestSeq)) return null;
+  return writeCheckpoint(ctx, signer, tenantId, head);
 }
 
-/** Checkpoints every tenant whose log grew since its last checkpoint (the periodic job). */
-export async function checkpointAllChains(ctx: Ctx, signer: TokenSigner): Promise<{ tenants: number; broken: string[] }> {
-  const tenants = await ctx.db.prisma.auditLogEntry.findMany({ distinct: ['tenantId'], select: { tenantId: true } });
-  const broken: string[] = [];
-  for (const { tenantId } of tenants) {
-    if (!(await checkAuditIntegrity(ctx, tenantId, signer)).valid) broken.push(tenantId);
-  }
-  return { tenants: tenants.length, broken };
+/** Re-checks the entry a checkpoint pins: it must exist with the signed hash and its content must still give that hash. */
+export async function pinnedEntryHolds(ctx: Ctx, tenantId: string, pin: { seq: number; hash: string }, legacyUpTo: number): Promise<boolean> {
+  const row = await ctx.db.prisma.auditLogEntry.findUnique({ where: { tenantId_seq: { tenantId, seq: pin.seq } }, omit: { id: true } });
+  if (!row || row.hash !== pin.hash) return false;
+  const { hash, ...content } = row;
+  return entryHash(content, row.seq <= legacyUpTo ? null : ctx.secrets.auditChainKey) === hash;
 }
 
 // ─── Export and offline verification ───────────────────────────────────────────────────────────────
@@ -105,7 +115,7 @@ export interface AuditExport {
   format: typeof EXPORT_FORMAT;
   tenantId: string;
   exportedAt: string;
-  /** Rows up to this seq carry plain SHA-256 hashes (written before the chain was keyed). */
+  /** Rows up to this seq carry plain SHA-256 hashes (written before the chain was keyed), as recorded. */
   legacyUpToSeq: number;
   /** The public keys of the server at export time; verify against a copy you trust (--jwks). */
   jwks: { keys: JWK[] };
@@ -113,22 +123,21 @@ export interface AuditExport {
   entries: (Omit<Hashable, 'createdAt'> & { createdAt: string; hash: string })[];
 }
 
-/** A tenant's whole log with its checkpoints (a fresh one at the head, when a signer is given). */
-export async function exportAuditLog(ctx: Ctx, tenantId: string, signer: TokenSigner | null): Promise<AuditExport> {
-  await checkAuditIntegrity(ctx, tenantId, signer);
+/** A tenant's whole log with its checkpoints (run after an integrity check, so the head is anchored). */
+export async function exportAuditLog(ctx: Ctx, tenantId: string): Promise<AuditExport> {
   const db = ctx.db.prisma;
   const [entries, checkpoints, keys, legacyUpToSeq] = await Promise.all([
     db.auditLogEntry.findMany({ where: { tenantId }, orderBy: { seq: 'asc' }, omit: { id: true } }),
     db.auditCheckpoint.findMany({ where: { tenantId }, orderBy: { seq: 'asc' } }),
-    trustedSigningKeys(ctx),
-    legacyBoundary(db, tenantId),
+    checkpointKeys(ctx),
+    recordedLegacyBoundary(db, tenantId),
   ]);
   return {
     format: EXPORT_FORMAT,
     tenantId,
     exportedAt: ctx.now.toISOString(),
     legacyUpToSeq,
-    jwks: { keys: keys.map((row) => row.publicJwk as JWK) },
+    jwks: { keys },
     checkpoints: checkpoints.map(({ seq, hash, kid, signature, createdAt }) => ({ seq, hash, kid, signature, createdAt: createdAt.toISOString() })),
     entries: entries.map((entry) => ({ ...entry, createdAt: entry.createdAt.toISOString() })),
   };
@@ -138,6 +147,8 @@ export interface ExportVerification {
   valid: boolean;
   entries: number;
   checkpointsVerified: number;
+  /** Of those, checkpoints kept apart from the export (--checkpoints). */
+  keptCheckpointsVerified: number;
   latestCheckpointSeq: number | null;
   /** Whether each entry's HMAC was recomputed (needs the server secret); otherwise links and checkpoints only. */
   contentVerified: boolean;
@@ -145,24 +156,28 @@ export interface ExportVerification {
 }
 
 /**
- * Verifies an export offline: every checkpoint's Ed25519 signature (public keys only), the chain's links and
- * order, every checkpoint's row present with the signed hash (so deleting the newest rows or truncating
- * shows), and, when the audit-chain key is given, each entry's content.
+ * Verifies an export offline: every checkpoint's Ed25519 signature (public keys only) — the export's own and any
+ * kept apart from it (`kept`: checkpoint tokens) — the chain's links and order, every checkpoint's entry present
+ * with the signed hash (so deleting the newest rows or truncating shows), and, when the audit-chain key is given,
+ * each entry's content. Rows before the recorded legacy boundary are taken as SHA-256 only below a checkpoint.
  */
-export async function verifyAuditExport(doc: AuditExport, options: { jwks?: { keys: JWK[] }; key?: Buffer | null } = {}): Promise<ExportVerification> {
+export async function verifyAuditExport(doc: AuditExport, options: { jwks?: { keys: JWK[] }; key?: Buffer | null; kept?: string[] } = {}): Promise<ExportVerification> {
   const problems: string[] = [];
   if (doc.format !== EXPORT_FORMAT) problems.push(`unknown format ${String(doc.format)}`);
   const keys = (options.jwks ?? doc.jwks).keys;
-  let checkpointsVerified = 0;
-  let latestCheckpointSeq: number | null = null;
+  const anchors: { seq: number; hash: string; kept: boolean }[] = [];
   for (const checkpoint of doc.checkpoints) {
-    if (!(await checkpointSignatureValid(keys, { ...checkpoint, tenantId: doc.tenantId }))) {
-      problems.push(`checkpoint at seq ${checkpoint.seq}: signature does not verify`);
-      continue;
-    }
-    checkpointsVerified++;
-    latestCheckpointSeq = Math.max(latestCheckpointSeq ?? 0, checkpoint.seq);
+    if (await checkpointSignatureValid(keys, { ...checkpoint, tenantId: doc.tenantId })) anchors.push({ seq: checkpoint.seq, hash: checkpoint.hash, kept: false });
+    else problems.push(`checkpoint at seq ${checkpoint.seq}: signature does not verify`);
   }
+  for (const token of options.kept ?? []) {
+    const claims = await verifiedCheckpoint(keys, token);
+    if (!claims) problems.push(`kept checkpoint${describeClaims(token)}: signature does not verify with these keys`);
+    else if (claims.tenantId !== doc.tenantId) problems.push(`kept checkpoint at seq ${claims.seq}: of another company`);
+    else anchors.push({ seq: claims.seq, hash: claims.hash, kept: true });
+  }
+  const latestCheckpointSeq = anchors.length ? Math.max(...anchors.map((anchor) => anchor.seq)) : null;
+  const legacyUpTo = latestCheckpointSeq !== null && doc.legacyUpToSeq <= latestCheckpointSeq ? doc.legacyUpToSeq : 0;
   const bySeq = new Map<number, string>();
   let prevHash = GENESIS;
   doc.entries.forEach((entry, index) => {
@@ -170,19 +185,44 @@ export async function verifyAuditExport(doc: AuditExport, options: { jwks?: { ke
     if (entry.seq !== index + 1) problems.push(`entry ${index + 1}: seq ${entry.seq} out of order`);
     if (entry.tenantId !== doc.tenantId) problems.push(`seq ${entry.seq}: another tenant's entry`);
     if (entry.prevHash !== prevHash) problems.push(`seq ${entry.seq}: link to the previous entry broken`);
-    if (options.key && entryHash({ ...content, createdAt: new Date(content.createdAt) }, entry.seq <= doc.legacyUpToSeq ? null : options.key) !== hash) {
+    if (options.key && entryHash({ ...content, createdAt: new Date(content.createdAt) }, entry.seq <= legacyUpTo ? null : options.key) !== hash) {
       problems.push(`seq ${entry.seq}: content does not match its hash`);
     }
     bySeq.set(entry.seq, hash);
     prevHash = hash;
   });
-  for (const checkpoint of doc.checkpoints) {
-    const hash = bySeq.get(checkpoint.seq);
-    if (hash === undefined) problems.push(`checkpoint at seq ${checkpoint.seq}: the entry is missing (newest rows deleted or log truncated)`);
-    else if (hash !== checkpoint.hash) problems.push(`checkpoint at seq ${checkpoint.seq}: the entry's hash differs from the signed one`);
+  for (const anchor of anchors) {
+    const what = anchor.kept ? 'kept checkpoint' : 'checkpoint';
+    const hash = bySeq.get(anchor.seq);
+    if (hash === undefined) problems.push(`${what} at seq ${anchor.seq}: the entry is missing (newest rows deleted or log truncated)`);
+    else if (hash !== anchor.hash) problems.push(`${what} at seq ${anchor.seq}: the entry's hash differs from the signed one`);
   }
-  if (checkpointsVerified === 0 && doc.entries.length > 0) problems.push('no checkpoint verifies: the head of the log is not anchored');
-  return { valid: problems.length === 0, entries: doc.entries.length, checkpointsVerified, latestCheckpointSeq, contentVerified: Boolean(options.key), problems: problems.slice(0, 50) };
+  if (anchors.length === 0 && doc.entries.length > 0) problems.push('no checkpoint verifies: the head of the log is not anchored');
+  return {
+    valid: problems.length === 0,
+    entries: doc.entries.length,
+    checkpointsVerified: anchors.length,
+    keptCheckpointsVerified: anchors.filter((anchor) => anchor.kept).length,
+    latestCheckpointSeq,
+    contentVerified: Boolean(options.key),
+    problems: problems.slice(0, 50),
+  };
+}
+
+/** " at seq N" for a token that claims to be a checkpoint, else "" (for messages about tokens that do not verify). */
+function describeClaims(token: string): string {
+  const claims = checkpointClaims(token);
+  return claims ? ` at seq ${claims.seq}` : '';
+}
+
+/** Checkpoint tokens (compact JWS) anywhere in a text: a file of them, webhook payloads, log lines, the console's download. */
+export function findCheckpointTokens(text: string, limit = 1000): string[] {
+  const found = new Set<string>();
+  for (const match of text.matchAll(/eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}/g)) {
+    if (checkpointClaims(match[0])) found.add(match[0]);
+    if (found.size >= limit) break;
+  }
+  return [...found];
 }
 
 /** The audit-chain key of this process (for CLI verification on the server's host). */

@@ -27,6 +27,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'user.removed',
   'api_key.created',
   'api_key.removed',
+  'audit.checkpoint',
   'webhook.test',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
