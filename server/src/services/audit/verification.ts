@@ -7,7 +7,7 @@ import { requireMember } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import type { TokenSigner } from '../signing/signing-keys.js';
 import { parseInput } from '../validation.js';
-import { GENESIS, canonical, recordedLegacyBoundary, walkChain, type ChainResult, type ChainWalk } from './audit-log.js';
+import { GENESIS, canonical, entryHash, recordedLegacyBoundary, walkChain, type ChainResult, type ChainWalk } from './audit-log.js';
 import {
   anchorHead,
   checkpointClaims,
@@ -206,8 +206,18 @@ async function witnessFindings(ctx: Ctx, tenantId: string, witness: ReadVerdict,
 const legacyNote = (recorded: number, honoured: number, seq: number) =>
   recorded > 0 && honoured === 0 && seq <= recorded ? ` (Entries up to #${recorded} are recorded as written before the chain was keyed, but no checkpoint or verification of this server covers them.)` : '';
 
-/** The highest position something trusted covers; the recorded legacy boundary counts only up to it. */
-const honouredLegacy = (recorded: number, anchors: Anchor[]) => (recorded > 0 && anchors.some((anchor) => anchor.seq >= recorded) ? recorded : 0);
+/**
+ * The recorded legacy boundary, when it can be believed: something the server signed or sealed covers it, and the
+ * chain does begin with a pre-key entry (a first entry that verifies under the key shows the company never had any,
+ * so a boundary recorded for it was planted, and is ignored: the rewritten entries then show as what they are).
+ */
+async function honouredLegacy(ctx: Ctx, tenantId: string, recorded: number, anchors: Anchor[]): Promise<number> {
+  if (recorded <= 0 || !anchors.some((anchor) => anchor.seq >= recorded)) return 0;
+  const first = await ctx.db.prisma.auditLogEntry.findUnique({ where: { tenantId_seq: { tenantId, seq: 1 } }, omit: { id: true } });
+  if (!first) return recorded;
+  const { hash, ...content } = first;
+  return entryHash(content, ctx.secrets.auditChainKey) === hash ? 0 : recorded;
+}
 
 // ─── Full verification ──────────────────────────────────────────────────────────────────────────────
 
@@ -245,7 +255,7 @@ export async function verifyLog(ctx: Ctx, tenantId: string, kept: string[] = [])
   if (newest) own.push({ seq: newest.seq, hash: newest.hash, at: newest.createdAt, source: 'database' });
   const witness = found.witness?.sealed ? found.witness.row : null;
   const trusted = [...anchors, ...own, ...(witness ? [{ seq: witness.headSeq, hash: witness.headHash, at: witness.verifiedAt, source: 'verdict' as const }] : [])];
-  const legacyUpTo = honouredLegacy(recordedLegacy, trusted);
+  const legacyUpTo = await honouredLegacy(ctx, tenantId, recordedLegacy, trusted);
   const walk = await walkChain(ctx.db.prisma, tenantId, ctx.secrets.auditChainKey, { legacyUpTo, at: [...anchors, ...own].map((anchor) => anchor.seq).concat(witness ? [witness.headSeq] : []) });
   if (walk.firstBreak) findings.push({ seq: walk.firstBreak.seq, problem: describeBreak(walk.firstBreak) + legacyNote(recordedLegacy, legacyUpTo, walk.firstBreak.seq) });
   const judged = new Map<Anchor, ReturnType<typeof judge>>();
@@ -332,7 +342,7 @@ export async function checkAuditIntegrity(ctx: Ctx, tenantId: string, signer: To
   const described: Anchor | null = anchor && { seq: anchor.seq, hash: anchor.hash, at: anchor.createdAt, source: 'database' };
   const trusted: Anchor[] = described ? [described] : [];
   if (witness) trusted.push({ seq: witness.headSeq, hash: witness.headHash, at: witness.verifiedAt, source: 'verdict' });
-  const legacyUpTo = honouredLegacy(recordedLegacy, trusted);
+  const legacyUpTo = await honouredLegacy(ctx, tenantId, recordedLegacy, trusted);
   const findings: Finding[] = [];
   let from = { seq: 0, hash: GENESIS };
   if (anchor && described) {
