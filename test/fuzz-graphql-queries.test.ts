@@ -69,6 +69,8 @@ const operations: Operation[] = [
     variables: { licenseId: 'id', from: 'date', to: 'date', bucket: ['HOUR', 'DAY', 'WEEK', 'hour'] },
   },
   { name: 'usageTotals', query: 'query($licenseId: ID!, $event: String, $period: MeterPeriod!) { usageTotals(licenseId: $licenseId, event: $event, period: $period) { __typename } }', variables: { licenseId: 'id', event: 'string', period } },
+  // Issue 26: the verification against kept checkpoints (any text; hostile strings hold no checkpoint).
+  { name: 'activityLogVerification', query: 'query($checkpoints: String!) { activityLogVerification(checkpoints: $checkpoints) { valid brokenAtSeq } }', variables: { checkpoints: 'string' } },
   { name: 'analytics', query: 'query($range: AnalyticsRange!, $granularity: Granularity) { analytics(range: $range, granularity: $granularity) { __typename } }', variables: { range: ['TODAY', 'LAST_7_DAYS', 'LAST_30_DAYS'], granularity: ['DAY', 'WEEK', 'MONTH'] } },
 ];
 

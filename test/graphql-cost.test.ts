@@ -31,3 +31,22 @@ describe('GraphQL query cost: activityLogIntegrity', () => {
     expect(nested.errors![0].message).toMatch(/cost limit/i);
   });
 });
+
+describe('GraphQL query cost: the other activity-log checks (issue 26)', () => {
+  it('the checkpoint file and the verification against kept checkpoints cost the whole budget too', async () => {
+    const file = await t.gql('{ activityLogCheckpointFile }', {}, { token });
+    expect(file.errors).toBeUndefined();
+    for (const query of [
+      '{ activityLogIntegrity { valid } activityLogCheckpointFile }',
+      'query($c: String!) { activityLogIntegrity { valid } activityLogVerification(checkpoints: $c) { valid } }',
+      'query($c: String!) { a: activityLogVerification(checkpoints: $c) { valid } b: activityLogVerification(checkpoints: $c) { valid } }',
+    ]) {
+      const response = await t.gql(query, { c: JSON.stringify(file.data.activityLogCheckpointFile) }, { token });
+      expect(response.data ?? undefined, query).toBeUndefined();
+      expect(response.errors![0].message).toMatch(/cost limit/i);
+    }
+    expect(await t.prisma.auditVerdict.count()).toBe(0); // refused before any resolver ran
+    const one = await t.gql('query($c: String!) { activityLogVerification(checkpoints: $c) { valid checkpoints { status } } }', { c: JSON.stringify(file.data.activityLogCheckpointFile) }, { token });
+    expect(one.data.activityLogVerification).toEqual({ valid: true, checkpoints: [{ status: 'EXTENDS' }] });
+  });
+});

@@ -41,6 +41,14 @@ describe('the app role', () => {
       `INSERT INTO audit_chain_legacy (tenant_id, last_legacy_seq) SELECT id, 1000000 FROM tenants`,
       'UPDATE audit_chain_legacy SET last_legacy_seq = 1000000',
       'DROP FUNCTION audit_log_refuse_change() CASCADE',
+      // Issue 26: the checkpoints and the verification verdicts are append-only too.
+      'UPDATE audit_checkpoints SET seq = 1',
+      'ALTER TABLE audit_checkpoints DISABLE TRIGGER ALL',
+      'DELETE FROM audit_verdicts',
+      `UPDATE audit_verdicts SET valid = true, problem = NULL`,
+      'TRUNCATE audit_verdicts',
+      'ALTER TABLE audit_verdicts DISABLE TRIGGER ALL',
+      'DROP FUNCTION audit_refuse_change() CASCADE',
     ];
     for (const sql of attacks) expect(await attempt(sql), sql).toMatch(/permission denied|must be owner/);
   });
@@ -87,8 +95,10 @@ describe('pnpm db:migrate with MIGRATION_DATABASE_URL and DATABASE_URL', () => {
       await client.connect();
       try {
         const { rows } = await client.query(`SELECT has_table_privilege('audit_log', 'INSERT') AS ins, has_table_privilege('audit_log', 'DELETE') AS del,
-          has_table_privilege('audit_log', 'TRUNCATE') AS trunc, has_table_privilege('licenses', 'DELETE') AS lic`);
-        expect(rows[0]).toEqual({ ins: true, del: false, trunc: false, lic: true });
+          has_table_privilege('audit_log', 'TRUNCATE') AS trunc, has_table_privilege('licenses', 'DELETE') AS lic,
+          has_table_privilege('audit_verdicts', 'INSERT') AS verdict_ins, has_table_privilege('audit_verdicts', 'UPDATE') AS verdict_upd,
+          has_table_privilege('audit_checkpoints', 'DELETE') AS checkpoint_del`);
+        expect(rows[0]).toEqual({ ins: true, del: false, trunc: false, lic: true, verdict_ins: true, verdict_upd: false, checkpoint_del: false });
       } finally {
         await client.end();
       }
