@@ -13,7 +13,7 @@ import { ServerSecrets } from '../server/src/crypto/secrets.js';
 import { openDatabase } from '../server/src/db/database.js';
 import { applyMigrations } from '../server/src/db/migrate.js';
 import { GENESIS, entryHash, recordAudit, verifyAuditChain, type Hashable } from '../server/src/services/audit/audit-log.js';
-import { checkAuditIntegrity } from '../server/src/services/audit/checkpoints.js';
+import { checkAuditIntegrity } from '../server/src/services/audit/verification.js';
 import { loadTokenSigner } from '../server/src/services/signing/signing-keys.js';
 import { createTenant } from '../server/src/services/tenants.js';
 

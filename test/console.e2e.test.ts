@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -108,6 +108,7 @@ describe('admin console in Chromium', () => {
   let licenseKey = '';
   let licenseUrl = '';
   let mfaSecret = '';
+  let keptCheckpointFile = '';
   const expiresOn = new Date(Date.now() + 10 * DAY).toISOString().slice(0, 10);
 
   it('serves the console at any client-side route and keeps /api/* for the API', async () => {
@@ -302,6 +303,30 @@ describe('admin console in Chromium', () => {
     await shot('08-activity');
   });
 
+  it('the activity log hands out a signed checkpoint to keep, and verifies the log against it', async () => {
+    await page.goto('/activity');
+    const panel = page.getByTestId('integrity-panel');
+    await panel.getByText(/No tampering found: \d+ entries verify/).waitFor();
+    await panel.getByText(/Newest checkpoint: entry #\d+, signed/).waitFor();
+    const [download] = await Promise.all([page.waitForEvent('download'), panel.getByRole('button', { name: 'Download checkpoint' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/^keyforge-checkpoint-ACME-\d+\.json$/);
+    keptCheckpointFile = path.join(dataDir, download.suggestedFilename());
+    await download.saveAs(keptCheckpointFile);
+    const kept = JSON.parse(readFileSync(keptCheckpointFile, 'utf8'));
+    expect(kept).toMatchObject({ format: 'keyforge-audit-checkpoints/1', company: { keyPrefix: 'ACME' }, checkpoints: [{ checkpoint: expect.stringMatching(/^eyJ/) }] });
+    await toast(/saved as keyforge-checkpoint-ACME-/).waitFor();
+    await shot('08b-activity-integrity');
+    await panel.getByRole('button', { name: 'Verify against kept checkpoints' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Verify against kept checkpoints' });
+    await dialog.locator('input[type="file"]').setInputFiles(keptCheckpointFile);
+    await dialog.getByRole('button', { name: 'Verify', exact: true }).click();
+    await dialog.getByText('The log extends every checkpoint you kept').waitFor();
+    await dialog.getByText(/The log extends it: entries #1–#\d+ are unchanged\./).waitFor();
+    await shot('08c-activity-verified');
+    await page.keyboard.press('Escape');
+    await panel.getByText(/Last full verification: .* every entry verified \(against 1 kept checkpoint\)/).waitFor();
+  });
+
   it('changes notification preferences', async () => {
     await page.getByRole('button', { name: 'Account menu' }).click();
     await page.getByRole('menuitem', { name: 'My profile' }).click();
@@ -347,53 +372,47 @@ describe('admin console in Chromium', () => {
   it('team, API keys (shown once, revoked), company settings and the email outbox', async () => {
     await nav('Team');
     await page.getByText(ADMIN.email).first().waitFor();
-    await page.getByRole('button', { name: 'Add member' }).click();
-    const member = page.getByRole('dialog');
-    await member.getByLabel('Email').fill('bob@acme.test');
-    await member.getByLabel('Name').fill('Bob Reader');
-    await member.getByLabel(/^Initial password/).fill('bob password 123');
-    await member.getByRole('button', { name: 'Add member' }).click();
-    await toast('bob@acme.test can now sign in.').waitFor();
-    await page.getByRole('row').filter({ hasText: 'bob@acme.test' }).waitFor();
+    // Members join by invitation (an address gets an account only from whoever reads its mailbox): no "Add member".
+    expect(await page.getByRole('button', { name: 'Add member' }).count()).toBe(0);
     await shot('12-team');
 
     // Invite by email: the link (token in the URL fragment) is read from the outbox, opened in a fresh browser.
     await page.getByRole('button', { name: 'Invite by email' }).click();
     const inviteDialog = page.getByRole('dialog');
-    await inviteDialog.getByLabel('Email').fill('carol@acme.test');
-    await inviteDialog.getByLabel('Name').fill('Carol');
-    await inviteDialog.getByRole('button', { name: 'Send invitation' }).click();
-    await toast('Invitation sent to carol@acme.test.').waitFor();
+    await inviteDialog.getByLabel('Email').fill('bob@acme.test');
+    await inviteDialog.getByLabel('Name').fill('Bob Reader');
+    await inviteDialog.getByRole('button', { name: 'Send invitation' }).click(); // read-only, the default role
+    await toast('Invitation sent to bob@acme.test.').waitFor();
     await page.getByText('Pending invitations').waitFor();
-    await page.getByRole('row').filter({ hasText: 'carol@acme.test' }).waitFor();
+    await page.getByRole('row').filter({ hasText: 'bob@acme.test' }).waitFor();
     await shot('12b-team-invitations');
     const db = new pg.Client({ connectionString: databaseUrl });
     await db.connect();
-    const outbox = await db.query<{ text: string }>("SELECT text FROM email_outbox WHERE kind = 'invitation' AND to_address = 'carol@acme.test'").finally(() => db.end());
+    const outbox = await db.query<{ text: string }>("SELECT text FROM email_outbox WHERE kind = 'invitation' AND to_address = 'bob@acme.test'").finally(() => db.end());
     expect(outbox.rows).toHaveLength(1);
     const link = /\/accept-invite#token=kfi_[\w-]+/.exec(outbox.rows[0].text)![0];
     const fresh = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce' });
     try {
-      const carol = await fresh.newPage();
+      const bob = await fresh.newPage();
       const errors: string[] = [];
-      carol.on('pageerror', (error) => errors.push(error.message));
-      await carol.goto(link);
-      await carol.getByRole('heading', { name: 'Join Acme Corp' }).waitFor();
-      await carol.getByText('as carol@acme.test').waitFor();
-      await carol.getByLabel(/^Password/).fill('carol password 123');
-      await carol.getByLabel(/^Repeat password/).fill('carol password 123');
-      await carol.screenshot({ path: path.join(SCREENSHOTS, 'accept-invite.png'), fullPage: true });
-      await carol.getByRole('button', { name: 'Join and sign in' }).click();
-      await carol.getByRole('heading', { name: 'Dashboard' }).waitFor();
+      bob.on('pageerror', (error) => errors.push(error.message));
+      await bob.goto(link);
+      await bob.getByRole('heading', { name: 'Join Acme Corp' }).waitFor();
+      await bob.getByText('as bob@acme.test').waitFor();
+      await bob.getByLabel(/^Password/).fill('bob password 123');
+      await bob.getByLabel(/^Repeat password/).fill('bob password 123');
+      await bob.screenshot({ path: path.join(SCREENSHOTS, 'accept-invite.png'), fullPage: true });
+      await bob.getByRole('button', { name: 'Join and sign in' }).click();
+      await bob.getByRole('heading', { name: 'Dashboard' }).waitFor();
       // The link works once.
-      await carol.goto(link);
-      await carol.getByText('This invitation link does not work').waitFor();
+      await bob.goto(link);
+      await bob.getByText('This invitation link does not work').waitFor();
       expect(errors).toEqual([]);
     } finally {
       await fresh.close();
     }
     await page.reload();
-    await page.getByRole('row').filter({ hasText: 'carol@acme.test' }).getByRole('button', { name: 'Deactivate' }).waitFor(); // now a member
+    await page.getByRole('row').filter({ hasText: 'bob@acme.test' }).getByRole('button', { name: 'Deactivate' }).waitFor(); // now a member
 
     await nav('API keys');
     await page.getByRole('button', { name: 'Create API key' }).click();
@@ -558,6 +577,46 @@ describe('admin console in Chromium', () => {
     expect(await row.locator('td[data-label="Product"]').count()).toBe(1);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await shot('18-licenses-narrow');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it("detects the database owner's tampering: the kept checkpoint names the entry (and on a phone)", async () => {
+    // The owner of the database rewrites entry #2 (the append-only trigger switched off, as only an owner can).
+    const owner = new pg.Client({ connectionString: databaseUrl });
+    await owner.connect();
+    try {
+      await owner.query('BEGIN');
+      await owner.query('ALTER TABLE audit_log DISABLE TRIGGER USER');
+      await owner.query(`UPDATE audit_log SET actor = 'nobody' WHERE seq = 2 AND tenant_id = (SELECT id FROM tenants WHERE key_prefix = 'ACME')`);
+      await owner.query('ALTER TABLE audit_log ENABLE TRIGGER USER');
+      await owner.query('COMMIT');
+    } finally {
+      await owner.end();
+    }
+    await page.setViewportSize({ width: 1280, height: 860 });
+    await page.goto('/activity');
+    const panel = page.getByTestId('integrity-panel');
+    await panel.getByRole('button', { name: 'Verify against kept checkpoints' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Verify against kept checkpoints' });
+    await dialog.locator('input[type="file"]').setInputFiles(keptCheckpointFile);
+    await dialog.getByRole('button', { name: 'Verify', exact: true }).click();
+    await dialog.getByText('The log was altered at entry #2').waitFor();
+    expect(await dialog.getByTestId('verification-result').textContent()).toContain('Entry #2 was changed: its content no longer gives its hash.');
+    await dialog.getByText('Entries changed').waitFor();
+    await shot('20-activity-tamper-verification');
+    await page.keyboard.press('Escape');
+    await panel.getByText('The log was altered at entry #2').waitFor();
+    await panel.getByTestId('integrity-problem').waitFor();
+    await shot('20b-activity-tampered');
+    await page.setViewportSize({ width: 375, height: 812 });
+    await page.reload();
+    await panel.getByText('The log was altered at entry #2').waitFor();
+    for (const button of ['Download checkpoint', 'Verify against kept checkpoints']) {
+      const box = (await panel.getByRole('button', { name: button }).boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(375);
+    }
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await shot('21-activity-narrow');
     expect(pageErrors).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyticsWindow, dashboardStats } from '../server/src/services/analytics.js';
-import { activityLogIntegrity, listActivity } from '../server/src/services/audit/activity.js';
+import { listActivity } from '../server/src/services/audit/activity.js';
+import { activityLogIntegrity, verifyActivityLog } from '../server/src/services/audit/verification.js';
 import { NO_META, systemActor, type ServiceActor } from '../server/src/services/auth/actor.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../server/src/services/auth/api-keys.js';
 import { disableMfa, startMfaEnrollment } from '../server/src/services/auth/mfa.js';
@@ -184,6 +185,7 @@ const reads: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['analyticsWindow', async (ctx) => analyticsWindow(ctx, 'LAST_7_DAYS')],
   ['listActivity', (ctx) => listActivity(ctx, {})],
   ['activityLogIntegrity', (ctx) => activityLogIntegrity(ctx, null)],
+  ['verifyActivityLog', (ctx) => verifyActivityLog(ctx, { checkpoints: 'eyJhbGciOiJFZERTQSJ9.eyJraW5kIjoia2V5Zm9yZ2UtYXVkaXQtY2hlY2twb2ludCIsInRpZCI6IngiLCJzZXEiOjF9.c2lnbmF0dXJlc2lnbmF0dXJl' })],
 ];
 
 /** Operator-wide calls (the CLI): the system actor only, whatever the caller's role. */

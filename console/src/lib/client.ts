@@ -10,7 +10,11 @@ import { GRAPHQL_ENDPOINT, session } from './session';
  */
 export const EMBEDDED_TYPES = [
   'ActivationBucket',
+  'ActivityCheckpointReport',
+  'ActivityLogCheckpoint',
   'ActivityLogIntegrity',
+  'ActivityLogVerdict',
+  'ActivityLogVerification',
   'Analytics',
   'DashboardStats',
   'FloatingPoolBucket',

@@ -31,6 +31,43 @@ export const ActivityIntegrityQuery = graphql(`
       valid
       entries
       brokenAtSeq
+      problem
+      lastFullVerification {
+        verifiedAt
+        valid
+        brokenAtSeq
+        problem
+        keptCheckpoints
+      }
+      latestCheckpoint {
+        seq
+        createdAt
+      }
+    }
+  }
+`);
+
+/** The newest signed checkpoint with the public keys: the file a company keeps apart from the service. */
+export const ActivityCheckpointFileQuery = graphql(`
+  query ActivityCheckpointFile {
+    activityLogCheckpointFile
+  }
+`);
+
+export const ActivityVerificationQuery = graphql(`
+  query ActivityVerification($checkpoints: String!) {
+    activityLogVerification(checkpoints: $checkpoints) {
+      valid
+      entries
+      brokenAtSeq
+      problem
+      verifiedAt
+      checkpoints {
+        seq
+        signedAt
+        status
+        message
+      }
     }
   }
 `);

@@ -12,6 +12,7 @@ import { useCursorPages } from '../../../ui/useCursorPages';
 import { useSearchFilters } from '../../../ui/useSearchFilters';
 import { ACTIVITY_ACTIONS, actionColor, actionLabel, type ActivityAction } from '../actions';
 import { DetailsDiff } from '../components/DetailsDiff';
+import { IntegrityPanel } from '../components/IntegrityPanel';
 import { ActivityIntegrityQuery, ActivityLogQuery } from '../graphql/documents';
 
 const PAGE_SIZE = 25;
@@ -41,6 +42,7 @@ export function ActivityPage() {
   return (
     <>
       <PageHeader title="Activity log" description="Every change, sign-in and failed sign-in in your company. Entries are append-only and hash-chained: they cannot be edited or deleted." actions={<IntegrityBadge />} />
+      <IntegrityPanel />
       <Paper p="sm" mb="md">
         <Group gap="sm" align="flex-end" wrap="wrap">
           <Select
@@ -164,7 +166,7 @@ function IntegrityBadge() {
   if (!data) return null;
   const { valid, entries, brokenAtSeq } = data.activityLogIntegrity;
   return (
-    <Tooltip label={valid ? `All ${entries} entries verify against the hash chain.` : `The chain breaks at entry #${brokenAtSeq}: the log was altered outside the service.`} withArrow multiline w={260}>
+    <Tooltip label={valid ? `All ${entries} entries verify against the hash chain and its checkpoints.` : `The log was altered outside the service${brokenAtSeq ? ` at entry #${brokenAtSeq}` : ''}.`} withArrow multiline w={260}>
       <Badge size="lg" variant="light" color={valid ? 'teal' : 'red'} leftSection={valid ? <IconShieldCheck size={14} /> : <IconShieldX size={14} />}>
         {valid ? 'Chain verified' : 'Chain broken'}
       </Badge>
