@@ -295,7 +295,7 @@ describe('admin console in Chromium', () => {
     await page.getByRole('textbox', { name: 'Action' }).click();
     await page.getByRole('option', { name: 'Update license' }).click();
     await page.waitForURL(/action=UPDATE_LICENSE/);
-    await expect.poll(() => page.getByTestId('activity-row').count()).toBe(1);
+    await expect.poll(() => page.getByTestId('activity-row').count(), { timeout: 15_000 }).toBe(1);
     await page.getByRole('button', { name: 'Show details' }).click();
     const diff = page.getByTestId('details-diff');
     await diff.waitFor();

@@ -70,7 +70,9 @@ interface Finding {
   problem: string;
 }
 
-const iso = (date: Date | null) => (date ? date.toISOString().replace('.000Z', 'Z') : 'an unknown time');
+/** A time in messages: `2026-06-01 12:00:00 UTC`. */
+const iso = (date: Date | null) => (date ? date.toISOString().replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC') : 'an unknown time');
+const sentence = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
 
 function describeAnchor(anchor: Anchor): string {
   if (anchor.source === 'kept') return `the checkpoint you kept (signed ${iso(anchor.at)})`;
@@ -94,7 +96,7 @@ function judge(anchor: Anchor, walk: ChainWalk): { status: 'extends' | 'missing'
     return { status: 'missing', seq: head + 1, message: `${gone}: ${now}, but ${describeAnchor(anchor)} covers up to #${anchor.seq}.` };
   }
   if (walk.firstBreak && walk.firstBreak.seq <= anchor.seq) {
-    return { status: 'differs', seq: walk.firstBreak.seq, message: `${describeBreak(walk.firstBreak)} (${describeAnchor(anchor)} covers it.)` };
+    return { status: 'differs', seq: walk.firstBreak.seq, message: `${describeBreak(walk.firstBreak)} ${sentence(describeAnchor(anchor))} covers it.` };
   }
   if (walk.hashes.get(anchor.seq) !== anchor.hash) {
     return { status: 'differs', seq: anchor.seq, message: `Entry #${anchor.seq} is not the one ${describeAnchor(anchor)} signed: its hash differs.` };
@@ -204,7 +206,7 @@ async function witnessFindings(ctx: Ctx, tenantId: string, witness: ReadVerdict,
 
 /** Why a break inside the recorded pre-key rows was not excused: nothing the server signed or sealed covers them. */
 const legacyNote = (recorded: number, honoured: number, seq: number) =>
-  recorded > 0 && honoured === 0 && seq <= recorded ? ` (Entries up to #${recorded} are recorded as written before the chain was keyed, but no checkpoint or verification of this server covers them.)` : '';
+  recorded > 0 && honoured === 0 && seq <= recorded ? ` Entries up to #${recorded} are recorded as written before the chain was keyed, but nothing this server signed or sealed covers them.` : '';
 
 /**
  * The recorded legacy boundary, when it can be believed: something the server signed or sealed covers it, and the
@@ -377,7 +379,7 @@ async function pinnedEntryFinding(ctx: Ctx, tenantId: string, anchor: Anchor): P
   if (!pinned && head < anchor.seq) return { seq: head + 1, problem: judge(anchor, { head: { seq: head, hash: GENESIS }, firstBreak: null, hashes: new Map() }).message };
   if (!pinned) return { seq: anchor.seq, problem: `Entry #${anchor.seq}, which ${describeAnchor(anchor)} pins, is missing.` };
   if (pinned.hash !== anchor.hash) return { seq: anchor.seq, problem: `Entry #${anchor.seq} is not the one ${describeAnchor(anchor)} signed: its hash differs.` };
-  return { seq: anchor.seq, problem: `Entry #${anchor.seq} was changed: its content no longer gives its hash. (${describeAnchor(anchor)} covers it.)` };
+  return { seq: anchor.seq, problem: `Entry #${anchor.seq} was changed: its content no longer gives its hash. ${sentence(describeAnchor(anchor))} covers it.` };
 }
 
 /** Checkpoints every company whose log grew since its newest checkpoint (the 15-minute job); returns them to be logged. */
