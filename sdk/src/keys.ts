@@ -10,7 +10,7 @@ export interface JSONWebKeySet {
 
 /** The server's JWKS may be cached this long (it sends `Cache-Control: max-age=300`). */
 const MAX_AGE_MS = 5 * 60_000;
-/** An unknown `kid` refetches the JWKS at most this often (a token signed by a new key after a rotation). */
+/** A `kid` the JWKS did not list refetches it at most this often (the first sight of a new key, after a rotation, refetches at once). */
 const REFETCH_COOLDOWN_MS = 10_000;
 
 const usable = (jwk: JWK): boolean => jwk.kty === 'OKP' && jwk.crv === 'Ed25519' && typeof jwk.x === 'string' && (jwk.alg === undefined || jwk.alg === 'EdDSA' || jwk.alg === 'Ed25519');
@@ -23,7 +23,8 @@ const usable = (jwk: JWK): boolean => jwk.kty === 'OKP' && jwk.crv === 'Ed25519'
 export class KeyRing {
   #keys: JWK[] | null = null;
   #fetchedAt = -Infinity;
-  #lastFetch = -Infinity;
+  /** When each unknown `kid` last made us refetch. */
+  readonly #misses = new Map<string, number>();
   #fetching: Promise<JWK[]> | null = null;
   readonly #imported = new Map<string, Promise<CryptoKey | Uint8Array>>();
 
@@ -44,7 +45,9 @@ export class KeyRing {
   async keyFor(kid: string | undefined, options: { online: boolean; signal?: AbortSignal }): Promise<CryptoKey | Uint8Array> {
     if (kid === undefined) throw new VerificationError('TokenInvalid', 'The token names no signing key (kid).');
     let jwk = (await this.current(options)).find((key) => key.kid === kid);
-    if (!jwk && !this.pinned && options.online && this.clock() - this.#lastFetch >= REFETCH_COOLDOWN_MS) {
+    if (!jwk && !this.pinned && options.online && this.clock() - (this.#misses.get(kid) ?? -Infinity) >= REFETCH_COOLDOWN_MS) {
+      if (this.#misses.size > 100) this.#misses.clear();
+      this.#misses.set(kid, this.clock());
       jwk = (await this.fetch(options.signal)).find((key) => key.kid === kid);
     }
     if (!jwk) {
@@ -88,7 +91,6 @@ export class KeyRing {
   fetch(signal?: AbortSignal): Promise<JWK[]> {
     if (this.pinned) return Promise.resolve(this.#keys!);
     this.#fetching ??= (async () => {
-      this.#lastFetch = this.clock();
       try {
         const { json } = await this.transport.retrying(() => this.transport.once('GET', '/.well-known/jwks.json', { signal }), signal);
         const keys = Array.isArray(json.keys) ? (json.keys as JWK[]).filter(usable) : [];
