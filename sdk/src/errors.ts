@@ -7,8 +7,6 @@
  * - {@link ApiError}: an HTTP error answer (`InvalidRequest`, `RateLimited`, `ServiceUnavailable` …).
  * - {@link NetworkError}: no answer (connection failed, `Timeout`).
  * - {@link VerificationError}: the signed offline token did not check out (tampered, expired, other product …).
- *
- * @module
  */
 
 /** Rejection codes the server sends inside an HTTP 200 answer (the server README's "Rejection codes"). */

@@ -3,7 +3,7 @@
  * browsers (it needs only `fetch` and WebCrypto). Node-only helpers (a file store, a machine fingerprint)
  * live in `@keyforge/client/node`, so browser bundles never pull in `node:` modules.
  *
- * @module
+ * @module @keyforge/client
  */
 export { KeyforgeClient, type KeyforgeClientOptions } from './client.js';
 export { FloatingSession, type SessionState } from './floating.js';

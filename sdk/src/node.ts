@@ -3,7 +3,7 @@
  * device fingerprint ({@link machineFingerprint}). Kept apart from `@keyforge/client` so browser bundles
  * never import `node:` modules.
  *
- * @module
+ * @module @keyforge/client/node
  */
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
@@ -107,7 +107,7 @@ async function firstLine(files: string[]): Promise<string | null> {
  * `IOPlatformUUID` on macOS, the registry's `MachineGuid` on Windows, `kern.hostuuid` / `/etc/hostid` on the
  * BSDs. Prefer {@link machineFingerprint}, which never sends this value anywhere.
  *
- * @throws {@link KeyforgeError} `MachineIdUnavailable` when the platform offers none (a minimal container).
+ * @throws `KeyforgeError` with code `MachineIdUnavailable` when the platform offers none (a minimal container).
  */
 export async function machineId(): Promise<string> {
   let id: string | null = null;

@@ -3,8 +3,6 @@
  * (never the license key itself), the keys fetched from the JWKS, and this installation's random device id.
  * Values are strings; the store need not be secret — the token's signature, not the store, is what is
  * trusted — but see the README on what someone who can write the store can and cannot do.
- *
- * @module
  */
 
 /** A key/value store of strings. Methods may return promises (an async store) or values. */
