@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { SignJWT, exportJWK } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -72,7 +73,7 @@ type Action =
   | 'drop-answer'
   /** Never answer. */
   | 'hang'
-  | { status: number; headers?: Record<string, string>; body?: unknown }
+  | { status: number; headers?: Record<string, string>; body?: unknown; raw?: string }
   /** Forward, then answer this JSON instead of the server's. */
   | { replace: (answer: { status: number; json: any }) => unknown };
 type Rule = (request: Seen, index: number) => Action;
@@ -116,7 +117,7 @@ class FaultProxy {
     if (action === 'hang') return;
     if (typeof action === 'object' && 'status' in action) {
       response.writeHead(action.status, { 'content-type': 'application/json', ...action.headers });
-      response.end(action.body === undefined ? '' : JSON.stringify(action.body));
+      response.end(action.raw ?? (action.body === undefined ? '' : JSON.stringify(action.body)));
       return;
     }
     let upstream: Response;
@@ -675,6 +676,46 @@ describe('resilience', () => {
     expect(aborted.name).toBe('AbortError');
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(proxy.seen).toHaveLength(1);
+    proxy.reset();
+  });
+});
+
+describe('hostile answers', () => {
+  it('whatever a server or proxy answers, every call resolves or rejects with a KeyforgeError (never a crash, never a busy loop)', async () => {
+    const { key } = await license({ floatingSeats: 1 });
+    const json = fc.oneof(
+      fc.jsonValue(),
+      fc.record({ isValid: fc.constant(true), offlineCacheToken: fc.oneof(fc.string(), fc.constant('a.b.c')), sessionToken: fc.string(), sessionId: fc.string(), heartbeatIntervalSeconds: fc.oneof(fc.double(), fc.constant(-1)), leaseSeconds: fc.double(), nonce: fc.string() }, { requiredKeys: [] }),
+      fc.record({ isValid: fc.constant(false), errorCode: fc.jsonValue(), message: fc.jsonValue(), deactivated: fc.boolean() }, { requiredKeys: [] }),
+      fc.record({ error: fc.record({ code: fc.jsonValue(), message: fc.jsonValue(), fields: fc.jsonValue() }, { requiredKeys: [] }) }),
+    );
+    const answer = fc.record({
+      status: fc.constantFrom(200, 201, 400, 401, 404, 422, 429, 500, 502, 503, 504),
+      retryAfter: fc.option(fc.oneof(fc.nat(100).map(String), fc.string(), fc.constant('Wed, 21 Oct 2015 07:28:00 GMT')), { nil: undefined }),
+      body: fc.oneof(json.map((value) => JSON.stringify(value)), fc.string()),
+    });
+    const sdk = client({ retry: { attempts: 2, maxRetryAfterSeconds: 0 }, timeoutMs: 2000 });
+    let calls = 0;
+    await fc.assert(
+      fc.asyncProperty(answer, fc.constantFrom('activate', 'validate', 'deactivate', 'checkout', 'meter'), async ({ status, retryAfter, body }, call) => {
+        const headers: Record<string, string> = retryAfter === undefined ? {} : { 'retry-after': retryAfter };
+        proxy.reset(() => ({ raw: body, status, headers }));
+        calls += 1;
+        const run = {
+          activate: () => sdk.activate({ licenseKey: key }),
+          validate: () => sdk.validate({ licenseKey: key, offlineFallback: true }),
+          deactivate: () => sdk.deactivate({ licenseKey: key }),
+          checkout: async () => (await sdk.checkout({ licenseKey: key })).dispose(),
+          meter: () => sdk.meter({ licenseKey: key, event: 'api.calls' }),
+        }[call];
+        const outcome = await run().then(() => null, (error: unknown) => error);
+        if (outcome !== null) expect(outcome).toBeInstanceOf(KeyforgeError);
+        // Bounded: at most the attempts (activate: a nonce and an activation per attempt; checkout: and a checkin).
+        expect(proxy.seen.length).toBeLessThanOrEqual(4);
+      }),
+      { numRuns: 300 },
+    );
+    expect(calls).toBe(300);
     proxy.reset();
   });
 });

@@ -256,6 +256,9 @@ export class KeyforgeClient {
     const body = { licenseKey, deviceId, ...optional({ deviceName: options.deviceName, version: options.version }) };
     const { json } = await this.#transport.retrying(() => this.#transport.once('POST', '/api/v1/float/checkout', { body, signal: options.signal }), options.signal);
     if (json.isValid !== true) throw rejection(json);
+    if (typeof json.sessionToken !== 'string' || typeof json.sessionId !== 'string') {
+      throw new ApiError({ code: 'InvalidResponse', message: 'POST /api/v1/float/checkout answered without a session.', status: 200 });
+    }
     return new FloatingSession(json as unknown as CheckoutAnswer, deviceId, this.#transport, {
       heartbeatIntervalSeconds: options.heartbeatIntervalSeconds,
       onLost: options.onLost,

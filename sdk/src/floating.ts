@@ -18,6 +18,9 @@ export interface CheckoutAnswer {
   vendorWarning: string | null;
 }
 
+/** A positive, finite number from the server, else the documented default (a hostile answer must not make a busy loop). */
+const positive = (value: unknown, fallback: number): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback);
+
 /** The parts of the checkout options a session keeps (never the license key). */
 export type SessionHooks = Pick<CheckoutOptions, 'heartbeatIntervalSeconds' | 'onLost' | 'onHeartbeatError'>;
 
@@ -76,7 +79,7 @@ export class FloatingSession {
     this.floatingSeats = answer.floatingSeats;
     this.remainingFloatingSeats = answer.remainingFloatingSeats;
     this.vendorWarning = answer.vendorWarning;
-    this.leaseSeconds = answer.leaseSeconds;
+    this.leaseSeconds = positive(answer.leaseSeconds, 300);
     this.leaseExpiresAt = new Date(answer.leaseExpiresAt);
     this.heartbeatIntervalSeconds = this.#interval(answer.heartbeatIntervalSeconds);
     // Where the platform has explicit resource management: `await using session = await client.checkout(…)`.
@@ -133,9 +136,10 @@ export class FloatingSession {
     }
   }
 
-  #interval(serverSeconds: number): number {
+  #interval(serverSeconds: unknown): number {
+    const server = Math.min(positive(serverSeconds, 60), this.leaseSeconds);
     const wanted = this.#options.heartbeatIntervalSeconds;
-    return wanted !== undefined && wanted > 0 ? Math.min(wanted, serverSeconds) : serverSeconds;
+    return wanted !== undefined && wanted > 0 ? Math.min(wanted, server) : server;
   }
 
   #schedule(delayMs: number) {
@@ -160,7 +164,7 @@ export class FloatingSession {
       this.#renewedAt = monotonic();
       this.#failures = 0;
       this.leaseExpiresAt = new Date(String(json.leaseExpiresAt));
-      if (typeof json.heartbeatIntervalSeconds === 'number') this.heartbeatIntervalSeconds = this.#interval(json.heartbeatIntervalSeconds);
+      if (json.heartbeatIntervalSeconds !== undefined) this.heartbeatIntervalSeconds = this.#interval(json.heartbeatIntervalSeconds);
       this.#schedule(this.heartbeatIntervalSeconds * 1000);
     } catch (error) {
       if (this.#state !== 'active') return;
