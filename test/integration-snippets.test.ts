@@ -19,7 +19,7 @@ const snippetsFor = (floatingSeats: number | null) => integrationSnippets(origin
 
 beforeAll(async () => {
   // Seeded in-process; served by a real server process on the same database and secret.
-  t = await startTestApp({ clock: new TestClock(Date.now()) });
+  t = await startTestApp({ clock: TestClock.startingNow() });
   ({ key } = await t.seedBasic({ maxActivations: 2, floatingSeats: 2, expiresAt: null }));
   server = await startServerProcess({ DATABASE_URL: t.databaseUrl, SERVER_SECRET: t.config.serverSecret!, DATA_DIR: t.config.dataDir, JOBS_WORKER: 'false', LOG_LEVEL: 'warn' });
   origin = server.url;
