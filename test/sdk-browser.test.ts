@@ -36,7 +36,7 @@ let appOrigin: string;
 const PAGE = `<!doctype html><title>SDK test</title><script type="module">import * as sdk from '/__sdk/keyforge-client.js'; window.KeyforgeSDK = sdk;</script>`;
 
 beforeAll(async () => {
-  t = await startTestApp({ clock: new TestClock(Date.now()) });
+  t = await startTestApp({ clock: TestClock.startingNow() });
   ({ key } = await t.seedBasic({ maxActivations: 2, offlineGraceDays: 7, floatingSeats: 1, features: ['export'] }));
   server = await startServerProcess({ PUBLIC_URL: ISSUER, DATABASE_URL: t.databaseUrl, SERVER_SECRET: t.config.serverSecret!, DATA_DIR: t.config.dataDir, JOBS_WORKER: 'false', LOG_LEVEL: 'warn' });
   app = createServer((request, response) => {

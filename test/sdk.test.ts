@@ -25,6 +25,7 @@ import { setMeterQuota } from '../server/src/services/metering/management.js';
 import { rotateSigningKey } from '../server/src/services/signing/signing-keys.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { startServerProcess, type ServerProcess } from './support/processes.js';
+import { clearOfUtcMidnight } from './support/time.js';
 import { waitUntil } from './support/wait.js';
 
 /**
@@ -190,7 +191,9 @@ async function startServer() {
 }
 
 beforeAll(async () => {
-  t = await startTestApp({ clock: new TestClock(Date.now()) });
+  // The server process runs on the wall clock and the meter tests count per UTC day and month: stay inside one day.
+  await clearOfUtcMidnight(5 * 60_000);
+  t = await startTestApp({ clock: TestClock.startingNow() });
   const { tenant, product, key } = await t.seedBasic({ maxActivations: 3 });
   keys.push(key);
   tenantId = tenant.id;
@@ -210,7 +213,7 @@ beforeAll(async () => {
   server = await startServer();
   proxy = new FaultProxy(() => server.url);
   await proxy.start();
-});
+}, 120_000 + 5 * 60_000);
 
 // Each test starts with a proxy that forwards everything and has seen nothing.
 beforeEach(() => proxy.reset());
