@@ -181,8 +181,9 @@ export class KeyforgeClient {
     }
     const receivedAt = this.#clock();
     if (json.isValid !== true) {
-      // A definite "no": the stored token must not keep the application running offline.
-      await this.forget(licenseKey);
+      // A definite "no": the stored token must not keep the application running offline. (The rejection is the
+      // news even if the store fails.)
+      await this.forget(licenseKey).catch(() => undefined);
       throw rejection(json);
     }
     const token = json.offlineCacheToken;
@@ -216,7 +217,8 @@ export class KeyforgeClient {
     if (!entitlement.offlineGraceDays) {
       throw new VerificationError('OfflineNotAllowed', 'This license has no offline grace period: it must be validated online.');
     }
-    if (now > record.lastSeenAt) await this.#save(licenseKey, { ...record, lastSeenAt: now });
+    // Best effort: a read-only store still answers offline (it only loses the rollback high-water mark).
+    if (now > record.lastSeenAt) await this.#save(licenseKey, { ...record, lastSeenAt: now }).catch(() => undefined);
     return { source: 'offline', entitlement, license: null, offlineToken: record.token, offlineUntil: entitlement.expiresAt, clockSkewSeconds: Math.round(record.skewMs / 1000) };
   }
 
