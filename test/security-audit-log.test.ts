@@ -184,6 +184,11 @@ describe('export and offline verification (pnpm cli audit:export / audit:verify)
     expect(refused.status).toBe(1);
     expect(refused.json.problems.join('\n')).toMatch(/missing \(newest rows deleted or log truncated\)/);
 
+    // A checkpoint kept apart from the export (--checkpoints) is checked too: the export must extend it.
+    const keptToken = doc.checkpoints.at(-1)!.signature;
+    expect((await verifyAuditExport(doc, { jwks, kept: [keptToken] })).keptCheckpointsVerified).toBe(1);
+    const withoutAnchors = { ...truncated, checkpoints: [] };
+    expect((await verifyAuditExport(withoutAnchors, { jwks, kept: [keptToken] })).problems).toEqual([`kept checkpoint at seq ${doc.checkpoints.at(-1)!.seq}: the entry is missing (newest rows deleted or log truncated)`]);
     // With the server secret, each entry's content is checked too.
     const key = new ServerSecrets(t.config.serverSecret!).auditChainKey;
     expect(await verifyAuditExport(doc, { jwks, key })).toMatchObject({ valid: true, contentVerified: true });

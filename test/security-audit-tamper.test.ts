@@ -249,11 +249,20 @@ describe('the verifier outside the console', () => {
     const holds = runCli(['audit:check', '--tenant', 'CLICHECK', '--checkpoints', keptFile, '--json'], env);
     expect(holds.status, holds.stderr + holds.stdout).toBe(0);
     expect(holds.json).toMatchObject({ valid: true, entries: c.n, checkpoints: [{ status: 'extends' }, { status: 'extends' }] });
+    // The operator's copy: every checkpoint so far, with the public keys, written to a file.
+    const operatorFile = path.join(dir, 'operator.json');
+    const saved = runCli(['audit:checkpoints', '--tenant', 'CLICHECK', '--all', '--out', operatorFile, '--json'], env);
+    expect(saved.status, saved.stderr + saved.stdout).toBe(0);
+    expect(saved.json).toMatchObject({ tenant: 'CLICHECK', file: operatorFile, latestCheckpointSeq: c.n });
+    expect(saved.json.checkpoints).toBeGreaterThanOrEqual(2);
     await asOwner(await recomputeUnkeyed(c, 3));
     const broken = runCli(['audit:check', '--tenant', 'CLICHECK', '--checkpoints', keptFile, '--json'], env);
     expect(broken.status).toBe(1);
     expect(broken.json).toMatchObject({ valid: false, brokenAtSeq: 3, problem: expect.stringMatching(/^Entry #3 was changed/) });
     expect(broken.json.checkpoints.map((report: { status: string }) => report.status)).toEqual(['differs', 'differs']);
+    const againstOperatorCopy = runCli(['audit:check', '--tenant', 'CLICHECK', '--checkpoints', operatorFile, '--json'], env);
+    expect(againstOperatorCopy.status).toBe(1);
+    expect(againstOperatorCopy.json).toMatchObject({ valid: false, brokenAtSeq: 3 });
   });
 
   it("a checkpoint that is not this server's, or not this company's, proves nothing and says so", async () => {
