@@ -621,6 +621,16 @@ describe('admin console in Chromium', () => {
     }
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await shot('21-activity-narrow');
+    await panel.getByRole('button', { name: 'Verify against kept checkpoints' }).click();
+    await dialog.locator('input[type="file"]').setInputFiles(keptCheckpointFile);
+    await dialog.getByRole('button', { name: 'Verify', exact: true }).click();
+    await dialog.getByText('The log was altered at entry #2').waitFor();
+    for (const part of [dialog.getByTestId('verification-result'), dialog.getByRole('button', { name: 'Verify', exact: true })]) {
+      const box = (await part.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(375);
+    }
+    await shot('21b-activity-verify-narrow');
+    await page.keyboard.press('Escape');
     expect(pageErrors).toEqual([]);
   });
 });
