@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { NO_META } from '../server/src/services/auth/actor.js';
+import { currentTotp } from '../server/src/services/auth/mfa.js';
 import { MAX_FAILED_LOGINS, failureIsAudited, login } from '../server/src/services/auth/sessions.js';
 import { passwordHashesRunning } from '../server/src/services/auth/passwords.js';
 import { startTestApp, type TestApp } from './support/harness.js';
@@ -194,6 +195,24 @@ describe("the account holder's browser cannot be locked out (device cookie)", ()
     await t.prisma.loginFailure.deleteMany();
     for (let i = 0; i < MAX_FAILED_LOGINS; i++) await attempt(t, 'wrong password', { ip: `203.0.113.${i + 1}` });
     expect((await attempt(t, 'correct horse battery', { cookie: owner.device!.split(';')[0], ip: '192.0.2.10' })).code).toBe('AccountLocked');
+  });
+});
+
+describe('attempts are counted before the password is checked', () => {
+  it('a right password that still needs the second factor is given back: it never locks the account', async () => {
+    const t = await start();
+    const admin = await t.setupAdmin();
+    const enrol = await t.gql('mutation { startMfaEnrollment { secret } }', {}, { token: admin.token });
+    const secret = enrol.data.startMfaEnrollment.secret as string;
+    expect((await t.gql('mutation($code: String!) { confirmMfaEnrollment(input: { code: $code }) { backupCodes } }', { code: currentTotp(secret, t.clock.now()) }, { token: admin.token })).errors).toBeUndefined();
+    for (let i = 0; i < MAX_FAILED_LOGINS + 3; i++) expect((await t.login('admin@acme.test')).status).toBe('MFA_REQUIRED');
+    expect(await t.prisma.loginFailure.findUnique({ where: { email: 'admin@acme.test' } })).toMatchObject({ failedCount: 0, lockedUntil: null });
+    t.clock.advance(30_000);
+    expect((await t.login('admin@acme.test', 'correct horse battery', { totpCode: currentTotp(secret, t.clock.now()) })).status).toBe('SUCCESS');
+    // Wrong codes do count: the fifth locks, as wrong passwords do.
+    const codes = [];
+    for (let i = 0; i < MAX_FAILED_LOGINS + 1; i++) codes.push(await t.login('admin@acme.test', 'correct horse battery', { totpCode: '000000' }).then(() => 'SUCCESS', (error) => error.code));
+    expect(codes).toEqual(['Unauthorized', 'Unauthorized', 'Unauthorized', 'Unauthorized', 'Unauthorized', 'AccountLocked']);
   });
 });
 
