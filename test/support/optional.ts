@@ -48,16 +48,22 @@ export function needChromium(): Need & { path: string } {
 /** Programs on PATH, e.g. curl and jq. */
 export function needCommands(...names: string[]): Need {
   const absent = names.filter((name) => spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status !== 0);
-  return { what: names.join(' and '), missing: absent.length ? `${absent.join(' and ')} not on PATH` : undefined };
+  return { what: names.join(', '), missing: absent.length ? `${absent.join(', ')} not on PATH` : undefined };
 }
+
+const told = new WeakSet<Need>();
 
 function decide(need: Need): { skip: boolean; title: (name: string) => string } {
   if (!need.missing) return { skip: false, title: (name) => name };
+  const tell = (line: string) => {
+    if (!told.has(need)) console.warn(`[tests] ${line}`);
+    told.add(need);
+  };
   if (STRICT) {
-    console.warn(`[tests] KEYFORGE_TEST_STRICT=1 and ${need.what} is missing: ${need.missing}`);
+    tell(`${need.what} is missing (${need.missing}) and KEYFORGE_TEST_STRICT=1: the tests that need it fail`);
     return { skip: false, title: (name) => name };
   }
-  console.warn(`[tests] skipping the ${need.what} tests: ${need.missing}`);
+  tell(`skipping the tests that need ${need.what}: ${need.missing}`);
   return { skip: true, title: (name) => `${name} [skipped: ${need.missing}]` };
 }
 
