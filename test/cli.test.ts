@@ -11,7 +11,7 @@ let env: Record<string, string>;
 
 beforeAll(async () => {
   // The CLI runs on the real clock: so does the app here (lockouts are compared across both).
-  t = await startTestApp({ clock: new TestClock(Date.now()) });
+  t = await startTestApp({ clock: TestClock.startingNow() });
   env = { DATABASE_URL: t.config.databaseUrl!, SERVER_SECRET: t.config.serverSecret!, DATA_DIR: t.config.dataDir };
 });
 afterAll(() => t.close());

@@ -9,6 +9,7 @@ import { currentTotp } from '../server/src/services/auth/mfa.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
 import { postJson, runCli, startServerProcess, type ServerProcess } from './support/processes.js';
+import { clearOfUtcMidnight } from './support/time.js';
 
 /**
  * The admin console end to end: the built console served by the real server (a separate process) on its own
@@ -75,6 +76,9 @@ async function nextTotp(secret: string): Promise<string> {
 const toast = (text: string | RegExp) => page.locator('.mantine-Notification-root').filter({ hasText: text }).first();
 
 beforeAll(async () => {
+  // The server runs on the wall clock and the analytics steps count "Today" (since 00:00 UTC): the suite (about
+  // 5 minutes) must not straddle a UTC midnight.
+  await clearOfUtcMidnight(10 * 60_000);
   ensureConsoleBuilt();
   mkdirSync(SCREENSHOTS, { recursive: true });
   dbName = uniqueName('kf_console');
@@ -97,7 +101,7 @@ beforeAll(async () => {
   page = await context.newPage();
   page.setDefaultTimeout(15_000);
   page.on('pageerror', (error) => pageErrors.push(error.message));
-}, 240_000);
+}, 240_000 + 10 * 60_000);
 
 afterAll(async () => {
   await browser?.close();

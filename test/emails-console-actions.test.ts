@@ -16,7 +16,7 @@ describe('development outbox (no mail provider)', () => {
   let jobs: Jobs;
   let admin: { token: string; tenantId: string };
   beforeAll(async () => {
-    t = await startTestApp({ clock: new TestClock(Date.now()), env: { POSTMARK_SERVER_TOKEN: '' } });
+    t = await startTestApp({ clock: TestClock.startingNow(), env: { POSTMARK_SERVER_TOKEN: '' } });
     const setup = await t.setupAdmin();
     admin = { token: setup.token, tenantId: setup.user.tenantId };
     await t.seedUser(admin.tenantId, { email: 'reader@acme.test', role: 'ReadOnly' });
@@ -79,7 +79,7 @@ describe('Postmark delivery', () => {
   let jobs: Jobs;
   beforeAll(async () => {
     peer = await startPostmarkPeer();
-    t = await startTestApp({ clock: new TestClock(Date.now()), env: peer.env });
+    t = await startTestApp({ clock: TestClock.startingNow(), env: peer.env });
     jobs = await startJobs({ ...t.deps, clock: () => new Date() }, { worker: false });
     t.deps.jobs = jobs;
   });

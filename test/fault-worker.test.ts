@@ -1,68 +1,54 @@
 // A job worker killed (SIGKILL) in the middle of its work, with real `pnpm worker` processes on real PostgreSQL:
 // another worker finishes the work, exactly once. Production lock lifetimes and leases (no test knobs), so each
 // test waits out a dead worker's lease: about 2 minutes.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { daysUntil } from '../server/src/services/licenses/countdown.js';
 import { enqueueEmails } from '../server/src/services/notifications/outbox.js';
-import { DAY, startTestApp, type TestApp } from './support/harness.js';
+import { THRESHOLDS, thresholdFor } from '../server/src/services/notifications/thresholds.js';
+import { startTestApp, type TestApp } from './support/harness.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
+import { startWorkerProcess, stopAllProcesses } from './support/processes.js';
+import { clearOfUtcMidnight, expiryOnCountdown } from './support/time.js';
+import { waitUntil } from './support/wait.js';
 
 let app: TestApp;
 let peer: PostmarkPeer;
-const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   peer = await startPostmarkPeer();
   app = await startTestApp();
 }, 120_000);
 
+// A worker left running by a failed test would deliver the next test's emails: every test ends them all.
+afterEach(() => stopAllProcesses());
+
 afterAll(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await stopAllProcesses();
   await app?.close();
   await peer?.close();
 });
 
-/** `pnpm worker` (server/src/worker.ts) on the test database; resolves once it processes jobs. */
-async function startWorker(env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/worker.ts'], {
-    env: { ...process.env, DATABASE_URL: app.config.databaseUrl!, SERVER_SECRET: app.config.serverSecret!, DATA_DIR: app.config.dataDir, PUBLIC_URL: app.config.publicUrl, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  await waitFor(() => {
-    if (child.exitCode !== null) throw new Error(`worker exited with ${child.exitCode}:\n${output}`);
-    return output.includes('job worker started');
-  }, 60_000, 'worker start');
-  return {
-    child,
-    output: () => output,
-    kill: () =>
-      new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGKILL');
-      }),
-  };
+/** `pnpm worker` (server/src/worker.ts) on the test database, on the wall clock like production. */
+function startWorker(env: Record<string, string> = {}) {
+  return startWorkerProcess({ DATABASE_URL: app.config.databaseUrl!, SERVER_SECRET: app.config.serverSecret!, DATA_DIR: app.config.dataDir, PUBLIC_URL: app.config.publicUrl, LOG_LEVEL: 'info', ...env });
 }
 
-async function waitFor(condition: () => boolean | Promise<boolean>, ms: number, what: string, every = 50) {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, every));
-  }
-}
+const waitFor = (condition: () => boolean | Promise<boolean>, timeout: number, what: string, interval = 50) => waitUntil(condition, { timeout, what, interval });
 
 /** Makes a stored schedule due now; a worker polling every 5 s picks it up. */
 const runSoon = (name: string) => app.deps.db.sql.query(`UPDATE agenda.agenda_jobs SET next_run_at = now() WHERE name = $1 AND type = 'single'`, [name]);
 
 describe('a worker killed during the daily expiry run', () => {
   it('another worker finishes the same day’s run once the lease lapses: every notice and email exactly once', async () => {
+    // The workers run on the wall clock and the run belongs to one UTC day (its period): not across a midnight.
+    await clearOfUtcMidnight(8 * 60_000);
     const now = new Date();
     const period = now.toISOString().slice(0, 10);
+    // Each license expires at noon of the day that puts it on a threshold's countdown (UTC calendar days), whatever
+    // the hour now: the rule's own helpers, so the seed means the same at 00:01 and at 23:59.
+    const expiryOn = (threshold: number) => expiryOnCountdown(now, threshold);
+    for (const threshold of THRESHOLDS) expect(thresholdFor(daysUntil(expiryOn(threshold), now))).toBe(threshold);
     // 5 tenants × 1,500 licenses on the three thresholds, each with a customer: a tenant takes several batches.
     const tenants: { id: string; licenses: string[] }[] = [];
     for (let t = 0; t < 5; t++) {
@@ -77,7 +63,7 @@ describe('a worker killed during the daily expiry run', () => {
           keyDigest: randomBytes(32).toString('hex'),
           keyHint: `${prefix}-…-${index}`,
           maxActivations: 2,
-          expiresAt: new Date(now.getTime() + [1.5, 7.5, 30.5][index % 3] * DAY),
+          expiresAt: expiryOn(THRESHOLDS[index % THRESHOLDS.length]),
           customerEmail: `c${index}@${prefix.toLowerCase()}.test`,
         })),
       });
@@ -99,7 +85,7 @@ describe('a worker killed during the daily expiry run', () => {
       const { done, started } = await progress();
       return done >= 1 && started > 0;
     }, 120_000, 'a run half done', 20);
-    await first.kill();
+    await first.stop('SIGKILL');
     const atKill = await progress();
     expect(atKill.done).toBeLessThan(tenants.length);
     const run = await app.prisma.jobRun.findUniqueOrThrow({ where: { job_period: { job: 'expiry-notifications', period } } });
@@ -130,11 +116,11 @@ describe('a worker killed during the daily expiry run', () => {
       }
       expect(await app.prisma.jobRunTenant.count({ where: { job: 'expiry-notifications', period, tenantId: { in: ids }, status: 'done' } })).toBe(tenants.length);
     } finally {
-      await second.kill();
+      await second.stop('SIGKILL');
       // Not for the next test's workers to deliver.
       await app.prisma.emailOutbox.deleteMany({ where: { tenantId: { in: ids } } });
     }
-  }, 360_000);
+  }, 900_000);
 });
 
 describe('a worker killed inside email-delivery', () => {
@@ -154,7 +140,7 @@ describe('a worker killed inside email-delivery', () => {
     const first = await startWorker(peer.env);
     await runSoon('email-delivery');
     await waitFor(() => ours().length > 0, 120_000, 'the first batch at Postmark', 20);
-    await first.kill();
+    await first.stop('SIGKILL');
     const killedAt = Date.now();
     const acceptedBeforeKill = ours().length;
     expect(acceptedBeforeKill).toBeLessThan(count);
@@ -173,7 +159,7 @@ describe('a worker killed inside email-delivery', () => {
       const reconciled = await app.prisma.emailOutbox.count({ where: { tenantId: tenant.id, attempts: { gt: 1 } } });
       expect(reconciled).toBeGreaterThanOrEqual(acceptedBeforeKill);
     } finally {
-      await second.kill();
+      await second.stop('SIGKILL');
     }
   }, 360_000);
 });

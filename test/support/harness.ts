@@ -17,6 +17,13 @@ import { appRoleUrl, createDatabase, dropDatabase, grantDatabaseToAppRole, uniqu
 /** A clock the test moves by hand. */
 export class TestClock {
   constructor(private time = Date.parse('2026-06-01T12:00:00.000Z')) {}
+  /**
+   * A clock that starts at the wall time, for suites whose app shares rules with processes on the wall clock (the
+   * CLI, a worker). Such a suite must not depend on the hour: see test/time-of-day.test.ts and README "Development".
+   */
+  static startingNow() {
+    return new TestClock(Date.now());
+  }
   now = () => new Date(this.time);
   advance(ms: number) {
     this.time += ms;

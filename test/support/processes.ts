@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import { waitUntil } from './wait.js';
 
 /** Runs `pnpm cli …` synchronously and returns its exit code and output. */
 export function runCli(args: string[], env: Record<string, string>) {
@@ -24,6 +25,57 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** Every process started here that may still run: `stopAllProcesses()` (in an afterEach/afterAll) ends them. */
+const running = new Set<ChildProcess>();
+
+function track(child: ChildProcess) {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+/** SIGKILLs every process this module started that still runs, and waits for each to exit. */
+export async function stopAllProcesses(): Promise<void> {
+  await Promise.all([...running].map((child) => killAndWait(child, 'SIGKILL')));
+}
+
+function killAndWait(child: ChildProcess, signal: NodeJS.Signals): Promise<number | null> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
+    child.once('exit', (code) => resolve(code));
+    child.kill(signal);
+  });
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  output(): string;
+  /** Sends `signal` (SIGTERM: a graceful stop) and resolves with the exit code once it exited. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `pnpm worker` (server/src/worker.ts) with `env` and resolves once it processes jobs. */
+export async function startWorkerProcess(env: Record<string, string>, { timeout = 60_000 } = {}): Promise<WorkerProcess> {
+  const child = track(spawn(process.execPath, ['--import', 'tsx', 'server/src/worker.ts'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  let output = '';
+  child.stdout!.on('data', (chunk) => (output += chunk));
+  child.stderr!.on('data', (chunk) => (output += chunk));
+  const worker: WorkerProcess = { child, output: () => output, stop: (signal = 'SIGTERM') => killAndWait(child, signal) };
+  try {
+    await waitUntil(
+      () => {
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`worker exited with ${child.exitCode ?? child.signalCode}:\n${output}`);
+        return output.includes('job worker started');
+      },
+      { timeout, interval: 50, what: 'the worker to start' },
+    );
+  } catch (error) {
+    await worker.stop('SIGKILL');
+    throw error;
+  }
+  return worker;
+}
+
 export interface ServerProcess {
   url: string;
   child: ChildProcess;
@@ -35,7 +87,7 @@ export interface ServerProcess {
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const port = await freePort();
   // One process (tsx as a loader, not a wrapper), so signals reach the server itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = track(spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -58,12 +110,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
     url,
     child,
     output: () => output,
-    stop: (signal = 'SIGTERM') =>
-      new Promise((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
-        child.once('exit', (code) => resolve(code));
-        child.kill(signal);
-      }),
+    stop: (signal = 'SIGTERM') => killAndWait(child, signal),
   };
 }
 

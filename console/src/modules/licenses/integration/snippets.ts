@@ -1,5 +1,6 @@
 // Copy-paste integration snippets for one license: the real server origin, the license's product and its
 // key hint (the key itself is shown once, at creation, so the snippets read it from LICENSE_KEY).
+// The SDK snippet comes first (README "Client SDK"); the raw HTTP ones are for other languages.
 
 export interface SnippetLicense {
   keyHint: string;
@@ -9,7 +10,7 @@ export interface SnippetLicense {
 }
 
 export interface Snippet {
-  id: 'curl' | 'typescript' | 'floating';
+  id: 'sdk' | 'curl' | 'typescript' | 'floating';
   label: string;
   language: 'bash' | 'typescript';
   code: string;
@@ -20,6 +21,39 @@ const quote = (value: string) => JSON.stringify(value);
 export function integrationSnippets(origin: string, license: SnippetLicense): Snippet[] {
   const api = `${origin}/api/v1`;
   const device = license.nodeLocked ? ', "deviceId": "<sha256 of this machine\'s hardware id>"' : ', "deviceId": "my-laptop"';
+  const slug = license.productName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'app';
+  const sdk = `// npm install @keyforge/client — activation, validation with the signed offline token, retries, offline grace.
+import os from 'node:os';
+import path from 'node:path';
+import { KeyforgeClient } from '@keyforge/client';
+import { FileStore, machineFingerprint } from '@keyforge/client/node'; // Node/Electron; in a browser: new LocalStorageStore()
+
+const PRODUCT = ${quote(license.productName)};
+const keyforge = new KeyforgeClient({
+  baseUrl: ${quote(origin)},
+  product: PRODUCT,
+  // Keeps the last verified token, for launches without a network (within the license's offline grace).
+  store: new FileStore(path.join(os.homedir(), ${quote(`.${slug}`)}, 'license.json')),
+  // jwks: keys saved from ${origin}/.well-known/jwks.json, to pin them at build time.
+});
+const device = () => machineFingerprint({ salt: PRODUCT }); // SHA-256 of this machine's id
+
+// Once per installation (takes a seat; a retry never takes a second one).
+export async function activate(licenseKey: string) {
+  return keyforge.activate({ licenseKey, deviceId: await device() }); // throws e.g. SeatsExhausted
+}
+
+// On every launch. Offline, the stored token answers until its grace period ends.
+export async function isLicensed(licenseKey: string, version: string): Promise<boolean> {
+  try {
+    // Resolves only for a verified, signed entitlement of this product (and device): see its .entitlement.features.
+    await keyforge.validate({ licenseKey, version, deviceId: await device(), offlineFallback: true });
+    return true;
+  } catch {
+    return false; // error.code says why: LicenseExpired, LicenseRevoked, TokenExpired, WrongProduct …
+  }
+}`;
+
   const curl = `# The key shown when the license was created (${license.keyHint}); never put it in a URL.
 export LICENSE_KEY='${license.keyHint.replace('…', 'XXXX-XXXX-XXXX')}'
 
@@ -60,8 +94,9 @@ export async function isLicensed(licenseKey: string, version: string): Promise<b
 }`;
 
   const snippets: Snippet[] = [
+    { id: 'sdk', label: 'TypeScript SDK', language: 'typescript', code: sdk },
     { id: 'curl', label: 'curl', language: 'bash', code: curl },
-    { id: 'typescript', label: 'TypeScript', language: 'typescript', code: typescript },
+    { id: 'typescript', label: 'TypeScript (fetch + jose)', language: 'typescript', code: typescript },
   ];
   if (license.floatingSeats !== null) {
     snippets.push({

@@ -1,0 +1,351 @@
+import { decodeJwt } from 'jose';
+import { ApiError, LicenseRejectedError, NetworkError, VerificationError, isTransient } from './errors.js';
+import { FloatingSession, type CheckoutAnswer } from './floating.js';
+import { DEFAULT_RETRY, Transport, type RetryOptions } from './http.js';
+import { KeyRing, type JSONWebKeySet } from './keys.js';
+import { MemoryStore, type TokenStore } from './stores.js';
+import { verifyOfflineToken, type Entitlement } from './tokens.js';
+import type {
+  Activation,
+  ActivateOptions,
+  CheckoutOptions,
+  Deactivation,
+  DeactivateOptions,
+  LicenseStatus,
+  MeterOptions,
+  MeterResult,
+  Validation,
+  ValidateOfflineOptions,
+  ValidateOptions,
+} from './types.js';
+import { normalizeKey, randomToken, sha256Hex } from './util.js';
+
+export interface KeyforgeClientOptions {
+  /** The licensing server's origin, without `/api/v1` (e.g. `https://licenses.example.com`). */
+  baseUrl: string;
+  /**
+   * Your application's product name(s) as the vendor named them in Keyforge. A token for another product is
+   * refused (`WrongProduct`), unless it is a bundle that contains one of them.
+   */
+  product: string | readonly string[];
+  /** The expected `iss` of offline tokens: the server's `PUBLIC_URL`. Default: `baseUrl`. */
+  issuer?: string;
+  /**
+   * Public keys pinned at build time (the server's `/.well-known/jwks.json`, saved with your app). When given
+   * they are the only keys trusted and the JWKS is never fetched. Default: fetched and cached.
+   */
+  jwks?: JSONWebKeySet;
+  /** Where tokens, fetched keys and the installation id are kept. Default: a {@link MemoryStore}. */
+  store?: TokenStore;
+  /** Per-attempt timeout in milliseconds (default 10000). */
+  timeoutMs?: number;
+  /** Retry policy on 429/502/503/504 and network failures. */
+  retry?: RetryOptions;
+  /** Leeway for clock differences when checking token times, in seconds (default 300). */
+  clockToleranceSeconds?: number;
+  /** A `fetch` to use instead of the global one. */
+  fetch?: typeof fetch;
+  /** The local wall clock in ms since the epoch (default `Date.now`); for tests. */
+  clock?: () => number;
+}
+
+/** What the store keeps per license: the last verified token and the clock facts to check it offline. */
+interface TokenRecord {
+  v: 1;
+  token: string;
+  /** Server clock minus local clock, measured when the token arrived. */
+  skewMs: number;
+  /** The latest server-clock time seen for this license (detects a clock set back). */
+  lastSeenAt: number;
+}
+
+/** Below this, a measured clock difference is noise (whole-second `iat`, network latency). */
+const SKEW_NOISE_MS = 2000;
+const DEVICE_KEY = 'device';
+
+const optional = <T extends Record<string, unknown>>(fields: T): Partial<T> =>
+  Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+
+function requireKey(licenseKey: unknown): string {
+  if (typeof licenseKey !== 'string' || !licenseKey.trim()) throw new TypeError('licenseKey must be a non-empty string.');
+  return licenseKey;
+}
+
+const rejection = (json: Record<string, unknown>) =>
+  new LicenseRejectedError(typeof json.errorCode === 'string' ? json.errorCode : 'Rejected', typeof json.message === 'string' ? json.message : 'The server refused the request.', json);
+
+/**
+ * The Keyforge licensing client. One instance per server and application; safe to share.
+ *
+ * ```ts
+ * const keyforge = new KeyforgeClient({ baseUrl: 'https://licenses.example.com', product: 'Acme Studio', jwks });
+ * await keyforge.activate({ licenseKey });                      // once per installation
+ * const { entitlement } = await keyforge.validate({ licenseKey, offlineFallback: true }); // every launch
+ * ```
+ */
+export class KeyforgeClient {
+  readonly baseUrl: string;
+  readonly issuer: string;
+  readonly products: readonly string[];
+  readonly #transport: Transport;
+  readonly #keys: KeyRing;
+  readonly #store: TokenStore;
+  readonly #clock: () => number;
+  readonly #toleranceSeconds: number;
+  #deviceId: Promise<string> | null = null;
+
+  constructor(options: KeyforgeClientOptions) {
+    let url: URL;
+    try {
+      url = new URL(options.baseUrl);
+    } catch {
+      throw new TypeError('baseUrl must be an absolute http(s) URL, e.g. https://licenses.example.com');
+    }
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError('baseUrl must be an http(s) URL.');
+    if (url.search || url.hash || url.username || url.password) throw new TypeError('baseUrl must not carry a query, fragment or credentials.');
+    this.baseUrl = `${url.origin}${url.pathname}`.replace(/\/+$/, '').replace(/\/api\/v1$/, '');
+    this.issuer = options.issuer ?? this.baseUrl;
+    this.products = typeof options.product === 'string' ? [options.product] : [...options.product];
+    if (!this.products.length || this.products.some((name) => typeof name !== 'string' || !name)) throw new TypeError('product must name your application\'s product (or products).');
+    this.#clock = options.clock ?? Date.now;
+    this.#store = options.store ?? new MemoryStore();
+    this.#toleranceSeconds = options.clockToleranceSeconds ?? 300;
+    const fetchImpl = options.fetch ?? globalThis.fetch?.bind(globalThis);
+    if (!fetchImpl) throw new TypeError('No fetch on this platform: pass options.fetch.');
+    this.#transport = new Transport(this.baseUrl, fetchImpl, options.timeoutMs ?? 10_000, { ...DEFAULT_RETRY, ...options.retry }, this.#clock);
+    this.#keys = new KeyRing(options.jwks, this.#transport, this.#store, `jwks:${this.issuer}`, this.#clock);
+  }
+
+  /**
+   * This installation's device id: 64 random hex characters created on first use and kept in the store.
+   * Used by `activate` and `deactivate` when no `deviceId` is given. With a {@link MemoryStore} it lasts only
+   * as long as the process: use a persistent store (or your own `deviceId`) for real installations.
+   */
+  deviceId(): Promise<string> {
+    this.#deviceId ??= (async () => {
+      const stored = await this.#store.get(DEVICE_KEY);
+      if (stored && /^[0-9a-f]{64}$/.test(stored)) return stored;
+      const created = Array.from(crypto.getRandomValues(new Uint8Array(32)), (byte) => byte.toString(16).padStart(2, '0')).join('');
+      await this.#store.set(DEVICE_KEY, created);
+      return created;
+    })().catch((error: unknown) => {
+      this.#deviceId = null;
+      throw error;
+    });
+    return this.#deviceId;
+  }
+
+  /**
+   * Registers this installation and takes a seat. Each attempt fetches its own fresh nonce; an attempt whose
+   * answer is lost is retried with the same device, which the server answers with the same seat.
+   *
+   * @throws {@link LicenseRejectedError} `SeatsExhausted`, `DeviceIdRequired`, `LicenseExpired` …
+   */
+  async activate(options: ActivateOptions): Promise<Activation> {
+    const licenseKey = requireKey(options.licenseKey);
+    const deviceId = options.deviceId ?? (await this.deviceId());
+    const body = { licenseKey, deviceId, ...optional({ deviceName: options.deviceName, version: options.version, userEmail: options.userEmail }) };
+    const { json } = await this.#transport.retrying(async () => {
+      const issued = await this.#transport.once('GET', '/api/v1/nonce', { signal: options.signal });
+      if (typeof issued.json.nonce !== 'string') throw new ApiError({ code: 'InvalidResponse', message: 'GET /api/v1/nonce answered without a nonce.', status: issued.status });
+      return this.#transport.once('POST', '/api/v1/activate', { body: { ...body, nonce: issued.json.nonce }, signal: options.signal });
+    }, options.signal);
+    if (json.isValid !== true) throw rejection(json);
+    return { ...(json as unknown as Activation), deviceId };
+  }
+
+  /**
+   * Checks the license with the server (on every launch) and verifies the signed entitlement: EdDSA only,
+   * a trusted key, the issuer, this request's challenge, the product and (when given) the device. The token
+   * is then stored for {@link KeyforgeClient.validateOffline}.
+   *
+   * @throws {@link LicenseRejectedError} when the license is not valid (the stored token is deleted);
+   *   {@link VerificationError} when the token does not check out; {@link NetworkError} / {@link ApiError}
+   *   when the server could not answer (unless `offlineFallback` answers from the stored token).
+   */
+  async validate(options: ValidateOptions): Promise<Validation> {
+    const licenseKey = requireKey(options.licenseKey);
+    const challenge = randomToken(24);
+    const body = { licenseKey, challenge, ...optional({ version: options.version, deviceId: options.deviceId }) };
+    let json: Record<string, unknown>;
+    try {
+      ({ json } = await this.#transport.retrying(() => this.#transport.once('POST', '/api/v1/validate', { body, signal: options.signal }), options.signal));
+    } catch (error) {
+      if (!options.offlineFallback || !isTransient(error) || options.signal?.aborted) throw error;
+      try {
+        return { ...(await this.validateOffline({ licenseKey, deviceId: options.deviceId })), onlineError: error };
+      } catch (offlineError) {
+        // Nothing stored: the network failure is the news. Otherwise why the stored token does not do.
+        throw offlineError instanceof VerificationError && offlineError.code === 'TokenMissing' ? error : offlineError;
+      }
+    }
+    const receivedAt = this.#clock();
+    if (json.isValid !== true) {
+      // A definite "no": the stored token must not keep the application running offline. (The rejection is the
+      // news even if the store fails.)
+      await this.forget(licenseKey).catch(() => undefined);
+      throw rejection(json);
+    }
+    const token = json.offlineCacheToken;
+    if (typeof token !== 'string') throw new VerificationError('TokenMissing', 'The server answered without an offline token.');
+    const skewMs = this.#skew(token, receivedAt);
+    const entitlement = await this.#verify(token, { online: true, now: receivedAt + skewMs, challenge, deviceId: options.deviceId, signal: options.signal });
+    await this.#save(licenseKey, { v: 1, token, skewMs, lastSeenAt: receivedAt + skewMs });
+    return { source: 'online', entitlement, license: json as LicenseStatus, offlineToken: token, offlineUntil: entitlement.expiresAt, clockSkewSeconds: Math.round(skewMs / 1000) };
+  }
+
+  /**
+   * Answers from the last token `validate` stored, without a network: it must verify against the pinned
+   * or cached keys, be within its grace period (`exp`, with the clock difference measured online), be for
+   * this product and (when given) this device, and the clock must not have been set back.
+   *
+   * @throws {@link VerificationError} `TokenMissing`, `TokenInvalid` (tampered), `TokenExpired`, `WrongProduct`,
+   *   `WrongDevice`, `ClockRollback`, `OfflineNotAllowed`, `KeyUnknown`.
+   */
+  async validateOffline(options: ValidateOfflineOptions): Promise<Validation> {
+    const licenseKey = requireKey(options.licenseKey);
+    const record = await this.#load(licenseKey);
+    const now = this.#clock() + record.skewMs;
+    const toleranceMs = this.#toleranceSeconds * 1000;
+    if (now < record.lastSeenAt - toleranceMs) {
+      throw new VerificationError('ClockRollback', 'The clock is earlier than a time already seen for this license: it has been set back.');
+    }
+    const entitlement = await this.#verify(record.token, { online: false, now, deviceId: options.deviceId });
+    if (now < entitlement.issuedAt.getTime() - toleranceMs) {
+      throw new VerificationError('ClockRollback', 'The clock is earlier than the time the token was issued: it has been set back.');
+    }
+    if (!entitlement.offlineGraceDays) {
+      throw new VerificationError('OfflineNotAllowed', 'This license has no offline grace period: it must be validated online.');
+    }
+    // Best effort: a read-only store still answers offline (it only loses the rollback high-water mark).
+    if (now > record.lastSeenAt) await this.#save(licenseKey, { ...record, lastSeenAt: now }).catch(() => undefined);
+    return { source: 'offline', entitlement, license: null, offlineToken: record.token, offlineUntil: entitlement.expiresAt, clockSkewSeconds: Math.round(record.skewMs / 1000) };
+  }
+
+  /**
+   * Frees the seat of a device (default: this installation) and deletes the stored token. Safe to retry: when
+   * an attempt's answer was lost and the retry finds the seat already free, it resolves with
+   * `remainingActivations: null`.
+   *
+   * @throws {@link LicenseRejectedError} `ActivationNotFound`, `LicenseNotFound`.
+   */
+  async deactivate(options: DeactivateOptions): Promise<Deactivation> {
+    const licenseKey = requireKey(options.licenseKey);
+    const deviceId = options.deviceId ?? (await this.deviceId());
+    let unanswered = false;
+    const { json } = await this.#transport.retrying(
+      () => this.#transport.once('POST', '/api/v1/deactivate', { body: { licenseKey, deviceId }, signal: options.signal }),
+      options.signal,
+      (error) => (unanswered ||= error instanceof NetworkError),
+    );
+    if (json.deactivated !== true) {
+      if (!(unanswered && json.errorCode === 'ActivationNotFound')) throw rejection(json);
+    }
+    await this.forget(licenseKey);
+    return { deactivated: true, remainingActivations: typeof json.remainingActivations === 'number' ? json.remainingActivations : null };
+  }
+
+  /**
+   * Takes a floating seat and returns the session, which heartbeats itself until
+   * {@link FloatingSession.checkin} (or `await using`). Retries replace their own unanswered checkout (same
+   * device), so a lost answer never holds a second seat.
+   *
+   * @throws {@link LicenseRejectedError} `FloatingSeatsExhausted` (retry later), `FloatingNotEnabled` …
+   */
+  async checkout(options: CheckoutOptions): Promise<FloatingSession> {
+    const licenseKey = requireKey(options.licenseKey);
+    const deviceId = options.deviceId ?? randomToken(24);
+    const body = { licenseKey, deviceId, ...optional({ deviceName: options.deviceName, version: options.version }) };
+    const { json } = await this.#transport.retrying(() => this.#transport.once('POST', '/api/v1/float/checkout', { body, signal: options.signal }), options.signal);
+    if (json.isValid !== true) throw rejection(json);
+    if (typeof json.sessionToken !== 'string' || typeof json.sessionId !== 'string') {
+      throw new ApiError({ code: 'InvalidResponse', message: 'POST /api/v1/float/checkout answered without a session.', status: 200 });
+    }
+    return new FloatingSession(json as unknown as CheckoutAnswer, deviceId, this.#transport, {
+      heartbeatIntervalSeconds: options.heartbeatIntervalSeconds,
+      onLost: options.onLost,
+      onHeartbeatError: options.onHeartbeatError,
+    });
+  }
+
+  /**
+   * Records usage. Every attempt carries the same idempotency key, so a retry after a lost answer is counted
+   * once (`replayed: true` on the answer that found it recorded).
+   *
+   * @throws {@link LicenseRejectedError} `QuotaExceeded` (with `total`, `limit`, `remaining` in `response`) …
+   */
+  async meter(options: MeterOptions): Promise<MeterResult> {
+    const licenseKey = requireKey(options.licenseKey);
+    const idempotencyKey = options.idempotencyKey ?? randomToken(16);
+    const timestamp = options.timestamp instanceof Date ? options.timestamp.toISOString() : options.timestamp;
+    const body = { licenseKey, event: options.event, quantity: options.quantity ?? 1, idempotencyKey, ...optional({ timestamp }) };
+    const { json, headers } = await this.#transport.retrying(() => this.#transport.once('POST', '/api/v1/meter', { body, signal: options.signal }), options.signal);
+    if (json.isValid !== true) throw rejection(json);
+    return { ...(json as unknown as MeterResult), idempotencyKey, replayed: headers.get('idempotent-replayed') === 'true' };
+  }
+
+  /** Deletes the stored token of a license (e.g. when the user removes the key). */
+  async forget(licenseKey: string): Promise<void> {
+    await this.#store.delete(await this.#recordKey(requireKey(licenseKey)));
+  }
+
+  /**
+   * Fetches the server's JWKS now (also useful at build time, to save the keys you then pin with `jwks`).
+   * With pinned keys, returns them without a request.
+   */
+  async fetchKeys(options: { signal?: AbortSignal } = {}): Promise<JSONWebKeySet> {
+    return { keys: await this.#keys.fetch(options.signal) };
+  }
+
+  #verify(token: string, options: { online: boolean; now: number; challenge?: string; deviceId?: string; signal?: AbortSignal }): Promise<Entitlement> {
+    return verifyOfflineToken(token, {
+      keys: this.#keys,
+      online: options.online,
+      issuer: this.issuer,
+      products: this.products,
+      now: new Date(options.now),
+      clockToleranceSeconds: this.#toleranceSeconds,
+      deviceId: options.deviceId,
+      challenge: options.challenge,
+      signal: options.signal,
+    });
+  }
+
+  /** Server clock minus local clock, from the fresh token's `iat`; 0 when within the noise. */
+  #skew(token: string, receivedAt: number): number {
+    let iat: unknown;
+    try {
+      iat = decodeJwt(token).iat;
+    } catch (error) {
+      throw new VerificationError('TokenInvalid', 'The offline token is not a JWT.', { cause: error });
+    }
+    if (typeof iat !== 'number') return 0;
+    const skew = iat * 1000 - receivedAt;
+    return Math.abs(skew) <= SKEW_NOISE_MS ? 0 : skew;
+  }
+
+  async #recordKey(licenseKey: string): Promise<string> {
+    // A digest, so the store never holds the key itself.
+    return `license:${(await sha256Hex(`${this.issuer}\n${normalizeKey(licenseKey)}`)).slice(0, 32)}`;
+  }
+
+  async #save(licenseKey: string, record: TokenRecord): Promise<void> {
+    await this.#store.set(await this.#recordKey(licenseKey), JSON.stringify(record));
+  }
+
+  async #load(licenseKey: string): Promise<TokenRecord> {
+    const raw = await this.#store.get(await this.#recordKey(licenseKey));
+    if (!raw) throw new VerificationError('TokenMissing', 'No verified token is stored for this license: validate online first.');
+    let record: Partial<TokenRecord>;
+    try {
+      record = JSON.parse(raw) as Partial<TokenRecord>;
+    } catch (error) {
+      throw new VerificationError('TokenInvalid', 'The stored token record is not valid JSON: tampered or corrupted.', { cause: error });
+    }
+    if (record?.v !== 1 || typeof record.token !== 'string' || !Number.isFinite(record.skewMs) || !Number.isFinite(record.lastSeenAt)) {
+      throw new VerificationError('TokenInvalid', 'The stored token record is malformed: tampered or corrupted.');
+    }
+    return record as TokenRecord;
+  }
+}
+

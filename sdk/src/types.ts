@@ -1,0 +1,188 @@
+import type { Entitlement } from './tokens.js';
+
+/** Options every call takes. */
+export interface CallOptions {
+  /** Cancels the call (and its retries); the promise rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** `activate`: register this installation and take a seat (README "POST /api/v1/activate"). */
+export interface ActivateOptions extends CallOptions {
+  licenseKey: string;
+  /**
+   * This machine's id (e.g. `machineFingerprint()` from `@keyforge/client/node`); required by node-locked
+   * licenses. Default: this installation's random id, created once and kept in the store — the same device on
+   * every retry and every later activation, so a seat is never taken twice.
+   */
+  deviceId?: string;
+  /** Label the vendor sees. */
+  deviceName?: string;
+  /** The running application version, checked against the license's `minVersion`/`maxVersion`. */
+  version?: string;
+  /** The end user's email (named-user audit trail; customer expiry notices when the license has none). */
+  userEmail?: string;
+}
+
+/** A successful activation. */
+export interface Activation {
+  isValid: true;
+  productName: string;
+  remainingActivations: number;
+  expiresAt: string | null;
+  features: string[];
+  isTrial: boolean;
+  /** Present for trials. */
+  trialDaysRemaining?: number | null;
+  nodeLocked: boolean;
+  offlineGraceDays: number | null;
+  /** Show it to the user when set: the vendor's own subscription is ending. */
+  vendorWarning: string | null;
+  /** The device that holds the seat (the one sent, or the installation id). */
+  deviceId: string;
+}
+
+/**
+ * `validate`: check the license on every launch. An options object on purpose: future server opt-ins become
+ * new optional fields here without breaking callers.
+ */
+export interface ValidateOptions extends CallOptions {
+  licenseKey: string;
+  /** The running application version; omitted: no version check. */
+  version?: string;
+  /**
+   * Binds the offline token to this device: `validateOffline` with the same `deviceId` then refuses a token
+   * copied from another machine.
+   */
+  deviceId?: string;
+  /**
+   * When the server cannot be reached (network failure, timeouts, 429/503 after the retries), answer from the
+   * stored token instead, as `validateOffline` does. Never after a definite answer: a revoked license is
+   * refused and its stored token deleted.
+   */
+  offlineFallback?: boolean;
+}
+
+/** `validateOffline`: the last verified token, checked again without a network. */
+export interface ValidateOfflineOptions {
+  licenseKey: string;
+  /** Refuse a token that is not bound to this device. */
+  deviceId?: string;
+}
+
+/** What the validate endpoint answers for a valid license (README "POST /api/v1/validate"). Fields are not signed: trust {@link Validation.entitlement}. */
+export interface LicenseStatus {
+  isValid: true;
+  errorCode: null;
+  productName: string;
+  remainingActivations: number;
+  expiresAt: string | null;
+  customFields: Record<string, string> | null;
+  features: string[];
+  isTrial: boolean;
+  trialDaysRemaining?: number | null;
+  nodeLocked: boolean;
+  offlineGraceDays: number | null;
+  vendorWarning: string | null;
+  minVersion: string | null;
+  maxVersion: string | null;
+  bundleProducts: string[] | null;
+  isInGracePeriod: boolean | null;
+  maintenanceExpiresAt: string | null;
+  offlineCacheToken: string;
+  /** Fields a newer server adds. */
+  [field: string]: unknown;
+}
+
+/** A granted validation. */
+export interface Validation {
+  /** `online`: the server answered now; `offline`: from the stored token, within its grace period. */
+  source: 'online' | 'offline';
+  /** The signed entitlement: use it, not the unsigned fields, to unlock features. */
+  entitlement: Entitlement;
+  /** The server's whole answer (online only; null offline). */
+  license: LicenseStatus | null;
+  /** The signed token (a compact JWS) the entitlement came from. */
+  offlineToken: string;
+  /** The offline grace period ends then (the token's expiry). */
+  offlineUntil: Date;
+  /** How far the local clock is behind (+) or ahead (−) of the server's, as measured at the last online validation. */
+  clockSkewSeconds: number;
+  /** Offline answers only: why the online call failed when `offlineFallback` was used. */
+  onlineError?: unknown;
+}
+
+/** `deactivate`: free the seat of a device. */
+export interface DeactivateOptions extends CallOptions {
+  licenseKey: string;
+  /** Default: this installation's id (as `activate`). */
+  deviceId?: string;
+}
+
+export interface Deactivation {
+  deactivated: true;
+  /** Seats left; null when a retry found the seat already freed by the first, unanswered attempt. */
+  remainingActivations: number | null;
+}
+
+/** `meter`: record usage (README "POST /api/v1/meter"). */
+export interface MeterOptions extends CallOptions {
+  licenseKey: string;
+  /** Event name, e.g. `api.calls` (lower-case words separated by dots). */
+  event: string;
+  /** Default 1. */
+  quantity?: number;
+  /** When the usage happened (default: now, on the server). */
+  timestamp?: Date | string;
+  /**
+   * Makes the record count once however often it is sent. Default: a random key per `meter` call, kept across
+   * its retries — pass your own (e.g. the id of the usage record) to deduplicate across calls and restarts.
+   */
+  idempotencyKey?: string;
+}
+
+export interface MeterResult {
+  isValid: true;
+  event: string;
+  quantity: number;
+  occurredAt: string;
+  period: 'day' | 'month' | 'year' | 'lifetime';
+  periodStart: string | null;
+  periodEnd: string | null;
+  /** Running total of the event in the period, this record included. */
+  total: number;
+  limit: number | null;
+  remaining: number | null;
+  /** The key the record was sent with. */
+  idempotencyKey: string;
+  /** True when the server had already recorded this key: nothing was added (the first answer is repeated). */
+  replayed: boolean;
+}
+
+/** `checkout`: take a floating seat (README "Floating seats"). */
+export interface CheckoutOptions extends CallOptions {
+  licenseKey: string;
+  /**
+   * One seat per device: a checkout with the device of an active session replaces it. Default: a random id per
+   * `checkout` call (so a retry after a lost answer replaces its own first session instead of taking a second
+   * seat, and several instances on one machine each get a seat).
+   */
+  deviceId?: string;
+  deviceName?: string;
+  version?: string;
+  /**
+   * Heartbeat more often than the server asks (`heartbeatIntervalSeconds`, 60 s); never less often.
+   */
+  heartbeatIntervalSeconds?: number;
+  /** The seat is gone (a rejection from the server, or a whole lease without a heartbeat getting through). */
+  onLost?: (error: Error) => void;
+  /** A heartbeat failed for a transient reason and will be retried. */
+  onHeartbeatError?: (error: Error) => void;
+}
+
+export interface CheckinResult {
+  checkedIn: true;
+  sessionId: string;
+  endedAt: string;
+  /** `checkin`, or how the session had already ended (`expired`, `replaced`, `revoked` …). */
+  endReason: string;
+}
