@@ -156,6 +156,18 @@ function run(bin: string, program: string, args: string[], user: OsUser | undefi
   }
 }
 
+/**
+ * UTF-8 with code-point order and Unicode case mapping, as the C.UTF-8 servers of these machines: PostgreSQL 17+ has
+ * it built in; before, the OS's C.UTF-8 locale (glibc has it), else C (the same order; lower()/upper() then leave
+ * non-ASCII letters alone).
+ */
+function initdbLocale(major: number): string[] {
+  if (major >= 17) return ['--locale-provider=builtin', '--builtin-locale=C.UTF-8', '--locale=C'];
+  const available = spawnSync('locale', ['-a'], { encoding: 'utf8' }).stdout ?? '';
+  const utf8 = available.split('\n').find((name) => /^c\.utf-?8$/i.test(name.trim()));
+  return [`--locale=${utf8?.trim() ?? 'C'}`];
+}
+
 export interface PgCluster {
   /** The superuser's URL: `postgres://postgres@127.0.0.1:PORT/postgres` (trust authentication). */
   url: string;
@@ -185,8 +197,7 @@ export async function startCluster(options: { settings?: string[] } = {}): Promi
   writeFileSync(path.join(dir, 'owner.pid'), String(process.pid));
   if (user) chownSync(dir, user.uid, user.gid);
   const data = path.join(dir, 'data');
-  // A UTF-8 locale that does not depend on the machine's: PostgreSQL 17+ has a built-in one; Debian always has C.UTF-8.
-  const locale = binaries.major >= 17 ? ['--locale-provider=builtin', '--builtin-locale=C.UTF-8', '--locale=C'] : ['--locale=C.UTF-8'];
+  const locale = initdbLocale(binaries.major);
   run(bin, 'initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', ...locale, '--no-sync', '--no-instructions'], user, dir);
   const port = await freePort();
   const settings = ['-c listen_addresses=127.0.0.1', `-c unix_socket_directories=${dir}`, '-c fsync=off', '-c full_page_writes=off', '-c timezone=UTC', ...(options.settings ?? [])];
