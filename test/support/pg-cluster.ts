@@ -157,7 +157,7 @@ function run(bin: string, program: string, args: string[], user: OsUser | undefi
 }
 
 /**
- * UTF-8 with code-point order and Unicode case mapping, as the C.UTF-8 servers of these machines: PostgreSQL 17+ has
+ * UTF-8 with code-point order and Unicode case mapping, as a Debian server initialised in C.UTF-8: PostgreSQL 17+ has
  * it built in; before, the OS's C.UTF-8 locale (glibc has it), else C (the same order; lower()/upper() then leave
  * non-ASCII letters alone).
  */
