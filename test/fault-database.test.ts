@@ -128,7 +128,8 @@ describe('database loss', () => {
       }
       expect(after.length).toBeGreaterThan(0);
       expect(server.child.exitCode, server.output()).toBeNull();
-      expect(server.output()).toContain('job store LISTEN connection restored');
+      // The new LISTEN shows in pg_stat_activity before the server has logged it: wait for the line too.
+      await waitUntil(() => server.output().includes('job store LISTEN connection restored'), { timeout: 30_000, what: 'the log line "job store LISTEN connection restored"' });
     } finally {
       await admin.end();
     }
