@@ -6,6 +6,7 @@ import pg from 'pg';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { currentTotp } from '../server/src/services/auth/mfa.js';
+import { describeWith, needChromium } from './support/optional.js';
 import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
 import { postJson, runCli, startServerProcess, type ServerProcess } from './support/processes.js';
 import { clearOfUtcMidnight } from './support/time.js';
@@ -18,7 +19,8 @@ import { clearOfUtcMidnight } from './support/time.js';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CONSOLE = path.join(ROOT, 'console');
 const SCREENSHOTS = path.join(ROOT, 'test-output/screenshots');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const chromiumNeed = needChromium();
+const CHROMIUM = chromiumNeed.path;
 const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery' };
 const DAY = 86_400_000;
 
@@ -108,7 +110,7 @@ afterAll(async () => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-describe('admin console in Chromium', () => {
+describeWith(chromiumNeed)('admin console in Chromium', () => {
   let licenseKey = '';
   let licenseUrl = '';
   let mfaSecret = '';

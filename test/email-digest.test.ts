@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,10 +8,12 @@ import { weeklyDigestJob } from '../server/src/jobs/weekly-digest.js';
 import { queueWeeklyDigests } from '../server/src/services/notifications/digest.js';
 import { resumeScheduledRuns } from '../server/src/services/notifications/resume.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { needChromium, itWith } from './support/optional.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
 
 const MONDAY = '2026-06-01T09:00:00.000Z';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const chromiumNeed = needChromium();
+const CHROMIUM = chromiumNeed.path;
 
 let app: TestApp;
 let peer: PostmarkPeer;
@@ -156,7 +158,7 @@ describe('weekly digest', () => {
     expect(await queueWeeklyDigests({ ...ctx, now: new Date(now.getTime() + 2 * DAY) })).toMatchObject({ emails: 0 });
   });
 
-  it.skipIf(!existsSync(CHROMIUM))('renders in a browser with the figures visible (screenshot in test-output/)', async () => {
+  itWith(chromiumNeed)('renders in a browser with the figures visible (screenshot in test-output/)', async () => {
     // The first digest, of Jun 1: both highlights on.
     const { html } = await app.prisma.emailOutbox.findFirstOrThrow({ where: { toAddress: 'ada@acme.test', kind: 'weekly-digest' }, orderBy: { createdAt: 'asc' } });
     const browser = await chromium.launch({

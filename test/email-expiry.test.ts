@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
@@ -13,11 +13,13 @@ import { ADMIN_ROWS_PER_THRESHOLD, EXPIRY_BATCH, queueExpiryNotifications, thres
 import { daysUntil } from '../server/src/services/licenses/countdown.js';
 import { resumeScheduledRuns } from '../server/src/services/notifications/resume.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { needChromium, itWith } from './support/optional.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
 import { waitUntil } from './support/wait.js';
 
 const START = '2026-06-01T08:00:00.000Z';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const chromiumNeed = needChromium();
+const CHROMIUM = chromiumNeed.path;
 
 let app: TestApp;
 let peer: PostmarkPeer;
@@ -180,7 +182,7 @@ describe('expiry notification emails', () => {
     ]);
   });
 
-  it.skipIf(!existsSync(CHROMIUM))('the admin email renders in a browser (screenshot in test-output/)', async () => {
+  itWith(chromiumNeed)('the admin email renders in a browser (screenshot in test-output/)', async () => {
     const { tenant, product, domain } = await seedTenant('SHOT', 'Screenshot Inc');
     await app.seedLicense(tenant.id, product.id, { expiresAt: at(1.4), customerEmail: 'shot@customer.test' });
     await app.seedLicense(tenant.id, product.id, { expiresAt: at(7.3) });

@@ -16,6 +16,7 @@ import { createUser } from '../server/src/services/users.js';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { startServerProcess, type ServerProcess } from './support/processes.js';
 import { startPrivatePg, type PrivatePg } from './support/private-pg.js';
+import { waitUntil } from './support/wait.js';
 
 /**
  * Issue 10: the database stops (pg_ctl -m immediate) under load while `pnpm start` (JOBS_WORKER=true)
@@ -127,7 +128,8 @@ describe('database loss', () => {
       }
       expect(after.length).toBeGreaterThan(0);
       expect(server.child.exitCode, server.output()).toBeNull();
-      expect(server.output()).toContain('job store LISTEN connection restored');
+      // The new LISTEN shows in pg_stat_activity before the server has logged it: wait for the line too.
+      await waitUntil(() => server.output().includes('job store LISTEN connection restored'), { timeout: 30_000, what: 'the log line "job store LISTEN connection restored"' });
     } finally {
       await admin.end();
     }
@@ -300,12 +302,21 @@ async function startFleet(keyPrefix: string, baseUrl: () => string) {
 
   return {
     statuses,
-    /** Load for 1.5 s, the fault, 2.5 s more load, then every unknown device's request repeated until it answers. */
+    /**
+     * Load until some work is acknowledged (at least 1.5 s), the fault, load until more is (at least 2.5 s), then every
+     * unknown device's request repeated until it answers. Counted, not only timed: a busy machine does less per second.
+     */
     async run(fault: () => Promise<void>) {
       const load = Promise.all([activator(0), activator(1), activator(2), deactivator(), admin()]);
       await sleep(1_500);
+      await waitUntil(() => acknowledged.activations >= 6 && acknowledged.updates >= 2, { timeout: 60_000, what: 'work acknowledged before the fault' });
       await fault();
+      const atFault = { ...acknowledged };
       await sleep(2_500);
+      await waitUntil(
+        () => acknowledged.activations >= atFault.activations + 6 && acknowledged.deactivations > 3 && acknowledged.updates >= atFault.updates + 2,
+        { timeout: 60_000, what: 'work acknowledged after the fault' },
+      );
       loading = false;
       await load;
       for (const [device, state] of expected) {

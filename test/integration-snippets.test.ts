@@ -5,7 +5,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integrationSnippets } from '../console/src/modules/licenses/integration/snippets.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { needCommands, itWith } from './support/optional.js';
 import { startServerProcess, type ServerProcess } from './support/processes.js';
+
+// The shell snippets are run by bash with curl and jq, as a vendor would paste them.
+const shellTools = needCommands('bash', 'curl', 'jq');
 
 /**
  * The console's "Integrate" snippets are run as a vendor would paste them — the SDK module, bash + curl + jq, and
@@ -76,7 +80,7 @@ describe('integration snippets', () => {
     }
   });
 
-  it('curl: activates and validates with the real key', () => {
+  itWith(shellTools)('curl: activates and validates with the real key', () => {
     const { code } = snippetsFor(null).find((snippet) => snippet.id === 'curl')!;
     expect(code).toContain(`${origin}/api/v1/nonce`);
     expect(code).toContain("export LICENSE_KEY='ACME-XXXX-XXXX-XXXX-WZ3P'");
@@ -85,7 +89,7 @@ describe('integration snippets', () => {
     expect(validated).toMatchObject({ isValid: true, productName: 'Acme Studio', remainingActivations: 1 });
   });
 
-  it('floating: checkout, heartbeat and checkin', () => {
+  itWith(shellTools)('floating: checkout, heartbeat and checkin', () => {
     const floating = snippetsFor(2).find((snippet) => snippet.id === 'floating')!;
     expect(snippetsFor(null).some((snippet) => snippet.id === 'floating')).toBe(false);
     const [heartbeat, checkin] = bash(floating.code, { LICENSE_KEY: key });

@@ -1,6 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { startTestApp, type TestApp } from './support/harness.js';
+import { itWith, needRedis } from './support/optional.js';
+
+const redisNeed = await needRedis();
 
 const apps: TestApp[] = [];
 afterAll(async () => {
@@ -67,8 +70,8 @@ describe('rate limits (spec §7: 429 with Retry-After)', () => {
     expect((await t.post('/api/v1/validate', { licenseKey: thirdKey }, from('10.1.2.1'))).status).toBe(429);
   });
 
-  it('with REDIS_URL, two server instances share one budget', async () => {
-    const url = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+  itWith(redisNeed)('with REDIS_URL, two server instances share one budget', async () => {
+    const { url } = redisNeed;
     const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 });
     await redis.connect();
     await redis.quit();

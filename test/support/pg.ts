@@ -1,27 +1,42 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
-/** The server the tests create their databases on (DESIGN.md §3: each test file gets its own). */
-export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const DEFAULT_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/**
+ * The server the tests create their databases on (each test file gets its own): TEST_DATABASE_URL, which
+ * global-setup.ts sets for the whole run (to the cluster it provisioned when none answered), else the default.
+ * Read when used, not at import: global-setup imports this module before it chooses.
+ */
+export const adminUrl = () => process.env.TEST_DATABASE_URL || DEFAULT_ADMIN_URL;
 
 export function databaseUrl(name: string): string {
-  const url = new URL(ADMIN_URL);
+  const url = new URL(adminUrl());
   url.pathname = `/${name}`;
   return url.toString();
 }
 
 export async function withAdmin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
+  const client = new pg.Client({ connectionString: adminUrl() });
   try {
     await client.connect();
   } catch (error) {
-    throw new Error(`Tests need PostgreSQL at ${ADMIN_URL} (set TEST_DATABASE_URL, or run bash .ci/run which starts one): ${(error as Error).message}`);
+    throw new Error(
+      `Tests need PostgreSQL at ${redactUrl(adminUrl())} (set TEST_DATABASE_URL, or KEYFORGE_TEST_PG=provision to start a cluster of the run's own): ${(error as Error).message}`,
+    );
   }
   try {
     return await run(client);
   } finally {
     await client.end();
   }
+}
+
+/** A URL fit for a log line: its password replaced. */
+export function redactUrl(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = '***';
+  return parsed.toString();
 }
 
 export const uniqueName = (prefix: string) => `${prefix}_${randomBytes(5).toString('hex')}`;
