@@ -128,9 +128,12 @@ const tampered = await failure(relaunched.validateOffline({ licenseKey, deviceId
 const usage = { licenseKey, event: 'api.calls', quantity: 2, idempotencyKey: runtime + '-usage-1' };
 const metered = [await app.meter(usage), await app.meter(usage)];
 
-// A floating seat, checked in; and one left open, whose heartbeat timer must not keep the process alive.
+// Floating seats: one checked in, one disposed (what 'await using' calls), and one left open, whose heartbeat
+// timer must not keep the process alive.
 const seat = await app.checkout({ licenseKey, deviceName: runtime });
 const checkin = await seat.checkin();
+const disposable = await app.checkout({ licenseKey, deviceName: runtime + ' (disposed)' });
+await disposable[Symbol.asyncDispose]();
 const leftOpen = await app.checkout({ licenseKey, deviceName: runtime + ' (left open)' });
 
 // Typed errors.
@@ -150,7 +153,7 @@ console.log(JSON.stringify({
   fromMemory: fromMemory.source,
   tampered,
   metered: metered.map((answer) => ({ total: answer.total, replayed: answer.replayed })),
-  checkin: { state: seat.state, endReason: checkin.endReason, leftOpen: leftOpen.state },
+  floating: { state: seat.state, aborted: seat.signal.aborted, endReason: checkin.endReason, disposed: disposable.state, leftOpen: leftOpen.state },
   rejected: { name: rejected.name, code: rejected.code, rejection: rejected instanceof LicenseRejectedError, keyforge: rejected instanceof KeyforgeError, error: rejected instanceof Error },
   seatsExhausted,
   timeout,
@@ -201,8 +204,8 @@ afterAll(async () => {
   if (appDir) rmSync(appDir, { recursive: true, force: true });
 });
 
-/** Runs the application on `runtime`; resolves with what it printed (its last line), rejects with its output when it fails. */
-function runApplication(runtime: Runtime, setting: Record<string, string>): Promise<any> {
+/** Runs the application on `runtime`: what it printed (its last line) and its stderr; rejects with its output when it fails. */
+function runApplication(runtime: Runtime, setting: Record<string, string>): Promise<{ outcome: any; stderr: string }> {
   const storeDir = path.dirname(setting.storeFile);
   const hosts = [server.url, hangingUrl, unreachableUrl].map((url) => new URL(url).host);
   return new Promise((resolve, reject) => {
@@ -214,7 +217,7 @@ function runApplication(runtime: Runtime, setting: Record<string, string>): Prom
       (error, stdout, stderr) => {
         if (error?.killed) return reject(new Error(`${runtime.name} did not exit by itself (a timer or connection kept it alive):\n${stdout}\n${stderr}`));
         if (error) return reject(new Error(`${runtime.name} failed (exit ${error.code}):\n${stdout}\n${stderr}`));
-        resolve(JSON.parse(stdout.trim().split('\n').at(-1)!));
+        resolve({ outcome: JSON.parse(stdout.trim().split('\n').at(-1)!), stderr });
       },
     );
   });
@@ -223,9 +226,9 @@ function runApplication(runtime: Runtime, setting: Record<string, string>): Prom
 describe('the SDK on Node, Bun and Deno (the same application, against the real server)', () => {
   for (const runtime of RUNTIMES) {
     itWith(runtime.need)(`${runtime.name}: activate, validate, offline from a file and from memory, meter, floating seat, typed errors`, async () => {
-      const { key, license } = await t.seedLicense(tenantId, productId, { maxActivations: 1, offlineGraceDays: 7, floatingSeats: 2, features: ['export'] });
+      const { key, license } = await t.seedLicense(tenantId, productId, { maxActivations: 1, offlineGraceDays: 7, floatingSeats: 3, features: ['export'] });
       const storeFile = path.join(appDir, `store-${runtime.name}`, 'license.json');
-      const outcome = await runApplication(runtime, { runtime: runtime.name, api: server.url, unreachable: unreachableUrl, hanging: hangingUrl, issuer: ISSUER, product: PRODUCT, licenseKey: key, storeFile });
+      const { outcome, stderr } = await runApplication(runtime, { runtime: runtime.name, api: server.url, unreachable: unreachableUrl, hanging: hangingUrl, issuer: ISSUER, product: PRODUCT, licenseKey: key, storeFile });
 
       const jwks = (await (await fetch(`${server.url}/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] };
       expect(jwks.keys.map((jwk) => jwk.kid)).toContain(outcome.online.keyId);
@@ -241,7 +244,7 @@ describe('the SDK on Node, Bun and Deno (the same application, against the real 
           { total: 2, replayed: false },
           { total: 2, replayed: true },
         ],
-        checkin: { state: 'closed', endReason: 'checkin', leftOpen: 'active' },
+        floating: { state: 'closed', aborted: true, endReason: 'checkin', disposed: 'closed', leftOpen: 'active' },
         rejected: { name: 'LicenseRejectedError', code: 'LicenseNotFound', rejection: true, keyforge: true, error: true },
         seatsExhausted: 'LicenseRejectedError:SeatsExhausted:true',
         timeout: 'NetworkError:Timeout:true',
@@ -249,12 +252,15 @@ describe('the SDK on Node, Bun and Deno (the same application, against the real 
         fingerprint: await machineFingerprint({ salt: PRODUCT }).catch((error: { code: string }) => error.code),
       });
 
+      expect(stderr).toBe(''); // no warning: no deprecated or experimental API, no permission Deno was not given
+
       // The server's side of it.
       const activations = await t.prisma.activation.findMany({ where: { licenseId: license.id }, select: { deviceId: true, deviceName: true, deactivatedAt: true } });
       expect(activations).toEqual([{ deviceId: `${runtime.name}-device`, deviceName: runtime.name, deactivatedAt: null }]);
       const sessions = await t.prisma.floatingSession.findMany({ where: { licenseId: license.id }, orderBy: { createdAt: 'asc' }, select: { deviceName: true, endReason: true } });
       expect(sessions).toEqual([
         { deviceName: runtime.name, endReason: 'checkin' },
+        { deviceName: `${runtime.name} (disposed)`, endReason: 'checkin' },
         { deviceName: `${runtime.name} (left open)`, endReason: null },
       ]);
       expect(await t.prisma.usageEvent.count({ where: { licenseId: license.id } })).toBe(1);
