@@ -4,6 +4,8 @@ import { openDatabase, type Database } from '../server/src/db/database.js';
 import { applyMigrations } from '../server/src/db/migrate.js';
 import { isDatabaseUnavailable } from '../server/src/domain/database-unavailable.js';
 import { toAppError } from '../server/src/domain/errors.js';
+import { itWith } from './support/optional.js';
+import { needPgBouncer, startPgBouncer } from './support/pgbouncer.js';
 import { startPrivatePg, type PrivatePg } from './support/private-pg.js';
 import { uniqueName } from './support/pg.js';
 import { waitUntil } from './support/wait.js';
@@ -148,4 +150,26 @@ describe('an outage: a 503 with Retry-After', () => {
     }
     await waitUntil(async () => (await db.sql.query<{ one: number }>('SELECT 1 AS one', []).catch(() => []))[0]?.one === 1, { what: 'the pool to reconnect' });
   }, 60_000);
+
+  // PgBouncer answers for a server it cannot reach with its own errors (SQLSTATE 08P01): still an outage. By default
+  // it keeps a query waiting for a server connection up to 120 s (query_wait_timeout): a deployment sets a few seconds.
+  itWith(needPgBouncer())('through PgBouncer in transaction mode, PostgreSQL stopped behind it', async () => {
+    const bouncer = await startPgBouncer(cluster.url, { settings: { query_wait_timeout: 3, server_connect_timeout: 2 } });
+    const pooled = await openDatabase({ databaseUrl: bouncer.urlFor(cluster.url), dataDir: '/tmp', poolSize: 2 });
+    try {
+      expect(await pooled.sql.query('SELECT 1 AS one', [])).toEqual([{ one: 1 }]);
+      cluster.stopImmediate();
+      try {
+        expectOutage(await failure(() => pooled.sql.query('SELECT 1', [])));
+        expectOutage(await failure(() => pooled.prisma.license.count()));
+        expectOutage(await failure(() => pooled.prisma.$transaction(async (tx) => tx.license.count())));
+      } finally {
+        cluster.start();
+      }
+      await waitUntil(async () => (await pooled.sql.query<{ one: number }>('SELECT 1 AS one', []).catch(() => []))[0]?.one === 1, { timeout: 60_000, what: 'PgBouncer to reach PostgreSQL again' });
+    } finally {
+      await pooled.close().catch(() => {});
+      await bouncer.stop();
+    }
+  }, 120_000);
 });

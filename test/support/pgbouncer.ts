@@ -29,7 +29,7 @@ export interface PgBouncer {
  * on 127.0.0.1 and a free port: every database of that server, trust authentication for `users` (the URL's user and
  * the tests' app role always). As root it runs as the clusters' user (it refuses to run as root).
  */
-export async function startPgBouncer(postgresUrl: string, options: { users?: string[]; poolSize?: number } = {}): Promise<PgBouncer> {
+export async function startPgBouncer(postgresUrl: string, options: { users?: string[]; poolSize?: number; settings?: Record<string, string | number> } = {}): Promise<PgBouncer> {
   const need = needPgBouncer();
   if (need.missing) throw new Error(need.missing);
   const server = new URL(postgresUrl);
@@ -54,6 +54,7 @@ export async function startPgBouncer(postgresUrl: string, options: { users?: str
       `default_pool_size = ${options.poolSize ?? 20}`,
       `logfile = ${logFile}`,
       `pidfile = ${path.join(dir, 'pgbouncer.pid')}`,
+      ...Object.entries(options.settings ?? {}).map(([name, value]) => `${name} = ${value}`),
       '',
     ].join('\n'),
   );
