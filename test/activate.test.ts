@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256 } from '../server/src/crypto/secrets.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 
 let t: TestApp;
@@ -176,6 +178,25 @@ describe('POST /api/v1/activate', () => {
     const invalid = await t.activate({ licenseKey: owned, userEmail: 'not-an-email' });
     expect(invalid.status).toBe(400);
     expect(invalid.json.error.fields).toHaveProperty('userEmail');
+  });
+});
+
+describe('activation_register (the seat statement)', () => {
+  // The service decides entitlement on the license it read, then this one statement applies the seat under the row
+  // lock only if status and expiry are still as read; otherwise nothing is spent and the service reads again.
+  it('refuses a license revoked since the service read it: nothing spent or written; the next attempt is refused', async () => {
+    const { key, license } = await t.seedLicense(tenantId, productId);
+    const nonce = await t.nonce();
+    await t.prisma.license.update({ where: { id: license.id }, data: { status: 'revoked', revokedAt: clock.now() } });
+    const [row] = await t.deps.db.sql.query<{ outcome: string }>('SELECT * FROM activation_register($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)', [
+      license.id, 'active', null, sha256(nonce), clock.now(), randomUUID(), 'pc-1', null, null, null, null, randomUUID(), '{}',
+    ]);
+    expect(row.outcome).toBe('changed');
+    expect(await seats(license.id)).toEqual({ counter: 0, active: 0 });
+    expect(await t.prisma.nonce.findUniqueOrThrow({ where: { digest: sha256(nonce) } })).toMatchObject({ consumedAt: null });
+    const response = await t.post('/api/v1/activate', { licenseKey: key, nonce, deviceId: 'pc-1' });
+    expect(response.json).toMatchObject({ isValid: false, errorCode: 'LicenseRevoked' });
+    expect((await t.post('/api/v1/activate', { licenseKey: key, nonce, deviceId: 'pc-1' })).status).toBe(422); // spent by the rejection
   });
 });
 
