@@ -40,6 +40,13 @@ const ConfigSchema = z
         .optional(),
     ),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    DATABASE_POOL_MODE: z.enum(['session', 'transaction']).default('session'),
+    DATABASE_DIRECT_URL: optionalString.pipe(
+      z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+        .optional(),
+    ),
     DATA_DIR: z.string().min(1).default('./data'),
     PUBLIC_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
     REDIS_URL: optionalString.pipe(
@@ -82,6 +89,10 @@ const ConfigSchema = z
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
     databasePoolSize: env.DATABASE_POOL_SIZE,
+    /** `transaction`: DATABASE_URL is a transaction-mode pooler (PgBouncer), where a session cannot LISTEN. */
+    databasePoolMode: env.DATABASE_POOL_MODE,
+    /** A connection straight to PostgreSQL for the job store's LISTEN (README "Deploying several servers"). */
+    databaseDirectUrl: env.DATABASE_DIRECT_URL,
     dataDir: env.DATA_DIR,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     redisUrl: env.REDIS_URL,
