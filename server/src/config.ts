@@ -77,6 +77,8 @@ const ConfigSchema = z
     MONGODB_URL: optionalString.pipe(z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL').optional()),
     JOBS_WORKER: boolean.default(true),
     WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
+    SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(300).default(5),
+    SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().min(1).max(600).default(10),
     SIGNING_KEY_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
     POSTMARK_SERVER_TOKEN: optionalString,
     POSTMARK_API_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).default('https://api.postmarkapp.com')),
@@ -115,6 +117,10 @@ const ConfigSchema = z
     jobsWorker: env.JOBS_WORKER,
     /** Let webhook endpoints resolve to loopback/private/link-local addresses (off: the SSRF guard refuses them). */
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
+    /** After SIGTERM: /readyz answers 503 while the listener stays open this long (the balancer's health checks notice). */
+    shutdownDrainSeconds: env.SHUTDOWN_DRAIN_SECONDS,
+    /** After the drain: how long in-flight requests and running jobs get before the process exits anyway. */
+    shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
     /** How often a running process re-reads the active signing key (a rotation is picked up within this). */
     signingKeyRefreshSeconds: env.SIGNING_KEY_REFRESH_SECONDS,
     postmarkServerToken: env.POSTMARK_SERVER_TOKEN,

@@ -12,6 +12,7 @@ export function mountHealthAndKeys(app: Hono<AppEnv>, deps: AppDeps): void {
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
+    if (deps.lifecycle?.draining) return c.json({ status: 'draining' }, 503);
     try {
       await deps.db.ping();
       return c.json({ status: 'ok', database: 'ok' });
