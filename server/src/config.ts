@@ -52,6 +52,7 @@ const ConfigSchema = z
     REDIS_URL: optionalString.pipe(
       z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
     ),
+    REDIS_KEY_PREFIX: z.string().max(64).default('kf:'),
     RATE_LIMIT_PUBLIC_PER_MINUTE: z.coerce.number().int().min(1).default(600),
     RATE_LIMIT_TENANT_PER_MINUTE: z.coerce.number().int().min(1).default(6000),
     RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(30),
@@ -98,6 +99,8 @@ const ConfigSchema = z
     dataDir: env.DATA_DIR,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     redisUrl: env.REDIS_URL,
+    /** Prepended to Redis keys: deployments (staging, production) sharing one Redis keep their counters apart. */
+    redisKeyPrefix: env.REDIS_KEY_PREFIX,
     rateLimitPublicPerMinute: env.RATE_LIMIT_PUBLIC_PER_MINUTE,
     rateLimitTenantPerMinute: env.RATE_LIMIT_TENANT_PER_MINUTE,
     rateLimitSignInPerIpPerMinute: env.RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE,

@@ -35,6 +35,7 @@ export async function createRuntime(config: Config, logger: Logger, clock: () =>
         signInPerAccountPerMinute: config.rateLimitSignInPerAccountPerMinute,
         licensePerMinute: config.rateLimitLicensePerMinute,
         redisUrl: config.redisUrl,
+        redisKeyPrefix: config.redisKeyPrefix,
       },
       logger,
     );

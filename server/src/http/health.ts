@@ -13,12 +13,14 @@ export function mountHealthAndKeys(app: Hono<AppEnv>, deps: AppDeps): void {
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
     if (deps.lifecycle?.draining) return c.json({ status: 'draining' }, 503);
+    // Redis away does not make a server unready (limits fall back to this process); it is shown, not failed.
+    const redis = deps.config.redisUrl ? { redis: deps.rateLimits.counters() === 'redis' ? 'ok' : 'unreachable' } : {};
     try {
       await deps.db.ping();
-      return c.json({ status: 'ok', database: 'ok' });
+      return c.json({ status: 'ok', database: 'ok', ...redis });
     } catch {
       c.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-      return c.json({ status: 'unavailable', database: 'unreachable' }, 503);
+      return c.json({ status: 'unavailable', database: 'unreachable', ...redis }, 503);
     }
   });
 }
