@@ -94,7 +94,7 @@ const ConfigSchema = z
     databasePoolSize: env.DATABASE_POOL_SIZE,
     /** `transaction`: DATABASE_URL is a transaction-mode pooler (PgBouncer), where a session cannot LISTEN. */
     databasePoolMode: env.DATABASE_POOL_MODE,
-    /** A connection straight to PostgreSQL for the job store's LISTEN (README "Deploying several servers"). */
+    /** A connection straight to PostgreSQL for the job store's LISTEN (README "Connection poolers and the connection budget"). */
     databaseDirectUrl: env.DATABASE_DIRECT_URL,
     dataDir: env.DATA_DIR,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),

@@ -28,7 +28,7 @@ export interface JobStore {
 export interface JobStoreOptions {
   mongodbUrl?: string;
   databaseUrl?: string;
-  /** Where LISTEN runs (a session of its own); undefined: no LISTEN, workers poll (see README "Deploying"). */
+  /** Where LISTEN runs (a session of its own); undefined: no LISTEN, workers poll (README "Connection poolers and the connection budget"). */
   listenUrl?: string;
   db: Database;
   logger: Logger;
@@ -66,7 +66,7 @@ export async function openJobStore(options: JobStoreOptions): Promise<JobStore> 
   }
 }
 
-/** The job store's own connections through DATABASE_URL (README "Deploying" counts them). */
+/** The job store's own connections through DATABASE_URL (README "Connection poolers and the connection budget" counts them). */
 export const JOB_STORE_CONNECTIONS = 3;
 /** A schema setup waits this long for another process's (which takes a second) before it fails loudly. */
 const SCHEMA_LOCK_TIMEOUT = '30s';
