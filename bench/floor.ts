@@ -7,7 +7,7 @@ import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jos
 import pg from 'pg';
 import { normalizeLicenseKey } from '../server/src/crypto/license-key.js';
 import { ServerSecrets } from '../server/src/crypto/secrets.js';
-import { SELECT_LICENSE_BY_DIGEST, SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, type LicenseRecord } from '../server/src/services/licenses/license-record.js';
+import type { LicenseRecord } from '../server/src/services/licenses/license-record.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 }); // the server's default pool size
 const secrets = new ServerSecrets(process.env.SERVER_SECRET!);
@@ -15,6 +15,22 @@ const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519
 const kid = await calculateJwkThumbprint(await exportJWK(publicKey)); // same header and issuer as the real server's tokens
 const issuer = `http://localhost:${process.env.PORT}`;
 const DAY_MS = 86_400_000;
+
+// The plain join the server's license_by_digest function runs (migration pooler_safe_hot_path), as the floor's own
+// named prepared statements: the least a lookup can cost on a direct connection.
+const selectLicense = (lock: boolean) => `
+  SELECT l.id, l.tenant_id AS "tenantId", l.status::text AS status, l.max_activations AS "maxActivations",
+         l.current_activations AS "currentActivations", l.expires_at AS "expiresAt", l.is_trial AS "isTrial",
+         l.node_locked AS "nodeLocked", l.offline_grace_days AS "offlineGraceDays", l.grace_period_days AS "gracePeriodDays",
+         l.features, l.custom_fields AS "customFields", l.min_version AS "minVersion", l.max_version AS "maxVersion",
+         l.maintenance_expires_at AS "maintenanceExpiresAt", l.customer_email AS "customerEmail", p.id AS "productId",
+         p.name AS "productName", CASE WHEN p.is_bundle THEN ARRAY(SELECT m.name FROM bundle_items b JOIN products m
+         ON m.id = b.product_id WHERE b.bundle_id = p.id ORDER BY m.name) END AS "bundleProducts",
+         t.subscription_ends_at AS "subscriptionEndsAt"
+    FROM licenses l JOIN products p ON p.id = l.product_id JOIN tenants t ON t.id = l.tenant_id
+   WHERE l.key_digest = $1${lock ? ' FOR UPDATE OF l' : ''}`;
+const SELECT_LICENSE_BY_DIGEST = selectLicense(false);
+const SELECT_LICENSE_BY_DIGEST_FOR_UPDATE = selectLicense(true);
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 const digestOf = (licenseKey: unknown) => {

@@ -1,6 +1,6 @@
 // `pnpm bench`: the production server (server/dist/main.js) against a bare "floor" (bench/floor.ts) doing the
 // same essential work, on a fresh PostgreSQL database, driven by autocannon over loopback.
-// Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (16), BENCH_SCENARIOS (validate,activate),
+// Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (16), BENCH_SCENARIOS (validate,activate,hotkey),
 //      BENCH_CPU_PROF=1 (profile both servers into bench/results/profiles/), BENCH_SERVER_ENTRY (default
 //      server/dist/main.js, e.g. a patched copy for a what-if), BENCH_DATABASE_URL or TEST_DATABASE_URL (admin URL).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -19,7 +19,7 @@ const RESULTS = path.join(ROOT, 'bench', 'results');
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
-const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'validate,activate').split(',').map((s) => s.trim());
+const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'validate,activate,hotkey').split(',').map((s) => s.trim());
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const DEFAULT_ENTRY = 'server/dist/main.js';
 const SERVER_ENTRY = process.env.BENCH_SERVER_ENTRY ?? DEFAULT_ENTRY;
@@ -206,22 +206,25 @@ async function load(target: Target, seconds: number, request: Request) {
   return { result, detail, p50: pct(0.5), p99: pct(0.99), cpuUsPerRequest };
 }
 
-async function runScenario(scenario: string, target: Target, url: string, key: string): Promise<Row> {
+async function runScenario(scenario: string, target: Target, url: string, seed: { key: string; keys: string[] }): Promise<Row> {
+  const { key } = seed;
   const headers = { 'content-type': 'application/json' };
   let make: () => Request;
   let pool: { nonces: string[]; next: number; exhausted: number } | undefined;
   if (scenario === 'validate') {
     make = () => ({ method: 'POST', path: '/api/v1/validate', headers, body: JSON.stringify({ licenseKey: key }) });
-  } else if (scenario === 'activate') {
-    // A fresh nonce and a new deviceId per request: every request is a new installation taking a seat.
+  } else if (scenario === 'activate' || scenario === 'hotkey') {
+    // A fresh nonce and a new deviceId per request: every request is a new installation taking a seat. activate:
+    // spread over 200 licenses (each request another license); hotkey: all on one license, queuing on its row lock.
     const p = (pool = { nonces: [] as string[], next: 0, exhausted: 0 });
+    const keyOf = scenario === 'hotkey' ? () => key : (i: number) => seed.keys[i % seed.keys.length];
     make = () => ({
       method: 'POST', path: '/api/v1/activate', headers,
       setupRequest(req) {
         const i = p.next++;
         if (i >= p.nonces.length) p.exhausted++; // sent without a nonce: the 400 counts as an error
         const deviceId = createHash('sha256').update(`bench-device-${target.name}-${i}-${Math.random()}`).digest('hex');
-        return { ...req, body: JSON.stringify({ licenseKey: key, nonce: p.nonces[i], deviceId }) };
+        return { ...req, body: JSON.stringify({ licenseKey: keyOf(i), nonce: p.nonces[i], deviceId }) };
       },
     });
   } else {
@@ -279,7 +282,7 @@ function report(rows: Row[], busyBefore: number) {
   const setup = `${m.cpu}, ${m.cores} cores, Node ${m.node}; PostgreSQL 15 and the load generator (autocannon, ${CONNECTIONS} connections, ` +
     `${DURATION} s after a ${WARMUP} s warm-up, loopback) share the machine. Real server: \`node server/dist/main.js\`, LOG_LEVEL=warn ` +
     `(no per-request log lines), rate limits raised out of the way. Floor: bench/floor.ts (node:http + pg + jose, same SQL, same token). ` +
-    `Activate: a fresh nonce and a new deviceId per request (a new seat each time, all on one license).`;
+    `Activate: a fresh nonce and a new deviceId per request (a new seat each time), spread over 200 licenses; hotkey: the same, all on one license.`;
 
   console.log(`\nMachine: ${m.cpu}, ${m.cores} cores, Node ${m.node}, ${m.os}; CPU ${Math.round(busyBefore * 100)}% busy before the run`);
   console.log(`\n${table}\n\n${goal}`);
@@ -287,7 +290,7 @@ function report(rows: Row[], busyBefore: number) {
   if (CPU_PROF || SERVER_ENTRY !== DEFAULT_ENTRY) return console.log('(Profiled or experimental run: bench/results/latest.* left unchanged.)');
 
   mkdirSync(RESULTS, { recursive: true });
-  const config = { durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, logLevel: 'warn', activate: 'fresh nonce and new deviceId per request' };
+  const config = { durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, logLevel: 'warn', activate: 'fresh nonce and new deviceId per request, 200 licenses', hotkey: 'the same on one license' };
   const json = { date: new Date().toISOString(), machine: { ...m, cpuBusyBeforeRun: round(busyBefore) }, config, results: rows, ratios, goal: { validateAtLeast: GOAL, met } };
   writeFileSync(path.join(RESULTS, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);
   writeFileSync(path.join(RESULTS, 'latest.md'), `Measured with \`pnpm bench\` on ${json.date.slice(0, 10)}: ${setup}\n\n${table}\n\n${goal}\n`);
@@ -312,7 +315,7 @@ async function main() {
     await admin(`CREATE DATABASE "${name}"`);
     return exec(process.execPath, ['--import', 'tsx', 'bench/seed.ts'], { ...process.env, BENCH_DB_URL: url, SERVER_SECRET: secret });
   });
-  const { key } = JSON.parse(/BENCH_SEED (.+)/.exec(seedOutput)![1]) as { key: string };
+  const seed = JSON.parse(/BENCH_SEED (.+)/.exec(seedOutput)![1]) as { key: string; keys: string[] };
   console.log(`database ${name} migrated and seeded`);
 
   // 2. Build the server when its output is missing or older than the sources.
@@ -346,7 +349,7 @@ async function main() {
   const busyBefore = await machineBusy();
   if (busyBefore > 0.15) console.warn(`note: the CPU was ${Math.round(busyBefore * 100)}% busy before the run; other processes add noise`);
   const rows: Row[] = [];
-  for (const scenario of SCENARIOS) for (const target of targets) rows.push(await runScenario(scenario, target, url, key));
+  for (const scenario of SCENARIOS) for (const target of targets) rows.push(await runScenario(scenario, target, url, seed));
   report(rows, busyBefore);
   if (CPU_PROF) {
     console.log(`CPU profiles go to ${path.relative(ROOT, profDir)}/{keyforge,floor}/ when the servers stop. Summarise with:\n` +

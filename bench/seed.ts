@@ -1,4 +1,4 @@
-// Migrates the bench database and seeds one tenant, product and license through the service functions.
+// Migrates the bench database and seeds one tenant, product and licenses (one hot, 200 more) through the service functions.
 // Run by bench/run.ts as a child process (a fresh module graph per attempt, and no Prisma in the load
 // generator's process). Env: BENCH_DB_URL, SERVER_SECRET. Prints `BENCH_SEED {"key":…}` on success.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -29,7 +29,10 @@ try {
     features: ['pro', 'export', 'cloud-sync'],
     customFields: { plan: 'team' },
   });
-  process.stdout.write(`BENCH_SEED ${JSON.stringify({ key })}\n`);
+  // The activate scenario spreads over these (one installation per license at a time); hotkey uses `key` alone.
+  const keys: string[] = [];
+  for (let i = 0; i < 200; i++) keys.push((await createLicense(operatorIn(ctx, tenant.id), { productId: product.id, maxActivations: 100_000, offlineGraceDays: 7, features: ['pro'] })).key);
+  process.stdout.write(`BENCH_SEED ${JSON.stringify({ key, keys })}\n`);
 } finally {
   await db.close();
   rmSync(dataDir, { recursive: true, force: true });

@@ -37,9 +37,10 @@ async function main(command: string | undefined, args: string[]): Promise<number
   const { target, where, close } = await openTarget();
   try {
     if (command === 'migrate') {
-      const { applied } = await applyMigrations(target);
+      const { applied, unsetDefaults } = await applyMigrations(target);
       if (applied.length === 0) console.log(`No pending migrations: ${where} is up to date.`);
       else console.log(`Applied ${applied.length} migration(s) to ${where}:\n${list(applied)}`);
+      if (unsetDefaults.length) console.log(`This role does not own the database: have its owner run once\n${list(unsetDefaults)}`);
       const ownerUrl = process.env.MIGRATION_DATABASE_URL;
       const appUrl = process.env.DATABASE_URL;
       if (ownerUrl && appUrl && !sameRole(ownerUrl, appUrl)) {

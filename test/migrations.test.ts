@@ -31,8 +31,8 @@ async function expectMigratesOnce(target: MigrationTarget, query: Query) {
   expect(names.length).toBeGreaterThan(0);
 
   expect(await migrationStatus(target)).toEqual({ applied: [], pending: names, problems: [] });
-  expect(await applyMigrations(target)).toEqual({ applied: names });
-  expect(await applyMigrations(target)).toEqual({ applied: [] });
+  expect(await applyMigrations(target)).toEqual({ applied: names, unsetDefaults: [] });
+  expect(await applyMigrations(target)).toEqual({ applied: [], unsetDefaults: [] });
   expect(await migrationStatus(target)).toEqual({ applied: names, pending: [], problems: [] });
 
   const tables = await query(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'`);
@@ -87,6 +87,34 @@ describe('migrations on PostgreSQL', () => {
     const runs = await Promise.all([applyMigrations({ kind: 'pg', url }), applyMigrations({ kind: 'pg', url })]);
     expect(runs.flatMap((run) => run.applied).sort()).toEqual(names);
     await expectRecordedOnce(queryOn(url));
+  });
+
+  // Startup options are refused by transaction-mode poolers: jit = off is the database's default instead.
+  it('sets jit = off as the database default, or returns the statement when the role does not own the database', async () => {
+    const url = await freshDatabase();
+    const jitOf = async () => (await queryOn(url)('SHOW jit'))[0].jit;
+    expect(await jitOf()).toBe('on');
+    await applyMigrations({ kind: 'pg', url });
+    expect(await jitOf()).toBe('off');
+    const settings = await queryOn(url)(`SELECT unnest(setconfig) AS setting FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase WHERE d.datname = current_database() AND s.setrole = 0`);
+    expect(settings.map((row) => row.setting)).toEqual(['jit=off']);
+
+    // A migrating role that owns the schema but not the database (a managed service's usual split).
+    const other = await freshDatabase();
+    const otherName = databases.at(-1)!;
+    const role = uniqueName('kf_migrator');
+    await queryOn(other)(`CREATE ROLE ${role} LOGIN; GRANT CREATE ON DATABASE "${otherName}" TO ${role}; GRANT CREATE ON SCHEMA public TO ${role}`);
+    const asRole = new URL(other);
+    asRole.username = role;
+    try {
+      const result = await applyMigrations({ kind: 'pg', url: asRole.toString() });
+      expect(result.applied.length).toBeGreaterThan(0);
+      expect(result.unsetDefaults).toEqual([`ALTER DATABASE "${otherName}" SET jit = off`]);
+    } finally {
+      await dropDatabase(otherName);
+      databases.splice(databases.indexOf(otherName), 1);
+      await queryOn(url)(`DROP ROLE ${role}`);
+    }
   });
 
   // A guard: a model edited without `pnpm db:migration`, or a migration edited by hand, fails here.

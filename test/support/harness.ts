@@ -40,6 +40,8 @@ export interface TestAppOptions {
   /** 'app' (default): the server connects as the app role, like production; 'owner': as the schema owner. */
   dbRole?: 'app' | 'owner';
   clock?: TestClock;
+  /** The URL the server connects with, from the direct one: e.g. through a pooler (test/support/pgbouncer.ts). */
+  connectVia?: (url: string) => string;
 }
 
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
@@ -52,7 +54,8 @@ export async function startTestApp(options: TestAppOptions = {}) {
   const dbName = uniqueName('kf_test');
   const ownerUrl = await createDatabase(dbName, inject('templateDatabase'));
   await grantDatabaseToAppRole(dbName);
-  const databaseUrl = options.dbRole === 'owner' ? ownerUrl : appRoleUrl(ownerUrl);
+  const directUrl = options.dbRole === 'owner' ? ownerUrl : appRoleUrl(ownerUrl);
+  const databaseUrl = options.connectVia ? options.connectVia(directUrl) : directUrl;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-test-'));
   const clock = options.clock ?? new TestClock();
   const logs: string[] = [];

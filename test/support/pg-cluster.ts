@@ -91,7 +91,7 @@ export function pgBinaries(): PgBinaries {
  * PostgreSQL refuses to run as root. As root, clusters run as the `postgres` user when it exists (Debian's package
  * creates it), else as `nobody` — nothing is added to the machine; the cluster's directory is handed to that user.
  */
-interface OsUser {
+export interface OsUser {
   uid: number;
   gid: number;
   name: string;
@@ -105,7 +105,8 @@ function idOf(name: string): OsUser | undefined {
 }
 
 let clusterUserCache: OsUser | null | undefined;
-function clusterUser(): OsUser | undefined {
+/** The OS user the clusters (and PgBouncer, test/support/pgbouncer.ts) run as: undefined when not root. */
+export function clusterUser(): OsUser | undefined {
   if (clusterUserCache !== undefined) return clusterUserCache ?? undefined;
   if (process.getuid?.() !== 0) clusterUserCache = null;
   else {

@@ -10,13 +10,18 @@ import { applyMigrations } from './migrate.js';
 import { createPGlite } from './pglite.js';
 import type { Logger } from '../logger.js';
 import { isDatabaseUnavailable } from '../domain/database-unavailable.js';
+import { OutageAwareClient } from './pg-client.js';
 
 export type Db = InstanceType<typeof PrismaClient>;
 export type { PrismaClient };
 
-/** Raw SQL for the few hot-path statements where Prisma's per-query overhead matters (see bench/). */
+/**
+ * Raw SQL for the few hot-path statements where Prisma's per-query overhead matters (see bench/). Unnamed
+ * statements only: a transaction-mode pooler (PgBouncer) hands each transaction another server connection, where a
+ * named prepared statement would not exist (README "Performance" › "Connection pooling").
+ */
 export interface SqlRunner {
-  query<T>(text: string, values: unknown[], name?: string): Promise<T[]>;
+  query<T>(text: string, values: unknown[]): Promise<T[]>;
 }
 
 export interface Database {
@@ -39,7 +44,7 @@ export { isDatabaseUnavailable };
 export async function waitForDatabase(url: string, logger: Logger, timeoutMs = 300_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 0; ; attempt++) {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+    const client = new OutageAwareClient({ connectionString: url, connectionTimeoutMillis: 5_000 });
     client.on('error', () => undefined);
     try {
       await client.connect();
@@ -77,9 +82,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
 }
 
 function openPostgres(url: string, { poolSize = 10, logger }: OpenDatabaseOptions): Database {
-  // jit = off: the management reads are short index-driven queries over large tables, where the planner's cost
-  // estimate triggers JIT compilation that costs more (~40 ms a statement, measured by pnpm bench:scale) than it saves.
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, options: '-c jit=off' });
+  // No startup options and no session state: every process must work through a transaction-mode pooler. Settings
+  // the server relies on (jit = off) are database defaults set by the migrations (migrate.ts, databaseDefaults).
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: OutageAwareClient });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', (error) => logger?.warn({ err: error.message }, 'postgres pool error'));
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
@@ -87,8 +92,8 @@ function openPostgres(url: string, { poolSize = 10, logger }: OpenDatabaseOption
     kind: 'postgres',
     prisma,
     sql: {
-      async query<T>(text: string, values: unknown[], name?: string) {
-        const result = await pool.query(name ? { name, text, values } : { text, values });
+      async query<T>(text: string, values: unknown[]) {
+        const result = await pool.query(text, values);
         return result.rows as T[];
       },
     },

@@ -31,14 +31,50 @@ export const schemaPath = path.join(repoRoot, 'prisma', 'schema.prisma');
 const LOCKFILE = 'migration_lock.toml';
 const filters = { externalTables: [], externalEnums: [] };
 
-/** Applies the pending migrations of prisma/migrations; what `prisma migrate deploy` does. */
-export async function applyMigrations(target: MigrationTarget): Promise<{ applied: string[] }> {
-  return withMigrationLock(target, () =>
-    withEngine(target, async (engine) => {
+/**
+ * Applies the pending migrations of prisma/migrations (what `prisma migrate deploy` does), then the database defaults
+ * below. `unsetDefaults` lists the statements that could not run (the migrating role does not own the database):
+ * a DBA runs them once.
+ */
+export async function applyMigrations(target: MigrationTarget): Promise<{ applied: string[]; unsetDefaults: string[] }> {
+  return withMigrationLock(target, async () => {
+    const applied = await withEngine(target, async (engine) => {
       const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList: await readMigrations(), filters });
-      return { applied: appliedMigrationNames };
-    }),
-  );
+      return appliedMigrationNames;
+    });
+    return { applied, unsetDefaults: target.kind === 'pg' ? await setDatabaseDefaults(target.url) : [] };
+  });
+}
+
+/**
+ * Settings the server relies on, as defaults of the database rather than connection startup options, which a
+ * transaction-mode pooler refuses (README "Performance" › "Connection pooling"). Every new session gets them.
+ * jit = off: the management reads are short index-driven queries over large tables, where the planner's cost estimate
+ * triggers JIT compilation that costs more (~40 ms a statement, measured by pnpm bench:scale) than it saves.
+ */
+export const DATABASE_DEFAULTS: Record<string, string> = { jit: 'off' };
+
+async function setDatabaseDefaults(url: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: url });
+  client.on('error', () => {}); // a dropped connection surfaces as the query's error
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ db: string }>('SELECT current_database() AS db');
+    const unset: string[] = [];
+    for (const [name, value] of Object.entries(DATABASE_DEFAULTS)) {
+      const statement = `ALTER DATABASE ${client.escapeIdentifier(rows[0].db)} SET ${name} = ${value}`;
+      try {
+        await client.query(statement);
+      } catch (error) {
+        // 42501: only the database's owner (or a superuser) may set its defaults.
+        if ((error as { code?: string }).code !== '42501') throw error;
+        unset.push(statement);
+      }
+    }
+    return unset;
+  } finally {
+    await client.end();
+  }
 }
 
 /** Compares prisma/migrations with the database's `_prisma_migrations`; read-only. */

@@ -1,8 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.js';
+import { sha256 } from '../../crypto/secrets.js';
+import { AppError } from '../../domain/errors.js';
 import type { LicensingContext } from '../context.js';
-import { activationData, emitEvent } from '../webhooks/events.js';
-import { consumeNonce } from './nonces.js';
-import { lockLicenseByKey } from './license-record.js';
+import { activationData, emitEvent, eventBody } from '../webhooks/events.js';
+import { consumeNonce, NONCE_INVALID, requireNonce } from './nonces.js';
+import { findLicenseByKey, lockLicenseByKey, type LicenseRecord } from './license-record.js';
 import {
   LICENSE_NOT_FOUND,
   checkEntitlement,
@@ -11,6 +14,7 @@ import {
   rejected,
   remainingActivations,
   vendorWarning,
+  type Rejection,
 } from './rules.js';
 
 type Tx = Prisma.TransactionClient;
@@ -28,67 +32,64 @@ export interface ActivateInput {
 // Seat changes of one license queue on its row lock; give a burst of them time to get through.
 const SEAT_TRANSACTION = { maxWait: 20_000, timeout: 20_000 } as const;
 
+/** What activation_register (migration activation_register) did, with the license's seats after it. */
+interface Registration {
+  outcome: 'changed' | 'nonce_invalid' | 'seats_exhausted' | 'reused' | 'activated';
+  seats_used: number;
+  max_activations: number;
+}
+
+// A license whose status or expiry changes between the read and the lock is read again; more than a few changes
+// within one activation means something rewrites it in a loop.
+const MAX_READS = 3;
 
 /**
- * Registers an installation. The nonce is consumed and the seat taken in one transaction; the license
- * row lock makes "same deviceId reuses its seat" and "never more than maxActivations" hold under
- * concurrency, and makes a retry after an uncertain timeout (same deviceId) safe.
+ * Registers an installation. The entitlement is decided here on the license as read; then one statement
+ * (activation_register) locks the license row, checks it is still as read, spends the nonce and takes the seat,
+ * writes the activation and its webhook event, in one short transaction. The row lock makes "same deviceId reuses
+ * its seat" and "never more than maxActivations" hold under concurrency, and makes a retry after an uncertain
+ * timeout (same deviceId) safe. A rejected activation spends its nonce too.
  */
 export async function activateLicense(ctx: LicensingContext, input: ActivateInput) {
   const version = input.version === undefined ? null : parseVersion(input.version);
-  return ctx.db.prisma.$transaction(async (tx) => {
-    await consumeNonce(tx, input.nonce, ctx.now);
-    const license = await lockLicenseByKey(tx, ctx.secrets, input.licenseKey);
-    if (!license) return rejected(LICENSE_NOT_FOUND);
-    await ctx.chargeTenant(license.tenantId, license.id);
+  const nonce = requireNonce(input.nonce);
+  for (let read = 1; ; read++) {
+    const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey);
+    if (license) await ctx.chargeTenant(license.tenantId, license.id);
+    const rejection = license ? activationRejection(license, ctx.now, version, input) : LICENSE_NOT_FOUND;
+    if (!license || rejection) {
+      await consumeNonce(ctx.db.prisma, nonce, ctx.now);
+      return rejected(rejection!);
+    }
 
-    const rejection =
-      checkEntitlement(license, ctx.now, version) ??
-      (license.nodeLocked && !input.deviceId
-        ? { errorCode: 'DeviceIdRequired' as const, message: 'This license is node-locked: send the deviceId (SHA-256 hardware fingerprint) of this machine.' }
-        : null);
-    if (rejection) return rejected(rejection);
-
-    const details = {
-      deviceName: input.deviceName,
-      version: input.version,
-      userEmail: input.userEmail,
-      ip: input.ip,
-    };
-    const existing = input.deviceId
-      ? await tx.activation.findFirst({ where: { licenseId: license.id, deviceId: input.deviceId, deactivatedAt: null }, select: { id: true } })
-      : null;
-    let seatsUsed = license.currentActivations;
-    if (existing) {
-      await tx.activation.update({ where: { id: existing.id }, data: { ...details, lastSeenAt: ctx.now } });
-    } else {
-      const { count } = await tx.license.updateMany({
-        where: { id: license.id, currentActivations: { lt: tx.license.fields.maxActivations } },
-        data: { currentActivations: { increment: 1 } },
-      });
-      if (count === 0) {
+    const activationId = randomUUID();
+    const eventId = randomUUID();
+    const activation = { id: activationId, licenseId: license.id, deviceId: input.deviceId ?? null, deviceName: input.deviceName ?? null, createdAt: ctx.now };
+    const body = eventBody({ id: eventId, type: 'activation.created', createdAt: ctx.now, tenantId: license.tenantId, data: activationData(activation) });
+    const [registration] = await ctx.db.sql.query<Registration>(
+      'SELECT * FROM activation_register($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
+      [license.id, license.status, license.expiresAt, sha256(nonce), ctx.now, activationId, input.deviceId ?? null, input.deviceName ?? null, input.version ?? null, input.userEmail ?? null, input.ip ?? null, eventId, body],
+    );
+    switch (registration.outcome) {
+      case 'changed':
+        if (read < MAX_READS) continue;
+        throw new AppError('ServiceUnavailable', 'The license is being changed right now; retry shortly.', { retryAfterSeconds: 1 });
+      case 'nonce_invalid':
+        throw new AppError('NonceInvalid', NONCE_INVALID);
+      case 'seats_exhausted': {
         // Rejections are counted by throttling: at most one event per license per hour, however often clients retry.
-        const data = { licenseId: license.id, productId: license.productId, maxActivations: license.maxActivations, currentActivations: license.currentActivations };
-        await emitEvent(tx, license.tenantId, 'license.seats_exhausted', data, ctx.now, { throttleKey: license.id });
+        const data = { licenseId: license.id, productId: license.productId, maxActivations: registration.max_activations, currentActivations: registration.seats_used };
+        await emitEvent(ctx.db.prisma, license.tenantId, 'license.seats_exhausted', data, ctx.now, { throttleKey: license.id });
         return rejected({
           errorCode: 'SeatsExhausted',
-          message: `All ${license.maxActivations} activations of this license are in use. Deactivate an installation to free a seat.`,
+          message: `All ${registration.max_activations} activations of this license are in use. Deactivate an installation to free a seat.`,
         });
       }
-      seatsUsed += 1;
-      const activation = await tx.activation.create({
-        data: { ...details, tenantId: license.tenantId, licenseId: license.id, deviceId: input.deviceId, createdAt: ctx.now, lastSeenAt: ctx.now },
-      });
-      await emitEvent(tx, license.tenantId, 'activation.created', activationData(activation), ctx.now);
-    }
-    // The end user's email becomes the customer contact for expiry notices when the vendor set none.
-    if (input.userEmail && !license.customerEmail) {
-      await tx.license.update({ where: { id: license.id }, data: { customerEmail: input.userEmail } });
     }
     return {
       isValid: true as const,
       productName: license.productName,
-      remainingActivations: remainingActivations({ ...license, currentActivations: seatsUsed }),
+      remainingActivations: remainingActivations({ maxActivations: registration.max_activations, currentActivations: registration.seats_used }),
       expiresAt: license.expiresAt?.toISOString() ?? null,
       features: license.features,
       isTrial: license.isTrial,
@@ -97,7 +98,16 @@ export async function activateLicense(ctx: LicensingContext, input: ActivateInpu
       offlineGraceDays: license.offlineGraceDays,
       vendorWarning: vendorWarning(license.subscriptionEndsAt, ctx.now),
     };
-  }, SEAT_TRANSACTION);
+  }
+}
+
+function activationRejection(license: LicenseRecord, now: Date, version: ReturnType<typeof parseVersion> | null, input: ActivateInput): Rejection | null {
+  return (
+    checkEntitlement(license, now, version) ??
+    (license.nodeLocked && !input.deviceId
+      ? { errorCode: 'DeviceIdRequired', message: 'This license is node-locked: send the deviceId (SHA-256 hardware fingerprint) of this machine.' }
+      : null)
+  );
 }
 
 /** Frees one activation's seat (idempotent on an already released activation). */

@@ -28,27 +28,12 @@ export interface LicenseRecord {
   subscriptionEndsAt: Date | null;
 }
 
-// A raw prepared statement: this runs on every validate, where Prisma's per-query overhead shows
-// (bench/ measures it). `lockForUpdate` serialises seat changes of one license inside a transaction.
-const selectLicense = (lockForUpdate: boolean) => `
-  SELECT l.id, l.tenant_id AS "tenantId", l.status::text AS status,
-         l.max_activations AS "maxActivations", l.current_activations AS "currentActivations",
-         l.expires_at AS "expiresAt", l.is_trial AS "isTrial", l.node_locked AS "nodeLocked",
-         l.offline_grace_days AS "offlineGraceDays", l.grace_period_days AS "gracePeriodDays",
-         l.features, l.custom_fields AS "customFields", l.min_version AS "minVersion",
-         l.max_version AS "maxVersion", l.maintenance_expires_at AS "maintenanceExpiresAt",
-         l.customer_email AS "customerEmail", p.id AS "productId", p.name AS "productName",
-         CASE WHEN p.is_bundle THEN ARRAY(
-           SELECT m.name FROM bundle_items b JOIN products m ON m.id = b.product_id
-           WHERE b.bundle_id = p.id ORDER BY m.name) END AS "bundleProducts",
-         t.subscription_ends_at AS "subscriptionEndsAt"
-    FROM licenses l
-    JOIN products p ON p.id = l.product_id
-    JOIN tenants t ON t.id = l.tenant_id
-   WHERE l.key_digest = $1${lockForUpdate ? '\n     FOR UPDATE OF l' : ''}`;
-
-export const SELECT_LICENSE_BY_DIGEST = selectLicense(false);
-export const SELECT_LICENSE_BY_DIGEST_FOR_UPDATE = selectLicense(true);
+// The function license_by_digest (migration pooler_safe_hot_path) reads the row: its plan is kept per server session,
+// which a transaction-mode pooler allows (a named prepared statement would not be there on the next transaction's
+// connection). This runs on every validate, where Prisma's per-query overhead shows (bench/ measures it).
+export const SELECT_LICENSE_BY_DIGEST = 'SELECT * FROM license_by_digest($1)';
+// The same, with the row locked first: seat changes (activations, floating checkouts) of one license queue on it.
+export const SELECT_LICENSE_BY_DIGEST_FOR_UPDATE = 'SELECT * FROM license_by_digest($1, true)';
 
 /** The digest a key is stored under, or null for a malformed key (which is then simply "not found"). */
 export function licenseKeyDigest(secrets: ServerSecrets, licenseKey: string): string | null {
@@ -59,7 +44,7 @@ export function licenseKeyDigest(secrets: ServerSecrets, licenseKey: string): st
 export async function findLicenseByKey(sql: SqlRunner, secrets: ServerSecrets, licenseKey: string): Promise<LicenseRecord | null> {
   const digest = licenseKeyDigest(secrets, licenseKey);
   if (!digest) return null;
-  const rows = await sql.query<LicenseRecord>(SELECT_LICENSE_BY_DIGEST, [digest], 'license_by_digest');
+  const rows = await sql.query<LicenseRecord>(SELECT_LICENSE_BY_DIGEST, [digest]);
   return rows[0] ?? null;
 }
 

@@ -47,31 +47,20 @@ export function eventBody(event: { id: string; type: string; createdAt: Date; te
   return JSON.stringify({ id: event.id, type: event.type, createdAt: event.createdAt.toISOString(), tenantId: event.tenantId, data: event.data });
 }
 
-/** The enabled endpoints of a tenant subscribed to `type` (an empty filter: every type except tests), as SQL. */
-const subscribers = (tenantId: string, type: string) => Prisma.sql`
-  SELECT e.id FROM webhook_endpoints e
-   WHERE e.tenant_id = ${tenantId}::uuid AND e.enabled
-     AND (${type} = ANY(e.event_types) OR (cardinality(e.event_types) = 0 AND ${type} <> 'webhook.test'))`;
+/** The enabled endpoints of a tenant subscribed to `type`: the SQL function webhook_subscribers (an empty filter: every type except tests). */
+const subscribers = (tenantId: string, type: string) => Prisma.sql`SELECT s.id FROM webhook_subscribers(${tenantId}::uuid, ${type}) AS s(id)`;
 
 /**
- * Writes one event and its deliveries in `tx` (the transaction of the change), in one statement. Nothing is written
- * when no enabled endpoint of the tenant subscribes to the type (most tenants have none: the hot paths pay one
- * round trip and an index probe), nor when a throttled event was already written in this window.
+ * Writes one event and its deliveries in `tx` (the transaction of the change), in one statement (the SQL function
+ * webhook_emit, which the activation's statement also calls). Nothing is written when no enabled endpoint of the
+ * tenant subscribes to the type (most tenants have none: an index probe), nor when a throttled event was already
+ * written in this window.
  */
 export async function emitEvent(tx: Tx, tenantId: string, type: WebhookEventType, data: unknown, now: Date, options: EmitOptions = {}): Promise<void> {
   const id = randomUUID();
   const dedupeKey = options.throttleKey ? `${type}:${options.throttleKey}:${Math.floor(now.getTime() / THROTTLE_WINDOW_MS)}` : null;
   const body = eventBody({ id, type, createdAt: now, tenantId, data });
-  await tx.$executeRaw`
-    WITH targets AS (${subscribers(tenantId, type)}),
-    event AS (
-      INSERT INTO webhook_events (id, tenant_id, type, body, dedupe_key, created_at)
-      SELECT ${id}::uuid, ${tenantId}::uuid, ${type}, ${body}, ${dedupeKey}, ${now} WHERE EXISTS (SELECT 1 FROM targets)
-      ON CONFLICT (dedupe_key) DO NOTHING RETURNING id
-    )
-    INSERT INTO webhook_deliveries (id, tenant_id, event_id, endpoint_id, next_attempt_at, created_at)
-    SELECT gen_random_uuid(), ${tenantId}::uuid, event.id, targets.id, ${now}, ${now} FROM event CROSS JOIN targets
-    ON CONFLICT (event_id, endpoint_id) DO NOTHING`;
+  await tx.$executeRaw`SELECT webhook_emit(${tenantId}::uuid, ${type}, ${id}::uuid, ${body}, ${dedupeKey}::text, ${now}::timestamptz)`;
 }
 
 /**

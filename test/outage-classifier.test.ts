@@ -1,0 +1,151 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Database } from '../server/src/db/database.js';
+import { applyMigrations } from '../server/src/db/migrate.js';
+import { isDatabaseUnavailable } from '../server/src/domain/database-unavailable.js';
+import { toAppError } from '../server/src/domain/errors.js';
+import { startPrivatePg, type PrivatePg } from './support/private-pg.js';
+import { uniqueName } from './support/pg.js';
+import { waitUntil } from './support/wait.js';
+
+/**
+ * Issue 24, item 5: a database error is an outage (503 + Retry-After) or not (500) by what it is — its SQLSTATE,
+ * socket error, Prisma code or the driver adapter's kind — never by its message. Each case is a real fault on a
+ * private cluster, through the server's own pool (db/database.ts) and Prisma client.
+ */
+let cluster: PrivatePg;
+let db: Database;
+const silent = { warn: () => {}, error: () => {} };
+const mapped = (error: unknown) => toAppError(error, silent, 'req-1');
+
+async function failure(run: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a failure');
+}
+
+async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: cluster.url });
+  await client.connect();
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Terminates the backend running `marker` (a comment in its query) once it is running. */
+async function terminateWhenRunning(marker: string): Promise<void> {
+  await waitUntil(
+    () => admin(async (client) => (await client.query(`SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE query LIKE $1 AND pid <> pg_backend_pid()`, [`%${marker}%`])).rows.some((row) => row.done)),
+    { what: `the query ${marker} to run` },
+  );
+}
+
+beforeAll(async () => {
+  cluster = await startPrivatePg();
+  await applyMigrations({ kind: 'pg', url: cluster.url });
+  db = await openDatabase({ databaseUrl: cluster.url, dataDir: '/tmp', poolSize: 4 });
+}, 120_000);
+afterAll(async () => {
+  await db?.close().catch(() => {});
+  cluster?.destroy();
+});
+
+describe('not an outage: a 500', () => {
+  it('a syntax error, a division by zero, a unique violation, a missing privilege', async () => {
+    const role = uniqueName('kf_reader');
+    await admin((client) => client.query(`CREATE ROLE ${role} LOGIN`));
+    const url = new URL(cluster.url);
+    url.username = role;
+    const unprivileged = await openDatabase({ databaseUrl: url.toString(), dataDir: '/tmp', poolSize: 1 });
+    const digest = uniqueName('nonce');
+    await db.prisma.nonce.create({ data: { digest, expiresAt: new Date() } });
+    const errors = [
+      await failure(() => db.sql.query('SELEC 1', [])),
+      await failure(() => db.prisma.$queryRawUnsafe('SELECT 1 / 0')),
+      await failure(() => db.prisma.nonce.create({ data: { digest, expiresAt: new Date() } })),
+      await failure(() => db.prisma.$transaction(async (tx) => tx.nonce.create({ data: { digest, expiresAt: new Date() } }))),
+      await failure(() => unprivileged.sql.query('SELECT count(*) FROM licenses', [])),
+      await failure(() => unprivileged.prisma.license.count()),
+    ];
+    await unprivileged.close();
+    for (const error of errors) {
+      expect(isDatabaseUnavailable(error), String(error)).toBe(false);
+      expect(mapped(error).status).toBe(500);
+    }
+  });
+});
+
+describe('an outage: a 503 with Retry-After', () => {
+  const expectOutage = (error: unknown) => {
+    expect(isDatabaseUnavailable(error), String(error)).toBe(true);
+    const appError = mapped(error);
+    expect(appError.status).toBe(503);
+    expect(appError.details.retryAfterSeconds).toBeGreaterThan(0);
+  };
+
+  it('the backend terminated under a raw query, a Prisma query and an interactive transaction (57P01, a closed connection)', async () => {
+    const raw = failure(() => db.sql.query('SELECT pg_sleep(30) /* raw-victim */', []));
+    await terminateWhenRunning('raw-victim');
+    expectOutage(await raw);
+
+    const prisma = failure(() => db.prisma.$queryRawUnsafe('SELECT pg_sleep(30)::text /* prisma-victim */'));
+    await terminateWhenRunning('prisma-victim');
+    expectOutage(await prisma);
+
+    // Killed between two statements of a transaction: pg then reports the broken client without a code.
+    const transaction = failure(() =>
+      db.prisma.$transaction(async (tx) => {
+        await tx.$queryRawUnsafe('SELECT 1 /* tx-victim */');
+        await terminateWhenRunning('tx-victim');
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        await tx.nonce.count();
+      }),
+    );
+    expectOutage(await transaction);
+    // The pool recovers: the next statements get fresh connections.
+    expect(await db.sql.query('SELECT 1 AS one', [])).toEqual([{ one: 1 }]);
+  });
+
+  it('too many connections for the role (53300)', async () => {
+    const role = uniqueName('kf_limited');
+    await admin((client) => client.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 0`));
+    const url = new URL(cluster.url);
+    url.username = role;
+    const limited = await openDatabase({ databaseUrl: url.toString(), dataDir: '/tmp', poolSize: 1 });
+    try {
+      expectOutage(await failure(() => limited.sql.query('SELECT 1', [])));
+      expectOutage(await failure(() => limited.prisma.license.count()));
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('the server crashes under an open transaction, then refuses connections while down', async () => {
+    let crashed!: () => void;
+    const inside = new Promise<void>((resolve) => (crashed = resolve));
+    const transaction = failure(() =>
+      db.prisma.$transaction(async (tx) => {
+        await tx.nonce.count();
+        crashed();
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        await tx.nonce.count();
+      }),
+    );
+    await inside;
+    cluster.stopImmediate();
+    try {
+      expectOutage(await transaction);
+      expectOutage(await failure(() => db.sql.query('SELECT 1', [])));
+      expectOutage(await failure(() => db.prisma.license.count()));
+      expectOutage(await failure(() => db.prisma.$transaction(async (tx) => tx.license.count())));
+    } finally {
+      cluster.start();
+    }
+    await waitUntil(async () => (await db.sql.query<{ one: number }>('SELECT 1 AS one', []).catch(() => []))[0]?.one === 1, { what: 'the pool to reconnect' });
+  }, 60_000);
+});
