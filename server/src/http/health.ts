@@ -1,13 +1,13 @@
 import type { Hono } from 'hono';
 import type { AppDeps } from '../deps.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../domain/errors.js';
-import { publicJwks } from '../services/signing/signing-keys.js';
+import { JWKS_MAX_AGE_SECONDS, publicJwks } from '../services/signing/signing-keys.js';
 import type { AppEnv } from './env.js';
 
 /** The published signing keys, liveness and readiness (the database answers). */
 export function mountHealthAndKeys(app: Hono<AppEnv>, deps: AppDeps): void {
   app.get('/.well-known/jwks.json', async (c) => {
-    c.header('Cache-Control', 'public, max-age=300');
+    c.header('Cache-Control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`);
     return c.json(await publicJwks(deps));
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
