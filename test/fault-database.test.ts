@@ -159,11 +159,17 @@ describe('database loss', () => {
 
   it('under activation, deactivation and management load through an outage: nothing acknowledged is lost, nothing doubled', async () => {
     const fleet = await startFleet('FLT', () => server.url);
+    let authenticatedGraphql: { status: number; retryAfter: string | null; body: unknown } | undefined;
     await fleet.run(async () => {
       cluster.stopImmediate();
-      await sleep(2_500);
+      await sleep(1_000);
+      // Authenticated GraphQL: the credential lookup meets the outage before GraphQL runs; GraphQL's shape all the same.
+      const response = await fetch(`${server.url}/api/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${fleet.token}` }, body: JSON.stringify({ query: '{ me { email } }' }) });
+      authenticatedGraphql = { status: response.status, retryAfter: response.headers.get('retry-after'), body: await response.json() };
+      await sleep(1_500);
       cluster.start();
     });
+    expect(authenticatedGraphql).toMatchObject({ status: 503, retryAfter: expect.stringMatching(/^\d+$/), body: { errors: [{ message: expect.any(String), extensions: { code: 'ServiceUnavailable' } }] } });
     expect(server.child.exitCode, server.output()).toBeNull();
     // While the database was away clients got 503s, never a 500 or a refused connection.
     expect(fleet.statuses.filter((status) => status !== 200 && status !== 503)).toEqual([]);
@@ -302,6 +308,8 @@ async function startFleet(keyPrefix: string, baseUrl: () => string) {
 
   return {
     statuses,
+    /** The admin's access token, for calls of a test's own. */
+    token,
     /**
      * Load until some work is acknowledged (at least 1.5 s), the fault, load until more is (at least 2.5 s), then every
      * unknown device's request repeated until it answers. Counted, not only timed: a busy machine does less per second.

@@ -2,9 +2,10 @@ import { jwtVerify, createLocalJWKSet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../server/src/logger.js';
 import { createRuntime, type Runtime } from '../server/src/runtime.js';
-import { publicJwks, rotateSigningKey } from '../server/src/services/signing/signing-keys.js';
+import { JWKS_MAX_AGE_SECONDS, loadTokenSigner, publicJwks, rotateSigningKey } from '../server/src/services/signing/signing-keys.js';
 import { runCli } from './support/processes.js';
-import { startTestApp, type TestApp } from './support/harness.js';
+import { TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { waitUntil } from './support/wait.js';
 
 /** Issue 10: `signing-key:rotate` run while a process is up; that process signs with the new key soon after. */
 let t: TestApp;
@@ -25,7 +26,7 @@ describe('signing key rotation', () => {
     const oldKid = running.deps.signer.kid;
     const oldToken = await running.deps.signer.sign({ sub: 'before' }, times);
 
-    const result = runCli(['signing-key:rotate'], { DATABASE_URL: t.config.databaseUrl!, SERVER_SECRET: t.config.serverSecret!, DATA_DIR: t.config.dataDir });
+    const result = runCli(['signing-key:rotate', '--immediately'], { DATABASE_URL: t.config.databaseUrl!, SERVER_SECRET: t.config.serverSecret!, DATA_DIR: t.config.dataDir });
     expect(result.status, result.stderr).toBe(0);
     const newKid = result.json?.kid as string;
     expect(newKid).toBeTruthy();
@@ -43,9 +44,38 @@ describe('signing key rotation', () => {
     expect((await jwtVerify(oldToken, keySet)).protectedHeader.kid).toBe(oldKid);
 
     // A rotation in-process too (the same mechanism), and the refresh keeps following.
-    const { kid: third } = await rotateSigningKey({ db: running.deps.db, secrets: running.deps.secrets, now: new Date() });
+    const { kid: third } = await rotateSigningKey({ db: running.deps.db, secrets: running.deps.secrets, now: new Date() }, { immediately: true });
     const deadline2 = Date.now() + 10_000;
     while (running.deps.signer.kid !== third && Date.now() < deadline2) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(running.deps.signer.kid).toBe(third);
+  }, 60_000);
+});
+
+describe('a rotated key is published before it signs (issue 24 item 5)', () => {
+  it('the new key is in the JWKS at once and signs only once a JWKS cache lifetime (its max-age) has passed', async () => {
+    const clock = new TestClock();
+    const process2 = await createRuntime({ ...t.config, signingKeyRefreshSeconds: 1 }, createLogger('silent'), clock.now);
+    try {
+      const oldKid = process2.deps.signer.kid;
+      const { kid, signsFrom } = await rotateSigningKey({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now() });
+
+      // Published now, with the max-age clients and CDNs cache it for; signing waits that long.
+      const served = await t.get('/.well-known/jwks.json');
+      expect(served.headers.get('cache-control')).toBe(`public, max-age=${JWKS_MAX_AGE_SECONDS}`);
+      expect(served.json.keys.map((key: { kid: string }) => key.kid)).toEqual(expect.arrayContaining([oldKid, kid]));
+      expect(signsFrom.getTime() - clock.now().getTime()).toBe(JWKS_MAX_AGE_SECONDS * 1000);
+      const ctx = { db: t.deps.db, secrets: t.deps.secrets };
+      expect((await loadTokenSigner({ ...ctx, now: new Date(signsFrom.getTime() - 1) }, t.config.publicUrl)).kid).toBe(oldKid);
+      expect((await loadTokenSigner({ ...ctx, now: signsFrom }, t.config.publicUrl)).kid).toBe(kid);
+
+      // The running process switches once its clock reaches signsFrom; a JWKS cached at rotation verifies its tokens.
+      clock.advance(JWKS_MAX_AGE_SECONDS * 1000);
+      await waitUntil(() => process2.deps.signer.kid === kid, { what: 'the process to sign with the new key' });
+      const token = await process2.deps.signer.sign({ sub: 'after' }, { issuedAt: clock.now(), expiresAt: new Date(clock.now().getTime() + 3_600_000) });
+      const { protectedHeader } = await jwtVerify(token, createLocalJWKSet(served.json), { currentDate: clock.now() });
+      expect(protectedHeader.kid).toBe(kid);
+    } finally {
+      await process2.close();
+    }
   }, 60_000);
 });

@@ -732,7 +732,7 @@ describe('key rotation', () => {
     const sdk = client({ store });
     const before = await sdk.validate({ licenseKey: old.key });
     proxy.reset();
-    const { kid } = await rotateSigningKey({ db: t.deps.db, secrets: t.deps.secrets, now: new Date() });
+    const { kid } = await rotateSigningKey({ db: t.deps.db, secrets: t.deps.secrets, now: new Date() }, { immediately: true });
     // The server process picks the new key up within SIGNING_KEY_REFRESH_SECONDS (1 s here).
     const after = await waitUntil(async () => {
       const result = await sdk.validate({ licenseKey: key });

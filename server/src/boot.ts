@@ -62,16 +62,16 @@ export function listenProblem(error: NodeJS.ErrnoException, port: number, host: 
   return `Cannot listen on ${host}:${port}: ${error.message}`;
 }
 
-/** SIGTERM/SIGINT run `stop` once; a stop that hangs past 10 s exits anyway. */
-export function onShutdown(logger: Logger, stop: (signal: string) => Promise<void> | void) {
+/** SIGTERM/SIGINT run `stop` once; a stop that hangs past `limitSeconds` exits anyway. */
+export function onShutdown(logger: Logger, limitSeconds: number, stop: (signal: string) => Promise<void> | void) {
   let stopping = false;
   const handle = (signal: string) => {
     if (stopping) return;
     stopping = true;
     setTimeout(() => {
-      logger.warn('shutdown did not finish within 10 s; exiting');
+      logger.warn(`shutdown did not finish within ${limitSeconds} s; exiting`);
       process.exit(1);
-    }, 10_000).unref();
+    }, limitSeconds * 1000).unref();
     void stop(signal);
   };
   process.on('SIGTERM', () => handle('SIGTERM'));

@@ -40,11 +40,19 @@ const ConfigSchema = z
         .optional(),
     ),
     DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+    DATABASE_POOL_MODE: z.enum(['session', 'transaction']).default('session'),
+    DATABASE_DIRECT_URL: optionalString.pipe(
+      z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+        .optional(),
+    ),
     DATA_DIR: z.string().min(1).default('./data'),
     PUBLIC_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
     REDIS_URL: optionalString.pipe(
       z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
     ),
+    REDIS_KEY_PREFIX: z.string().max(64).default('kf:'),
     RATE_LIMIT_PUBLIC_PER_MINUTE: z.coerce.number().int().min(1).default(600),
     RATE_LIMIT_TENANT_PER_MINUTE: z.coerce.number().int().min(1).default(6000),
     RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(30),
@@ -70,6 +78,8 @@ const ConfigSchema = z
     MONGODB_URL: optionalString.pipe(z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL').optional()),
     JOBS_WORKER: boolean.default(true),
     WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
+    SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(300).default(5),
+    SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().min(1).max(600).default(10),
     SIGNING_KEY_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
     POSTMARK_SERVER_TOKEN: optionalString,
     POSTMARK_API_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).default('https://api.postmarkapp.com')),
@@ -82,9 +92,15 @@ const ConfigSchema = z
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
     databasePoolSize: env.DATABASE_POOL_SIZE,
+    /** `transaction`: DATABASE_URL is a transaction-mode pooler (PgBouncer), where a session cannot LISTEN. */
+    databasePoolMode: env.DATABASE_POOL_MODE,
+    /** A connection straight to PostgreSQL for the job store's LISTEN (README "Connection poolers and the connection budget"). */
+    databaseDirectUrl: env.DATABASE_DIRECT_URL,
     dataDir: env.DATA_DIR,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     redisUrl: env.REDIS_URL,
+    /** Prepended to Redis keys: deployments (staging, production) sharing one Redis keep their counters apart. */
+    redisKeyPrefix: env.REDIS_KEY_PREFIX,
     rateLimitPublicPerMinute: env.RATE_LIMIT_PUBLIC_PER_MINUTE,
     rateLimitTenantPerMinute: env.RATE_LIMIT_TENANT_PER_MINUTE,
     rateLimitSignInPerIpPerMinute: env.RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE,
@@ -104,6 +120,10 @@ const ConfigSchema = z
     jobsWorker: env.JOBS_WORKER,
     /** Let webhook endpoints resolve to loopback/private/link-local addresses (off: the SSRF guard refuses them). */
     webhookAllowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
+    /** After SIGTERM: /readyz answers 503 while the listener stays open this long (the balancer's health checks notice). */
+    shutdownDrainSeconds: env.SHUTDOWN_DRAIN_SECONDS,
+    /** After the drain: how long in-flight requests and running jobs get before the process exits anyway. */
+    shutdownTimeoutSeconds: env.SHUTDOWN_TIMEOUT_SECONDS,
     /** How often a running process re-reads the active signing key (a rotation is picked up within this). */
     signingKeyRefreshSeconds: env.SIGNING_KEY_REFRESH_SECONDS,
     postmarkServerToken: env.POSTMARK_SERVER_TOKEN,

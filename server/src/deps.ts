@@ -17,6 +17,8 @@ export interface AppDeps {
   rateLimits: RateLimits;
   /** The time source; tests inject a controllable clock. */
   clock: () => Date;
+  /** Set on SIGTERM: /readyz answers 503 so balancers stop sending here while requests are still served. */
+  lifecycle?: { draining: boolean };
   /** The job store (schedules, "Run now") and the mail transport; set by the server once jobs have started. */
   jobs?: JobScheduleSource & { transport: MailTransport };
 }

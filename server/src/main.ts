@@ -21,18 +21,29 @@ async function main() {
     process.exit(1);
   });
 
-  onShutdown(logger, (signal) => {
-    logger.info({ signal }, 'shutting down');
-    // Running jobs finish (up to 8 s) while in-flight requests drain.
-    const jobsStopped = jobs.stop();
-    server.close(async () => {
-      await jobsStopped;
-      await runtime.close();
-      logger.info('stopped');
-      process.exit(0);
-    });
-    // Idle keep-alive connections would hold close() open; busy ones get the rest of the 10 s.
+  const lifecycle = { draining: false };
+  runtime.deps.lifecycle = lifecycle;
+  // Answers given while draining close their connection: a balancer's kept-alive one ends with its answer.
+  server.prependListener('request', (_request, response) => {
+    if (lifecycle.draining) response.setHeader('connection', 'close');
+  });
+
+  const drainMs = config.shutdownDrainSeconds * 1000;
+  const timeoutMs = config.shutdownTimeoutSeconds * 1000;
+  onShutdown(logger, config.shutdownDrainSeconds + config.shutdownTimeoutSeconds + 2, async (signal) => {
+    // SIGTERM (an orchestrator, a rolling restart) drains; SIGINT (Ctrl-C at a terminal) stops at once.
+    const drain = signal === 'SIGTERM' ? drainMs : 0;
+    lifecycle.draining = true;
+    logger.info({ signal, drainSeconds: drain / 1000 }, 'shutting down: /readyz answers 503, requests are still served until the drain ends');
+    await new Promise((resolve) => setTimeout(resolve, drain));
+    const closed = new Promise((resolve) => server.close(resolve));
+    // Idle keep-alive connections would hold close() open; busy ones finish their request first.
     (server as Server).closeIdleConnections();
+    // Running jobs finish (up to the timeout) while in-flight requests complete.
+    await Promise.all([closed, jobs.stop(timeoutMs)]);
+    await runtime.close();
+    logger.info('stopped');
+    process.exit(0);
   });
 }
 

@@ -24,7 +24,7 @@ export async function createRuntime(config: Config, logger: Logger, clock: () =>
     if (db.kind === 'postgres' && (await canRewriteAuditLog((sql) => db.sql.query(sql, [])))) {
       logger.warn('DATABASE_URL connects as a role that owns or may rewrite the activity log: run the server as a separate app role (MIGRATION_DATABASE_URL for migrations, see README "Security"); until then only the signed checkpoints detect tampering');
     }
-    const signer = await refreshingTokenSigner({ db, secrets, now: clock() }, config.publicUrl, config.signingKeyRefreshSeconds * 1000, (error) =>
+    const signer = await refreshingTokenSigner({ db, secrets }, clock, config.publicUrl, config.signingKeyRefreshSeconds * 1000, (error) =>
       logger.warn({ err: error.message }, 'signing key refresh failed; keeping the current key'),
     );
     const rateLimits = await createRateLimits(
@@ -35,6 +35,7 @@ export async function createRuntime(config: Config, logger: Logger, clock: () =>
         signInPerAccountPerMinute: config.rateLimitSignInPerAccountPerMinute,
         licensePerMinute: config.rateLimitLicensePerMinute,
         redisUrl: config.redisUrl,
+        redisKeyPrefix: config.redisKeyPrefix,
       },
       logger,
     );

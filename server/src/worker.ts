@@ -6,11 +6,13 @@ import { bootProcess, onShutdown } from './boot.js';
  * locks run each due job once. On the embedded database the server is the only process, so it does the jobs.
  */
 async function main() {
-  const { logger, runtime, jobs } = await bootProcess('worker', () => true);
+  const { config, logger, runtime, jobs } = await bootProcess('worker', () => true);
   logger.info({ database: runtime.deps.db.kind }, 'job worker started');
-  onShutdown(logger, async (signal) => {
+  const timeoutMs = config.shutdownTimeoutSeconds * 1000;
+  onShutdown(logger, config.shutdownTimeoutSeconds + 2, async (signal) => {
     logger.info({ signal }, 'worker shutting down: waiting for running jobs');
-    await jobs.stop();
+    // Runs still going at the timeout are handed back through their lock's expiry (README "Scheduled jobs and email").
+    await jobs.stop(timeoutMs);
     await runtime.close();
     logger.info('worker stopped');
     process.exit(0);

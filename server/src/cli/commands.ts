@@ -166,10 +166,10 @@ export const commands: Record<string, CliCommand> = {
     },
   },
   'signing-key:rotate': {
-    usage: 'signing-key:rotate',
-    options: [],
-    async run(ctx) {
-      return rotateSigningKey(ctx);
+    usage: 'signing-key:rotate [--immediately]   (the new key is published now and signs 5 minutes later, the JWKS cache lifetime; --immediately: signs at once, for a compromised key)',
+    options: ['--immediately'],
+    async run(ctx, flags) {
+      return rotateSigningKey(ctx, { immediately: flags.immediately === true });
     },
   },
   'audit:checkpoints': {

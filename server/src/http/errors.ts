@@ -20,6 +20,14 @@ export function errorResponse(c: Context<AppEnv>, error: AppError): Response {
   return c.json(body, error.status as 400);
 }
 
+/** The same error as a GraphQL response: `errors[].extensions.code`, the status and Retry-After kept. */
+export function graphqlErrorResponse(c: Context<AppEnv>, error: AppError): Response {
+  const { retryAfterSeconds } = error.details;
+  if (retryAfterSeconds !== undefined) c.header('Retry-After', String(retryAfterSeconds));
+  const extensions = { code: error.code, requestId: c.get('requestId'), ...(retryAfterSeconds !== undefined && { retryAfterSeconds }) };
+  return c.json({ errors: [{ message: error.message, extensions }] }, error.status as 500);
+}
+
 /** Hono's own client errors (an unreadable body, …) are a 400; everything else goes through the domain's mapping. */
 export function httpErrorToAppError(error: unknown, logger: ErrorLogger, requestId: string): AppError {
   if (error instanceof HTTPException && error.status < 500) return new AppError('InvalidRequest', error.message || 'The request could not be read.');

@@ -1,25 +1,28 @@
 import type { Hono } from 'hono';
 import type { AppDeps } from '../deps.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../domain/errors.js';
-import { publicJwks } from '../services/signing/signing-keys.js';
+import { JWKS_MAX_AGE_SECONDS, publicJwks } from '../services/signing/signing-keys.js';
 import type { AppEnv } from './env.js';
 
 /** The published signing keys, liveness and readiness (the database answers). */
 export function mountHealthAndKeys(app: Hono<AppEnv>, deps: AppDeps): void {
   app.get('/.well-known/jwks.json', async (c) => {
-    c.header('Cache-Control', 'public, max-age=300');
+    c.header('Cache-Control', `public, max-age=${JWKS_MAX_AGE_SECONDS}`);
     // Public keys: browser applications verifying offline tokens fetch them from any origin (no credentials).
     c.header('Access-Control-Allow-Origin', '*');
     return c.json(await publicJwks(deps));
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.get('/readyz', async (c) => {
+    if (deps.lifecycle?.draining) return c.json({ status: 'draining' }, 503);
+    // Redis away does not make a server unready (limits fall back to this process); it is shown, not failed.
+    const redis = deps.config.redisUrl ? { redis: deps.rateLimits.counters() === 'redis' ? 'ok' : 'unreachable' } : {};
     try {
       await deps.db.ping();
-      return c.json({ status: 'ok', database: 'ok' });
+      return c.json({ status: 'ok', database: 'ok', ...redis });
     } catch {
       c.header('Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
-      return c.json({ status: 'unavailable', database: 'unreachable' }, 503);
+      return c.json({ status: 'unavailable', database: 'unreachable', ...redis }, 503);
     }
   });
 }

@@ -51,7 +51,7 @@ export function jobContext(deps: JobDeps, transport: MailTransport, now: Date): 
 export async function startJobs(deps: JobDeps, options: JobsOptions): Promise<Jobs> {
   const { config, logger } = deps;
   const transport = options.transport ?? createTransport(config, logger);
-  const store = await openJobStore({ mongodbUrl: config.mongodbUrl, databaseUrl: config.databaseUrl, db: deps.db, logger });
+  const store = await openJobStore({ mongodbUrl: config.mongodbUrl, databaseUrl: config.databaseUrl, listenUrl: listenUrl(config), db: deps.db, logger });
   const agenda = new Agenda({
     backend: store.backend,
     notificationChannel: store.notificationChannel,
@@ -121,6 +121,14 @@ export async function startJobs(deps: JobDeps, options: JobsOptions): Promise<Jo
       return stopped;
     },
   };
+}
+
+/**
+ * LISTEN needs a session of its own: the direct URL when given, else DATABASE_URL unless that is a
+ * transaction-mode pooler (which would hand the LISTEN to whichever client comes next); then workers poll.
+ */
+export function listenUrl(config: Pick<Config, 'databaseUrl' | 'databaseDirectUrl' | 'databasePoolMode'>): string | undefined {
+  return config.databaseDirectUrl ?? (config.databasePoolMode === 'transaction' ? undefined : config.databaseUrl);
 }
 
 /** One stored repeating job per name, UTC cron. An overdue run already stored is kept (it runs at start). */

@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js';
 import { ResilientListenChannel } from './listen-channel.js';
 
 /**
- * Agenda's job store (DESIGN.md §2): MongoDB when MONGODB_URL is set; otherwise the app's own PostgreSQL,
+ * Agenda's job store (README "Scheduled jobs and email"): MongoDB when MONGODB_URL is set; otherwise the app's own PostgreSQL,
  * in a schema of its own (`agenda`), which Prisma neither manages nor diffs, so `pnpm db:migration`
  * sees no drift. On the embedded PGlite database the same PostgreSQL backend runs over a small pg-compatible
  * pool that shares the PGlite session (one transaction per statement, search_path set locally), with
@@ -25,7 +25,16 @@ export interface JobStore {
   close(): Promise<void>;
 }
 
-export async function openJobStore(options: { mongodbUrl?: string; databaseUrl?: string; db: Database; logger: Logger }): Promise<JobStore> {
+export interface JobStoreOptions {
+  mongodbUrl?: string;
+  databaseUrl?: string;
+  /** Where LISTEN runs (a session of its own); undefined: no LISTEN, workers poll (README "Connection poolers and the connection budget"). */
+  listenUrl?: string;
+  db: Database;
+  logger: Logger;
+}
+
+export async function openJobStore(options: JobStoreOptions): Promise<JobStore> {
   if (options.mongodbUrl) {
     const backend = new MongoBackend({ address: options.mongodbUrl, collection: 'agendaJobs' });
     await backend.connect();
@@ -39,28 +48,70 @@ export async function openJobStore(options: { mongodbUrl?: string; databaseUrl?:
     return { backend: connected(backend), notificationChannel: new InMemoryNotificationChannel(), description: `embedded database (schema ${AGENDA_SCHEMA})`, close: async () => {} };
   }
   if (!options.databaseUrl) throw new Error('the PostgreSQL job store needs DATABASE_URL');
-  // Its own small pool: one connection LISTENs, the others lock and update jobs.
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: 3, options: `-c search_path=${AGENDA_SCHEMA}` });
+  // Its own small pool. No startup options and no session state: each statement runs in a transaction of its
+  // own that sets the search path locally, so a transaction-mode pooler (PgBouncer) can serve it.
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: JOB_STORE_CONNECTIONS });
   pool.on('error', (error) => options.logger.warn({ err: error.message }, 'job store pool error'));
   try {
+    await createSchema(pool);
+    const backend = new PostgresBackend({ pool: transactionPerStatement(pool), tableName: TABLE, disableNotifications: true, ensureSchema: false });
+    await backend.connect();
     // NOTIFY stays on; LISTEN runs on our own channel, which survives the database going away.
-    const backend = new PostgresBackend({ pool, tableName: TABLE, disableNotifications: true });
-    // Servers starting together would race on CREATE … IF NOT EXISTS: serialise the schema setup.
-    const lock = await pool.connect();
-    try {
-      await lock.query(`SELECT pg_advisory_lock(hashtext('keyforge:agenda-schema'))`);
-      await lock.query(`CREATE SCHEMA IF NOT EXISTS ${AGENDA_SCHEMA}`);
-      await backend.connect();
-    } finally {
-      await lock.query(`SELECT pg_advisory_unlock(hashtext('keyforge:agenda-schema'))`).catch(() => undefined);
-      lock.release();
-    }
-    const channel = new ResilientListenChannel(options.databaseUrl, options.logger);
-    return { backend: connected(backend), notificationChannel: channel, description: `PostgreSQL (schema ${AGENDA_SCHEMA})`, close: () => pool.end() };
+    const channel = options.listenUrl ? new ResilientListenChannel(options.listenUrl, options.logger) : undefined;
+    const notifications = channel ? 'LISTEN/NOTIFY' : `polling; no LISTEN under a transaction pooler without DATABASE_DIRECT_URL`;
+    return { backend: connected(backend), notificationChannel: channel, description: `PostgreSQL (schema ${AGENDA_SCHEMA}, ${notifications})`, close: () => pool.end() };
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw error;
   }
+}
+
+/** The job store's own connections through DATABASE_URL (README "Connection poolers and the connection budget" counts them). */
+export const JOB_STORE_CONNECTIONS = 3;
+/** A schema setup waits this long for another process's (which takes a second) before it fails loudly. */
+const SCHEMA_LOCK_TIMEOUT = '30s';
+
+/**
+ * Creates the schema, table, indexes and trigger in one transaction. Servers starting together would race on
+ * CREATE … IF NOT EXISTS: a transaction-scoped advisory lock serialises them, and is released with the
+ * transaction, whichever pooled connection ran it; lock_timeout turns a stuck holder into a start-up error.
+ */
+async function createSchema(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query(`BEGIN; SET LOCAL lock_timeout = '${SCHEMA_LOCK_TIMEOUT}'; SET LOCAL search_path TO ${AGENDA_SCHEMA}`);
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext('keyforge:agenda-schema'))`);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${AGENDA_SCHEMA}`);
+    // The backend's own DDL, run on this transaction's connection.
+    const inTransaction = { query: async (text: string, values?: unknown[]) => asResult(await client.query(text, values)), release: () => {} };
+    await new PostgresBackend({ pool: poolOf(inTransaction.query, async () => inTransaction), tableName: TABLE, disableNotifications: true }).connect();
+    await client.query('COMMIT');
+    client.release();
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    client.release(error as Error);
+    if ((error as { code?: string }).code === '55P03') throw new Error(`job store schema setup waited ${SCHEMA_LOCK_TIMEOUT} for another process's lock (keyforge:agenda-schema); is one stuck?`);
+    throw error;
+  }
+}
+
+/** A pool for the backend whose every statement runs in its own transaction with the job store's search path. */
+function transactionPerStatement(pool: pg.Pool): pg.Pool {
+  const query = async (text: string, values?: unknown[]): Promise<QueryResult> => {
+    const client = await pool.connect();
+    try {
+      await client.query(`BEGIN; SET LOCAL search_path TO ${AGENDA_SCHEMA}`);
+      const result = await client.query(text, values);
+      await client.query('COMMIT');
+      client.release();
+      return asResult(result);
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release(error as Error);
+      throw error;
+    }
+  };
+  return poolOf(query, async () => ({ query, release: () => {} }), () => pool.end());
 }
 
 /**
@@ -80,6 +131,11 @@ function connected(backend: AgendaBackend): AgendaBackend {
 }
 
 type QueryResult = { rows: unknown[]; rowCount: number };
+/** pg answers a multi-statement text (the backend's trigger DDL) with one result per statement: the last counts. */
+function asResult(result: pg.QueryResult | pg.QueryResult[]): QueryResult {
+  const last = Array.isArray(result) ? result[result.length - 1] : result;
+  return { rows: last?.rows ?? [], rowCount: last?.rowCount ?? 0 };
+}
 
 /** The part of pg.Pool the PostgreSQL backend uses, over PGlite. */
 function pglitePool(pglite: PGlite): pg.Pool {
@@ -97,6 +153,11 @@ function pglitePool(pglite: PGlite): pg.Pool {
       return { rows: last?.rows ?? [], rowCount: Math.max(last?.affectedRows ?? 0, last?.rows.length ?? 0) };
     });
   const client = { query, release: () => {} };
-  const pool = { query, connect: async () => client, end: async () => {}, on: () => pool };
+  return poolOf(query, async () => client);
+}
+
+/** The part of pg.Pool the PostgreSQL backend uses: query, connect (a client with query/release), end, on. */
+function poolOf(query: (text: string, values?: unknown[]) => Promise<QueryResult>, connect: () => Promise<{ query: typeof query; release(): void }>, end: () => Promise<void> = async () => {}): pg.Pool {
+  const pool = { query, connect, end, on: () => pool };
   return pool as unknown as pg.Pool;
 }

@@ -16,6 +16,8 @@ export interface RateLimits {
   signIn(ip: string, account: string | null): Promise<void>;
   /** Per license, below the tenant limit, so one customer's key cannot exhaust its vendor's budget. */
   perLicense(licenseId: string): Promise<RateLimitState>;
+  /** Where the counters live now: shared in Redis, or this process's own (no REDIS_URL, or Redis unreachable). */
+  counters(): 'redis' | 'redis-unreachable' | 'process';
   close(): Promise<void>;
 }
 
@@ -34,6 +36,8 @@ export interface RateLimitOptions {
   licensePerMinute: number;
   /** Counters in Redis hold across replicas; without it they live in this process. */
   redisUrl?: string;
+  /** Prepended to every Redis key, so deployments sharing one Redis keep their counters apart (default `kf:`). */
+  redisKeyPrefix?: string;
 }
 
 /**
@@ -42,20 +46,24 @@ export interface RateLimitOptions {
  */
 export async function createRateLimits(options: RateLimitOptions, logger?: Logger): Promise<RateLimits> {
   const redis = options.redisUrl ? new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: true }) : undefined;
-  let lastError = '';
-  redis?.on('error', (error: Error) => {
-    // Logged once per distinct error: the insurance limiter keeps counting meanwhile; never crash.
-    if (error.message !== lastError) logger?.warn({ err: error.message }, 'redis unavailable: rate limits fall back to this process');
-    lastError = error.message;
-  });
+  // Logged once per transition: while Redis is away each process counts alone (the limit becomes N × the setting).
+  let reachable = true;
+  const lost = (reason: string) => {
+    if (reachable) logger?.warn({ err: reason }, 'redis unreachable: rate limits are counted per process until it is back');
+    reachable = false;
+  };
+  redis?.on('error', (error: Error) => lost(error.message));
+  redis?.on('close', () => lost('connection closed'));
   redis?.on('ready', () => {
-    lastError = '';
+    if (!reachable) logger?.info('redis reachable again: rate limits are shared again');
+    reachable = true;
   });
   // Commands are not queued while offline, so connect before serving to share counters from the first request.
   await redis?.connect().catch(() => undefined);
+  const redisKeyPrefix = options.redisKeyPrefix ?? 'kf:';
   const make = (keyPrefix: string, points: number): RateLimiterAbstract => {
     const memory = new RateLimiterMemory({ keyPrefix, points, duration: 60 });
-    return redis ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `kf:${keyPrefix}`, points, duration: 60, insuranceLimiter: memory }) : memory;
+    return redis ? new RateLimiterRedis({ storeClient: redis, keyPrefix: `${redisKeyPrefix}${keyPrefix}`, points, duration: 60, insuranceLimiter: memory }) : memory;
   };
   const ip = make('ip', options.publicPerMinute);
   const tenant = make('tenant', options.tenantPerMinute);
@@ -73,7 +81,9 @@ export async function createRateLimits(options: RateLimitOptions, logger?: Logge
       // Accounts are keyed by a digest: no email addresses in Redis.
       if (account) await consume(signInAccount, signInAccountLimit, createHash('sha256').update(account.trim().toLowerCase()).digest('base64url'));
     },
+    counters: () => (!redis ? 'process' : reachable && redis.status === 'ready' ? 'redis' : 'redis-unreachable'),
     async close() {
+      reachable = false; // a close of our own is no outage to log
       redis?.disconnect();
     },
   };

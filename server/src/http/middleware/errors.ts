@@ -2,7 +2,7 @@ import type { Context, ErrorHandler, NotFoundHandler } from 'hono';
 import { AppError } from '../../domain/errors.js';
 import type { Logger } from '../../logger.js';
 import type { AppEnv } from '../env.js';
-import { errorResponse, httpErrorToAppError } from '../errors.js';
+import { errorResponse, graphqlErrorResponse, httpErrorToAppError } from '../errors.js';
 import { maskCredentials } from './credentials-in-url.js';
 
 /** An unknown route: the API's NotFound error body (the path masked like in logs). */
@@ -10,7 +10,12 @@ export const notFound: NotFoundHandler<AppEnv> = (c) => errorResponse(c, new App
 
 /** Anything thrown: a client-safe `{ error: { code, message, requestId } }`, never a stack trace. */
 export function onError(logger: Logger): ErrorHandler<AppEnv> {
-  return (error, c: Context<AppEnv>) => errorResponse(c, httpErrorToAppError(error, logger, c.get('requestId')));
+  return (error, c: Context<AppEnv>) => {
+    const appError = httpErrorToAppError(error, logger, c.get('requestId'));
+    // A server-side failure before GraphQL ran (the database away while authenticating) still answers in GraphQL's shape.
+    if (c.req.path === '/api/graphql' && appError.status >= 500) return graphqlErrorResponse(c, appError);
+    return errorResponse(c, appError);
+  };
 }
 
 /** A body over `maxBytes` is an InvalidRequest, for bodySizeLimit. */

@@ -42,18 +42,24 @@ export async function trustedSigningKeys({ db, secrets }: Pick<ServiceContext, '
   return rows.filter((row) => isTrustedKey(secrets, row));
 }
 
+/** How long clients and CDNs may cache the JWKS (its Cache-Control max-age), and so how long a new key is published before it signs. */
+export const JWKS_MAX_AGE_SECONDS = 300;
+
 /**
- * The active Ed25519 signing key, created on first use. An advisory lock makes concurrent first starts
- * of several replicas agree on one key.
+ * The key that signs at `now`: of the genuine, unretired keys, the one whose signsFrom is latest and not after `now`
+ * (a key published less than a JWKS cache lifetime ago waits; the one before keeps signing). Created on first use;
+ * an advisory lock makes concurrent first starts of several replicas agree on one key.
  */
 export async function loadTokenSigner({ db, secrets, now }: Ctx, issuer: string): Promise<TokenSigner> {
   const row = await db.prisma.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('keyforge.signing_keys'))`;
-    const candidates = await tx.signingKey.findMany({ where: { active: true, retiredAt: null }, orderBy: { createdAt: 'desc' } });
-    const active = candidates.find((row) => isTrustedKey(secrets, row));
-    if (active) return active;
+    const candidates = await tx.signingKey.findMany({ where: { retiredAt: null }, orderBy: { signsFrom: 'desc' } });
+    const trusted = candidates.filter((row) => isTrustedKey(secrets, row));
+    // None due yet (only a pending key): the earliest due one signs rather than none.
+    const signing = trusted.find((row) => row.signsFrom <= now) ?? trusted[trusted.length - 1];
+    if (signing) return signing;
     const created = await newKeyRow(secrets);
-    return tx.signingKey.create({ data: { ...created, createdAt: now } });
+    return tx.signingKey.create({ data: { ...created, createdAt: now, signsFrom: now } });
   });
   const privateKey = await importPKCS8(secrets.decrypt(row.privateKeyEncrypted), TOKEN_ALGORITHM);
   const kid = row.kid;
@@ -73,12 +79,13 @@ export async function loadTokenSigner({ db, secrets, now }: Ctx, issuer: string)
  * A signer that follows rotations: every `refreshMs` it checks which key is active (one indexed read) and
  * switches when another process rotated it. While the database is away it keeps the key it has.
  */
-export async function refreshingTokenSigner(ctx: Ctx, issuer: string, refreshMs: number, onError: (error: Error) => void): Promise<TokenSigner & { stop(): void }> {
-  let current = await loadTokenSigner(ctx, issuer);
+export async function refreshingTokenSigner(ctx: Omit<Ctx, 'now'>, clock: () => Date, issuer: string, refreshMs: number, onError: (error: Error) => void): Promise<TokenSigner & { stop(): void }> {
+  let current = await loadTokenSigner({ ...ctx, now: clock() }, issuer);
   const timer = setInterval(() => {
     void (async () => {
-      const active = await ctx.db.prisma.signingKey.findFirst({ where: { active: true }, orderBy: { createdAt: 'desc' }, select: { kid: true } });
-      if (active && active.kid !== current.kid) current = await loadTokenSigner(ctx, issuer);
+      const now = clock();
+      const due = await ctx.db.prisma.signingKey.findFirst({ where: { retiredAt: null, signsFrom: { lte: now } }, orderBy: { signsFrom: 'desc' }, select: { kid: true } });
+      if (due && due.kid !== current.kid) current = await loadTokenSigner({ ...ctx, now }, issuer);
     })().catch(onError);
   }, refreshMs);
   timer.unref();
@@ -91,14 +98,19 @@ export async function refreshingTokenSigner(ctx: Ctx, issuer: string, refreshMs:
   };
 }
 
-/** Makes a new key the active one; the old ones stay published so tokens they signed still verify. */
-export async function rotateSigningKey({ db, secrets, now }: Ctx): Promise<{ kid: string }> {
+/**
+ * Publishes a new key at once; it signs from a JWKS cache lifetime later, so every client and CDN honouring the
+ * JWKS max-age has it by then (`immediately`: at once, for a compromised key). The old keys stay published so
+ * tokens they signed still verify.
+ */
+export async function rotateSigningKey({ db, secrets, now }: Ctx, { immediately = false } = {}): Promise<{ kid: string; signsFrom: Date }> {
   const created = await newKeyRow(secrets);
+  const signsFrom = immediately ? now : new Date(now.getTime() + JWKS_MAX_AGE_SECONDS * 1000);
   await db.prisma.$transaction([
     db.prisma.signingKey.updateMany({ where: { active: true }, data: { active: false } }),
-    db.prisma.signingKey.create({ data: { ...created, createdAt: now } }),
+    db.prisma.signingKey.create({ data: { ...created, createdAt: now, signsFrom } }),
   ]);
-  return { kid: created.kid };
+  return { kid: created.kid, signsFrom };
 }
 
 /** The JSON Web Key Set clients use to verify offline tokens (genuine keys only). */
