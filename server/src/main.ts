@@ -4,12 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { bootProcess, listenProblem, onShutdown, portProblem } from './boot.js';
 import { createApp } from './http/app.js';
+import { startCliChannel } from './cli/channel.js';
 
 const CONSOLE_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/dist');
 
 async function main() {
   const { config, logger, runtime, jobs } = await bootProcess('server', (cfg) => cfg.jobsWorker, (cfg) => portProblem(cfg.port, cfg.host));
   const app = createApp(runtime.deps, { consoleDir: CONSOLE_DIST });
+  // On the embedded database the operator CLI works through the server (cli/channel.ts).
+  const cliChannel = await startCliChannel(runtime.deps);
 
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
     logger.info({ port: info.port, database: runtime.deps.db.kind, publicUrl: config.publicUrl }, `license service listening on ${config.publicUrl}`);
@@ -25,7 +28,9 @@ async function main() {
     logger.info({ signal }, 'shutting down');
     // Running jobs finish (up to 8 s) while in-flight requests drain.
     const jobsStopped = jobs.stop();
+    const channelClosed = cliChannel?.close();
     server.close(async () => {
+      await channelClosed;
       await jobsStopped;
       await runtime.close();
       logger.info('stopped');
