@@ -155,6 +155,7 @@ function RecoveryActions({ member }: { member: Member }) {
         <ConfirmAction
           size="xs"
           label="Unlock"
+          danger={false}
           title={`Unlock ${member.email}?`}
           message="Sign-in was paused after too many failed attempts. Unlocking lets anyone with the right password sign in at once: make sure the attempts were theirs (see the activity log)."
           confirmLabel="Unlock"
@@ -176,6 +177,7 @@ function RecoveryActions({ member }: { member: Member }) {
       <ConfirmAction
         size="xs"
         label="Send reset link"
+        danger={false}
         title={`Email ${member.email} a password reset link?`}
         message="The link works once, within 30 minutes. Using it sets a new password and signs them out everywhere; their current password works until then."
         confirmLabel="Send link"
