@@ -137,12 +137,18 @@ describe('operator CLI on PostgreSQL', () => {
     expect(reset.status, reset.stderr).toBe(0);
     expect(reset.json.generatedPassword).toMatch(/^[A-Za-z0-9_-]{20}$/);
     await expect(t.login(email, 'the original password')).rejects.toMatchObject({ code: 'Unauthorized' });
-    expect((await t.login(email, reset.json.generatedPassword)).status).toBe('SUCCESS');
+    // Someone else chose it: the sign-in hands over a reset token instead of a session until the user chose their own.
+    const handed = await t.login(email, reset.json.generatedPassword);
+    expect(handed.status).toBe('PASSWORD_CHANGE_REQUIRED');
+    const chosen = await t.gql('mutation($t: String!) { resetPassword(input: { token: $t, password: "the user\'s own password" }) { __typename } }', { t: handed.resetToken });
+    expect(chosen.data.resetPassword.__typename).toBe('LoginSuccess');
+    expect((await t.login(email, "the user's own password")).status).toBe('SUCCESS');
     const me = await t.gql('{ me { email } }', {}, { token: session.token });
     expect(me).toMatchObject({ status: 401, json: { error: { code: 'Unauthorized' } } });
     expect(runCli(['user:reset-password', '--email', email, '--password', 'short', '--json'], env).json.error.code).toBe('InvalidRequest');
     expect(runCli(['user:reset-password', '--email', email, '--password', 'a chosen new password', '--json'], env).json.generatedPassword).toBeNull();
-    expect((await t.login(email, 'a chosen new password')).status).toBe('SUCCESS');
+    expect((await t.login(email, 'a chosen new password')).status).toBe('PASSWORD_CHANGE_REQUIRED');
+    await t.prisma.user.update({ where: { email }, data: { passwordMustChange: false } }); // as if chosen (shown above)
 
     // Lost authenticator: MFA on, then reset by the operator; a password alone signs in again.
     const { token } = await t.login(email, 'a chosen new password');

@@ -64,11 +64,18 @@ const operations: Operation[] = [
   mutation('rotateWebhookSecret', { id: 'id' }),
   mutation('sendTestWebhookEvent', { endpointId: 'id' }),
   mutation('resendWebhookDelivery', { id: 'id' }),
+  mutation('unlockUser', { id: 'id' }),
+  mutation('resetUserMfa', { id: 'id' }),
+  mutation('sendPasswordResetLink', { id: 'id' }),
+  mutation('resetPassword', { token: 'string', password: 'string' }),
   mutation('setup', { companyName: 'string', keyPrefix: 'string', email: 'string', password: 'string', name: 'string' }),
 ];
 
-/** Not fuzzed, and why: each ends the admin's session, takes no input, or needs the job store (see the top). */
-const NOT_FUZZED = ['logout', 'refreshSession', 'changePassword', 'startMfaEnrollment', 'sendTestEmail', 'runJobNow'];
+/**
+ * Not fuzzed, and why: each ends the admin's session, takes no input, or needs the job store (see the top);
+ * requestPasswordReset answers no sooner than 400 ms by design (its input is one zod-checked email, as inviteUser's).
+ */
+const NOT_FUZZED = ['logout', 'refreshSession', 'changePassword', 'startMfaEnrollment', 'sendTestEmail', 'runJobNow', 'requestPasswordReset'];
 
 it('fuzzes every mutation of the schema except the ones listed with a reason', () => {
   const schema = buildSchema(readFileSync(new URL('../server/schema.graphql', import.meta.url), 'utf8'));

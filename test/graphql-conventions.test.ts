@@ -69,7 +69,9 @@ describe('GraphQL conventions (server/schema.graphql)', () => {
       expect(isObjectType(payload), `${mutation.name} returns an object`).toBe(true);
     }
     const login = getNullableType(schema.getMutationType()!.getFields().login.type);
-    expect(isUnionType(login) && login.getTypes().map((type) => type.name).sort()).toEqual(['LoginSuccess', 'MfaRequired']);
+    expect(isUnionType(login) && login.getTypes().map((type) => type.name).sort()).toEqual(['LoginSuccess', 'MfaRequired', 'PasswordChangeRequired']);
+    const reset = getNullableType(schema.getMutationType()!.getFields().resetPassword.type);
+    expect(isUnionType(reset) && reset.getTypes().map((type) => type.name).sort()).toEqual(['LoginSuccess', 'MfaRequired']);
   });
 
   it('every list of records is a Relay connection with edges, nodes, pageInfo and totalCount, paged by first/after/last/before', () => {

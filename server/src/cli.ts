@@ -9,12 +9,31 @@ import { commands } from './cli/commands.js';
 import type { CliCommand, CliContext, Opts } from './cli/command.js';
 import { CLI_ACTOR } from './cli/commands.js';
 import { NO_META } from './services/auth/actor.js';
+import { callCliChannel, cliSocketPath } from './cli/channel.js';
 
 /**
  * Operator CLI: `pnpm cli <command> [--flags] [--json]`, parsed by commander; the commands are in cli/commands.ts.
- * Works on the embedded database (while the server is stopped) and on DATABASE_URL. With --json, prints exactly
- * one JSON object.
+ * Works on DATABASE_URL and on the embedded database: while the server runs on it, through the server
+ * (cli/channel.ts). With --json, prints exactly one JSON object.
  */
+
+/** Options naming files: made absolute here, since through the channel the server process reads or writes them. */
+const PATH_OPTIONS = ['out', 'checkpoints', 'file', 'jwks'];
+
+/**
+ * On the embedded database with the server running, the command runs in the server (its database has one owner).
+ * Null when it must run here: PostgreSQL, an offline command, or no server listening in DATA_DIR.
+ */
+async function viaRunningServer(name: string, command: CliCommand, opts: Opts): Promise<{ result: unknown } | null> {
+  const config = loadConfig();
+  const socketPath = cliSocketPath(config.dataDir);
+  if (config.databaseUrl || command.offline || !existsSync(socketPath)) return null;
+  const secrets = new ServerSecrets(loadServerSecret(config.serverSecret, config.dataDir).secret);
+  const absolute = Object.fromEntries(Object.entries(opts).map(([key, value]) => [key, PATH_OPTIONS.includes(key) && typeof value === 'string' ? path.resolve(value) : value]));
+  const answer = await callCliChannel(socketPath, secrets, name, absolute);
+  if (answer) process.stderr.write(`database: embedded, ${path.resolve(config.dataDir, 'pglite')} (through the running server)\n`);
+  return answer;
+}
 
 function usage(): string {
   return `Usage: pnpm cli <command> [options] [--json]
@@ -120,8 +139,8 @@ async function main(argv: string[]): Promise<number> {
 
   let ctx: Awaited<ReturnType<typeof openContext>> | undefined;
   try {
-    ctx = await openContext(name!, command);
-    const result = await command.run(ctx, opts);
+    const remote = await viaRunningServer(name!, command, opts);
+    const result = remote ? remote.result : await command.run((ctx = await openContext(name!, command)), opts);
     process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
     return command.exitCode?.(result) ?? 0;
   } catch (error) {

@@ -4,12 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { bootProcess, listenProblem, onShutdown, portProblem } from './boot.js';
 import { createApp } from './http/app.js';
+import { startCliChannel } from './cli/channel.js';
 
 const CONSOLE_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/dist');
 
 async function main() {
   const { config, logger, runtime, jobs } = await bootProcess('server', (cfg) => cfg.jobsWorker, (cfg) => portProblem(cfg.port, cfg.host));
   const app = createApp(runtime.deps, { consoleDir: CONSOLE_DIST });
+  // On the embedded database the operator CLI works through the server (cli/channel.ts).
+  const cliChannel = await startCliChannel(runtime.deps);
 
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
     logger.info({ port: info.port, database: runtime.deps.db.kind, publicUrl: config.publicUrl }, `license service listening on ${config.publicUrl}`);
@@ -37,10 +40,11 @@ async function main() {
     logger.info({ signal, drainSeconds: drain / 1000 }, 'shutting down: /readyz answers 503, requests are still served until the drain ends');
     await new Promise((resolve) => setTimeout(resolve, drain));
     const closed = new Promise((resolve) => server.close(resolve));
+    const channelClosed = cliChannel?.close();
     // Idle keep-alive connections would hold close() open; busy ones finish their request first.
     (server as Server).closeIdleConnections();
     // Running jobs finish (up to the timeout) while in-flight requests complete.
-    await Promise.all([closed, jobs.stop(timeoutMs)]);
+    await Promise.all([closed, jobs.stop(timeoutMs), channelClosed]);
     await runtime.close();
     logger.info('stopped');
     process.exit(0);

@@ -149,14 +149,14 @@ export async function startTestApp(options: TestAppOptions = {}) {
     async login(email: string, password = 'correct horse battery', extra: { totpCode?: string; backupCode?: string; ip?: string } = {}) {
       const { ip, ...codes } = extra;
       const response = await this.gql(
-        'mutation($input: LoginInput!) { login(input: $input) { __typename ... on LoginSuccess { accessToken } } }',
+        'mutation($input: LoginInput!) { login(input: $input) { __typename ... on LoginSuccess { accessToken } ... on PasswordChangeRequired { resetToken } } }',
         { input: { email, password, ...codes } },
         { ip },
       );
       if (response.errors) throw Object.assign(new Error(response.errors[0].message), { code: response.errors[0].extensions?.code });
       // status: the login payload's type, as the former LoginStatus values.
-      const status = response.data.login.__typename === 'MfaRequired' ? 'MFA_REQUIRED' : 'SUCCESS';
-      return { token: response.data.login.accessToken as string, status, cookie: response.setCookie?.split(';')[0] };
+      const status = ({ MfaRequired: 'MFA_REQUIRED', PasswordChangeRequired: 'PASSWORD_CHANGE_REQUIRED' } as Record<string, string>)[response.data.login.__typename] ?? 'SUCCESS';
+      return { token: response.data.login.accessToken as string, status, cookie: response.setCookie?.split(';')[0], resetToken: response.data.login.resetToken as string | undefined };
     },
     async nonce(): Promise<string> {
       const response = await request('GET', '/api/v1/nonce');

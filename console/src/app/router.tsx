@@ -2,7 +2,9 @@ import { createBrowserRouter } from 'react-router';
 import { ActivityPage } from '../modules/activity/pages/ActivityPage';
 import { AnalyticsPage } from '../modules/analytics/pages/AnalyticsPage';
 import { AcceptInvitePage } from '../modules/auth/pages/AcceptInvitePage';
+import { ForgotPasswordPage } from '../modules/auth/pages/ForgotPasswordPage';
 import { LoginPage } from '../modules/auth/pages/LoginPage';
+import { ResetPasswordPage } from '../modules/auth/pages/ResetPasswordPage';
 import { SetupPage } from '../modules/auth/pages/SetupPage';
 import { DashboardPage } from '../modules/dashboard/pages/DashboardPage';
 import { LicenseDetailPage } from '../modules/licenses/pages/LicenseDetailPage';
@@ -20,10 +22,19 @@ import { RouteError } from './RouteError';
 import { SignedInLayout } from './SignedInLayout';
 
 export const router = createBrowserRouter([
-  { element: <PublicOnly page="login" />, errorElement: <RouteError />, children: [{ path: '/login', element: <LoginPage /> }] },
+  {
+    element: <PublicOnly page="login" />,
+    errorElement: <RouteError />,
+    children: [
+      { path: '/login', element: <LoginPage /> },
+      { path: '/forgot-password', element: <ForgotPasswordPage /> },
+    ],
+  },
   { element: <PublicOnly page="setup" />, errorElement: <RouteError />, children: [{ path: '/setup', element: <SetupPage /> }] },
   // Open to anyone holding the link, signed in or not: accepting signs this browser in as the new member.
   { path: '/accept-invite', element: <AcceptInvitePage />, errorElement: <RouteError /> },
+  // The same for a reset link: using it signs this browser in as the link's user (every other session ends).
+  { path: '/reset-password', element: <ResetPasswordPage />, errorElement: <RouteError /> },
   {
     element: <RequireSession />,
     errorElement: <RouteError />,

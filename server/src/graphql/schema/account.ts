@@ -3,7 +3,7 @@ import { serviceCtx, type GraphQLContext } from '../context.js';
 import { AppError } from '../../domain/errors.js';
 import { requireUser } from '../../services/auth/actor.js';
 import { confirmMfaEnrollment, disableMfa, startMfaEnrollment } from '../../services/auth/mfa.js';
-import { login, logout, refreshSession, type SessionTokens } from '../../services/auth/sessions.js';
+import { login, logout, refreshSession, type LoginResult, type SessionTokens } from '../../services/auth/sessions.js';
 import { DEVICE_COOKIE_TTL_MS, issueDeviceToken, verifyDeviceToken } from '../../services/auth/devices.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { DEVICE_COOKIE, REFRESH_COOKIE, deviceCookieAttributes, refreshCookieAttributes } from '../../session-cookie.js';
@@ -45,6 +45,15 @@ export const UserType = builder.objectRef<PublicUser>('User').implement({
     deactivatedAt: t.expose('deactivatedAt', { type: 'DateTime', nullable: true }),
     lastLoginAt: t.expose('lastLoginAt', { type: 'DateTime', nullable: true }),
     mfaEnabled: t.boolean({ resolve: (user) => user.mfaSecretEncrypted !== null }),
+    lockedUntil: t.field({
+      type: 'DateTime',
+      nullable: true,
+      description: 'Until when sign-in is locked after too many failed attempts (an admin can unlock); null when it is not.',
+      resolve: async (user, _args, ctx) => {
+        const failures = await ctx.deps.db.prisma.loginFailure.findUnique({ where: { email: user.email }, select: { lockedUntil: true } });
+        return failures?.lockedUntil && failures.lockedUntil > ctx.now ? failures.lockedUntil : null;
+      },
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });
@@ -80,10 +89,33 @@ const MfaRequiredType = builder.objectRef<{ mfaRequired: true }>('MfaRequired').
   description: 'The password was right and the account has MFA on: call login again with totpCode or backupCode.',
   fields: (t) => ({ message: t.string({ resolve: () => 'Enter the code from your authenticator app, or a backup code.' }) }),
 });
+const PasswordChangeRequiredType = builder.objectRef<{ resetToken: string; expiresAt: Date }>('PasswordChangeRequired').implement({
+  description: 'The password was right but someone else set it (the operator): choose a new one with resetPassword(input: { token: resetToken, … }). No session yet.',
+  fields: (t) => ({
+    resetToken: t.exposeString('resetToken', { description: 'Single use, 15 minutes.' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
+    message: t.string({ resolve: () => 'Your password was set by someone else: choose a new one.' }),
+  }),
+});
 const LoginPayloadType = builder.unionType('LoginPayload', {
+  types: [LoginSuccessType, MfaRequiredType, PasswordChangeRequiredType],
+  resolveType: (payload) => ('mfaRequired' in payload ? MfaRequiredType : 'resetToken' in payload ? PasswordChangeRequiredType : LoginSuccessType),
+});
+/** After a password reset: signed in, or the second factor still due (the password no longer needs changing). */
+export const ResetPasswordPayloadType = builder.unionType('ResetPasswordPayload', {
   types: [LoginSuccessType, MfaRequiredType],
   resolveType: (payload) => ('mfaRequired' in payload ? MfaRequiredType : LoginSuccessType),
 });
+
+/** The login union's answer for a sign-in outcome: a session (cookies set, browser trusted), or the step still due. */
+export async function loginPayload(ctx: GraphQLContext, result: LoginResult, email: string) {
+  if (result.status === 'MFA_REQUIRED') return { mfaRequired: true as const };
+  if (result.status === 'PASSWORD_CHANGE_REQUIRED') return { resetToken: result.resetToken, expiresAt: result.expiresAt };
+  // The refresh cookie first: it is the one the session depends on.
+  const session = await sessionPayload(ctx, result.tokens, result.userId);
+  await trustThisBrowser(ctx, email);
+  return session;
+}
 
 export const sessionPayload = async (ctx: GraphQLContext, tokens: SessionTokens, userId: string): Promise<Session> => {
   await setRefreshCookie(ctx, tokens.refreshToken, tokens.refreshTokenExpiresAt);
@@ -196,18 +228,13 @@ builder.mutationFields((t) => ({
   }),
   login: t.field({
     type: LoginPayloadType,
-    description: 'Email and password: LoginSuccess, or MfaRequired when MFA is on (then call again with totpCode or backupCode).',
+    description: 'Email and password: LoginSuccess, MfaRequired when MFA is on (then call again with totpCode or backupCode), or PasswordChangeRequired.',
     skipTypeScopes: true,
     args: { input: t.arg({ type: LoginInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       const deviceToken = await readDeviceCookie(ctx);
       await passwordSignInStep(ctx, input.email, deviceToken);
-      const result = await login(serviceCtx(ctx), { ...input, deviceToken });
-      if (result.status === 'MFA_REQUIRED') return { mfaRequired: true as const };
-      // The refresh cookie first: it is the one the session depends on.
-      const session = await sessionPayload(ctx, result.tokens, result.userId);
-      await trustThisBrowser(ctx, input.email);
-      return session;
+      return loginPayload(ctx, await login(serviceCtx(ctx), { ...input, deviceToken }), input.email);
     },
   }),
   refreshSession: t.field({

@@ -28,6 +28,8 @@ export const AUDIT_ACTIONS = [
   'DeactivateUser',
   'ReactivateUser',
   'UnlockAccount',
+  'SendPasswordResetLink',
+  'ResetPassword',
   'CreateProduct',
   'UpdateProduct',
   'DeleteProduct',

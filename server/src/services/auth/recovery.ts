@@ -1,18 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
-import { recordAudit } from '../audit/audit-log.js';
-import { auditActor, requireOperator } from './actor.js';
+import { recordAudit, type AuditActor } from '../audit/audit-log.js';
+import { auditActor, requireAdmin, requireOperator } from './actor.js';
 import type { ServiceContext } from '../context.js';
+import { isUuid } from '../listing.js';
+import type { MailTransport } from '../notifications/delivery.js';
+import { deliverDueEmails } from '../notifications/delivery.js';
 import { parseInput } from '../validation.js';
 import { EmailSchema, PasswordSchema, hashPassword } from './passwords.js';
+import { emailResetLink } from './password-reset.js';
 import { revokeSessions } from './sessions.js';
-import { reactivate } from '../users.js';
+import { PUBLIC_USER_FIELDS, reactivate } from '../users.js';
 
-// Operator recovery, for whoever runs the server (the CLI): a locked-out admin, a lost password or a lost
-// authenticator, when no other admin of the tenant can help. Every step is in the tenant's activity log.
+// Account recovery. The operator (the CLI, whoever runs the server) recovers any account by email, also a
+// company's last admin; a company's admins recover their own members from the Team page (unlock, reset MFA, send a
+// reset link), never a user of another company. Every step is in the tenant's activity log.
 
 type Ctx = ServiceContext;
+type Tx = Parameters<typeof recordAudit>[0];
+type Target = { id: string; tenantId: string; email: string; mfaSecretEncrypted: string | null };
 
 async function userByEmail(ctx: Ctx, emailInput: string) {
   requireOperator(ctx);
@@ -22,13 +29,22 @@ async function userByEmail(ctx: Ctx, emailInput: string) {
   return user;
 }
 
-const audit = (ctx: Ctx, user: { id: string; tenantId: string; email: string }, action: 'ChangePassword' | 'DisableMfa' | 'UnlockAccount', details?: Record<string, unknown>) =>
-  (tx: Parameters<typeof recordAudit>[0]) =>
-    recordAudit(tx, { tenantId: user.tenantId, action, entityType: 'User', entityId: user.id, entity: user.email, details: { ...details, by: 'operator' } }, auditActor(ctx), ctx.now);
+/** A member of the admin's own company (CompanyAdmin); another company's user is "not found". */
+async function memberOf(ctx: Ctx, userId: string) {
+  const admin = requireAdmin(ctx);
+  const user = isUuid(userId) ? await ctx.db.prisma.user.findFirst({ where: { id: userId, tenantId: admin.tenantId } }) : null;
+  if (!user) throw new AppError('NotFound', 'User not found.');
+  return { admin, user };
+}
+
+const by = (ctx: Ctx) => (ctx.actor?.kind === 'system' ? 'operator' : 'admin');
+
+const audit = (ctx: Ctx, user: Target, action: 'ChangePassword' | 'DisableMfa' | 'UnlockAccount', details?: Record<string, unknown>) => (tx: Tx) =>
+  recordAudit(tx, { tenantId: user.tenantId, action, entityType: 'User', entityId: user.id, entity: user.email, details: { ...details, by: by(ctx) } }, auditActor(ctx), ctx.now);
 
 /**
  * Sets a new password (generated when none is given, and then returned once), ends every session of the
- * user and lifts a sign-in lock on the email.
+ * user and lifts a sign-in lock on the email. Someone else chose it: the user must choose their own at next sign-in.
  */
 export async function resetPassword(ctx: Ctx, email: string, newPassword?: string): Promise<{ email: string; generatedPassword: string | null }> {
   const user = await userByEmail(ctx, email);
@@ -36,39 +52,82 @@ export async function resetPassword(ctx: Ctx, email: string, newPassword?: strin
   const { password } = parseInput(z.object({ password: PasswordSchema }), { password: newPassword ?? generated });
   const passwordHash = await hashPassword(password);
   await ctx.db.prisma.$transaction(async (tx) => {
-    await tx.user.update({ where: { id: user.id }, data: { passwordHash, passwordChangedAt: ctx.now } });
+    await tx.user.update({ where: { id: user.id }, data: { passwordHash, passwordChangedAt: ctx.now, passwordMustChange: true } });
     await revokeSessions(tx, user.id, ctx.now);
     await tx.loginFailure.deleteMany({ where: { email: user.email } });
-    await audit(ctx, user, 'ChangePassword', { reset: true })(tx);
+    await audit(ctx, user, 'ChangePassword', { reset: true, mustChange: true })(tx);
   });
   return { email: user.email, generatedPassword: generated };
 }
 
-/** Lifts the sign-in lock (and forgets the failed attempts) of an email. */
-export async function unlockAccount(ctx: Ctx, email: string): Promise<{ email: string; wasLocked: boolean }> {
-  const user = await userByEmail(ctx, email);
+/** Forgets the failed sign-ins of the user's address (and so its lock); whether it was locked. */
+async function liftLock(ctx: Ctx, user: Target): Promise<boolean> {
   return ctx.db.prisma.$transaction(async (tx) => {
     const failures = await tx.loginFailure.findUnique({ where: { email: user.email } });
     const wasLocked = Boolean(failures?.lockedUntil && failures.lockedUntil > ctx.now);
     await tx.loginFailure.deleteMany({ where: { email: user.email } });
     await audit(ctx, user, 'UnlockAccount', { wasLocked })(tx);
-    return { email: user.email, wasLocked };
+    return wasLocked;
   });
 }
 
-/** Turns two-factor authentication off (lost authenticator and backup codes); the user can enrol again. */
-export async function resetMfa(ctx: Ctx, email: string): Promise<{ email: string; mfaWasEnabled: boolean }> {
-  const user = await userByEmail(ctx, email);
+/** Turns MFA off (lost authenticator and backup codes): the user can enrol again. Whether it was on. */
+async function turnMfaOff(ctx: Ctx, user: Target): Promise<boolean> {
   await ctx.db.prisma.$transaction(async (tx) => {
     await tx.user.update({ where: { id: user.id }, data: { mfaSecretEncrypted: null, mfaPendingEncrypted: null, mfaLastStep: null } });
     await tx.backupCode.deleteMany({ where: { userId: user.id } });
     await audit(ctx, user, 'DisableMfa', { reset: true })(tx);
   });
-  return { email: user.email, mfaWasEnabled: user.mfaSecretEncrypted !== null };
+  return user.mfaSecretEncrypted !== null;
 }
 
-/** Lets a deactivated user sign in again (their old sessions and API keys stay revoked). */
+/** Operator: lifts the sign-in lock (and forgets the failed attempts) of an email. */
+export async function unlockAccount(ctx: Ctx, email: string): Promise<{ email: string; wasLocked: boolean }> {
+  const user = await userByEmail(ctx, email);
+  return { email: user.email, wasLocked: await liftLock(ctx, user) };
+}
+
+/** Operator: turns two-factor authentication off (lost authenticator and backup codes); the user can enrol again. */
+export async function resetMfa(ctx: Ctx, email: string): Promise<{ email: string; mfaWasEnabled: boolean }> {
+  const user = await userByEmail(ctx, email);
+  return { email: user.email, mfaWasEnabled: await turnMfaOff(ctx, user) };
+}
+
+/** Operator: lets a deactivated user sign in again (their old sessions and API keys stay revoked). */
 export async function reactivateUserByEmail(ctx: Ctx, email: string): Promise<{ email: string; wasDeactivated: boolean }> {
   const user = await userByEmail(ctx, email);
   return { email: user.email, wasDeactivated: await reactivate(ctx, user, auditActor(ctx)) };
+}
+
+const publicUser = (ctx: Ctx, id: string) => ctx.db.prisma.user.findUniqueOrThrow({ where: { id }, select: PUBLIC_USER_FIELDS });
+
+/** Team page: lifts a member's sign-in lock (CompanyAdmin, own company). */
+export async function unlockMember(ctx: Ctx, userId: string) {
+  const { user } = await memberOf(ctx, userId);
+  const wasLocked = await liftLock(ctx, user);
+  return { user: await publicUser(ctx, user.id), wasLocked };
+}
+
+/**
+ * Team page: turns a member's MFA off (CompanyAdmin, own company). Not one's own: with a session, turning it off
+ * takes a code (disableMfa), so a stolen session cannot remove the second factor; a lost authenticator of the only
+ * admin is the operator's `user:reset-mfa`.
+ */
+export async function resetMemberMfa(ctx: Ctx, userId: string) {
+  const { admin, user } = await memberOf(ctx, userId);
+  if (admin.kind === 'user' && admin.userId === user.id) {
+    throw new AppError('Conflict', 'Turn your own MFA off on your profile (it takes a code); without your authenticator, ask another admin.');
+  }
+  const mfaWasEnabled = await turnMfaOff(ctx, user);
+  return { user: await publicUser(ctx, user.id), mfaWasEnabled };
+}
+
+/** Team page: emails a member a single-use link to choose a new password (CompanyAdmin, own company). */
+export async function sendMemberResetLink(ctx: Ctx & { publicUrl: string; transport?: MailTransport | null }, userId: string) {
+  const { user } = await memberOf(ctx, userId);
+  if (user.deactivatedAt) throw new AppError('Conflict', `${user.email} is deactivated: reactivate them first.`);
+  const actor: AuditActor = auditActor(ctx);
+  await emailResetLink(ctx, user, 'admin', actor);
+  if (ctx.transport) await deliverDueEmails(ctx, ctx.transport, { maxBatches: 1 });
+  return { user: await publicUser(ctx, user.id) };
 }

@@ -9,6 +9,7 @@ import { checkSecondFactor } from './mfa.js';
 import { burnPasswordCheck, verifyPassword } from './passwords.js';
 import { deviceFailureKey, verifyDeviceToken } from './devices.js';
 import { sha256 } from '../../crypto/secrets.js';
+import { issueResetToken } from './reset-tokens.js';
 
 type Tx = Prisma.TransactionClient;
 type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
@@ -57,7 +58,11 @@ async function startSession(tx: Tx, ctx: Ctx, user: { id: string; tenantId: stri
   return { accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: refresh.token, refreshTokenExpiresAt: refresh.expiresAt };
 }
 
-export type LoginResult = { status: 'SUCCESS'; tokens: SessionTokens; userId: string } | { status: 'MFA_REQUIRED' };
+export type LoginResult =
+  | { status: 'SUCCESS'; tokens: SessionTokens; userId: string }
+  | { status: 'MFA_REQUIRED' }
+  /** Someone else set the password (the operator CLI): no session, but a single-use token to choose a new one. */
+  | { status: 'PASSWORD_CHANGE_REQUIRED'; resetToken: string; expiresAt: Date };
 
 const INVALID_CREDENTIALS = 'Invalid email or password.';
 /** Every refused sign-in takes at least this long, so the work done for known and unknown emails cannot be told apart. */
@@ -201,11 +206,15 @@ async function attemptLogin(ctx: Ctx, input: LoginInput, meta: RequestMeta): Pro
       if (!check.ok) return { status: 'FAILED' as const, reason: check.reason };
       usedBackupCode = check.method === 'backupCode';
     }
-    await tx.user.update({ where: { id: user.id }, data: { lastLoginAt: ctx.now } });
+    if (!user.passwordMustChange) await tx.user.update({ where: { id: user.id }, data: { lastLoginAt: ctx.now } });
     // A success clears the failures it was counted against: a trusted browser's own, else the address's (the
     // account holder signing in from a trusted browser does not hand an attacker fresh attempts).
     await tx.loginFailure.deleteMany({ where: { email: attemptKey } });
     if (usedBackupCode) await audit(tx, 'UseBackupCode');
+    if (user.passwordMustChange) {
+      const reset = await issueResetToken(tx, ctx, user.id, 'must-change');
+      return { status: 'PASSWORD_CHANGE_REQUIRED' as const, resetToken: reset.token, expiresAt: new Date(ctx.now.getTime() + reset.lifetimeMinutes * 60_000) };
+    }
     await audit(tx, 'Login', user.mfaSecretEncrypted ? { mfa: usedBackupCode ? 'backup code' : 'totp' } : undefined);
     return { status: 'SUCCESS' as const, tokens: await startSession(tx, ctx, user, meta), userId: user.id };
   });

@@ -10,7 +10,7 @@ import type { ServiceContext } from '../context.js';
 // + recipient), with or after the decision to send it (expiry.ts, digest.ts); delivery (delivery.ts) reads it
 // afterwards. A rerun of a job produces the same keys, so it adds nothing.
 
-export const EMAIL_KINDS = ['weekly-digest', 'expiry-admin', 'expiry-customer', 'test', 'invitation', 'webhook-disabled'] as const;
+export const EMAIL_KINDS = ['weekly-digest', 'expiry-admin', 'expiry-customer', 'test', 'invitation', 'password-reset', 'webhook-disabled'] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 export const EMAIL_STATUSES = ['pending', 'sent', 'failed'] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
@@ -109,9 +109,23 @@ export async function getOutboxEntry(ctx: Pick<ServiceContext, 'db'>, tenantId: 
   return ctx.db.prisma.emailOutbox.findFirstOrThrow({ where: { idempotencyKey, tenantId }, select: { ...SUMMARY, html: true, text: true } });
 }
 
-/** The bodies of one email of the caller's tenant (CompanyAdmin; null when it is not that tenant's). */
+/** Single-use tokens an email may carry: an invitation's (`kfi_`) and a password reset link's (`kfr_`). */
+const SINGLE_USE_TOKEN = /\b(kf[ir]_)[A-Za-z0-9_-]+/g;
+
+/** The email with its single-use tokens replaced: what a preview shows anyone but the addressee. */
+export const redactSingleUseTokens = (body: string) => body.replace(SINGLE_USE_TOKEN, '$1REDACTED');
+
+/**
+ * The bodies of one email of the caller's tenant (CompanyAdmin; null when it is not that tenant's), as a preview:
+ * the single-use tokens of an email addressed to someone else are redacted (the delivered email keeps them; such
+ * tokens are stored only as digests, and an admin must not act with another person's link).
+ */
 export async function getOutboxBodies(ctx: Pick<ServiceContext, 'db' | 'actor'>, id: string) {
   const { tenantId } = requireAdmin(ctx);
   if (!isUuid(id)) return null;
-  return ctx.db.prisma.emailOutbox.findFirst({ where: { id, tenantId }, select: { html: true, text: true } });
+  const email = await ctx.db.prisma.emailOutbox.findFirst({ where: { id, tenantId }, select: { html: true, text: true, toAddress: true } });
+  if (!email) return null;
+  const viewer = ctx.actor?.kind === 'user' ? ctx.actor.email : null;
+  if (viewer !== null && viewer === email.toAddress.toLowerCase()) return { html: email.html, text: email.text };
+  return { html: redactSingleUseTokens(email.html), text: redactSingleUseTokens(email.text) };
 }

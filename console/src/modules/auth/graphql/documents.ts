@@ -30,6 +30,9 @@ export const LoginMutation = graphql(
       login(input: { email: $email, password: $password, totpCode: $totpCode, backupCode: $backupCode }) {
         __typename
         ...SessionFields
+        ... on PasswordChangeRequired {
+          resetToken
+        }
       }
     }
   `,
@@ -82,4 +85,34 @@ export const AcceptInvitationMutation = graphql(
       }
     }
   `,
+);
+
+export const RequestPasswordResetMutation = graphql(`
+  mutation RequestPasswordReset($email: String!) {
+    requestPasswordReset(input: { email: $email }) {
+      message
+    }
+  }
+`);
+
+export const PasswordResetPreviewQuery = graphql(`
+  query PasswordResetPreview($token: String!) {
+    passwordReset(token: $token) {
+      email
+      expiresAt
+      passwordMustChange
+    }
+  }
+`);
+
+export const ResetPasswordMutation = graphql(
+  `
+    mutation ResetPassword($token: String!, $password: String!) {
+      resetPassword(input: { token: $token, password: $password }) {
+        __typename
+        ...SessionFields
+      }
+    }
+  `,
+  [SessionFields],
 );

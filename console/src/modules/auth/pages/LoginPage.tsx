@@ -1,7 +1,7 @@
 import { Alert, Anchor, Button, PasswordInput, PinInput, Stack, Text, TextInput } from '@mantine/core';
 import { IconLock } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
-import { useNavigate, useSearchParams } from 'react-router';
+import { Link, useNavigate, useSearchParams } from 'react-router';
 import { useMutation } from 'urql';
 import { errorCode, errorMessage } from '../../../lib/errors';
 import { AuthCard } from '../components/AuthCard';
@@ -30,6 +30,9 @@ export function LoginPage() {
     const outcome = result.data.login;
     if (outcome.__typename === 'LoginSuccess' && acceptSession(readFragment(SessionFields, outcome))) {
       navigate(safeNext(params.get('next')), { replace: true });
+    } else if (outcome.__typename === 'PasswordChangeRequired') {
+      // Someone else set this password: choose one's own first (the token in the fragment, as in an emailed link).
+      navigate(`/reset-password#token=${encodeURIComponent(outcome.resetToken)}`);
     } else {
       setStep('totp');
       setCode('');
@@ -40,7 +43,7 @@ export function LoginPage() {
   const problem = error && (
     <Alert color="red" variant="light" icon={<IconLock size={18} />} title={failure === 'AccountLocked' ? 'Account locked' : 'Could not sign in'} role="alert">
       {errorMessage(error)}
-      {failure === 'AccountLocked' && <Text size="sm" mt={4}>For your security, sign-in is paused after 5 failed attempts within 15 minutes. An admin can see the attempts in the activity log.</Text>}
+      {failure === 'AccountLocked' && <Text size="sm" mt={4}>For your security, sign-in is paused after 5 failed attempts within 15 minutes. <Anchor component={Link} to="/forgot-password" inherit>Reset your password</Anchor> to sign in now, or ask an admin to unlock your account on the Team page.</Text>}
     </Alert>
   );
 
@@ -55,6 +58,9 @@ export function LoginPage() {
             <Button type="submit" loading={fetching} fullWidth>
               Sign in
             </Button>
+            <Anchor component={Link} to={email ? `/forgot-password?email=${encodeURIComponent(email)}` : '/forgot-password'} size="sm" ta="center">
+              Forgot password?
+            </Anchor>
           </Stack>
         </form>
       </AuthCard>

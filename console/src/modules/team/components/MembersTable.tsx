@@ -16,6 +16,7 @@ export const TeamMemberFields = graphql(`
     deactivatedAt
     lastLoginAt
     mfaEnabled
+    lockedUntil
     createdAt
   }
 `);
@@ -77,6 +78,11 @@ function MemberName({ member }: { member: Member }) {
         {!member.active && (
           <Badge size="xs" color="gray">
             deactivated
+          </Badge>
+        )}
+        {member.lockedUntil && (
+          <Badge size="xs" color="red" title={`Too many failed sign-ins: locked until ${new Date(member.lockedUntil).toLocaleString()}`}>
+            locked
           </Badge>
         )}
       </Group>

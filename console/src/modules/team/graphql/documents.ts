@@ -133,3 +133,43 @@ export const RevokeInvitationMutation = graphql(
   `,
   [InvitationFields],
 );
+
+export const UnlockUserMutation = graphql(
+  `
+    mutation UnlockUser($id: ID!) {
+      unlockUser(input: { id: $id }) {
+        wasLocked
+        user {
+          ...TeamMemberFields
+        }
+      }
+    }
+  `,
+  [TeamMemberFields],
+);
+
+export const ResetUserMfaMutation = graphql(
+  `
+    mutation ResetUserMfa($id: ID!) {
+      resetUserMfa(input: { id: $id }) {
+        user {
+          ...TeamMemberFields
+        }
+      }
+    }
+  `,
+  [TeamMemberFields],
+);
+
+export const SendPasswordResetLinkMutation = graphql(
+  `
+    mutation SendPasswordResetLink($id: ID!) {
+      sendPasswordResetLink(input: { id: $id }) {
+        user {
+          ...TeamMemberFields
+        }
+      }
+    }
+  `,
+  [TeamMemberFields],
+);

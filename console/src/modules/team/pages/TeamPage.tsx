@@ -14,7 +14,10 @@ import {
   DeactivateUserMutation,
   InvitationsQuery,
   ReactivateUserMutation,
+  ResetUserMfaMutation,
   RevokeInvitationMutation,
+  SendPasswordResetLinkMutation,
+  UnlockUserMutation,
   UpdateUserMutation,
   UsersQuery,
 } from '../graphql/documents';
@@ -113,13 +116,14 @@ function MemberActions({ member, canManage }: { member: Member; canManage: boole
   const reactivate = useApiMutation(ReactivateUserMutation, { success: (d) => `${readFragment(TeamMemberFields, d.reactivateUser.user).email} can sign in again.` });
   const editable = useEditable(member, canManage);
   return (
-    <>
+    <Group gap={6} wrap="wrap" justify="flex-end">
+      {editable && <RecoveryActions member={member} />}
       {editable && (
         <ConfirmAction
           size="xs"
           label="Deactivate"
           title={`Deactivate ${member.email}?`}
-          message="They are signed out everywhere, cannot sign in again and their API keys stop working. Their activity log entries are kept."
+          message="They are signed out everywhere, cannot sign in until an admin reactivates them, and their API keys stop working for good. Their activity log entries are kept."
           confirmLabel="Deactivate"
           busy={deactivate.saving}
           onConfirm={() => deactivate.run({ id: member.id })}
@@ -136,6 +140,50 @@ function MemberActions({ member, canManage }: { member: Member; canManage: boole
           onConfirm={() => reactivate.run({ id: member.id })}
         />
       )}
+    </Group>
+  );
+}
+
+/** Helping a member who cannot sign in: lift a lock, turn off a lost authenticator, email a reset link (audited). */
+function RecoveryActions({ member }: { member: Member }) {
+  const unlock = useApiMutation(UnlockUserMutation, { success: (d) => `${readFragment(TeamMemberFields, d.unlockUser.user).email} can sign in again.` });
+  const resetMfa = useApiMutation(ResetUserMfaMutation, { success: (d) => `Two-factor authentication of ${readFragment(TeamMemberFields, d.resetUserMfa.user).email} is off.` });
+  const sendLink = useApiMutation(SendPasswordResetLinkMutation, { success: (d) => `A reset link was emailed to ${readFragment(TeamMemberFields, d.sendPasswordResetLink.user).email}.` });
+  return (
+    <>
+      {member.lockedUntil && (
+        <ConfirmAction
+          size="xs"
+          label="Unlock"
+          danger={false}
+          title={`Unlock ${member.email}?`}
+          message="Sign-in was paused after too many failed attempts. Unlocking lets anyone with the right password sign in at once: make sure the attempts were theirs (see the activity log)."
+          confirmLabel="Unlock"
+          busy={unlock.saving}
+          onConfirm={() => unlock.run({ id: member.id })}
+        />
+      )}
+      {member.mfaEnabled && (
+        <ConfirmAction
+          size="xs"
+          label="Reset MFA"
+          title={`Turn off two-factor authentication of ${member.email}?`}
+          message="For a member who lost their authenticator and backup codes. They sign in with their password alone until they enrol again on their profile. Confirm who is asking first."
+          confirmLabel="Turn off MFA"
+          busy={resetMfa.saving}
+          onConfirm={() => resetMfa.run({ id: member.id })}
+        />
+      )}
+      <ConfirmAction
+        size="xs"
+        label="Send reset link"
+        danger={false}
+        title={`Email ${member.email} a password reset link?`}
+        message="The link works once, within 30 minutes. Using it sets a new password and signs them out everywhere; their current password works until then."
+        confirmLabel="Send link"
+        busy={sendLink.saving}
+        onConfirm={() => sendLink.run({ id: member.id })}
+      />
     </>
   );
 }

@@ -1,0 +1,132 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { describeWith, needChromium } from './support/optional.js';
+import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
+import { postJson, runCli, startServerProcess, type ServerProcess } from './support/processes.js';
+
+/**
+ * Account recovery in the console (Chromium, the real server on PostgreSQL): "Forgot password?", the reset page, and
+ * the Team page's Unlock and Send reset link. Screenshots at 1280 and 375 px go to test-output/screenshots/.
+ */
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SCREENSHOTS = path.join(ROOT, 'test-output/screenshots');
+const chromiumNeed = needChromium();
+const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery' };
+const MEMBER = 'bob@acme.test';
+
+let server: ServerProcess;
+let browser: Browser;
+let dbName: string;
+let dataDir: string;
+let databaseUrl: string;
+
+async function outboxLink(to: string): Promise<string> {
+  const db = new pg.Client({ connectionString: databaseUrl });
+  await db.connect();
+  const rows = await db.query<{ text: string }>("SELECT text FROM email_outbox WHERE kind = 'password-reset' AND to_address = $1 ORDER BY created_at DESC LIMIT 1", [to]).finally(() => db.end());
+  return /\/reset-password#token=kfr_[\w-]+/.exec(rows.rows[0].text)![0];
+}
+
+async function newPage(width: number): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce' });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('pageerror', (error) => expect.fail(`browser error: ${error.message}`));
+  return page;
+}
+
+beforeAll(async () => {
+  const built = spawnSync(process.execPath, ['server/scripts/build-if-changed.mjs', 'console'], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
+  if (built.status !== 0) throw new Error(`console build failed:\n${built.stdout}\n${built.stderr}`);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  dbName = uniqueName('kf_recovery');
+  databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
+  dataDir = mkdtempSync(path.join(tmpdir(), 'kf-recovery-'));
+  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: 'recovery-e2e-secret-0123456789abcdef0123456789', LOG_LEVEL: 'warn' };
+  server = await startServerProcess(env);
+  const setup = await postJson(`${server.url}/api/graphql`, {
+    query: 'mutation($e: String!, $p: String!) { setup(input: { companyName: "Acme Corp", keyPrefix: "ACME", email: $e, password: $p }) { accessToken } }',
+    variables: { e: ADMIN.email, p: ADMIN.password },
+  });
+  expect(setup.json.errors).toBeUndefined();
+  expect(runCli(['user:create', '--tenant', 'ACME', '--email', MEMBER, '--password', 'bobs old password', '--role', 'ReadOnly', '--json'], env).status).toBe(0);
+  browser = await chromium.launch({ executablePath: chromiumNeed.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop('SIGKILL');
+  if (dbName) await dropDatabase(dbName);
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describeWith(chromiumNeed)('account recovery in the console', () => {
+  it('a locked member: the admin unlocks them and sends a reset link from the Team page; the link sets a new password and signs in', async () => {
+    for (let n = 0; n < 5; n++) {
+      await postJson(`${server.url}/api/graphql`, { query: 'mutation($e: String!) { login(input: { email: $e, password: "a wrong password" }) { __typename } }', variables: { e: MEMBER } });
+    }
+    for (const width of [1280, 375]) {
+      const page = await newPage(width);
+      await page.goto('/login');
+      await page.getByLabel('Email').fill(ADMIN.email);
+      await page.getByLabel('Password').fill(ADMIN.password);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL((url) => url.pathname === '/');
+      await page.goto('/team');
+      const row = page.getByRole('row').filter({ hasText: MEMBER });
+      if (width === 1280) {
+        await row.getByText('locked', { exact: true }).waitFor();
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'recovery-team-locked-1280.png'), fullPage: true });
+        await row.getByRole('button', { name: 'Unlock' }).click();
+        await page.getByRole('dialog').getByRole('button', { name: 'Unlock' }).click();
+        await page.getByText(`${MEMBER} can sign in again.`).waitFor();
+        await expect.poll(() => row.getByText('locked', { exact: true }).count()).toBe(0);
+        await row.getByRole('button', { name: 'Send reset link' }).click();
+        await page.getByRole('dialog').getByRole('button', { name: 'Send link' }).click();
+        await page.getByText(`A reset link was emailed to ${MEMBER}.`).waitFor();
+      } else {
+        await page.getByText(MEMBER).first().waitFor();
+        await page.screenshot({ path: path.join(SCREENSHOTS, 'recovery-team-375.png'), fullPage: true });
+      }
+      await page.context().close();
+    }
+    // The member opens the link in their own browser.
+    const bob = await newPage(1280);
+    await bob.goto(await outboxLink(MEMBER));
+    await bob.getByText(`for ${MEMBER}`).waitFor();
+    await bob.screenshot({ path: path.join(SCREENSHOTS, 'recovery-reset-1280.png'), fullPage: true });
+    await bob.getByLabel('New password').fill('bobs brand new password');
+    await bob.getByLabel('Repeat password').fill('bobs brand new password');
+    await bob.getByRole('button', { name: 'Change password and sign in' }).click();
+    await bob.waitForURL((url) => url.pathname === '/');
+    expect(new URL(bob.url()).hash).toBe('');
+    await bob.context().close();
+  });
+
+  it('"Forgot password?" on the sign-in page emails a link; the page says the same for any address', async () => {
+    for (const width of [1280, 375]) {
+      const page = await newPage(width);
+      await page.goto('/login');
+      await page.getByLabel('Email').fill(MEMBER);
+      await page.getByRole('link', { name: 'Forgot password?' }).click();
+      await page.waitForURL((url) => url.pathname === '/forgot-password');
+      await expect.poll(() => page.getByLabel('Email').inputValue()).toBe(MEMBER);
+      await page.screenshot({ path: path.join(SCREENSHOTS, `recovery-forgot-${width}.png`), fullPage: true });
+      await page.getByRole('button', { name: 'Email me a link' }).click();
+      await page.getByText('Check your email').waitFor();
+      await page.getByText(`If ${MEMBER} belongs to an account`).waitFor();
+      await page.screenshot({ path: path.join(SCREENSHOTS, `recovery-forgot-sent-${width}.png`), fullPage: true });
+      await page.context().close();
+    }
+    const page = await newPage(375);
+    await page.goto(await outboxLink(MEMBER));
+    await page.getByText(`for ${MEMBER}`).waitFor();
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'recovery-reset-375.png'), fullPage: true });
+    await page.context().close();
+  });
+});
