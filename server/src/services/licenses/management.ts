@@ -162,7 +162,7 @@ export const LicenseFilterSchema = z.object({
 });
 export type LicenseFilter = z.input<typeof LicenseFilterSchema>;
 
-function licenseWhere(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.LicenseWhereInput {
+export function licenseWhere(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.LicenseWhereInput {
   const { now } = ctx;
   const and: Prisma.LicenseWhereInput[] = [{ tenantId }];
   if (filter.productId) and.push(isUuid(filter.productId) ? { productId: filter.productId } : { id: { in: [] } });
