@@ -64,6 +64,7 @@ const operations: Operation[] = [
   mutation('rotateWebhookSecret', { id: 'id' }),
   mutation('sendTestWebhookEvent', { endpointId: 'id' }),
   mutation('resendWebhookDelivery', { id: 'id' }),
+  mutation('startBulkLicenseAction', { action: ['SUSPEND', 'RENEW', 'TRANSFER', 'REVOKE', 'suspend'], licenseIds: 'json', filter: 'json', expiresAt: 'date', customerEmail: 'string' }),
   mutation('setup', { companyName: 'string', keyPrefix: 'string', email: 'string', password: 'string', name: 'string' }),
 ];
 

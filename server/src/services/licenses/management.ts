@@ -183,7 +183,7 @@ export function licenseWhere(ctx: Ctx, tenantId: string, filter: z.output<typeof
 }
 
 /** The same filter as `licenseWhere`, as SQL over `licenses` (for the counts and the search page). */
-function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.Sql {
+export function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.Sql {
   const and: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
   if (filter.productId) and.push(isUuid(filter.productId) ? Prisma.sql`product_id = ${filter.productId}::uuid` : Prisma.sql`false`);
   if (filter.status) and.push(statusSql(filter.status, ctx.now));
