@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXPORT_COLUMNS, EXPORT_PAGE_SIZE } from '../server/src/services/licenses/export.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { hostileString, hostileValue } from './support/hostile.js';
 import { runCli } from './support/processes.js';
 import { seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
@@ -71,6 +72,22 @@ describe('license export (CSV)', () => {
       expect(response.json.error.code).toBe('InvalidRequest');
     }
     await t.gql('mutation($input: ReinstateLicenseInput!) { reinstateLicense(input: $input) { license { id } } }', { input: { id: first.id } }, { token: A.admin.token });
+  });
+
+  it('hostile request bodies: a 400 or a CSV, never a server error', async () => {
+    const body = fc.oneof(
+      hostileString,
+      hostileValue.map((value) => JSON.stringify(value) ?? ''),
+      fc.record({ productId: hostileValue, status: hostileValue, expiringWithinDays: hostileValue, search: hostileValue }, { requiredKeys: [] }).map((value) => JSON.stringify(value)),
+    );
+    await fc.assert(
+      fc.asyncProperty(body, async (text) => {
+        const response = await t.post('/api/licenses/export', text, { authorization: `Bearer ${A.admin.token}`, 'content-type': 'application/json' });
+        expect([200, 400], response.text.slice(0, 200)).toContain(response.status);
+        if (response.status === 200) expect(response.text.startsWith(`${EXPORT_COLUMNS.join(',')}\r\n`)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('hostile cells come back exactly (quotes, commas, line breaks) and formulas are neutralised', async () => {

@@ -70,7 +70,7 @@ export function DataTable<T>({ records, columns, minWidth = 0, rowTestId, rowOpa
         aria-label={rest['aria-label']}
         verticalAlign="center"
         rowExpansion={rowExpansion}
-        {...(selection && { selectedRecords: selection.selected as T[], onSelectedRecordsChange: selection.onChange, selectionCheckboxProps: { 'aria-label': 'Select row' }, allRecordsSelectionCheckboxProps: { 'aria-label': 'Select every shown row' } })}
+        {...(selection && { selectedRecords: selection.selected as T[], onSelectedRecordsChange: selection.onChange })}
       />
       {paging && <LoadMore shown={records.length} connection={paging.connection} busy={fetching} onLoadMore={paging.onLoadMore} />}
     </div>

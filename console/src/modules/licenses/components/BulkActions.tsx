@@ -97,7 +97,7 @@ function BulkActionDialog({ filter, selectedIds, onClose, onFinished }: { filter
         <Stack>
           <Radio.Group label="Licenses" value={scope} onChange={(value) => setScope(value as 'selected' | 'filter')}>
             <Stack gap={6} mt={6}>
-              <Radio value="selected" label={`The ${licenses(selectedIds.length)} selected on this page`} disabled={selectedIds.length === 0} />
+              <Radio value="selected" label={selectedIds.length ? `The ${licenses(selectedIds.length)} ticked on this page` : 'Ticked rows (none ticked)'} disabled={selectedIds.length === 0} />
               <Radio value="filter" label="Every license matching the current filters" />
             </Stack>
           </Radio.Group>
