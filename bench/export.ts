@@ -7,7 +7,6 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { loadConfig } from '../server/src/config.js';
 import { applyMigrations } from '../server/src/db/migrate.js';
 import { createApp } from '../server/src/http/app.js';
@@ -15,6 +14,7 @@ import { createLogger } from '../server/src/logger.js';
 import { createRuntime } from '../server/src/runtime.js';
 import { NO_META } from '../server/src/services/auth/actor.js';
 import { createApiKey } from '../server/src/services/auth/api-keys.js';
+import { sql } from './sql.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB = process.env.EXPORT_DB ?? 'keyforge_bench_export';
@@ -22,16 +22,6 @@ const LICENSES = Number(process.env.EXPORT_LICENSES ?? 1_000_000);
 const SAMPLE_EVERY = Math.max(1, Math.floor(LICENSES / 10));
 const TENANT = '00000000-0000-4000-8000-00000000e001';
 const USER = '00000000-0000-4000-8000-00000000e002';
-
-async function sql(url: string, text: string, values: unknown[] = []) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 async function seed(url: string) {
   if (!(await sql(ADMIN_URL, 'SELECT 1 FROM pg_database WHERE datname = $1', [DB])).length) {
