@@ -162,6 +162,7 @@ describe('CORS on the public API', () => {
     const call = await t.post('/api/v1/validate', { licenseKey: 'ACME-AAAA-AAAA-AAAA-AAAA' }, { origin: 'https://app.example' });
     expect(call.headers.get('access-control-allow-origin')).toBe('*');
     expect(call.headers.get('access-control-expose-headers')).toContain('retry-after');
+    expect(call.headers.get('access-control-expose-headers')).toContain('idempotent-replayed');
     expect(call.headers.get('access-control-allow-credentials')).toBeNull();
     expect(call.headers.get('x-content-type-options')).toBe('nosniff');
     const rejected = await t.post('/api/v1/validate', '{bad', { origin: 'https://app.example' });
@@ -171,5 +172,12 @@ describe('CORS on the public API', () => {
     const preflight = await t.request('OPTIONS', '/api/v1/validate', undefined, { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it('the JWKS can be fetched from any origin (browser applications verify offline tokens)', async () => {
+    const jwks = await t.request('GET', '/.well-known/jwks.json', undefined, { origin: 'https://app.example' });
+    expect(jwks.status).toBe(200);
+    expect(jwks.headers.get('access-control-allow-origin')).toBe('*');
+    expect(jwks.headers.get('access-control-allow-credentials')).toBeNull();
   });
 });

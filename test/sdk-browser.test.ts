@@ -10,7 +10,7 @@ import { startServerProcess, type ServerProcess } from './support/processes.js';
 /**
  * The SDK's browser build: bundled from sdk/src/index.ts with esbuild for the browser platform (a `node:` import
  * would fail the build), held to the size budget the README states, then loaded in Debian Chromium and run
- * against the real server — same-origin with the JWKS fetched, and cross-origin (CORS) with pinned keys.
+ * against the real server — same-origin with the JWKS fetched, and cross-origin (CORS) with pinned and fetched keys.
  */
 const SDK = path.resolve(import.meta.dirname, '../sdk');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -155,7 +155,7 @@ describe('the browser build', () => {
     expect(errors).toEqual([]);
   });
 
-  it('works from another origin (CORS) with keys pinned at build time', async () => {
+  it('works from another origin (CORS), with keys pinned at build time or fetched', async () => {
     const jwks = await (await fetch(`${server.url}/.well-known/jwks.json`)).json();
     const { page: tab, errors } = await page('cross-origin');
     const outcome = await tab.evaluate(
@@ -163,12 +163,17 @@ describe('the browser build', () => {
         const { KeyforgeClient } = (window as any).KeyforgeSDK;
         const sdk = new KeyforgeClient({ baseUrl: api, issuer, product: 'Acme Studio', jwks });
         const result = await sdk.validate({ licenseKey: key, deviceId: 'browser-device' });
-        return { origin: location.origin, source: result.source, device: result.entitlement.device };
+        // Without pinned keys the client fetches the JWKS across origins, and reads the replay header.
+        const fetching = new KeyforgeClient({ baseUrl: api, issuer, product: 'Acme Studio' });
+        const fetched = await fetching.validate({ licenseKey: key, deviceId: 'browser-device' });
+        const first = await fetching.meter({ licenseKey: key, event: 'api.calls', quantity: 1, idempotencyKey: 'cross-origin-1' });
+        const repeat = await fetching.meter({ licenseKey: key, event: 'api.calls', quantity: 1, idempotencyKey: 'cross-origin-1' });
+        return { origin: location.origin, source: result.source, device: result.entitlement.device, fetched: fetched.source, replayed: [first.replayed, repeat.replayed] };
       },
       { key, issuer: ISSUER, api: server.url, jwks },
     );
     expect(outcome.origin).not.toBe(server.url);
-    expect(outcome).toMatchObject({ source: 'online', device: 'browser-device' });
+    expect(outcome).toMatchObject({ source: 'online', device: 'browser-device', fetched: 'online', replayed: [false, true] });
     expect(errors).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 /**
- * `@keyforge/client/node` — helpers for Node ≥ 20 and Electron's main process: a {@link FileStore} and a
- * device fingerprint ({@link machineFingerprint}). Kept apart from `@keyforge/client` so browser bundles
- * never import `node:` modules.
+ * `@keyforge/client/node` — helpers for Node ≥ 20 and Electron's main process (Bun and Deno load them too,
+ * through their `node:` modules): a {@link FileStore} and a device fingerprint ({@link machineFingerprint}).
+ * Kept apart from `@keyforge/client` so browser bundles never import `node:` modules.
  *
  * @module @keyforge/client/node
  */

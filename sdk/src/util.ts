@@ -50,7 +50,7 @@ export function anySignal(signals: (AbortSignal | undefined)[]): AbortSignal {
   return controller.signal;
 }
 
-/** Node and Bun timers keep the process alive unless unref'd; browsers and Deno return a number. */
+/** Node, Bun and Deno (2.x) timers keep the process alive unless unref'd; browsers return a number. */
 export function unref(timer: unknown): void {
   (timer as { unref?: () => void } | null)?.unref?.();
 }

@@ -8,6 +8,8 @@ import type { AppEnv } from './env.js';
 export function mountHealthAndKeys(app: Hono<AppEnv>, deps: AppDeps): void {
   app.get('/.well-known/jwks.json', async (c) => {
     c.header('Cache-Control', 'public, max-age=300');
+    // Public keys: browser applications verifying offline tokens fetch them from any origin (no credentials).
+    c.header('Access-Control-Allow-Origin', '*');
     return c.json(await publicJwks(deps));
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));

@@ -1,7 +1,8 @@
 import type { MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 
-const PUBLIC_EXPOSED_HEADERS = 'x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset';
+// Idempotent-Replayed tells a browser client that a meter call was a repeat (README "Client SDK").
+const PUBLIC_EXPOSED_HEADERS = 'x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, idempotent-replayed';
 
 /**
  * Any origin may call the public API (web apps validate too); it never uses cookies. Preflights go through
