@@ -9,26 +9,16 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { openDatabase } from '../server/src/db/database.js';
 import { applyMigrations } from '../server/src/db/migrate.js';
 import { deliverDueEmails, type MailTransport } from '../server/src/services/notifications/delivery.js';
 import { queueWeeklyDigests } from '../server/src/services/notifications/digest.js';
 import { queueExpiryNotifications } from '../server/src/services/notifications/expiry.js';
+import { sql } from './sql.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const BIG = Number(process.env.SCALE_JOBS_LICENSES ?? 50_000);
 const OTHERS = 100;
-
-async function sql(url: string, text: string, values: unknown[] = []) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 /** Creates the database with 20 tenants if it does not exist (pnpm bench:scale builds a bigger one). */
 async function ensureDatabase(url: string) {

@@ -213,6 +213,7 @@ describe('schedules and operators', () => {
         ['audit-checkpoints', '*/15 * * * *', 'UTC'],
         ['audit-verify', '30 3 * * *', 'UTC'],
         ['webhook-delivery', '* * * * *', 'UTC'],
+        ['bulk-license-jobs', '* * * * *', 'UTC'],
       ]);
       const digest = schedules[0].nextRunAt!;
       expect([digest.getUTCDay(), digest.getUTCHours(), digest.getUTCMinutes()]).toEqual([1, 9, 0]);
@@ -238,7 +239,7 @@ describe('schedules and operators', () => {
       const reader = await app.login('gql-reader@deliver.test');
       const schedules = await app.gql('{ jobSchedules { name schedule timezone nextRunAt lastRunAt running } }', {}, { token: reader.token });
       expect(schedules.errors).toBeUndefined();
-      expect(schedules.data.jobSchedules.map((job: { name: string }) => job.name)).toEqual(['weekly-digest', 'expiry-notifications', 'email-delivery', 'housekeeping', 'audit-checkpoints', 'audit-verify', 'webhook-delivery']);
+      expect(schedules.data.jobSchedules.map((job: { name: string }) => job.name)).toEqual(['weekly-digest', 'expiry-notifications', 'email-delivery', 'housekeeping', 'audit-checkpoints', 'audit-verify', 'webhook-delivery', 'bulk-license-jobs']);
       const query = 'query($status: EmailStatus, $kind: EmailKind) { emails(status: $status, kind: $kind, first: 100) { totalCount nodes { id to kind status subject textBody } pageInfo { hasNextPage } } }';
       const emails = await app.gql(query, { kind: 'EXPIRY_CUSTOMER', status: 'SENT' }, { token: admin.token });
       expect(emails.errors).toBeUndefined();

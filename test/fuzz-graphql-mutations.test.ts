@@ -68,6 +68,7 @@ const operations: Operation[] = [
   mutation('resetUserMfa', { id: 'id' }),
   mutation('sendPasswordResetLink', { id: 'id' }),
   mutation('resetPassword', { token: 'string', password: 'string' }),
+  mutation('startBulkLicenseAction', { action: ['SUSPEND', 'RENEW', 'TRANSFER', 'REVOKE', 'suspend'], licenseIds: 'json', filter: 'json', expiresAt: 'date', customerEmail: 'string' }),
   mutation('setup', { companyName: 'string', keyPrefix: 'string', email: 'string', password: 'string', name: 'string' }),
 ];
 

@@ -24,6 +24,8 @@ import {
   updateLicense,
 } from '../server/src/services/licenses/management.js';
 import { reinstateLicense, renewLicense, suspendLicense, transferLicense } from '../server/src/services/licenses/lifecycle.js';
+import { countBulkSelection, getBulkJob, startBulkLicenseAction } from '../server/src/services/licenses/bulk.js';
+import { exportLicensesCsv } from '../server/src/services/licenses/export.js';
 import { removeMeterQuota, setMeterQuota, usageTotals } from '../server/src/services/metering/management.js';
 import { getOutboxBodies, listOutbox } from '../server/src/services/notifications/outbox.js';
 import { runJobNow, type JobSchedule } from '../server/src/services/notifications/schedules.js';
@@ -122,6 +124,7 @@ const snapshot = async () => {
       p.auditLogEntry.count(),
       p.webhookEndpoint.findMany({ orderBy: { id: 'asc' } }),
       p.webhookDelivery.findMany({ orderBy: { id: 'asc' } }),
+      p.bulkJob.count(),
       p.webhookEvent.count(),
     ]),
   );
@@ -139,6 +142,7 @@ const mutations: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['reinstateLicense', (ctx) => reinstateLicense(ctx, { id: f.licenseId })],
   ['renewLicense', (ctx) => renewLicense(ctx, { id: f.licenseId, expiresAt: new Date(clock.now().getTime() + 400 * 86_400_000) })],
   ['transferLicense', (ctx) => transferLicense(ctx, { id: f.licenseId, customerEmail: 'thief@evil.test' })],
+  ['startBulkLicenseAction', (ctx) => startBulkLicenseAction(ctx, { action: 'revoke', licenseIds: [f.licenseId] })],
   ['deactivateActivation', (ctx) => deactivateActivation(ctx, f.activationId)],
   ['createUser', (ctx) => createUser(ctx, { email: 'sneaky@acme.test', password: 'correct horse battery', role: 'CompanyAdmin' })],
   ['updateUser', (ctx) => updateUser(ctx, f.userId, { role: 'ReadOnly' })],
@@ -174,6 +178,9 @@ const reads: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['listLicenses', (ctx) => listLicenses(ctx, {})],
   ['getLicense', (ctx) => getLicense(ctx, f.licenseId)],
   ['listLicenseActivations', (ctx) => listLicenseActivations(ctx, { id: f.licenseId, tenantId: f.tenantId })],
+  ['exportLicensesCsv', async (ctx) => (await exportLicensesCsv(ctx).next()).value],
+  ['countBulkSelection', (ctx) => countBulkSelection(ctx, { licenseIds: [f.licenseId] })],
+  ['getBulkJob', (ctx) => getBulkJob(ctx, randomUUID())],
   ['listUsers', (ctx) => listUsers(ctx)],
   ['listApiKeys', (ctx) => listApiKeys(ctx)],
   ['listInvitations', (ctx) => listInvitations(ctx)],

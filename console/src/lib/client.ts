@@ -16,6 +16,7 @@ export const EMBEDDED_TYPES = [
   'ActivityLogVerdict',
   'ActivityLogVerification',
   'Analytics',
+  'BulkJobFailure',
   'DashboardStats',
   'FloatingPoolBucket',
   'FloatingSessions',
@@ -75,6 +76,8 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   sendTestWebhookEvent: ['webhookDeliveries'],
   setMeterQuota: ['usageTotals'],
   setup: [],
+  // The changes come later, from a worker: the console refetches the list when the job reports finished.
+  startBulkLicenseAction: [],
   startMfaEnrollment: [],
   suspendLicense: ['licenses', 'dashboardStats', 'analytics'],
   transferLicense: ['licenses', 'dashboardStats'],

@@ -36,6 +36,8 @@ interface DataTableProps<T> {
   paging?: { connection: PagedConnection; onLoadMore: (endCursor: string) => void };
   /** Rows that open to show more (mantine-datatable's row expansion). */
   rowExpansion?: DataTableRowExpansionProps<T>;
+  /** Rows with a checkbox (mantine-datatable's record selection): the selected records and their change. */
+  selection?: { selected: readonly T[]; onChange: (records: T[]) => void };
   'aria-label'?: string;
 }
 
@@ -45,7 +47,7 @@ interface DataTableProps<T> {
  * Empty and loading states belong to the caller (QueryState); paging is "load more" on a cursor connection,
  * the pages merged by graphcache's relayPagination.
  */
-export function DataTable<T>({ records, columns, minWidth = 0, rowTestId, rowOpacity, onRowClick, idAccessor = 'id', fetching, paging, rowExpansion, ...rest }: DataTableProps<T>) {
+export function DataTable<T>({ records, columns, minWidth = 0, rowTestId, rowOpacity, onRowClick, idAccessor = 'id', fetching, paging, rowExpansion, selection, ...rest }: DataTableProps<T>) {
   const mapped: DataTableColumn<T>[] = columns.map((column) => ({
     accessor: column.accessor,
     title: column.title,
@@ -68,6 +70,7 @@ export function DataTable<T>({ records, columns, minWidth = 0, rowTestId, rowOpa
         aria-label={rest['aria-label']}
         verticalAlign="center"
         rowExpansion={rowExpansion}
+        {...(selection && { selectedRecords: selection.selected as T[], onSelectedRecordsChange: selection.onChange })}
       />
       {paging && <LoadMore shown={records.length} connection={paging.connection} busy={fetching} onLoadMore={paging.onLoadMore} />}
     </div>

@@ -1,4 +1,6 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { JWK } from 'jose';
 import { exportAuditLog, findCheckpointTokens, verifyAuditExport, type AuditExport } from '../services/audit/checkpoints.js';
 import { checkAuditIntegrity, checkpointFile, verifyLog } from '../services/audit/verification.js';
@@ -6,7 +8,8 @@ import { loadConfig } from '../config.js';
 import { AppError } from '../domain/errors.js';
 import { createTenant, getTenantByPrefix } from '../services/tenants.js';
 import { createProduct, getProductByName } from '../services/products.js';
-import { createLicense, findByKey, revokeLicense, showLicenseByKey } from '../services/licenses/management.js';
+import { createLicense, findByKey, revokeLicense, showLicenseByKey, type LicenseFilter } from '../services/licenses/management.js';
+import { exportLicensesCsv } from '../services/licenses/export.js';
 import { loadTokenSigner, rotateSigningKey } from '../services/signing/signing-keys.js';
 import { listActiveFloatingSessions } from '../services/floating/management.js';
 import { removeMeterQuota, setMeterQuota, usageTotals } from '../services/metering/management.js';
@@ -77,6 +80,27 @@ export const commands: Record<string, CliCommand> = {
       const found = await findByKey(ctx, need(opts, 'key'));
       const { product: _product, ...license } = await revokeLicense(operatorIn(ctx, found.tenantId), found.id);
       return { license };
+    },
+  },
+  'license:export': {
+    usage:
+      'license:export --tenant <PREFIX> --out <file.csv> [--product <name>] [--status active|expired|suspended|revoked] [--expiring-within-days N] [--search <text>]   (streamed, newest first; never the keys)',
+    options: ['--tenant <PREFIX>', '--out <file>', '--product <name>', '--status <status>', '--expiring-within-days <N>', '--search <text>'],
+    async run(ctx, opts) {
+      const tenant = await getTenantByPrefix(ctx, need(opts, 'tenant'));
+      const inTenant = operatorIn(ctx, tenant.id);
+      const product = str(opts, 'product') ? await getProductByName(inTenant, need(opts, 'product')) : undefined;
+      const filter = { productId: product?.id, status: str(opts, 'status') as LicenseFilter['status'], expiringWithinDays: int(opts.expiringWithinDays, 'expiring-within-days'), search: str(opts, 'search') };
+      const out = need(opts, 'out');
+      let licenses = 0;
+      const text = async function* () {
+        for await (const chunk of exportLicensesCsv(inTenant, filter)) {
+          licenses += chunk.rows;
+          yield chunk.csv;
+        }
+      };
+      await pipeline(Readable.from(text()), createWriteStream(out));
+      return { tenant: tenant.keyPrefix, file: out, licenses };
     },
   },
   'license:show': {

@@ -40,7 +40,7 @@ export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}):
 
   // Management API: GraphQL plus the REST endpoints the spec names.
   const management = [managementCors(deps.config.consoleOrigin), bodySizeLimit(MAX_MANAGEMENT_BODY_BYTES, bodyTooLarge('The request body is too large.')), managementAuth(deps)];
-  for (const path of ['/api/graphql', '/api/dashboard/*', '/api/users/*']) app.use(path, ...management);
+  for (const path of ['/api/graphql', '/api/dashboard/*', '/api/users/*', '/api/licenses/*']) app.use(path, ...management);
   mountGraphQL(app, deps);
   mountAdminRoutes(app, deps);
 

@@ -3,6 +3,7 @@ import { builder } from '../builder.js';
 import './account.js';
 import './activity.js';
 import './analytics.js';
+import './bulk.js';
 import './email.js';
 import './floating.js';
 import './invitations.js';

@@ -140,7 +140,7 @@ const TransferLicenseInput = builder.inputType('TransferLicenseInput', {
   fields: (t) => ({ id: t.id({ required: true }), customerEmail: t.string({ required: true, description: 'The new customer email.' }) }),
 });
 const DeactivateActivationInput = builder.inputType('DeactivateActivationInput', { fields: (t) => ({ id: t.id({ required: true, description: 'The activation.' }) }) });
-const LicenseFilterInput = builder.inputType('LicenseFilter', {
+export const LicenseFilterInput = builder.inputType('LicenseFilter', {
   fields: (t) => ({
     productId: t.id(),
     status: t.field({ type: LicenseStatusEnum }),

@@ -2,10 +2,12 @@ import type { Hono } from 'hono';
 import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { mountDashboardRoutes } from './dashboard.js';
+import { mountLicenseRoutes } from './licenses.js';
 import { mountNotificationRoutes } from './notifications.js';
 
 /** Management REST endpoints the spec names (the rest of the management API is GraphQL). */
 export function mountAdminRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   mountDashboardRoutes(app, deps);
   mountNotificationRoutes(app, deps);
+  mountLicenseRoutes(app, deps);
 }

@@ -162,7 +162,7 @@ export const LicenseFilterSchema = z.object({
 });
 export type LicenseFilter = z.input<typeof LicenseFilterSchema>;
 
-function licenseWhere(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.LicenseWhereInput {
+export function licenseWhere(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.LicenseWhereInput {
   const { now } = ctx;
   const and: Prisma.LicenseWhereInput[] = [{ tenantId }];
   if (filter.productId) and.push(isUuid(filter.productId) ? { productId: filter.productId } : { id: { in: [] } });
@@ -183,7 +183,7 @@ function licenseWhere(ctx: Ctx, tenantId: string, filter: z.output<typeof Licens
 }
 
 /** The same filter as `licenseWhere`, as SQL over `licenses` (for the counts and the search page). */
-function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.Sql {
+export function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.Sql {
   const and: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
   if (filter.productId) and.push(isUuid(filter.productId) ? Prisma.sql`product_id = ${filter.productId}::uuid` : Prisma.sql`false`);
   if (filter.status) and.push(statusSql(filter.status, ctx.now));

@@ -27,13 +27,17 @@ export const LicenseListFields = graphql(`
 `);
 
 /** The licenses list: a row opens its license. */
-export function LicensesTable({ licenses, onOpen, fetching, paging }: {
+export function LicensesTable({ licenses, onOpen, fetching, paging, selectedIds, onSelect }: {
   licenses: readonly FragmentOf<typeof LicenseListFields>[];
   onOpen: (id: string) => void;
   fetching?: boolean;
   paging?: { connection: PagedConnection; onLoadMore: (endCursor: string) => void };
+  /** With these, rows have checkboxes (bulk actions on a selection). */
+  selectedIds?: readonly string[];
+  onSelect?: (ids: string[]) => void;
 }) {
   const records = readFragment(LicenseListFields, licenses);
+  const selection = selectedIds && onSelect ? { selected: records.filter((license) => selectedIds.includes(license.id)), onChange: (rows: typeof records) => onSelect(rows.map((row) => row.id)) } : undefined;
   return (
     <DataTable
       records={records}
@@ -42,6 +46,7 @@ export function LicensesTable({ licenses, onOpen, fetching, paging }: {
       onRowClick={(license) => onOpen(license.id)}
       fetching={fetching}
       paging={paging}
+      selection={selection}
       columns={[
         {
           accessor: 'keyHint',

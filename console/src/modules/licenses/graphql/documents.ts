@@ -179,3 +179,50 @@ export const TransferLicenseMutation = graphql(
   `,
   [LicenseDetailFields],
 );
+
+export const BulkSelectionCountQuery = graphql(`
+  query BulkSelectionCount($selection: BulkLicenseSelection!) {
+    bulkSelectionCount(selection: $selection)
+  }
+`);
+
+/** A bulk job's progress, as the progress panel shows it. */
+export const BulkJobFields = graphql(`
+  fragment BulkJobFields on BulkJob {
+    id
+    action
+    total
+    done
+    failed
+    finished
+    failures(first: 20) {
+      licenseId
+      keyHint
+      error
+    }
+  }
+`);
+
+export const StartBulkLicenseActionMutation = graphql(
+  `
+    mutation StartBulkLicenseAction($input: StartBulkLicenseActionInput!) {
+      startBulkLicenseAction(input: $input) {
+        job {
+          ...BulkJobFields
+        }
+      }
+    }
+  `,
+  [BulkJobFields],
+);
+
+export const BulkJobQuery = graphql(
+  `
+    query BulkJob($id: ID!) {
+      bulkJob(id: $id) {
+        ...BulkJobFields
+      }
+    }
+  `,
+  [BulkJobFields],
+);

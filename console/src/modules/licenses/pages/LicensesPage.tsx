@@ -10,6 +10,7 @@ import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useCursorPages } from '../../../ui/useCursorPages';
 import { useSearchFilters } from '../../../ui/useSearchFilters';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
+import { BulkActions } from '../components/BulkActions';
 import { CreateLicenseModal } from '../components/CreateLicenseModal';
 import { LicensesTable } from '../components/LicensesTable';
 import type { LicenseStatus } from '../components/LicenseStatus';
@@ -55,6 +56,7 @@ export function LicensesPage() {
     expiringWithinDays: values.expiring ? Number(values.expiring) : undefined,
   };
   const pages = useCursorPages(JSON.stringify(filter));
+  const [selectedIds, setSelectedIds] = useState<string[]>([]);
   const [result, reload] = useQuery({ query: LicensesQuery, variables: { first: PAGE_SIZE, after: pages.after, filter } });
 
   return (
@@ -103,6 +105,17 @@ export function LicensesPage() {
             </Button>
           )}
         </Group>
+        <Group mt="sm">
+          <BulkActions
+            filter={filter}
+            selectedIds={selectedIds}
+            canManage={canManage}
+            onFinished={() => {
+              setSelectedIds([]);
+              reload({ requestPolicy: 'network-only' });
+            }}
+          />
+        </Group>
       </Paper>
       <Paper>
         <QueryState
@@ -125,6 +138,8 @@ export function LicensesPage() {
               onOpen={(id) => navigate(licensePath(id))}
               fetching={result.fetching}
               paging={{ connection: data.licenses, onLoadMore: pages.loadMore }}
+              selectedIds={canManage ? selectedIds : undefined}
+              onSelect={setSelectedIds}
             />
           )}
         </QueryState>

@@ -1,0 +1,88 @@
+import { builder, screamingEnumValues } from '../builder.js';
+import { serviceCtx } from '../context.js';
+import { BULK_ACTIONS, bulkJobFailures, countBulkSelection, getBulkJob, startBulkLicenseAction, MAX_SELECTED } from '../../services/licenses/bulk.js';
+import { LicenseFilterInput } from './licenses.js';
+
+// Bulk license actions (services/licenses/bulk.ts): the count a confirmation states, the job, its progress.
+
+type BulkJobShape = NonNullable<Awaited<ReturnType<typeof getBulkJob>>>;
+
+const BulkLicenseActionEnum = builder.enumType('BulkLicenseAction', { values: screamingEnumValues(BULK_ACTIONS) });
+
+const BulkJobFailureType = builder.objectRef<{ licenseId: string; keyHint: string; error: string }>('BulkJobFailure').implement({
+  description: 'A license the bulk action could not change, and why.',
+  fields: (t) => ({ licenseId: t.exposeID('licenseId'), keyHint: t.exposeString('keyHint'), error: t.exposeString('error') }),
+});
+
+const BulkJobType = builder.objectRef<BulkJobShape>('BulkJob').implement({
+  description: 'A bulk action running in the background: done + failed of total licenses so far.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    action: t.field({ type: BulkLicenseActionEnum, resolve: (job) => job.action as (typeof BULK_ACTIONS)[number] }),
+    total: t.exposeInt('total'),
+    done: t.exposeInt('done', { description: 'Licenses changed, or already as asked.' }),
+    failed: t.exposeInt('failed', { description: 'Licenses refused (revoked, perpetual for a renewal…): see failures.' }),
+    finished: t.boolean({ resolve: (job) => job.finishedAt !== null }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+    failures: t.field({
+      type: [BulkJobFailureType],
+      description: 'The first failed licenses (1–100, default 20).',
+      args: { first: t.arg.int() },
+      resolve: (job, args, ctx) => bulkJobFailures(serviceCtx(ctx), job, args.first ?? 20),
+    }),
+  }),
+});
+
+type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
+const selectionFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) => ({
+  licenseIds: t.idList({ description: `These licenses (1–${MAX_SELECTED}); or give filter.` }),
+  filter: t.field({ type: LicenseFilterInput, description: 'Every license matching this filter when the action starts; or give licenseIds.' }),
+});
+const BulkSelectionInput = builder.inputType('BulkLicenseSelection', { fields: (t) => selectionFields(t) });
+const StartBulkLicenseActionInput = builder.inputType('StartBulkLicenseActionInput', {
+  fields: (t) => ({
+    action: t.field({ type: BulkLicenseActionEnum, required: true }),
+    ...selectionFields(t),
+    expiresAt: t.field({ type: 'DateTime', description: 'RENEW: the new expiry of every license (later than now and than its current expiry).' }),
+    customerEmail: t.string({ description: 'TRANSFER: the new customer email of every license.' }),
+  }),
+});
+const StartBulkLicenseActionPayload = builder.objectRef<BulkJobShape>('StartBulkLicenseActionPayload').implement({
+  fields: (t) => ({ job: t.field({ type: BulkJobType, resolve: (job) => job }) }),
+});
+
+const selection = (input: { licenseIds?: (string | number)[] | null; filter?: { productId?: string | number | null } | null }) => ({
+  licenseIds: input.licenseIds?.map(String),
+  filter: input.filter ? { ...input.filter, productId: input.filter.productId?.toString() } : input.filter,
+});
+
+builder.queryFields((t) => ({
+  bulkSelectionCount: t.int({
+    description: 'How many licenses a bulk action on this selection would change now (what the confirmation states).',
+    args: { selection: t.arg({ type: BulkSelectionInput, required: true }) },
+    resolve: (_root, args, ctx) => countBulkSelection(serviceCtx(ctx), selection(args.selection)),
+  }),
+  bulkJob: t.field({
+    type: BulkJobType,
+    nullable: true,
+    description: 'Null when there is no such bulk job in your company.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => getBulkJob(serviceCtx(ctx), String(args.id)),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  startBulkLicenseAction: t.field({
+    type: StartBulkLicenseActionPayload,
+    description:
+      'Suspends, reinstates, revokes, renews or transfers the selected licenses in the background (COMPANY_ADMIN); each change is audited and emitted as a single one would be. Poll bulkJob(id) for progress. A selection matching nothing is InvalidRequest.',
+    args: { input: t.arg({ type: StartBulkLicenseActionInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      const job = await startBulkLicenseAction(serviceCtx(ctx), { ...selection(input), action: input.action, expiresAt: input.expiresAt, customerEmail: input.customerEmail });
+      // Wakes a worker now; without one here, the every-minute schedule picks the job up.
+      await ctx.deps.jobs?.runNow('bulk-license-jobs').catch((error: Error) => ctx.deps.logger.warn({ err: error.message }, 'could not wake a worker for a bulk job'));
+      return job;
+    },
+  }),
+}));
