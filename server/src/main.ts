@@ -8,7 +8,7 @@ import { createApp } from './http/app.js';
 const CONSOLE_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/dist');
 
 async function main() {
-  const { config, logger, runtime, jobs } = await bootProcess('server', (cfg) => cfg.jobsWorker, (cfg) => portProblem(cfg.port, cfg.host));
+  const { config, logger, runtime, jobs, metricsServer } = await bootProcess('server', (cfg) => cfg.jobsWorker, (cfg) => portProblem(cfg.port, cfg.host));
   const app = createApp(runtime.deps, { consoleDir: CONSOLE_DIST });
 
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
@@ -25,6 +25,7 @@ async function main() {
     logger.info({ signal }, 'shutting down');
     // Running jobs finish (up to 8 s) while in-flight requests drain.
     const jobsStopped = jobs.stop();
+    metricsServer?.close();
     server.close(async () => {
       await jobsStopped;
       await runtime.close();

@@ -6,10 +6,11 @@ import { bootProcess, onShutdown } from './boot.js';
  * locks run each due job once. On the embedded database the server is the only process, so it does the jobs.
  */
 async function main() {
-  const { logger, runtime, jobs } = await bootProcess('worker', () => true);
+  const { logger, runtime, jobs, metricsServer } = await bootProcess('worker', () => true);
   logger.info({ database: runtime.deps.db.kind }, 'job worker started');
   onShutdown(logger, async (signal) => {
     logger.info({ signal }, 'worker shutting down: waiting for running jobs');
+    metricsServer?.close();
     await jobs.stop();
     await runtime.close();
     logger.info('worker stopped');
