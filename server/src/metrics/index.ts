@@ -134,6 +134,17 @@ export function createMetrics(sources: MetricsSources) {
   fromStatus('keyforge_audit_verification_ok', '1 when every company\'s newest full verification holds, 0 when one is broken (absent before the first).', (s) => (s.auditVerifiedCompanies ? (s.auditVerificationsBroken ? 0 : 1) : null));
   fromStatus('keyforge_signing_key_age_seconds', 'Age of the active signing key.', (s, now) => (s.signingKeyCreatedAt ? ageSeconds(s.signingKeyCreatedAt, now) : null));
   new Gauge({
+    name: 'keyforge_job_last_finished_timestamp_seconds',
+    help: 'When the latest run of each job finished, on any process (job_last_runs; absent while it runs or after it failed).',
+    labelNames: ['job'],
+    registers,
+    async collect() {
+      const s = await status();
+      this.reset();
+      for (const job of s?.jobs ?? []) if (job.lastFinishedAt) this.set({ job: job.job }, job.lastFinishedAt.getTime() / 1000);
+    },
+  });
+  new Gauge({
     name: 'keyforge_job_run_tenants',
     help: 'Tenants of unfinished per-tenant runs (expiry, digest), by job and state (pending, failed).',
     labelNames: ['job', 'state'],

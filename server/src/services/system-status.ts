@@ -20,6 +20,8 @@ export interface SystemStatus {
   auditVerificationsBroken: number;
   /** Companies whose log was verified at least once (0: no verdict yet). */
   auditVerifiedCompanies: number;
+  /** The latest run of each job, whoever started it (`job_last_runs`: installation-wide schedules). */
+  jobs: { job: string; lastStartedAt: Date; lastFinishedAt: Date | null; lastFailedAt: Date | null }[];
   /** Unfinished per-tenant runs (expiry, digest): tenants not done yet and tenants failed, per job. */
   runs: { job: string; period: string; tenantsPending: number; tenantsFailed: number }[];
   /** Creation time of the active signing key (installation-wide: every company's tokens use it). */
@@ -73,9 +75,10 @@ const RUNS_SQL = `
 /** The installation's status for the operator (a system actor without a tenant), else the actor's company's. */
 export async function systemStatus(ctx: StatusCtx): Promise<SystemStatus> {
   const tenantId = ctx.actor?.kind === 'system' && ctx.actor.tenantId === null ? null : requireMember(ctx);
-  const [[row], runs] = await Promise.all([
+  const [[row], runs, jobs] = await Promise.all([
     ctx.db.sql.query<Row>(STATUS_SQL, [tenantId]),
     ctx.db.sql.query<{ job: string; period: string; tenants_pending: number; tenants_failed: number }>(RUNS_SQL, [tenantId]),
+    ctx.db.sql.query<{ job: string; started_at: Date; finished_at: Date | null; failed_at: Date | null }>('SELECT job, started_at, finished_at, failed_at FROM job_last_runs ORDER BY job', []),
   ]);
   const date = (value: Date | string | null) => (value === null ? null : new Date(value));
   return {
@@ -89,6 +92,7 @@ export async function systemStatus(ctx: StatusCtx): Promise<SystemStatus> {
     lastAuditVerificationAt: date(row.last_verification),
     auditVerificationsBroken: row.verifications_broken,
     auditVerifiedCompanies: row.verified_companies,
+    jobs: jobs.map((job) => ({ job: job.job, lastStartedAt: new Date(job.started_at), lastFinishedAt: date(job.finished_at), lastFailedAt: date(job.failed_at) })),
     runs: runs.map((run) => ({ job: run.job, period: run.period, tenantsPending: Math.max(0, run.tenants_pending), tenantsFailed: run.tenants_failed })),
     signingKeyCreatedAt: date(row.signing_key_created),
   };
