@@ -1,9 +1,12 @@
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { bootProcess, listenProblem, onShutdown, portProblem } from './boot.js';
+import { startupBanner, startupFacts } from './banner.js';
 import { createApp } from './http/app.js';
+import { needsSetup } from './services/users.js';
 
 const CONSOLE_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/dist');
 
@@ -12,7 +15,15 @@ async function main() {
   const app = createApp(runtime.deps, { consoleDir: CONSOLE_DIST });
 
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-    logger.info({ port: info.port, database: runtime.deps.db.kind, publicUrl: config.publicUrl }, `license service listening on ${config.publicUrl}`);
+    void needsSetup(runtime.deps)
+      .catch(() => false)
+      .then((setup) => {
+        const metricsUrl = metricsServer ? `http://${config.metrics!.host}:${(metricsServer.address() as AddressInfo).port}/metrics` : null;
+        const facts = startupFacts(config, { store: jobs.store, mail: jobs.transport.name }, setup, metricsUrl);
+        // A person at a terminal reads a banner; a log collector gets one JSON line with the same facts.
+        if (process.stdout.isTTY) process.stdout.write(startupBanner(facts));
+        else logger.info({ port: info.port, ...facts }, `license service listening on ${config.publicUrl}`);
+      });
   });
 
   // Taken between the probe and here (another process was quicker): the same one line, then exit.
