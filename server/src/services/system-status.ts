@@ -1,4 +1,4 @@
-import { requireMember, type ServiceActor } from './auth/actor.js';
+import { requireAdmin, type ServiceActor } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
 
 /**
@@ -72,9 +72,9 @@ const RUNS_SQL = `
    GROUP BY r.job, r.period
    ORDER BY r.job, r.period`;
 
-/** The installation's status for the operator (a system actor without a tenant), else the actor's company's. */
+/** The installation's status for the operator (a system actor without a tenant), else the company's, for its admins. */
 export async function systemStatus(ctx: StatusCtx): Promise<SystemStatus> {
-  const tenantId = ctx.actor?.kind === 'system' && ctx.actor.tenantId === null ? null : requireMember(ctx);
+  const tenantId = ctx.actor?.kind === 'system' && ctx.actor.tenantId === null ? null : requireAdmin(ctx).tenantId;
   const [[row], runs, jobs] = await Promise.all([
     ctx.db.sql.query<Row>(STATUS_SQL, [tenantId]),
     ctx.db.sql.query<{ job: string; period: string; tenants_pending: number; tenants_failed: number }>(RUNS_SQL, [tenantId]),
