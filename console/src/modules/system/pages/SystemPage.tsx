@@ -20,6 +20,17 @@ function Fact({ label, children }: { label: string; children: ReactNode }) {
   );
 }
 
+function Card({ title, children }: { title: string; children: ReactNode }) {
+  return (
+    <Paper p="lg">
+      <Title order={3} size="h4" mb="sm">
+        {title}
+      </Title>
+      <Stack gap="sm">{children}</Stack>
+    </Paper>
+  );
+}
+
 const since = (at: string | null | undefined, none: string) => (at ? <span title={formatDateTime(at)}>{relativeTime(at)}</span> : none);
 
 /** The System page (CompanyAdmins): what the Prometheus metrics count, for this company (README "Observability"). */
@@ -32,11 +43,7 @@ export function SystemPage() {
         <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
           {({ systemStatus: s }) => (
             <SimpleGrid cols={{ base: 1, md: 3 }}>
-              <Paper p="lg">
-                <Title order={3} size="h4" mb="sm">
-                  Backlogs
-                </Title>
-                <Stack gap="sm">
+              <Card title="Backlogs">
                   <Fact label="Emails pending">
                     {s.emailsPending} {s.emailsPending > 0 && <>(oldest {since(s.oldestPendingEmailAt, '—')})</>}
                   </Fact>
@@ -53,13 +60,8 @@ export function SystemPage() {
                           </div>
                         ))}
                   </Fact>
-                </Stack>
-              </Paper>
-              <Paper p="lg">
-                <Title order={3} size="h4" mb="sm">
-                  Activity log
-                </Title>
-                <Stack gap="sm">
+              </Card>
+              <Card title="Activity log">
                   <Fact label="Last checkpoint">{since(s.lastAuditCheckpointAt, 'none yet')}</Fact>
                   <Fact label="Last full verification">{since(s.lastAuditVerificationAt, 'none yet')}</Fact>
                   <Fact label="Verdict">
@@ -71,13 +73,8 @@ export function SystemPage() {
                       <Badge variant="light" color="red">broken</Badge>
                     )}
                   </Fact>
-                </Stack>
-              </Paper>
-              <Paper p="lg">
-                <Title order={3} size="h4" mb="sm">
-                  Dependencies
-                </Title>
-                <Stack gap="sm">
+              </Card>
+              <Card title="Dependencies">
                   <Fact label="Redis (shared rate limits)">
                     <Badge variant="light" color={s.redis === 'UP' ? 'green' : s.redis === 'DOWN' ? 'red' : 'gray'}>
                       {s.redis === 'UP' ? 'up' : s.redis === 'DOWN' ? 'down: limits count per process' : 'not configured'}
@@ -88,8 +85,7 @@ export function SystemPage() {
                       {s.mailProvider === 'POSTMARK' ? 'Postmark' : 'development outbox: nothing is sent'}
                     </Badge>
                   </Fact>
-                </Stack>
-              </Paper>
+              </Card>
             </SimpleGrid>
           )}
         </QueryState>
