@@ -74,7 +74,7 @@ const ConfigSchema = z
     POSTMARK_SERVER_TOKEN: optionalString,
     POSTMARK_API_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).default('https://api.postmarkapp.com')),
     METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters (a random secret)').optional()),
-    METRICS_PORT: z.coerce.number<string | undefined>().int().min(0).max(65535).optional(),
+    METRICS_PORT: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number<unknown>().int().min(0).max(65535).optional()),
     METRICS_HOST: z.string().min(1).default('127.0.0.1'),
     MAIL_FROM: optionalString.pipe(z.string().regex(/^([^<>]*<)?[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+>?$/, 'must be an email address, optionally as "Name <address>"').optional()),
   })
