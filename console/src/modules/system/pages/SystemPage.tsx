@@ -81,9 +81,9 @@ export function SystemPage() {
                     </Badge>
                   </Fact>
                   <Fact label="Mail provider">
-                    <Badge variant="light" color={s.mailProvider === 'POSTMARK' ? 'green' : 'yellow'}>
+                    <Text size="sm" c={s.mailProvider === 'POSTMARK' ? 'green' : 'orange'}>
                       {s.mailProvider === 'POSTMARK' ? 'Postmark' : 'development outbox: nothing is sent'}
-                    </Badge>
+                    </Text>
                   </Fact>
               </Card>
             </SimpleGrid>
