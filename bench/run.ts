@@ -2,7 +2,8 @@
 // same essential work, on a fresh PostgreSQL database, driven by autocannon over loopback.
 // Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (16), BENCH_SCENARIOS (validate,activate,hotkey),
 //      BENCH_CPU_PROF=1 (profile both servers into bench/results/profiles/), BENCH_SERVER_ENTRY (default
-//      server/dist/main.js, e.g. a patched copy for a what-if), BENCH_DATABASE_URL or TEST_DATABASE_URL (admin URL).
+//      server/dist/main.js, e.g. a patched copy for a what-if), BENCH_DATABASE_URL or TEST_DATABASE_URL (admin URL),
+//      BENCH_METRICS=1 (the real server with its Prometheus metrics on: METRICS_TOKEN set; README "Observability").
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -21,6 +22,7 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'validate,activate,hotkey').split(',').map((s) => s.trim());
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+const METRICS = process.env.BENCH_METRICS === '1';
 const DEFAULT_ENTRY = 'server/dist/main.js';
 const SERVER_ENTRY = process.env.BENCH_SERVER_ENTRY ?? DEFAULT_ENTRY;
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -287,7 +289,8 @@ function report(rows: Row[], busyBefore: number) {
   console.log(`\nMachine: ${m.cpu}, ${m.cores} cores, Node ${m.node}, ${m.os}; CPU ${Math.round(busyBefore * 100)}% busy before the run`);
   console.log(`\n${table}\n\n${goal}`);
   if (CPU_PROF) console.log('(BENCH_CPU_PROF=1: both servers ran under --cpu-prof, so their figures are lower than usual.)');
-  if (CPU_PROF || SERVER_ENTRY !== DEFAULT_ENTRY) return console.log('(Profiled or experimental run: bench/results/latest.* left unchanged.)');
+  if (METRICS) console.log('(BENCH_METRICS=1: the real server counted its Prometheus metrics.)');
+  if (CPU_PROF || METRICS || SERVER_ENTRY !== DEFAULT_ENTRY) return console.log('(Profiled or experimental run: bench/results/latest.* left unchanged.)');
 
   mkdirSync(RESULTS, { recursive: true });
   const config = { durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, logLevel: 'warn', activate: 'fresh nonce and new deviceId per request, 200 licenses', hotkey: 'the same on one license' };
@@ -336,6 +339,7 @@ async function main() {
   const env = (port: number) => ({
     ...process.env, NODE_ENV: 'production', HOST: '127.0.0.1', PORT: String(port), DATABASE_URL: url, SERVER_SECRET: secret,
     DATA_DIR: dataDir, LOG_LEVEL: 'warn', REDIS_URL: '', RATE_LIMIT_PUBLIC_PER_MINUTE: high, RATE_LIMIT_TENANT_PER_MINUTE: high, RATE_LIMIT_LICENSE_PER_MINUTE: high,
+    METRICS_TOKEN: METRICS ? secret : '',
   });
   // Profiles: one folder per server, as tsx's loader thread writes one too (the main thread's is *.0.001.cpuprofile).
   const profDir = path.join(RESULTS, 'profiles', new Date().toISOString().replace(/[:.]/g, '-'));

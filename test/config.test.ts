@@ -19,6 +19,13 @@ describe('configuration', () => {
     expect(loadConfig({ PUBLIC_URL: 'https://licenses.example.com/' }).publicUrl).toBe('https://licenses.example.com');
   });
 
+  it('turns the metrics on only with METRICS_TOKEN or METRICS_PORT', () => {
+    expect(loadConfig({}).metrics).toBeNull();
+    expect(loadConfig({ METRICS_PORT: '', METRICS_TOKEN: '' }).metrics).toBeNull();
+    expect(loadConfig({ METRICS_TOKEN: 'a-random-secret-of-32-characters' }).metrics).toEqual({ token: 'a-random-secret-of-32-characters', port: undefined, host: '127.0.0.1' });
+    expect(loadConfig({ METRICS_PORT: '9464', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ token: undefined, port: 9464, host: '0.0.0.0' });
+  });
+
   const bad: [Record<string, string>, string][] = [
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
@@ -28,6 +35,8 @@ describe('configuration', () => {
     [{ RATE_LIMIT_PUBLIC_PER_MINUTE: '0' }, 'RATE_LIMIT_PUBLIC_PER_MINUTE'],
     [{ SERVER_SECRET: 'short' }, 'SERVER_SECRET'],
     [{ TRUST_PROXY: 'maybe' }, 'TRUST_PROXY'],
+    [{ METRICS_TOKEN: 'too-short' }, 'METRICS_TOKEN'],
+    [{ METRICS_PORT: 'abc' }, 'METRICS_PORT'],
   ];
   for (const [env, variable] of bad) {
     it(`refuses a bad ${variable}, naming it`, () => {

@@ -457,6 +457,28 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     await shot('14b-emails');
   });
 
+  it('the System page shows the backlogs, the activity log, the dependencies and the jobs', async () => {
+    await nav('System');
+    await page.getByRole('heading', { name: 'System', level: 2 }).waitFor();
+    for (const heading of ['Backlogs', 'Activity log', 'Dependencies', 'Scheduled jobs']) await page.getByRole('heading', { name: heading }).waitFor();
+    await expect.poll(() => page.getByText('Emails pending').locator('..').textContent()).toMatch(/Emails pending\d+/);
+    await page.getByText('development outbox: nothing is sent').waitFor();
+    await page.getByText('not configured').waitFor();
+    // The last run with its duration (email-delivery runs every minute): reloaded until a run is not in progress.
+    const deliveryRow = page.getByRole('row').filter({ hasText: 'email-delivery' });
+    await expect
+      .poll(
+        async () => {
+          if ((await deliveryRow.textContent())?.includes('running')) await page.reload();
+          await deliveryRow.waitFor();
+          return deliveryRow.textContent();
+        },
+        { timeout: 90_000, interval: 2_000 },
+      )
+      .toMatch(/ago · took \d+(\.\d)? s/);
+    await shot('14d-system');
+  });
+
   it('webhooks: adds an endpoint (signing secret shown once), sends a test event, shows it in the delivery log', async () => {
     await nav('Webhooks');
     await page.getByText('No webhook endpoints yet').waitFor();

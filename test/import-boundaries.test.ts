@@ -23,6 +23,7 @@ const FORBIDDEN: Record<string, string[] | '*'> = {
   domain: '*',
   email: ['jobs', 'http', 'graphql', 'rest'],
   ratelimit: ['http', 'graphql', 'rest', 'jobs'],
+  metrics: ['http', 'graphql', 'rest', 'jobs'],
   runtime: ['http', 'graphql', 'rest'],
   deps: ['http', 'graphql', 'rest'],
   'session-cookie': '*',

@@ -1,8 +1,9 @@
-import { createServer } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { DatabaseLockedError, isDatabaseUnavailable, waitForDatabase } from './db/database.js';
 import { startJobs } from './jobs/scheduler.js';
 import { createLogger, type Logger } from './logger.js';
+import { createMetrics, serveMetrics } from './metrics/index.js';
 import { createRuntime, type Runtime } from './runtime.js';
 
 /**
@@ -30,10 +31,14 @@ export async function bootProcess(label: string, jobsWorker: (config: Config) =>
   try {
     if (config.databaseUrl) await waitForDatabase(config.databaseUrl, logger);
     runtime = await createRuntime(config, logger);
+    const metrics = config.metrics ? createMetrics({ db: runtime.deps.db, redisReachable: runtime.deps.rateLimits.redisReachable, role: label }) : undefined;
+    runtime.deps.metrics = metrics;
     // Scheduled jobs: weekly digest, expiry alerts, email delivery, house-keeping (server/src/jobs).
-    const jobs = await startJobs(runtime.deps, { worker: jobsWorker(config) });
+    const jobs = await startJobs(runtime.deps, { worker: jobsWorker(config), onRunFinished: metrics?.jobFinished });
     runtime.deps.jobs = jobs;
-    return { config, logger, runtime, jobs };
+    const metricsServer = metrics && config.metrics?.port !== undefined ? await serveMetrics(metrics, { port: config.metrics.port, host: config.metrics.host, token: config.metrics.token }, logger) : undefined;
+    if (metricsServer) logger.info({ metricsUrl: `http://${config.metrics!.host}:${(metricsServer.address() as AddressInfo).port}/metrics` }, 'metrics listening');
+    return { config, logger, runtime, jobs, metricsServer };
   } catch (error) {
     const known = error instanceof DatabaseLockedError;
     logger.fatal({ err: known ? undefined : error }, known ? (error as Error).message : `${label} startup failed`);

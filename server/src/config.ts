@@ -83,6 +83,9 @@ const ConfigSchema = z
     SIGNING_KEY_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
     POSTMARK_SERVER_TOKEN: optionalString,
     POSTMARK_API_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).default('https://api.postmarkapp.com')),
+    METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters (a random secret)').optional()),
+    METRICS_PORT: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number<unknown>().int().min(0).max(65535).optional()),
+    METRICS_HOST: z.string().min(1).default('127.0.0.1'),
     MAIL_FROM: optionalString.pipe(z.string().regex(/^([^<>]*<)?[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+>?$/, 'must be an email address, optionally as "Name <address>"').optional()),
   })
   .refine((env) => !env.POSTMARK_SERVER_TOKEN || env.MAIL_FROM, { message: 'is required when POSTMARK_SERVER_TOKEN is set (a sender confirmed in Postmark)', path: ['MAIL_FROM'] })
@@ -129,6 +132,8 @@ const ConfigSchema = z
     postmarkServerToken: env.POSTMARK_SERVER_TOKEN,
     postmarkApiUrl: env.POSTMARK_API_URL.replace(/\/+$/, ''),
     mailFrom: env.MAIL_FROM ?? 'Keyforge <no-reply@localhost>',
+    /** Metrics are collected and served only when one of these is set (README "Observability"). */
+    metrics: env.METRICS_TOKEN || env.METRICS_PORT !== undefined ? { token: env.METRICS_TOKEN, port: env.METRICS_PORT, host: env.METRICS_HOST } : null,
   }));
 
 export type Config = z.output<typeof ConfigSchema>;

@@ -2,6 +2,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import type { ServerSecrets } from './crypto/secrets.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics/index.js';
 import type { MailTransport } from './services/notifications/delivery.js';
 import type { JobScheduleSource } from './services/notifications/schedules.js';
 import type { TokenSigner } from './services/signing/signing-keys.js';
@@ -21,4 +22,6 @@ export interface AppDeps {
   lifecycle?: { draining: boolean };
   /** The job store (schedules, "Run now") and the mail transport; set by the server once jobs have started. */
   jobs?: JobScheduleSource & { transport: MailTransport };
+  /** Prometheus metrics, when METRICS_TOKEN or METRICS_PORT is set (README "Observability"); absent, nothing is counted. */
+  metrics?: Metrics;
 }

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger };
@@ -28,11 +29,18 @@ export const REDACTED_PATHS = [
   'headers.cookie',
 ];
 
+/** The request being served (http/middleware/logging.ts): every line logged while serving it carries its id. */
+export const requestScope = new AsyncLocalStorage<{ requestId: string }>();
+
 export function createLogger(level: string, destination?: DestinationStream): Logger {
   return pino(
     {
       level,
       base: undefined,
+      mixin: () => {
+        const scope = requestScope.getStore();
+        return scope ? { requestId: scope.requestId } : {};
+      },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     },

@@ -1,21 +1,32 @@
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from '@hono/node-server';
 import { bootProcess, listenProblem, onShutdown, portProblem } from './boot.js';
+import { startupBanner, startupFacts } from './banner.js';
 import { createApp } from './http/app.js';
 import { startCliChannel } from './cli/channel.js';
+import { needsSetup } from './services/users.js';
 
 const CONSOLE_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/dist');
 
 async function main() {
-  const { config, logger, runtime, jobs } = await bootProcess('server', (cfg) => cfg.jobsWorker, (cfg) => portProblem(cfg.port, cfg.host));
+  const { config, logger, runtime, jobs, metricsServer } = await bootProcess('server', (cfg) => cfg.jobsWorker, (cfg) => portProblem(cfg.port, cfg.host));
   const app = createApp(runtime.deps, { consoleDir: CONSOLE_DIST });
   // On the embedded database the operator CLI works through the server (cli/channel.ts).
   const cliChannel = await startCliChannel(runtime.deps);
 
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-    logger.info({ port: info.port, database: runtime.deps.db.kind, publicUrl: config.publicUrl }, `license service listening on ${config.publicUrl}`);
+    void needsSetup(runtime.deps)
+      .catch(() => false)
+      .then((setup) => {
+        const metricsUrl = metricsServer ? `http://${config.metrics!.host}:${(metricsServer.address() as AddressInfo).port}/metrics` : null;
+        const facts = startupFacts(config, { store: jobs.store, mail: jobs.transport.name }, setup, metricsUrl);
+        // A person at a terminal reads a banner; a log collector gets one JSON line with the same facts.
+        if (process.stdout.isTTY) process.stdout.write(startupBanner(facts));
+        else logger.info({ port: info.port, ...facts }, `license service listening on ${config.publicUrl}`);
+      });
   });
 
   // Taken between the probe and here (another process was quicker): the same one line, then exit.
@@ -41,6 +52,7 @@ async function main() {
     await new Promise((resolve) => setTimeout(resolve, drain));
     const closed = new Promise((resolve) => server.close(resolve));
     const channelClosed = cliChannel?.close();
+    metricsServer?.close();
     // Idle keep-alive connections would hold close() open; busy ones finish their request first.
     (server as Server).closeIdleConnections();
     // Running jobs finish (up to the timeout) while in-flight requests complete.

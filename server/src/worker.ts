@@ -6,12 +6,13 @@ import { bootProcess, onShutdown } from './boot.js';
  * locks run each due job once. On the embedded database the server is the only process, so it does the jobs.
  */
 async function main() {
-  const { config, logger, runtime, jobs } = await bootProcess('worker', () => true);
+  const { config, logger, runtime, jobs, metricsServer } = await bootProcess('worker', () => true);
   logger.info({ database: runtime.deps.db.kind }, 'job worker started');
   const timeoutMs = config.shutdownTimeoutSeconds * 1000;
   onShutdown(logger, config.shutdownTimeoutSeconds + 2, async (signal) => {
     logger.info({ signal }, 'worker shutting down: waiting for running jobs');
     // Runs still going at the timeout are handed back through their lock's expiry (README "Scheduled jobs and email").
+    metricsServer?.close();
     await jobs.stop(timeoutMs);
     await runtime.close();
     logger.info('worker stopped');

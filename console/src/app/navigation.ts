@@ -7,6 +7,7 @@ import {
   IconLicense,
   IconMail,
   IconPackage,
+  IconServer,
   IconUserCircle,
   IconUsers,
   IconWebhook,
@@ -35,6 +36,7 @@ export const NAVIGATION: NavSection[] = [
       { label: 'Products', to: '/products', icon: IconPackage },
       { label: 'Activity log', to: '/activity', icon: IconHistory },
       { label: 'Emails', to: '/emails', icon: IconMail, adminOnly: true },
+      { label: 'System', to: '/system', icon: IconServer, adminOnly: true },
     ],
   },
   {

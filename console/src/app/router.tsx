@@ -10,6 +10,7 @@ import { DashboardPage } from '../modules/dashboard/pages/DashboardPage';
 import { LicenseDetailPage } from '../modules/licenses/pages/LicenseDetailPage';
 import { LicensesPage } from '../modules/licenses/pages/LicensesPage';
 import { OutboxPage } from '../modules/outbox/pages/OutboxPage';
+import { SystemPage } from '../modules/system/pages/SystemPage';
 import { ProductsPage } from '../modules/products/pages/ProductsPage';
 import { ProfilePage } from '../modules/profile/pages/ProfilePage';
 import { CompanySettingsPage } from '../modules/settings/pages/CompanySettingsPage';
@@ -53,6 +54,7 @@ export const router = createBrowserRouter([
               { path: '/products', element: <ProductsPage /> },
               { path: '/activity', element: <ActivityPage /> },
               { path: '/emails', element: <RequireAdmin page={<OutboxPage />} /> },
+              { path: '/system', element: <RequireAdmin page={<SystemPage />} /> },
               { path: '/team', element: <TeamPage /> },
               { path: '/api-keys', element: <ApiKeysPage /> },
               { path: '/settings', element: <CompanySettingsPage /> },

@@ -30,6 +30,8 @@ export interface Database {
   /** The embedded instance (kind 'pglite'), for the job store to share its single session. */
   pglite?: PGlite;
   sql: SqlRunner;
+  /** The PostgreSQL pool's connections (total, idle) and waiting requests, for the metrics; absent on PGlite. */
+  poolStats?(): { total: number; idle: number; waiting: number };
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -97,6 +99,7 @@ function openPostgres(url: string, { poolSize = 10, logger }: OpenDatabaseOption
         return result.rows as T[];
       },
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async ping() {
       await pool.query('select 1');
     },

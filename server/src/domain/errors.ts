@@ -27,7 +27,7 @@ export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly details: { retryAfterSeconds?: number; fields?: Record<string, string>; rateLimit?: number } = {},
+    readonly details: { retryAfterSeconds?: number; fields?: Record<string, string>; rateLimit?: number; rateLimitName?: string } = {},
   ) {
     super(message);
     this.name = 'AppError';
@@ -43,7 +43,7 @@ function serviceUnavailable(): AppError {
 }
 
 // Prisma P2023 (inconsistent column data, e.g. a malformed UUID); PostgreSQL 22P02 (invalid text representation), 22021 (NUL byte).
-const INVALID_INPUT_CODES = new Set(['P2023', '22P02', '22021']);
+export const INVALID_INPUT_CODES = new Set(['P2023', '22P02', '22021']);
 
 /** What toAppError logs through (pino's Logger fits). */
 export interface ErrorLogger {

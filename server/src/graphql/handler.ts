@@ -111,7 +111,9 @@ export function createGraphQLHandler(deps: AppDeps) {
         if (error instanceof GraphQLError && !original) return error;
         // graphql-js wraps a scalar's parse error (a bad variable value) in another GraphQLError: a client mistake.
         if (original instanceof GraphQLError) return new GraphQLError(error instanceof Error ? error.message : original.message, { extensions: { code: 'InvalidRequest' } });
+        if (!(original instanceof AppError)) deps.metrics?.databaseError(original);
         const appError = original instanceof AppError ? original : toAppError(original, deps.logger, currentRequestId.getStore() ?? 'unknown');
+        if (appError.code === 'RateLimited') deps.metrics?.rateLimited(appError.details.rateLimitName ?? 'other');
         return new GraphQLError(appError.message, {
           extensions: {
             code: appError.code,

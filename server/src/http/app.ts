@@ -14,6 +14,7 @@ import { managementCors, publicApiCors } from './middleware/cors.js';
 import { refuseCredentialsInUrl } from './middleware/credentials-in-url.js';
 import { bodyTooLarge, notFound, onError } from './middleware/errors.js';
 import { requestLogging } from './middleware/logging.js';
+import { metricsRoute, requestMetrics } from './middleware/metrics.js';
 import { perIpRateLimit } from './middleware/rate-limit.js';
 import { securityHeaders } from './middleware/security-headers.js';
 
@@ -29,6 +30,7 @@ export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}):
   const app = new Hono<AppEnv>();
 
   app.use(requestId());
+  if (deps.metrics) app.use(requestMetrics(deps.metrics));
   app.use(clientIpMiddleware(deps.config.trustProxy));
   app.use(requestLogging(deps.logger));
   app.use(securityHeaders());
@@ -45,9 +47,10 @@ export function createApp(deps: AppDeps, options: { consoleDir?: string } = {}):
   mountAdminRoutes(app, deps);
 
   mountHealthAndKeys(app, deps);
+  if (deps.metrics && deps.config.metrics?.token) app.get('/metrics', metricsRoute(deps.metrics, deps.config.metrics.token));
   if (options.consoleDir) mountConsole(app, options.consoleDir);
 
   app.notFound(notFound);
-  app.onError(onError(deps.logger));
+  app.onError(onError(deps.logger, deps.metrics));
   return app;
 }

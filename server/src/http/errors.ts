@@ -8,6 +8,7 @@ export interface ErrorBody {
 }
 
 export function errorResponse(c: Context<AppEnv>, error: AppError): Response {
+  c.set('appError', error);
   const body: ErrorBody = { error: { code: error.code, message: error.message, requestId: c.get('requestId') } };
   if (error.details.fields) body.error.fields = error.details.fields;
   if (error.details.retryAfterSeconds !== undefined) c.header('Retry-After', String(error.details.retryAfterSeconds));

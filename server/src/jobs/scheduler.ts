@@ -23,6 +23,8 @@ export interface JobsOptions {
   /** Polling interval in ms (default 5 s); tests go faster. */
   processEvery?: number;
   transport?: MailTransport;
+  /** Told of every run of this process as it ends (the metrics: README "Observability"); must not throw. */
+  onRunFinished?: (job: string, outcome: 'success' | 'failure', durationSeconds: number, result?: Record<string, unknown>) => void;
 }
 
 export interface Jobs extends JobScheduleSource {
@@ -70,9 +72,15 @@ export async function startJobs(deps: JobDeps, options: JobsOptions): Promise<Jo
         const heartbeat = setInterval(() => {
           run.touch().catch((error: Error) => logger.warn({ job: job.name, err: error.message }, 'job heartbeat failed'));
         }, job.lockLifetimeMs / 3);
+        const started = performance.now();
+        const finished = (outcome: 'success' | 'failure', result?: Record<string, unknown>) => options.onRunFinished?.(job.name, outcome, (performance.now() - started) / 1000, result);
         try {
           const result = await recordedRun(deps.db, job.name, run.attrs.data?.source ?? 'schedule', deps.clock, () => job.run(jobContext(deps, transport, now)));
+          finished('success', result);
           logger[job.frequent ? 'debug' : 'info']({ job: job.name, now: now.toISOString(), result }, 'job finished');
+        } catch (error) {
+          finished('failure');
+          throw error;
         } finally {
           clearInterval(heartbeat);
         }

@@ -18,8 +18,12 @@ export interface RateLimits {
   perLicense(licenseId: string): Promise<RateLimitState>;
   /** Where the counters live now: shared in Redis, or this process's own (no REDIS_URL, or Redis unreachable). */
   counters(): 'redis' | 'redis-unreachable' | 'process';
+  /** Redis answers (true) or not (false: counters fall back to this process); null without REDIS_URL. */
+  redisReachable(): boolean | null;
   close(): Promise<void>;
 }
+
+export type RateLimitName = 'ip' | 'tenant' | 'license' | 'signin_ip' | 'signin_account';
 
 export interface RateLimitState {
   limit: number;
@@ -73,15 +77,16 @@ export async function createRateLimits(options: RateLimitOptions, logger?: Logge
   const signInAccount = make('signin-account', signInAccountLimit);
   const license = make('license', options.licensePerMinute);
   return {
-    perIp: (key) => consume(ip, options.publicPerMinute, key),
-    perTenant: (key) => consume(tenant, options.tenantPerMinute, key),
-    perLicense: (key) => consume(license, options.licensePerMinute, key),
+    perIp: (key) => consume(ip, options.publicPerMinute, key, 'ip'),
+    perTenant: (key) => consume(tenant, options.tenantPerMinute, key, 'tenant'),
+    perLicense: (key) => consume(license, options.licensePerMinute, key, 'license'),
     async signIn(clientIp, account) {
-      await consume(signInIp, signInIpLimit, clientIp);
+      await consume(signInIp, signInIpLimit, clientIp, 'signin_ip');
       // Accounts are keyed by a digest: no email addresses in Redis.
-      if (account) await consume(signInAccount, signInAccountLimit, createHash('sha256').update(account.trim().toLowerCase()).digest('base64url'));
+      if (account) await consume(signInAccount, signInAccountLimit, createHash('sha256').update(account.trim().toLowerCase()).digest('base64url'), 'signin_account');
     },
     counters: () => (!redis ? 'process' : reachable && redis.status === 'ready' ? 'redis' : 'redis-unreachable'),
+    redisReachable: () => (redis ? redis.status === 'ready' && reachable : null),
     async close() {
       reachable = false; // a close of our own is no outage to log
       redis?.disconnect();
@@ -89,14 +94,15 @@ export async function createRateLimits(options: RateLimitOptions, logger?: Logge
   };
 }
 
-async function consume(limiter: RateLimiterAbstract, limit: number, key: string): Promise<RateLimitState> {
+/** `name` says which limit refused (a bounded metric label: README "Observability"). */
+async function consume(limiter: RateLimiterAbstract, limit: number, key: string, name: RateLimitName): Promise<RateLimitState> {
   try {
     const res = await limiter.consume(key);
     return { limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
   } catch (rejection) {
     if (rejection instanceof RateLimiterRes) {
       const retryAfterSeconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      throw new AppError('RateLimited', `Too many requests: retry after ${retryAfterSeconds} seconds.`, { retryAfterSeconds, rateLimit: limit });
+      throw new AppError('RateLimited', `Too many requests: retry after ${retryAfterSeconds} seconds.`, { retryAfterSeconds, rateLimit: limit, rateLimitName: name });
     }
     throw rejection;
   }

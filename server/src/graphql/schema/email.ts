@@ -18,7 +18,7 @@ const EmailKindEnum = builder.enumType('EmailKind', {
   values: screamingEnumValues(['weekly-digest', 'expiry-admin', 'expiry-customer', 'test', 'invitation', 'password-reset', 'webhook-disabled'] as const),
 });
 
-const EmailDeliveryModeEnum = builder.enumType('EmailDeliveryMode', {
+export const EmailDeliveryModeEnum = builder.enumType('EmailDeliveryMode', {
   description: 'POSTMARK: emails are delivered. DEVELOPMENT: no mail provider is configured (POSTMARK_SERVER_TOKEN); emails are kept in the outbox, nothing is delivered.',
   values: ['POSTMARK', 'DEVELOPMENT'] as const,
 });

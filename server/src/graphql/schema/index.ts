@@ -9,6 +9,7 @@ import './floating.js';
 import './invitations.js';
 import './licenses.js';
 import './products.js';
+import './system.js';
 import './recovery.js';
 import './team.js';
 import './webhooks.js';

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { deactivateDevice } from '../../services/licenses/activations.js';
-import { licensingContext } from './context.js';
+import { answered, licensingContext } from './context.js';
 import { DeviceId, LicenseKey, RejectionCode, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 
 const DeactivateRequest = z.object({ licenseKey: LicenseKey, deviceId: DeviceId }).openapi('DeactivateRequest');
@@ -26,5 +26,5 @@ const route = createRoute({
 });
 
 export function mountDeactivate(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  v1.openapi(route, async (c) => c.json(await deactivateDevice(licensingContext(deps), c.req.valid('json')), 200));
+  v1.openapi(route, async (c) => c.json(answered(c, await deactivateDevice(licensingContext(deps), c.req.valid('json'))), 200));
 }

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { checkinFloatingSession } from '../../services/floating/sessions.js';
-import { licensingContext } from './context.js';
+import { answered, licensingContext } from './context.js';
 import { sessionSecurity, sessionTokenBody, sessionTokenOf } from './float-heartbeat.js';
 import { RejectionCode, commonErrors, json } from './schemas.js';
 
@@ -31,5 +31,5 @@ const route = createRoute({
 });
 
 export function mountFloatCheckin(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  v1.openapi(route, async (c) => c.json(await checkinFloatingSession(licensingContext(deps), sessionTokenOf(c, c.req.valid('json'))), 200));
+  v1.openapi(route, async (c) => c.json(answered(c, await checkinFloatingSession(licensingContext(deps), sessionTokenOf(c, c.req.valid('json')))), 200));
 }

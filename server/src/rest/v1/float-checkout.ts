@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { HEARTBEAT_INTERVAL_SECONDS, LEASE_SECONDS, checkoutFloatingSeat } from '../../services/floating/sessions.js';
-import { licensingContext } from './context.js';
+import { answered, licensingContext } from './context.js';
 import { DeviceId, LicenseKey, Rejection, Version, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 
 const CheckoutRequest = z
@@ -46,6 +46,6 @@ const route = createRoute({
 export function mountFloatCheckout(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
   v1.openapi(route, async (c) => {
     c.header('Cache-Control', 'no-store');
-    return c.json(await checkoutFloatingSeat(licensingContext(deps), { ...c.req.valid('json'), ip: c.get('clientIp') }), 200);
+    return c.json(answered(c, await checkoutFloatingSeat(licensingContext(deps), { ...c.req.valid('json'), ip: c.get('clientIp') })), 200);
   });
 }

@@ -4,7 +4,7 @@ import { AppError } from '../../domain/errors.js';
 import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { HEARTBEAT_INTERVAL_SECONDS, LEASE_SECONDS, heartbeatFloatingSession } from '../../services/floating/sessions.js';
-import { licensingContext } from './context.js';
+import { answered, licensingContext } from './context.js';
 import { Rejection, commonErrors, json } from './schemas.js';
 
 // Shared by heartbeat and checkin: the session token travels in the JSON body or an Authorization
@@ -69,5 +69,5 @@ const route = createRoute({
 
 export function mountFloatHeartbeat(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
   registerSessionTokenScheme(v1);
-  v1.openapi(route, async (c) => c.json(await heartbeatFloatingSession(licensingContext(deps), sessionTokenOf(c, c.req.valid('json'))), 200));
+  v1.openapi(route, async (c) => c.json(answered(c, await heartbeatFloatingSession(licensingContext(deps), sessionTokenOf(c, c.req.valid('json')))), 200));
 }

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { MAX_QUANTITY, recordUsage } from '../../services/metering/meter.js';
 import { EVENT_NAME_MAX_LENGTH, EVENT_NAME_PATTERN, METER_PERIODS } from '../../services/metering/periods.js';
-import { licensingContext } from './context.js';
+import { answered, licensingContext } from './context.js';
 import { LicenseKey, Rejection, RejectionCode, commonErrors, json, jsonBody, noCredential, rateLimitHeaders } from './schemas.js';
 
 const MeterRequest = z
@@ -73,6 +73,6 @@ export function mountMeter(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
   v1.openapi(route, async (c) => {
     const { body, replayed } = await recordUsage(licensingContext(deps), c.req.valid('json'));
     if (replayed) c.header('Idempotent-Replayed', 'true');
-    return c.json(body, 200);
+    return c.json(answered(c, body), 200);
   });
 }

@@ -2,7 +2,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { validateLicense } from '../../services/licenses/validate.js';
-import { licensingContext } from './context.js';
+import { answered, licensingContext } from './context.js';
 import { DeviceId, LicenseKey, RejectionCode, Version, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 
 const ValidateRequest = z
@@ -73,6 +73,6 @@ export function mountValidate(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
   v1.openapi(route, async (c) => {
     const { challenge, nonce, ...body } = c.req.valid('json');
     // The service names the client challenge `nonce` after the offline token's claim.
-    return c.json(await validateLicense(licensingContext(deps), { ...body, nonce: challenge ?? nonce }), 200);
+    return c.json(answered(c, await validateLicense(licensingContext(deps), { ...body, nonce: challenge ?? nonce })), 200);
   });
 }

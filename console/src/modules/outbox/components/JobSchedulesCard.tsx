@@ -8,6 +8,12 @@ import { useApiMutation } from '../../../ui/useApiMutation';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { DataTable } from '../../../ui/DataTable';
 
+/** How long the last run took, once it finished (a run still going or that failed has none). */
+function tookSeconds(job: { lastRunAt?: string | null; lastFinishedAt?: string | null }): number | null {
+  if (!job.lastRunAt || !job.lastFinishedAt || job.lastFinishedAt < job.lastRunAt) return null;
+  return Math.round((Date.parse(job.lastFinishedAt) - Date.parse(job.lastRunAt)) / 100) / 10;
+}
+
 /** The scheduled jobs (weekly digest, expiry alerts, delivery…) with their last and next run. */
 export function JobSchedulesCard() {
   const [result, reload] = useQuery({ query: JobSchedulesQuery });
@@ -76,7 +82,15 @@ export function JobSchedulesCard() {
                       </Badge>
                     </Tooltip>
                   ) : (
-                    <span title={formatDateTime(job.lastRunAt)}>{relativeTime(job.lastRunAt)}</span>
+                    <span title={formatDateTime(job.lastRunAt)}>
+                      {relativeTime(job.lastRunAt)}
+                      {tookSeconds(job) !== null && (
+                        <Text span size="xs" c="dimmed">
+                          {' '}
+                          · took {tookSeconds(job)} s
+                        </Text>
+                      )}
+                    </span>
                   ),
               },
               { accessor: 'nextRunAt', title: 'Next run', render: (job) => (job.nextRunAt ? formatDateTime(job.nextRunAt) : '—') },

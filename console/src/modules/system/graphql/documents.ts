@@ -1,0 +1,24 @@
+import { graphql } from '../../../graphql';
+
+export const SystemStatusQuery = graphql(`
+  query SystemStatus {
+    systemStatus {
+      emailsPending
+      oldestPendingEmailAt
+      webhookDeliveriesPending
+      oldestPendingWebhookAt
+      webhookEndpointsDisabled
+      lastAuditCheckpointAt
+      lastAuditVerificationAt
+      auditVerificationHolds
+      unfinishedRuns {
+        job
+        period
+        companiesPending
+        companiesFailed
+      }
+      redis
+      mailProvider
+    }
+  }
+`);

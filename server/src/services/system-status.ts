@@ -1,0 +1,99 @@
+import { requireAdmin, type ServiceActor } from './auth/actor.js';
+import type { ServiceContext } from './context.js';
+
+/**
+ * What an operator watches (README "Observability"): outbox backlogs, the audit chain's anchors, resumable runs and
+ * the signing key. One reading serves both the Prometheus collectors (the installation, as the system actor) and the
+ * console's System page (a company's members: their company only), so both show the same numbers.
+ */
+export interface SystemStatus {
+  /** null: the whole installation (the operator); else the company the numbers are scoped to. */
+  tenantId: string | null;
+  emailsPending: number;
+  oldestPendingEmailAt: Date | null;
+  webhookDeliveriesPending: number;
+  oldestPendingWebhookAt: Date | null;
+  webhookEndpointsDisabled: number;
+  lastAuditCheckpointAt: Date | null;
+  /** The newest full verification of each company's activity log: when the last ran, and how many are broken. */
+  lastAuditVerificationAt: Date | null;
+  auditVerificationsBroken: number;
+  /** Companies whose log was verified at least once (0: no verdict yet). */
+  auditVerifiedCompanies: number;
+  /** The latest run of each job, whoever started it (`job_last_runs`: installation-wide schedules). */
+  jobs: { job: string; lastStartedAt: Date; lastFinishedAt: Date | null; lastFailedAt: Date | null }[];
+  /** Unfinished per-tenant runs (expiry, digest): tenants not done yet and tenants failed, per job. */
+  runs: { job: string; period: string; tenantsPending: number; tenantsFailed: number }[];
+  /** Creation time of the active signing key (installation-wide: every company's tokens use it). */
+  signingKeyCreatedAt: Date | null;
+}
+
+type StatusCtx = Pick<ServiceContext, 'db'> & { actor: ServiceActor | null };
+
+interface Row {
+  emails_pending: number;
+  oldest_email: Date | null;
+  webhooks_pending: number;
+  oldest_webhook: Date | null;
+  endpoints_disabled: number;
+  last_checkpoint: Date | null;
+  last_verification: Date | null;
+  verifications_broken: number;
+  verified_companies: number;
+  signing_key_created: Date | null;
+}
+
+// $1: the tenant, or null for the installation. Each count rides an index (status, next_attempt_at) or a small table.
+const STATUS_SQL = `
+  SELECT
+    (SELECT count(*)::int FROM email_outbox WHERE status = 'pending' AND ($1::uuid IS NULL OR tenant_id = $1)) AS emails_pending,
+    (SELECT min(created_at) FROM email_outbox WHERE status = 'pending' AND ($1::uuid IS NULL OR tenant_id = $1)) AS oldest_email,
+    (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending' AND ($1::uuid IS NULL OR tenant_id = $1)) AS webhooks_pending,
+    (SELECT min(created_at) FROM webhook_deliveries WHERE status = 'pending' AND ($1::uuid IS NULL OR tenant_id = $1)) AS oldest_webhook,
+    (SELECT count(*)::int FROM webhook_endpoints WHERE NOT enabled AND ($1::uuid IS NULL OR tenant_id = $1)) AS endpoints_disabled,
+    (SELECT max(created_at) FROM audit_checkpoints WHERE ($1::uuid IS NULL OR tenant_id = $1)) AS last_checkpoint,
+    v.last_verification, v.verifications_broken, v.verified_companies,
+    (SELECT max(created_at) FROM signing_keys WHERE active) AS signing_key_created
+  FROM (
+    SELECT max(verified_at) AS last_verification, (count(*) FILTER (WHERE NOT valid))::int AS verifications_broken, count(*)::int AS verified_companies
+      FROM (SELECT DISTINCT ON (tenant_id) valid, verified_at FROM audit_verdicts
+             WHERE ($1::uuid IS NULL OR tenant_id = $1) ORDER BY tenant_id, verified_at DESC) newest
+  ) v`;
+
+// An unfinished run's tenants: those without a row yet, or failed, are not done.
+const RUNS_SQL = `
+  SELECT r.job, r.period,
+         ((SELECT count(*) FROM tenants WHERE $1::uuid IS NULL OR id = $1)
+           - count(t.tenant_id) FILTER (WHERE t.status = 'done'))::int AS tenants_pending,
+         (count(t.tenant_id) FILTER (WHERE t.status = 'failed'))::int AS tenants_failed
+    FROM job_runs r
+    LEFT JOIN job_run_tenants t ON t.job = r.job AND t.period = r.period AND ($1::uuid IS NULL OR t.tenant_id = $1)
+   WHERE r.finished_at IS NULL
+   GROUP BY r.job, r.period
+   ORDER BY r.job, r.period`;
+
+/** The installation's status for the operator (a system actor without a tenant), else the company's, for its admins. */
+export async function systemStatus(ctx: StatusCtx): Promise<SystemStatus> {
+  const tenantId = ctx.actor?.kind === 'system' && ctx.actor.tenantId === null ? null : requireAdmin(ctx).tenantId;
+  const [[row], runs, jobs] = await Promise.all([
+    ctx.db.sql.query<Row>(STATUS_SQL, [tenantId]),
+    ctx.db.sql.query<{ job: string; period: string; tenants_pending: number; tenants_failed: number }>(RUNS_SQL, [tenantId]),
+    ctx.db.sql.query<{ job: string; started_at: Date; finished_at: Date | null; failed_at: Date | null }>('SELECT job, started_at, finished_at, failed_at FROM job_last_runs ORDER BY job', []),
+  ]);
+  const date = (value: Date | string | null) => (value === null ? null : new Date(value));
+  return {
+    tenantId,
+    emailsPending: row.emails_pending,
+    oldestPendingEmailAt: date(row.oldest_email),
+    webhookDeliveriesPending: row.webhooks_pending,
+    oldestPendingWebhookAt: date(row.oldest_webhook),
+    webhookEndpointsDisabled: row.endpoints_disabled,
+    lastAuditCheckpointAt: date(row.last_checkpoint),
+    lastAuditVerificationAt: date(row.last_verification),
+    auditVerificationsBroken: row.verifications_broken,
+    auditVerifiedCompanies: row.verified_companies,
+    jobs: jobs.map((job) => ({ job: job.job, lastStartedAt: new Date(job.started_at), lastFinishedAt: date(job.finished_at), lastFailedAt: date(job.failed_at) })),
+    runs: runs.map((run) => ({ job: run.job, period: run.period, tenantsPending: Math.max(0, run.tenants_pending), tenantsFailed: run.tenants_failed })),
+    signingKeyCreatedAt: date(row.signing_key_created),
+  };
+}
