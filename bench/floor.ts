@@ -10,6 +10,8 @@ import { ServerSecrets } from '../server/src/crypto/secrets.js';
 import type { LicenseRecord } from '../server/src/services/licenses/license-record.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 }); // the server's default pool size
+// Behind a transaction-mode pooler (BENCH_POOLER) named prepared statements cannot work: the floor sends unnamed ones too.
+const statementName = (name: string) => (process.env.FLOOR_UNNAMED_STATEMENTS === '1' ? undefined : name);
 const secrets = new ServerSecrets(process.env.SERVER_SECRET!);
 const { privateKey, publicKey } = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
 const kid = await calculateJwkThumbprint(await exportJWK(publicKey)); // same header and issuer as the real server's tokens
@@ -60,7 +62,7 @@ const notFound = { isValid: false, message: 'License key not found.', errorCode:
 async function validate(body: any) {
   const digest = digestOf(body.licenseKey);
   if (!digest) return notFound;
-  const { rows } = await pool.query<LicenseRecord>({ name: 'license_by_digest', text: SELECT_LICENSE_BY_DIGEST, values: [digest] });
+  const { rows } = await pool.query<LicenseRecord>({ name: statementName('license_by_digest'), text: SELECT_LICENSE_BY_DIGEST, values: [digest] });
   const l = rows[0];
   if (!l) return notFound;
   const now = new Date();
@@ -82,7 +84,7 @@ async function activate(body: any, ip: string): Promise<[number, object]> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');
-    const run = (name: string, text: string, values: unknown[]) => client.query({ name, text, values });
+    const run = (name: string, text: string, values: unknown[]) => client.query({ name: statementName(name), text, values });
     const nonce = await run('consume_nonce', 'UPDATE nonces SET consumed_at = $2 WHERE digest = $1 AND consumed_at IS NULL AND expires_at > $2 RETURNING digest',
       [createHash('sha256').update(body.nonce).digest('hex'), now]);
     if (nonce.rowCount !== 1) return await rollback(client, [422, { error: { code: 'NonceInvalid' } }]);
