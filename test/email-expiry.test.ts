@@ -451,7 +451,7 @@ describe('exactly once across workers', () => {
   it('two Agenda instances on one PostgreSQL store: no duplicate, nothing lost', async () => {
     const workers = await twoWorkers();
     try {
-      expect(workers[0].store).toBe('PostgreSQL (schema agenda)');
+      expect(workers[0].store).toBe('PostgreSQL (schema agenda, LISTEN/NOTIFY)');
       const domain = await scenario(workers);
       // The stored daily schedule comes due: exactly one of the two workers runs it.
       const before = finishedRuns('expiry-notifications');

@@ -59,7 +59,7 @@ describe('startup', () => {
   it('logs one JSON line with the facts when stdout is not a terminal', async () => {
     const server = await startServerProcess(env());
     const line = await waitUntil(() => server.output().split('\n').find((text) => text.includes('license service listening')), { timeout: 30_000, what: 'the listening line' });
-    expect(JSON.parse(line)).toMatchObject({ url: expect.stringMatching(/^http:\/\//), database: expect.stringMatching(/^PostgreSQL 127\.0\.0\.1:5432\//), jobStore: 'PostgreSQL (schema agenda)', mail: 'development', next: expect.stringMatching(/^Open http:\/\/\S+ to create your company/) });
+    expect(JSON.parse(line)).toMatchObject({ url: expect.stringMatching(/^http:\/\//), database: expect.stringMatching(/^PostgreSQL 127\.0\.0\.1:5432\//), jobStore: 'PostgreSQL (schema agenda, LISTEN/NOTIFY)', mail: 'development', next: expect.stringMatching(/^Open http:\/\/\S+ to create your company/) });
     expect(line).not.toContain(t.databaseUrl.split('@')[0]);
   });
 
