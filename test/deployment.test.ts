@@ -4,7 +4,9 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { decodeProtectedHeader } from 'jose';
 import { verifyAuditChain } from '../server/src/services/audit/audit-log.js';
+import { rotateSigningKey } from '../server/src/services/signing/signing-keys.js';
 import { startTestApp, TestClock, type TestApp } from './support/harness.js';
 import { answers, describeWith, itWith, needRedis, type Need } from './support/optional.js';
 import { adminUrl } from './support/pg.js';
@@ -231,6 +233,21 @@ describeWith(need)('the load-balanced deployment: HAProxy → three servers and 
     expect(results.filter((r) => r.status !== 200 || r.json?.errors), JSON.stringify(results.find((r) => r.status !== 200 || r.json?.errors))).toEqual([]);
     expect(new Set(results.map((r) => r.servedBy)).size).toBe(SERVERS);
     expect(await verifyAuditChain(t.prisma, admin.tenantId, t.deps.secrets.auditChainKey)).toMatchObject({ valid: true, brokenAtSeq: null });
+  }, 60_000);
+
+  it('a signing-key rotation reaches every server: each signs with the new key soon after', async () => {
+    const { key } = await seedLicense(5);
+    const { kid } = await rotateSigningKey({ db: t.deps.db, secrets: t.deps.secrets, now: new Date() }, { immediately: true });
+    for (const server of servers) {
+      await waitUntil(
+        async () => {
+          const response = await fetch(`${server.url}/api/v1/validate`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': freshIp() }, body: JSON.stringify({ licenseKey: key }) });
+          const token = ((await response.json()) as { offlineCacheToken?: string }).offlineCacheToken;
+          return token && decodeProtectedHeader(token).kid === kid;
+        },
+        { timeout: 30_000, interval: 200, what: `${server.url} to sign with ${kid}` },
+      );
+    }
   }, 60_000);
 
   it('a rolling SIGTERM restart of every server under steady load fails no request', async () => {
