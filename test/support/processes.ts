@@ -83,9 +83,9 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts the real server (`tsx server/src/main.ts`) and waits until /readyz answers. */
+/** Starts the real server (`tsx server/src/main.ts`) and waits until /readyz answers; on `env.PORT` when given (a restart in place), else a free port. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const port = await freePort();
+  const port = env.PORT ? Number(env.PORT) : await freePort();
   // One process (tsx as a loader, not a wrapper), so signals reach the server itself.
   const child = track(spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
   let output = '';
