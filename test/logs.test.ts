@@ -76,7 +76,7 @@ describe('startup', () => {
       expect(banner).toContain('Keyforge is running.');
       expect(banner).toMatch(new RegExp(`URL\\s+http://localhost:${port}`));
       expect(banner).toMatch(/Database\s+PostgreSQL 127\.0\.0\.1:5432\//);
-      expect(banner).toMatch(/Job store\s+PostgreSQL \(schema agenda\) \(jobs run in pnpm worker processes/);
+      expect(banner).toMatch(/Job store\s+PostgreSQL \(schema agenda, LISTEN\/NOTIFY\) \(jobs run in pnpm worker processes/);
       expect(banner).toMatch(/Email\s+development outbox: nothing is sent/);
       expect(banner).toContain(`Next: Open http://localhost:${port} to create your company and its first admin.`);
       expect(banner).not.toContain('license service listening');
