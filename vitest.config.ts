@@ -14,8 +14,11 @@ export default defineConfig({
     // Generous: the CLI tests spawn many processes and share two cores with the fuzz and fault suites.
     testTimeout: 180_000,
     hookTimeout: 120_000,
+    // Browser and process polls wait for a condition, not a time: under a full run's load a refetch can take seconds.
+    expect: { poll: { timeout: 15_000 } },
     pool: 'forks',
-    // Two cores: more parallel files only make the concurrency tests slower.
-    maxWorkers: 2,
+    // Two cores, but most suites spend their time waiting on child processes, leases and PostgreSQL: a third file
+    // in parallel keeps the cores busy and the whole run under 30 minutes.
+    maxWorkers: 3,
   },
 });

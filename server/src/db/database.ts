@@ -89,7 +89,9 @@ function openPostgres(url: string, { poolSize = 10, logger }: OpenDatabaseOption
   const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: OutageAwareClient });
   // An idle client losing its connection must not crash the process; the next query reconnects.
   pool.on('error', (error) => logger?.warn({ err: error.message }, 'postgres pool error'));
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  // A burst of admin writes can queue for the pool longer than Prisma's 2 s default wait for a transaction's
+  // connection; waiting is right there (the pool's own queue is the limit), a P2028 error answered as 503 is not.
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool), transactionOptions: { maxWait: 10_000, timeout: 15_000 } });
   return {
     kind: 'postgres',
     prisma,
