@@ -1,5 +1,6 @@
 import { PostgresNotificationChannel } from '@agendajs/postgres-backend';
 import pg from 'pg';
+import { OutageAwareClient } from '../db/pg-client.js';
 import type { Logger } from '../logger.js';
 
 const INITIAL_DELAY_MS = 500;
@@ -21,7 +22,7 @@ export class ResilientListenChannel extends PostgresNotificationChannel {
   constructor(databaseUrl: string, private readonly logger: Logger) {
     // Default channel name, as PostgresBackend's own channel; our back-off replaces Agenda's.
     super({ reconnect: { enabled: false } });
-    this.listenPool = new pg.Pool({ connectionString: databaseUrl, max: 2 });
+    this.listenPool = new pg.Pool({ connectionString: databaseUrl, max: 2, Client: OutageAwareClient });
     this.listenPool.on('error', (error) => logger.warn({ err: error.message }, 'job store LISTEN pool error'));
     this.setPool(this.listenPool);
     this.on('error', (error: Error) => {

@@ -4,6 +4,7 @@ import { PostgresBackend } from '@agendajs/postgres-backend';
 import { InMemoryNotificationChannel, type AgendaBackend, type NotificationChannel } from 'agenda';
 import pg from 'pg';
 import type { Database } from '../db/database.js';
+import { OutageAwareClient } from '../db/pg-client.js';
 import type { Logger } from '../logger.js';
 import { ResilientListenChannel } from './listen-channel.js';
 
@@ -50,7 +51,8 @@ export async function openJobStore(options: JobStoreOptions): Promise<JobStore> 
   if (!options.databaseUrl) throw new Error('the PostgreSQL job store needs DATABASE_URL');
   // Its own small pool. No startup options and no session state: each statement runs in a transaction of its
   // own that sets the search path locally, so a transaction-mode pooler (PgBouncer) can serve it.
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: JOB_STORE_CONNECTIONS });
+  // OutageAwareClient: a connection lost under a job-store query is an outage (kept running), not an unknown crash.
+  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: JOB_STORE_CONNECTIONS, Client: OutageAwareClient });
   pool.on('error', (error) => options.logger.warn({ err: error.message }, 'job store pool error'));
   try {
     await createSchema(pool);
