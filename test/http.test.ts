@@ -17,7 +17,7 @@ afterAll(async () => {
   await t.close();
 });
 
-describe('error bodies (spec §7)', () => {
+describe('error bodies (README "HTTP errors")', () => {
   const bad: [string, string | undefined, Record<string, string>?][] = [
     ['malformed JSON', '{"licenseKey": '],
     ['not an object', '[1,2,3]'],

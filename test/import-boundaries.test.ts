@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-// The layers of server/src import one way only (DESIGN.md §4, README "Architecture"): transports (http, rest,
+// The layers of server/src import one way only (README "Architecture"): transports (http, rest,
 // graphql) and jobs call services; services never reach back into a transport or a job; domain/ depends on
 // nothing of ours; email/ (templates) is neutral. Every relative import of every source file is checked.
 

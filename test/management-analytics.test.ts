@@ -4,7 +4,7 @@ import { findByKey, revokeLicense } from '../server/src/services/licenses/manage
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { seedTwoTenants } from './support/tenants.js';
 
-// Dashboard stats (spec §2.4, §4.4, §6.3) and analytics (spec §2.7) on a seeded data set whose answers
+// Dashboard stats (README "Dashboard stats") and analytics (README "Analytics") on a seeded data set whose answers
 // were worked out by hand. "Expiring within N days": active, not expired yet, and at most N UTC calendar days to
 // the expiry date (the countdown rule, services/licenses/countdown.ts).
 

@@ -9,7 +9,7 @@ export function formatDateTime(iso: string | null | undefined, fallback = '—')
 }
 
 /**
- * "in 3d", "today" — the countdown of the widget and the license list (spec §6.3), from the server's
+ * "in 3d", "today" — the countdown of the widget and the license list (README "Dashboard stats"), from the server's
  * `daysUntilExpiry` (UTC calendar days to the expiry date: the one rule the emails use too).
  */
 export function countdown(daysUntilExpiry: number): string {
@@ -40,7 +40,7 @@ export const plural = (count: number, noun: string, nouns = `${noun}s`) => `${fo
 /** "3 / 5" seats. */
 export const seats = (used: number, max: number) => `${used} / ${max}`;
 
-/** "2026-06-01 12:00:03 UTC" — activity-log timestamps are shown in UTC (spec §2.6). */
+/** "2026-06-01 12:00:03 UTC" — activity-log timestamps are shown in UTC (README "Activity log"). */
 export function formatUtc(iso: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }

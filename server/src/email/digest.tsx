@@ -3,7 +3,7 @@ import { MjmlColumn, MjmlGroup, MjmlSection, MjmlText } from '@faire/mjml-react'
 import { COLORS, Button, DateCell, Page, Table, formatDate, plural, renderEmail, type RenderedEmail } from './layout.js';
 import { digestHighlights, type Highlight } from '../services/notifications/thresholds.js';
 
-/** Everything the weekly digest shows (spec §6.1). */
+/** Everything the weekly digest shows (README "Scheduled jobs and email"). */
 export interface DigestData {
   tenantName: string;
   /** Monday of the digest's ISO week. */

@@ -5,7 +5,7 @@ import type { ServiceContext } from './context.js';
 import { daysFrom, daysUntil } from './licenses/countdown.js';
 import { expiringSql, expiringWhere } from './licenses/predicates.js';
 
-// Dashboard figures (spec §2.4, §6.3) and analytics (spec §2.7), computed in SQL for the caller's tenant.
+// Dashboard figures (README "Dashboard stats: `GET /api/dashboard/stats`") and analytics (README "Analytics"), computed in SQL for the caller's tenant.
 // License states and "expiring within N days" are licenses/predicates.ts's. Buckets are UTC calendar periods.
 
 type Ctx = Pick<ServiceContext, 'db' | 'now'>;
@@ -97,7 +97,7 @@ async function activeActivations({ db }: Ctx, tenantId: string) {
   return row.n;
 }
 
-/** The widget lists at most this many (spec §6.3); the counts say how many more there are. */
+/** The widget lists at most this many (README "Dashboard stats"); the counts say how many more there are. */
 export const EXPIRING_LIST_LIMIT = 8;
 
 /**

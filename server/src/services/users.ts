@@ -161,7 +161,7 @@ export async function getNotificationPreferences(ctx: Ctx): Promise<Notification
   return ctx.db.prisma.user.findUniqueOrThrow({ where: { id: me.userId }, select: { digestEmailEnabled: true, expiryEmailEnabled: true } });
 }
 
-/** Changes only the caller's own preferences (spec §4.6); returns what is stored. */
+/** Changes only the caller's own preferences (README "Notification preferences (REST)"); returns what is stored. */
 export async function updateNotificationPreferences(ctx: Ctx, input: unknown): Promise<NotificationPreferences> {
   const me = requireUser(ctx);
   const data = parseInput(NotificationPreferencesSchema, input);

@@ -33,7 +33,7 @@ export interface ExpiringSoonView {
 }
 
 /**
- * The widget (spec §6.3): shown only when an active license expires within 30 days (null: hidden); two badges
+ * The widget (README "Dashboard stats"): shown only when an active license expires within 30 days (null: hidden); two badges
  * (7-day red, 30-day yellow); up to 8 rows with product, customer email and an "in Nd" countdown, each linking to
  * the license's page. Which licenses are expiring, their order (soonest first) and their countdowns are the
  * server's (services/licenses/predicates.ts): the console only lays them out.

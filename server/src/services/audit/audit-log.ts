@@ -5,7 +5,7 @@ import { currentServerSecrets } from '../../crypto/secrets.js';
 
 type Tx = Prisma.TransactionClient;
 
-/** Every action the activity log records (spec §2.6). */
+/** Every action the activity log records (README "Activity log"). */
 export const AUDIT_ACTIONS = [
   'CreateLicense',
   'UpdateLicense',

@@ -25,7 +25,7 @@ export function isoWeek(now: Date): { monday: Date; label: string } {
   return { monday, label: `${thursday.getUTCFullYear()}-W${String(week).padStart(2, '0')}` };
 }
 
-/** A tenant's digest figures at `now` (spec §6.1). */
+/** A tenant's digest figures at `now` (README "Scheduled jobs and email"). */
 export async function digestFigures(ctx: Pick<ServiceContext, 'db' | 'now'>, tenantId: string) {
   const { now } = ctx;
   const prisma = ctx.db.prisma;

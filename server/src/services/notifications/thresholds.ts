@@ -1,7 +1,7 @@
 // The notification rules: which expiry notices exist and when each fires, and when the digest highlights a
 // figure. Services compute with them; the email templates (server/src/email) only display their results.
 
-/** The expiry notices (spec §6.2): 30, 7 and 1 day(s) before a license expires, most distant first. */
+/** The expiry notices (README "Scheduled jobs and email"): 30, 7 and 1 day(s) before a license expires, most distant first. */
 export const THRESHOLDS = [30, 7, 1] as const;
 export type Threshold = (typeof THRESHOLDS)[number];
 
@@ -16,7 +16,7 @@ export function thresholdFor(days: number): Threshold | null {
 
 export type Highlight = 'red' | 'amber' | null;
 
-/** The weekly digest (spec §6.1): red when anything expires within 7 days; amber when more than 5 expire within 30 days. */
+/** The weekly digest (README "Scheduled jobs and email"): red when anything expires within 7 days; amber when more than 5 expire within 30 days. */
 export const digestHighlights = (data: { expiringIn7Days: number; expiringIn30Days: number }) => ({
   expiringIn7Days: (data.expiringIn7Days > 0 ? 'red' : null) as Highlight,
   expiringIn30Days: (data.expiringIn30Days > 5 ? 'amber' : null) as Highlight,
