@@ -107,7 +107,9 @@ describe('forgot password', () => {
     await t.gql(FORGOT, { email: member.email });
     const reset = await t.gql('mutation($token: String!, $password: String!) { resetPassword(input: { token: $token, password: $password }) { __typename } }', { token: (await resetEmailTo(member.email)).token, password: NEW_PASSWORD });
     expect(reset.data.resetPassword.__typename).toBe('MfaRequired');
-    expect(reset.setCookie ?? '').not.toContain('kf_refresh=ey');
+    // No session before the second factor: no refresh cookie, no live refresh token.
+    expect(reset.setCookie ?? '').not.toMatch(/kf_refresh=[^;]/);
+    expect(await t.prisma.refreshToken.count({ where: { userId: member.id, revokedAt: null } })).toBe(0);
   });
 });
 
