@@ -43,22 +43,28 @@ interface Row {
   signing_key_created: Date | null;
 }
 
-// $1: the tenant, or null for the installation. Each count rides an index (status, next_attempt_at) or a small table.
+// $1: the tenant, or null for the installation. Each count rides an index (status, next_attempt_at) or a small table;
+// the audit figures read each company's newest checkpoint and verdict through (tenant_id, seq) and
+// (tenant_id, verified_at): the cost grows with the companies, not with the history those tables keep forever.
 const STATUS_SQL = `
+  WITH scope AS (SELECT id FROM tenants WHERE $1::uuid IS NULL OR id = $1),
+  newest AS (
+    SELECT c.created_at AS checkpoint_at, v.valid, v.verified_at
+      FROM scope
+      LEFT JOIN LATERAL (SELECT created_at FROM audit_checkpoints WHERE tenant_id = scope.id ORDER BY seq DESC LIMIT 1) c ON true
+      LEFT JOIN LATERAL (SELECT valid, verified_at FROM audit_verdicts WHERE tenant_id = scope.id ORDER BY verified_at DESC LIMIT 1) v ON true)
   SELECT
     (SELECT count(*)::int FROM email_outbox WHERE status = 'pending' AND ($1::uuid IS NULL OR tenant_id = $1)) AS emails_pending,
     (SELECT min(created_at) FROM email_outbox WHERE status = 'pending' AND ($1::uuid IS NULL OR tenant_id = $1)) AS oldest_email,
     (SELECT count(*)::int FROM webhook_deliveries WHERE status = 'pending' AND ($1::uuid IS NULL OR tenant_id = $1)) AS webhooks_pending,
     (SELECT min(created_at) FROM webhook_deliveries WHERE status = 'pending' AND ($1::uuid IS NULL OR tenant_id = $1)) AS oldest_webhook,
     (SELECT count(*)::int FROM webhook_endpoints WHERE NOT enabled AND ($1::uuid IS NULL OR tenant_id = $1)) AS endpoints_disabled,
-    (SELECT max(created_at) FROM audit_checkpoints WHERE ($1::uuid IS NULL OR tenant_id = $1)) AS last_checkpoint,
-    v.last_verification, v.verifications_broken, v.verified_companies,
-    (SELECT max(created_at) FROM signing_keys WHERE active) AS signing_key_created
-  FROM (
-    SELECT max(verified_at) AS last_verification, (count(*) FILTER (WHERE NOT valid))::int AS verifications_broken, count(*)::int AS verified_companies
-      FROM (SELECT DISTINCT ON (tenant_id) valid, verified_at FROM audit_verdicts
-             WHERE ($1::uuid IS NULL OR tenant_id = $1) ORDER BY tenant_id, verified_at DESC) newest
-  ) v`;
+    (SELECT max(checkpoint_at) FROM newest) AS last_checkpoint,
+    (SELECT max(verified_at) FROM newest) AS last_verification,
+    (SELECT (count(*) FILTER (WHERE NOT valid))::int FROM newest) AS verifications_broken,
+    (SELECT count(verified_at)::int FROM newest) AS verified_companies,
+    -- The key that signs now, by the rule of loadTokenSigner (services/signing/signing-keys.ts).
+    (SELECT created_at FROM signing_keys WHERE retired_at IS NULL AND signs_from <= now() ORDER BY signs_from DESC LIMIT 1) AS signing_key_created`;
 
 // An unfinished run's tenants: those without a row yet, or failed, are not done.
 const RUNS_SQL = `

@@ -149,12 +149,13 @@ async function runJob(ctx: BulkRunContext, jobId: string, owner: string) {
     );
   }, BULK_LEASE_MS / 3);
   heartbeat.unref();
-  const job = await prisma.bulkJob.findUniqueOrThrow({ where: { id: jobId } });
-  const { actor, meta } = job.requestedBy as unknown as RequestedBy;
-  // The job's clock moves on with the wall clock: a long job's activity entries carry the time of each change.
-  const started = Date.now();
-  const serviceCtx = (): ServiceContext => ({ db: ctx.db, secrets: currentServerSecrets(), now: new Date(ctx.now.getTime() + (Date.now() - started)), actor, meta });
+  // Everything after the heartbeat starts is inside the try, so a failing read cannot leave it renewing forever.
   try {
+    const job = await prisma.bulkJob.findUniqueOrThrow({ where: { id: jobId } });
+    const { actor, meta } = job.requestedBy as unknown as RequestedBy;
+    // The job's clock moves on with the wall clock: a long job's activity entries carry the time of each change.
+    const started = Date.now();
+    const serviceCtx = (): ServiceContext => ({ db: ctx.db, secrets: currentServerSecrets(), now: new Date(ctx.now.getTime() + (Date.now() - started)), actor, meta });
     const refusal = await requesterRefusal(ctx.db, actor, job.tenantId);
     for (;;) {
       const items = await prisma.bulkJobItem.findMany({ where: { jobId, status: 'pending' }, orderBy: { licenseId: 'asc' }, take: ITEM_BATCH, select: { licenseId: true } });
