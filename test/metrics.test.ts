@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startJobs, type Jobs } from '../server/src/jobs/scheduler.js';
 import { systemActor } from '../server/src/services/auth/actor.js';
+import { createMetrics } from '../server/src/metrics/index.js';
 import { suspendLicense } from '../server/src/services/licenses/lifecycle.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { itWith, needCommands, needRedis } from './support/optional.js';
@@ -169,5 +170,17 @@ describe('the worker’s metrics listener (METRICS_PORT)', () => {
 
   it('answers 404 for anything but GET /metrics', async () => {
     expect((await fetch(workerMetricsUrl.replace('/metrics', '/'))).status).toBe(404);
+  });
+});
+
+describe('a database that hangs', () => {
+  it('does not hang the scrape: it answers with the database down', async () => {
+    // Every query waits forever, as behind a full pool or a black-holed host.
+    const never = () => new Promise<never>(() => {});
+    const hanging = { ...t.deps.db, ping: never, sql: { ...t.deps.db.sql, query: never } } as unknown as typeof t.deps.db;
+    const metrics = createMetrics({ db: hanging, redisReachable: () => null, role: 'server' });
+    const text = await metrics.registry.metrics();
+    expect(text).toMatch(/^keyforge_database_up(\{[^}]*\})? 0$/m);
+    expect(text).toContain('keyforge_email_outbox_pending');
   });
 });

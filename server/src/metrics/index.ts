@@ -85,7 +85,7 @@ export function createMetrics(sources: MetricsSources) {
     help: '1 when the database answers a ping at scrape time, else 0.',
     registers,
     async collect() {
-      this.set((await pingWithin(sources.db, 2_000)) ? 1 : 0);
+      this.set((await within(() => sources.db.ping().then(() => true), SCRAPE_DB_TIMEOUT_MS, false)) ? 1 : 0);
     },
   });
   if (sources.redisReachable?.() !== null && sources.redisReachable) {
@@ -105,7 +105,7 @@ export function createMetrics(sources: MetricsSources) {
   let reading: Promise<SystemStatus | null> | null = null;
   const status = () => {
     if (!reading) {
-      reading = systemStatus({ db: sources.db, actor: systemActor(null, 'metrics') }).catch(() => null);
+      reading = within(() => systemStatus({ db: sources.db, actor: systemActor(null, 'metrics') }), SCRAPE_DB_TIMEOUT_MS, null);
       setImmediate(() => (reading = null));
     }
     return reading;
@@ -217,17 +217,24 @@ export function databaseErrorKind(error: unknown): 'unavailable' | 'invalid_inpu
   return /^P\d{4}$|^[0-9A-Z]{5}$/.test(code) ? 'query' : null;
 }
 
-async function pingWithin(db: Database, timeoutMs: number): Promise<boolean> {
+/** How long a scrape waits for the database before it reports it down (and the status gauges absent). */
+const SCRAPE_DB_TIMEOUT_MS = 2_000;
+
+/**
+ * The answer of `work`, or `fallback` when it fails or takes longer than `timeoutMs`: a database that hangs (a full
+ * pool, a black-holed host) must not hang the scrape, or `keyforge_database_up 0` would never reach Prometheus.
+ */
+async function within<T>(work: () => Promise<T>, timeoutMs: number, fallback: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      db.ping().then(() => true),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), timeoutMs);
+      work(),
+      new Promise<T>((resolve) => {
+        timer = setTimeout(() => resolve(fallback), timeoutMs);
       }),
     ]);
   } catch {
-    return false;
+    return fallback;
   } finally {
     clearTimeout(timer);
   }
