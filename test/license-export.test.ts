@@ -143,6 +143,8 @@ describe('license export (CSV)', () => {
       const bad = runCli(['license:export', '--tenant', 'ACME', '--status', 'gone', '--out', out, '--json'], env);
       expect(bad.status).toBe(1);
       expect(bad.json.error.code).toBe('InvalidRequest');
+      // Refused before the file was opened: the previous export is still there.
+      expect(readFileSync(out, 'utf8')).toBe(`${EXPORT_COLUMNS.join(',')}\r\n`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

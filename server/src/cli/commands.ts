@@ -93,10 +93,13 @@ export const commands: Record<string, CliCommand> = {
       const filter = { productId: product?.id, status: str(opts, 'status') as LicenseFilter['status'], expiringWithinDays: int(opts.expiringWithinDays, 'expiring-within-days'), search: str(opts, 'search') };
       const out = need(opts, 'out');
       let licenses = 0;
+      // The first chunk checks the filter: a bad one is refused before --out is opened (and an existing file emptied).
+      const chunks = exportLicensesCsv(inTenant, filter)[Symbol.asyncIterator]();
+      const first = await chunks.next();
       const text = async function* () {
-        for await (const chunk of exportLicensesCsv(inTenant, filter)) {
-          licenses += chunk.rows;
-          yield chunk.csv;
+        for (let step = first; !step.done; step = await chunks.next()) {
+          licenses += step.value.rows;
+          yield step.value.csv;
         }
       };
       await pipeline(Readable.from(text()), createWriteStream(out));

@@ -55,7 +55,8 @@ export async function activateLicense(ctx: LicensingContext, input: ActivateInpu
   const nonce = requireNonce(input.nonce);
   for (let read = 1; ; read++) {
     const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey);
-    if (license) await ctx.chargeTenant(license.tenantId, license.id);
+    // One activation is charged once against its company's and license's limits, whatever the re-reads.
+    if (license && read === 1) await ctx.chargeTenant(license.tenantId, license.id);
     const rejection = license ? activationRejection(license, ctx.now, version, input) : LICENSE_NOT_FOUND;
     if (!license || rejection) {
       await consumeNonce(ctx.db.prisma, nonce, ctx.now);
