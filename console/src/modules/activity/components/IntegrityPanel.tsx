@@ -3,6 +3,7 @@ import { useDisclosure } from '@mantine/hooks';
 import { IconDownload, IconShieldCheck, IconShieldSearch, IconShieldX } from '@tabler/icons-react';
 import { useState } from 'react';
 import { useClient, useQuery } from 'urql';
+import { saveFile } from '../../../lib/download';
 import { errorMessage } from '../../../lib/errors';
 import { formatDateTime, formatNumber } from '../../../lib/format';
 import { notifyError, notifySuccess } from '../../../ui/notify';
@@ -13,16 +14,6 @@ import { VerifyCheckpointsModal } from './VerifyCheckpointsModal';
 interface CheckpointFile {
   company: { keyPrefix: string };
   checkpoints: { seq: number; createdAt: string }[];
-}
-
-/** Saves a file the browser way: an object URL on a temporary link. */
-function saveFile(contents: string, name: string) {
-  const url = URL.createObjectURL(new Blob([contents], { type: 'application/json' }));
-  const link = Object.assign(document.createElement('a'), { href: url, download: name });
-  document.body.append(link);
-  link.click();
-  link.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
 /**
@@ -46,7 +37,7 @@ export function IntegrityPanel() {
     const newest = file.checkpoints.at(-1);
     if (!newest) return notifyError('The activity log is empty: there is nothing to sign yet.');
     const name = `keyforge-checkpoint-${file.company.keyPrefix}-${newest.seq}.json`;
-    saveFile(JSON.stringify(file, null, 2), name);
+    saveFile(new Blob([JSON.stringify(file, null, 2)], { type: 'application/json' }), name);
     notifySuccess(`Checkpoint of entry #${formatNumber(newest.seq)} saved as ${name}. Keep it outside Keyforge.`);
     reload({ requestPolicy: 'network-only' });
   };

@@ -3,6 +3,8 @@ import { IconDownload, IconStack2 } from '@tabler/icons-react';
 import { useEffect, useState } from 'react';
 import { useQuery } from 'urql';
 import { readFragment, type ResultOf, type VariablesOf } from '../../../graphql';
+import { saveFile } from '../../../lib/download';
+import { plural } from '../../../lib/format';
 import { session } from '../../../lib/session';
 import { notifyError, notifySuccess } from '../../../ui/notify';
 import { useApiMutation } from '../../../ui/useApiMutation';
@@ -20,7 +22,7 @@ const ACTIONS: { value: Action; label: string; verb: string; danger?: boolean }[
   { value: 'TRANSFER', label: 'Transfer', verb: 'transfer' },
   { value: 'REVOKE', label: 'Revoke (final)', verb: 'revoke', danger: true },
 ];
-const licenses = (n: number) => `${n.toLocaleString('en-US')} license${n === 1 ? '' : 's'}`;
+const licenses = (n: number) => plural(n, 'license');
 
 /** The licenses matching `filter` as a CSV download (streamed by the server; the search text travels in the body). */
 export async function downloadLicensesCsv(filter: Filter) {
@@ -31,12 +33,7 @@ export async function downloadLicensesCsv(filter: Filter) {
   });
   if (!response.ok) throw new Error(((await response.json().catch(() => null)) as { error?: { message?: string } } | null)?.error?.message ?? `HTTP ${response.status}`);
   const name = /filename="([^"]+)"/.exec(response.headers.get('content-disposition') ?? '')?.[1] ?? 'licenses.csv';
-  const url = URL.createObjectURL(await response.blob());
-  const link = Object.assign(document.createElement('a'), { href: url, download: name });
-  document.body.append(link);
-  link.click();
-  link.remove();
-  URL.revokeObjectURL(url);
+  saveFile(await response.blob(), name);
 }
 
 /**

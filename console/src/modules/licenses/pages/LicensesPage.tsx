@@ -1,7 +1,7 @@
 import { Button, Group, Paper, SegmentedControl, Select, Text } from '@mantine/core';
 import { useDisclosure, useMediaQuery } from '@mantine/hooks';
 import { IconPlus } from '@tabler/icons-react';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { useQuery } from 'urql';
 import { DebouncedSearch } from '../../../ui/DebouncedSearch';
@@ -55,8 +55,11 @@ export function LicensesPage() {
     status: (values.status ? values.status.toUpperCase() : undefined) as LicenseStatus | undefined,
     expiringWithinDays: values.expiring ? Number(values.expiring) : undefined,
   };
-  const pages = useCursorPages(JSON.stringify(filter));
+  const filterKey = JSON.stringify(filter);
+  const pages = useCursorPages(filterKey);
   const [selectedIds, setSelectedIds] = useState<string[]>([]);
+  // Ticked rows belong to the list they were ticked in: another filter or search starts with none.
+  useEffect(() => setSelectedIds([]), [filterKey]);
   const [result, reload] = useQuery({ query: LicensesQuery, variables: { first: PAGE_SIZE, after: pages.after, filter } });
 
   return (

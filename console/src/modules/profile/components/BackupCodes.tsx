@@ -1,15 +1,11 @@
 import { Alert, Button, CopyButton, Group, SimpleGrid, Code, Stack, Text } from '@mantine/core';
 import { IconCheck, IconCopy, IconDownload } from '@tabler/icons-react';
+import { saveFile } from '../../../lib/download';
 
 /** The one-use backup codes, shown once after enrollment: copy or download them. */
 export function BackupCodes({ codes, onDone }: { codes: string[]; onDone: () => void }) {
   const text = codes.join('\n');
-  const download = () => {
-    const url = URL.createObjectURL(new Blob([`Keyforge backup codes (each works once)\n\n${text}\n`], { type: 'text/plain' }));
-    const link = Object.assign(document.createElement('a'), { href: url, download: 'keyforge-backup-codes.txt' });
-    link.click();
-    URL.revokeObjectURL(url);
-  };
+  const download = () => saveFile(new Blob([`Keyforge backup codes (each works once)\n\n${text}\n`], { type: 'text/plain' }), 'keyforge-backup-codes.txt');
   return (
     <Stack>
       <Alert color="yellow" variant="light" title="Save your backup codes now">
