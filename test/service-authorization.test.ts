@@ -6,7 +6,7 @@ import { activityLogIntegrity, verifyActivityLog } from '../server/src/services/
 import { NO_META, systemActor, type ServiceActor } from '../server/src/services/auth/actor.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../server/src/services/auth/api-keys.js';
 import { disableMfa, startMfaEnrollment } from '../server/src/services/auth/mfa.js';
-import { reactivateUserByEmail, resetMfa, resetPassword, unlockAccount } from '../server/src/services/auth/recovery.js';
+import { reactivateUserByEmail, resetMemberMfa, resetMfa, resetPassword, sendMemberResetLink, unlockAccount, unlockMember } from '../server/src/services/auth/recovery.js';
 import { logout } from '../server/src/services/auth/sessions.js';
 import { getCompany, updateCompanySettings } from '../server/src/services/company.js';
 import type { ServiceContext } from '../server/src/services/context.js';
@@ -147,6 +147,9 @@ const mutations: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['createUser', (ctx) => createUser(ctx, { email: 'sneaky@acme.test', password: 'correct horse battery', role: 'CompanyAdmin' })],
   ['updateUser', (ctx) => updateUser(ctx, f.userId, { role: 'ReadOnly' })],
   ['deactivateUser', (ctx) => deactivateUser(ctx, f.userId)],
+  ['unlockMember', (ctx) => unlockMember(ctx, f.userId)],
+  ['resetMemberMfa', (ctx) => resetMemberMfa(ctx, f.userId)],
+  ['sendMemberResetLink', (ctx) => sendMemberResetLink({ ...ctx, publicUrl: 'http://licensing.test', transport: null }, f.userId)],
   ['reactivateUser', (ctx) => reactivateUser(ctx, f.leaverId)],
   ['createApiKey', (ctx) => createApiKey(ctx, { name: 'sneaky', role: 'CompanyAdmin' })],
   ['revokeApiKey', (ctx) => revokeApiKey(ctx, f.apiKeyId)],
@@ -239,7 +242,7 @@ describe('services authorize their caller', () => {
 
   it("an admin of another tenant finds none of this tenant's records (NotFound), changing nothing", async () => {
     const outsider = keyActor(f.otherTenantId, 'CompanyAdmin');
-    const byId = ['updateProduct', 'deleteProduct', 'createLicense', 'updateLicense', 'revokeLicense', 'suspendLicense', 'reinstateLicense', 'renewLicense', 'transferLicense', 'deactivateActivation', 'updateUser', 'deactivateUser', 'reactivateUser', 'revokeApiKey', 'revokeInvitation', 'endFloatingSession', 'setMeterQuota', 'removeMeterQuota',
+    const byId = ['updateProduct', 'deleteProduct', 'createLicense', 'updateLicense', 'revokeLicense', 'suspendLicense', 'reinstateLicense', 'renewLicense', 'transferLicense', 'deactivateActivation', 'updateUser', 'deactivateUser', 'reactivateUser', 'unlockMember', 'resetMemberMfa', 'sendMemberResetLink', 'revokeApiKey', 'revokeInvitation', 'endFloatingSession', 'setMeterQuota', 'removeMeterQuota',
       'updateWebhookEndpoint', 'deleteWebhookEndpoint', 'rotateWebhookSecret', 'sendTestWebhookEvent', 'resendWebhookDelivery', 'listWebhookDeliveries'];
     await expectRefused(mutations.filter(([name]) => byId.includes(name)), outsider, 'NotFound');
     const readsById = ['getProduct', 'getProductByName', 'getLicense', 'listLicenseActivations', 'listActiveFloatingSessions', 'usageTotals'];
