@@ -77,7 +77,8 @@ export async function createUser(ctx: Ctx, input: z.input<typeof UserInputSchema
   }
 }
 
-async function findTenantUser(ctx: Pick<Ctx, 'db'>, tenantId: string, userId: string) {
+/** A user of the given company by id; another company's (or a malformed id) is "not found". */
+export async function findTenantUser(ctx: Pick<Ctx, 'db'>, tenantId: string, userId: string) {
   const user = isUuid(userId) ? await ctx.db.prisma.user.findFirst({ where: { id: userId, tenantId } }) : null;
   if (!user) throw new AppError('NotFound', 'User not found.');
   return user;

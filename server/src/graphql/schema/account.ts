@@ -3,6 +3,7 @@ import { serviceCtx, type GraphQLContext } from '../context.js';
 import { AppError } from '../../domain/errors.js';
 import { requireUser } from '../../services/auth/actor.js';
 import { confirmMfaEnrollment, disableMfa, startMfaEnrollment } from '../../services/auth/mfa.js';
+import { memberLockedUntil } from '../../services/auth/recovery.js';
 import { login, logout, refreshSession, type LoginResult, type SessionTokens } from '../../services/auth/sessions.js';
 import { DEVICE_COOKIE_TTL_MS, issueDeviceToken, verifyDeviceToken } from '../../services/auth/devices.js';
 import type { Prisma } from '../../generated/prisma/client.js';
@@ -49,10 +50,7 @@ export const UserType = builder.objectRef<PublicUser>('User').implement({
       type: 'DateTime',
       nullable: true,
       description: 'Until when sign-in is locked after too many failed attempts (an admin can unlock); null when it is not.',
-      resolve: async (user, _args, ctx) => {
-        const failures = await ctx.deps.db.prisma.loginFailure.findUnique({ where: { email: user.email }, select: { lockedUntil: true } });
-        return failures?.lockedUntil && failures.lockedUntil > ctx.now ? failures.lockedUntil : null;
-      },
+      resolve: (user, _args, ctx) => memberLockedUntil({ db: ctx.deps.db, now: ctx.now }, user.email),
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),

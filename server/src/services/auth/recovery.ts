@@ -4,14 +4,13 @@ import { AppError } from '../../domain/errors.js';
 import { recordAudit, type AuditActor } from '../audit/audit-log.js';
 import { auditActor, requireAdmin, requireOperator } from './actor.js';
 import type { ServiceContext } from '../context.js';
-import { isUuid } from '../listing.js';
 import type { MailTransport } from '../notifications/delivery.js';
 import { deliverDueEmails } from '../notifications/delivery.js';
 import { parseInput } from '../validation.js';
 import { EmailSchema, PasswordSchema, hashPassword } from './passwords.js';
 import { emailResetLink } from './password-reset.js';
 import { revokeSessions } from './sessions.js';
-import { PUBLIC_USER_FIELDS, reactivate } from '../users.js';
+import { PUBLIC_USER_FIELDS, findTenantUser, reactivate } from '../users.js';
 
 // Account recovery. The operator (the CLI, whoever runs the server) recovers any account by email, also a
 // company's last admin; a company's admins recover their own members from the Team page (unlock, reset MFA, send a
@@ -32,9 +31,15 @@ async function userByEmail(ctx: Ctx, emailInput: string) {
 /** A member of the admin's own company (CompanyAdmin); another company's user is "not found". */
 async function memberOf(ctx: Ctx, userId: string) {
   const admin = requireAdmin(ctx);
-  const user = isUuid(userId) ? await ctx.db.prisma.user.findFirst({ where: { id: userId, tenantId: admin.tenantId } }) : null;
-  if (!user) throw new AppError('NotFound', 'User not found.');
-  return { admin, user };
+  return { admin, user: await findTenantUser(ctx, admin.tenantId, userId) };
+}
+
+/** Until when an address's sign-in is locked by failed attempts; null when it is not (now). */
+const lockedUntilOf = (failures: { lockedUntil: Date | null } | null, now: Date) => (failures?.lockedUntil && failures.lockedUntil > now ? failures.lockedUntil : null);
+
+/** Until when the member's sign-in is locked (the Team page's badge); null when it is not. */
+export async function memberLockedUntil(ctx: Pick<Ctx, 'db' | 'now'>, email: string): Promise<Date | null> {
+  return lockedUntilOf(await ctx.db.prisma.loginFailure.findUnique({ where: { email }, select: { lockedUntil: true } }), ctx.now);
 }
 
 const by = (ctx: Ctx) => (ctx.actor?.kind === 'system' ? 'operator' : 'admin');
@@ -64,7 +69,7 @@ export async function resetPassword(ctx: Ctx, email: string, newPassword?: strin
 async function liftLock(ctx: Ctx, user: Target): Promise<boolean> {
   return ctx.db.prisma.$transaction(async (tx) => {
     const failures = await tx.loginFailure.findUnique({ where: { email: user.email } });
-    const wasLocked = Boolean(failures?.lockedUntil && failures.lockedUntil > ctx.now);
+    const wasLocked = lockedUntilOf(failures, ctx.now) !== null;
     await tx.loginFailure.deleteMany({ where: { email: user.email } });
     await audit(ctx, user, 'UnlockAccount', { wasLocked })(tx);
     return wasLocked;
