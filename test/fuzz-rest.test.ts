@@ -70,6 +70,11 @@ describe(`public API under hostile bodies (${RUNS} per route)`, { timeout: 900_0
   it('activate', () => fuzz('/api/v1/activate', () => ({ licenseKey: key, nonce: '__NONCE__', ...device() })));
   it('deactivate', () => fuzz('/api/v1/deactivate', () => ({ licenseKey: key, deviceId: 'fuzz-device-0123456789abcdef' })));
   it('validate', () => fuzz('/api/v1/validate', () => ({ licenseKey: key, challenge: 'fuzz-challenge', nonce: 'fuzz-challenge', ...device() })));
+  it('validate, device-scoped (requireActivation)', async () => {
+    // The device holds a seat, so the activation lookup (and its lastSeenAt write) runs for the unmutated fields.
+    expect((await t.activate({ licenseKey: key, deviceId: device().deviceId })).json.isValid).toBe(true);
+    await fuzz('/api/v1/validate', () => ({ licenseKey: key, requireActivation: true, ...device() }));
+  });
   it('nonce (query and body ignored)', async () => {
     await fc.assert(
       fc.asyncProperty(fc.string({ unit: 'grapheme' }), async (query) => {

@@ -82,6 +82,9 @@ export const REJECTION_CODES = [
   'VersionNotSupported',
   'DeviceIdRequired',
   'ActivationNotFound',
+  // Validate with requireActivation: the deviceId holds no active activation of the license (never activated, or
+  // deactivated since).
+  'DeviceNotActivated',
   // Floating sessions: a session token that is unknown/malformed, or whose lease has ended, is a rejection
   // too (like an unknown license key), not an HTTP 401.
   'FloatingNotEnabled',

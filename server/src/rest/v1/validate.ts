@@ -9,7 +9,11 @@ const ValidateRequest = z
   .object({
     licenseKey: LicenseKey,
     version: Version.optional().openapi({ description: 'Running app version; checked against minVersion/maxVersion. Omit to skip the check.' }),
-    deviceId: DeviceId.optional().openapi({ description: 'Optional: bound into the offline token as `device`.' }),
+    deviceId: DeviceId.optional().openapi({ description: 'Optional: bound into the offline token as `device`. Alone it checks nothing about the device; see `requireActivation`.' }),
+    requireActivation: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'Opt-in device-scoped check (default false: entitlement only). With `deviceId`, which it requires: a device that holds no active activation of the license (never activated, or deactivated since) answers `isValid: false`, `errorCode: DeviceNotActivated`; a valid answer\'s offlineCacheToken then carries `deviceActivated: true` next to `device`, and the activation\'s lastSeenAt is kept current (written at most every 5 minutes).' }),
     challenge: z
       .string()
       .min(1)
@@ -22,6 +26,10 @@ const ValidateRequest = z
       .max(256)
       .optional()
       .openapi({ deprecated: true, description: 'Deprecated: the former name of `challenge`, still accepted. Sending both with different values is refused (400 InvalidRequest).' }),
+  })
+  .refine((body) => !body.requireActivation || body.deviceId !== undefined, {
+    message: 'requireActivation needs the deviceId of this machine.',
+    path: ['deviceId'],
   })
   .refine((body) => body.challenge === undefined || body.nonce === undefined || body.challenge === body.nonce, {
     message: 'Send challenge only (nonce is its deprecated name), not both with different values.',
@@ -61,7 +69,7 @@ const route = createRoute({
   security: noCredential,
   tags: ['Licensing'],
   summary: 'Validate a license key',
-  description: 'Checks entitlement on every app launch; increments no counter. Unknown, revoked, suspended (errorCode Suspended: the vendor paused the license; reinstating restores it), expired or otherwise invalid keys answer HTTP 200 with `isValid: false`, `message` and `errorCode`: grant access only when `isValid` is true. Validation does not prove that the calling machine holds a seat; check that `productName`/`bundleProducts` and `features` belong to your application.',
+  description: 'Checks entitlement on every app launch; increments no counter. Unknown, revoked, suspended (errorCode Suspended: the vendor paused the license; reinstating restores it), expired or otherwise invalid keys answer HTTP 200 with `isValid: false`, `message` and `errorCode`: grant access only when `isValid` is true. By default validation does not prove that the calling machine holds a seat (send `requireActivation: true` with `deviceId` for that: `DeviceNotActivated`); check that `productName`/`bundleProducts` and `features` belong to your application.',
   request: jsonBody(ValidateRequest),
   responses: {
     200: json(ValidateResponse, 'The entitlement result (valid or not).'),

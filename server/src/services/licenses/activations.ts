@@ -111,6 +111,34 @@ function activationRejection(license: LicenseRecord, now: Date, version: ReturnT
   );
 }
 
+/** lastSeenAt is written at most once per device per this interval: device-scoped validates do not write per request. */
+export const LAST_SEEN_INTERVAL_MS = 5 * 60_000;
+
+export const DEVICE_NOT_ACTIVATED: Rejection = {
+  errorCode: 'DeviceNotActivated',
+  message: 'This device holds no activation of this license (never activated, or deactivated since). Activate it again.',
+};
+
+/**
+ * Whether `deviceId` holds an active activation of the license (validate's device-scoped opt-in). In the same
+ * statement its lastSeenAt moves to now when older than LAST_SEEN_INTERVAL_MS: the condition sits on the updated row,
+ * so concurrent validates of one device write it once, and a device validating every second writes once per interval.
+ */
+export async function touchActiveDevice(ctx: LicensingContext, license: Pick<LicenseRecord, 'id' | 'tenantId'>, deviceId: string): Promise<boolean> {
+  const rows = await ctx.db.sql.query<{ id: string }>(
+    `WITH device AS (
+       SELECT id FROM activations
+        WHERE tenant_id = $1 AND license_id = $2 AND device_id = $3 AND deactivated_at IS NULL
+        LIMIT 1
+     ), seen AS (
+       UPDATE activations a SET last_seen_at = $4 FROM device WHERE a.id = device.id AND a.last_seen_at < $5
+     )
+     SELECT id FROM device`,
+    [license.tenantId, license.id, deviceId, ctx.now, new Date(ctx.now.getTime() - LAST_SEEN_INTERVAL_MS)],
+  );
+  return rows.length > 0;
+}
+
 /** Frees one activation's seat (idempotent on an already released activation). */
 export async function releaseSeat(tx: Tx, activation: { id: string; licenseId: string }, now: Date): Promise<boolean> {
   const { count } = await tx.activation.updateMany({ where: { id: activation.id, deactivatedAt: null }, data: { deactivatedAt: now } });

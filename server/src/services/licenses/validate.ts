@@ -1,6 +1,8 @@
+import { AppError } from '../../domain/errors.js';
 import type { LicensingContext } from '../context.js';
 import { findLicenseByKey, type LicenseRecord } from './license-record.js';
 import { DAY_MS } from './countdown.js';
+import { DEVICE_NOT_ACTIVATED, touchActiveDevice } from './activations.js';
 import {
   LICENSE_NOT_FOUND,
   checkEntitlement,
@@ -18,6 +20,8 @@ export interface ValidateInput {
   version?: string;
   /** Optional device fingerprint, bound into the offline token. */
   deviceId?: string;
+  /** Opt-in: also require `deviceId` to hold an active activation (else DeviceNotActivated). Default: entitlement only. */
+  requireActivation?: boolean;
   /** Optional client challenge, echoed inside the offline token so a captured response cannot be replayed. */
   nonce?: string;
 }
@@ -25,14 +29,21 @@ export interface ValidateInput {
 /** Offline tokens live at least this long even without offline grace, so a client can verify the response itself. */
 export const MIN_TOKEN_TTL_MS = 60 * 60_000;
 
-/** Checks entitlement; changes nothing in the database. */
+/**
+ * Checks entitlement; changes nothing in the database. With `requireActivation` it also checks that the device
+ * holds an activation, and refreshes that activation's lastSeenAt (at most once per LAST_SEEN_INTERVAL_MS).
+ */
 export async function validateLicense(ctx: LicensingContext, input: ValidateInput) {
   const version = input.version === undefined ? null : parseVersion(input.version);
   const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey);
   if (!license) return rejected(LICENSE_NOT_FOUND);
   await ctx.chargeTenant(license.tenantId, license.id);
 
-  const rejection = checkEntitlement(license, ctx.now, version);
+  let rejection = checkEntitlement(license, ctx.now, version);
+  if (!rejection && input.requireActivation) {
+    if (!input.deviceId) throw new AppError('InvalidRequest', 'requireActivation needs the deviceId of this machine.', { fields: { deviceId: 'required with requireActivation' } });
+    if (!(await touchActiveDevice(ctx, license, input.deviceId))) rejection = DEVICE_NOT_ACTIVATED;
+  }
   const offlineCacheToken = rejection ? null : await signOfflineToken(ctx, license, input);
   return describeLicense(license, ctx.now, rejection, offlineCacheToken);
 }
@@ -67,7 +78,7 @@ export function describeLicense(license: LicenseRecord, now: Date, rejection: Re
  * license by id, never by key. It expires after offlineGraceDays (at least MIN_TOKEN_TTL_MS) and never
  * after the license itself.
  */
-export async function signOfflineToken(ctx: LicensingContext, license: LicenseRecord, input: Pick<ValidateInput, 'deviceId' | 'nonce'>): Promise<string> {
+export async function signOfflineToken(ctx: LicensingContext, license: LicenseRecord, input: Pick<ValidateInput, 'deviceId' | 'nonce' | 'requireActivation'>): Promise<string> {
   const issuedAt = ctx.now;
   let expires = issuedAt.getTime() + Math.max(MIN_TOKEN_TTL_MS, (license.offlineGraceDays ?? 0) * DAY_MS);
   if (license.expiresAt) expires = Math.min(expires, license.expiresAt.getTime());
@@ -87,6 +98,8 @@ export async function signOfflineToken(ctx: LicensingContext, license: LicenseRe
       minVersion: license.minVersion,
       maxVersion: license.maxVersion,
       ...(input.deviceId ? { device: input.deviceId } : {}),
+      // Only a device-scoped validate signs this (and only when the device held an activation).
+      ...(input.deviceId && input.requireActivation ? { deviceActivated: true } : {}),
       ...(input.nonce ? { nonce: input.nonce } : {}),
     },
     { issuedAt, expiresAt: new Date(expires) },
