@@ -1,6 +1,6 @@
 // `pnpm bench`: the production server (server/dist/main.js) against a bare "floor" (bench/floor.ts) doing the
 // same essential work, on a fresh PostgreSQL database, driven by autocannon over loopback.
-// Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (16), BENCH_SCENARIOS (validate,activate,hotkey),
+// Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (16), BENCH_SCENARIOS (validate,device,activate,hotkey),
 //      BENCH_CPU_PROF=1 (profile both servers into bench/results/profiles/), BENCH_SERVER_ENTRY (default
 //      server/dist/main.js, e.g. a patched copy for a what-if), BENCH_DATABASE_URL or TEST_DATABASE_URL (admin URL),
 //      BENCH_METRICS=1 (the real server with its Prometheus metrics on: METRICS_TOKEN set; README "Observability"),
@@ -23,7 +23,7 @@ const RESULTS = path.join(ROOT, 'bench', 'results');
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
-const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'validate,activate,hotkey').split(',').map((s) => s.trim());
+const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'validate,device,activate,hotkey').split(',').map((s) => s.trim());
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const METRICS = process.env.BENCH_METRICS === '1';
 const POOLER = process.env.BENCH_POOLER === 'pgbouncer';
@@ -53,7 +53,11 @@ setTimeout(() => {
 // ---------------------------------------------------------------- helpers
 
 async function admin(sql: string) {
-  const client = new pg.Client({ connectionString: ADMIN_URL });
+  return sqlOn(ADMIN_URL, sql);
+}
+
+async function sqlOn(connectionString: string, sql: string) {
+  const client = new pg.Client({ connectionString });
   await client.connect();
   try {
     await client.query(sql);
@@ -220,6 +224,14 @@ async function runScenario(scenario: string, target: Target, url: string, seed: 
   let pool: { nonces: string[]; next: number; exhausted: number } | undefined;
   if (scenario === 'validate') {
     make = () => ({ method: 'POST', path: '/api/v1/validate', headers, body: JSON.stringify({ licenseKey: key }) });
+  } else if (scenario === 'device') {
+    // Validate with the device-scoped opt-in, rotating over the 1,000 installations bench/seed.ts made (the floor
+    // ignores the opt-in: its row is a plain validate that carries the device in its token).
+    let i = 0;
+    make = () => ({
+      method: 'POST', path: '/api/v1/validate', headers,
+      setupRequest: (req) => ({ ...req, body: JSON.stringify({ licenseKey: key, deviceId: `bench-seat-${i++ % 1000}`, requireActivation: true }) }),
+    });
   } else if (scenario === 'activate' || scenario === 'hotkey') {
     // A fresh nonce and a new deviceId per request: every request is a new installation taking a seat. activate:
     // spread over 200 licenses (each request another license); hotkey: all on one license, queuing on its row lock.
@@ -241,6 +253,9 @@ async function runScenario(scenario: string, target: Target, url: string, seed: 
   // Warm-up (JIT, connection pools, prepared statements): results discarded.
   if (pool) Object.assign(pool, { nonces: await issueNonces(target, url, WARMUP * 4000), next: 0 });
   const warm = await load(target, WARMUP, make());
+  // The warm-up refreshed the devices' lastSeenAt: make every one stale again, so that the timed run includes the
+  // one write per device per interval (1,000 writes) rather than none.
+  if (scenario === 'device') await sqlOn(url, "UPDATE activations SET last_seen_at = now() - interval '1 hour' WHERE device_id LIKE 'bench-seat-%'");
   if (pool) {
     // Size the timed run's pool from the warm-up rate, with a 2× margin (the warm-up is the slow part).
     const rate = warm.result['2xx'] / Math.max(warm.result.duration, 1);

@@ -13,6 +13,8 @@ import { NO_META, operatorIn, systemActor } from '../server/src/services/auth/ac
 import { createTenant } from '../server/src/services/tenants.js';
 
 const url = process.env.BENCH_DB_URL!;
+/** Installations of the hot license that the device scenario validates as (bench/run.ts uses the same names). */
+const BENCH_DEVICES = 1000;
 await applyMigrations({ kind: 'pg', url });
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-bench-seed-')); // unused with PostgreSQL, but required
@@ -28,6 +30,11 @@ try {
     offlineGraceDays: 7,
     features: ['pro', 'export', 'cloud-sync'],
     customFields: { plan: 'team' },
+  });
+  // The device scenario (validate with requireActivation) rotates over these installations of `key`.
+  const license = await db.prisma.license.findFirstOrThrow({ where: { tenantId: tenant.id }, orderBy: { createdAt: 'asc' } });
+  await db.prisma.activation.createMany({
+    data: Array.from({ length: BENCH_DEVICES }, (_, i) => ({ tenantId: tenant.id, licenseId: license.id, deviceId: `bench-seat-${i}`, createdAt: ctx.now, lastSeenAt: ctx.now })),
   });
   // The activate scenario spreads over these (one installation per license at a time); hotkey uses `key` alone.
   const keys: string[] = [];

@@ -67,9 +67,16 @@ describe('operator CLI on PostgreSQL', () => {
     expect(many.activationCount).toBe(105);
     expect(many.activations).toHaveLength(100);
     expect(many.activations[0].deviceId).toBe('bulk-104');
-    const revoked = runCli(['license:revoke', '--key', key, '--json'], env);
+    // A new key for the same license: the old one keeps working for the overlap, the new one is shown once.
+    const reissued = runCli(['license:reissue', '--key', key, '--overlap-hours', '2', '--json'], env);
+    expect(reissued.status, reissued.stderr).toBe(0);
+    expect(reissued.json).toMatchObject({ key: expect.stringMatching(/^GLOBEX-/), previousKeyValidUntil: expect.any(String), license: { id: license.id, keyHint: expect.stringMatching(/^GLOBEX-…-/) } });
+    expect(reissued.json.license).not.toHaveProperty('keyDigest');
+    expect((await t.post('/api/v1/validate', { licenseKey: reissued.json.key })).json.isValid).toBe(true);
+    expect(runCli(['license:reissue', '--key', reissued.json.key, '--overlap-hours', '500', '--json'], env).json.error.code).toBe('InvalidRequest');
+    const revoked = runCli(['license:revoke', '--key', reissued.json.key, '--json'], env);
     expect(revoked.json.license).toMatchObject({ status: 'revoked', revokedAt: expect.any(String) });
-    expect((await t.post('/api/v1/validate', { licenseKey: key })).json.errorCode).toBe('LicenseRevoked');
+    expect((await t.post('/api/v1/validate', { licenseKey: reissued.json.key })).json.errorCode).toBe('LicenseRevoked');
   });
 
   it('creates users who can then sign in', async () => {

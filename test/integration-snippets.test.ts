@@ -87,6 +87,11 @@ describe('integration snippets', () => {
     const [activated, validated] = bash(code.replace(/^export LICENSE_KEY=.*$/m, `export LICENSE_KEY='${key}'`));
     expect(activated).toMatchObject({ isValid: true, productName: 'Acme Studio', remainingActivations: 1 });
     expect(validated).toMatchObject({ isValid: true, productName: 'Acme Studio', remainingActivations: 1 });
+    expect(code).toContain('"requireActivation\\": true');
+    // The device-scoped validate (requireActivation) refuses the device once it is deactivated.
+    execFileSync('curl', ['-s', `${origin}/api/v1/deactivate`, '-H', 'content-type: application/json', '-d', JSON.stringify({ licenseKey: key, deviceId: 'my-laptop' })]);
+    const validateOnly = code.slice(code.indexOf('# Check it on every launch'));
+    expect(bash(validateOnly, { LICENSE_KEY: key })).toEqual([expect.objectContaining({ isValid: false, errorCode: 'DeviceNotActivated' })]);
   });
 
   itWith(shellTools)('floating: checkout, heartbeat and checkin', () => {
@@ -106,14 +111,19 @@ describe('integration snippets', () => {
     const file = path.join(dir, 'license.ts');
     writeFileSync(file, code);
     try {
-      const client = (await import(file)) as { activate(key: string, device: string): Promise<{ isValid: boolean }>; isLicensed(key: string, version: string): Promise<boolean> };
+      const client = (await import(file)) as { activate(key: string, device: string): Promise<{ isValid: boolean }>; isLicensed(key: string, device: string, version: string): Promise<boolean> };
       expect(await client.activate(key, 'snippet-device')).toMatchObject({ isValid: true });
-      expect(await client.isLicensed(key, '1.0.0')).toBe(true);
-      expect(await client.isLicensed('ACME-AAAA-AAAA-AAAA-AAAA', '1.0.0')).toBe(false);
+      expect(await client.isLicensed(key, 'snippet-device', '1.0.0')).toBe(true);
+      expect(await client.isLicensed('ACME-AAAA-AAAA-AAAA-AAAA', 'snippet-device', '1.0.0')).toBe(false);
+      // Device-scoped (requireActivation): a device without an activation is refused, and so is one deactivated.
+      expect(await client.isLicensed(key, 'never-activated', '1.0.0')).toBe(false);
+      expect((await fetch(`${origin}/api/v1/deactivate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ licenseKey: key, deviceId: 'snippet-device' }) })).status).toBe(200);
+      expect(await client.isLicensed(key, 'snippet-device', '1.0.0')).toBe(false);
       // A key of another product is refused by the product check, even though it is valid.
       const other = await t.seedProduct((await t.prisma.tenant.findFirstOrThrow()).id, 'Other App');
       const { key: otherKey } = await t.seedLicense(other.tenantId, other.id, { maxActivations: 1 });
-      expect(await client.isLicensed(otherKey, '1.0.0')).toBe(false);
+      await client.activate(otherKey, 'snippet-device');
+      expect(await client.isLicensed(otherKey, 'snippet-device', '1.0.0')).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

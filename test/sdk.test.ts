@@ -334,6 +334,25 @@ describe('validate', () => {
     expect((await failure(sdk.validateOffline({ licenseKey: key, deviceId: 'machine-b' }))).code).toBe('WrongDevice');
   });
 
+  it('requireActivation: a device-scoped validate, refused once the device is deactivated; offline, the token must attest it', async () => {
+    const { key } = await license();
+    const sdk = client();
+    // Not activated yet: refused; the plain validate (the default) checks the license only.
+    expect((await failure<LicenseRejectedError>(sdk.validate({ licenseKey: key, requireActivation: true }))).code).toBe('DeviceNotActivated');
+    const plain = await sdk.validate({ licenseKey: key });
+    expect(plain.entitlement.deviceActivated).toBe(false);
+    expect((await failure(sdk.validateOffline({ licenseKey: key, requireActivation: true }))).code).toBe('WrongDevice');
+
+    // The installation id is the device when none is given, as for activate.
+    await sdk.activate({ licenseKey: key });
+    const scoped = await sdk.validate({ licenseKey: key, requireActivation: true });
+    expect(scoped.entitlement).toMatchObject({ device: await sdk.deviceId(), deviceActivated: true });
+    expect((await sdk.validateOffline({ licenseKey: key, deviceId: await sdk.deviceId(), requireActivation: true })).entitlement.deviceActivated).toBe(true);
+
+    await sdk.deactivate({ licenseKey: key });
+    expect((await failure<LicenseRejectedError>(sdk.validate({ licenseKey: key, requireActivation: true }))).code).toBe('DeviceNotActivated');
+  });
+
   it('a definite rejection deletes the stored token', async () => {
     const { key, license: row } = await license();
     const sdk = client();

@@ -166,14 +166,17 @@ export class KeyforgeClient {
   async validate(options: ValidateOptions): Promise<Validation> {
     const licenseKey = requireKey(options.licenseKey);
     const challenge = randomToken(24);
-    const body = { licenseKey, challenge, ...optional({ version: options.version, deviceId: options.deviceId }) };
+    const { requireActivation } = options;
+    // The device-scoped check needs a device: the installation id, as activate uses, unless one is given.
+    const deviceId = requireActivation ? (options.deviceId ?? (await this.deviceId())) : options.deviceId;
+    const body = { licenseKey, challenge, ...optional({ version: options.version, deviceId, requireActivation: requireActivation || undefined }) };
     let json: Record<string, unknown>;
     try {
       ({ json } = await this.#transport.retrying(() => this.#transport.once('POST', '/api/v1/validate', { body, signal: options.signal }), options.signal));
     } catch (error) {
       if (!options.offlineFallback || !isTransient(error) || options.signal?.aborted) throw error;
       try {
-        return { ...(await this.validateOffline({ licenseKey, deviceId: options.deviceId })), onlineError: error };
+        return { ...(await this.validateOffline({ licenseKey, deviceId, requireActivation })), onlineError: error };
       } catch (offlineError) {
         // Nothing stored: the network failure is the news. Otherwise why the stored token does not do.
         throw offlineError instanceof VerificationError && offlineError.code === 'TokenMissing' ? error : offlineError;
@@ -189,7 +192,7 @@ export class KeyforgeClient {
     const token = json.offlineCacheToken;
     if (typeof token !== 'string') throw new VerificationError('TokenMissing', 'The server answered without an offline token.');
     const skewMs = this.#skew(token, receivedAt);
-    const entitlement = await this.#verify(token, { online: true, now: receivedAt + skewMs, challenge, deviceId: options.deviceId, signal: options.signal });
+    const entitlement = await this.#verify(token, { online: true, now: receivedAt + skewMs, challenge, deviceId, requireActivation, signal: options.signal });
     await this.#save(licenseKey, { v: 1, token, skewMs, lastSeenAt: receivedAt + skewMs });
     return { source: 'online', entitlement, license: json as LicenseStatus, offlineToken: token, offlineUntil: entitlement.expiresAt, clockSkewSeconds: Math.round(skewMs / 1000) };
   }
@@ -210,7 +213,7 @@ export class KeyforgeClient {
     if (now < record.lastSeenAt - toleranceMs) {
       throw new VerificationError('ClockRollback', 'The clock is earlier than a time already seen for this license: it has been set back.');
     }
-    const entitlement = await this.#verify(record.token, { online: false, now, deviceId: options.deviceId });
+    const entitlement = await this.#verify(record.token, { online: false, now, deviceId: options.deviceId, requireActivation: options.requireActivation });
     if (now < entitlement.issuedAt.getTime() - toleranceMs) {
       throw new VerificationError('ClockRollback', 'The clock is earlier than the time the token was issued: it has been set back.');
     }
@@ -297,7 +300,7 @@ export class KeyforgeClient {
     return { keys: await this.#keys.fetch(options.signal) };
   }
 
-  #verify(token: string, options: { online: boolean; now: number; challenge?: string; deviceId?: string; signal?: AbortSignal }): Promise<Entitlement> {
+  #verify(token: string, options: { online: boolean; now: number; challenge?: string; deviceId?: string; requireActivation?: boolean; signal?: AbortSignal }): Promise<Entitlement> {
     return verifyOfflineToken(token, {
       keys: this.#keys,
       online: options.online,
@@ -306,6 +309,7 @@ export class KeyforgeClient {
       now: new Date(options.now),
       clockToleranceSeconds: this.#toleranceSeconds,
       deviceId: options.deviceId,
+      requireActivation: options.requireActivation,
       challenge: options.challenge,
       signal: options.signal,
     });

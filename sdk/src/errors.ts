@@ -19,6 +19,8 @@ export type RejectionCode =
   | 'VersionNotSupported'
   | 'DeviceIdRequired'
   | 'ActivationNotFound'
+  /** validate with `requireActivation`: this device holds no activation of the license (never activated, or deactivated). */
+  | 'DeviceNotActivated'
   | 'FloatingNotEnabled'
   | 'FloatingSeatsExhausted'
   | 'SessionInvalid'

@@ -27,6 +27,8 @@ export interface Entitlement {
   maxVersion: string | null;
   /** The `deviceId` the token is bound to, or null. */
   device: string | null;
+  /** True when the server checked that `device` holds an activation (validate with `requireActivation`). */
+  deviceActivated: boolean;
   /** When the server signed it (its clock). */
   issuedAt: Date;
   /** When it stops verifying (its `exp`): the end of the offline grace period, never after the license's expiry. */
@@ -48,6 +50,8 @@ export interface VerifyOptions {
   clockToleranceSeconds: number;
   /** When set, the token must be bound to this device. */
   deviceId?: string;
+  /** When true, the token must attest that its device holds an activation (`deviceActivated`). */
+  requireActivation?: boolean;
   /** When set, the token must echo this challenge (a fresh online answer). */
   challenge?: string;
   signal?: AbortSignal;
@@ -81,6 +85,9 @@ export async function verifyOfflineToken(token: string, options: VerifyOptions):
   if (options.deviceId !== undefined && device !== options.deviceId) {
     throw new VerificationError('WrongDevice', device === null ? 'The token is not bound to a device, but this check asks for one.' : 'The token is bound to another device.');
   }
+  if (options.requireActivation && payload.deviceActivated !== true) {
+    throw new VerificationError('WrongDevice', 'The token does not attest that this device holds an activation: validate online with requireActivation.');
+  }
   if (options.challenge !== undefined && payload.nonce !== options.challenge) {
     throw new VerificationError('ChallengeMismatch', 'The token does not echo this request\'s challenge: a replayed or foreign answer.');
   }
@@ -99,6 +106,7 @@ export async function verifyOfflineToken(token: string, options: VerifyOptions):
     minVersion: string(payload.minVersion),
     maxVersion: string(payload.maxVersion),
     device,
+    deviceActivated: payload.deviceActivated === true,
     issuedAt: new Date(payload.iat! * 1000),
     expiresAt: new Date(payload.exp! * 1000),
     keyId: protectedHeader.kid!,

@@ -55,6 +55,13 @@ export interface ValidateOptions extends CallOptions {
    */
   deviceId?: string;
   /**
+   * Also ask the server whether this device still holds an activation (default false: the license only). A device
+   * that was never activated, or was deactivated (by `deactivate` or by the vendor), is then refused with
+   * `DeviceNotActivated`; the token must attest the device (`entitlement.deviceActivated`). Without `deviceId`, the
+   * installation id is sent, as `activate` does.
+   */
+  requireActivation?: boolean;
+  /**
    * When the server cannot be reached (network failure, timeouts, 429/503 after the retries), answer from the
    * stored token instead, as `validateOffline` does. Never after a definite answer: a revoked license is
    * refused and its stored token deleted.
@@ -67,6 +74,8 @@ export interface ValidateOfflineOptions {
   licenseKey: string;
   /** Refuse a token that is not bound to this device. */
   deviceId?: string;
+  /** Refuse a token that does not attest this device's activation (one from a validate without `requireActivation`). */
+  requireActivation?: boolean;
 }
 
 /** What the validate endpoint answers for a valid license (README "POST /api/v1/validate"). Fields are not signed: trust {@link Validation.entitlement}. */

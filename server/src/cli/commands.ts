@@ -10,6 +10,7 @@ import { createTenant, getTenantByPrefix } from '../services/tenants.js';
 import { createProduct, getProductByName } from '../services/products.js';
 import { createLicense, findByKey, revokeLicense, showLicenseByKey, type LicenseFilter } from '../services/licenses/management.js';
 import { exportLicensesCsv } from '../services/licenses/export.js';
+import { reissueLicenseKey } from '../services/licenses/reissue.js';
 import { loadTokenSigner, rotateSigningKey } from '../services/signing/signing-keys.js';
 import { listActiveFloatingSessions } from '../services/floating/management.js';
 import { removeMeterQuota, setMeterQuota, usageTotals } from '../services/metering/management.js';
@@ -80,6 +81,18 @@ export const commands: Record<string, CliCommand> = {
       const found = await findByKey(ctx, need(opts, 'key'));
       const { product: _product, ...license } = await revokeLicense(operatorIn(ctx, found.tenantId), found.id);
       return { license };
+    },
+  },
+  'license:reissue': {
+    usage: 'license:reissue --key <license key> [--overlap-hours N]   (a new key for the same license, shown this once; the old key stops at once, or after N hours, at most 168)',
+    options: ['--key <key>', '--overlap-hours <N>'],
+    async run(ctx, opts) {
+      const found = await findByKey(ctx, need(opts, 'key'));
+      const { key, previousKeyValidUntil, license: { product: _product, ...license } } = await reissueLicenseKey(operatorIn(ctx, found.tenantId), {
+        id: found.id,
+        overlapHours: int(opts.overlapHours, 'overlap-hours'),
+      });
+      return { key, previousKeyValidUntil, license };
     },
   },
   'license:export': {

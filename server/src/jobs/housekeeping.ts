@@ -1,5 +1,6 @@
 import { sweepExpiredFloatingSessions } from '../services/floating/sessions.js';
 import { purgeNonces } from '../services/licenses/nonces.js';
+import { purgeRetiredLicenseKeys } from '../services/licenses/reissue.js';
 import { purgeRunRecords } from '../services/notifications/runs.js';
 import { purgeWebhookEvents } from '../services/webhooks/delivery.js';
 import type { JobDefinition } from './types.js';
@@ -7,7 +8,7 @@ import type { JobDefinition } from './types.js';
 export const housekeepingJob: JobDefinition = {
   name: 'housekeeping',
   lockLifetimeMs: 90_000,
-  description: 'Purges spent nonces, old job-run records and webhook events older than 35 days, and records lapsed floating leases as ended.',
+  description: 'Purges spent nonces, old job-run records and webhook events older than 35 days and reissued keys past their overlap, and records lapsed floating leases as ended.',
   schedule: '*/10 * * * *',
   frequent: true,
   async run(ctx) {
@@ -16,6 +17,7 @@ export const housekeepingJob: JobDefinition = {
     const floatingSessionsEnded = await sweepExpiredFloatingSessions(ctx);
     const runRecordsPurged = await purgeRunRecords(ctx);
     const webhookEventsPurged = await purgeWebhookEvents(ctx);
-    return { noncesPurged, floatingSessionsEnded, runRecordsPurged, webhookEventsPurged };
+    const retiredKeysPurged = await purgeRetiredLicenseKeys(ctx);
+    return { noncesPurged, floatingSessionsEnded, runRecordsPurged, webhookEventsPurged, retiredKeysPurged };
   },
 };

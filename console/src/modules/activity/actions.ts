@@ -23,6 +23,7 @@ const ACTIONS: Record<ActivityAction, true> = {
   LOGOUT: true,
   REACTIVATE_USER: true,
   REINSTATE_LICENSE: true,
+  REISSUE_LICENSE_KEY: true,
   RENEW_LICENSE: true,
   RESEND_WEBHOOK_DELIVERY: true,
   RESET_PASSWORD: true,
@@ -66,7 +67,7 @@ export function actionLabel(action: string): string {
 /** Badge colour by kind of action. */
 export function actionColor(action: string): string {
   if (/^(REVOKE|DELETE|DEACTIVATE|LOCK|FAILED|DISABLE)_/.test(action)) return 'red';
-  if (/^(SUSPEND)_/.test(action)) return 'orange';
+  if (/^(SUSPEND|REISSUE)_/.test(action)) return 'orange';
   if (/^(CREATE|ENABLE|REACTIVATE|REINSTATE|RENEW|UNLOCK)_/.test(action)) return 'teal';
   if (/^(UPDATE|CHANGE|TRANSFER)_/.test(action)) return 'blue';
   return 'gray';

@@ -13,6 +13,7 @@ import {
 } from '../../services/licenses/management.js';
 import { LICENSE_STATUSES, licenseStatus } from '../../services/licenses/predicates.js';
 import { reinstateLicense, renewLicense, suspendLicense, transferLicense } from '../../services/licenses/lifecycle.js';
+import { MAX_OVERLAP_HOURS, reissueLicenseKey } from '../../services/licenses/reissue.js';
 import { remainingActivations } from '../../services/licenses/rules.js';
 import { ProductRefType } from './products.js';
 import { daysUntil } from '../../services/licenses/countdown.js';
@@ -90,6 +91,16 @@ const CreateLicensePayload = builder.objectRef<{ key: string; license: LicenseSh
   }),
 });
 
+const ReissueLicenseKeyPayload = builder
+  .objectRef<{ key: string; previousKeyValidUntil: Date | null; license: LicenseShape }>('ReissueLicenseKeyPayload')
+  .implement({
+    fields: (t) => ({
+      key: t.exposeString('key', { description: 'The new plaintext license key: give it to the customer now, it is never shown again.' }),
+      previousKeyValidUntil: t.expose('previousKeyValidUntil', { type: 'DateTime', nullable: true, description: 'Until when the old key still works; null: it stopped at once.' }),
+      license: t.field({ type: LicenseType, resolve: (reissued) => reissued.license }),
+    }),
+  });
+
 /** The payload of a mutation that changes one license. */
 const licensePayload = (name: string, description?: string) =>
   builder.objectRef<LicenseShape>(name).implement({
@@ -138,6 +149,12 @@ const RenewLicenseInput = builder.inputType('RenewLicenseInput', {
 });
 const TransferLicenseInput = builder.inputType('TransferLicenseInput', {
   fields: (t) => ({ id: t.id({ required: true }), customerEmail: t.string({ required: true, description: 'The new customer email.' }) }),
+});
+const ReissueLicenseKeyInput = builder.inputType('ReissueLicenseKeyInput', {
+  fields: (t) => ({
+    id: t.id({ required: true }),
+    overlapHours: t.int({ description: `Hours the old key keeps working next to the new one (0–${MAX_OVERLAP_HOURS}); 0 or omitted: it stops at once.` }),
+  }),
 });
 const DeactivateActivationInput = builder.inputType('DeactivateActivationInput', { fields: (t) => ({ id: t.id({ required: true, description: 'The activation.' }) }) });
 export const LicenseFilterInput = builder.inputType('LicenseFilter', {
@@ -210,6 +227,12 @@ builder.mutationFields((t) => ({
     description: "Moves the license to another customer email (validated); expiry notices go there from now on.",
     args: { input: t.arg({ type: TransferLicenseInput, required: true }) },
     resolve: (_root, { input }, ctx) => transferLicense(serviceCtx(ctx), { id: String(input.id), customerEmail: input.customerEmail }),
+  }),
+  reissueLicenseKey: t.field({
+    type: ReissueLicenseKeyPayload,
+    description: 'Gives the license a new key (lost or leaked key): same license id, so activations, history, quotas, usage and analytics stay. The old key stops at once, or after overlapHours (both keys work meanwhile); then it answers like an unknown key. An earlier reissue\'s old key stops at once. A revoked license: Conflict.',
+    args: { input: t.arg({ type: ReissueLicenseKeyInput, required: true }) },
+    resolve: (_root, { input }, ctx) => reissueLicenseKey(serviceCtx(ctx), { id: String(input.id), overlapHours: input.overlapHours }),
   }),
   deactivateActivation: t.field({
     type: DeactivateActivationPayload,

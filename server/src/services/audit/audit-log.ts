@@ -14,6 +14,7 @@ export const AUDIT_ACTIONS = [
   'ReinstateLicense',
   'RenewLicense',
   'TransferLicense',
+  'ReissueLicenseKey',
   'DeactivateActivation',
   'Login',
   'Logout',

@@ -47,7 +47,7 @@ export interface CheckoutInput {
 export async function checkoutFloatingSeat(ctx: LicensingContext, input: CheckoutInput) {
   const version = input.version === undefined ? null : parseVersion(input.version);
   return ctx.db.prisma.$transaction(async (tx) => {
-    const license = await lockLicenseByKey(tx, ctx.secrets, input.licenseKey);
+    const license = await lockLicenseByKey(tx, ctx.secrets, input.licenseKey, ctx.now);
     if (!license) return rejected(LICENSE_NOT_FOUND);
     await ctx.chargeTenant(license.tenantId, license.id);
     const rejection = checkEntitlement(license, ctx.now, version);

@@ -54,7 +54,7 @@ export async function activateLicense(ctx: LicensingContext, input: ActivateInpu
   const version = input.version === undefined ? null : parseVersion(input.version);
   const nonce = requireNonce(input.nonce);
   for (let read = 1; ; read++) {
-    const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey);
+    const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey, ctx.now);
     // One activation is charged once against its company's and license's limits, whatever the re-reads.
     if (license && read === 1) await ctx.chargeTenant(license.tenantId, license.id);
     const rejection = license ? activationRejection(license, ctx.now, version, input) : LICENSE_NOT_FOUND;
@@ -150,7 +150,7 @@ export async function releaseSeat(tx: Tx, activation: { id: string; licenseId: s
 /** Self-service release of a device's seat, e.g. before reinstalling on a new machine. */
 export async function deactivateDevice(ctx: LicensingContext, input: { licenseKey: string; deviceId: string }) {
   return ctx.db.prisma.$transaction(async (tx) => {
-    const license = await lockLicenseByKey(tx, ctx.secrets, input.licenseKey);
+    const license = await lockLicenseByKey(tx, ctx.secrets, input.licenseKey, ctx.now);
     if (!license) return { deactivated: false as const, message: LICENSE_NOT_FOUND.message, errorCode: LICENSE_NOT_FOUND.errorCode };
     await ctx.chargeTenant(license.tenantId, license.id);
     const activation = await tx.activation.findFirst({

@@ -41,20 +41,32 @@ export function licenseKeyDigest(secrets: ServerSecrets, licenseKey: string): st
   return key ? secrets.digest(key) : null;
 }
 
-export async function findLicenseByKey(sql: SqlRunner, secrets: ServerSecrets, licenseKey: string): Promise<LicenseRecord | null> {
+// A key replaced by reissueLicenseKey with an overlap (reissue.ts): the license's current digest, while the overlap
+// lasts. Read only after the lookup by digest found nothing, so a current key costs nothing more.
+const CURRENT_DIGEST_OF_RETIRED =
+  '(SELECT l.key_digest FROM retired_license_keys r JOIN licenses l ON l.id = r.license_id WHERE r.key_digest = $1 AND r.valid_until > $2)';
+const SELECT_LICENSE_BY_RETIRED_DIGEST = `SELECT * FROM license_by_digest(${CURRENT_DIGEST_OF_RETIRED})`;
+const SELECT_LICENSE_BY_RETIRED_DIGEST_FOR_UPDATE = `SELECT * FROM license_by_digest(${CURRENT_DIGEST_OF_RETIRED}, true)`;
+
+/** The license of a key (its current key, or a reissued one within its overlap at `now`); null when unknown or malformed. */
+export async function findLicenseByKey(sql: SqlRunner, secrets: ServerSecrets, licenseKey: string, now: Date): Promise<LicenseRecord | null> {
   const digest = licenseKeyDigest(secrets, licenseKey);
   if (!digest) return null;
-  const rows = await sql.query<LicenseRecord>(SELECT_LICENSE_BY_DIGEST, [digest]);
-  return rows[0] ?? null;
+  const [license] = await sql.query<LicenseRecord>(SELECT_LICENSE_BY_DIGEST, [digest]);
+  if (license) return license;
+  const [byRetiredKey] = await sql.query<LicenseRecord>(SELECT_LICENSE_BY_RETIRED_DIGEST, [digest, now]);
+  return byRetiredKey ?? null;
 }
 
 /**
  * The license of a key with its row locked for the rest of the transaction: seat changes (activations, floating
- * checkouts) of one license queue on it. Null for an unknown or malformed key.
+ * checkouts) of one license queue on it. Null for an unknown or malformed key (a reissued one after its overlap).
  */
-export async function lockLicenseByKey(tx: Prisma.TransactionClient, secrets: ServerSecrets, licenseKey: string): Promise<LicenseRecord | null> {
+export async function lockLicenseByKey(tx: Prisma.TransactionClient, secrets: ServerSecrets, licenseKey: string, now: Date): Promise<LicenseRecord | null> {
   const digest = licenseKeyDigest(secrets, licenseKey);
   if (!digest) return null;
   const [license] = await tx.$queryRawUnsafe<LicenseRecord[]>(SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, digest);
-  return license ?? null;
+  if (license) return license;
+  const [byRetiredKey] = await tx.$queryRawUnsafe<LicenseRecord[]>(SELECT_LICENSE_BY_RETIRED_DIGEST_FOR_UPDATE, digest, now);
+  return byRetiredKey ?? null;
 }

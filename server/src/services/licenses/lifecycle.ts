@@ -19,7 +19,7 @@ type Ctx = ServiceContext;
 type Tx = Prisma.TransactionClient;
 type License = Awaited<ReturnType<typeof findTenantLicense>>;
 
-export type LicenseLifecycleEventType = 'license.suspended' | 'license.reinstated' | 'license.renewed' | 'license.transferred';
+export type LicenseLifecycleEventType = 'license.suspended' | 'license.reinstated' | 'license.renewed' | 'license.transferred' | 'license.key_reissued';
 
 export interface LicenseLifecycleEvent {
   type: LicenseLifecycleEventType;
@@ -39,7 +39,7 @@ export async function emitLicenseLifecycleEvent(tx: Tx, event: LicenseLifecycleE
   await emitEvent(tx, event.tenantId, event.type, { ...licenseData(license), changes: event.changes }, now);
 }
 
-function refuseRevoked(license: License, what: string) {
+export function refuseRevoked(license: License, what: string) {
   if (license.status === 'revoked') {
     throw new AppError('Conflict', `This license is revoked and cannot be ${what}: revocation is final. Create a new license instead.`);
   }

@@ -35,7 +35,7 @@ export const MIN_TOKEN_TTL_MS = 60 * 60_000;
  */
 export async function validateLicense(ctx: LicensingContext, input: ValidateInput) {
   const version = input.version === undefined ? null : parseVersion(input.version);
-  const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey);
+  const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey, ctx.now);
   if (!license) return rejected(LICENSE_NOT_FOUND);
   await ctx.chargeTenant(license.tenantId, license.id);
 

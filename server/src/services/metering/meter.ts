@@ -73,7 +73,7 @@ export async function recordUsage(ctx: LicensingContext, input: MeterInput): Pro
   if (occurredAt.getTime() > ctx.now.getTime() + MAX_FUTURE_SKEW_MS) throw timestampError('is more than 5 minutes in the future');
   if (occurredAt.getTime() < ctx.now.getTime() - MAX_BACKDATE_MS) throw timestampError('is more than 30 days in the past');
 
-  const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey);
+  const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey, ctx.now);
   const refused = (rejection: Rejection) => ({ body: rejected(rejection), replayed: false });
   if (!license) return refused(LICENSE_NOT_FOUND);
   await ctx.chargeTenant(license.tenantId, license.id);

@@ -14,6 +14,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'license.reinstated',
   'license.renewed',
   'license.transferred',
+  'license.key_reissued',
   'license.revoked',
   'license.expiring',
   'license.expired',

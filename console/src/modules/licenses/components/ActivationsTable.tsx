@@ -114,7 +114,7 @@ function ActivationRows({ connection, canManage, busy, fetching, onDeactivate, o
                       size="xs"
                       label="Deactivate"
                       title={`Deactivate ${activation.deviceName ?? 'this device'}?`}
-                      message="Its seat is freed for another device. The application on it fails its next activation check."
+                      message="Its seat is freed for another device. The application on it is refused at its next device-scoped validation (requireActivation: DeviceNotActivated) and must activate again; a plain validation checks only the license, so it keeps passing there."
                       confirmLabel="Deactivate device"
                       busy={busy}
                       onConfirm={() => onDeactivate(activation.id)}

@@ -180,6 +180,22 @@ export const TransferLicenseMutation = graphql(
   [LicenseDetailFields],
 );
 
+// A new key for the same license: the key is in this answer only.
+export const ReissueLicenseKeyMutation = graphql(
+  `
+    mutation ReissueLicenseKey($id: ID!, $overlapHours: Int) {
+      reissueLicenseKey(input: { id: $id, overlapHours: $overlapHours }) {
+        key
+        previousKeyValidUntil
+        license {
+          ...LicenseDetailFields
+        }
+      }
+    }
+  `,
+  [LicenseDetailFields],
+);
+
 export const BulkSelectionCountQuery = graphql(`
   query BulkSelectionCount($selection: BulkLicenseSelection!) {
     bulkSelectionCount(selection: $selection)

@@ -43,18 +43,19 @@ export async function activate(licenseKey: string) {
   return keyforge.activate({ licenseKey, deviceId: await device() }); // throws e.g. SeatsExhausted
 }
 
-// On every launch. Offline, the stored token answers until its grace period ends.
+// On every launch. requireActivation: also refused once this device is deactivated (DeviceNotActivated).
+// Offline, the stored token answers until its grace period ends.
 export async function isLicensed(licenseKey: string, version: string): Promise<boolean> {
   try {
-    // Resolves only for a verified, signed entitlement of this product (and device): see its .entitlement.features.
-    await keyforge.validate({ licenseKey, version, deviceId: await device(), offlineFallback: true });
+    // Resolves only for a verified, signed entitlement of this product and device: see its .entitlement.features.
+    await keyforge.validate({ licenseKey, version, deviceId: await device(), requireActivation: true, offlineFallback: true });
     return true;
   } catch {
-    return false; // error.code says why: LicenseExpired, LicenseRevoked, TokenExpired, WrongProduct …
+    return false; // error.code says why: DeviceNotActivated, LicenseExpired, LicenseRevoked, TokenExpired, WrongProduct …
   }
 }`;
 
-  const curl = `# The key shown when the license was created (${license.keyHint}); never put it in a URL.
+  const curl = `# The key shown when the license was created or its key reissued (${license.keyHint}); never put it in a URL.
 export LICENSE_KEY='${license.keyHint.replace('…', 'XXXX-XXXX-XXXX')}'
 
 # Activate this installation (takes a seat; a retry with the same deviceId reuses it).
@@ -62,9 +63,10 @@ NONCE=$(curl -s ${api}/nonce | jq -r .nonce)
 curl -s ${api}/activate -H 'content-type: application/json' \\
   -d "{\\"licenseKey\\": \\"$LICENSE_KEY\\", \\"nonce\\": \\"$NONCE\\"${device.replace(/"/g, '\\"')}}" | jq
 
-# Check it on every launch (changes nothing); grant access only when isValid is true.
+# Check it on every launch; grant access only when isValid is true. requireActivation: this device must still
+# hold its activation (a deactivated one answers errorCode DeviceNotActivated); leave it out to check the license only.
 curl -s ${api}/validate -H 'content-type: application/json' \\
-  -d "{\\"licenseKey\\": \\"$LICENSE_KEY\\"}" | jq`;
+  -d "{\\"licenseKey\\": \\"$LICENSE_KEY\\"${device.replace(/"/g, '\\"')}, \\"requireActivation\\": true}" | jq`;
 
   const typescript = `// npm install jose  — verifies the signed offline token against the published keys.
 import { createRemoteJWKSet, jwtVerify } from 'jose';
@@ -84,13 +86,14 @@ export async function activate(licenseKey: string, deviceId: string) {
   return post('/activate', { licenseKey, nonce, deviceId }); // { isValid, errorCode, remainingActivations, … }
 }
 
-export async function isLicensed(licenseKey: string, version: string): Promise<boolean> {
-  const result = await post('/validate', { licenseKey, version });
+// requireActivation: this device must still hold its activation (else errorCode DeviceNotActivated).
+export async function isLicensed(licenseKey: string, deviceId: string, version: string): Promise<boolean> {
+  const result = await post('/validate', { licenseKey, deviceId, requireActivation: true, version });
   // HTTP 200 can carry a rejection; and the key must be for this product.
   if (!result.isValid || (result.productName !== PRODUCT && !result.bundleProducts?.includes(PRODUCT))) return false;
-  // Cache result.offlineCacheToken; offline, trust only a token that verifies (never the cached JSON).
-  await jwtVerify(result.offlineCacheToken, jwks, { algorithms: ['EdDSA'] });
-  return true;
+  // Cache result.offlineCacheToken; offline, trust only a token that verifies (never the cached JSON), for this device.
+  const { payload } = await jwtVerify(result.offlineCacheToken, jwks, { algorithms: ['EdDSA'] });
+  return payload.device === deviceId && payload.deviceActivated === true;
 }`;
 
   const snippets: Snippet[] = [

@@ -17,6 +17,7 @@ import { EditLicenseModal } from '../components/EditLicenseModal';
 import { LicenseDetailFields, LicenseOverview } from '../components/LicenseOverview';
 import { LicenseStatusBadge } from '../components/LicenseStatus';
 import { LifecycleActions } from '../components/LifecycleActions';
+import { ReissueKeyAction } from '../components/ReissueKeyAction';
 import { IntegratePanel } from '../integration/IntegratePanel';
 import { LicenseQuery, RevokeLicenseMutation } from '../graphql/documents';
 
@@ -64,7 +65,7 @@ export function LicenseDetailPage() {
                   <LicenseStatusBadge status={license.status} isTrial={license.isTrial} />
                 </Group>
               }
-              description={`${license.product.name} · the full key was shown once, when the license was created.`}
+              description={`${license.product.name} · the full key was shown once, when it was issued (created or reissued).`}
               actions={
                 <>
                   <Button variant="default" leftSection={<IconHistory size={16} />} component={Link} to={`/activity?entityId=${license.id}`}>
@@ -76,6 +77,7 @@ export function LicenseDetailPage() {
                         Edit
                       </Button>
                       <LifecycleActions license={license} />
+                      <ReissueKeyAction license={license} />
                       <ConfirmAction
                         label="Revoke"
                         title="Revoke this license?"

@@ -1,0 +1,156 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { describeWith, needChromium } from './support/optional.js';
+import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
+import { postJson, startServerProcess, type ServerProcess } from './support/processes.js';
+
+// The license page's "Reissue key" (confirmation with the overlap choice, the new key shown once with a copy button)
+// and the deactivate dialog's promise (a deactivated device fails its next device-scoped validate) in Chromium
+// against the real server. Screenshots at 1280 and 375 px go to test-output/screenshots/.
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SCREENSHOTS = path.join(ROOT, 'test-output/screenshots');
+const chromiumNeed = needChromium();
+const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery' };
+
+let server: ServerProcess;
+let browser: Browser;
+let page: Page;
+let dbName: string;
+let dataDir: string;
+let licenseId: string;
+let firstKey: string;
+const pageErrors: string[] = [];
+
+const api = async (route: string, body: Record<string, unknown>) => (await postJson(`${server.url}/api/v1/${route}`, body)).json;
+const validate = (licenseKey: string, extra: Record<string, unknown> = {}) => api('validate', { licenseKey, ...extra });
+async function activate(licenseKey: string, deviceId: string, deviceName: string) {
+  const { nonce } = (await (await fetch(`${server.url}/api/v1/nonce`)).json()) as { nonce: string };
+  return api('activate', { licenseKey, nonce, deviceId, deviceName });
+}
+
+beforeAll(async () => {
+  const built = spawnSync(process.execPath, ['server/scripts/build-if-changed.mjs', 'console'], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
+  if (built.status !== 0) throw new Error(`console build failed:\n${built.stdout}\n${built.stderr}`);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  dbName = uniqueName('kf_console_keys');
+  const databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
+  dataDir = mkdtempSync(path.join(tmpdir(), 'kf-console-keys-'));
+  server = await startServerProcess({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: 'console-keys-secret-0123456789abcdef0123456789', LOG_LEVEL: 'warn' });
+  const gql = async (query: string, variables: Record<string, unknown>, token?: string) => {
+    const response = await fetch(`${server.url}/api/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
+      body: JSON.stringify({ query, variables }),
+    });
+    const body = (await response.json()) as { data: any; errors?: unknown };
+    if (body.errors) throw new Error(JSON.stringify(body.errors));
+    return body.data;
+  };
+  const { setup } = await gql('mutation($input: SetupInput!) { setup(input: $input) { accessToken } }', {
+    input: { companyName: 'Acme Corp', keyPrefix: 'ACME', email: ADMIN.email, password: ADMIN.password },
+  });
+  const { createProduct } = await gql('mutation($input: CreateProductInput!) { createProduct(input: $input) { product { id } } }', { input: { name: 'Acme Studio' } }, setup.accessToken);
+  const { createLicense } = await gql(
+    'mutation($input: CreateLicenseInput!) { createLicense(input: $input) { key license { id } } }',
+    { input: { productId: createProduct.product.id, maxActivations: 3 } },
+    setup.accessToken,
+  );
+  licenseId = createLicense.license.id;
+  firstKey = createLicense.key;
+  expect(await activate(firstKey, 'laptop-fingerprint', 'Ada laptop')).toMatchObject({ isValid: true });
+  browser = await chromium.launch({ executablePath: chromiumNeed.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce' });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+  page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop('SIGKILL');
+  if (dbName) await dropDatabase(dbName);
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Opens Reissue key, picks the overlap, confirms; returns the key the dialog shows once (copied with its button). */
+async function reissueInConsole(overlap: RegExp): Promise<string> {
+  await page.getByRole('button', { name: 'Reissue key' }).click();
+  const confirm = page.getByRole('dialog', { name: 'Reissue the key of this license?' });
+  await expect.poll(() => confirm.getByText('its activations keep their seats').count()).toBe(1);
+  await confirm.getByRole('radio', { name: overlap }).check();
+  await confirm.getByRole('button', { name: 'Reissue key' }).click();
+  const shown = page.getByRole('dialog', { name: 'New license key' });
+  const key = (await shown.getByTestId('secret-value').textContent())!.trim();
+  expect(key).toMatch(/^ACME(-[A-Z0-9]{4}){4}$/);
+  await shown.getByRole('button', { name: 'Copy license key' }).click();
+  await expect.poll(() => page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+  return key;
+}
+
+describeWith(chromiumNeed)('license keys in the console (Chromium)', () => {
+  it('reissues a key with a 24-hour overlap: both keys work, the new one is shown once with a copy button', async () => {
+    await page.goto('/login');
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel(/^Password/).fill(ADMIN.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await page.goto(`/licenses/${licenseId}`);
+    await page.getByText('Ada laptop').waitFor();
+
+    const secondKey = await reissueInConsole(/24 hours/);
+    const shown = page.getByRole('dialog', { name: 'New license key' });
+    await expect.poll(() => shown.getByText(/The old key keeps working until/).count()).toBe(1);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'license-reissue-key-1280.png') });
+    await shown.getByRole('button', { name: 'Done' }).click();
+    // The page now names the new key's hint; the device kept its seat.
+    await page.getByRole('heading', { name: new RegExp(`ACME-…-${secondKey.slice(-4)}`) }).waitFor();
+    await page.getByText('Ada laptop').waitFor();
+
+    expect(await validate(secondKey)).toMatchObject({ isValid: true, remainingActivations: 2 });
+    expect(await validate(firstKey)).toMatchObject({ isValid: true, remainingActivations: 2 });
+    expect(await validate(secondKey, { deviceId: 'laptop-fingerprint', requireActivation: true })).toMatchObject({ isValid: true });
+
+    // Reissued again, at once: the two earlier keys stop; only the newest works.
+    const thirdKey = await reissueInConsole(/Stop the old key now/);
+    await page.getByRole('dialog', { name: 'New license key' }).getByText('The old key no longer works.').waitFor();
+    await page.getByRole('dialog', { name: 'New license key' }).getByRole('button', { name: 'Done' }).click();
+    for (const old of [firstKey, secondKey]) expect(await validate(old)).toEqual({ isValid: false, message: 'License key not found.', errorCode: 'LicenseNotFound' });
+    expect(await validate(thirdKey)).toMatchObject({ isValid: true });
+
+    // The activity log names the reissue (hints only).
+    await page.goto(`/activity?entityId=${licenseId}`);
+    await expect.poll(() => page.getByText('Reissue license key', { exact: true }).count()).toBeGreaterThanOrEqual(2);
+    expect(await page.content()).not.toContain(thirdKey);
+    firstKey = thirdKey;
+  });
+
+  it('the deactivate dialog says what happens, and it happens: the device fails its next device-scoped validate', async () => {
+    await page.goto(`/licenses/${licenseId}`);
+    await page.getByRole('row').filter({ hasText: 'Ada laptop' }).getByRole('button', { name: 'Deactivate' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Deactivate Ada laptop?' });
+    await dialog.getByText(/refused at its next device-scoped validation/).waitFor();
+    await dialog.getByText(/a plain validation checks only the license/).waitFor();
+    await dialog.getByRole('button', { name: 'Deactivate device' }).click();
+    await expect.poll(() => validate(firstKey, { deviceId: 'laptop-fingerprint', requireActivation: true })).toMatchObject({ isValid: false, errorCode: 'DeviceNotActivated' });
+    expect(await validate(firstKey)).toMatchObject({ isValid: true });
+  });
+
+  it('fits a 375 px phone, without a browser error', async () => {
+    await page.setViewportSize({ width: 375, height: 800 });
+    await page.goto(`/licenses/${licenseId}`);
+    await page.getByRole('button', { name: 'Reissue key' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Reissue the key of this license?' });
+    await confirm.getByRole('radio', { name: /7 days/ }).waitFor();
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(width).toBeLessThanOrEqual(375);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'license-reissue-key-375.png') });
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    expect(pageErrors).toEqual([]);
+  });
+});
