@@ -58,6 +58,7 @@ const operations: Operation[] = [
   mutation('reinstateLicense', { id: 'id' }),
   mutation('renewLicense', { id: 'id', expiresAt: 'date' }),
   mutation('transferLicense', { id: 'id', customerEmail: 'string' }),
+  mutation('reissueLicenseKey', { id: 'id', overlapHours: 'int' }),
   mutation('createWebhookEndpoint', { url: 'string', eventTypes: 'json', enabled: 'bool' }),
   mutation('updateWebhookEndpoint', { id: 'id', url: 'string', eventTypes: 'json', enabled: 'bool' }),
   mutation('deleteWebhookEndpoint', { id: 'id' }),

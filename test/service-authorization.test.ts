@@ -24,6 +24,7 @@ import {
   updateLicense,
 } from '../server/src/services/licenses/management.js';
 import { reinstateLicense, renewLicense, suspendLicense, transferLicense } from '../server/src/services/licenses/lifecycle.js';
+import { reissueLicenseKey } from '../server/src/services/licenses/reissue.js';
 import { countBulkSelection, getBulkJob, startBulkLicenseAction } from '../server/src/services/licenses/bulk.js';
 import { exportLicensesCsv } from '../server/src/services/licenses/export.js';
 import { removeMeterQuota, setMeterQuota, usageTotals } from '../server/src/services/metering/management.js';
@@ -113,6 +114,7 @@ const snapshot = async () => {
     await Promise.all([
       p.product.findMany({ orderBy: { id: 'asc' } }),
       p.license.findMany({ orderBy: { id: 'asc' } }),
+      p.retiredLicenseKey.count(),
       p.activation.findMany({ orderBy: { id: 'asc' } }),
       p.user.findMany({ orderBy: { id: 'asc' } }),
       p.apiKey.findMany({ orderBy: { id: 'asc' } }),
@@ -142,6 +144,7 @@ const mutations: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['reinstateLicense', (ctx) => reinstateLicense(ctx, { id: f.licenseId })],
   ['renewLicense', (ctx) => renewLicense(ctx, { id: f.licenseId, expiresAt: new Date(clock.now().getTime() + 400 * 86_400_000) })],
   ['transferLicense', (ctx) => transferLicense(ctx, { id: f.licenseId, customerEmail: 'thief@evil.test' })],
+  ['reissueLicenseKey', (ctx) => reissueLicenseKey(ctx, { id: f.licenseId, overlapHours: 24 })],
   ['startBulkLicenseAction', (ctx) => startBulkLicenseAction(ctx, { action: 'revoke', licenseIds: [f.licenseId] })],
   ['deactivateActivation', (ctx) => deactivateActivation(ctx, f.activationId)],
   ['createUser', (ctx) => createUser(ctx, { email: 'sneaky@acme.test', password: 'correct horse battery', role: 'CompanyAdmin' })],
@@ -242,7 +245,7 @@ describe('services authorize their caller', () => {
 
   it("an admin of another tenant finds none of this tenant's records (NotFound), changing nothing", async () => {
     const outsider = keyActor(f.otherTenantId, 'CompanyAdmin');
-    const byId = ['updateProduct', 'deleteProduct', 'createLicense', 'updateLicense', 'revokeLicense', 'suspendLicense', 'reinstateLicense', 'renewLicense', 'transferLicense', 'deactivateActivation', 'updateUser', 'deactivateUser', 'reactivateUser', 'unlockMember', 'resetMemberMfa', 'sendMemberResetLink', 'revokeApiKey', 'revokeInvitation', 'endFloatingSession', 'setMeterQuota', 'removeMeterQuota',
+    const byId = ['updateProduct', 'deleteProduct', 'createLicense', 'updateLicense', 'revokeLicense', 'suspendLicense', 'reinstateLicense', 'renewLicense', 'transferLicense', 'reissueLicenseKey', 'deactivateActivation', 'updateUser', 'deactivateUser', 'reactivateUser', 'unlockMember', 'resetMemberMfa', 'sendMemberResetLink', 'revokeApiKey', 'revokeInvitation', 'endFloatingSession', 'setMeterQuota', 'removeMeterQuota',
       'updateWebhookEndpoint', 'deleteWebhookEndpoint', 'rotateWebhookSecret', 'sendTestWebhookEvent', 'resendWebhookDelivery', 'listWebhookDeliveries'];
     await expectRefused(mutations.filter(([name]) => byId.includes(name)), outsider, 'NotFound');
     const readsById = ['getProduct', 'getProductByName', 'getLicense', 'listLicenseActivations', 'listActiveFloatingSessions', 'usageTotals'];

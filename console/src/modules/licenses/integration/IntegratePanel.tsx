@@ -40,7 +40,7 @@ export function IntegratePanel({ license, origin = window.location.origin }: { l
       </Title>
       <Text size="sm" c="dimmed" mb="sm">
         Your application activates once per installation and validates on every launch, against <Code>{origin}/api/v1</Code>. Replace
-        LICENSE_KEY with the key shown when this license was created.
+        LICENSE_KEY with the key shown when this license was created (or its key last reissued).
       </Text>
       <Title order={4} size="h5" mb={4}>
         {sdk.label} <Text span size="sm" c="dimmed">(Node, Electron, Deno, Bun, browsers)</Text>
