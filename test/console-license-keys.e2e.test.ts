@@ -1,81 +1,43 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
-import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
-import { postJson, startServerProcess, type ServerProcess } from './support/processes.js';
+import { postJson } from './support/processes.js';
 
 // The license page's "Reissue key" (confirmation with the overlap choice, the new key shown once with a copy button)
 // and the deactivate dialog's promise (a deactivated device fails its next device-scoped validate) in Chromium
 // against the real server. Screenshots at 1280 and 375 px go to test-output/screenshots/.
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-const SCREENSHOTS = path.join(ROOT, 'test-output/screenshots');
 const chromiumNeed = needChromium();
-const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery' };
-
-let server: ServerProcess;
-let browser: Browser;
+let e2e: ConsoleE2e;
 let page: Page;
-let dbName: string;
-let dataDir: string;
 let licenseId: string;
 let firstKey: string;
-const pageErrors: string[] = [];
 
-const api = async (route: string, body: Record<string, unknown>) => (await postJson(`${server.url}/api/v1/${route}`, body)).json;
+const api = async (route: string, body: Record<string, unknown>) => (await postJson(`${e2e.server.url}/api/v1/${route}`, body)).json;
 const validate = (licenseKey: string, extra: Record<string, unknown> = {}) => api('validate', { licenseKey, ...extra });
 async function activate(licenseKey: string, deviceId: string, deviceName: string) {
-  const { nonce } = (await (await fetch(`${server.url}/api/v1/nonce`)).json()) as { nonce: string };
+  const { nonce } = (await (await fetch(`${e2e.server.url}/api/v1/nonce`)).json()) as { nonce: string };
   return api('activate', { licenseKey, nonce, deviceId, deviceName });
 }
 
 beforeAll(async () => {
-  const built = spawnSync(process.execPath, ['server/scripts/build-if-changed.mjs', 'console'], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
-  if (built.status !== 0) throw new Error(`console build failed:\n${built.stdout}\n${built.stderr}`);
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  dbName = uniqueName('kf_console_keys');
-  const databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
-  dataDir = mkdtempSync(path.join(tmpdir(), 'kf-console-keys-'));
-  server = await startServerProcess({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: 'console-keys-secret-0123456789abcdef0123456789', LOG_LEVEL: 'warn' });
-  const gql = async (query: string, variables: Record<string, unknown>, token?: string) => {
-    const response = await fetch(`${server.url}/api/graphql`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
-      body: JSON.stringify({ query, variables }),
-    });
-    const body = (await response.json()) as { data: any; errors?: unknown };
-    if (body.errors) throw new Error(JSON.stringify(body.errors));
-    return body.data;
-  };
-  const { setup } = await gql('mutation($input: SetupInput!) { setup(input: $input) { accessToken } }', {
-    input: { companyName: 'Acme Corp', keyPrefix: 'ACME', email: ADMIN.email, password: ADMIN.password },
+  if (chromiumNeed.missing) return; // describeWith reports the skip
+  e2e = await startConsoleE2e('console_keys', chromiumNeed.path);
+  const { createProduct } = await e2e.gql('mutation($input: CreateProductInput!) { createProduct(input: $input) { product { id } } }', { input: { name: 'Acme Studio' } });
+  const { createLicense } = await e2e.gql('mutation($input: CreateLicenseInput!) { createLicense(input: $input) { key license { id } } }', {
+    input: { productId: createProduct.product.id, maxActivations: 3 },
   });
-  const { createProduct } = await gql('mutation($input: CreateProductInput!) { createProduct(input: $input) { product { id } } }', { input: { name: 'Acme Studio' } }, setup.accessToken);
-  const { createLicense } = await gql(
-    'mutation($input: CreateLicenseInput!) { createLicense(input: $input) { key license { id } } }',
-    { input: { productId: createProduct.product.id, maxActivations: 3 } },
-    setup.accessToken,
-  );
   licenseId = createLicense.license.id;
   firstKey = createLicense.key;
   expect(await activate(firstKey, 'laptop-fingerprint', 'Ada laptop')).toMatchObject({ isValid: true });
-  browser = await chromium.launch({ executablePath: chromiumNeed.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce' });
-  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
-  page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page = await e2e.newPage(1280);
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: e2e.server.url });
 }, 600_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.stop('SIGKILL');
-  if (dbName) await dropDatabase(dbName);
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await e2e?.stop();
 });
 
 /** Opens Reissue key, picks the overlap, confirms; returns the key the dialog shows once (copied with its button). */
@@ -95,11 +57,7 @@ async function reissueInConsole(overlap: RegExp): Promise<string> {
 
 describeWith(chromiumNeed)('license keys in the console (Chromium)', () => {
   it('reissues a key with a 24-hour overlap: both keys work, the new one is shown once with a copy button', async () => {
-    await page.goto('/login');
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel(/^Password/).fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await signInAsAdmin(page);
     await page.goto(`/licenses/${licenseId}`);
     await page.getByText('Ada laptop').waitFor();
 
@@ -151,6 +109,6 @@ describeWith(chromiumNeed)('license keys in the console (Chromium)', () => {
     expect(width).toBeLessThanOrEqual(375);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'license-reissue-key-375.png') });
     await confirm.getByRole('button', { name: 'Cancel' }).click();
-    expect(pageErrors).toEqual([]);
+    expect(e2e.errors).toEqual([]);
   });
 });

@@ -1,0 +1,85 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
+import { inject } from 'vitest';
+import { createDatabase, dropDatabase, uniqueName } from './pg.js';
+import { postJson, startServerProcess, type ServerProcess } from './processes.js';
+
+/**
+ * The start of a console end-to-end suite: the console built, the real server on a fresh PostgreSQL database, first-run
+ * setup done (company Acme Corp, prefix ACME, admin ADMIN) and Chromium launched. Call from beforeAll, after
+ * needChromium(); `stop()` in afterAll. Screenshots go to SCREENSHOTS.
+ */
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const SCREENSHOTS = path.join(ROOT, 'test-output/screenshots');
+export const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery' };
+
+export interface ConsoleE2e {
+  server: ServerProcess;
+  browser: Browser;
+  /** The admin's access token (from setup). */
+  token: string;
+  /** A GraphQL call as the admin; throws on errors. */
+  gql(query: string, variables: Record<string, unknown>): Promise<any>;
+  /** A page at `width` px (US English, UTC, reduced motion), 20 s timeouts; browser errors go to `errors`. */
+  newPage(width: number, options?: BrowserContextOptions): Promise<Page>;
+  errors: string[];
+  stop(): Promise<void>;
+}
+
+export async function startConsoleE2e(name: string, chromiumPath: string): Promise<ConsoleE2e> {
+  const built = spawnSync(process.execPath, ['server/scripts/build-if-changed.mjs', 'console'], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
+  if (built.status !== 0) throw new Error(`console build failed:\n${built.stdout}\n${built.stderr}`);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const dbName = uniqueName(`kf_${name}`);
+  const databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
+  const dataDir = mkdtempSync(path.join(tmpdir(), `kf-${name}-`));
+  const server = await startServerProcess({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: `${name}-secret-0123456789abcdef0123456789`, LOG_LEVEL: 'warn' });
+  const setup = await postJson(`${server.url}/api/graphql`, {
+    query: 'mutation($input: SetupInput!) { setup(input: $input) { accessToken } }',
+    variables: { input: { companyName: 'Acme Corp', keyPrefix: 'ACME', email: ADMIN.email, password: ADMIN.password } },
+  });
+  const token = setup.json.data.setup.accessToken as string;
+  const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  const errors: string[] = [];
+  return {
+    server,
+    browser,
+    token,
+    errors,
+    async gql(query, variables) {
+      const response = await fetch(`${server.url}/api/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ query, variables }),
+      });
+      const body = (await response.json()) as { data: any; errors?: unknown };
+      if (body.errors) throw new Error(JSON.stringify(body.errors));
+      return body.data;
+    },
+    async newPage(width, options = {}) {
+      const context = await browser.newContext({ viewport: { width, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce', ...options });
+      const page = await context.newPage();
+      page.setDefaultTimeout(20_000);
+      page.on('pageerror', (error) => errors.push(error.message));
+      return page;
+    },
+    async stop() {
+      await browser.close();
+      await server.stop('SIGKILL');
+      await dropDatabase(dbName);
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Signs the admin in on the login page and waits for the dashboard. */
+export async function signInAsAdmin(page: Page) {
+  await page.goto('/login');
+  await page.getByLabel('Email').fill(ADMIN.email);
+  await page.getByLabel(/^Password/).fill(ADMIN.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+}
