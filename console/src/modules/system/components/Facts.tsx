@@ -30,13 +30,6 @@ export function Card({ title, children }: { title: string; children: ReactNode }
 /** "3 minutes ago", the exact time on hover; `none` when there is no time. */
 export const since = (at: string | null | undefined, none: string) => (at ? <span title={formatDateTime(at)}>{relativeTime(at)}</span> : none);
 
-/** A backlog: how many, and since when the oldest waits. */
-export const backlog = (count: number, oldestAt: string | null | undefined) => (
-  <>
-    {count} {count > 0 && <>(oldest {since(oldestAt, '—')})</>}
-  </>
-);
-
 export function VerdictBadge({ holds }: { holds: boolean | null }) {
   if (holds === null)
     return (
@@ -67,16 +60,31 @@ export function MailProvider({ provider }: { provider: 'POSTMARK' | 'DEVELOPMENT
   );
 }
 
-/** Unfinished per-company runs (expiry, digest), or "none". */
-export function UnfinishedRuns({ runs }: { runs: readonly { job: string; period: string; companiesPending: number; companiesFailed: number }[] }) {
-  if (runs.length === 0) return <>none</>;
+type Run = { job: string; period: string; companiesPending: number; companiesFailed: number };
+
+/** The outboxes' backlogs and the unfinished runs: a company's, or every company's together. */
+export function BacklogFacts({ status: s }: {
+  status: { emailsPending: number; oldestPendingEmailAt?: string | null; webhookDeliveriesPending: number; oldestPendingWebhookAt?: string | null; webhookEndpointsDisabled: number; unfinishedRuns: readonly Run[] };
+}) {
+  const backlog = (count: number, oldestAt: string | null | undefined) => (
+    <>
+      {count} {count > 0 && <>(oldest {since(oldestAt, '—')})</>}
+    </>
+  );
   return (
     <>
-      {runs.map((run) => (
-        <div key={`${run.job}:${run.period}`}>
-          {run.job} {run.period}: {run.companiesPending} pending, {run.companiesFailed} failed
-        </div>
-      ))}
+      <Fact label="Emails pending">{backlog(s.emailsPending, s.oldestPendingEmailAt)}</Fact>
+      <Fact label="Webhook deliveries pending">{backlog(s.webhookDeliveriesPending, s.oldestPendingWebhookAt)}</Fact>
+      <Fact label="Webhook endpoints disabled">{s.webhookEndpointsDisabled}</Fact>
+      <Fact label="Unfinished runs">
+        {s.unfinishedRuns.length === 0
+          ? 'none'
+          : s.unfinishedRuns.map((run) => (
+              <div key={`${run.job}:${run.period}`}>
+                {run.job} {run.period}: {run.companiesPending} pending, {run.companiesFailed} failed
+              </div>
+            ))}
+      </Fact>
     </>
   );
 }

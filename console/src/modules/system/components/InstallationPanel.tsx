@@ -3,7 +3,7 @@ import { useQuery } from 'urql';
 import { DataTable } from '../../../ui/DataTable';
 import { QueryState } from '../../../ui/QueryState';
 import { InstallationStatusQuery } from '../graphql/documents';
-import { backlog, Card, Fact, MailProvider, RedisBadge, since, UnfinishedRuns, VerdictBadge } from './Facts';
+import { BacklogFacts, Card, Fact, MailProvider, RedisBadge, since, VerdictBadge } from './Facts';
 
 const seconds = (value: number | null) => (value === null ? '—' : value < 10 ? `${value.toFixed(1)} s` : `${Math.round(value)} s`);
 
@@ -16,12 +16,7 @@ export function InstallationPanel() {
         <Stack gap="lg" data-testid="installation-status">
           <SimpleGrid cols={{ base: 1, md: 3 }}>
             <Card title="Backlogs, all companies">
-              <Fact label="Emails pending">{backlog(s.emailsPending, s.oldestPendingEmailAt)}</Fact>
-              <Fact label="Webhook deliveries pending">{backlog(s.webhookDeliveriesPending, s.oldestPendingWebhookAt)}</Fact>
-              <Fact label="Webhook endpoints disabled">{s.webhookEndpointsDisabled}</Fact>
-              <Fact label="Unfinished runs">
-                <UnfinishedRuns runs={s.unfinishedRuns} />
-              </Fact>
+              <BacklogFacts status={s} />
             </Card>
             <Card title="Activity logs">
               <Fact label="Companies">{s.companies}</Fact>

@@ -3,7 +3,7 @@ import { useQuery } from 'urql';
 import { PageHeader } from '../../../ui/PageHeader';
 import { QueryState } from '../../../ui/QueryState';
 import { JobSchedulesCard } from '../../outbox/components/JobSchedulesCard';
-import { backlog, Card, Fact, MailProvider, RedisBadge, since, UnfinishedRuns, VerdictBadge } from '../components/Facts';
+import { BacklogFacts, Card, Fact, MailProvider, RedisBadge, since, VerdictBadge } from '../components/Facts';
 import { InstallationPanel } from '../components/InstallationPanel';
 import { SystemStatusQuery } from '../graphql/documents';
 
@@ -22,12 +22,7 @@ export function SystemPage() {
             <Stack gap="lg">
               <SimpleGrid cols={{ base: 1, md: 3 }}>
                 <Card title="Backlogs">
-                  <Fact label="Emails pending">{backlog(s.emailsPending, s.oldestPendingEmailAt)}</Fact>
-                  <Fact label="Webhook deliveries pending">{backlog(s.webhookDeliveriesPending, s.oldestPendingWebhookAt)}</Fact>
-                  <Fact label="Webhook endpoints disabled">{s.webhookEndpointsDisabled}</Fact>
-                  <Fact label="Unfinished runs">
-                    <UnfinishedRuns runs={s.unfinishedRuns} />
-                  </Fact>
+                  <BacklogFacts status={s} />
                 </Card>
                 <Card title="Activity log">
                   <Fact label="Last checkpoint">{since(s.lastAuditCheckpointAt, 'none yet')}</Fact>
