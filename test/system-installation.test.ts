@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../server/src/config.js';
 import { NO_META, systemActor, type Actor } from '../server/src/services/auth/actor.js';
@@ -81,6 +82,27 @@ describe('who operates the installation', () => {
     expect(loadConfig({}).operatorEmails).toEqual([]);
     expect(() => loadConfig({ OPERATOR_EMAILS: 'admin@acme.test, not-an-email' })).toThrow(ConfigError);
     expect(await operatorEmailsWithoutAccount(t.deps.db, t.config.operatorEmails)).toEqual(['ops@elsewhere.test']);
+  });
+
+  it('turns any OPERATOR_EMAILS value into lower-cased addresses, or refuses it naming the variable', () => {
+    const value = fc.oneof(fc.string(), fc.array(fc.oneof(fc.emailAddress(), fc.string(), fc.constant(' Ops@Example.COM ')), { maxLength: 5 }).map((parts) => parts.join(',')));
+    fc.assert(
+      fc.property(value, (raw) => {
+        let emails: string[];
+        try {
+          emails = loadConfig({ OPERATOR_EMAILS: raw }).operatorEmails;
+        } catch (error) {
+          expect(error).toBeInstanceOf(ConfigError);
+          expect((error as Error).message).toContain('OPERATOR_EMAILS');
+          return;
+        }
+        for (const email of emails) {
+          expect(email).toBe(email.trim().toLowerCase());
+          expect(email).toMatch(/^[^,\s]+@[^,\s]+$/);
+        }
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('counts companies whose log entries no checkpoint covered for over an hour, and names broken ones by key prefix only', async () => {
