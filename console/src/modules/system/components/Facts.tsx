@@ -44,19 +44,21 @@ export function VerdictBadge({ holds }: { holds: boolean | null }) {
   );
 }
 
-export function RedisBadge({ redis }: { redis: 'UP' | 'DOWN' | 'NOT_CONFIGURED' }) {
+/** Redis (shared rate limits) and the mail provider, as the serving process sees them. */
+export function DependencyFacts({ redis, mailProvider }: { redis: 'UP' | 'DOWN' | 'NOT_CONFIGURED'; mailProvider: 'POSTMARK' | 'DEVELOPMENT' }) {
   return (
-    <Badge variant="light" color={redis === 'UP' ? 'green' : redis === 'DOWN' ? 'red' : 'gray'}>
-      {redis === 'UP' ? 'up' : redis === 'DOWN' ? 'down: limits count per process' : 'not configured'}
-    </Badge>
-  );
-}
-
-export function MailProvider({ provider }: { provider: 'POSTMARK' | 'DEVELOPMENT' }) {
-  return (
-    <Text size="sm" c={provider === 'POSTMARK' ? 'green' : 'orange'}>
-      {provider === 'POSTMARK' ? 'Postmark' : 'development outbox: nothing is sent'}
-    </Text>
+    <>
+      <Fact label="Redis (shared rate limits)">
+        <Badge variant="light" color={redis === 'UP' ? 'green' : redis === 'DOWN' ? 'red' : 'gray'}>
+          {redis === 'UP' ? 'up' : redis === 'DOWN' ? 'down: limits count per process' : 'not configured'}
+        </Badge>
+      </Fact>
+      <Fact label="Mail provider">
+        <Text size="sm" c={mailProvider === 'POSTMARK' ? 'green' : 'orange'}>
+          {mailProvider === 'POSTMARK' ? 'Postmark' : 'development outbox: nothing is sent'}
+        </Text>
+      </Fact>
+    </>
   );
 }
 

@@ -3,7 +3,7 @@ import { useQuery } from 'urql';
 import { DataTable } from '../../../ui/DataTable';
 import { QueryState } from '../../../ui/QueryState';
 import { InstallationStatusQuery } from '../graphql/documents';
-import { BacklogFacts, Card, Fact, MailProvider, RedisBadge, since, VerdictBadge } from './Facts';
+import { BacklogFacts, Card, DependencyFacts, Fact, since, VerdictBadge } from './Facts';
 
 const seconds = (value: number | null) => (value === null ? '—' : value < 10 ? `${value.toFixed(1)} s` : `${Math.round(value)} s`);
 
@@ -36,12 +36,7 @@ export function InstallationPanel() {
               </Fact>
             </Card>
             <Card title="Dependencies">
-              <Fact label="Redis (shared rate limits)">
-                <RedisBadge redis={s.redis} />
-              </Fact>
-              <Fact label="Mail provider">
-                <MailProvider provider={s.mailProvider} />
-              </Fact>
+              <DependencyFacts redis={s.redis} mailProvider={s.mailProvider} />
               <Fact label="Signing key">created {since(s.signingKeyCreatedAt, '—')}</Fact>
             </Card>
           </SimpleGrid>

@@ -3,7 +3,7 @@ import { useQuery } from 'urql';
 import { PageHeader } from '../../../ui/PageHeader';
 import { QueryState } from '../../../ui/QueryState';
 import { JobSchedulesCard } from '../../outbox/components/JobSchedulesCard';
-import { BacklogFacts, Card, Fact, MailProvider, RedisBadge, since, VerdictBadge } from '../components/Facts';
+import { BacklogFacts, Card, DependencyFacts, Fact, since, VerdictBadge } from '../components/Facts';
 import { InstallationPanel } from '../components/InstallationPanel';
 import { SystemStatusQuery } from '../graphql/documents';
 
@@ -32,12 +32,7 @@ export function SystemPage() {
                   </Fact>
                 </Card>
                 <Card title="Dependencies">
-                  <Fact label="Redis (shared rate limits)">
-                    <RedisBadge redis={s.redis} />
-                  </Fact>
-                  <Fact label="Mail provider">
-                    <MailProvider provider={s.mailProvider} />
-                  </Fact>
+                  <DependencyFacts redis={s.redis} mailProvider={s.mailProvider} />
                 </Card>
               </SimpleGrid>
               <JobSchedulesCard />
