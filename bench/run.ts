@@ -4,6 +4,8 @@
 //      BENCH_CPU_PROF=1 (profile both servers into bench/results/profiles/), BENCH_SERVER_ENTRY (default
 //      server/dist/main.js, e.g. a patched copy for a what-if), BENCH_DATABASE_URL or TEST_DATABASE_URL (admin URL),
 //      BENCH_METRICS=1 (the real server with its Prometheus metrics on: METRICS_TOKEN set; README "Observability"),
+//      BENCH_METRICS=compare (validate on two real servers, metrics off and on, in BENCH_COMPARE_ROUNDS (5) alternating
+//      rounds; the median on/off ratio),
 //      BENCH_POOLER=pgbouncer (both servers reach PostgreSQL through Debian's PgBouncer in transaction mode, the floor
 //      with unnamed statements like the real server: README "Connection pooling").
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -26,6 +28,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'validate,device,activate,hotkey').split(',').map((s) => s.trim());
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const METRICS = process.env.BENCH_METRICS === '1';
+const COMPARE_METRICS = process.env.BENCH_METRICS === 'compare';
+const COMPARE_ROUNDS = Number(process.env.BENCH_COMPARE_ROUNDS ?? 5);
 const POOLER = process.env.BENCH_POOLER === 'pgbouncer';
 if (process.env.BENCH_POOLER && !POOLER) throw new Error(`BENCH_POOLER: only 'pgbouncer' is known, not '${process.env.BENCH_POOLER}'`);
 const DEFAULT_ENTRY = 'server/dist/main.js';
@@ -127,7 +131,7 @@ async function machineBusy(): Promise<number> {
 }
 
 interface Target {
-  name: 'keyforge' | 'floor';
+  name: 'keyforge' | 'floor' | 'keyforge+metrics';
   base: string;
   pid: number;
 }
@@ -164,7 +168,7 @@ interface Row {
   detail: { non2xx: number; socketErrors: number; timeouts: number; invalidBodies: number; poolExhausted: number; bytesPerResponse: number; bodyBytes: number; sample?: string };
 }
 
-const served = { keyforge: 0, floor: 0 }; // every request each server handled (for µs/request from a CPU profile)
+const served: Record<Target['name'], number> = { keyforge: 0, floor: 0, 'keyforge+metrics': 0 }; // every request each server handled (for µs/request from a CPU profile)
 
 /** Fresh nonces: from GET /api/v1/nonce on the real server; inserted directly for the floor. */
 async function issueNonces(target: Target, url: string, count: number): Promise<string[]> {
@@ -372,6 +376,7 @@ async function main() {
     DATA_DIR: dataDir, LOG_LEVEL: 'warn', REDIS_URL: '', RATE_LIMIT_PUBLIC_PER_MINUTE: high, RATE_LIMIT_TENANT_PER_MINUTE: high, RATE_LIMIT_LICENSE_PER_MINUTE: high,
     METRICS_TOKEN: METRICS ? secret : '',
   });
+  if (COMPARE_METRICS) return compareMetrics(env, url, seed, secret);
   // Profiles: one folder per server, as tsx's loader thread writes one too (the main thread's is *.0.001.cpuprofile).
   const profDir = path.join(RESULTS, 'profiles', new Date().toISOString().replace(/[:.]/g, '-'));
   const prof = (name: string) => (CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', path.join(profDir, name)] : []);
@@ -390,6 +395,34 @@ async function main() {
     console.log(`CPU profiles go to ${path.relative(ROOT, profDir)}/{keyforge,floor}/ when the servers stop. Summarise with:\n` +
       targets.map((t) => `  pnpm exec tsx bench/cpuprofile.ts ${path.relative(ROOT, profDir)}/${t.name}/*.0.001.cpuprofile ${served[t.name]}`).join('\n'));
   }
+}
+
+/**
+ * BENCH_METRICS=compare: two real servers on the same database, metrics off and on (METRICS_TOKEN), validate on
+ * each in turn, the order alternating per round so that drift in the machine's load falls on both alike.
+ */
+async function compareMetrics(env: (port: number) => NodeJS.ProcessEnv, url: string, seed: { key: string; keys: string[] }, secret: string) {
+  const off = await startServer('keyforge', [SERVER_ENTRY], { ...env(await freePort()), METRICS_TOKEN: '' });
+  const on = await startServer('keyforge+metrics', [SERVER_ENTRY], { ...env(await freePort()), METRICS_TOKEN: secret });
+  const busyBefore = await machineBusy();
+  const rounds: { rps: number; cpu: number }[] = [];
+  for (let round = 0; round < COMPARE_ROUNDS; round++) {
+    const [first, second] = round % 2 ? [on, off] : [off, on];
+    const a = await runScenario('validate', first, url, seed);
+    const b = await runScenario('validate', second, url, seed);
+    const [rowOff, rowOn] = first === off ? [a, b] : [b, a];
+    rounds.push({ rps: rowOn.rps / rowOff.rps, cpu: rowOn.cpuUsPerRequest / rowOff.cpuUsPerRequest });
+  }
+  // The metrics server really counted (and the other has no /metrics at all).
+  const scraped = await (await fetch(`${on.base}/metrics`, { headers: { authorization: `Bearer ${secret}` } })).text();
+  if (!/keyforge_http_requests_total\{route="\/api\/v1\/validate",method="POST",status_class="2xx"\} [1-9]/.test(scraped)) throw new Error('the metrics server did not count validate');
+  if ((await (await fetch(`${off.base}/metrics`)).text()).includes('keyforge_http_requests_total')) throw new Error('the server without metrics serves them');
+  const median = (values: number[]) => values.sort((x, y) => x - y)[Math.floor(values.length / 2)];
+  const fmt = (x: number) => `${x.toFixed(2)}×`;
+  console.log(`\nMachine: CPU ${Math.round(busyBefore * 100)}% busy before the run (load average ${os.loadavg().map((x) => x.toFixed(1)).join(', ')} now).`);
+  console.log(`Metrics on / off, validate, median of ${COMPARE_ROUNDS} alternating rounds: throughput ${fmt(median(rounds.map((r) => r.rps)))}, ` +
+    `server CPU per request ${fmt(median(rounds.map((r) => r.cpu)))} (rounds: ${rounds.map((r) => `${fmt(r.rps)} / ${fmt(r.cpu)}`).join(', ')}).`);
+  console.log('(BENCH_METRICS=compare: bench/results/latest.* left unchanged.)');
 }
 
 try {

@@ -5,6 +5,7 @@ import { startJobs } from './jobs/scheduler.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, serveMetrics } from './metrics/index.js';
 import { createRuntime, type Runtime } from './runtime.js';
+import { operatorEmailsWithoutAccount } from './services/system-status.js';
 
 /**
  * Start-up shared by the server and the worker: configuration (a bad value exits with a message naming
@@ -31,6 +32,8 @@ export async function bootProcess(label: string, jobsWorker: (config: Config) =>
   try {
     if (config.databaseUrl) await waitForDatabase(config.databaseUrl, logger);
     runtime = await createRuntime(config, logger);
+    const unclaimed = await operatorEmailsWithoutAccount(runtime.deps.db, config.operatorEmails);
+    if (unclaimed.length) logger.warn({ operatorEmails: unclaimed }, 'OPERATOR_EMAILS lists addresses without an account: whoever gets an account under one becomes an installation operator; create them now (pnpm cli user:create) or remove them');
     const metrics = config.metrics ? createMetrics({ db: runtime.deps.db, redisReachable: runtime.deps.rateLimits.redisReachable, role: label }) : undefined;
     runtime.deps.metrics = metrics;
     // Scheduled jobs: weekly digest, expiry alerts, email delivery, house-keeping (server/src/jobs).

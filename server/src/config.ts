@@ -86,6 +86,11 @@ const ConfigSchema = z
     METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters (a random secret)').optional()),
     METRICS_PORT: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number<unknown>().int().min(0).max(65535).optional()),
     METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+    OPERATOR_EMAILS: z
+      .string()
+      .default('')
+      .transform((value) => value.split(',').map((email) => email.trim().toLowerCase()).filter(Boolean))
+      .pipe(z.array(z.email('must be a comma-separated list of email addresses'))),
     MAIL_FROM: optionalString.pipe(z.string().regex(/^([^<>]*<)?[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+>?$/, 'must be an email address, optionally as "Name <address>"').optional()),
   })
   .refine((env) => !env.POSTMARK_SERVER_TOKEN || env.MAIL_FROM, { message: 'is required when POSTMARK_SERVER_TOKEN is set (a sender confirmed in Postmark)', path: ['MAIL_FROM'] })
@@ -133,6 +138,8 @@ const ConfigSchema = z
     postmarkApiUrl: env.POSTMARK_API_URL.replace(/\/+$/, ''),
     mailFrom: env.MAIL_FROM ?? 'Keyforge <no-reply@localhost>',
     /** Metrics are collected and served only when one of these is set (README "Observability"). */
+    /** Accounts (signed-in CompanyAdmins) that see the installation as a whole on the System page (README "Observability"). */
+    operatorEmails: env.OPERATOR_EMAILS,
     metrics: env.METRICS_TOKEN || env.METRICS_PORT !== undefined ? { token: env.METRICS_TOKEN, port: env.METRICS_PORT, host: env.METRICS_HOST } : null,
   }));
 

@@ -1,4 +1,4 @@
-import { requireAdmin, type ServiceActor } from './auth/actor.js';
+import { requireAdmin, requireInstallationOperator, type ServiceActor } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
 
 /**
@@ -21,7 +21,7 @@ export interface SystemStatus {
   /** Companies whose log was verified at least once (0: no verdict yet). */
   auditVerifiedCompanies: number;
   /** The latest run of each job, whoever started it (`job_last_runs`: installation-wide schedules). */
-  jobs: { job: string; lastStartedAt: Date; lastFinishedAt: Date | null; lastFailedAt: Date | null }[];
+  jobs: { job: string; lastStartedAt: Date; lastFinishedAt: Date | null; lastFailedAt: Date | null; lastFailReason: string | null }[];
   /** Unfinished per-tenant runs (expiry, digest): tenants not done yet and tenants failed, per job. */
   runs: { job: string; period: string; tenantsPending: number; tenantsFailed: number }[];
   /** Creation time of the active signing key (installation-wide: every company's tokens use it). */
@@ -81,12 +81,15 @@ const RUNS_SQL = `
 /** The installation's status for the operator (a system actor without a tenant), else the company's, for its admins. */
 export async function systemStatus(ctx: StatusCtx): Promise<SystemStatus> {
   const tenantId = ctx.actor?.kind === 'system' && ctx.actor.tenantId === null ? null : requireAdmin(ctx).tenantId;
+  return readStatus(ctx.db, tenantId);
+}
+
+async function readStatus(db: StatusCtx['db'], tenantId: string | null): Promise<SystemStatus> {
   const [[row], runs, jobs] = await Promise.all([
-    ctx.db.sql.query<Row>(STATUS_SQL, [tenantId]),
-    ctx.db.sql.query<{ job: string; period: string; tenants_pending: number; tenants_failed: number }>(RUNS_SQL, [tenantId]),
-    ctx.db.sql.query<{ job: string; started_at: Date; finished_at: Date | null; failed_at: Date | null }>('SELECT job, started_at, finished_at, failed_at FROM job_last_runs ORDER BY job', []),
+    db.sql.query<Row>(STATUS_SQL, [tenantId]),
+    db.sql.query<{ job: string; period: string; tenants_pending: number; tenants_failed: number }>(RUNS_SQL, [tenantId]),
+    db.sql.query<{ job: string; started_at: Date; finished_at: Date | null; failed_at: Date | null; fail_reason: string | null }>('SELECT job, started_at, finished_at, failed_at, fail_reason FROM job_last_runs ORDER BY job', []),
   ]);
-  const date = (value: Date | string | null) => (value === null ? null : new Date(value));
   return {
     tenantId,
     emailsPending: row.emails_pending,
@@ -98,8 +101,61 @@ export async function systemStatus(ctx: StatusCtx): Promise<SystemStatus> {
     lastAuditVerificationAt: date(row.last_verification),
     auditVerificationsBroken: row.verifications_broken,
     auditVerifiedCompanies: row.verified_companies,
-    jobs: jobs.map((job) => ({ job: job.job, lastStartedAt: new Date(job.started_at), lastFinishedAt: date(job.finished_at), lastFailedAt: date(job.failed_at) })),
+    jobs: jobs.map((job) => ({ job: job.job, lastStartedAt: new Date(job.started_at), lastFinishedAt: date(job.finished_at), lastFailedAt: date(job.failed_at), lastFailReason: job.fail_reason })),
     runs: runs.map((run) => ({ job: run.job, period: run.period, tenantsPending: Math.max(0, run.tenants_pending), tenantsFailed: run.tenants_failed })),
     signingKeyCreatedAt: date(row.signing_key_created),
   };
+}
+
+const date = (value: Date | string | null) => (value === null ? null : new Date(value));
+
+/** Entries a checkpoint has not covered for this long mean the checkpoint job (every 15 minutes) is not keeping up. */
+export const UNANCHORED_ENTRIES_STALE_MS = 60 * 60_000;
+
+/**
+ * The installation as its operator sees it: the numbers the metrics export (the same reading), plus how many
+ * companies there are and which need the operator — by key prefix only (what `pnpm cli audit:check --tenant` takes),
+ * never their data.
+ */
+export interface InstallationStatus extends SystemStatus {
+  companies: number;
+  /** Key prefixes of the companies whose newest full verification is broken (at most 50, alphabetical). */
+  auditBrokenCompanies: string[];
+  /** Companies with activity-log entries no checkpoint has covered for over UNANCHORED_ENTRIES_STALE_MS. */
+  companiesWithUnanchoredEntries: number;
+}
+
+// Per company: the newest verdict and the oldest entry after the newest checkpoint, both through (tenant_id, seq) /
+// (tenant_id, verified_at) indexes. $1: the time before which an uncovered entry is late.
+const COMPANIES_SQL = `
+  WITH company AS (
+    SELECT t.key_prefix, v.valid,
+           (SELECT e.created_at FROM audit_log e WHERE e.tenant_id = t.id AND e.seq > coalesce(c.seq, 0) ORDER BY e.seq LIMIT 1) AS oldest_unanchored
+      FROM tenants t
+      LEFT JOIN LATERAL (SELECT seq FROM audit_checkpoints WHERE tenant_id = t.id ORDER BY seq DESC LIMIT 1) c ON true
+      LEFT JOIN LATERAL (SELECT valid FROM audit_verdicts WHERE tenant_id = t.id ORDER BY verified_at DESC LIMIT 1) v ON true)
+  SELECT count(*)::int AS companies,
+         (count(*) FILTER (WHERE oldest_unanchored < $1))::int AS unanchored,
+         (array_agg(key_prefix ORDER BY key_prefix) FILTER (WHERE NOT valid))[1:50] AS broken
+    FROM company`;
+
+/** The installation's System page: for installation operators only (OPERATOR_EMAILS, or the system actor). */
+export async function installationStatus(ctx: StatusCtx & { now: Date; operatorEmails: readonly string[] }): Promise<InstallationStatus> {
+  requireInstallationOperator(ctx, ctx.operatorEmails);
+  const [status, [companies]] = await Promise.all([
+    readStatus(ctx.db, null),
+    ctx.db.sql.query<{ companies: number; unanchored: number; broken: string[] | null }>(COMPANIES_SQL, [new Date(ctx.now.getTime() - UNANCHORED_ENTRIES_STALE_MS)]),
+  ]);
+  return { ...status, companies: companies.companies, auditBrokenCompanies: companies.broken ?? [], companiesWithUnanchoredEntries: companies.unanchored };
+}
+
+/**
+ * OPERATOR_EMAILS entries no account has yet: whoever later gets an account under one (an invitation from any
+ * company) becomes an operator, so the server warns about them at start (README "Configuration").
+ */
+export async function operatorEmailsWithoutAccount(db: StatusCtx['db'], operatorEmails: readonly string[]): Promise<string[]> {
+  if (operatorEmails.length === 0) return [];
+  const rows = await db.sql.query<{ email: string }>('SELECT email FROM users WHERE email = ANY($1::text[])', [operatorEmails]);
+  const taken = new Set(rows.map((row) => row.email));
+  return operatorEmails.filter((email) => !taken.has(email));
 }

@@ -80,3 +80,21 @@ export function requireOperator(ctx: WithActor): SystemActor {
   if (actor?.kind !== 'system') throw new AppError('Forbidden', 'This operation is for the server operator only.');
   return actor;
 }
+
+/**
+ * Whether the caller operates the whole installation (README "Observability"): the system actor without a tenant,
+ * or a signed-in CompanyAdmin (a session, not an API key) whose email OPERATOR_EMAILS lists. Emails are unique
+ * across the installation and stored lower-case, as the list is read.
+ */
+export function isInstallationOperator(actor: ServiceActor | null, operatorEmails: readonly string[]): boolean {
+  if (actor?.kind === 'system') return actor.tenantId === null;
+  return actor?.kind === 'user' && actor.role === 'CompanyAdmin' && operatorEmails.includes(actor.email.toLowerCase());
+}
+
+/** Installation-wide readings (the operator's System page) are for installation operators only. */
+export function requireInstallationOperator(ctx: WithActor, operatorEmails: readonly string[]): void {
+  if (!ctx.actor) throw new AppError('Unauthorized', 'Sign in, or send an API key in X-Api-Key.');
+  if (!isInstallationOperator(ctx.actor, operatorEmails)) {
+    throw new AppError('Forbidden', 'This is for installation operators: a signed-in CompanyAdmin whose email OPERATOR_EMAILS lists.');
+  }
+}
