@@ -4,7 +4,7 @@ import { waitUntil } from './wait.js';
 
 /** Runs `pnpm cli …` synchronously and returns its exit code and output. */
 export function runCli(args: string[], env: Record<string, string>) {
-  const result = spawnSync('pnpm', ['-s', 'cli', ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
+  const result = spawnSync('pnpm', ['-s', 'cli', ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 120_000 }); // a cold tsx start on a loaded machine can take most of a minute
   let json: any;
   try {
     json = JSON.parse(result.stdout);
@@ -92,7 +92,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 120_000; // generous: a loaded two-core machine; a healthy start takes seconds
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
     try {
