@@ -1,34 +1,24 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ADMIN, SCREENSHOTS, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
-import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
-import { postJson, runCli, startServerProcess, type ServerProcess } from './support/processes.js';
+import { runCli } from './support/processes.js';
 
 /**
  * The System page's Installation tab in the console (Chromium, the real server on PostgreSQL): the installation
  * operator (OPERATOR_EMAILS) sees every company together, another company's admin only their own company.
  * Screenshots at 1280 and 375 px go to test-output/screenshots/.
  */
-const ROOT = path.resolve(import.meta.dirname, '..');
-const SCREENSHOTS = path.join(ROOT, 'test-output/screenshots');
 const chromiumNeed = needChromium();
-const OPERATOR = { email: 'ada@acme.test', password: 'correct horse battery' };
+const OPERATOR = ADMIN;
 const OTHER_ADMIN = { email: 'gus@globex.test', password: 'globex admin password' };
 
-let server: ServerProcess;
-let browser: Browser;
-let dbName: string;
-let dataDir: string;
+let e2e: ConsoleE2e;
 
 async function newPage(width: number): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce' });
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
+  const page = await e2e.newPage(width);
   page.on('pageerror', (error) => expect.fail(`browser error: ${error.message}`));
   return page;
 }
@@ -42,38 +32,24 @@ async function signIn(page: Page, email: string, password: string) {
 }
 
 beforeAll(async () => {
-  const built = spawnSync(process.execPath, ['server/scripts/build-if-changed.mjs', 'console'], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
-  if (built.status !== 0) throw new Error(`console build failed:\n${built.stdout}\n${built.stderr}`);
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  dbName = uniqueName('kf_system');
-  const databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
-  dataDir = mkdtempSync(path.join(tmpdir(), 'kf-system-'));
-  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: 'system-e2e-secret-0123456789abcdef0123456789', LOG_LEVEL: 'warn' };
-  server = await startServerProcess({ ...env, JOBS_WORKER: 'false', OPERATOR_EMAILS: OPERATOR.email });
-  const setup = await postJson(`${server.url}/api/graphql`, {
-    query: 'mutation($e: String!, $p: String!) { setup(input: { companyName: "Acme Corp", keyPrefix: "ACME", email: $e, password: $p }) { accessToken } }',
-    variables: { e: OPERATOR.email, p: OPERATOR.password },
-  });
-  expect(setup.json.errors).toBeUndefined();
+  if (chromiumNeed.missing) return; // describeWith reports the skip
+  e2e = await startConsoleE2e('system', chromiumNeed.path, { JOBS_WORKER: 'false', OPERATOR_EMAILS: OPERATOR.email });
+  const env = e2e.env;
   // A second company with its own admin (the operator CLI).
   expect(runCli(['tenant:create', '--name', 'Globex', '--prefix', 'GLBX', '--json'], env).status).toBe(0);
   expect(runCli(['user:create', '--tenant', 'GLBX', '--email', OTHER_ADMIN.email, '--password', OTHER_ADMIN.password, '--role', 'CompanyAdmin', '--json'], env).status).toBe(0);
   for (const job of ['audit-checkpoints', 'audit-verify']) expect(runCli(['jobs:run', job, '--json'], env).status).toBe(0);
   // A waiting email of each company: the installation counts both.
-  const db = new pg.Client({ connectionString: databaseUrl });
+  const db = new pg.Client({ connectionString: env.DATABASE_URL });
   await db.connect();
   await db.query(
     `INSERT INTO email_outbox (id, tenant_id, kind, idempotency_key, to_address, subject, html, text, created_at, next_attempt_at)
      SELECT gen_random_uuid(), id, 'test', 'system-e2e-' || key_prefix, 'ops@example.test', 'Hi', '<p>Hi</p>', 'Hi', now() - interval '7 minutes', now() + interval '1 day' FROM tenants`,
   ).finally(() => db.end());
-  browser = await chromium.launch({ executablePath: chromiumNeed.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
 }, 600_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.stop('SIGKILL');
-  if (dbName) await dropDatabase(dbName);
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await e2e?.stop();
 });
 
 describeWith(chromiumNeed)('the System page for an installation operator', () => {

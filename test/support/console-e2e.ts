@@ -18,6 +18,8 @@ export const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery'
 
 export interface ConsoleE2e {
   server: ServerProcess;
+  /** The server's DATABASE_URL, DATA_DIR and SERVER_SECRET: what the operator CLI (runCli) needs to reach the same data. */
+  env: Record<string, string>;
   browser: Browser;
   /** The admin's access token (from setup). */
   token: string;
@@ -29,14 +31,16 @@ export interface ConsoleE2e {
   stop(): Promise<void>;
 }
 
-export async function startConsoleE2e(name: string, chromiumPath: string): Promise<ConsoleE2e> {
+/** `serverEnv`: extra settings for the server (e.g. OPERATOR_EMAILS). */
+export async function startConsoleE2e(name: string, chromiumPath: string, serverEnv: Record<string, string> = {}): Promise<ConsoleE2e> {
   const built = spawnSync(process.execPath, ['server/scripts/build-if-changed.mjs', 'console'], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
   if (built.status !== 0) throw new Error(`console build failed:\n${built.stdout}\n${built.stderr}`);
   mkdirSync(SCREENSHOTS, { recursive: true });
   const dbName = uniqueName(`kf_${name}`);
   const databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
   const dataDir = mkdtempSync(path.join(tmpdir(), `kf-${name}-`));
-  const server = await startServerProcess({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: `${name}-secret-0123456789abcdef0123456789`, LOG_LEVEL: 'warn' });
+  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: `${name}-secret-0123456789abcdef0123456789` };
+  const server = await startServerProcess({ ...env, LOG_LEVEL: 'warn', ...serverEnv });
   const setup = await postJson(`${server.url}/api/graphql`, {
     query: 'mutation($input: SetupInput!) { setup(input: $input) { accessToken } }',
     variables: { input: { companyName: 'Acme Corp', keyPrefix: 'ACME', email: ADMIN.email, password: ADMIN.password } },
@@ -46,6 +50,7 @@ export async function startConsoleE2e(name: string, chromiumPath: string): Promi
   const errors: string[] = [];
   return {
     server,
+    env,
     browser,
     token,
     errors,
