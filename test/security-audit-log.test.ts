@@ -173,7 +173,7 @@ describe('a bounded visit (a long log without a checkpoint)', () => {
     expect(c.entries).toBeGreaterThan(12);
     await asOwner(`UPDATE audit_log SET entity = 'rewritten' WHERE tenant_id = $1 AND seq = 12`, [c.tenantId]);
     expect(await check()).toMatchObject({ valid: false, entries: 11, brokenAtSeq: 12, written: null });
-    // Over GraphQL (2,000 entries per visit) a small log is checked whole: nothing pending.
+    // Over GraphQL (1,000 entries per visit) a small log is checked whole: nothing pending.
     const healthy = await company('WHOLE', 2);
     expect((await t.gql('{ activityLogIntegrity { valid pendingEntries } }', {}, { token: healthy.token })).data.activityLogIntegrity).toEqual({ valid: true, pendingEntries: 0 });
   });
