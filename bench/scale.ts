@@ -4,7 +4,7 @@
 // freshly vacuumed, then after a phase of ordinary writes with no vacuum in between (see `measure`).
 // Env: SCALE_DB (database name, default keyforge_scale; kept between runs, dropped with SCALE_RESEED=1),
 // SCALE_LICENSES (default 1000000), BENCH_DATABASE_URL (admin URL), SCALE_RUNS (default 20),
-// SCALE_SEED_ONLY=1 (seed, then stop).
+// SCALE_SEED_ONLY=1 (seed, then stop), SCALE_SKIP_JOBS=1 (no expiry-job bench after the reads).
 // Writes bench/results/scale-latest.{json,md}.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -243,4 +243,5 @@ writeFileSync(path.join(dir, 'scale-latest.md'), [
   ...result.rows.map((row) => `| ${row.path} | ${row.p50} | ${row.p95} | ${row.afterWrites.p50} | ${row.afterWrites.p95} | ${row.ok && row.afterWrites.ok ? 'yes' : '**no**'} |`),
   '', 'Not measured here: activityLogIntegrity (pnpm bench:audit); validate and activate (pnpm bench).', '',
 ].join('\n'));
-await benchExpiryJob(url); // the expiry job and the digest on the same data (bench/scale-jobs.ts)
+// The expiry job and the digest on the same data (bench/scale-jobs.ts), unless SCALE_SKIP_JOBS=1.
+if (process.env.SCALE_SKIP_JOBS !== '1') await benchExpiryJob(url);
