@@ -7,7 +7,9 @@
 //      BENCH_METRICS=compare (validate on two real servers, metrics off and on, in BENCH_COMPARE_ROUNDS (5) alternating
 //      rounds; the median on/off ratio),
 //      BENCH_POOLER=pgbouncer (both servers reach PostgreSQL through Debian's PgBouncer in transaction mode, the floor
-//      with unnamed statements like the real server: README "Connection pooling").
+//      with unnamed statements like the real server: README "Connection pooling"),
+//      BENCH_EXISTING_DB=<name> (run against that database, e.g. the 1M-license one of `pnpm bench:scale`, instead of a
+//      fresh one: it is migrated, gets its own bench tenant and is kept afterwards).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -316,7 +318,7 @@ function report(rows: Row[], busyBefore: number) {
   if (CPU_PROF) console.log('(BENCH_CPU_PROF=1: both servers ran under --cpu-prof, so their figures are lower than usual.)');
   if (METRICS) console.log('(BENCH_METRICS=1: the real server counted its Prometheus metrics.)');
   if (POOLER) console.log('(BENCH_POOLER=pgbouncer: both servers went through PgBouncer in transaction mode.)');
-  if (CPU_PROF || METRICS || SERVER_ENTRY !== DEFAULT_ENTRY) return console.log('(Profiled or experimental run: bench/results/latest.* left unchanged.)');
+  if (CPU_PROF || METRICS || SERVER_ENTRY !== DEFAULT_ENTRY || process.env.BENCH_EXISTING_DB) return console.log('(Profiled, experimental or existing-database run: bench/results/latest.* left unchanged.)');
 
   mkdirSync(RESULTS, { recursive: true });
   const config = { pooler: POOLER ? 'pgbouncer (transaction mode)' : 'none', durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, logLevel: 'warn', activate: 'fresh nonce and new deviceId per request, 200 licenses', hotkey: 'the same on one license' };
@@ -335,17 +337,22 @@ async function main() {
 
   // 1. A fresh database, migrated and seeded (in a child process; retried after a minute if the code is mid-edit).
   const secret = randomBytes(32).toString('base64url');
-  const name = `kf_bench_${randomBytes(5).toString('hex')}`;
+  const existing = process.env.BENCH_EXISTING_DB;
+  const name = existing ?? `kf_bench_${randomBytes(5).toString('hex')}`;
   const url = dbUrl(name);
   const drop = () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  cleanups.push(drop);
+  if (!existing) cleanups.push(drop);
   const seedOutput = await retrying('migrate/seed', 3, async () => {
-    await drop();
-    await admin(`CREATE DATABASE "${name}"`);
-    return exec(process.execPath, ['--import', 'tsx', 'bench/seed.ts'], { ...process.env, BENCH_DB_URL: url, SERVER_SECRET: secret });
+    if (!existing) {
+      await drop();
+      await admin(`CREATE DATABASE "${name}"`);
+    }
+    // A fresh tenant key prefix for every run on an existing database.
+    const prefix = existing ? `B${randomBytes(4).toString('hex').toUpperCase().replace(/^[0-9]/, 'X')}` : 'BENCH';
+    return exec(process.execPath, ['--import', 'tsx', 'bench/seed.ts'], { ...process.env, BENCH_DB_URL: url, SERVER_SECRET: secret, BENCH_KEY_PREFIX: prefix });
   });
   const seed = JSON.parse(/BENCH_SEED (.+)/.exec(seedOutput)![1]) as { key: string; keys: string[] };
-  console.log(`database ${name} migrated and seeded`);
+  console.log(`database ${name} migrated and seeded${existing ? ' (existing database, kept)' : ''}`);
 
   // 2. Build the server when its output is missing or older than the sources.
   const mainJs = path.join(ROOT, DEFAULT_ENTRY);

@@ -1,6 +1,6 @@
 // Migrates the bench database and seeds one tenant, product and licenses (one hot, 200 more) through the service functions.
 // Run by bench/run.ts as a child process (a fresh module graph per attempt, and no Prisma in the load
-// generator's process). Env: BENCH_DB_URL, SERVER_SECRET. Prints `BENCH_SEED {"key":…}` on success.
+// generator's process). Env: BENCH_DB_URL, SERVER_SECRET, BENCH_KEY_PREFIX (default BENCH). Prints `BENCH_SEED {"key":…}` on success.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,7 +21,7 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-bench-seed-')); // unused wi
 const db = await openDatabase({ databaseUrl: url, dataDir });
 try {
   const ctx = { db, secrets: new ServerSecrets(process.env.SERVER_SECRET!), now: new Date(), actor: systemActor(null), meta: NO_META };
-  const tenant = await createTenant(ctx, { name: 'Bench Corp', keyPrefix: 'BENCH' });
+  const tenant = await createTenant(ctx, { name: 'Bench Corp', keyPrefix: process.env.BENCH_KEY_PREFIX ?? 'BENCH' });
   const product = await createProduct(operatorIn(ctx, tenant.id), { name: 'Bench Studio' });
   // Enough seats that activate never runs out; a realistic small payload for the offline token.
   const { key } = await createLicense(operatorIn(ctx, tenant.id), {

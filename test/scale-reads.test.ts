@@ -5,6 +5,7 @@ import { analyticsWindow, dashboardStats, licenseDistribution, licensesByProduct
 import { listProducts } from '../server/src/services/products.js';
 import { floatingPoolConsumption, POOL_BUCKETS } from '../server/src/services/floating/management.js';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '../server/src/services/listing.js';
+import { isExpiring, licenseStatus, type ExpiryWindow } from '../server/src/services/licenses/predicates.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 
 // Reads that stay fast at 1M licenses (issue 11): capped list counts and the 8-row expiry widget. The rows
@@ -256,6 +257,88 @@ describe('license and activation tallies', () => {
     await expectFiguresMatch(tenant.id, now);
     // Time moves on: what expired meanwhile is counted as expired without any write.
     await expectFiguresMatch(tenant.id, new Date(T + 45 * DAY));
+  });
+});
+
+describe('expiry counts (license_expiry_days rollup)', () => {
+  const HOUR = 3_600_000;
+  /** The counts by the one rule in code (predicates.ts), license by license. */
+  async function plainCounts(tenantId: string, now: Date) {
+    const licenses = await t.prisma.license.findMany({ where: { tenantId }, select: { status: true, expiresAt: true, productId: true } });
+    const count = (keep: (license: (typeof licenses)[number]) => boolean) => licenses.filter(keep).length;
+    const within = (window: ExpiryWindow) => count((license) => isExpiring(license, now, window));
+    const status = (name: string) => count((license) => licenseStatus(license, now) === name);
+    return {
+      byStatus: { active: status('active'), expired: status('expired'), suspended: status('suspended'), revoked: status('revoked') },
+      byExpiry: {
+        expired: status('expired'), within7Days: within({ to: 7 }), within30Days: within({ from: 8, to: 30 }), within90Days: within({ from: 31, to: 90 }),
+        later: within({ from: 91 }), perpetual: count((license) => licenseStatus(license, now) === 'active' && license.expiresAt === null),
+      },
+      activeByProduct: Object.fromEntries([...new Set(licenses.map((license) => license.productId))].sort().map((id) => [id, count((license) => license.productId === id && licenseStatus(license, now) === 'active')])),
+    };
+  }
+
+  async function expectCountsMatch(tenantId: string, now: Date) {
+    const ctx = { db: t.deps.db, secrets: t.deps.secrets, now, actor: systemActor(tenantId), meta: NO_META };
+    const plain = await plainCounts(tenantId, now);
+    expect(await licenseDistribution(ctx, analyticsWindow(ctx, 'TODAY'))).toEqual({ byStatus: plain.byStatus, byExpiry: plain.byExpiry });
+    const byProduct = await licensesByProduct(ctx, analyticsWindow(ctx, 'TODAY'));
+    expect(Object.fromEntries(byProduct.filter((row) => row.licenses > 0).map((row) => [row.productId, row.activeLicenses]).sort())).toEqual(plain.activeByProduct);
+    const stats = await dashboardStats(ctx);
+    expect({ active: stats.activeLicenses, in7: stats.expiringIn7Days, in30: stats.expiringIn30Days })
+      .toEqual({ active: plain.byStatus.active, in7: plain.byExpiry.within7Days, in30: plain.byExpiry.within7Days + plain.byExpiry.within30Days });
+    return plain;
+  }
+
+  /** The rollup's rows summed, against the licenses grouped the same way. */
+  async function expectRollupMatches(tenantId: string) {
+    const rollup = await t.prisma.$queryRaw<unknown[]>`
+      SELECT product_id, day, sum(licenses)::int AS n FROM license_expiry_days WHERE tenant_id = ${tenantId}::uuid GROUP BY 1, 2 HAVING sum(licenses) <> 0 ORDER BY 1, 2`;
+    const raw = await t.prisma.$queryRaw<unknown[]>`
+      SELECT product_id, (expires_at AT TIME ZONE 'UTC')::date AS day, count(*)::int AS n FROM licenses
+       WHERE tenant_id = ${tenantId}::uuid AND status = 'active' AND expires_at IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2`;
+    expect(rollup).toEqual(raw);
+  }
+
+  it('equal the plain definition at any instant of a day, after random writes, without any vacuum', async () => {
+    const tenant = await t.seedTenant({ name: 'Expiry Co', keyPrefix: 'EXPD' });
+    const ids = (await Promise.all(['One', 'Two', 'Three'].map((name) => t.seedProduct(tenant.id, name)))).map((product) => product.id);
+    const now = new Date(T - 5 * HOUR); // 07:00 UTC: expiries earlier today are expired, later today expiring (countdown 0)
+    const at = now.toISOString();
+    // Random instants from 50 days ago to 200 days ahead, 60 of them today (before and after now); some perpetual, revoked, suspended.
+    await t.prisma.$executeRaw`
+      INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, status, expires_at, created_at, updated_at)
+      SELECT gen_random_uuid(), ${tenant.id}::uuid, (${ids}::uuid[])[1 + floor(random() * 3)::int], md5(random()::text || n), 'EXPD-…-' || n, 1,
+             CASE WHEN random() < 0.1 THEN 'revoked' WHEN random() < 0.1 THEN 'suspended' ELSE 'active' END::license_status,
+             CASE WHEN random() < 0.15 THEN NULL
+                  WHEN n <= 60 THEN date_trunc('day', ${at}::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' + random() * interval '1 day'
+                  ELSE ${at}::timestamptz + (random() * 250 - 50) * interval '1 day' END,
+             ${at}::timestamptz - interval '300 days', now()
+        FROM generate_series(1, 600) AS n`;
+    const first = await expectCountsMatch(tenant.id, now);
+    expect(Math.min(first.byStatus.expired, first.byExpiry.within7Days, first.byExpiry.within30Days, first.byExpiry.within90Days, first.byExpiry.later, first.byExpiry.perpetual)).toBeGreaterThan(0);
+    await expectRollupMatches(tenant.id);
+
+    // Writes of every kind the trigger follows: new expiry instants (today's included), status changes, a product change, deletions, a rollback.
+    await t.prisma.$executeRaw`UPDATE licenses SET expires_at = ${at}::timestamptz + (random() * 40 - 10) * interval '1 day' WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.3`;
+    await t.prisma.$executeRaw`UPDATE licenses SET expires_at = ${at}::timestamptz + (random() * 10 - 5) * interval '1 hour' WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.05`;
+    await t.prisma.$executeRaw`UPDATE licenses SET expires_at = NULL WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.05`;
+    await t.prisma.$executeRaw`UPDATE licenses SET status = 'revoked', revoked_at = now() WHERE tenant_id = ${tenant.id}::uuid AND status = 'active' AND random() < 0.1`;
+    await t.prisma.$executeRaw`UPDATE licenses SET status = 'suspended' WHERE tenant_id = ${tenant.id}::uuid AND status = 'active' AND random() < 0.1`;
+    await t.prisma.$executeRaw`UPDATE licenses SET status = 'active' WHERE tenant_id = ${tenant.id}::uuid AND status = 'suspended' AND random() < 0.5`;
+    await t.prisma.$executeRaw`UPDATE licenses SET product_id = ${ids[1]}::uuid WHERE tenant_id = ${tenant.id}::uuid AND product_id = ${ids[0]}::uuid AND random() < 0.3`;
+    await t.prisma.$executeRaw`UPDATE licenses SET customer_email = 'x@y.test', max_activations = 3 WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.3`;
+    await t.prisma.$executeRaw`DELETE FROM licenses WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.1`;
+    await t.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw`UPDATE licenses SET expires_at = NULL WHERE tenant_id = ${tenant.id}::uuid`;
+      throw new Error('rolled back');
+    }).catch((error: Error) => expect(error.message).toBe('rolled back'));
+    await expectRollupMatches(tenant.id);
+    // Now at the first and last millisecond of the day, mid-day, and later days: licenses move between windows and expire without any write.
+    const startOfDay = T - 12 * HOUR;
+    for (const instant of [now.getTime(), startOfDay, startOfDay + DAY - 1, T, T + 8 * DAY - 1, T + 45 * DAY + 3 * HOUR, T - 20 * DAY]) {
+      await expectCountsMatch(tenant.id, new Date(instant));
+    }
   });
 });
 

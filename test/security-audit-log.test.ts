@@ -7,6 +7,7 @@ import { ServerSecrets } from '../server/src/crypto/secrets.js';
 import { GENESIS, entryHash } from '../server/src/services/audit/audit-log.js';
 import { signCheckpoint, verifyAuditExport, type AuditExport } from '../server/src/services/audit/checkpoints.js';
 import { auditVerifyJob } from '../server/src/jobs/audit-integrity.js';
+import { checkAuditIntegrity } from '../server/src/services/audit/verification.js';
 import { loadTokenSigner } from '../server/src/services/signing/signing-keys.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { runCli } from './support/processes.js';
@@ -155,6 +156,26 @@ describe('incremental check and the daily full verification', () => {
     // The Activity page now shows the full verification's verdict, not only its own incremental check.
     expect(await integrity(c.token)).toEqual({ valid: false, entries: 1, brokenAtSeq: 2 });
     expect(await integrity(healthy.token)).toEqual({ valid: true, entries: healthy.entries, brokenAtSeq: null });
+  });
+});
+
+describe('a bounded visit (a long log without a checkpoint)', () => {
+  it('verifies a part per check, anchors it in a checkpoint, says how much is left, and catches a rewrite in a later part', async () => {
+    const c = await company('PART', 11);
+    const ctx = { db: t.deps.db, secrets: t.deps.secrets, now: t.clock.now() };
+    const check = () => checkAuditIntegrity(ctx, c.tenantId, t.deps.signer, { maxEntries: 5 });
+    expect(await t.prisma.auditCheckpoint.count({ where: { tenantId: c.tenantId } })).toBe(0);
+    const first = await check();
+    expect(first).toMatchObject({ valid: true, entries: 5, pendingEntries: c.entries - 5, brokenAtSeq: null, written: { seq: 5 } });
+    const second = await check();
+    expect(second).toMatchObject({ valid: true, entries: 10, pendingEntries: c.entries - 10, written: { seq: 10 } });
+    // Entry 12 (not yet reached) is rewritten: the next part finds it.
+    expect(c.entries).toBeGreaterThan(12);
+    await asOwner(`UPDATE audit_log SET entity = 'rewritten' WHERE tenant_id = $1 AND seq = 12`, [c.tenantId]);
+    expect(await check()).toMatchObject({ valid: false, entries: 11, brokenAtSeq: 12, written: null });
+    // Over GraphQL (1,000 entries per visit) a small log is checked whole: nothing pending.
+    const healthy = await company('WHOLE', 2);
+    expect((await t.gql('{ activityLogIntegrity { valid pendingEntries } }', {}, { token: healthy.token })).data.activityLogIntegrity).toEqual({ valid: true, pendingEntries: 0 });
   });
 });
 

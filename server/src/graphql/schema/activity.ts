@@ -3,7 +3,7 @@ import { keysetPage, pageConnection } from '../connections.js';
 import { serviceCtx } from '../context.js';
 import { listActivity } from '../../services/audit/activity.js';
 import { checkpointData, type Checkpoint } from '../../services/audit/checkpoints.js';
-import { activityLogIntegrity, checkpointFile, verifyActivityLog, type CheckpointReport, type IntegrityReport, type LogVerification, type VerdictSummary } from '../../services/audit/verification.js';
+import { activityLogIntegrity, checkpointFile, INTEGRITY_VISIT_ENTRIES, verifyActivityLog, type CheckpointReport, type IntegrityReport, type LogVerification, type VerdictSummary } from '../../services/audit/verification.js';
 import type { GraphQLContext } from '../context.js';
 import { AUDIT_ACTIONS } from '../../services/audit/audit-log.js';
 
@@ -70,7 +70,10 @@ const VerdictType = builder.objectRef<VerdictSummary>('ActivityLogVerdict').impl
 const IntegrityType = builder.objectRef<IntegrityReport>('ActivityLogIntegrity').implement({
   fields: (t) => ({
     valid: t.exposeBoolean('valid', { description: 'False when this check or the last full verification found the log altered.' }),
-    entries: t.exposeInt('entries', { description: 'Entries verified before the first break (all of them when valid).' }),
+    entries: t.exposeInt('entries', { description: 'Entries verified before the first break (all of them when valid and pendingEntries is 0).' }),
+    pendingEntries: t.exposeInt('pendingEntries', {
+      description: `Newer entries this check did not reach: one check re-hashes at most ${INTEGRITY_VISIT_ENTRIES.toLocaleString('en')} entries since the newest checkpoint (anchoring what it verified); the rest at the next check or by the 15-minute checkpoint job. 0 when it reached the head.`,
+    }),
     brokenAtSeq: t.exposeInt('brokenAtSeq', { nullable: true }),
     problem: t.exposeString('problem', { nullable: true, description: 'What is wrong, at the first entry concerned.' }),
     lastFullVerification: t.field({ type: VerdictType, nullable: true, resolve: (report) => report.lastFullVerification }),

@@ -146,8 +146,10 @@ export async function recordedLegacyBoundary(db: Db, tenantId: string): Promise<
 export type ChainProblem = 'content' | 'link' | 'missing';
 
 export interface ChainWalk {
-  /** The last entry's seq and stored hash (seq 0 and GENESIS for an empty log). */
+  /** The last entry's seq and stored hash (seq 0 and GENESIS for an empty log); with `maxEntries`, the last one walked. */
   head: { seq: number; hash: string };
+  /** Entries newer than `head` were left unwalked (`maxEntries` reached). */
+  more: boolean;
   /** The first entry that does not verify; null when every entry does. */
   firstBreak: { seq: number; problem: ChainProblem } | null;
   /** The stored hashes at the positions asked for (`at`), of the entries that exist. */
@@ -163,16 +165,23 @@ export async function walkChain(
   db: Db,
   tenantId: string,
   key: Buffer,
-  options: { from?: { seq: number; hash: string }; legacyUpTo?: number; at?: Iterable<number> } = {},
+  options: { from?: { seq: number; hash: string }; legacyUpTo?: number; at?: Iterable<number>; maxEntries?: number } = {},
 ): Promise<ChainWalk> {
-  const { from = { seq: 0, hash: GENESIS }, legacyUpTo = 0 } = options;
+  const { from = { seq: 0, hash: GENESIS }, legacyUpTo = 0, maxEntries = Infinity } = options;
   const wanted = new Set(options.at ?? []);
   const hashes = new Map<number, string>();
   let prevHash = from.hash;
   let expectedSeq = from.seq + 1;
   let firstBreak: ChainWalk['firstBreak'] = null;
+  let more = false;
   walk: for (let cursor = from.seq; ; ) {
-    const batch = await db.auditLogEntry.findMany({ where: { tenantId, seq: { gt: cursor } }, orderBy: { seq: 'asc' }, take: 5000, omit: { id: true } });
+    const left = maxEntries - (expectedSeq - 1 - from.seq);
+    // One row past the budget says whether there is more.
+    const batch = await db.auditLogEntry.findMany({ where: { tenantId, seq: { gt: cursor } }, orderBy: { seq: 'asc' }, take: Math.min(5000, left + 1), omit: { id: true } });
+    if (batch.length > left) {
+      more = true;
+      batch.length = left;
+    }
     if (batch.length === 0) break;
     for (const row of batch) {
       const { hash, ...content } = row;
@@ -184,16 +193,17 @@ export async function walkChain(
       prevHash = hash;
       expectedSeq++;
     }
+    if (more) break;
     cursor = batch[batch.length - 1].seq;
   }
-  if (!firstBreak) return { head: { seq: expectedSeq - 1, hash: prevHash }, firstBreak, hashes };
+  if (!firstBreak) return { head: { seq: expectedSeq - 1, hash: prevHash }, more, firstBreak, hashes };
   // Broken: the head and the asked-for hashes as they are stored, without hashing further.
   const [last, rest] = await Promise.all([
     db.auditLogEntry.findFirst({ where: { tenantId }, orderBy: { seq: 'desc' }, select: { seq: true, hash: true } }),
     wanted.size ? db.auditLogEntry.findMany({ where: { tenantId, seq: { in: [...wanted] } }, select: { seq: true, hash: true } }) : [],
   ]);
   for (const row of rest) hashes.set(row.seq, row.hash);
-  return { head: last ?? { seq: 0, hash: GENESIS }, firstBreak, hashes };
+  return { head: last ?? { seq: 0, hash: GENESIS }, more: false, firstBreak, hashes };
 }
 
 /** Re-hashes from `from` to the head (legacy rows as given); the first entry that does not verify. */

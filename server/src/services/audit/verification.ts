@@ -195,7 +195,7 @@ async function witnessFindings(ctx: Ctx, tenantId: string, witness: ReadVerdict,
     if (hash === undefined) {
       const last = await ctx.db.prisma.auditLogEntry.findFirst({ where: { tenantId }, orderBy: { seq: 'desc' }, select: { seq: true } });
       const head = last?.seq ?? 0;
-      if (head < row.headSeq) findings.push({ seq: head + 1, problem: judge(anchor, { head: { seq: head, hash: GENESIS }, firstBreak: null, hashes: new Map() }).message });
+      if (head < row.headSeq) findings.push({ seq: head + 1, problem: judge(anchor, { head: { seq: head, hash: GENESIS }, more: false, firstBreak: null, hashes: new Map() }).message });
       else findings.push({ seq: row.headSeq, problem: `Entry #${row.headSeq}, which ${describeAnchor(anchor)} saw, is missing.` });
     } else if (hash !== row.headHash) {
       findings.push({ seq: row.headSeq, problem: `Entry #${row.headSeq} is not the one ${describeAnchor(anchor)} saw: its hash differs.` });
@@ -329,7 +329,16 @@ export interface IntegrityReport extends ChainResult {
   latestCheckpoint: Checkpoint | null;
   /** A checkpoint this check wrote (the head moved on since the newest). */
   written: Checkpoint | null;
+  /**
+   * Entries newer than the ones this check reached (0: it reached the head). A visit re-hashes at most
+   * INTEGRITY_VISIT_ENTRIES; a longer stretch since the newest checkpoint (a large log never checkpointed, e.g. just
+   * after upgrading) is verified a part per visit, each part anchored in a checkpoint, and wholly by the 15-minute job.
+   */
+  pendingEntries: number;
 }
+
+/** Entries one Activity visit re-hashes at most (~25 ms on an idle machine): the rest waits for the next visit or the checkpoint job. */
+export const INTEGRITY_VISIT_ENTRIES = 1_000;
 
 /**
  * The check the console asks on every Activity visit, incremental: it starts from the newest checkpoint whose
@@ -337,7 +346,7 @@ export interface IntegrityReport extends ChainResult {
  * newer entries, and holds the log to the sealed verdicts (the head and checkpoint the newest whole one saw still
  * there; the newest one's finding, if it found one). With a signer, a verified new head is anchored in a fresh checkpoint.
  */
-export async function checkAuditIntegrity(ctx: Ctx, tenantId: string, signer: TokenSigner | null): Promise<IntegrityReport> {
+export async function checkAuditIntegrity(ctx: Ctx, tenantId: string, signer: TokenSigner | null, options: { maxEntries?: number } = {}): Promise<IntegrityReport> {
   const keys = await checkpointKeys(ctx);
   const [recordedLegacy, anchor, found] = await Promise.all([recordedLegacyBoundary(ctx.db.prisma, tenantId), newestValidCheckpoint(ctx, tenantId, keys), verdicts(ctx, tenantId)]);
   const witness = found.witness?.sealed ? found.witness.row : null;
@@ -353,20 +362,23 @@ export async function checkAuditIntegrity(ctx: Ctx, tenantId: string, signer: To
   }
   let walk: ChainWalk | null = null;
   if (findings.length === 0) {
-    walk = await walkChain(ctx.db.prisma, tenantId, ctx.secrets.auditChainKey, { from, legacyUpTo, at: witness && witness.headSeq > from.seq ? [witness.headSeq] : [] });
+    walk = await walkChain(ctx.db.prisma, tenantId, ctx.secrets.auditChainKey, { from, legacyUpTo, at: witness && witness.headSeq > from.seq ? [witness.headSeq] : [], maxEntries: options.maxEntries });
     if (walk.firstBreak) findings.push({ seq: walk.firstBreak.seq, problem: describeBreak(walk.firstBreak) + legacyNote(recordedLegacy, legacyUpTo, walk.firstBreak.seq) });
   }
   findings.push(...forgedVerdictFindings(found), ...(await witnessFindings(ctx, tenantId, found.witness, keys, walk?.hashes ?? new Map())));
   // The newest full verification's finding stands until a later one: the Activity page shows it.
   const last = found.newest;
   if (last?.sealed && !last.row.valid) findings.push({ seq: last.row.brokenAtSeq, problem: `The full verification of ${iso(last.row.verifiedAt)} found: ${last.row.problem ?? 'the log does not verify.'}` });
-  const head = walk?.head ?? (await ctx.db.prisma.auditLogEntry.findFirst({ where: { tenantId }, orderBy: { seq: 'desc' }, select: { seq: true, hash: true } })) ?? { seq: 0, hash: GENESIS };
-  const result = conclude(findings, head);
+  const storedHead = () => ctx.db.prisma.auditLogEntry.findFirst({ where: { tenantId }, orderBy: { seq: 'desc' }, select: { seq: true, hash: true } });
+  const head = (walk && !walk.more ? walk.head : await storedHead()) ?? { seq: 0, hash: GENESIS };
+  // When the walk stopped short, what it verified is what this check vouches for (and anchors).
+  const verified = walk?.more ? walk.head : head;
+  const result = conclude(findings, verified);
   // A head is anchored when the entries since the newest checkpoint verify (that checkpoint's entry included), even
   // while an older finding stands: a checkpoint pins what the log is, and new entries keep leaving the database.
-  const written = walk && !walk.firstBreak && signer ? await anchorHead(ctx, signer, tenantId, head, anchor?.seq ?? null) : null;
+  const written = walk && !walk.firstBreak && signer ? await anchorHead(ctx, signer, tenantId, verified, anchor?.seq ?? null) : null;
   const latest = written ?? (anchor && { tenantId, seq: anchor.seq, hash: anchor.hash, kid: anchor.kid, signature: anchor.signature, createdAt: anchor.createdAt });
-  return { ...result, lastFullVerification: last && summary(last), latestCheckpoint: latest, written };
+  return { ...result, lastFullVerification: last && summary(last), latestCheckpoint: latest, written, pendingEntries: head.seq - verified.seq };
 }
 
 /** Why the entry the newest checkpoint pins does not hold: gone with the newest entries, gone alone, another hash, or edited. */
@@ -376,7 +388,7 @@ async function pinnedEntryFinding(ctx: Ctx, tenantId: string, anchor: Anchor): P
     ctx.db.prisma.auditLogEntry.findFirst({ where: { tenantId }, orderBy: { seq: 'desc' }, select: { seq: true } }),
   ]);
   const head = last?.seq ?? 0;
-  if (!pinned && head < anchor.seq) return { seq: head + 1, problem: judge(anchor, { head: { seq: head, hash: GENESIS }, firstBreak: null, hashes: new Map() }).message };
+  if (!pinned && head < anchor.seq) return { seq: head + 1, problem: judge(anchor, { head: { seq: head, hash: GENESIS }, more: false, firstBreak: null, hashes: new Map() }).message };
   if (!pinned) return { seq: anchor.seq, problem: `Entry #${anchor.seq}, which ${describeAnchor(anchor)} pins, is missing.` };
   if (pinned.hash !== anchor.hash) return { seq: anchor.seq, problem: `Entry #${anchor.seq} is not the one ${describeAnchor(anchor)} signed: its hash differs.` };
   return { seq: anchor.seq, problem: `Entry #${anchor.seq} was changed: its content no longer gives its hash. ${sentence(describeAnchor(anchor))} covers it.` };
@@ -395,9 +407,9 @@ export async function checkpointAllChains(ctx: Ctx, signer: TokenSigner): Promis
   return { tenants: tenants.length, broken, written };
 }
 
-/** The caller's company's incremental check (the console's Activity page). */
+/** The caller's company's incremental check (the console's Activity page), at most INTEGRITY_VISIT_ENTRIES re-hashed. */
 export async function activityLogIntegrity(ctx: Pick<ServiceContext, 'db' | 'secrets' | 'now' | 'actor'>, signer: TokenSigner | null): Promise<IntegrityReport> {
-  return checkAuditIntegrity(ctx, requireMember(ctx), signer);
+  return checkAuditIntegrity(ctx, requireMember(ctx), signer, { maxEntries: INTEGRITY_VISIT_ENTRIES });
 }
 
 export const CHECKPOINT_FILE_FORMAT = 'keyforge-audit-checkpoints/1';

@@ -115,10 +115,22 @@ export async function floatingPoolConsumption(ctx: Ctx, query: z.input<typeof Po
     ...(completed > start ? await completedHourPeaks(ctx, tenantId, start, completed) : []),
     ...(to.getTime() > completed ? (await poolBuckets(ctx, tenantId, undefined, 'hour', new Date(completed), to, PEAKS)).map((b) => ({ hour: b.bucketStart, peak: b.peakInUse })) : []),
   ];
-  return buckets.map((b) => ({
-    ...b,
-    peakInUse: Math.max(0, ...hours.filter((h) => h.hour >= b.bucketStart && h.hour < b.bucketEnd).map((h) => h.peak)),
-  }));
+  // Each hour into its bucket (buckets are contiguous and in order): one pass, not buckets × hours.
+  const peaks = new Array<number>(buckets.length).fill(0);
+  const bucketOf = (hour: number) => {
+    let [lo, hi] = [0, buckets.length - 1];
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (buckets[mid].bucketStart.getTime() <= hour) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  for (const { hour, peak } of hours) {
+    const k = bucketOf(hour.getTime());
+    if (hour >= buckets[k].bucketStart && hour < buckets[k].bucketEnd) peaks[k] = Math.max(peaks[k], peak);
+  }
+  return buckets.map((b, k) => ({ ...b, peakInUse: peaks[k] }));
 }
 
 const HOUR_MS = 3_600_000;
@@ -151,7 +163,9 @@ async function poolBuckets(ctx: Ctx, tenantId: string, licenseId: string | undef
   // and a bucket without any change keeps the level its predecessor ended with. The sessions come from an
   // index-only range (a session ends at the latest when its lease does), the licenses likewise.
   // Pool size: a license is valid in bucket k when created < bucket end and bucket start < its end (revocation
-  // or expiry), i.e. for k in [lo, hi]; the licenses are summed per (lo, hi) pair, then per bucket.
+  // or expiry), i.e. for k in [lo, hi]; the licenses are summed per (lo, hi) pair, each pair is +seats at lo and
+  // −seats after hi, and a running sum over the buckets gives the size (linear: 720 hourly buckets of 30 days
+  // against thousands of pairs cost ~180 ms when each bucket summed the pairs covering it).
   return ctx.db.prisma.$queryRawUnsafe<PoolBucket[]>(
     `WITH bounds AS (
        SELECT date_trunc($3, $4::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS t0, $5::timestamptz AS t1
@@ -191,13 +205,19 @@ async function poolBuckets(ctx: Ctx, tenantId: string, licenseId: string | undef
          CROSS JOIN LATERAL (SELECT LEAST(CASE WHEN l.status = 'revoked' THEN COALESCE(l.revoked_at, '-infinity') END, l.expires_at) AS ends) e
         WHERE l.tenant_id = $1::uuid AND ($2::uuid IS NULL OR l.id = $2::uuid) AND l.floating_seats IS NOT NULL AND l.created_at < g.t1 AND $8::boolean
         GROUP BY 1, 2
+     ), pool_changes AS (
+       SELECT lo AS k, seats FROM valid WHERE lo <= hi
+       UNION ALL SELECT hi + 1, -seats FROM valid WHERE lo <= hi
+     ), pool AS (
+       SELECT b.k, COALESCE(sum(sum(c.seats)) OVER (ORDER BY b.k), 0) AS seats
+         FROM buckets b LEFT JOIN pool_changes c ON c.k = b.k GROUP BY b.k
      )
      SELECT b.bucket_start AS "bucketStart", b.bucket_end AS "bucketEnd",
             CASE WHEN p.first_at IS NULL THEN COALESCE((SELECT q.level_after FROM per_bucket q WHERE q.k = p.previous), 0)
                  WHEN p.first_at > b.bucket_start THEN GREATEST(p.top, p.level_before)
                  ELSE p.top END::int AS "peakInUse",
-            (SELECT COALESCE(SUM(v.seats), 0) FROM valid v WHERE v.lo <= b.k AND b.k <= v.hi)::int AS "poolSize"
-       FROM buckets b JOIN peaks p ON p.k = b.k
+            pool.seats::int AS "poolSize"
+       FROM buckets b JOIN peaks p ON p.k = b.k JOIN pool ON pool.k = b.k
       ORDER BY b.bucket_start`,
     tenantId,
     licenseId ?? null,

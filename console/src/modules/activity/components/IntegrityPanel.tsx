@@ -26,7 +26,7 @@ export function IntegrityPanel() {
   const [downloading, setDownloading] = useState(false);
   const client = useClient();
   if (!data) return null;
-  const { valid, entries, brokenAtSeq, problem, lastFullVerification: last, latestCheckpoint: latest } = data.activityLogIntegrity;
+  const { valid, entries, pendingEntries, brokenAtSeq, problem, lastFullVerification: last, latestCheckpoint: latest } = data.activityLogIntegrity;
 
   const download = async () => {
     setDownloading(true);
@@ -50,8 +50,13 @@ export function IntegrityPanel() {
             <ThemeIcon variant="light" color={valid ? 'teal' : 'red'} size="md">
               {valid ? <IconShieldCheck size={16} /> : <IconShieldX size={16} />}
             </ThemeIcon>
-            <Text fw={600}>{valid ? `No tampering found: ${formatNumber(entries)} entries verify` : brokenAtSeq ? `The log was altered at entry #${formatNumber(brokenAtSeq)}` : 'The log was altered'}</Text>
+            <Text fw={600}>{valid ? `No tampering found: ${formatNumber(entries)} entries verify${pendingEntries > 0 ? ' so far' : ''}` : brokenAtSeq ? `The log was altered at entry #${formatNumber(brokenAtSeq)}` : 'The log was altered'}</Text>
           </Group>
+          {valid && pendingEntries > 0 && (
+            <Text size="sm" data-testid="integrity-pending">
+              {formatNumber(pendingEntries)} newer entries are still to be checked: each visit checks a part (and signs a checkpoint of it), the background check every 15 minutes the rest.
+            </Text>
+          )}
           {!valid && problem && (
             <Alert color="red" variant="light" p="xs" data-testid="integrity-problem">
               {problem}

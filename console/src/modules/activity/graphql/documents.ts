@@ -30,6 +30,7 @@ export const ActivityIntegrityQuery = graphql(`
     activityLogIntegrity {
       valid
       entries
+      pendingEntries
       brokenAtSeq
       problem
       lastFullVerification {
