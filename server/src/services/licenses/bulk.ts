@@ -160,9 +160,7 @@ async function runJob(ctx: BulkRunContext, jobId: string, owner: string) {
     const refusal = await requesterRefusal(ctx.db, actor, job.tenantId);
     // A CSV import (import.ts) works through its file's rows under the same lease.
     if (job.action === IMPORT_ACTION) {
-      const imported = await runImportRows(serviceCtx, job, refusal, ctx.failpoint);
-      counts.done += imported.done;
-      counts.failed += imported.failed;
+      await runImportRows(serviceCtx, job, refusal, counts, ctx.failpoint);
     } else {
       for (;;) {
         const items = await prisma.bulkJobItem.findMany({ where: { jobId, status: 'pending' }, orderBy: { licenseId: 'asc' }, take: ITEM_BATCH, select: { licenseId: true } });

@@ -194,12 +194,23 @@ function readHeader(names: string[], errors: ImportError[]): Header | null {
 /** The records of a CSV text with the line each starts on; a syntax error (an unclosed quote) is the last error. */
 function readRecords(csv: string, errors: ImportError[]): { line: number; cells: string[] }[] {
   try {
-    const records = parse(csv, { info: true, bom: true, relax_column_count: true, skip_empty_lines: true, record_delimiter: ['\r\n', '\n', '\r'], max_record_size: MAX_IMPORT_BYTES }) as unknown as { record: string[]; info: { lines: number } }[];
-    // info.lines is the line a record ends on; a quoted cell may span lines.
-    return records.map(({ record, info }) => ({
-      line: info.lines - record.reduce((breaks, cell) => breaks + (cell.match(/\r\n|\r|\n/g)?.length ?? 0), 0),
-      cells: record,
-    }));
+    const records = parse(csv, { info: true, bom: true, relax_column_count: true, skip_empty_lines: true, record_delimiter: ['\r\n', '\n', '\r'], max_record_size: MAX_IMPORT_BYTES }) as unknown as {
+      record: string[];
+      info: { bytes: number };
+    }[];
+    // Lines are counted here from each record's bytes: csv-parse's own count takes a CRLF inside quotes for two.
+    const bytes = Buffer.from(csv, 'utf8');
+    const breaks = (text: string) => text.match(/\r\n|\r|\n/g)?.length ?? 0;
+    let offset = 0;
+    let line = 1;
+    return records.map(({ record, info }) => {
+      const text = bytes.subarray(offset, info.bytes).toString('utf8');
+      const blank = /^[\r\n]*/.exec(text)![0];
+      const start = line + breaks(blank);
+      line = start + breaks(text.slice(blank.length));
+      offset = info.bytes;
+      return { line: start, cells: record };
+    });
   } catch (error) {
     if (!(error instanceof CsvError)) throw error;
     errors.push({ line: (error as CsvError & { lines?: number }).lines ?? 1, column: null, message: `the file is not valid CSV: ${error.message}` });
@@ -224,7 +235,8 @@ async function checkImport(ctx: ServiceContext, tenantId: string, csv: string): 
   const errors: ImportError[] = [];
   const records = readRecords(csv, errors);
   const [first, ...body] = records;
-  const header = first ? readHeader(first.cells, errors) : (errors.push({ line: 1, column: null, message: 'the file is empty: it needs a header line and a row per license' }), null);
+  if (!first && errors.length === 0) errors.push({ line: 1, column: null, message: 'the file is empty: it needs a header line and a row per license' });
+  const header = first ? readHeader(first.cells, errors) : null;
   const report = (rows: ImportedRow[]): Checked => {
     errors.sort((a, b) => a.line - b.line);
     const invalidLines = new Set(errors.map((error) => error.line));
@@ -281,20 +293,18 @@ async function checkImport(ctx: ServiceContext, tenantId: string, csv: string): 
       productId = productByName.get(productRef.toLowerCase()) ?? (isUuid(productRef) && productIds.has(productRef) ? productRef : undefined);
       if (!productId) fail(header.columnOf.get('productId')!, `no product named "${productRef}"`);
     }
-    if (attributes.maxActivations === undefined && !rowErrors.some((error) => error.column === header.columnOf.get('maxActivations'))) {
-      fail(header.columnOf.get('maxActivations')!, 'is required (the seats: a whole number from 1)');
-    }
-    // The attributes obey exactly the rules of createLicense.
+    const seatsColumn = header.columnOf.get('maxActivations')!;
+    if (attributes.maxActivations === undefined && !rowErrors.some((error) => error.column === seatsColumn)) fail(seatsColumn, 'is required (the seats: a whole number from 1)');
+    // The attributes obey exactly the rules of createLicense (seats stood in for when missing: reported above).
     let parsed: LicenseInput = attributes;
-    if (attributes.maxActivations !== undefined) {
-      try {
-        parsed = parseInput(LicenseAttributesSchema, attributes) as LicenseInput;
-      } catch (error) {
-        if (!(error instanceof AppError)) throw error;
-        for (const [field, message] of Object.entries(error.details?.fields ?? {})) {
-          const attribute = field.split('.')[0];
-          fail(header.columnOf.get(attribute) ?? (attribute === 'customFields' ? 'custom fields' : null), String(message));
-        }
+    try {
+      parsed = parseInput(LicenseAttributesSchema, { ...attributes, maxActivations: attributes.maxActivations ?? 1 }) as LicenseInput;
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      for (const [field, message] of Object.entries(error.details.fields ?? {})) {
+        const attribute = field.split('.')[0];
+        const column = header.columnOf.get(attribute) ?? (attribute === 'customFields' ? 'custom fields' : null);
+        if (!rowErrors.some((known) => known.column === column)) fail(column, message);
       }
     }
     let key: string | null = null;
@@ -311,7 +321,9 @@ async function checkImport(ctx: ServiceContext, tenantId: string, csv: string): 
         else keyLines.set(digest, record.line);
       }
     }
-    errors.push(...rowErrors);
+    // In the header's order: column by column, as a person reads the row.
+    const order = (column: string | null) => (column === null ? -1 : first.cells.indexOf(column));
+    errors.push(...rowErrors.sort((a, b) => order(a.column) - order(b.column)));
     if (rowErrors.length === 0) {
       candidates.push({ line: record.line, productId: productId!, attributes: parsed, notes: (notes as string | undefined) ?? null, key, digest, alreadyImported: imported.has(record.line) });
     }
@@ -409,20 +421,21 @@ const ROW_BATCH = 100;
 /**
  * Creates the licenses of an import job's pending rows (bulk.ts runJob calls it under the job's lease), as the
  * person who started it. A row whose line of this file was imported before is skipped; a refusal about the row
- * (its product deleted, its key taken meanwhile) fails it; any other error stops the job, to be resumed.
+ * (its product deleted, its key taken meanwhile) fails it; any other error stops the job, to be resumed. Counts
+ * each row in `counts` as it goes.
  */
 export async function runImportRows(
   serviceCtx: () => ServiceContext,
   job: { id: string; tenantId: string; params: unknown },
   refusal: string | null,
+  counts: { done: number; failed: number },
   failpoint?: (jobId: string, item: string) => void | Promise<void>,
 ) {
-  const counts = { done: 0, failed: 0 };
   const { fileDigest } = job.params as { fileDigest: string };
   for (;;) {
     const { db } = serviceCtx();
     const rows = await db.prisma.licenseImportRow.findMany({ where: { jobId: job.id, status: 'pending' }, orderBy: { line: 'asc' }, take: ROW_BATCH });
-    if (rows.length === 0) return counts;
+    if (rows.length === 0) return;
     for (const row of rows) {
       await failpoint?.(job.id, String(row.line));
       const ctx = serviceCtx();
