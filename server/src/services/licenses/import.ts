@@ -410,9 +410,9 @@ export async function takeLicenseImportKeys(ctx: ServiceContext, jobId: string) 
     UPDATE license_import_rows r SET sealed_key = NULL FROM (SELECT line, sealed_key FROM license_import_rows WHERE job_id = ${jobId}::uuid AND key_generated AND sealed_key IS NOT NULL FOR UPDATE) old
      WHERE r.job_id = ${jobId}::uuid AND r.line = old.line RETURNING r.line, r.license_id::text AS "licenseId", old.sealed_key AS "sealedKey"`;
   if (rows.length === 0) throw new AppError('Conflict', 'The keys of this import were downloaded already (or it generated none).');
-  rows.sort((a, b) => a.line - b.line);
-  const csv = ['line,license_id,key\r\n', ...rows.map((row) => `${row.line},${row.licenseId},${ctx.secrets.decrypt(row.sealedKey)}\r\n`)].join('');
-  return { csv, keys: rows.length };
+  const generated = rows.sort((a, b) => a.line - b.line).map((row) => ({ line: row.line, licenseId: row.licenseId, key: ctx.secrets.decrypt(row.sealedKey) }));
+  const csv = ['line,license_id,key\r\n', ...generated.map((row) => `${row.line},${row.licenseId},${row.key}\r\n`)].join('');
+  return { csv, keys: generated.length, generated };
 }
 
 /** Rows a run reads at a time. */
