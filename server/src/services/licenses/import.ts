@@ -103,7 +103,11 @@ function date(text: string): Cell {
   if (!ISO_DATE.test(text)) return bad('must be an ISO 8601 date, such as 2027-01-31 or 2027-01-31T12:00:00Z');
   // A time without a zone is UTC, as a date alone is.
   const withZone = /[T ]\d{2}:\d{2}/i.test(text) && !/(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? `${text}Z` : text;
-  return Number.isNaN(Date.parse(withZone.replace(' ', 'T'))) ? bad('is not a real date') : ok(withZone.replace(' ', 'T'));
+  // Date.parse rolls 2027-02-30 over to March: the day must exist in its month.
+  const [year, month, day] = text.slice(0, 10).split('-').map(Number);
+  const calendar = new Date(Date.UTC(year, month - 1, day));
+  const real = calendar.getUTCMonth() === month - 1 && calendar.getUTCDate() === day && !Number.isNaN(Date.parse(withZone.replace(' ', 'T')));
+  return real ? ok(withZone.replace(' ', 'T')) : bad('is not a real date');
 }
 
 function list(text: string): Cell {
