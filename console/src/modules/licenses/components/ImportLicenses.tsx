@@ -195,7 +195,7 @@ function ImportProgress({ id, onFinished, onClose }: { id: string; onFinished: (
       )}
       {downloaded && <Text size="sm">The keys were downloaded: they are not shown again.</Text>}
       <Group justify="flex-end">
-        <Button variant={finished ? 'filled' : 'default'} onClick={onClose}>
+        <Button variant={finished && keys === 0 ? 'filled' : 'default'} onClick={onClose}>
           {!finished ? 'Close (it goes on in the background)' : keys > 0 ? 'Close without the keys' : 'Close'}
         </Button>
       </Group>
