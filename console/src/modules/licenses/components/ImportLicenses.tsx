@@ -7,6 +7,7 @@ import { saveFile } from '../../../lib/download';
 import { plural } from '../../../lib/format';
 import { notifySuccess } from '../../../ui/notify';
 import { useApiMutation } from '../../../ui/useApiMutation';
+import { usePollUntil } from '../../../ui/usePollUntil';
 import {
   CheckLicenseImportMutation, LicenseImportJobFields, LicenseImportJobQuery, LicenseImportReportFields, StartLicenseImportMutation, TakeLicenseImportKeysMutation,
 } from '../graphql/import';
@@ -144,11 +145,7 @@ function ImportProgress({ id, onFinished, onClose }: { id: string; onFinished: (
   const finished = job?.finished ?? false;
   const take = useApiMutation(TakeLicenseImportKeysMutation, { errorTitle: 'The keys could not be downloaded' });
   const [downloaded, setDownloaded] = useState(false);
-  useEffect(() => {
-    if (finished) return;
-    const timer = setInterval(() => reload({ requestPolicy: 'network-only' }), 1_000);
-    return () => clearInterval(timer);
-  }, [finished, reload]);
+  usePollUntil(finished, reload);
   useEffect(() => {
     if (finished) onFinished();
   }, [finished]); // eslint-disable-line react-hooks/exhaustive-deps
