@@ -1,29 +1,19 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { SCREENSHOTS, signIn, startConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
-import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
-import { postJson, startServerProcess, type ServerProcess } from './support/processes.js';
+import { postJson } from './support/processes.js';
 
 // The licenses page's Import CSV in Chromium against the real server (its own job worker runs the import): the
 // dry run's errors by line and column, the corrected file imported with its progress to the end, the generated
 // keys downloaded once (and valid), the list showing the new licenses; the dialog on a 375 px phone.
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-const SCREENSHOTS = path.join(ROOT, 'test-output/screenshots');
 const chromiumNeed = needChromium();
-const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery' };
-
-let server: ServerProcess;
-let browser: Browser;
+let app: Awaited<ReturnType<typeof startConsoleE2e>>;
 let page: Page;
-let dbName: string;
-let dataDir: string;
-const pageErrors: string[] = [];
 const poll = <T>(read: () => T | Promise<T>, timeout = 20_000) => expect.poll(read, { timeout });
 /** Picks a file in the dialog's CSV file input (Mantine's FileInput is a button opening the file chooser). */
 async function chooseCsv(dialog: ReturnType<Page['getByRole']>, name: string, text: string) {
@@ -32,44 +22,19 @@ async function chooseCsv(dialog: ReturnType<Page['getByRole']>, name: string, te
 }
 
 beforeAll(async () => {
-  const built = spawnSync(process.execPath, ['server/scripts/build-if-changed.mjs', 'console'], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
-  if (built.status !== 0) throw new Error(`console build failed:\n${built.stdout}\n${built.stderr}`);
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  dbName = uniqueName('kf_console_import');
-  const databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
-  dataDir = mkdtempSync(path.join(tmpdir(), 'kf-console-import-'));
-  server = await startServerProcess({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: 'console-import-secret-0123456789abcdef0123456789', LOG_LEVEL: 'warn' });
-  const setup = await postJson(`${server.url}/api/graphql`, {
-    query: 'mutation($input: SetupInput!) { setup(input: $input) { accessToken } }',
-    variables: { input: { companyName: 'Acme Corp', keyPrefix: 'ACME', email: ADMIN.email, password: ADMIN.password } },
-  });
-  const token = setup.json.data.setup.accessToken as string;
-  await fetch(`${server.url}/api/graphql`, {
+  app = await startConsoleE2e('import', chromiumNeed.path);
+  page = app.page;
+  await fetch(`${app.server.url}/api/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${app.token}` },
     body: JSON.stringify({ query: 'mutation { createProduct(input: { name: "Acme Studio" }) { product { id } } }' }),
   });
-  browser = await chromium.launch({ executablePath: chromiumNeed.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce', acceptDownloads: true });
-  page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  page.on('pageerror', (error) => pageErrors.push(error.message));
 }, 300_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop('SIGKILL');
-  if (dbName) await dropDatabase(dbName);
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => app?.close());
 
 describeWith(chromiumNeed)('licenses page: import from CSV in Chromium', () => {
   it('shows the dry run errors by line and column, imports the fixed file with progress, and downloads the generated keys once', async () => {
-    await page.goto('/login');
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel(/^Password/).fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await signIn(page);
     await page.goto('/licenses');
     await page.getByRole('button', { name: 'Import CSV' }).click();
     const dialog = page.getByRole('dialog', { name: 'Import licenses from CSV' });
@@ -99,7 +64,7 @@ describeWith(chromiumNeed)('licenses page: import from CSV in Chromium', () => {
     expect(download.suggestedFilename()).toMatch(/^license-keys-\d{4}-\d\d-\d\d\.csv$/);
     const keys = parse(readFileSync((await download.path())!, 'utf8'), { columns: true }) as { line: string; key: string }[];
     expect(keys.map((row) => row.line)).toEqual(['2', '3']);
-    for (const { key } of keys) expect((await postJson(`${server.url}/api/v1/validate`, { licenseKey: key })).json).toMatchObject({ isValid: true, productName: 'Acme Studio' });
+    for (const { key } of keys) expect((await postJson(`${app.server.url}/api/v1/validate`, { licenseKey: key })).json).toMatchObject({ isValid: true, productName: 'Acme Studio' });
     // Once: the button is gone, and the server has no key left to give.
     await dialog.getByText('The keys were downloaded: they are not shown again.').waitFor();
     expect(await dialog.getByRole('button', { name: /^Download/ }).count()).toBe(0);
@@ -120,6 +85,6 @@ describeWith(chromiumNeed)('licenses page: import from CSV in Chromium', () => {
     await poll(() => dialog.getByTestId('import-progress').textContent(), 60_000).toMatch(/Finished: 0 licenses created, 3 imported before \(skipped\)/);
     await dialog.getByRole('button', { name: 'Close' }).click();
     await poll(() => page.getByTestId('license-row').count()).toBe(3);
-    expect(pageErrors).toEqual([]);
+    expect(app.pageErrors).toEqual([]);
   });
 });
