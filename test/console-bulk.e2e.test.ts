@@ -1,82 +1,36 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
-import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
-import { postJson, startServerProcess, type ServerProcess } from './support/processes.js';
 
 // The licenses page's Export CSV and Bulk action in Chromium against the real server (its own job worker runs
 // the bulk job): the download holds the filtered licenses; the confirmation states the count; the progress
 // reaches the end; the list shows the result; at 1280 px and on a 375 px phone.
 
-const ROOT = path.resolve(import.meta.dirname, '..');
-const SCREENSHOTS = path.join(ROOT, 'test-output/screenshots');
 const chromiumNeed = needChromium();
-const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery' };
-
-let server: ServerProcess;
-let browser: Browser;
+let app: ConsoleE2e;
 let page: Page;
-let dbName: string;
-let dataDir: string;
-const pageErrors: string[] = [];
 /** The page under a loaded machine: retried for up to 20 s (vitest's default is 1 s). */
 const poll = <T>(read: () => T | Promise<T>, timeout = 20_000) => expect.poll(read, { timeout });
 
-async function gql(query: string, variables: Record<string, unknown>, token?: string) {
-  const response = await fetch(`${server.url}/api/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token && { authorization: `Bearer ${token}` }) },
-    body: JSON.stringify({ query, variables }),
-  });
-  const body = (await response.json()) as { data: any; errors?: unknown };
-  if (body.errors) throw new Error(JSON.stringify(body.errors));
-  return body.data;
-}
-
 beforeAll(async () => {
-  const built = spawnSync(process.execPath, ['server/scripts/build-if-changed.mjs', 'console'], { cwd: ROOT, encoding: 'utf8', timeout: 180_000 });
-  if (built.status !== 0) throw new Error(`console build failed:\n${built.stdout}\n${built.stderr}`);
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  dbName = uniqueName('kf_console_bulk');
-  const databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
-  dataDir = mkdtempSync(path.join(tmpdir(), 'kf-console-bulk-'));
-  server = await startServerProcess({ DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: 'console-bulk-secret-0123456789abcdef0123456789', LOG_LEVEL: 'warn' });
-  const setup = await postJson(`${server.url}/api/graphql`, {
-    query: 'mutation($input: SetupInput!) { setup(input: $input) { accessToken } }',
-    variables: { input: { companyName: 'Acme Corp', keyPrefix: 'ACME', email: ADMIN.email, password: ADMIN.password } },
-  });
-  const token = setup.json.data.setup.accessToken as string;
-  const { createProduct } = await gql('mutation($input: CreateProductInput!) { createProduct(input: $input) { product { id } } }', { input: { name: 'Acme Studio' } }, token);
+  if (chromiumNeed.missing) return; // describeWith reports the skip
+  app = await startConsoleE2e('bulk', chromiumNeed.path);
+  page = await app.newPage(1280, { acceptDownloads: true });
+  const { createProduct } = await app.gql('mutation($input: CreateProductInput!) { createProduct(input: $input) { product { id } } }', { input: { name: 'Acme Studio' } });
   for (let i = 1; i <= 6; i++) {
     const customerEmail = i <= 4 ? `team${i}@bulk.example` : `other${i}@other.example`;
-    await gql('mutation($input: CreateLicenseInput!) { createLicense(input: $input) { key } }', { input: { productId: createProduct.product.id, maxActivations: 2, customerEmail } }, token);
+    await app.gql('mutation($input: CreateLicenseInput!) { createLicense(input: $input) { key } }', { input: { productId: createProduct.product.id, maxActivations: 2, customerEmail } });
   }
-  browser = await chromium.launch({ executablePath: chromiumNeed.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce', acceptDownloads: true });
-  page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  page.on('pageerror', (error) => pageErrors.push(error.message));
 }, 300_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop('SIGKILL');
-  if (dbName) await dropDatabase(dbName);
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
+afterAll(() => app?.stop());
 
 describeWith(chromiumNeed)('licenses page: export and bulk actions in Chromium', () => {
   it('signs in and exports the searched licenses as a CSV download', async () => {
-    await page.goto('/login');
-    await page.getByLabel('Email').fill(ADMIN.email);
-    await page.getByLabel(/^Password/).fill(ADMIN.password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await signInAsAdmin(page);
     await page.goto('/licenses');
     await poll(() => page.getByTestId('license-row').count()).toBe(6);
     await page.getByLabel('Search').fill('bulk.example');
@@ -124,6 +78,6 @@ describeWith(chromiumNeed)('licenses page: export and bulk actions in Chromium',
     await page.getByRole('button', { name: 'Bulk action (1 selected)' }).waitFor();
     await page.getByLabel('Search').fill('other');
     await page.getByRole('button', { name: 'Bulk action', exact: true }).waitFor();
-    expect(pageErrors).toEqual([]);
+    expect(app.errors).toEqual([]);
   });
 });

@@ -69,6 +69,9 @@ const operations: Operation[] = [
   mutation('resetUserMfa', { id: 'id' }),
   mutation('sendPasswordResetLink', { id: 'id' }),
   mutation('resetPassword', { token: 'string', password: 'string' }),
+  mutation('checkLicenseImport', { csv: 'string' }),
+  mutation('startLicenseImport', { csv: 'string' }),
+  mutation('takeLicenseImportKeys', { jobId: 'id' }),
   mutation('startBulkLicenseAction', { action: ['SUSPEND', 'RENEW', 'TRANSFER', 'REVOKE', 'suspend'], licenseIds: 'json', filter: 'json', expiresAt: 'date', customerEmail: 'string' }),
   mutation('setup', { companyName: 'string', keyPrefix: 'string', email: 'string', password: 'string', name: 'string' }),
 ];

@@ -73,6 +73,7 @@ const operations: Operation[] = [
   { name: 'activityLogVerification', query: 'query($checkpoints: String!) { activityLogVerification(checkpoints: $checkpoints) { valid brokenAtSeq } }', variables: { checkpoints: 'string' } },
   { name: 'analytics', query: 'query($range: AnalyticsRange!, $granularity: Granularity) { analytics(range: $range, granularity: $granularity) { __typename } }', variables: { range: ['TODAY', 'LAST_7_DAYS', 'LAST_30_DAYS'], granularity: ['DAY', 'WEEK', 'MONTH'] } },
   { name: 'bulkSelectionCount', query: 'query($selection: BulkLicenseSelection!) { bulkSelectionCount(selection: $selection) }', variables: { selection: { licenseIds: 'json', filter: 'json' } } },
+  { name: 'licenseImportJob', query: 'query($id: ID!, $first: Int) { licenseImportJob(id: $id) { id failures(first: $first) { error } } }', variables: { id: 'id', first: 'int' } },
   { name: 'bulkJob', query: 'query($id: ID!, $first: Int) { bulkJob(id: $id) { id failures(first: $first) { error } } }', variables: { id: 'id', first: 'int' } },
 ];
 

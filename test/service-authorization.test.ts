@@ -26,6 +26,7 @@ import {
 import { reinstateLicense, renewLicense, suspendLicense, transferLicense } from '../server/src/services/licenses/lifecycle.js';
 import { reissueLicenseKey } from '../server/src/services/licenses/reissue.js';
 import { countBulkSelection, getBulkJob, startBulkLicenseAction } from '../server/src/services/licenses/bulk.js';
+import { checkLicenseImport, getLicenseImportJob, licenseImportFailures, startLicenseImport, takeLicenseImportKeys } from '../server/src/services/licenses/import.js';
 import { exportLicensesCsv } from '../server/src/services/licenses/export.js';
 import { removeMeterQuota, setMeterQuota, usageTotals } from '../server/src/services/metering/management.js';
 import { getOutboxBodies, listOutbox } from '../server/src/services/notifications/outbox.js';
@@ -146,6 +147,9 @@ const mutations: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['transferLicense', (ctx) => transferLicense(ctx, { id: f.licenseId, customerEmail: 'thief@evil.test' })],
   ['reissueLicenseKey', (ctx) => reissueLicenseKey(ctx, { id: f.licenseId, overlapHours: 24 })],
   ['startBulkLicenseAction', (ctx) => startBulkLicenseAction(ctx, { action: 'revoke', licenseIds: [f.licenseId] })],
+  ['checkLicenseImport', (ctx) => checkLicenseImport(ctx, 'product,seats\nStudio,1\n')],
+  ['startLicenseImport', (ctx) => startLicenseImport(ctx, 'product,seats\nStudio,1\n')],
+  ['takeLicenseImportKeys', (ctx) => takeLicenseImportKeys(ctx, randomUUID())],
   ['deactivateActivation', (ctx) => deactivateActivation(ctx, f.activationId)],
   ['createUser', (ctx) => createUser(ctx, { email: 'sneaky@acme.test', password: 'correct horse battery', role: 'CompanyAdmin' })],
   ['updateUser', (ctx) => updateUser(ctx, f.userId, { role: 'ReadOnly' })],
@@ -187,6 +191,8 @@ const reads: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['exportLicensesCsv', async (ctx) => (await exportLicensesCsv(ctx).next()).value],
   ['countBulkSelection', (ctx) => countBulkSelection(ctx, { licenseIds: [f.licenseId] })],
   ['getBulkJob', (ctx) => getBulkJob(ctx, randomUUID())],
+  ['getLicenseImportJob', (ctx) => getLicenseImportJob(ctx, randomUUID())],
+  ['licenseImportFailures', (ctx) => licenseImportFailures(ctx, { id: randomUUID(), tenantId: f.tenantId })],
   ['listUsers', (ctx) => listUsers(ctx)],
   ['listApiKeys', (ctx) => listApiKeys(ctx)],
   ['listInvitations', (ctx) => listInvitations(ctx)],

@@ -25,6 +25,9 @@ export const EMBEDDED_TYPES = [
   'JobLastRun',
   'JobRunProgress',
   'LicenseExpiryCounts',
+  'LicenseImportError',
+  'LicenseImportFailure',
+  'LicenseImportReport',
   'LicenseStatusCounts',
   'LoginSuccess',
   'MeterQuota',
@@ -47,6 +50,7 @@ export const EMBEDDED_TYPES = [
 export const MUTATIONS: Record<string, readonly string[]> = {
   acceptInvitation: [],
   changePassword: [],
+  checkLicenseImport: [],
   confirmMfaEnrollment: ['me', 'users'],
   createApiKey: ['apiKeys'],
   createLicense: ['licenses', 'products', 'dashboardStats', 'analytics', 'floatingPoolConsumption'],
@@ -82,8 +86,11 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   setup: [],
   // The changes come later, from a worker: the console refetches the list when the job reports finished.
   startBulkLicenseAction: [],
+  // As a bulk action: the licenses come later, from a worker (the list is refetched when the job reports finished).
+  startLicenseImport: [],
   startMfaEnrollment: [],
   suspendLicense: ['licenses', 'dashboardStats', 'analytics'],
+  takeLicenseImportKeys: [],
   transferLicense: ['licenses', 'dashboardStats'],
   unlockUser: [],
   updateCompanySettings: [],
@@ -99,7 +106,7 @@ export const MUTATIONS: Record<string, readonly string[]> = {
 export const payloadType = (mutation: string) => `${mutation[0].toUpperCase()}${mutation.slice(1)}Payload`;
 
 /** Mutations that write no activity-log entry (the others make the cached log and its integrity check stale). */
-const NOT_LOGGED = new Set(['sendTestEmail', 'runJobNow', 'refreshSession', 'startMfaEnrollment']);
+const NOT_LOGGED = new Set(['sendTestEmail', 'runJobNow', 'refreshSession', 'startMfaEnrollment', 'checkLicenseImport', 'takeLicenseImportKeys']);
 
 function invalidateRootFields(cache: Cache, fieldNames: readonly string[]) {
   for (const field of cache.inspectFields('Query')) {

@@ -10,6 +10,7 @@ import { requireAdmin, requireMember, type RequestMeta, type ServiceActor } from
 import type { ServiceContext } from '../context.js';
 import { isUuid } from '../listing.js';
 import { parseInput, StorableDate } from '../validation.js';
+import { IMPORT_ACTION, runImportRows } from './import.js';
 import { reinstateLicense, renewLicense, suspendLicense, transferLicense } from './lifecycle.js';
 import { licenseConditions, LicenseFilterSchema, revokeLicense, type LicenseFilter } from './management.js';
 
@@ -98,7 +99,7 @@ export async function startBulkLicenseAction(ctx: ServiceContext, input: BulkSta
 export async function getBulkJob(ctx: ServiceContext, id: string) {
   const tenantId = requireMember(ctx);
   if (!isUuid(id)) return null;
-  return ctx.db.prisma.bulkJob.findFirst({ where: { id, tenantId }, omit: { requestedBy: true, leaseOwner: true, leasedUntil: true } });
+  return ctx.db.prisma.bulkJob.findFirst({ where: { id, tenantId, action: { not: IMPORT_ACTION } }, omit: { requestedBy: true, leaseOwner: true, leasedUntil: true } });
 }
 
 /** The failed licenses of a bulk job (the reason each), at most `first`. */
@@ -114,8 +115,8 @@ export interface BulkRunContext {
   db: Database;
   now: Date;
   logger?: Logger;
-  /** Tests: called before each license (a throw stands for the worker dying there). */
-  failpoint?: (jobId: string, licenseId: string) => void | Promise<void>;
+  /** Tests: called before each license (an import: each row's line) (a throw stands for the worker dying there). */
+  failpoint?: (jobId: string, item: string) => void | Promise<void>;
 }
 
 /**
@@ -157,27 +158,32 @@ async function runJob(ctx: BulkRunContext, jobId: string, owner: string) {
     const started = Date.now();
     const serviceCtx = (): ServiceContext => ({ db: ctx.db, secrets: currentServerSecrets(), now: new Date(ctx.now.getTime() + (Date.now() - started)), actor, meta });
     const refusal = await requesterRefusal(ctx.db, actor, job.tenantId);
-    for (;;) {
-      const items = await prisma.bulkJobItem.findMany({ where: { jobId, status: 'pending' }, orderBy: { licenseId: 'asc' }, take: ITEM_BATCH, select: { licenseId: true } });
-      if (items.length === 0) break;
-      for (const { licenseId } of items) {
-        await ctx.failpoint?.(jobId, licenseId);
-        let error: string | null = refusal;
-        if (!error) {
-          try {
-            await applyAction(serviceCtx(), job.action as BulkAction, job.params as { expiresAt?: string; customerEmail?: string }, licenseId);
-          } catch (caught) {
-            // A refusal about this license (revoked, perpetual, deleted…) fails the item; anything else (the
-            // database away) stops the job here, to be resumed.
-            if (!(caught instanceof AppError)) throw caught;
-            error = caught.message;
+    // A CSV import (import.ts) works through its file's rows under the same lease.
+    if (job.action === IMPORT_ACTION) {
+      await runImportRows(serviceCtx, job, refusal, counts, ctx.failpoint);
+    } else {
+      for (;;) {
+        const items = await prisma.bulkJobItem.findMany({ where: { jobId, status: 'pending' }, orderBy: { licenseId: 'asc' }, take: ITEM_BATCH, select: { licenseId: true } });
+        if (items.length === 0) break;
+        for (const { licenseId } of items) {
+          await ctx.failpoint?.(jobId, licenseId);
+          let error: string | null = refusal;
+          if (!error) {
+            try {
+              await applyAction(serviceCtx(), job.action as BulkAction, job.params as { expiresAt?: string; customerEmail?: string }, licenseId);
+            } catch (caught) {
+              // A refusal about this license (revoked, perpetual, deleted…) fails the item; anything else (the
+              // database away) stops the job here, to be resumed.
+              if (!(caught instanceof AppError)) throw caught;
+              error = caught.message;
+            }
           }
+          await prisma.$transaction([
+            prisma.bulkJobItem.update({ where: { jobId_licenseId: { jobId, licenseId } }, data: { status: error ? 'failed' : 'done', error } }),
+            prisma.bulkJob.update({ where: { id: jobId }, data: error ? { failed: { increment: 1 } } : { done: { increment: 1 } } }),
+          ]);
+          counts[error ? 'failed' : 'done']++;
         }
-        await prisma.$transaction([
-          prisma.bulkJobItem.update({ where: { jobId_licenseId: { jobId, licenseId } }, data: { status: error ? 'failed' : 'done', error } }),
-          prisma.bulkJob.update({ where: { id: jobId }, data: error ? { failed: { increment: 1 } } : { done: { increment: 1 } } }),
-        ]);
-        counts[error ? 'failed' : 'done']++;
       }
     }
     await prisma.$executeRaw`UPDATE bulk_jobs SET finished_at = ${serviceCtx().now}, lease_owner = NULL, leased_until = clock_timestamp() WHERE id = ${jobId}::uuid AND lease_owner = ${owner}`;

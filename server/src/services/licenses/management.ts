@@ -62,11 +62,21 @@ export const licenseEntity = (license: { keyHint: string }, productName: string)
 const jsonValues = (values: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]));
 
+/** How the CSV import (import.ts) creates a license; a license created by hand uses none of it. */
+export interface CreateLicenseOptions {
+  /** A key the vendor issued before (well-formed, normalised): stored as its digest like a generated one; Conflict when a license has it. */
+  key?: string;
+  /** More details for the activity entry (the import's file line and notes). */
+  auditDetails?: Record<string, unknown>;
+  /** Runs inside the creating transaction (the import marks its row there, so a crash cannot create a row twice). */
+  inTransaction?: (tx: Prisma.TransactionClient, license: { id: string; keyHint: string }, key: string) => Promise<void>;
+}
+
 /**
  * Creates a license of one of the caller's products (CompanyAdmin) and returns its plaintext key: the only time
  * it exists outside the customer's hands. Audited (CreateLicense, with the attributes and key hint, never the key).
  */
-export async function createLicense(ctx: Ctx, input: LicenseInput & { productId: string }) {
+export async function createLicense(ctx: Ctx, input: LicenseInput & { productId: string }, options: CreateLicenseOptions = {}) {
   const { tenantId } = requireAdmin(ctx);
   const { productId, ...rest } = input;
   const attributes = parseInput(LicenseAttributesSchema, rest);
@@ -76,7 +86,7 @@ export async function createLicense(ctx: Ctx, input: LicenseInput & { productId:
   const customFields = attributes.customFields ?? undefined;
   // A digest collision is astronomically unlikely (78 bits), but retrying costs nothing.
   for (let attempt = 0; ; attempt++) {
-    const key = generateLicenseKey(tenant.keyPrefix);
+    const key = options.key ?? generateLicenseKey(tenant.keyPrefix);
     try {
       const license = await ctx.db.prisma.$transaction(async (tx) => {
         const created = await tx.license.create({
@@ -91,15 +101,17 @@ export async function createLicense(ctx: Ctx, input: LicenseInput & { productId:
             createdAt: ctx.now,
           },
         });
-        const details = { productId: product.id, productName: product.name, keyHint: created.keyHint, ...jsonValues(attributes) };
+        const details = { productId: product.id, productName: product.name, keyHint: created.keyHint, ...jsonValues(attributes), ...options.auditDetails };
         await emitEvent(tx, tenantId, 'license.created', licenseData(created), ctx.now);
         await recordAudit(tx, { tenantId, action: 'CreateLicense', entityType: 'License', entityId: created.id, entity: licenseEntity(created, product.name), details }, auditActor(ctx), ctx.now);
+        await options.inTransaction?.(tx, created, key);
         return created;
       });
       return { key, license: await findTenantLicense(ctx, tenantId, license.id) };
     } catch (error) {
       // The product deleted meanwhile: its foreign key refuses the license.
       if ((error as { code?: string }).code === 'P2003') throw new AppError('NotFound', 'Product not found.');
+      if (isUniqueViolation(error) && options.key) throw new AppError('Conflict', 'A license with this key exists already.');
       if (!isUniqueViolation(error) || attempt >= 2) throw error;
     }
   }

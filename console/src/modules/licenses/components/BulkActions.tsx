@@ -8,6 +8,7 @@ import { plural } from '../../../lib/format';
 import { session } from '../../../lib/session';
 import { notifyError, notifySuccess } from '../../../ui/notify';
 import { useApiMutation } from '../../../ui/useApiMutation';
+import { usePollUntil } from '../../../ui/usePollUntil';
 import { BulkJobFields, BulkJobQuery, BulkSelectionCountQuery, StartBulkLicenseActionMutation } from '../graphql/documents';
 import { dayOf, endOfDay } from '../licenseForm';
 
@@ -142,11 +143,7 @@ function BulkJobProgress({ id, onFinished, onClose }: { id: string; onFinished: 
   const [result, reload] = useQuery({ query: BulkJobQuery, variables: { id }, requestPolicy: 'network-only' });
   const job: Job | null = result.data?.bulkJob ? readFragment(BulkJobFields, result.data.bulkJob) : null;
   const finished = job?.finished ?? false;
-  useEffect(() => {
-    if (finished) return;
-    const timer = setInterval(() => reload({ requestPolicy: 'network-only' }), 1_000);
-    return () => clearInterval(timer);
-  }, [finished, reload]);
+  usePollUntil(finished, reload);
   useEffect(() => {
     if (!finished || !job) return;
     onFinished();

@@ -12,6 +12,7 @@ import { useSearchFilters } from '../../../ui/useSearchFilters';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { BulkActions } from '../components/BulkActions';
 import { CreateLicenseModal } from '../components/CreateLicenseModal';
+import { ImportLicensesButton } from '../components/ImportLicenses';
 import { LicensesTable } from '../components/LicensesTable';
 import type { LicenseStatus } from '../components/LicenseStatus';
 import { LicensesQuery, ProductOptionsQuery } from '../graphql/documents';
@@ -68,9 +69,12 @@ export function LicensesPage() {
         title="Licenses"
         description="Search by customer email, key hint or a whole key."
         actions={
-          <Button leftSection={<IconPlus size={16} />} onClick={open} disabled={!canManage}>
-            New license
-          </Button>
+          <Group gap="xs">
+            <ImportLicensesButton disabled={!canManage} onImported={() => (pages.reset(), reload({ requestPolicy: 'network-only' }))} />
+            <Button leftSection={<IconPlus size={16} />} onClick={open} disabled={!canManage}>
+              New license
+            </Button>
+          </Group>
         }
       />
       <CreateLicenseModal opened={creating} onClose={close} onCreated={pages.reset} productId={values.product ? values.product : undefined} />
