@@ -1,0 +1,91 @@
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { startTestApp, type TestApp } from './harness.js';
+import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, seedFuzzTarget, type VarKind } from './fuzz-graphql.js';
+
+// Issue 12 item 6: every mutation with arguments, hostile variables, as an admin. Session-ending mutations
+// (logout, refreshSession, changePassword) are left out so the admin stays signed in; login and setup are public.
+// runJobNow needs the job store, which this app does not open (it answers 503 ServiceUnavailable here).
+// The list runs in two test files (half each), so two workers share the run's longest suite.
+
+const role = ['COMPANY_ADMIN', 'READ_ONLY', 'CompanyAdmin'] as const;
+const period = ['DAY', 'MONTH', 'YEAR', 'LIFETIME', 'day'] as const;
+const licenseFields = { customFields: 'json', customerEmail: 'string', expiresAt: 'date', features: 'json', floatingSeats: 'int', gracePeriodDays: 'int', isTrial: 'bool', maxActivations: 'int', maxVersion: 'string', minVersion: 'string', offlineGraceDays: 'int' } as const;
+/** Every mutation takes one `input` (<Name>Input); the fuzzed variable is that whole object. */
+const mutation = (name: string, input: Record<string, VarKind>): Operation => ({
+  name,
+  query: `mutation($input: ${name.charAt(0).toUpperCase()}${name.slice(1)}Input!) { ${name}(input: $input) { __typename } }`,
+  variables: { input },
+});
+export const operations: Operation[] = [
+  mutation('revokeApiKey', { id: 'id' }),
+  mutation('deactivateUser', { id: 'id' }),
+  mutation('reactivateUser', { id: 'id' }),
+  mutation('revokeLicense', { id: 'id' }),
+  mutation('deactivateActivation', { id: 'id' }),
+  mutation('endFloatingSession', { id: 'id' }),
+  mutation('revokeInvitation', { id: 'id' }),
+  mutation('deleteProduct', { id: 'id' }),
+  mutation('updateUser', { id: 'id', name: 'string', role }),
+  mutation('inviteUser', { email: 'string', name: 'string', role }),
+  mutation('acceptInvitation', { token: 'string', password: 'string', name: 'string' }),
+  mutation('createApiKey', { name: 'string', role }),
+  mutation('createProduct', { name: 'string', bundleOf: 'json', bundleMemberIds: 'json' }),
+  mutation('updateProduct', { id: 'id', name: 'string', bundleOf: 'json', bundleMemberIds: 'json' }),
+  mutation('createLicense', { productId: 'id', ...licenseFields }),
+  mutation('updateLicense', { id: 'id', ...licenseFields }),
+  mutation('setMeterQuota', { licenseId: 'id', event: 'string', limit: 'int', period }),
+  mutation('removeMeterQuota', { licenseId: 'id', event: 'string' }),
+  mutation('updateCompanySettings', { name: 'string', keyPrefix: 'string', renewalUrl: 'string', supportEmail: 'string' }),
+  mutation('updateNotificationPreferences', { digestEmailEnabled: 'bool', expiryEmailEnabled: 'bool' }),
+  mutation('confirmMfaEnrollment', { code: 'string' }),
+  mutation('disableMfa', { totpCode: 'string', backupCode: 'string' }),
+  mutation('login', { email: 'string', password: 'string', totpCode: 'string', backupCode: 'string' }),
+  mutation('suspendLicense', { id: 'id' }),
+  mutation('reinstateLicense', { id: 'id' }),
+  mutation('renewLicense', { id: 'id', expiresAt: 'date' }),
+  mutation('transferLicense', { id: 'id', customerEmail: 'string' }),
+  mutation('reissueLicenseKey', { id: 'id', overlapHours: 'int' }),
+  mutation('createWebhookEndpoint', { url: 'string', eventTypes: 'json', enabled: 'bool' }),
+  mutation('updateWebhookEndpoint', { id: 'id', url: 'string', eventTypes: 'json', enabled: 'bool' }),
+  mutation('deleteWebhookEndpoint', { id: 'id' }),
+  mutation('rotateWebhookSecret', { id: 'id' }),
+  mutation('sendTestWebhookEvent', { endpointId: 'id' }),
+  mutation('resendWebhookDelivery', { id: 'id' }),
+  mutation('unlockUser', { id: 'id' }),
+  mutation('resetUserMfa', { id: 'id' }),
+  mutation('sendPasswordResetLink', { id: 'id' }),
+  mutation('resetPassword', { token: 'string', password: 'string' }),
+  mutation('checkLicenseImport', { csv: 'string' }),
+  mutation('startLicenseImport', { csv: 'string' }),
+  mutation('takeLicenseImportKeys', { jobId: 'id' }),
+  mutation('startBulkLicenseAction', { action: ['SUSPEND', 'RENEW', 'TRANSFER', 'REVOKE', 'suspend'], licenseIds: 'json', filter: 'json', expiresAt: 'date', customerEmail: 'string' }),
+  mutation('setup', { companyName: 'string', keyPrefix: 'string', email: 'string', password: 'string', name: 'string' }),
+];
+
+/**
+ * Not fuzzed, and why: each ends the admin's session, takes no input, or needs the job store (see the top);
+ * requestPasswordReset answers no sooner than 400 ms by design (its input is one zod-checked email, as inviteUser's).
+ */
+export const NOT_FUZZED = ['logout', 'refreshSession', 'changePassword', 'startMfaEnrollment', 'sendTestEmail', 'runJobNow', 'requestPasswordReset'];
+
+/** Fuzzes half of the operations (`half` 0 or 1) against an app of its own, seeded with the ids variables mix in. */
+export function fuzzMutationsHalf(half: 0 | 1) {
+  let t: TestApp;
+  let auth: { token: string };
+  let ids: string[] = [];
+  beforeAll(async () => {
+    t = await startTestApp();
+    const target = await seedFuzzTarget(t);
+    auth = target.auth;
+    const other = await t.seedUser(target.admin.user.tenantId, { email: 'other@acme.test' });
+    ids = [target.product.id, target.license.id, other.id];
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  const middle = Math.ceil(operations.length / 2);
+  const mine = half === 0 ? operations.slice(0, middle) : operations.slice(middle);
+  describe(`GraphQL mutations under hostile variables (${GRAPHQL_RUNS} per operation, half ${half + 1} of 2)`, () => {
+    for (const op of mine) it(op.name, () => fuzzOperation(t, auth, op, () => ids), FUZZ_TIMEOUT_MS);
+  });
+}
