@@ -1,4 +1,35 @@
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { defineConfig } from 'vitest/config';
+
+/**
+ * The suites that take minutes, longest first (measured in full runs). A fresh clone has no timing cache, and vitest
+ * would start the largest files first; these are short files that run long (fuzzers, processes, leases) and, started
+ * last, would leave one worker running alone at the end of the run.
+ */
+const LONG_SUITES = [
+  'fuzz-graphql-mutations.test.ts',
+  'fuzz-graphql-mutations-second-half.test.ts',
+  'fuzz-graphql-queries.test.ts',
+  'fuzz-rest.test.ts',
+  'cli.test.ts',
+  'fault-worker.test.ts',
+  'fault-bulk-job.test.ts',
+  'console.e2e.test.ts',
+  'deployment.test.ts',
+  'security-sign-in.test.ts',
+  'email-expiry.test.ts',
+  'embedded.e2e.test.ts',
+  'fault-database.test.ts',
+];
+class LongestFirst extends BaseSequencer {
+  async sort(files: TestSpecification[]) {
+    const rank = (file: TestSpecification) => {
+      const index = LONG_SUITES.findIndex((name) => file.moduleId.endsWith(`/test/${name}`));
+      return index === -1 ? LONG_SUITES.length : index;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b)); // stable: the rest keep vitest's order
+  }
+}
 
 export default defineConfig({
   // Node loads graphql's CommonJS build for the libraries; make Vite resolve the same file for our
@@ -17,6 +48,7 @@ export default defineConfig({
     // Browser and process polls wait for a condition, not a time: under a full run's load a refetch can take seconds.
     expect: { poll: { timeout: 15_000 } },
     pool: 'forks',
+    sequence: { sequencer: LongestFirst },
     // Two cores, but most suites spend their time waiting on child processes, leases and PostgreSQL: a third file
     // in parallel keeps the cores busy and the whole run under 30 minutes.
     maxWorkers: 3,
