@@ -1,4 +1,5 @@
 import { lookup } from 'node:dns';
+import { lookup as lookupAll } from 'node:dns/promises';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -83,4 +84,28 @@ export function guardedLookup(allowPrivate: boolean): LookupFunction {
       callback(null, list[0].address, list[0].family);
     });
   };
+}
+
+/** How long the creation-time check waits for DNS (the delivery itself resolves again, with its own timeout). */
+const WARNING_LOOKUP_MS = 2_000;
+
+/**
+ * Said when an endpoint is created or its URL changed: null, or why deliveries to this URL will be refused (its host
+ * is, or now resolves to, an internal address while WEBHOOK_ALLOW_PRIVATE is off). A warning, not a refusal: DNS
+ * answers change, and the delivery-time guard above is what protects the network. A host that does not resolve
+ * (yet) gets no warning: its deliveries fail visibly in the log.
+ */
+export async function privateTargetWarning(url: string, allowPrivate: boolean): Promise<string | null> {
+  if (allowPrivate) return null;
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  const addresses = isIP(host)
+    ? [host]
+    : await Promise.race([
+        lookupAll(host, { all: true }).then((entries) => entries.map((entry) => entry.address), () => []),
+        new Promise<string[]>((resolve) => setTimeout(() => resolve([]), WARNING_LOOKUP_MS).unref()),
+      ]);
+  const internal = addresses.find(isForbiddenAddress);
+  if (!internal) return null;
+  const where = internal === host ? host : `${host} resolves to ${internal}, which`;
+  return `Deliveries to this endpoint will be refused: ${where} is an internal address (loopback, private, link-local or reserved). The server sends webhooks to such addresses only when its operator sets WEBHOOK_ALLOW_PRIVATE=true.`;
 }
