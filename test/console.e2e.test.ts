@@ -371,7 +371,7 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     await page.keyboard.type(await nextTotp(mfaSecret));
     await shot('11-login-mfa');
     await page.getByRole('button', { name: 'Verify' }).click();
-    await page.waitForURL(/\/profile$/); // back where the session ended
+    await page.waitForURL(/\/settings\/profile$/); // back where the session ended
     await page.getByText('Turn off with a current code').waitFor();
   });
 
