@@ -123,7 +123,7 @@ describeWith(chromiumNeed)('console details', () => {
     expect(await nav.getByRole('link', { name: 'Team', exact: true }).getAttribute('href')).toBe('/settings/team');
     expect(await nav.getByRole('link', { name: 'Company', exact: true }).getAttribute('href')).toBe('/settings/company');
     // Only the page that is open is marked current.
-    expect(await nav.locator('[data-active]').count()).toBe(1);
+    expect(await nav.locator('[aria-current="page"]').count()).toBe(1);
 
     await page.goto('/licenses');
     await page.getByLabel('Search').fill('buyer@');
