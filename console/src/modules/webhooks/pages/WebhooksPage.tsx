@@ -11,6 +11,7 @@ import { DataTable } from '../../../ui/DataTable';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { SecretOnce } from '../../../ui/SecretOnce';
+import { notifyError, notifySuccess } from '../../../ui/notify';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useZodForm } from '../../../ui/useZodForm';
 import {
@@ -192,7 +193,13 @@ function testOutcome(delivery: { status: keyof typeof STATUS_COLOR; responseCode
 function DeliveriesModal({ endpoint, onClose }: { endpoint: WebhookEndpoint | null; onClose: () => void }) {
   const [result, reload] = useQuery({ query: WebhookDeliveriesQuery, variables: { endpointId: endpoint?.id ?? '' }, pause: !endpoint });
   const resend = useApiMutation(ResendWebhookDeliveryMutation, { success: 'Queued again: sent within a minute.' });
-  const test = useApiMutation(SendTestWebhookEventMutation, { success: (data) => testOutcome(data.sendTestWebhookEvent.delivery) });
+  const test = useApiMutation(SendTestWebhookEventMutation);
+  const sendTest = async (endpointId: string) => {
+    const delivery = (await test.run({ endpointId }))?.sendTestWebhookEvent.delivery;
+    if (!delivery) return;
+    if (delivery.status === 'SUCCEEDED') notifySuccess(testOutcome(delivery));
+    else notifyError(testOutcome(delivery), 'Test event not delivered');
+  };
   return (
     <Modal opened={endpoint !== null} onClose={onClose} title={endpoint ? `Deliveries to ${endpoint.url}` : ''} size="90%">
       {endpoint && (
@@ -205,7 +212,7 @@ function DeliveriesModal({ endpoint, onClose }: { endpoint: WebhookEndpoint | nu
               <Button size="xs" variant="default" onClick={() => reload({ requestPolicy: 'network-only' })}>
                 Refresh
               </Button>
-              <Button size="xs" loading={test.saving} onClick={() => test.run({ endpointId: endpoint.id })}>
+              <Button size="xs" loading={test.saving} onClick={() => void sendTest(endpoint.id)}>
                 Send test event
               </Button>
             </Group>
