@@ -77,7 +77,7 @@ describeWith(chromiumNeed)('account recovery in the console', () => {
       await page.getByLabel('Password').fill(ADMIN.password);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.waitForURL((url) => url.pathname === '/');
-      await page.goto('/team');
+      await page.goto('/settings/team');
       const row = page.getByRole('row').filter({ hasText: MEMBER });
       if (width === 1280) {
         await row.getByText('locked', { exact: true }).waitFor();

@@ -64,7 +64,7 @@ describe('every surface uses it', () => {
     expect((await t.post('/api/v1/validate', { licenseKey: keys.trial })).json).toMatchObject({ isValid: true, isTrial: true, trialDaysRemaining: 1 });
   });
 
-  it('the admin email says "in 7 days" under "Expiring in 7 days"; the thresholds follow the same days', async () => {
+  it('the admin email says "in 7 days" under "Expiring in 7 days" (each heading by the countdown of its licenses); the thresholds follow the same days', async () => {
     const report = await queueExpiryNotifications({ db: t.deps.db, now: NOW, publicUrl: t.config.publicUrl, logger: t.deps.logger });
     // 7 → the 7-day threshold; 0 and 1 → the 1-day one; 3 and 8 → none today.
     expect(report.notices).toBe(3);
@@ -74,8 +74,11 @@ describe('every surface uses it', () => {
     const sections = admin.text.split('\n\n');
     const section = (label: string) => sections.find((part) => part.includes(label)) ?? '';
     expect(section('Expiring in 7 days')).toMatch(/Expiring in 7 days \(1\):\n- Acme Studio \| [^|]+ \| Nov 28, 2026 \(in 7 days\)/);
-    expect(section('Expiring in 1 day')).toContain('(today)');
-    expect(section('Expiring in 1 day')).toContain('(in 1 day)');
+    // The 1-day notice holds one license expiring today and one tomorrow: the heading says both, not "in 1 day".
+    expect(section('Expiring today or tomorrow')).toMatch(/^Expiring today or tomorrow \(2\):/);
+    expect(section('Expiring today or tomorrow')).toContain('(today)');
+    expect(section('Expiring today or tomorrow')).toContain('(in 1 day)');
+    expect(admin.text).not.toContain('Expiring in 1 day');
     const customer = await t.prisma.emailOutbox.findFirstOrThrow({ where: { toAddress: 'week@customer.test' } });
     expect(customer.subject).toBe('Your Acme Studio license expires in 7 days');
   });

@@ -28,7 +28,7 @@ const templates: [string, () => Promise<{ html: string; text: string }>][] = [
     () =>
       renderDigestEmail({ tenantName, weekOf: now, activeLicenses: 3, activations7d: 2, expiringIn7Days: 1, expiringIn30Days: 7, upcoming: [{ productName: license.productName, customerEmail: hostile('c@x.test'), expiresAt }], dashboardUrl }),
   ],
-  ['expiry (admin)', () => renderExpiryAdminEmail({ tenantName, now, dashboardUrl, groups: [{ threshold: 7, total: 3, licenses: [license], moreUrl: `${dashboardUrl}licenses?q=${BREAKOUT}` }] })],
+  ['expiry (admin)', () => renderExpiryAdminEmail({ tenantName, now, dashboardUrl, groups: [{ threshold: 7, total: 3, licenses: [license], moreUrl: `${dashboardUrl}licenses?q=${BREAKOUT}`, firstExpiresAt: expiresAt, lastExpiresAt: expiresAt }] })],
   // Twice: the second render comes from the cached template with the values put into its slots.
   ['expiry (customer)', () => renderExpiryCustomerEmail({ vendor, now, threshold: 1, license })],
   ['expiry (customer, cached template)', () => renderExpiryCustomerEmail({ vendor, now, threshold: 1, license })],

@@ -112,6 +112,8 @@ describe('expiry notification emails', () => {
     clock.set('2026-06-02T08:00:00.000Z');
     expect(await runExpiry()).toMatchObject({ notices: 1, adminEmails: 2, customerEmails: 1 });
     expect(peer.to(`ada@${domain}`)[0].TextBody).toContain('(in 29 days)');
+    // The group's heading says so too (the countdown rule, not the threshold's number).
+    expect(peer.to(`ada@${domain}`)[0].TextBody).toContain('Expiring in 29 days (1):');
     expect(await runExpiry()).toMatchObject({ notices: 0, adminEmails: 0, customerEmails: 0 });
     clock.set('2026-06-02T17:00:00.000Z');
     expect(await runExpiry()).toMatchObject({ notices: 0 });
@@ -200,6 +202,16 @@ describe('expiry notification emails', () => {
       const text = await page.innerText('body');
       for (const expected of ['Licenses expiring soon', 'Expiring in 1 day · 1', 'Expiring in 7 days · 1', 'Expiring in 30 days · 1', 'in 1 day', 'in 7 days', 'in 30 days', '0 / 5']) {
         expect(text).toContain(expected);
+      }
+      // Every column header on one line, whole words (no "ACTIVATIO NS"), on a desktop client and on a phone.
+      for (const width of [680, 375]) {
+        await page.setViewportSize({ width, height: 900 });
+        if (width === 375) await page.screenshot({ path: path.join('test-output', 'expiry-admin-375.png'), fullPage: true });
+        for (const header of await page.locator('th').all()) {
+          const label = `${await header.innerText()} at ${width} px`;
+          expect((await header.boundingBox())!.height, label).toBeLessThan(40);
+          expect(await header.evaluate((cell) => cell.scrollWidth <= cell.clientWidth), label).toBe(true);
+        }
       }
       await page.setContent(peer.to('shot@customer.test')[0].HtmlBody!, { waitUntil: 'load' });
       await page.screenshot({ path: path.join('test-output', 'expiry-customer.png'), fullPage: true });
@@ -332,7 +344,8 @@ describe('at volume, isolated per tenant, resumable', () => {
     expect(listed).toHaveLength(ADMIN_ROWS_PER_THRESHOLD);
     // Soonest first: the first 50 seeded.
     expect(listed.map((line) => line.split(' | ')[1])).toEqual(Array.from({ length: 50 }, (_, index) => `BULK-…-${String(index).padStart(5, '0')}`));
-    expect(mail.text).toContain('Expiring in 7 days (5000):');
+    // The heading follows the countdown of the licenses in the group (the first expires in 6 days, the last in 7), as the subject does.
+    expect(mail.text).toContain('Expiring in 6–7 days (5000):');
     expect(mail.text).toContain('…and 4950 more: http://licensing.test/licenses?status=active&expiring=7');
     expect(mail.html).toContain('data-more="4950"');
     expect(mail.html).toContain('href="http://licensing.test/licenses?status=active&amp;expiring=7"');

@@ -23,7 +23,7 @@ const templates: [string, () => Promise<{ html: string }>][] = [
   ['test email', () => renderTestEmail({ tenantName: 'Acme', to: 'ada@acme.test', now, dashboardUrl })],
   ['invitation', () => renderInvitationEmail({ tenantName: 'Acme', to: 'bob@acme.test', invitedBy: 'Ada', role: 'ReadOnly', expiresAt, acceptUrl: `${dashboardUrl}accept-invite#token=t` })],
   ['digest', () => renderDigestEmail({ tenantName: 'Acme', weekOf: now, activeLicenses: 3, activations7d: 2, expiringIn7Days: 1, expiringIn30Days: 7, upcoming: [{ productName: 'Studio', customerEmail: 'c@x.test', expiresAt }], dashboardUrl })],
-  ['expiry (admin)', () => renderExpiryAdminEmail({ tenantName: 'Acme', now, dashboardUrl, groups: [{ threshold: 7, total: 2, licenses: [license], moreUrl: `${dashboardUrl}licenses` }] })],
+  ['expiry (admin)', () => renderExpiryAdminEmail({ tenantName: 'Acme', now, dashboardUrl, groups: [{ threshold: 7, total: 2, licenses: [license], moreUrl: `${dashboardUrl}licenses`, firstExpiresAt: expiresAt, lastExpiresAt: expiresAt }] })],
   ['expiry (customer)', () => renderExpiryCustomerEmail({ vendor: { name: 'Acme', renewalUrl: `${dashboardUrl}renew`, supportEmail: 'help@acme.test' }, now, threshold: 7, license })],
 ];
 

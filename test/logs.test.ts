@@ -66,6 +66,13 @@ describe('startup', () => {
     const line = await waitUntil(() => server.output().split('\n').find((text) => text.includes('license service listening')), { timeout: 30_000, what: 'the listening line' });
     expect(JSON.parse(line)).toMatchObject({ url: expect.stringMatching(/^http:\/\//), database: database(), jobStore: 'PostgreSQL (schema agenda, LISTEN/NOTIFY)', mail: 'development', next: expect.stringMatching(/^Open http:\/\/\S+ to create your company/) });
     expect(line).not.toContain(t.databaseUrl.split('@')[0]);
+    expect(server.output()).not.toContain('WEBHOOK_ALLOW_PRIVATE');
+  });
+
+  it('warns at start when WEBHOOK_ALLOW_PRIVATE=true (the SSRF guard of webhooks is off)', async () => {
+    const server = await startServerProcess({ ...env(), WEBHOOK_ALLOW_PRIVATE: 'true' });
+    const line = await waitUntil(() => server.output().split('\n').find((text) => text.includes('WEBHOOK_ALLOW_PRIVATE=true')), { timeout: 30_000, what: 'the warning' });
+    expect(JSON.parse(line)).toMatchObject({ level: 40, msg: expect.stringMatching(/SSRF guard of webhooks is off/) });
   });
 
   itWith(needCommands('script'))('prints a human-readable banner on a terminal: URL, database, job store, mail mode, next step', async () => {

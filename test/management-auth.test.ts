@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentTotp } from '../server/src/services/auth/mfa.js';
+import { REFRESH_REUSE_GRACE_MS } from '../server/src/services/auth/sessions.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 
 let t: TestApp;
@@ -101,7 +102,8 @@ describe('login, lockout and sessions', () => {
     expect(nextCookie).not.toBe(session.cookie);
     const second = await t.gql('mutation { refreshSession { accessToken } }', {}, { cookie: nextCookie });
     expect(second.errors).toBeUndefined();
-    // Replaying the first (spent) cookie revokes the family: every token of it stops working.
+    // Replaying the first (spent) cookie after the grace window revokes the family: every token of it stops working.
+    clock.advance(REFRESH_REUSE_GRACE_MS + 1);
     const replay = await t.gql('mutation { refreshSession { accessToken } }', {}, { cookie: session.cookie });
     expect(replay.errors![0].extensions!.code).toBe('Unauthorized');
     // Cleared: an empty value that expired at the epoch.
@@ -110,6 +112,63 @@ describe('login, lockout and sessions', () => {
     expect((await t.gql('mutation { refreshSession { accessToken } }', {}, { cookie: second.setCookie!.split(';')[0] })).errors![0].extensions!.code).toBe('Unauthorized');
     // Other sessions are untouched.
     expect((await t.gql(ME, {}, { token: admin.token })).data.me.email).toBe('admin@acme.test');
+  });
+
+  const REFRESH = 'mutation { refreshSession { accessToken } }';
+  const refreshWith = (cookie: string) => t.gql(REFRESH, {}, { cookie });
+  const cookieOf = (response: { setCookie?: string | null }) => response.setCookie!.split(';')[0];
+
+  it('a spent refresh token presented once more within the grace window gets a new pair (a browser that died after refreshing)', async () => {
+    const session = await t.login('admin@acme.test');
+    const rotated = await refreshWith(session.cookie!);
+    expect(rotated.errors).toBeUndefined();
+    // The browser never stored the successor; it comes back a little later with the spent token.
+    clock.advance(REFRESH_REUSE_GRACE_MS - 1000);
+    const rescued = await refreshWith(session.cookie!);
+    expect(rescued.errors).toBeUndefined();
+    expect(cookieOf(rescued)).not.toBe(cookieOf(rotated));
+    expect((await t.gql(ME, {}, { token: rescued.data.refreshSession.accessToken })).data.me.email).toBe('admin@acme.test');
+    // The session goes on from the new pair (and the successor it never stored did not end it).
+    const onward = await refreshWith(cookieOf(rescued));
+    expect(onward.errors).toBeUndefined();
+    expect((await t.gql(ME, {}, { token: onward.data.refreshSession.accessToken })).data.me.email).toBe('admin@acme.test');
+    expect(await t.prisma.refreshToken.count({ where: { digest: t.deps.secrets.digest(`refresh:${session.cookie!.split('=')[1]}`), reusedAt: { not: null } } })).toBe(1);
+  });
+
+  it('the grace is one reuse: a third presentation of a spent token, even within the window, revokes the family', async () => {
+    const session = await t.login('admin@acme.test');
+    const rotated = await refreshWith(session.cookie!);
+    const rescued = await refreshWith(session.cookie!);
+    expect([rotated.errors, rescued.errors]).toEqual([undefined, undefined]);
+    const third = await refreshWith(session.cookie!);
+    expect(third.errors![0]).toMatchObject({ message: expect.stringMatching(/used twice/), extensions: { code: 'Unauthorized' } });
+    // Both branches of the family are gone.
+    for (const branch of [rotated, rescued]) {
+      expect((await t.gql(ME, {}, { token: branch.data.refreshSession.accessToken })).status).toBe(401);
+      expect((await refreshWith(cookieOf(branch))).errors![0].extensions!.code).toBe('Unauthorized');
+    }
+  });
+
+  it('a spent token presented after the grace window revokes the family (reuse detection is kept)', async () => {
+    const session = await t.login('admin@acme.test');
+    const rotated = await refreshWith(session.cookie!);
+    clock.advance(REFRESH_REUSE_GRACE_MS + 1);
+    const late = await refreshWith(session.cookie!);
+    expect(late.errors![0]).toMatchObject({ message: expect.stringMatching(/used twice/), extensions: { code: 'Unauthorized' } });
+    expect((await t.gql(ME, {}, { token: rotated.data.refreshSession.accessToken })).status).toBe(401);
+    expect((await refreshWith(cookieOf(rotated))).errors![0].extensions!.code).toBe('Unauthorized');
+  });
+
+  it('two concurrent refreshes with one token (two tabs) both get a session; a revoked family gives no grace', async () => {
+    const session = await t.login('admin@acme.test');
+    const both = await Promise.all([refreshWith(session.cookie!), refreshWith(session.cookie!)]);
+    expect(both.map((response) => response.errors)).toEqual([undefined, undefined]);
+    await t.gql('mutation { logout { success } }', {}, { token: both[0].data.refreshSession.accessToken });
+    // Logged out within the window: the spent token is not rescued.
+    const fresh = await t.login('admin@acme.test');
+    const rotated = await refreshWith(fresh.cookie!);
+    await t.gql('mutation { logout { success } }', {}, { token: rotated.data.refreshSession.accessToken });
+    expect((await refreshWith(fresh.cookie!)).errors![0].extensions!.code).toBe('Unauthorized');
   });
 
   it('an expired access token is refused; logout ends the session', async () => {

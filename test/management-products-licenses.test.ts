@@ -114,7 +114,7 @@ describe('products', () => {
   it('refuses duplicates and bad bundles clearly, writing nothing', async () => {
     const before = await snapshot(A.tenantId);
     const duplicate = await t.gql('mutation { createProduct(input: { name: "Editor" }) { product { id } } }', {}, asAdmin());
-    expect(duplicate.errors![0]).toMatchObject({ extensions: { code: 'Conflict' }, message: expect.stringContaining('Editor') });
+    expect(duplicate.errors![0]).toMatchObject({ extensions: { code: 'Conflict', fields: { name: expect.stringMatching(/already has this name/) } }, message: expect.stringContaining('Editor') });
     expect(await errorCode(`mutation { updateProduct(input: { id: "${ids.viewer}", name: "Editor" }) { product { id } } }`)).toBe('Conflict');
     expect(await errorCode('mutation { createProduct(input: { name: "X", bundleOf: ["Nope"] }) { product { id } } }')).toBe('NotFound');
     expect(await errorCode('mutation { createProduct(input: { name: "X", bundleOf: ["Suite"] }) { product { id } } }')).toBe('InvalidRequest'); // bundle in a bundle

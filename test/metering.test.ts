@@ -10,6 +10,7 @@ const clock = new TestClock(); // 2026-06-01T12:00:00Z
 let tenantId: string;
 let productId: string;
 let otherTenantId: string;
+let adminToken: string;
 const keys: string[] = [];
 
 beforeAll(async () => {
@@ -18,6 +19,7 @@ beforeAll(async () => {
   tenantId = A.tenantId;
   productId = A.product!.id;
   otherTenantId = B.tenantId;
+  adminToken = A.admin.token;
 });
 afterAll(async () => {
   const logs = t.logs.join('');
@@ -239,6 +241,34 @@ describe('management services (tenant-scoped)', () => {
     await expect(setMeterQuota(ctx(tenantId), l.id, { event: 'Bad Name', period: 'day', limit: 1 })).rejects.toMatchObject({ code: 'InvalidRequest' });
     await expect(setMeterQuota(ctx(tenantId), l.id, { event: 'ok', period: 'week' as 'day', limit: 1 })).rejects.toMatchObject({ code: 'InvalidRequest' });
     await expect(usageTotals(ctx(tenantId), l.id, { period: 'fortnight' as 'day' })).rejects.toMatchObject({ code: 'InvalidRequest' });
+  });
+
+  it('one rule for changing quotas: any license but a revoked one; the API exposes the same rule', async () => {
+    const reasonOf = async (id: string) => {
+      const response = await t.gql('query($id: ID!) { license(id: $id) { status quotaChangeBlockedReason } }', { id }, { token: adminToken });
+      expect(response.errors).toBeUndefined();
+      return response.data.license as { status: string; quotaChangeBlockedReason: string | null };
+    };
+    const cases = [
+      { attributes: {}, status: 'ACTIVE' },
+      { attributes: { status: 'suspended' as const, suspendedAt: clock.now() }, status: 'SUSPENDED' },
+      { attributes: { expiresAt: new Date(clock.now().getTime() - DAY) }, status: 'EXPIRED' },
+    ];
+    for (const { attributes, status } of cases) {
+      const { license: l } = await license();
+      await t.prisma.license.update({ where: { id: l.id }, data: attributes });
+      expect(await reasonOf(l.id), status).toEqual({ status, quotaChangeBlockedReason: null });
+      await setMeterQuota(ctx(tenantId), l.id, { event: 'api.calls', period: 'day', limit: 5 });
+      await expect(removeMeterQuota(ctx(tenantId), l.id, 'api.calls'), status).resolves.toEqual({ removed: true, event: 'api.calls' });
+    }
+    const { license: revoked } = await license();
+    await setMeterQuota(ctx(tenantId), revoked.id, { event: 'api.calls', period: 'day', limit: 5 });
+    await t.prisma.license.update({ where: { id: revoked.id }, data: { status: 'revoked', revokedAt: clock.now() } });
+    const { quotaChangeBlockedReason: reason } = await reasonOf(revoked.id);
+    expect(reason).toMatch(/revoked/);
+    await expect(setMeterQuota(ctx(tenantId), revoked.id, { event: 'api.calls', period: 'day', limit: 9 })).rejects.toMatchObject({ code: 'Conflict', message: reason });
+    await expect(removeMeterQuota(ctx(tenantId), revoked.id, 'api.calls')).rejects.toMatchObject({ code: 'Conflict', message: reason });
+    expect(await t.prisma.meterQuota.findMany({ where: { licenseId: revoked.id }, select: { limit: true } })).toEqual([{ limit: 5 }]);
   });
 
   it("another tenant's license is not found", async () => {

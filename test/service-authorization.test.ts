@@ -100,8 +100,8 @@ beforeAll(async () => {
   f.apiKeyId = (await createApiKey(as(admin), { name: 'ci', role: 'CompanyAdmin' })).apiKey.id;
   f.invitationId = (await inviteUser({ ...as(admin), publicUrl: 'http://localhost', transport: null }, { email: 'new@acme.test', role: 'ReadOnly' })).id;
   f.emailId = (await t.prisma.emailOutbox.findFirstOrThrow({ where: { tenantId: tenant.id } })).id;
-  f.webhookEndpointId = (await createWebhookEndpoint(as(admin), { url: 'https://hooks.acme.test/keyforge' })).endpoint.id;
-  f.webhookDeliveryId = (await sendTestWebhookEvent(as(admin), f.webhookEndpointId)).id;
+  f.webhookEndpointId = (await createWebhookEndpoint(as(admin), { url: 'https://hooks.acme.test/keyforge' }, { allowPrivate: false })).endpoint.id;
+  f.webhookDeliveryId = (await sendTestWebhookEvent(as(admin), f.webhookEndpointId, { allowPrivate: false, publicUrl: 'http://keyforge.test' })).id;
   expect(Object.values(f).every(Boolean)).toBe(true);
 });
 afterAll(async () => {
@@ -170,11 +170,11 @@ const mutations: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['sendTestEmail', (ctx) => sendTestEmail({ ...ctx, publicUrl: 'http://localhost', transport })],
   ['listOutbox', (ctx) => listOutbox(ctx, {})], // email bodies name customers: admins only
   ['getOutboxBodies', (ctx) => getOutboxBodies(ctx, f.emailId)],
-  ['createWebhookEndpoint', (ctx) => createWebhookEndpoint(ctx, { url: 'https://sneaky.test/hook' })],
-  ['updateWebhookEndpoint', (ctx) => updateWebhookEndpoint(ctx, f.webhookEndpointId, { url: 'https://sneaky.test/hook' })],
+  ['createWebhookEndpoint', (ctx) => createWebhookEndpoint(ctx, { url: 'https://sneaky.test/hook' }, { allowPrivate: false })],
+  ['updateWebhookEndpoint', (ctx) => updateWebhookEndpoint(ctx, f.webhookEndpointId, { url: 'https://sneaky.test/hook' }, { allowPrivate: false })],
   ['deleteWebhookEndpoint', (ctx) => deleteWebhookEndpoint(ctx, f.webhookEndpointId)],
   ['rotateWebhookSecret', (ctx) => rotateWebhookSecret(ctx, f.webhookEndpointId)],
-  ['sendTestWebhookEvent', (ctx) => sendTestWebhookEvent(ctx, f.webhookEndpointId)],
+  ['sendTestWebhookEvent', (ctx) => sendTestWebhookEvent(ctx, f.webhookEndpointId, { allowPrivate: false, publicUrl: 'http://keyforge.test' })],
   ['resendWebhookDelivery', (ctx) => resendWebhookDelivery(ctx, f.webhookDeliveryId)],
   ['listWebhookEndpoints', (ctx) => listWebhookEndpoints(ctx, {})], // integration details: admins only
   ['listWebhookDeliveries', (ctx) => listWebhookDeliveries(ctx, f.webhookEndpointId, {})],

@@ -8,6 +8,7 @@ import { jobContext } from '../server/src/jobs/scheduler.js';
 import { NO_META, systemActor, type Actor } from '../server/src/services/auth/actor.js';
 import { createUser } from '../server/src/services/users.js';
 import { DISABLE_AFTER, LEASE_MS, MAX_ATTEMPTS, claimDueWebhooks, purgeWebhookEvents, RETRY_DELAYS_MS, deliverDueWebhooks, send } from '../server/src/services/webhooks/delivery.js';
+import { createWebhookEndpoint, updateWebhookEndpoint } from '../server/src/services/webhooks/endpoints.js';
 import { emitEvent } from '../server/src/services/webhooks/events.js';
 import { isForbiddenAddress } from '../server/src/services/webhooks/ssrf.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
@@ -207,13 +208,49 @@ describe('webhook delivery', () => {
     expect(received.map((request) => request.headers['webhook-id'])).toEqual([failed.eventId]);
   });
 
-  it('"Send test event" reaches only that endpoint, whatever its filter', async () => {
+  const SEND_TEST = 'mutation($input: SendTestWebhookEventInput!) { sendTestWebhookEvent(input: $input) { delivery { eventType status attempts responseCode } } }';
+
+  it('"Send test event" goes out at once (no delivery run needed) and reaches only that endpoint, whatever its filter', async () => {
     const { endpoint, secret } = await createEndpoint(A, { eventTypes: ['LICENSE_REVOKED'] });
-    const response = await t.gql('mutation($input: SendTestWebhookEventInput!) { sendTestWebhookEvent(input: $input) { delivery { eventType status } } }', { input: { endpointId: endpoint.id } }, { token: A.admin.token });
-    expect(response.data.sendTestWebhookEvent.delivery).toEqual({ eventType: 'WEBHOOK_TEST', status: 'PENDING' });
-    await deliver();
+    const other = await createEndpoint(A);
+    const response = await t.gql(SEND_TEST, { input: { endpointId: endpoint.id } }, { token: A.admin.token });
+    expect(response.data.sendTestWebhookEvent.delivery).toEqual({ eventType: 'WEBHOOK_TEST', status: 'SUCCEEDED', attempts: 1, responseCode: 200 });
     expect(received).toHaveLength(1);
     expect(new Webhook(secret).verify(received[0].body, received[0].headers as Record<string, string>)).toMatchObject({ type: 'webhook.test', data: { endpointId: endpoint.id } });
+    // Nothing is left for the run, and the other endpoint got nothing.
+    expect(await deliver()).toMatchObject({ succeeded: 0, retrying: 0, failed: 0 });
+    expect(received).toHaveLength(1);
+    expect(await t.prisma.webhookDelivery.count({ where: { endpointId: other.endpoint.id } })).toBe(0);
+  });
+
+  it('a test event the receiver refuses with a 5xx answers PENDING with the code, and the runs retry it', async () => {
+    const { endpoint } = await createEndpoint(A);
+    answers = [503];
+    const response = await t.gql(SEND_TEST, { input: { endpointId: endpoint.id } }, { token: A.admin.token });
+    expect(response.data.sendTestWebhookEvent.delivery).toEqual({ eventType: 'WEBHOOK_TEST', status: 'PENDING', attempts: 1, responseCode: 503 });
+    expect(await deliver(new Date(clock.now().getTime() + RETRY_DELAYS_MS[0]))).toMatchObject({ succeeded: 1 });
+    expect(received).toHaveLength(2);
+  });
+
+  it('creating (or re-pointing) an endpoint at an internal address warns that deliveries will be refused; allowed, it does not', async () => {
+    const ctx = adminCtx(A);
+    const guarded = { allowPrivate: false };
+    for (const url of ['http://127.0.0.1:9/hook', 'http://localhost:9/hook', 'http://[::7f00:1]/hook', 'http://169.254.169.254/latest', 'http://[::ffff:0:a00:1]/']) {
+      const { endpoint, warning } = await createWebhookEndpoint(ctx, { url }, guarded);
+      expect(warning, url).toMatch(/^Deliveries to this endpoint will be refused: .* is an internal address .*WEBHOOK_ALLOW_PRIVATE=true/);
+      await t.prisma.webhookEndpoint.delete({ where: { id: endpoint.id } });
+    }
+    expect((await createWebhookEndpoint(ctx, { url: 'http://localhost:9/hook' }, guarded)).warning).toMatch(/localhost resolves to (127\.0\.0\.1|::1), which is an internal address/);
+    // A public literal is not looked up and gets no warning; nor does anything when private targets are allowed.
+    const { endpoint: public_, warning } = await createWebhookEndpoint(ctx, { url: 'https://8.8.8.8/hook' }, guarded);
+    expect(warning).toBeNull();
+    expect((await createWebhookEndpoint(ctx, { url: 'http://127.0.0.1:9/hook' }, { allowPrivate: true })).warning).toBeNull();
+    // Re-pointing warns; a change that keeps the URL does not.
+    expect((await updateWebhookEndpoint(ctx, public_.id, { url: 'http://10.0.0.7/hook' }, guarded)).warning).toMatch(/10\.0\.0\.7 is an internal address/);
+    expect((await updateWebhookEndpoint(ctx, public_.id, { enabled: false }, guarded)).warning).toBeNull();
+    // Over GraphQL the payload carries it (this app allows private targets: null).
+    const created = await t.gql('mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { warning endpoint { id } } }', { input: { url: receiverUrl } }, { token: A.admin.token });
+    expect(created.data.createWebhookEndpoint.warning).toBeNull();
   });
 
   it('seats exhausted is throttled: many rejected activations give one event per license per hour', async () => {

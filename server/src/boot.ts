@@ -28,6 +28,9 @@ export async function bootProcess(label: string, jobsWorker: (config: Config) =>
   }
   const logger: Logger = createLogger(config.logLevel);
   installLastResort(logger);
+  if (config.webhookAllowPrivate) {
+    logger.warn('WEBHOOK_ALLOW_PRIVATE=true: the SSRF guard of webhooks is off, deliveries may reach loopback, private and link-local addresses (cloud metadata services included). Keep it only when receivers on your own network are intended.');
+  }
   let runtime: Runtime | undefined;
   try {
     if (config.databaseUrl) await waitForDatabase(config.databaseUrl, logger);

@@ -56,7 +56,7 @@ export function SignedInLayout() {
                     </Text>
                   )}
                   {section.items.filter((item) => !item.adminOnly || data.me.role === 'COMPANY_ADMIN').map((item) => (
-                    <NavLink key={item.to} component={RouterNavLink} to={item.to} end={item.to === '/' || item.to === '/settings'} label={item.label} leftSection={<item.icon size={18} stroke={1.6} />} />
+                    <NavLink key={item.to} component={RouterNavLink} to={item.to} end={item.to === '/'} label={item.label} leftSection={<item.icon size={18} stroke={1.6} />} />
                   ))}
                 </Stack>
               ))}
@@ -108,7 +108,7 @@ function UserMenu({ user }: { user: CurrentUser }) {
             </Badge>
           )}
         </Menu.Label>
-        <Menu.Item leftSection={<IconUserCircle size={16} />} onClick={() => navigate('/profile')}>
+        <Menu.Item leftSection={<IconUserCircle size={16} />} onClick={() => navigate('/settings/profile')}>
           My profile
         </Menu.Item>
         <Menu.Divider />

@@ -42,11 +42,11 @@ export const NAVIGATION: NavSection[] = [
   {
     label: 'Settings',
     items: [
-      { label: 'Team', to: '/team', icon: IconUsers },
-      { label: 'API keys', to: '/api-keys', icon: IconKey },
-      { label: 'Company', to: '/settings', icon: IconBuilding },
+      { label: 'Team', to: '/settings/team', icon: IconUsers },
+      { label: 'API keys', to: '/settings/api-keys', icon: IconKey },
+      { label: 'Company', to: '/settings/company', icon: IconBuilding },
       { label: 'Webhooks', to: '/settings/webhooks', icon: IconWebhook, adminOnly: true },
-      { label: 'My profile', to: '/profile', icon: IconUserCircle },
+      { label: 'My profile', to: '/settings/profile', icon: IconUserCircle },
     ],
   },
 ];

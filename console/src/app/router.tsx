@@ -18,6 +18,7 @@ import { WebhooksPage } from '../modules/webhooks/pages/WebhooksPage';
 import { ApiKeysPage } from '../modules/team/pages/ApiKeysPage';
 import { TeamPage } from '../modules/team/pages/TeamPage';
 import { PublicOnly, RequireAdmin, RequireSession } from './guards';
+import { MOVED_ADDRESSES, MovedTo } from './moved';
 import { NotFoundPage } from './NotFoundPage';
 import { RouteError } from './RouteError';
 import { SignedInLayout } from './SignedInLayout';
@@ -55,11 +56,12 @@ export const router = createBrowserRouter([
               { path: '/activity', element: <ActivityPage /> },
               { path: '/emails', element: <RequireAdmin page={<OutboxPage />} /> },
               { path: '/system', element: <RequireAdmin page={<SystemPage />} /> },
-              { path: '/team', element: <TeamPage /> },
-              { path: '/api-keys', element: <ApiKeysPage /> },
-              { path: '/settings', element: <CompanySettingsPage /> },
+              { path: '/settings/team', element: <TeamPage /> },
+              { path: '/settings/api-keys', element: <ApiKeysPage /> },
+              { path: '/settings/company', element: <CompanySettingsPage /> },
               { path: '/settings/webhooks', element: <RequireAdmin page={<WebhooksPage />} /> },
-              { path: '/profile', element: <ProfilePage /> },
+              { path: '/settings/profile', element: <ProfilePage /> },
+              ...Object.entries(MOVED_ADDRESSES).map(([path, to]) => ({ path, element: <MovedTo to={to} /> })),
               { path: '*', element: <NotFoundPage /> },
             ],
           },

@@ -1,14 +1,23 @@
 /** @jsxRuntime automatic */
 import { MjmlColumn, MjmlSection, MjmlText } from '@faire/mjml-react';
 import { COLORS, MONOSPACE, Button, DateCell, Page, Table, countdown, escapeText, formatDate, plural, renderEmail, type RenderedEmail } from './layout.js';
+import { countdownSpanText, daysUntil } from '../services/licenses/countdown.js';
 import type { Threshold } from '../services/notifications/thresholds.js';
 
-/** Spec §6.2: 30 days grey, 7 amber, 1 red. */
-const TONE: Record<Threshold, { color: string; background: string; label: string }> = {
-  30: { color: COLORS.grey, background: COLORS.greyBg, label: 'Expiring in 30 days' },
-  7: { color: COLORS.amber, background: COLORS.amberBg, label: 'Expiring in 7 days' },
-  1: { color: COLORS.red, background: COLORS.redBg, label: 'Expiring in 1 day' },
+/** 30 days grey, 7 amber, 1 red. */
+const TONE: Record<Threshold, { color: string; background: string }> = {
+  30: { color: COLORS.grey, background: COLORS.greyBg },
+  7: { color: COLORS.amber, background: COLORS.amberBg },
+  1: { color: COLORS.red, background: COLORS.redBg },
 };
+
+/**
+ * A threshold group's heading, by the countdown rule (countdown.ts) of the licenses in it, not the threshold's
+ * number: a notice fired the day after its day (a missed run) reads "in 29 days", a group that spans both days
+ * "in 6–7 days".
+ */
+const groupLabel = (group: ExpiryAdminData['groups'][number], now: Date) =>
+  `Expiring ${countdownSpanText(daysUntil(group.firstExpiresAt, now), daysUntil(group.lastExpiresAt, now))}`;
 
 export interface ExpiringLicense {
   productName: string;
@@ -27,7 +36,7 @@ export interface ExpiryAdminData {
    * Most urgent first. `licenses` is what the email lists (the most urgent few, soonest first); `total` how
    * many reached the threshold; the rest are behind `moreUrl` (the console's license list, filtered).
    */
-  groups: { threshold: Threshold; total: number; licenses: ExpiringLicense[]; moreUrl: string }[];
+  groups: { threshold: Threshold; total: number; licenses: ExpiringLicense[]; moreUrl: string; firstExpiresAt: Date; lastExpiresAt: Date }[];
 }
 
 function ThresholdGroup({ group, now }: { group: ExpiryAdminData['groups'][number]; now: Date }) {
@@ -51,10 +60,10 @@ function ThresholdGroup({ group, now }: { group: ExpiryAdminData['groups'][numbe
           data-threshold={threshold}
           style={{ display: 'inline-block', background: tone.background, color: tone.color, border: `1px solid ${tone.color}`, borderRadius: '999px', padding: '2px 12px', fontSize: '13px', fontWeight: 700 }}
         >
-          {tone.label} · {count}
+          {groupLabel(group, now)} · {count}
         </div>
       </MjmlText>
-      <Table tableLayout="fixed" headers={['Product', 'Key', 'Expires', 'Activations']} rows={rows} widths={['34%', '24%', '24%', '18%']} />
+      <Table tableLayout="fixed" headers={['Product', 'Key', 'Expires', 'Seats']} rows={rows} widths={['34%', '24%', '24%', '18%']} />
       {count > licenses.length ? (
         <MjmlText padding="4px 24px 0">
           <span className="more" data-more={count - licenses.length}>
@@ -107,12 +116,12 @@ export async function renderExpiryAdminEmail(data: ExpiryAdminData): Promise<Ren
   const text = [
     `Licenses expiring soon — ${data.tenantName}`,
     '',
-    ...data.groups.flatMap(({ threshold, total: count, licenses, moreUrl }) => [
-      `${TONE[threshold].label} (${count}):`,
-      ...licenses.map(
+    ...data.groups.flatMap((group) => [
+      `${groupLabel(group, data.now)} (${group.total}):`,
+      ...group.licenses.map(
         (license) => `- ${license.productName} | ${license.keyHint} | ${formatDate(license.expiresAt)} (${countdown(license.expiresAt, data.now)}) | ${license.currentActivations}/${license.maxActivations} activations`,
       ),
-      ...(count > licenses.length ? [`…and ${count - licenses.length} more: ${moreUrl}`] : []),
+      ...(group.total > group.licenses.length ? [`…and ${group.total - group.licenses.length} more: ${group.moreUrl}`] : []),
       '',
     ]),
     `Open the dashboard: ${data.dashboardUrl}`,

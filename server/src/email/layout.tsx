@@ -65,7 +65,7 @@ export function Table({ headers, rows, widths = [], tableLayout }: { headers: st
           <th
             key={header}
             {...(widths[index] ? { width: widths[index] } : {})}
-            style={{ textAlign: 'left', padding: '8px 10px', borderBottom: `2px solid ${COLORS.border}`, color: COLORS.muted, fontSize: '12px', fontWeight: 600, textTransform: 'uppercase', letterSpacing: '0.03em' }}
+            style={{ textAlign: 'left', padding: '8px 10px', borderBottom: `2px solid ${COLORS.border}`, color: COLORS.muted, fontSize: '12px', fontWeight: 600, textTransform: 'uppercase', letterSpacing: '0.03em', wordBreak: 'keep-all', overflowWrap: 'normal' }}
           >
             {header}
           </th>

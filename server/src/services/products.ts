@@ -47,6 +47,10 @@ async function resolveMembers(db: Tx, tenantId: string, input: { bundleOf?: stri
  * Creates a product of the caller's tenant (CompanyAdmin); with `bundleOf`/`bundleMemberIds`, a bundle of existing
  * products of the same tenant. Audited (CreateProduct).
  */
+/** A product name is unique per company: the error names the field, so a form shows it on the name input. */
+const duplicateName = (name: string) =>
+  new AppError('Conflict', `A product named "${name}" already exists.`, { fields: { name: 'Another product already has this name.' } });
+
 export async function createProduct(ctx: Ctx, input: z.input<typeof ProductInputSchema>) {
   const { tenantId } = requireAdmin(ctx);
   const { db, now } = ctx;
@@ -63,7 +67,7 @@ export async function createProduct(ctx: Ctx, input: z.input<typeof ProductInput
       return product;
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw new AppError('Conflict', `A product named "${data.name}" already exists.`);
+    if (isUniqueViolation(error)) throw duplicateName(data.name);
     throw error;
   }
 }
@@ -130,7 +134,7 @@ export async function updateProduct(ctx: Ctx, id: string, input: Partial<z.input
       return updated;
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw new AppError('Conflict', `A product named "${data.name}" already exists.`);
+    if (isUniqueViolation(error)) throw duplicateName(data.name ?? '');
     throw error;
   }
 }

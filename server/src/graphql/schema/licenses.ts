@@ -14,7 +14,7 @@ import {
 import { LICENSE_STATUSES, licenseStatus } from '../../services/licenses/predicates.js';
 import { reinstateLicense, renewLicense, suspendLicense, transferLicense } from '../../services/licenses/lifecycle.js';
 import { MAX_OVERLAP_HOURS, reissueLicenseKey } from '../../services/licenses/reissue.js';
-import { remainingActivations } from '../../services/licenses/rules.js';
+import { quotaChangeBlockedReason, remainingActivations } from '../../services/licenses/rules.js';
 import { ProductRefType } from './products.js';
 import { daysUntil } from '../../services/licenses/countdown.js';
 
@@ -51,6 +51,11 @@ const LicenseType = builder.objectRef<LicenseShape>('License').implement({
     maxActivations: t.exposeInt('maxActivations'),
     currentActivations: t.exposeInt('currentActivations'),
     remainingActivations: t.int({ resolve: (license) => remainingActivations(license) }),
+    quotaChangeBlockedReason: t.string({
+      nullable: true,
+      description: 'Why usage quotas cannot be set or removed on this license now (setMeterQuota answers Conflict with it), or null when they can: only a revoked license refuses.',
+      resolve: (license) => quotaChangeBlockedReason(license),
+    }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true, description: 'Null: perpetual.' }),
     daysUntilExpiry: t.int({
       nullable: true,

@@ -1,5 +1,5 @@
 import { builder, screamingEnumValues } from '../builder.js';
-import { serviceCtx } from '../context.js';
+import { serviceCtx, type GraphQLContext } from '../context.js';
 import { keysetPage, pageConnection } from '../connections.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../services/webhooks/events.js';
 import {
@@ -111,20 +111,37 @@ const secretPayload = (name: string) =>
 const deliveryPayload = (name: string) =>
   builder.objectRef<WebhookDeliveryRow>(name).implement({ fields: (t) => ({ delivery: t.field({ type: WebhookDeliveryType, resolve: (delivery) => delivery }) }) });
 
+const WARNING = {
+  nullable: true,
+  description: 'Set when deliveries to this URL will be refused: its host is (or resolves to) an internal address and the server does not allow private targets (WEBHOOK_ALLOW_PRIVATE). The endpoint is saved all the same.',
+} as const;
+const CreateWebhookEndpointPayload = builder.objectRef<{ endpoint: WebhookEndpointRow; secret: string; warning: string | null }>('CreateWebhookEndpointPayload').implement({
+  fields: (t) => ({
+    endpoint: t.field({ type: WebhookEndpointType, resolve: (payload) => payload.endpoint }),
+    secret: t.exposeString('secret', { description: 'The signing secret (`whsec_…`), shown this once: verify `webhook-signature` with it.' }),
+    warning: t.exposeString('warning', WARNING),
+  }),
+});
+const UpdateWebhookEndpointPayload = builder.objectRef<{ endpoint: WebhookEndpointRow; warning: string | null }>('UpdateWebhookEndpointPayload').implement({
+  fields: (t) => ({ endpoint: t.field({ type: WebhookEndpointType, resolve: (payload) => payload.endpoint }), warning: t.exposeString('warning', WARNING) }),
+});
+/** What the webhook services need of the server's configuration. */
+const deliveryOptions = (ctx: GraphQLContext) => ({ allowPrivate: ctx.deps.config.webhookAllowPrivate, publicUrl: ctx.deps.config.publicUrl, logger: ctx.deps.logger });
+
 builder.mutationFields((t) => ({
   createWebhookEndpoint: t.field({
-    type: secretPayload('CreateWebhookEndpointPayload'),
+    type: CreateWebhookEndpointPayload,
     authScopes: { admin: true },
     description: 'Adds a webhook endpoint and answers its signing secret, once (COMPANY_ADMIN).',
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true }) },
-    resolve: (_root, { input }, ctx) => createWebhookEndpoint(serviceCtx(ctx), input),
+    resolve: (_root, { input }, ctx) => createWebhookEndpoint(serviceCtx(ctx), input, deliveryOptions(ctx)),
   }),
   updateWebhookEndpoint: t.field({
-    type: endpointPayload('UpdateWebhookEndpointPayload'),
+    type: UpdateWebhookEndpointPayload,
     authScopes: { admin: true },
     description: 'Changes the URL, the event types or the enabled flag (COMPANY_ADMIN).',
     args: { input: t.arg({ type: UpdateWebhookEndpointInput, required: true }) },
-    resolve: async (_root, { input }, ctx) => ({ endpoint: await updateWebhookEndpoint(serviceCtx(ctx), String(input.id), input) }),
+    resolve: (_root, { input }, ctx) => updateWebhookEndpoint(serviceCtx(ctx), String(input.id), input, deliveryOptions(ctx)),
   }),
   deleteWebhookEndpoint: t.field({
     type: endpointPayload('DeleteWebhookEndpointPayload'),
@@ -150,8 +167,8 @@ builder.mutationFields((t) => ({
   sendTestWebhookEvent: t.field({
     type: deliveryPayload('SendTestWebhookEventPayload'),
     authScopes: { admin: true },
-    description: 'Queues a `webhook.test` event for this endpoint only; the next delivery run (within a minute) sends it (COMPANY_ADMIN).',
+    description: 'Sends a `webhook.test` event to this endpoint only, at once, and answers its delivery as it then stands (succeeded, failed, or pending a retry by the delivery runs) (COMPANY_ADMIN).',
     args: { input: t.arg({ type: SendTestWebhookEventInput, required: true }) },
-    resolve: (_root, { input }, ctx) => sendTestWebhookEvent(serviceCtx(ctx), String(input.endpointId)),
+    resolve: (_root, { input }, ctx) => sendTestWebhookEvent(serviceCtx(ctx), String(input.endpointId), deliveryOptions(ctx)),
   }),
 }));

@@ -65,7 +65,7 @@ export async function confirmMfaEnrollment(ctx: ServiceContext, code: string): P
   if (!user.mfaPendingEncrypted) throw new AppError('Conflict', 'Start enrollment first.');
   const secret = ctx.secrets.decrypt(user.mfaPendingEncrypted);
   const step = totpStep(secret, code, ctx.now);
-  if (step === null) throw new AppError('InvalidRequest', 'The code does not match. Check the device clock and try the current code.', { fields: { code: 'wrong code' } });
+  if (step === null) throw new AppError('InvalidRequest', 'The code does not match. Check the device clock and try the current code.', { fields: { code: 'This code does not match: check the device clock and enter the current code.' } });
   const backupCodes = Array.from({ length: BACKUP_CODE_COUNT }, () => randomBytes(5).toString('hex').replace(/(.{5})(.{5})/, '$1-$2'));
   await ctx.db.prisma.$transaction(async (tx) => {
     await tx.user.update({ where: { id: user.id }, data: { mfaSecretEncrypted: user.mfaPendingEncrypted, mfaPendingEncrypted: null, mfaLastStep: step } });
@@ -90,7 +90,7 @@ export async function disableMfa(ctx: ServiceContext, input: { totpCode?: string
     await recordAudit(tx, { tenantId: user.tenantId, action: 'DisableMfa', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(ctx), ctx.now);
     return true;
   });
-  if (!ok) throw new AppError('InvalidRequest', 'Invalid or already used authentication code.', { fields: { code: 'invalid' } });
+  if (!ok) throw new AppError('InvalidRequest', 'Invalid or already used authentication code.', { fields: { code: 'Invalid or already used code.' } });
 }
 
 /** For tests and the console's QR code: the current code of a secret. */

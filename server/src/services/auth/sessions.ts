@@ -223,8 +223,17 @@ async function attemptLogin(ctx: Ctx, input: LoginInput, meta: RequestMeta): Pro
 }
 
 /**
+ * How long after its rotation a refresh token may be presented once more (REFRESH_REUSE_GRACE_MS). A browser that
+ * refreshed and died (or was closed) before it stored the successor comes back with the spent token; within this
+ * window it gets a new pair of the same family instead of losing the session — as identity providers' refresh-token
+ * reuse intervals do. Only one such reuse per token, and only within the window: any other reuse revokes the family.
+ */
+export const REFRESH_REUSE_GRACE_MS = 30_000;
+
+/**
  * Rotates a refresh token: the presented one is spent and a new one of the same family issued. Presenting
- * a spent token again means it was stolen or replayed: the whole family (that login) is revoked.
+ * a spent token again means it was stolen or replayed: the whole family (that login) is revoked — unless it is the
+ * token's first reuse within REFRESH_REUSE_GRACE_MS of its rotation, which is answered with a new pair.
  */
 export async function refreshSession(ctx: Ctx & Pick<ServiceContext, 'meta'>, refreshToken: string): Promise<SessionTokens> {
   const { meta } = ctx;
@@ -232,9 +241,12 @@ export async function refreshSession(ctx: Ctx & Pick<ServiceContext, 'meta'>, re
   const outcome = await ctx.db.prisma.$transaction(async (tx) => {
     const row = await tx.refreshToken.findUnique({ where: { digest }, include: { user: true } });
     if (!row || row.revokedAt || row.expiresAt <= ctx.now || row.user.deactivatedAt) return { error: 'invalid' as const };
-    // Conditional update: of two concurrent refreshes with one token, exactly one wins.
-    const { count } = await tx.refreshToken.updateMany({ where: { id: row.id, rotatedAt: null }, data: { rotatedAt: ctx.now } });
-    if (count === 0) {
+    // Conditional updates: of concurrent refreshes with one token, exactly one rotates it and at most one more
+    // spends its grace reuse; every other presentation is a reuse.
+    const { count: rotated } = await tx.refreshToken.updateMany({ where: { id: row.id, rotatedAt: null }, data: { rotatedAt: ctx.now } });
+    const graceStart = new Date(ctx.now.getTime() - REFRESH_REUSE_GRACE_MS);
+    const rescued = rotated === 0 && (await tx.refreshToken.updateMany({ where: { id: row.id, reusedAt: null, rotatedAt: { gte: graceStart } }, data: { reusedAt: ctx.now } })).count === 1;
+    if (rotated === 0 && !rescued) {
       await tx.refreshToken.updateMany({ where: { familyId: row.familyId, revokedAt: null }, data: { revokedAt: ctx.now } });
       return { error: 'reused' as const };
     }

@@ -14,7 +14,7 @@ type Ctx = ServiceContext;
 /** The license if it belongs to the tenant; NotFound otherwise (also for a malformed id). */
 export async function requireTenantLicense(ctx: Pick<Ctx, 'db'>, tenantId: string, licenseId: string) {
   const license = isUuid(tenantId) && isUuid(licenseId)
-    ? await ctx.db.prisma.license.findFirst({ where: { id: licenseId, tenantId }, select: { id: true, tenantId: true, floatingSeats: true } })
+    ? await ctx.db.prisma.license.findFirst({ where: { id: licenseId, tenantId }, select: { id: true, tenantId: true, floatingSeats: true, status: true } })
     : null;
   if (!license) throw new AppError('NotFound', 'License not found.');
   return license;

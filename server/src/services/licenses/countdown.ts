@@ -18,6 +18,16 @@ export function daysUntil(expiresAt: Date, now: Date): number {
   return Math.round((startOfUtcDay(expiresAt).getTime() - startOfUtcDay(now).getTime()) / DAY_MS);
 }
 
+/**
+ * The countdowns of a group (first ≤ last, neither past) in words: "in 7 days" when they agree, else "in 6–7 days",
+ * "today or tomorrow", "within 5 days".
+ */
+export function countdownSpanText(first: number, last: number): string {
+  if (first === last) return countdownText(first);
+  if (first <= 0) return last === 1 ? 'today or tomorrow' : `within ${last} days`;
+  return `in ${first}–${last} days`;
+}
+
 /** "today", "in 1 day", "in N days"; past dates "N days ago" (for people: emails, messages). */
 export function countdownText(days: number): string {
   if (days === 0) return 'today';

@@ -73,4 +73,14 @@ export function remainingActivations(license: Pick<LicenseRecord, 'maxActivation
   return Math.max(0, license.maxActivations - license.currentActivations);
 }
 
+/**
+ * Why a license's usage quotas cannot be set or removed now, or null when they can — the one rule of the service
+ * (setMeterQuota, removeMeterQuota) and the console (License.quotaChangeBlockedReason). Revocation is final, so a
+ * revoked license's quotas are frozen; a suspended or expired license may come back (reinstate, renew), and the
+ * vendor may prepare its quotas meanwhile.
+ */
+export function quotaChangeBlockedReason(license: Pick<LicenseRecord, 'status'>): string | null {
+  return license.status === 'revoked' ? 'This license is revoked: it records no usage again, so its quotas cannot be changed.' : null;
+}
+
 export const LICENSE_NOT_FOUND: Rejection = { errorCode: 'LicenseNotFound', message: 'License key not found.' };

@@ -3,6 +3,7 @@ import { AppError } from '../../domain/errors.js';
 import { requireAdmin, requireMember } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { requireTenantLicense } from '../floating/management.js';
+import { quotaChangeBlockedReason } from '../licenses/rules.js';
 import { parseInput } from '../validation.js';
 import { EVENT_NAME_MAX_LENGTH, EVENT_NAME_PATTERN, METER_PERIODS, occurredWithin, periodBounds, type MeterPeriod } from './periods.js';
 
@@ -21,11 +22,19 @@ const QuotaSchema = z.object({
   limit: z.number().int().min(0).max(2_147_483_647),
 });
 
+/** A license of the caller's tenant whose quotas may change (quotaChangeBlockedReason): else Conflict. */
+async function requireQuotaChangeable(ctx: Ctx, tenantId: string, licenseId: string) {
+  const license = await requireTenantLicense(ctx, tenantId, licenseId);
+  const blocked = quotaChangeBlockedReason(license);
+  if (blocked) throw new AppError('Conflict', blocked);
+  return license;
+}
+
 /** Sets (or replaces) the license's limit for one event per period. A limit of 0 blocks the event. */
 export async function setMeterQuota(ctx: Ctx, licenseId: string, input: z.input<typeof QuotaSchema>) {
   const { tenantId } = requireAdmin(ctx);
   const quota = parseInput(QuotaSchema, input);
-  const license = await requireTenantLicense(ctx, tenantId, licenseId);
+  const license = await requireQuotaChangeable(ctx, tenantId, licenseId);
   return ctx.db.prisma.meterQuota.upsert({
     where: { licenseId_event: { licenseId: license.id, event: quota.event } },
     create: { licenseId: license.id, ...quota },
@@ -36,7 +45,7 @@ export async function setMeterQuota(ctx: Ctx, licenseId: string, input: z.input<
 /** Removes the quota of one event (usage is unlimited again). NotFound when there was none. */
 export async function removeMeterQuota(ctx: Ctx, licenseId: string, event: string) {
   const { tenantId } = requireAdmin(ctx);
-  const license = await requireTenantLicense(ctx, tenantId, licenseId);
+  const license = await requireQuotaChangeable(ctx, tenantId, licenseId);
   const { count } = await ctx.db.prisma.meterQuota.deleteMany({ where: { licenseId: license.id, event } });
   if (count === 0) throw new AppError('NotFound', `This license has no quota for "${event}".`);
   return { removed: true, event };

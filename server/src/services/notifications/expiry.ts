@@ -160,7 +160,7 @@ async function claimBatch(ctx: NotificationContext, tenant: TenantRef, vendor: V
     // license.expiring, one per notice (the email thresholds), in the same transaction; keyed like the notice.
     const expiring = due.filter((license) => claimed.has(license.id)).map((license) => ({
       dedupeKey: `${license.id}:${threshold}:${license.expiresAt!.toISOString()}`,
-      data: { licenseId: license.id, keyHint: license.keyHint, productName: license.product.name, expiresAt: license.expiresAt!.toISOString(), daysRemaining: threshold, customerEmail: license.customerEmail },
+      data: { licenseId: license.id, keyHint: license.keyHint, productName: license.product.name, expiresAt: license.expiresAt!.toISOString(), daysRemaining: daysUntil(license.expiresAt!, now), customerEmail: license.customerEmail },
     }));
     await emitEvents(tx, tenant.id, 'license.expiring', expiring, now);
     return claimed;
@@ -191,8 +191,9 @@ async function queueAdminEmail(ctx: NotificationContext, tenant: TenantRef, repo
   const today = Prisma.sql`FROM licenses l JOIN expiry_notices n ON n.license_id = l.id JOIN products p ON p.id = l.product_id
     WHERE l.tenant_id = ${tenant.id}::uuid AND l.status = 'active' AND l.expires_at > ${dayStart} AND l.expires_at < ${new Date(dayEnd.getTime() + (THRESHOLDS[0] + 1) * DAY_MS)}
       AND n.fired_at >= ${dayStart} AND n.fired_at < ${dayEnd}`;
-  const counts = await prisma.$queryRaw<{ threshold: number; total: number; digest: string }[]>`
-    SELECT n.threshold, count(*)::int AS total, md5(string_agg(n.license_id::text, ',' ORDER BY n.license_id)) AS digest ${today} GROUP BY n.threshold`;
+  const counts = await prisma.$queryRaw<{ threshold: number; total: number; digest: string; first_expires_at: Date; last_expires_at: Date }[]>`
+    SELECT n.threshold, count(*)::int AS total, md5(string_agg(n.license_id::text, ',' ORDER BY n.license_id)) AS digest,
+           min(l.expires_at) AS first_expires_at, max(l.expires_at) AS last_expires_at ${today} GROUP BY n.threshold`;
   if (!counts.length) return;
   const rows = await prisma.$queryRaw<AdminRow[]>`
     SELECT threshold, product_name, key_hint, expires_at, current_activations, max_activations FROM (
@@ -208,7 +209,7 @@ async function queueAdminEmail(ctx: NotificationContext, tenant: TenantRef, repo
       const licenses = rows
         .filter((row) => row.threshold === threshold)
         .map((row) => ({ productName: row.product_name, keyHint: row.key_hint, expiresAt: row.expires_at, currentActivations: row.current_activations, maxActivations: row.max_activations }));
-      return [{ threshold, total: count.total, licenses, moreUrl: `${ctx.publicUrl}/licenses?status=active&expiring=${threshold}` }];
+      return [{ threshold, total: count.total, licenses, moreUrl: `${ctx.publicUrl}/licenses?status=active&expiring=${threshold}`, firstExpiresAt: count.first_expires_at, lastExpiresAt: count.last_expires_at }];
     });
   const email = await renderExpiryAdminEmail({ tenantName: tenant.name, now, dashboardUrl: `${ctx.publicUrl}/`, groups });
   // One email per tenant per day; the digest of the day's set tells apart a later run that claimed more.

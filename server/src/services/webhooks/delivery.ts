@@ -69,10 +69,12 @@ interface Claimed {
   attempts: number;
 }
 
-export async function claimDueWebhooks(ctx: Pick<Ctx, 'db' | 'now'>, limit = BATCH, leaseFrom = ctx.now): Promise<Claimed[]> {
+/** Claims due deliveries (every tenant's, or only `onlyId`), each for a lease. */
+export async function claimDueWebhooks(ctx: Pick<Ctx, 'db' | 'now'>, limit = BATCH, leaseFrom = ctx.now, onlyId?: string): Promise<Claimed[]> {
+  const only = onlyId ? Prisma.sql`AND id = ${onlyId}::uuid` : Prisma.empty;
   const rows = await ctx.db.prisma.$queryRaw<{ id: string; tenant_id: string; endpoint_id: string; event_id: string; attempts: number }[]>(
     Prisma.sql`UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ${new Date(leaseFrom.getTime() + LEASE_MS)}
-      WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ${ctx.now}
+      WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ${ctx.now} ${only}
                    ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
       RETURNING id, tenant_id, endpoint_id, event_id, attempts`,
   );
@@ -91,6 +93,17 @@ export async function deliverDueWebhooks(ctx: Ctx, options: WebhookDeliveryOptio
     if (claimed.length < BATCH) break;
   }
   return report;
+}
+
+/**
+ * Delivers one due delivery now, in the caller's request (the console's "Send test event"), claimed and recorded
+ * exactly as a run would; false when a run got to it first (it is then that run's to send).
+ */
+export async function deliverWebhookNow(ctx: Ctx, deliveryId: string, options: WebhookDeliveryOptions): Promise<boolean> {
+  const claimed = await claimDueWebhooks(ctx, 1, ctx.now, deliveryId);
+  if (!claimed.length) return false;
+  await deliverClaimed(ctx, claimed, options, { succeeded: 0, retrying: 0, failed: 0, endpointsDisabled: 0 });
+  return true;
 }
 
 type Outcome =

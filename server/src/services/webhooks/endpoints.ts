@@ -7,7 +7,9 @@ import { auditActor, requireAdmin } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { cappedCount, countUpTo, createdAtIdWhere, isUuid, keyset, toPage, type PageArgs } from '../listing.js';
 import { parseInput } from '../validation.js';
+import { deliverWebhookNow, type WebhookDeliveryOptions } from './delivery.js';
 import { eventBody, WEBHOOK_EVENT_TYPES } from './events.js';
+import { privateTargetWarning } from './ssrf.js';
 
 // Webhook endpoints of a tenant, managed by its admins (CompanyAdmin for every call, reads included: URLs and the
 // delivery log are integration details). The signing secret is returned once, by create and rotate.
@@ -38,7 +40,13 @@ async function findEndpoint(ctx: Pick<Ctx, 'db'>, tenantId: string, id: string) 
 /** Every event fans out to each subscribed endpoint: a company gets this many (Stripe allows 16). */
 export const MAX_WEBHOOK_ENDPOINTS = 20;
 
-export async function createWebhookEndpoint(ctx: Ctx, input: { url: string; eventTypes?: string[] | null; enabled?: boolean | null }) {
+/** WEBHOOK_ALLOW_PRIVATE, for the warning given when a URL is set (ssrf.ts privateTargetWarning). */
+export interface EndpointTargetOptions {
+  allowPrivate: boolean;
+}
+
+/** Adds an endpoint; `warning` says when deliveries to its URL will be refused (an internal address). */
+export async function createWebhookEndpoint(ctx: Ctx, input: { url: string; eventTypes?: string[] | null; enabled?: boolean | null }, target: EndpointTargetOptions) {
   const { tenantId } = requireAdmin(ctx);
   const data = parseInput(CreateSchema, { url: input.url, eventTypes: input.eventTypes ?? undefined, enabled: input.enabled ?? undefined });
   const secret = newSecret();
@@ -56,18 +64,21 @@ export async function createWebhookEndpoint(ctx: Ctx, input: { url: string; even
     await recordAudit(tx, { tenantId, action: 'CreateWebhookEndpoint', entityType: 'WebhookEndpoint', entityId: created.id, entity: created.url, details }, auditActor(ctx), ctx.now);
     return created;
   });
-  return { endpoint, secret };
+  return { endpoint, secret, warning: await privateTargetWarning(endpoint.url, target.allowPrivate) };
 }
 
-/** Changes the URL, the event filter or the enabled flag; enabling again clears the failure count. */
-export async function updateWebhookEndpoint(ctx: Ctx, id: string, input: { url?: string | null; eventTypes?: string[] | null; enabled?: boolean | null }) {
+/**
+ * Changes the URL, the event filter or the enabled flag; enabling again clears the failure count. `warning` as for
+ * createWebhookEndpoint when the URL changed.
+ */
+export async function updateWebhookEndpoint(ctx: Ctx, id: string, input: { url?: string | null; eventTypes?: string[] | null; enabled?: boolean | null }, target: EndpointTargetOptions) {
   const { tenantId } = requireAdmin(ctx);
   const data = parseInput(UpdateSchema, { url: input.url ?? undefined, eventTypes: input.eventTypes ?? undefined, enabled: input.enabled ?? undefined });
   const endpoint = await findEndpoint(ctx, tenantId, id);
   const next = { ...data, ...(data.eventTypes && { eventTypes: [...new Set(data.eventTypes)] }) };
   const changes = diffChanges({ url: endpoint.url, eventTypes: endpoint.eventTypes, enabled: endpoint.enabled }, next);
-  if (!changes) return endpoint;
-  return ctx.db.prisma.$transaction(async (tx) => {
+  if (!changes) return { endpoint, warning: null };
+  const updated = await ctx.db.prisma.$transaction(async (tx) => {
     const reenabled = next.enabled === true && !endpoint.enabled;
     const updated = await tx.webhookEndpoint.update({
       where: { id: endpoint.id },
@@ -77,6 +88,7 @@ export async function updateWebhookEndpoint(ctx: Ctx, id: string, input: { url?:
     await recordAudit(tx, { tenantId, action: 'UpdateWebhookEndpoint', entityType: 'WebhookEndpoint', entityId: endpoint.id, entity: updated.url, details: changes }, auditActor(ctx), ctx.now);
     return updated;
   });
+  return { endpoint: updated, warning: 'url' in changes.after ? await privateTargetWarning(updated.url, target.allowPrivate) : null };
 }
 
 export async function deleteWebhookEndpoint(ctx: Ctx, id: string) {
@@ -148,16 +160,21 @@ export async function resendWebhookDelivery(ctx: Ctx, deliveryId: string) {
   });
 }
 
-/** A `webhook.test` event queued for this endpoint only (whatever its filter), delivered by the next run. */
-export async function sendTestWebhookEvent(ctx: Ctx, endpointId: string) {
+/**
+ * A `webhook.test` event for this endpoint only (whatever its filter), sent at once (deliverWebhookNow) and answered
+ * with its delivery as it then stands: succeeded, failed, or pending a retry (the runs take it from there).
+ */
+export async function sendTestWebhookEvent(ctx: Ctx, endpointId: string, delivery: WebhookDeliveryOptions) {
   const { tenantId } = requireAdmin(ctx);
   const endpoint = await findEndpoint(ctx, tenantId, endpointId);
   const id = randomUUID();
   const body = eventBody({ id, type: 'webhook.test', createdAt: ctx.now, tenantId, data: { endpointId: endpoint.id, message: 'A test event sent from Keyforge.' } });
-  return ctx.db.prisma.$transaction(async (tx) => {
+  const queued = await ctx.db.prisma.$transaction(async (tx) => {
     await tx.webhookEvent.create({ data: { id, tenantId, type: 'webhook.test', body, createdAt: ctx.now } });
-    const delivery = await tx.webhookDelivery.create({ data: { tenantId, eventId: id, endpointId: endpoint.id, nextAttemptAt: ctx.now, createdAt: ctx.now }, select: DELIVERY_FIELDS });
+    const row = await tx.webhookDelivery.create({ data: { tenantId, eventId: id, endpointId: endpoint.id, nextAttemptAt: ctx.now, createdAt: ctx.now }, select: { id: true } });
     await recordAudit(tx, { tenantId, action: 'SendTestWebhookEvent', entityType: 'WebhookEndpoint', entityId: endpoint.id, entity: endpoint.url, details: { eventId: id } }, auditActor(ctx), ctx.now);
-    return delivery;
+    return row;
   });
+  await deliverWebhookNow(ctx, queued.id, delivery);
+  return ctx.db.prisma.webhookDelivery.findUniqueOrThrow({ where: { id: queued.id }, select: DELIVERY_FIELDS });
 }

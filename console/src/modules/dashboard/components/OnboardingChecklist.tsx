@@ -3,9 +3,11 @@ import { useLocalStorage } from '@mantine/hooks';
 import { IconCheck } from '@tabler/icons-react';
 import { useEffect } from 'react';
 import { Link } from 'react-router';
+import { NEW_PARAM } from '../../../ui/useOpenFromLink';
 
 export const INTEGRATE_SEEN_KEY = 'kf.onboarding.integrate-seen';
 const DONE_KEY = 'kf.onboarding.done';
+const HIDDEN_KEY = 'kf.onboarding.hidden';
 
 interface Progress {
   products: number;
@@ -25,17 +27,21 @@ export interface OnboardingStep {
 export function onboardingSteps(stats: Progress, integrateSeen: boolean): OnboardingStep[] {
   const activated = stats.activations > 0;
   return [
-    { title: 'Create a product', hint: 'What you sell: licenses belong to a product.', done: stats.products > 0, to: '/products', action: 'Add a product' },
-    { title: 'Create a license', hint: 'Its key is shown once: copy it for the next step.', done: stats.totalLicenses > 0, to: '/licenses', action: 'Create a license' },
+    { title: 'Create a product', hint: 'What you sell: licenses belong to a product.', done: stats.products > 0, to: `/products?${NEW_PARAM}=1`, action: 'Add a product' },
+    { title: 'Create a license', hint: 'Its key is shown once: copy it for the next step.', done: stats.totalLicenses > 0, to: `/licenses?${NEW_PARAM}=1`, action: 'Create a license' },
     { title: 'Integrate your application', hint: "Open a license and copy a snippet from its Integrate panel (curl or TypeScript).", done: integrateSeen || activated, to: '/licenses', action: 'Open a license' },
     { title: 'See the first activation', hint: 'Run the snippet: the activation shows up here within seconds.', done: activated, to: '/licenses', action: 'Open a license' },
   ];
 }
 
-/** Shown until every step is done once (then never again in this browser). Polls while waiting for the first activation. */
+/**
+ * The steps until every one is done once; then it says so (whatever happens later) until hidden. Polls while waiting
+ * for the first activation. Hiding it is for good, in this browser.
+ */
 export function OnboardingChecklist({ stats, onPoll }: { stats: Progress; onPoll: () => void }) {
   const [integrateSeen] = useLocalStorage({ key: INTEGRATE_SEEN_KEY, defaultValue: false });
   const [finished, setFinished] = useLocalStorage({ key: DONE_KEY, defaultValue: false });
+  const [hidden, setHidden] = useLocalStorage({ key: HIDDEN_KEY, defaultValue: false });
   const steps = onboardingSteps(stats, integrateSeen);
   const doneCount = steps.filter((step) => step.done).length;
   const waitingForActivation = steps[1].done && !steps[3].done;
@@ -47,7 +53,32 @@ export function OnboardingChecklist({ stats, onPoll }: { stats: Progress; onPoll
     const timer = setInterval(onPoll, 10_000);
     return () => clearInterval(timer);
   }, [waitingForActivation, onPoll]);
-  if (finished) return null;
+  if (hidden) return null;
+  const hide = (
+    <Anchor component="button" size="xs" c="dimmed" mt="sm" onClick={() => setHidden(true)}>
+      Hide this checklist
+    </Anchor>
+  );
+  if (finished) {
+    return (
+      <Paper p="lg" component="section" aria-label="Getting started">
+        <Group wrap="nowrap" align="flex-start" gap="sm">
+          <ThemeIcon radius="xl" size={28} color="teal" aria-hidden>
+            <IconCheck size={16} />
+          </ThemeIcon>
+          <div>
+            <Title order={3} size="h4">
+              You are set up
+            </Title>
+            <Text size="sm" c="dimmed">
+              A product, a license, your application integrated and its first activation seen: every getting-started step is done.
+            </Text>
+          </div>
+        </Group>
+        {hide}
+      </Paper>
+    );
+  }
   const next = steps.find((step) => !step.done);
 
   return (
@@ -91,9 +122,7 @@ export function OnboardingChecklist({ stats, onPoll }: { stats: Progress; onPoll
           </Group>
         ))}
       </Stack>
-      <Anchor component="button" size="xs" c="dimmed" mt="sm" onClick={() => setFinished(true)}>
-        Hide this checklist
-      </Anchor>
+      {hide}
     </Paper>
   );
 }

@@ -56,6 +56,7 @@ export const LicenseQuery = graphql(
     query License($id: ID!) {
       license(id: $id) {
         ...LicenseDetailFields
+        quotaChangeBlockedReason
       }
     }
   `,

@@ -97,7 +97,7 @@ export function LicenseDetailPage() {
               <ActivationsTable licenseId={license.id} canManage={canManage && license.status !== 'REVOKED'} />
               {license.floatingSeats !== null && <FloatingSessionsCard licenseId={license.id} />}
               {license.status !== 'REVOKED' && <IntegratePanel license={{ keyHint: license.keyHint, productName: license.product.name, nodeLocked: license.nodeLocked, floatingSeats: license.floatingSeats }} />}
-              <UsageCard licenseId={license.id} inactive={license.status === 'REVOKED' ? 'A revoked license records no usage.' : license.status === 'SUSPENDED' ? 'A suspended license records no usage until reinstated.' : license.status === 'EXPIRED' ? 'An expired license records no usage.' : null} />
+              <UsageCard licenseId={license.id} inactive={ref.quotaChangeBlockedReason} />
             </Stack>
           </>
           );

@@ -8,6 +8,7 @@ import { DebouncedSearch } from '../../../ui/DebouncedSearch';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useCursorPages } from '../../../ui/useCursorPages';
+import { useOpenFromLink } from '../../../ui/useOpenFromLink';
 import { useSearchFilters } from '../../../ui/useSearchFilters';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { BulkActions } from '../components/BulkActions';
@@ -19,8 +20,9 @@ import { LicensesQuery, ProductOptionsQuery } from '../graphql/documents';
 import { licensePath } from '../paths';
 
 const PAGE_SIZE = 20;
-// The search text stays out of the URL: it may be a whole license key, which must never travel in a URL.
-const FILTERS = ['product', 'status', 'expiring'] as const;
+const FILTERS = ['product', 'status', 'expiring', 'q'] as const;
+/** A license key (or most of one, being typed) is a credential: searched for, never put in the address (the server refuses keys in URLs). */
+const KEY_SHAPED = /[A-Z][A-Z0-9]{1,11}(-[A-Z0-9]{4}){2}/i;
 const STATUS_OPTIONS = [
   { value: '', label: 'All' },
   { value: 'active', label: 'Active' },
@@ -38,14 +40,22 @@ const EXPIRING_OPTIONS = [
 export function LicensesPage() {
   const filters = useSearchFilters(FILTERS);
   const { values } = filters;
-  const [search, setSearch] = useState('');
+  // The search text is kept in the address (`q`) like the filters, except a key (kept in memory only).
+  const [keySearch, setKeySearch] = useState('');
+  const search = keySearch || values.q;
+  const setSearch = (text: string) => {
+    const isKey = KEY_SHAPED.test(text);
+    setKeySearch(isKey ? text : '');
+    filters.set({ q: isKey ? null : text });
+  };
   const narrow = useMediaQuery('(max-width: 30em)');
   const filtered = filters.active || search !== '';
   const clearAll = () => {
-    setSearch('');
+    setKeySearch('');
     filters.clear();
   };
   const [creating, { open, close }] = useDisclosure(false);
+  useOpenFromLink(open);
   const canManage = useCanManage();
   const navigate = useNavigate();
   const [products] = useQuery({ query: ProductOptionsQuery });

@@ -1,12 +1,13 @@
 import { Button, Group, Paper } from '@mantine/core';
 import { IconPlus } from '@tabler/icons-react';
-import { useState } from 'react';
+import { useCallback, useState } from 'react';
 import { useQuery } from 'urql';
 import { readFragment } from '../../../graphql';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
+import { useOpenFromLink } from '../../../ui/useOpenFromLink';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { ProductFormModal } from '../components/ProductFormModal';
 import { ProductFields, ProductsTable, type Product } from '../components/ProductsTable';
@@ -17,6 +18,7 @@ export function ProductsPage() {
   const [editing, setEditing] = useState<Product | 'new' | null>(null);
   const canManage = useCanManage();
   const products = readFragment(ProductFields, result.data?.products.nodes ?? []);
+  useOpenFromLink(useCallback(() => setEditing('new'), []));
 
   return (
     <>

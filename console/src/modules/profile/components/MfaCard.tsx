@@ -50,7 +50,7 @@ function EnrollMfa({ onEnrolled }: { onEnrolled: (codes: string[]) => void }) {
   const [enrollment, setEnrollment] = useState<{ secret: string; otpauthUrl: string } | null>(null);
   const [code, setCode] = useState('');
   const start = useApiMutation(StartMfaEnrollmentMutation);
-  const confirm = useApiMutation(ConfirmMfaEnrollmentMutation, { success: 'Two-factor authentication is on.' });
+  const confirm = useApiMutation(ConfirmMfaEnrollmentMutation, { success: 'Two-factor authentication is on.', showsFieldErrors: true });
 
   if (!enrollment) {
     return (
@@ -106,7 +106,7 @@ function EnrollMfa({ onEnrolled }: { onEnrolled: (codes: string[]) => void }) {
 
 function DisableMfa() {
   const [code, setCode] = useState('');
-  const disable = useApiMutation(DisableMfaMutation, { success: 'Two-factor authentication is off.' });
+  const disable = useApiMutation(DisableMfaMutation, { success: 'Two-factor authentication is off.', showsFieldErrors: true });
   const submit = async (event: FormEvent) => {
     event.preventDefault();
     const value = code.trim();

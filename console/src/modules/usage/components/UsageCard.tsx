@@ -22,7 +22,7 @@ const PERIODS: { value: Period; label: string }[] = [
 ];
 
 /** Metered usage of one license (POST /api/v1/meter) per event, with quotas. */
-/** `inactive`: why no quota can be set now (a revoked or expired license records no usage), or null. */
+/** `inactive`: why no quota can be set or removed now (the server's License.quotaChangeBlockedReason), or null. */
 export function UsageCard({ licenseId, inactive = null }: { licenseId: string; inactive?: string | null }) {
   const [period, setPeriod] = useState<Period>('MONTH');
   const [result, reload] = useQuery({ query: UsageTotalsQuery, variables: { licenseId, period } });
@@ -102,7 +102,7 @@ export function UsageCard({ licenseId, inactive = null }: { licenseId: string; i
                   accessor: 'actions',
                   title: '',
                   render: (row) =>
-                    canManage && (
+                    canManage && !inactive && (
                       <Group gap={4} justify="flex-end" wrap="nowrap">
                         <Button size="compact-xs" variant="subtle" onClick={() => { setQuotaFor(row.event); open(); }}>
                           {row.quota ? 'Change' : 'Add quota'}

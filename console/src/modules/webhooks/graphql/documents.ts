@@ -55,6 +55,7 @@ export const CreateWebhookEndpointMutation = graphql(
     mutation CreateWebhookEndpoint($url: String!, $eventTypes: [WebhookEventType!]) {
       createWebhookEndpoint(input: { url: $url, eventTypes: $eventTypes }) {
         secret
+        warning
         endpoint {
           ...WebhookEndpointFields
         }
@@ -116,6 +117,8 @@ export const SendTestWebhookEventMutation = graphql(`
       delivery {
         id
         status
+        responseCode
+        lastError
       }
     }
   }

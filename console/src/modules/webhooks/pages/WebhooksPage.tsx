@@ -1,6 +1,6 @@
-import { Badge, Button, Code, Group, Modal, MultiSelect, Paper, Stack, Switch, Text, TextInput } from '@mantine/core';
+import { Alert, Badge, Button, Code, Group, Modal, MultiSelect, Paper, Stack, Switch, Text, TextInput } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
-import { IconPlus } from '@tabler/icons-react';
+import { IconAlertTriangle, IconPlus } from '@tabler/icons-react';
 import { useState } from 'react';
 import { useQuery } from 'urql';
 import { z } from 'zod';
@@ -11,6 +11,7 @@ import { DataTable } from '../../../ui/DataTable';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { SecretOnce } from '../../../ui/SecretOnce';
+import { notifyError, notifySuccess } from '../../../ui/notify';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useZodForm } from '../../../ui/useZodForm';
 import {
@@ -95,7 +96,7 @@ function EndpointActions({ endpoint, onLog }: { endpoint: WebhookEndpoint; onLog
   const remove = useApiMutation(DeleteWebhookEndpointMutation, { success: 'Endpoint deleted.' });
   const rotate = useApiMutation(RotateWebhookSecretMutation, { success: 'New signing secret created.' });
   return (
-    <Group gap="xs" wrap="nowrap">
+    <Group gap="xs" justify="flex-end">
       <Button size="xs" variant="default" onClick={onLog}>
         Deliveries
       </Button>
@@ -130,20 +131,30 @@ const EMPTY = { url: '', eventTypes: [] as string[] };
 function CreateEndpointModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const form = useZodForm(schema, EMPTY);
   const [secret, setSecret] = useState<string | null>(null);
+  const [warning, setWarning] = useState<string | null>(null);
   const create = useApiMutation(CreateWebhookEndpointMutation, { success: 'Webhook endpoint added.' });
   const close = () => {
     form.reset();
     setSecret(null);
+    setWarning(null);
     onClose();
   };
   const submit = form.onSubmit(async (values) => {
     const data = await create.run({ url: values.url, eventTypes: values.eventTypes as EventType[] }, { form });
-    if (data) setSecret(data.createWebhookEndpoint.secret);
+    if (data) {
+      setSecret(data.createWebhookEndpoint.secret);
+      setWarning(data.createWebhookEndpoint.warning);
+    }
   });
   return (
     <Modal opened={opened} onClose={close} title={secret ? 'Your signing secret' : 'Add webhook endpoint'} centered size="lg" closeOnClickOutside={!secret}>
       {secret ? (
         <Stack>
+          {warning && (
+            <Alert color="orange" icon={<IconAlertTriangle size={18} />} title="Deliveries to this URL will be refused">
+              {warning}
+            </Alert>
+          )}
           <SecretOnce label="Signing secret" value={secret} note="Verify the webhook-signature header with it (any Standard Webhooks library). It is never shown again." />
           <Group justify="flex-end">
             <Button onClick={close}>I have stored it</Button>
@@ -171,10 +182,24 @@ function CreateEndpointModal({ opened, onClose }: { opened: boolean; onClose: ()
 
 const STATUS_COLOR = { PENDING: 'yellow', SUCCEEDED: 'green', FAILED: 'red' } as const;
 
+/** The test event is sent before the mutation answers: say how it went. */
+function testOutcome(delivery: { status: keyof typeof STATUS_COLOR; responseCode: number | null; lastError: string | null }) {
+  const answer = delivery.responseCode ? `answered ${delivery.responseCode}` : (delivery.lastError ?? 'no answer');
+  if (delivery.status === 'SUCCEEDED') return `Test event delivered: the endpoint ${answer}.`;
+  if (delivery.status === 'FAILED') return `Test event failed: ${answer}.`;
+  return `Test event not delivered yet (${answer}): it is retried automatically.`;
+}
+
 function DeliveriesModal({ endpoint, onClose }: { endpoint: WebhookEndpoint | null; onClose: () => void }) {
   const [result, reload] = useQuery({ query: WebhookDeliveriesQuery, variables: { endpointId: endpoint?.id ?? '' }, pause: !endpoint });
   const resend = useApiMutation(ResendWebhookDeliveryMutation, { success: 'Queued again: sent within a minute.' });
-  const test = useApiMutation(SendTestWebhookEventMutation, { success: 'Test event queued: sent within a minute.' });
+  const test = useApiMutation(SendTestWebhookEventMutation);
+  const sendTest = async (endpointId: string) => {
+    const delivery = (await test.run({ endpointId }))?.sendTestWebhookEvent.delivery;
+    if (!delivery) return;
+    if (delivery.status === 'SUCCEEDED') notifySuccess(testOutcome(delivery));
+    else notifyError(testOutcome(delivery), 'Test event not delivered');
+  };
   return (
     <Modal opened={endpoint !== null} onClose={onClose} title={endpoint ? `Deliveries to ${endpoint.url}` : ''} size="90%">
       {endpoint && (
@@ -187,7 +212,7 @@ function DeliveriesModal({ endpoint, onClose }: { endpoint: WebhookEndpoint | nu
               <Button size="xs" variant="default" onClick={() => reload({ requestPolicy: 'network-only' })}>
                 Refresh
               </Button>
-              <Button size="xs" loading={test.saving} onClick={() => test.run({ endpointId: endpoint.id })}>
+              <Button size="xs" loading={test.saving} onClick={() => void sendTest(endpoint.id)}>
                 Send test event
               </Button>
             </Group>
@@ -204,7 +229,7 @@ function DeliveriesModal({ endpoint, onClose }: { endpoint: WebhookEndpoint | nu
                 minWidth={900}
                 columns={[
                   { accessor: 'createdAt', title: 'Event', render: (delivery) => <Stack gap={0}><Text size="sm">{wireName(delivery.eventType)}</Text><Text size="xs" c="dimmed">{formatDateTime(delivery.createdAt)}</Text></Stack> },
-                  { accessor: 'status', title: 'Status', render: (delivery) => <Badge color={STATUS_COLOR[delivery.status]} variant="light">{delivery.status.toLowerCase()}</Badge> },
+                  { accessor: 'status', title: 'Status', width: 110, render: (delivery) => <Badge color={STATUS_COLOR[delivery.status]} variant="light" style={{ overflow: 'visible' }} miw="fit-content">{delivery.status.toLowerCase()}</Badge> },
                   { accessor: 'attempts', title: 'Attempts' },
                   { accessor: 'responseCode', title: 'Response', render: (delivery) => (delivery.responseCode ? `${delivery.responseCode} in ${delivery.responseTimeMs} ms` : (delivery.lastError ?? '—')) },
                   { accessor: 'responseBodyExcerpt', title: 'Body', render: (delivery) => <Text size="xs" lineClamp={2} ff="monospace">{delivery.responseBodyExcerpt ?? ''}</Text> },

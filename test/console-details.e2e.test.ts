@@ -1,0 +1,197 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { describeWith, needChromium } from './support/optional.js';
+import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
+import { runCli, startServerProcess, type ServerProcess } from './support/processes.js';
+
+/**
+ * Console details (Chromium, the real server on PostgreSQL, WEBHOOK_ALLOW_PRIVATE off): the onboarding checklist opens
+ * the forms, errors said once on their field, one address scheme for settings, the license search kept in the URL,
+ * webhooks (internal-address warning, test event sent at once, status badge, phone layout), one quota rule, the
+ * member deactivation wording. Screenshots at 1280 and 375 px go to test-output/screenshots/details-*.png.
+ */
+const ROOT = path.resolve(import.meta.dirname, '..');
+const SCREENSHOTS = path.join(ROOT, 'test-output/screenshots');
+const chromiumNeed = needChromium();
+const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery' };
+const MEMBER = 'bob@acme.test';
+
+let server: ServerProcess;
+let browser: Browser;
+let dbName: string;
+let dataDir: string;
+let token = '';
+
+async function gql(query: string, variables: Record<string, unknown> = {}) {
+  const response = await fetch(`${server.url}/api/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
+  const body = (await response.json()) as { data: any; errors?: unknown[] };
+  expect(body.errors).toBeUndefined();
+  return body.data;
+}
+
+async function signedIn(width: number): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce' });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  page.on('pageerror', (error) => expect.fail(`browser error: ${error.message}`));
+  await page.goto('/login');
+  await page.getByLabel('Email').fill(ADMIN.email);
+  await page.getByLabel(/^Password/).fill(ADMIN.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((url) => url.pathname === '/');
+  return page;
+}
+
+const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `details-${name}.png`), fullPage: true });
+const toasts = (page: Page) => page.locator('.mantine-Notification-root');
+
+beforeAll(async () => {
+  const built = spawnSync(process.execPath, ['server/scripts/build-if-changed.mjs', 'console'], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
+  if (built.status !== 0) throw new Error(`console build failed:\n${built.stdout}\n${built.stderr}`);
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  dbName = uniqueName('kf_details');
+  const databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
+  dataDir = mkdtempSync(path.join(tmpdir(), 'kf-details-'));
+  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: 'details-e2e-secret-0123456789abcdef0123456789', LOG_LEVEL: 'warn' };
+  server = await startServerProcess(env);
+  const setup = await fetch(`${server.url}/api/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'mutation($e: String!, $p: String!) { setup(input: { companyName: "Acme Corp", keyPrefix: "ACME", email: $e, password: $p }) { accessToken } }', variables: { e: ADMIN.email, p: ADMIN.password } }),
+  });
+  token = ((await setup.json()) as any).data.setup.accessToken;
+  expect(runCli(['user:create', '--tenant', 'ACME', '--email', MEMBER, '--password', 'bobs own password', '--role', 'ReadOnly', '--json'], env).status).toBe(0);
+  browser = await chromium.launch({ executablePath: chromiumNeed.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop('SIGKILL');
+  if (dbName) await dropDatabase(dbName);
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+describeWith(chromiumNeed)('console details', () => {
+  it('the checklist opens the product form; a duplicate name is shown once, on the field; "Create a license" opens the license form', async () => {
+    const page = await signedIn(1280);
+    const checklist = page.getByRole('region', { name: 'Getting started' });
+    await checklist.getByRole('link', { name: 'Add a product' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New product' });
+    await dialog.waitFor();
+    expect(new URL(page.url()).search).toBe(''); // the ?new=1 is dropped: a reload does not open it again
+    await dialog.getByLabel('Name').fill('Studio');
+    await dialog.getByRole('button', { name: 'Create product' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    // The same name again: the error sits on the Name input, and no "That did not work" toast.
+    await page.getByRole('button', { name: 'New product' }).click();
+    await dialog.getByLabel('Name').fill('Studio');
+    await dialog.getByRole('button', { name: 'Create product' }).click();
+    await dialog.getByText('Another product already has this name.').waitFor();
+    expect(await dialog.getByLabel('Name').getAttribute('aria-invalid')).toBe('true');
+    await shot(page, 'product-duplicate-1280');
+    await expect.poll(() => toasts(page).filter({ hasText: 'That did not work' }).count(), { timeout: 2000 }).toBe(0);
+    await page.keyboard.press('Escape');
+
+    await page.goto('/');
+    await checklist.getByRole('link', { name: 'Create a license' }).click();
+    await page.getByRole('dialog', { name: 'New license' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/licenses');
+    await page.context().close();
+  });
+
+  it('the finished checklist says so', async () => {
+    const page = await signedIn(1280);
+    await page.evaluate(() => localStorage.setItem('kf.onboarding.done', 'true'));
+    await page.reload();
+    await page.getByText('You are set up').waitFor();
+    await shot(page, 'checklist-done-1280');
+    await page.context().close();
+  });
+
+  it('settings live under /settings/…; the old addresses redirect; the license search is kept in the URL', async () => {
+    const page = await signedIn(1280);
+    for (const [from, to, heading] of [['/team', '/settings/team', 'Team'], ['/api-keys', '/settings/api-keys', 'API keys'], ['/settings', '/settings/company', 'Company'], ['/profile', '/settings/profile', 'My profile']]) {
+      await page.goto(from);
+      await page.waitForURL((url) => url.pathname === to);
+      await page.getByRole('heading', { name: heading, level: 2 }).or(page.getByRole('heading', { name: heading, level: 1 })).first().waitFor();
+    }
+    const nav = page.getByRole('navigation', { name: 'Main navigation' });
+    expect(await nav.getByRole('link', { name: 'Team', exact: true }).getAttribute('href')).toBe('/settings/team');
+    expect(await nav.getByRole('link', { name: 'Company', exact: true }).getAttribute('href')).toBe('/settings/company');
+    // Only the page that is open is marked current.
+    expect(await nav.locator('[aria-current="page"]').count()).toBe(1);
+
+    await page.goto('/licenses');
+    await page.getByLabel('Search').fill('buyer@');
+    await page.waitForURL((url) => url.searchParams.get('q') === 'buyer@');
+    await page.reload();
+    expect(await page.getByLabel('Search').inputValue()).toBe('buyer@');
+    // A key never goes into the address.
+    await page.getByLabel('Search').fill('ACME-7KQ2-M9XH-4TRB-WZ3P');
+    await page.waitForURL((url) => !url.searchParams.has('q'));
+    expect(page.url()).not.toContain('7KQ2');
+    await page.context().close();
+  });
+
+  it('webhooks: an internal address is saved with a warning; a test event goes out at once; the badge and the phone layout fit', async () => {
+    const page = await signedIn(1280);
+    await page.goto('/settings/webhooks');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByLabel('URL').fill('http://127.0.0.1:9/keyforge');
+    await page.getByRole('dialog').getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByText('Deliveries to this URL will be refused').waitFor();
+    await page.getByText(/127\.0\.0\.1 is an internal address/).waitFor();
+    await shot(page, 'webhook-warning-1280');
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.getByRole('button', { name: 'Deliveries' }).click();
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    // Sent before the mutation answered: the outcome is known at once (refused by the SSRF guard).
+    await toasts(page).filter({ hasText: /Test event failed: refused/ }).waitFor({ timeout: 10_000 });
+    const badge = page.getByRole('dialog').locator('.mantine-Badge-root').filter({ hasText: 'failed' }).first();
+    await badge.waitFor();
+    expect(await badge.evaluate((element) => element.scrollWidth <= element.clientWidth)).toBe(true);
+    expect(await badge.innerText()).toBe('FAILED');
+    await shot(page, 'webhook-deliveries-1280');
+    await page.context().close();
+
+    const phone = await signedIn(375);
+    await phone.goto('/settings/webhooks');
+    const deliveries = phone.getByRole('button', { name: 'Deliveries' });
+    await deliveries.waitFor();
+    const card = phone.locator('tr').filter({ has: deliveries });
+    const [button, row] = [(await deliveries.boundingBox())!, (await card.boundingBox())!];
+    expect(button.x + button.width).toBeLessThanOrEqual(row.x + row.width + 0.5);
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await shot(phone, 'webhooks-375');
+    await phone.context().close();
+  });
+
+  it('quotas: one rule — settable on a suspended license, not on a revoked one; deactivating a member says what Reactivate undoes', async () => {
+    const products = await gql('{ products(first: 10) { nodes { id name } } }');
+    const productId = products.products.nodes[0].id;
+    const create = 'mutation($p: ID!) { createLicense(input: { productId: $p, maxActivations: 1 }) { license { id } } }';
+    const suspended = (await gql(create, { p: productId })).createLicense.license.id;
+    const revoked = (await gql(create, { p: productId })).createLicense.license.id;
+    await gql('mutation($id: ID!) { suspendLicense(input: { id: $id }) { license { id } } }', { id: suspended });
+    await gql('mutation($id: ID!) { revokeLicense(input: { id: $id }) { license { id } } }', { id: revoked });
+    const page = await signedIn(1280);
+    await page.goto(`/licenses/${suspended}`);
+    await expect.poll(() => page.getByRole('button', { name: 'Set quota' }).isEnabled()).toBe(true);
+    await page.goto(`/licenses/${revoked}`);
+    const setQuota = page.getByRole('button', { name: 'Set quota' });
+    await setQuota.waitFor();
+    expect(await setQuota.isDisabled()).toBe(true);
+    expect(await setQuota.getAttribute('aria-description')).toMatch(/revoked/);
+
+    await page.goto('/settings/team');
+    await page.getByRole('row').filter({ hasText: MEMBER }).getByRole('button', { name: 'Deactivate' }).click();
+    const confirm = page.getByRole('dialog');
+    await confirm.getByText(/cannot sign in until an admin reactivates them/).waitFor();
+    expect(await confirm.innerText()).not.toMatch(/cannot sign in again/);
+    await page.context().close();
+  });
+});
