@@ -1,12 +1,9 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
-import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
-import { runCli, startServerProcess, type ServerProcess } from './support/processes.js';
+import { runCli } from './support/processes.js';
 
 /**
  * Console details (Chromium, the real server on PostgreSQL, WEBHOOK_ALLOW_PRIVATE off): the onboarding checklist opens
@@ -14,35 +11,16 @@ import { runCli, startServerProcess, type ServerProcess } from './support/proces
  * webhooks (internal-address warning, test event sent at once, status badge, phone layout), one quota rule, the
  * member deactivation wording. Screenshots at 1280 and 375 px go to test-output/screenshots/details-*.png.
  */
-const ROOT = path.resolve(import.meta.dirname, '..');
-const SCREENSHOTS = path.join(ROOT, 'test-output/screenshots');
 const chromiumNeed = needChromium();
-const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery' };
 const MEMBER = 'bob@acme.test';
 
-let server: ServerProcess;
-let browser: Browser;
-let dbName: string;
-let dataDir: string;
-let token = '';
-
-async function gql(query: string, variables: Record<string, unknown> = {}) {
-  const response = await fetch(`${server.url}/api/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ query, variables }) });
-  const body = (await response.json()) as { data: any; errors?: unknown[] };
-  expect(body.errors).toBeUndefined();
-  return body.data;
-}
+let e2e: ConsoleE2e;
+const gql = (query: string, variables: Record<string, unknown> = {}) => e2e.gql(query, variables);
 
 async function signedIn(width: number): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce' });
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
+  const page = await e2e.newPage(width);
   page.on('pageerror', (error) => expect.fail(`browser error: ${error.message}`));
-  await page.goto('/login');
-  await page.getByLabel('Email').fill(ADMIN.email);
-  await page.getByLabel(/^Password/).fill(ADMIN.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.waitForURL((url) => url.pathname === '/');
+  await signInAsAdmin(page);
   return page;
 }
 
@@ -50,29 +28,13 @@ const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SCR
 const toasts = (page: Page) => page.locator('.mantine-Notification-root');
 
 beforeAll(async () => {
-  const built = spawnSync(process.execPath, ['server/scripts/build-if-changed.mjs', 'console'], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
-  if (built.status !== 0) throw new Error(`console build failed:\n${built.stdout}\n${built.stderr}`);
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  dbName = uniqueName('kf_details');
-  const databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
-  dataDir = mkdtempSync(path.join(tmpdir(), 'kf-details-'));
-  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: 'details-e2e-secret-0123456789abcdef0123456789', LOG_LEVEL: 'warn' };
-  server = await startServerProcess(env);
-  const setup = await fetch(`${server.url}/api/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ query: 'mutation($e: String!, $p: String!) { setup(input: { companyName: "Acme Corp", keyPrefix: "ACME", email: $e, password: $p }) { accessToken } }', variables: { e: ADMIN.email, p: ADMIN.password } }),
-  });
-  token = ((await setup.json()) as any).data.setup.accessToken;
-  expect(runCli(['user:create', '--tenant', 'ACME', '--email', MEMBER, '--password', 'bobs own password', '--role', 'ReadOnly', '--json'], env).status).toBe(0);
-  browser = await chromium.launch({ executablePath: chromiumNeed.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  if (chromiumNeed.missing) return; // describeWith reports the skip
+  e2e = await startConsoleE2e('details', chromiumNeed.path);
+  expect(runCli(['user:create', '--tenant', 'ACME', '--email', MEMBER, '--password', 'bobs own password', '--role', 'ReadOnly', '--json'], e2e.env).status).toBe(0);
 }, 600_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.stop('SIGKILL');
-  if (dbName) await dropDatabase(dbName);
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  await e2e?.stop();
 });
 
 describeWith(chromiumNeed)('console details', () => {
