@@ -71,6 +71,8 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   resetUserMfa: [],
   refreshSession: [],
   reinstateLicense: ['licenses', 'dashboardStats', 'analytics'],
+  // The payload's license (its new key hint) updates in place; the list's search by key hint goes stale.
+  reissueLicenseKey: ['licenses'],
   removeMeterQuota: ['usageTotals'],
   renewLicense: ['licenses', 'dashboardStats', 'analytics', 'floatingPoolConsumption'],
   resendWebhookDelivery: ['webhookDeliveries'],
