@@ -1,4 +1,4 @@
-import { useEffect } from 'react';
+import { useEffect, useRef } from 'react';
 import { useSearchParams } from 'react-router';
 
 /** The query parameter by which a link opens a page's creation form (`/products?new=1`). */
@@ -11,9 +11,13 @@ export const NEW_PARAM = 'new';
 export function useOpenFromLink(open: () => void) {
   const [params, setParams] = useSearchParams();
   const asked = params.get(NEW_PARAM) === '1';
+  // The latest `open` without being a dependency: a caller's inline function is new on every render, and re-running
+  // the effect for it (before the address has dropped the parameter) would open the form again and again.
+  const openLatest = useRef(open);
+  openLatest.current = open;
   useEffect(() => {
     if (!asked) return;
-    open();
+    openLatest.current();
     setParams(
       (current) => {
         const next = new URLSearchParams(current);
@@ -22,5 +26,5 @@ export function useOpenFromLink(open: () => void) {
       },
       { replace: true },
     );
-  }, [asked, open, setParams]);
+  }, [asked, setParams]);
 }
