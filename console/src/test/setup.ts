@@ -1,8 +1,11 @@
 import '@testing-library/jest-dom/vitest';
 import { cleanup } from '@testing-library/react';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 
 afterEach(cleanup);
+// Mantine's transitions finish on timers (a closing modal, ~200 ms). Let the last ones fire while jsdom's window still
+// exists: after the file the environment is torn down, and a late state update throws "window is not defined".
+afterAll(() => new Promise((resolve) => setTimeout(resolve, 500)));
 
 // jsdom lacks what Mantine measures with.
 Object.defineProperty(window, 'matchMedia', {
