@@ -67,7 +67,7 @@ describeWith(chromiumNeed)('console details', () => {
 
   it('the finished checklist says so', async () => {
     const page = await signedIn(1280);
-    await page.evaluate(() => localStorage.setItem('kf.onboarding.done', 'true'));
+    await page.evaluate(() => localStorage.setItem('kf.onboarding.completed', 'true'));
     await page.reload();
     await page.getByText('You are set up').waitFor();
     await shot(page, 'checklist-done-1280');

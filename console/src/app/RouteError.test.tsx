@@ -17,7 +17,7 @@ describe('RouteError', () => {
       { initialEntries: ['/broken'] },
     );
     render(
-      <MantineProvider theme={theme}>
+      <MantineProvider theme={theme} env="test">
         <RouterProvider router={router} />
       </MantineProvider>,
     );

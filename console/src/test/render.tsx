@@ -7,7 +7,7 @@ import { theme } from '../app/theme';
 /** Renders inside the providers every console component expects (theme, router). */
 export function renderUi(ui: ReactElement, { route = '/' }: { route?: string } = {}) {
   return render(
-    <MantineProvider theme={theme}>
+    <MantineProvider theme={theme} env="test">
       <MemoryRouter initialEntries={[route]}>{ui}</MemoryRouter>
     </MantineProvider>,
   );

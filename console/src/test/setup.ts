@@ -1,11 +1,10 @@
 import '@testing-library/jest-dom/vitest';
 import { cleanup } from '@testing-library/react';
-import { afterAll, afterEach } from 'vitest';
+import { afterEach } from 'vitest';
 
+// Components render through test/render.tsx, whose MantineProvider has env="test": no transitions (their timers
+// fired after jsdom was torn down: "window is not defined") and no portals.
 afterEach(cleanup);
-// Mantine's transitions finish on timers (a closing modal, ~200 ms). Let the last ones fire while jsdom's window still
-// exists: after the file the environment is torn down, and a late state update throws "window is not defined".
-afterAll(() => new Promise((resolve) => setTimeout(resolve, 500)));
 
 // jsdom lacks what Mantine measures with.
 Object.defineProperty(window, 'matchMedia', {

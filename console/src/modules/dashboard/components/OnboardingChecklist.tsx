@@ -6,8 +6,10 @@ import { Link } from 'react-router';
 import { NEW_PARAM } from '../../../ui/useOpenFromLink';
 
 export const INTEGRATE_SEEN_KEY = 'kf.onboarding.integrate-seen';
-const DONE_KEY = 'kf.onboarding.done';
-const HIDDEN_KEY = 'kf.onboarding.hidden';
+/** Every step done once (the checklist then says so). */
+const COMPLETED_KEY = 'kf.onboarding.completed';
+/** "Hide this checklist": the key's name predates COMPLETED_KEY, when hiding was the only way to end the checklist. */
+const HIDDEN_KEY = 'kf.onboarding.done';
 
 interface Progress {
   products: number;
@@ -40,7 +42,7 @@ export function onboardingSteps(stats: Progress, integrateSeen: boolean): Onboar
  */
 export function OnboardingChecklist({ stats, onPoll }: { stats: Progress; onPoll: () => void }) {
   const [integrateSeen] = useLocalStorage({ key: INTEGRATE_SEEN_KEY, defaultValue: false });
-  const [finished, setFinished] = useLocalStorage({ key: DONE_KEY, defaultValue: false });
+  const [finished, setFinished] = useLocalStorage({ key: COMPLETED_KEY, defaultValue: false });
   const [hidden, setHidden] = useLocalStorage({ key: HIDDEN_KEY, defaultValue: false });
   const steps = onboardingSteps(stats, integrateSeen);
   const doneCount = steps.filter((step) => step.done).length;

@@ -14,7 +14,6 @@ import {
 
 type Report = ResultOf<typeof LicenseImportReportFields>;
 type Job = ResultOf<typeof LicenseImportJobFields>;
-const licenses = (n: number) => plural(n, 'license');
 /** The server's limit (services/licenses/import.ts MAX_IMPORT_BYTES): a larger file is refused here before upload. */
 const MAX_BYTES = 200_000;
 
@@ -24,22 +23,34 @@ const MAX_BYTES = 200_000;
  */
 export function ImportLicensesButton({ disabled, onImported }: { disabled: boolean; onImported: () => void }) {
   const [opened, setOpened] = useState(false);
+  // Kept here, not in the dialog: closed while the job runs or before its keys are downloaded, the dialog opens on
+  // the same job again (the generated keys exist nowhere else).
+  const [jobId, setJobId] = useState<string | null>(null);
   return (
     <>
       <Button variant="default" leftSection={<IconFileImport size={16} />} disabled={disabled} onClick={() => setOpened(true)}>
         Import CSV
       </Button>
-      {opened && <ImportDialog onClose={() => setOpened(false)} onImported={onImported} />}
+      {opened && (
+        <ImportDialog
+          jobId={jobId}
+          onStarted={setJobId}
+          onClose={(done) => {
+            setOpened(false);
+            if (done) setJobId(null);
+          }}
+          onImported={onImported}
+        />
+      )}
     </>
   );
 }
 
-function ImportDialog({ onClose, onImported }: { onClose: () => void; onImported: () => void }) {
+function ImportDialog({ jobId, onStarted, onClose, onImported }: { jobId: string | null; onStarted: (id: string) => void; onClose: (done: boolean) => void; onImported: () => void }) {
   const [file, setFile] = useState<File | null>(null);
   const [csv, setCsv] = useState<string | null>(null);
   const [report, setReport] = useState<Report | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
-  const [jobId, setJobId] = useState<string | null>(null);
   const check = useApiMutation(CheckLicenseImportMutation, { errorTitle: 'The file could not be checked' });
   const start = useApiMutation(StartLicenseImportMutation, { errorTitle: 'The import did not start' });
 
@@ -59,7 +70,8 @@ function ImportDialog({ onClose, onImported }: { onClose: () => void; onImported
   const toImport = report ? report.valid - report.alreadyImported : 0;
 
   return (
-    <Modal opened onClose={onClose} title="Import licenses from CSV" size="xl" centered>
+    // Once a job runs, only its own buttons close the dialog (a stray click or Escape would hide the keys' download).
+    <Modal opened onClose={() => onClose(false)} closeOnClickOutside={!jobId} closeOnEscape={!jobId} title="Import licenses from CSV" size="xl" centered>
       {jobId ? (
         <ImportProgress id={jobId} onFinished={onImported} onClose={onClose} />
       ) : (
@@ -79,7 +91,7 @@ function ImportDialog({ onClose, onImported }: { onClose: () => void; onImported
           )}
           {report && <DryRunReport report={report} />}
           <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
+            <Button variant="default" onClick={() => onClose(false)}>
               Cancel
             </Button>
             <Button
@@ -87,10 +99,10 @@ function ImportDialog({ onClose, onImported }: { onClose: () => void; onImported
               loading={start.saving}
               onClick={async () => {
                 const data = await start.run({ input: { csv: csv! } });
-                if (data) setJobId(readFragment(LicenseImportJobFields, data.startLicenseImport.job).id);
+                if (data) onStarted(readFragment(LicenseImportJobFields, data.startLicenseImport.job).id);
               }}
             >
-              {report && report.errorCount === 0 && toImport > 0 ? `Import ${licenses(toImport)}` : 'Import'}
+              {report && report.errorCount === 0 && toImport > 0 ? `Import ${plural(toImport, 'license')}` : 'Import'}
             </Button>
           </Group>
         </Stack>
@@ -139,7 +151,7 @@ function DryRunReport({ report }: { report: Report }) {
 }
 
 /** The job, polled every second until it finishes; then its outcome, the failed rows and the keys to download once. */
-function ImportProgress({ id, onFinished, onClose }: { id: string; onFinished: () => void; onClose: () => void }) {
+function ImportProgress({ id, onFinished, onClose }: { id: string; onFinished: () => void; onClose: (done: boolean) => void }) {
   const [result, reload] = useQuery({ query: LicenseImportJobQuery, variables: { id }, requestPolicy: 'network-only' });
   const job: Job | null = result.data?.licenseImportJob ? readFragment(LicenseImportJobFields, result.data.licenseImportJob) : null;
   const finished = job?.finished ?? false;
@@ -157,7 +169,7 @@ function ImportProgress({ id, onFinished, onClose }: { id: string; onFinished: (
     <Stack data-testid="import-progress">
       <Text size="sm" aria-live="polite">
         {finished
-          ? `Finished: ${licenses(job.created)} created, ${job.skipped.toLocaleString('en-US')} imported before (skipped), ${job.failed.toLocaleString('en-US')} failed.`
+          ? `Finished: ${plural(job.created, 'license')} created, ${job.skipped.toLocaleString('en-US')} imported before (skipped), ${job.failed.toLocaleString('en-US')} failed.`
           : `Importing in the background: ${processed.toLocaleString('en-US')} of ${plural(job.total, 'row')}…`}
       </Text>
       <Progress value={job.total ? (100 * processed) / job.total : 0} animated={!finished} aria-label="Import progress" />
@@ -192,8 +204,8 @@ function ImportProgress({ id, onFinished, onClose }: { id: string; onFinished: (
       )}
       {downloaded && <Text size="sm">The keys were downloaded: they are not shown again.</Text>}
       <Group justify="flex-end">
-        <Button variant={finished && keys === 0 ? 'filled' : 'default'} onClick={onClose}>
-          {!finished ? 'Close (it goes on in the background)' : keys > 0 ? 'Close without the keys' : 'Close'}
+        <Button variant={finished && keys === 0 ? 'filled' : 'default'} onClick={() => onClose(finished && keys === 0)}>
+          {!finished ? 'Close (it goes on in the background)' : keys > 0 ? 'Close (the keys wait under Import CSV)' : 'Close'}
         </Button>
       </Group>
     </Stack>

@@ -53,7 +53,8 @@ export function ReissueKeyAction({ license }: { license: { id: string; keyHint: 
           return data;
         }}
       />
-      <Modal opened={reissued !== null} onClose={() => setReissued(null)} title="New license key" centered>
+      {/* Only Done closes it: the new key is shown this once. */}
+      <Modal opened={reissued !== null} onClose={() => setReissued(null)} closeOnClickOutside={false} closeOnEscape={false} title="New license key" centered>
         {reissued && (
           <Stack>
             <SecretOnce label="license key" value={reissued.key} />

@@ -1,6 +1,6 @@
 import { Button, Group, Paper } from '@mantine/core';
 import { IconPlus } from '@tabler/icons-react';
-import { useCallback, useState } from 'react';
+import { useState } from 'react';
 import { useQuery } from 'urql';
 import { readFragment } from '../../../graphql';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
@@ -18,7 +18,7 @@ export function ProductsPage() {
   const [editing, setEditing] = useState<Product | 'new' | null>(null);
   const canManage = useCanManage();
   const products = readFragment(ProductFields, result.data?.products.nodes ?? []);
-  useOpenFromLink(useCallback(() => setEditing('new'), []));
+  useOpenFromLink(() => canManage && setEditing('new'));
 
   return (
     <>

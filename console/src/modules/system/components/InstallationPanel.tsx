@@ -1,4 +1,4 @@
-import { Badge, Paper, SimpleGrid, Stack, Text, Title, Tooltip } from '@mantine/core';
+import { Badge, SimpleGrid, Stack, Text, Tooltip } from '@mantine/core';
 import { useQuery } from 'urql';
 import { DataTable } from '../../../ui/DataTable';
 import { QueryState } from '../../../ui/QueryState';
@@ -40,10 +40,7 @@ export function InstallationPanel() {
               <Fact label="Signing key">created {since(s.signingKeyCreatedAt, '—')}</Fact>
             </Card>
           </SimpleGrid>
-          <Paper p="lg">
-            <Title order={3} size="h4" mb="sm">
-              Job runs, every process
-            </Title>
+          <Card title="Job runs, every process">
             <DataTable
               records={s.jobRuns}
               idAccessor="job"
@@ -73,7 +70,7 @@ export function InstallationPanel() {
                 },
               ]}
             />
-          </Paper>
+          </Card>
         </Stack>
       )}
     </QueryState>
