@@ -1,10 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startBulkLicenseAction } from '../server/src/services/licenses/bulk.js';
 import { startLicenseImport } from '../server/src/services/licenses/import.js';
-import { NO_META, type Actor } from '../server/src/services/auth/actor.js';
 import { startTestApp, TestClock, type TestApp } from './support/harness.js';
 import { startWorkerProcess, stopAllProcesses } from './support/processes.js';
-import { seedTwoTenants, type SeededTenant } from './support/tenants.js';
+import { adminContext, seedTwoTenants, type SeededTenant } from './support/tenants.js';
 import { waitUntil } from './support/wait.js';
 
 // A `pnpm worker` killed (SIGKILL) in the middle of a bulk job, on real PostgreSQL: another worker takes the job
@@ -32,10 +31,8 @@ const startWorker = () =>
     WEBHOOK_ALLOW_PRIVATE: 'true' });
 const runSoon = () => t.deps.db.sql.query(`UPDATE agenda.agenda_jobs SET next_run_at = now() WHERE name = 'bulk-license-jobs' AND type = 'single'`, []);
 const progress = async (id: string) => t.prisma.bulkJob.findUniqueOrThrow({ where: { id } });
-const asAdmin = () => {
-  const actor: Actor = { kind: 'user', userId: A.admin.userId, tenantId: A.tenantId, role: 'CompanyAdmin', email: A.admin.email, sessionFamilyId: null };
-  return { db: t.deps.db, secrets: t.deps.secrets, now: new Date(), actor, meta: NO_META };
-};
+// At the wall time: the workers that run the job are separate processes on the wall clock.
+const asAdmin = () => ({ ...adminContext(t, A), now: new Date() });
 const subscribe = () =>
   t.gql('mutation($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { endpoint { id } } }', { input: { url: 'http://127.0.0.1:9/hooks' } }, { token: A.admin.token });
 

@@ -2,8 +2,9 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBulkJobs } from '../server/src/services/licenses/bulk.js';
 import { MAX_IMPORT_ROWS } from '../server/src/services/licenses/import.js';
+import { createLicense } from '../server/src/services/licenses/management.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
-import { seedTwoTenants, type SeededTenant } from './support/tenants.js';
+import { adminContext, seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
 // Importing licenses from CSV (issue 27 item 4) through GraphQL, the job run by the bulk job runner as a worker runs
 // it: the dry run's every error by line and column, the import (audited and emitted like single creates, provided
@@ -98,6 +99,18 @@ describe('license import: dry run', () => {
     const withErrors = await t.gql(START, { input: { csv } }, { token: A.admin.token });
     expect(withErrors.errors?.[0]).toMatchObject({ message: expect.stringMatching(/has 15 errors/), extensions: { code: 'InvalidRequest' } });
     expect(await t.prisma.license.count({ where: { tenantId: A.tenantId } })).toBe(before);
+  });
+  it('a key retired by a reissue, still in its overlap, is taken: the dry run reports it, and a create with it is Conflict', async () => {
+    const product = await t.seedProduct(A.tenantId, 'Retired Studio');
+    const { key: oldKey, license } = await t.seedLicense(A.tenantId, product.id);
+    const reissued = await ok('mutation($input: ReissueLicenseKeyInput!) { reissueLicenseKey(input: $input) { key } }', { input: { id: license.id, overlapHours: 24 } });
+    expect(reissued.reissueLicenseKey.key).not.toBe(oldKey);
+    const report = await check(['product,key,seats', `Retired Studio,${oldKey},1`].join('\r\n'));
+    expect(report).toMatchObject({ rows: 1, valid: 0, errorCount: 1, errors: [{ line: 2, column: 'key', message: 'a license with this key exists already' }] });
+    await expect(t.seedLicense(A.tenantId, product.id)).resolves.toBeTruthy(); // generated keys are unaffected
+    const direct = createLicense(adminContext(t, A), { productId: product.id, maxActivations: 1 }, { key: oldKey });
+    await expect(direct).rejects.toMatchObject({ code: 'Conflict' });
+    expect((await validate(oldKey)).isValid).toBe(true); // the old key still answers for its own license
   });
 });
 

@@ -5,14 +5,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTransport } from '../server/src/jobs/email/transport.js';
 import { expiryNotificationsJob } from '../server/src/jobs/expiry-notifications.js';
 import { jobContext } from '../server/src/jobs/scheduler.js';
-import { NO_META, systemActor, type Actor } from '../server/src/services/auth/actor.js';
+import { systemActor } from '../server/src/services/auth/actor.js';
 import { createUser } from '../server/src/services/users.js';
 import { DISABLE_AFTER, LEASE_MS, MAX_ATTEMPTS, claimDueWebhooks, purgeWebhookEvents, RETRY_DELAYS_MS, deliverDueWebhooks, send } from '../server/src/services/webhooks/delivery.js';
 import { createWebhookEndpoint, updateWebhookEndpoint } from '../server/src/services/webhooks/endpoints.js';
 import { emitEvent } from '../server/src/services/webhooks/events.js';
 import { isForbiddenAddress } from '../server/src/services/webhooks/ssrf.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
-import { seedTwoTenants, type SeededTenant } from './support/tenants.js';
+import { adminContext, seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
 // Outbound webhooks against a real local receiver (node:http on 127.0.0.1, reachable because this app runs with
 // WEBHOOK_ALLOW_PRIVATE=true; the guard itself is tested with it off). Delivery runs are driven with a chosen `now`.
@@ -33,10 +33,7 @@ const received: Received[] = [];
 let answers: number[] = [];
 
 const deliver = (now = clock.now(), allowPrivate = true) => deliverDueWebhooks({ db: t.deps.db, now, secrets: t.deps.secrets }, { allowPrivate, publicUrl: t.config.publicUrl });
-const adminCtx = (tenant: SeededTenant) => {
-  const actor: Actor = { kind: 'user', userId: tenant.admin.userId, tenantId: tenant.tenantId, role: 'CompanyAdmin', email: tenant.admin.email, sessionFamilyId: null };
-  return { db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor, meta: NO_META };
-};
+const adminCtx = (tenant: SeededTenant) => adminContext(t, tenant);
 /** The operator acting in a tenant (`pnpm cli user:create`): members with a chosen password are made this way. */
 const operatorCtx = (tenant: SeededTenant) => ({ ...adminCtx(tenant), actor: systemActor(tenant.tenantId, 'system (cli)') });
 

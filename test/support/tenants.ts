@@ -38,6 +38,12 @@ export interface SeededTenant {
 
 export const PASSWORD = 'correct horse battery';
 
+/** Services called as a tenant's admin (a signed-in CompanyAdmin), at the app's clock. */
+export function adminContext(t: TestApp, tenant: { tenantId: string; admin: SeededUser }) {
+  const actor: Actor = { kind: 'user', userId: tenant.admin.userId, tenantId: tenant.tenantId, role: 'CompanyAdmin', email: tenant.admin.email, sessionFamilyId: null };
+  return { db: t.deps.db, secrets: t.deps.secrets, now: t.clock.now(), actor, meta: NO_META };
+}
+
 export async function seedTwoTenants(t: TestApp, { catalog = true }: { catalog?: boolean } = {}): Promise<{ A: SeededTenant; B: SeededTenant }> {
   const setup = await t.setupAdmin();
   const A = await seedMembers(t, { tenantId: setup.user.tenantId, keyPrefix: 'ACME', domain: 'acme.test', admin: { email: setup.user.email, userId: setup.user.id, token: setup.token } }, catalog);
@@ -57,9 +63,7 @@ async function seedMembers(
   catalog: boolean,
 ): Promise<SeededTenant> {
   const { tenantId, keyPrefix, admin } = tenant;
-  // The one place that calls services as the tenant's admin.
-  const actor: Actor = { kind: 'user', userId: admin.userId, tenantId, role: 'CompanyAdmin', email: admin.email, sessionFamilyId: null };
-  const ctx = () => ({ db: t.deps.db, secrets: t.deps.secrets, now: t.clock.now(), actor, meta: NO_META });
+  const ctx = () => adminContext(t, tenant);
 
   // Members join by invitation in the product; seeding makes the read-only member as the operator does (createUser).
   const viewer = await createUser({ ...ctx(), actor: systemActor(tenantId, 'system (cli)') }, { email: `viewer@${tenant.domain}`, password: PASSWORD, role: 'ReadOnly' });

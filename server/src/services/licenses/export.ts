@@ -18,7 +18,7 @@ export const EXPORT_COLUMNS = [
 ] as const;
 
 /** A cell a spreadsheet would run as a formula starts with one of these (OWASP "CSV injection"). */
-const FORMULA_START = /^[=+\-@\t\r]/;
+export const FORMULA_START = /^[=+\-@\t\r]/;
 
 /**
  * One RFC 4180 cell: quoted when it holds a comma, quote or line break (quotes doubled); a text that a spreadsheet

@@ -8,6 +8,7 @@ import { requireAdmin, requireMember } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { isUuid } from '../listing.js';
 import { parseInput } from '../validation.js';
+import { EXPORT_COLUMNS, FORMULA_START } from './export.js';
 import { createLicense, LicenseAttributesSchema, type LicenseInput } from './management.js';
 
 // Importing licenses from CSV (README "Importing licenses from CSV"): a dry run that reports every bad cell by line
@@ -48,7 +49,7 @@ const COLUMN_ATTRIBUTES = {
 type Column = keyof typeof COLUMN_ATTRIBUTES;
 export const IMPORT_COLUMNS = Object.keys(COLUMN_ATTRIBUTES) as Column[];
 /** Columns of the export (services/licenses/export.ts) that an import cannot set: ignored, so an export re-imports. */
-const IGNORED_COLUMNS = new Set(['id', 'key_hint', 'status', 'current_activations', 'created_at', 'suspended_at', 'revoked_at']);
+const IGNORED_COLUMNS = new Set<string>(EXPORT_COLUMNS.filter((column) => !(column in COLUMN_ATTRIBUTES)));
 /** `custom.<name>`: one custom field per column (the other service's metadata). */
 const CUSTOM_COLUMN = /^custom[.:](.+)$/;
 const MAX_NOTES = 2_000;
@@ -93,7 +94,7 @@ const TRUE = new Set(['true', 'yes', 'y', '1']);
 const FALSE = new Set(['false', 'no', 'n', '0']);
 
 /** The export writes a text cell a spreadsheet would run as a formula with a leading `'`: read back without it. */
-const unneutralised = (text: string) => (/^'[=+\-@]/.test(text) ? text.slice(1) : text);
+const unneutralised = (text: string) => (text.startsWith("'") && FORMULA_START.test(text.slice(1)) ? text.slice(1) : text);
 
 function wholeNumber(text: string): Cell {
   return /^\d{1,9}$/.test(text) ? ok(Number(text)) : bad('must be a whole number');
@@ -336,7 +337,13 @@ async function checkImport(ctx: ServiceContext, tenantId: string, csv: string): 
   // A provided key some license already has is reported (a row imported before from this file has it: skipped).
   const digests = candidates.filter((row) => row.digest && !row.alreadyImported).map((row) => row.digest!);
   const taken = new Set(
-    digests.length ? (await ctx.db.prisma.license.findMany({ where: { tenantId, keyDigest: { in: digests } }, select: { keyDigest: true } })).map((license) => license.keyDigest) : [],
+    digests.length
+      ? [
+          ...(await ctx.db.prisma.license.findMany({ where: { tenantId, keyDigest: { in: digests } }, select: { keyDigest: true } })),
+          // A key retired by a reissue still answers for its license during the overlap: not free to import.
+          ...(await ctx.db.prisma.retiredLicenseKey.findMany({ where: { keyDigest: { in: digests } }, select: { keyDigest: true } })),
+        ].map((row) => row.keyDigest)
+      : [],
   );
   const rows: ImportedRow[] = [];
   for (const { digest, ...row } of candidates) {
@@ -410,11 +417,14 @@ export async function takeLicenseImportKeys(ctx: ServiceContext, jobId: string) 
   const job = isUuid(jobId) ? await ctx.db.prisma.bulkJob.findFirst({ where: { id: jobId, tenantId, action: IMPORT_ACTION }, select: { finishedAt: true } }) : null;
   if (!job) throw new AppError('NotFound', 'Import not found.');
   if (!job.finishedAt) throw new AppError('Conflict', 'The import is still running: its keys can be downloaded once it has finished.');
-  const rows = await ctx.db.prisma.$queryRaw<{ line: number; licenseId: string; sealedKey: string }[]>`
-    UPDATE license_import_rows r SET sealed_key = NULL FROM (SELECT line, sealed_key FROM license_import_rows WHERE job_id = ${jobId}::uuid AND key_generated AND sealed_key IS NOT NULL FOR UPDATE) old
-     WHERE r.job_id = ${jobId}::uuid AND r.line = old.line RETURNING r.line, r.license_id::text AS "licenseId", old.sealed_key AS "sealedKey"`;
-  if (rows.length === 0) throw new AppError('Conflict', 'The keys of this import were downloaded already (or it generated none).');
-  const generated = rows.sort((a, b) => a.line - b.line).map((row) => ({ line: row.line, licenseId: row.licenseId, key: ctx.secrets.decrypt(row.sealedKey) }));
+  // Erased and decrypted in one transaction: a key that cannot be decrypted rolls the erasure back.
+  const generated = await ctx.db.prisma.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<{ line: number; licenseId: string; sealedKey: string }[]>`
+      UPDATE license_import_rows r SET sealed_key = NULL FROM (SELECT line, sealed_key FROM license_import_rows WHERE job_id = ${jobId}::uuid AND key_generated AND sealed_key IS NOT NULL FOR UPDATE) old
+       WHERE r.job_id = ${jobId}::uuid AND r.line = old.line RETURNING r.line, r.license_id::text AS "licenseId", old.sealed_key AS "sealedKey"`;
+    if (rows.length === 0) throw new AppError('Conflict', 'The keys of this import were downloaded already (or it generated none).');
+    return rows.sort((a, b) => a.line - b.line).map((row) => ({ line: row.line, licenseId: row.licenseId, key: ctx.secrets.decrypt(row.sealedKey) }));
+  });
   const csv = ['line,license_id,key\r\n', ...generated.map((row) => `${row.line},${row.licenseId},${row.key}\r\n`)].join('');
   return { csv, keys: generated.length, generated };
 }
@@ -443,12 +453,13 @@ export async function runImportRows(
     for (const row of rows) {
       await failpoint?.(job.id, String(row.line));
       const ctx = serviceCtx();
-      const where = { jobId_line: { jobId: job.id, line: row.line } };
-      const finish = (data: Prisma.LicenseImportRowUpdateInput, failed: boolean) =>
-        ctx.db.prisma.$transaction([
-          ctx.db.prisma.licenseImportRow.update({ where, data: { sealedKey: null, ...data } }),
-          ctx.db.prisma.bulkJob.update({ where: { id: job.id }, data: failed ? { failed: { increment: 1 } } : { done: { increment: 1 } } }),
-        ]);
+      // A row is marked once, from pending: a second runner of the same job (a lapsed lease) changes nothing it did.
+      const pending = { jobId: job.id, line: row.line, status: 'pending' };
+      const finish = (data: Prisma.LicenseImportRowUncheckedUpdateManyInput, failed: boolean) =>
+        ctx.db.prisma.$transaction(async (tx) => {
+          const { count } = await tx.licenseImportRow.updateMany({ where: pending, data: { sealedKey: null, ...data } });
+          if (count) await tx.bulkJob.update({ where: { id: job.id }, data: failed ? { failed: { increment: 1 } } : { done: { increment: 1 } } });
+        });
       const importedBefore = () => ctx.db.prisma.licenseImportRecord.findUnique({ where: { tenantId_fileDigest_line: { tenantId: job.tenantId, fileDigest, line: row.line } } });
       const before = await importedBefore();
       if (before) {
@@ -471,7 +482,8 @@ export async function runImportRows(
             const recorded = await tx.$executeRaw`INSERT INTO license_import_records (tenant_id, file_digest, line, license_id, job_id, created_at)
               VALUES (${job.tenantId}::uuid, ${fileDigest}, ${row.line}, ${license.id}::uuid, ${job.id}::uuid, ${ctx.now}) ON CONFLICT DO NOTHING`;
             if (recorded === 0) throw new AppError('Conflict', ALREADY_IMPORTED);
-            await tx.licenseImportRow.update({ where, data: { status: 'created', licenseId: license.id, sealedKey: row.keyGenerated ? ctx.secrets.encrypt(key) : null } });
+            const { count } = await tx.licenseImportRow.updateMany({ where: pending, data: { status: 'created', licenseId: license.id, sealedKey: row.keyGenerated ? ctx.secrets.encrypt(key) : null } });
+            if (count === 0) throw new AppError('Conflict', ALREADY_IMPORTED);
             await tx.bulkJob.update({ where: { id: job.id }, data: { done: { increment: 1 } } });
           },
         });

@@ -89,6 +89,10 @@ export async function createLicense(ctx: Ctx, input: LicenseInput & { productId:
     const key = options.key ?? generateLicenseKey(tenant.keyPrefix);
     try {
       const license = await ctx.db.prisma.$transaction(async (tx) => {
+        // A key retired by a reissue still answers for its license during the overlap (services/licenses/reissue.ts).
+        if (options.key && (await tx.retiredLicenseKey.findUnique({ where: { keyDigest: ctx.secrets.digest(key) }, select: { keyDigest: true } }))) {
+          throw new AppError('Conflict', 'A license with this key exists already.');
+        }
         const created = await tx.license.create({
           data: {
             ...attributes,
