@@ -39,6 +39,14 @@ describe('license:import on PostgreSQL', () => {
     expect(await t.prisma.license.count({ where: { product: { name: 'Migrated App' } } })).toBe(0);
 
     const good = file('good.csv', 'product,key,customer_email,seats,notes\nMigrated App,,a@imp.test,2,first\nMigrated App,IMPT-2345-6789-ABCD-EFGH,b@imp.test,1,\n');
+    // An --out that exists is refused before anything is imported (the keys are taken once, into a new 0600 file).
+    const existing = file('existing.csv', 'not mine\n');
+    const refused = runCli(['license:import', good, '--tenant', 'IMPT', '--out', existing, '--json'], env);
+    expect(refused.status).toBe(1);
+    expect(refused.json.error.message).toMatch(/exists already/);
+    expect(readFileSync(existing, 'utf8')).toBe('not mine\n');
+    expect(await t.prisma.license.count({ where: { product: { name: 'Migrated App' } } })).toBe(0);
+
     const keysFile = path.join(dir, 'keys.csv');
     const imported = runCli(['license:import', good, '--tenant', 'IMPT', '--out', keysFile, '--json'], env);
     expect(imported.status, imported.stderr).toBe(0);
@@ -69,7 +77,9 @@ describe('license:import while the embedded server runs', () => {
     expect(runCli(['tenant:create', '--name', 'Initech', '--prefix', 'INIT', '--json'], env).status).toBe(0);
     expect(runCli(['product:create', '--tenant', 'INIT', '--name', 'TPS Reports', '--json'], env).status).toBe(0);
     server = await startServerProcess(env);
-    const csv = file('embedded.csv', 'product,seats,expires_at\nTPS Reports,2,2030-01-01\nTPS Reports,1,\n');
+    // An expiry a year from the run (validated below against the server's wall clock).
+    const nextYear = new Date(Date.now() + 365 * 86_400_000).toISOString().slice(0, 10);
+    const csv = file('embedded.csv', `product,seats,expires_at\nTPS Reports,2,${nextYear}\nTPS Reports,1,\n`);
     const imported = runCli(['license:import', csv, '--tenant', 'INIT', '--json'], env);
     expect(imported.status, imported.stderr).toBe(0);
     expect(imported.stderr).toContain('(through the running server)');

@@ -1,5 +1,4 @@
-import { createWriteStream, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { closeSync, createWriteStream, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { JWK } from 'jose';
@@ -13,7 +12,7 @@ import { createLicense, findByKey, revokeLicense, showLicenseByKey, type License
 import { exportLicensesCsv } from '../services/licenses/export.js';
 import { reissueLicenseKey } from '../services/licenses/reissue.js';
 import { checkLicenseImport, getLicenseImportJob, licenseImportFailures, MAX_IMPORT_BYTES, startLicenseImport, takeLicenseImportKeys } from '../services/licenses/import.js';
-import { runBulkJobs } from '../services/licenses/bulk.js';
+import { runBulkJobUntilFinished } from '../services/licenses/bulk.js';
 import { loadTokenSigner, rotateSigningKey } from '../services/signing/signing-keys.js';
 import { listActiveFloatingSessions } from '../services/floating/management.js';
 import { removeMeterQuota, setMeterQuota, usageTotals } from '../services/metering/management.js';
@@ -127,7 +126,7 @@ export const commands: Record<string, CliCommand> = {
       'license:import <file.csv> --tenant <PREFIX> [--dry-run] [--out <keys.csv>]   (README "Importing licenses from CSV"; the generated keys go to --out (mode 0600), else are printed: once)',
     options: ['--tenant <PREFIX>', '--dry-run', '--out <file>'],
     argument: '<file>',
-    exitCode: (result: { report: { errorCount: number } }) => (result.report.errorCount > 0 ? 1 : 0),
+    exitCode: (result: { report: { errorCount: number }; job?: { failed: number } }) => (result.report.errorCount > 0 || (result.job?.failed ?? 0) > 0 ? 1 : 0),
     async run(ctx, opts) {
       const tenant = await getTenantByPrefix(ctx, need(opts, 'tenant'));
       const inTenant = operatorIn(ctx, tenant.id);
@@ -136,21 +135,32 @@ export const commands: Record<string, CliCommand> = {
       const csv = readFileSync(file, 'utf8');
       const report = await checkLicenseImport(inTenant, csv);
       if (opts.dryRun || report.errorCount > 0) return { tenant: tenant.keyPrefix, dryRun: Boolean(opts.dryRun), report };
-      const { job } = await startLicenseImport(inTenant, csv);
-      // Run here (or, through the channel, in the server), as a worker would; another worker may hold it: wait.
-      for (;;) {
-        await runBulkJobs({ db: ctx.db, now: new Date() });
-        if ((await getLicenseImportJob(inTenant, job.id))?.finishedAt) break;
-        await sleep(1_000);
-      }
-      const done = (await getLicenseImportJob(inTenant, job.id))!;
-      const imported = { tenant: tenant.keyPrefix, report, job: { id: job.id, total: done.total, created: done.created, skipped: done.skipped, failed: done.failed }, failures: await licenseImportFailures(inTenant, done, 100) };
-      if (done.keysToDownload === 0) return imported;
-      const { csv: keys, generated } = await takeLicenseImportKeys(inTenant, job.id);
+      // The keys file is created (new, 0600) before anything is imported: the keys are taken once, and a file that
+      // cannot be written, or one that exists with wider permissions, must not be found out after that.
       const out = str(opts, 'out');
-      if (!out) return { ...imported, keys: generated };
-      writeFileSync(out, keys, { mode: 0o600 });
-      return { ...imported, keysFile: out };
+      let fd: number | undefined;
+      try {
+        fd = out ? openSync(out, 'wx', 0o600) : undefined;
+      } catch (error) {
+        throw new AppError('InvalidRequest', `--out ${out}: ${(error as NodeJS.ErrnoException).code === 'EEXIST' ? 'exists already (the keys go to a new file only)' : (error as Error).message}`);
+      }
+      try {
+        const { job } = await startLicenseImport(inTenant, csv);
+        // Run here (or, through the channel, in the server), as a worker would; another worker may hold it: wait.
+        await runBulkJobUntilFinished({ db: ctx.db, now: ctx.now }, job.id);
+        const done = (await getLicenseImportJob(inTenant, job.id))!;
+        const imported = { tenant: tenant.keyPrefix, report, job: { id: job.id, total: done.total, created: done.created, skipped: done.skipped, failed: done.failed }, failures: await licenseImportFailures(inTenant, done, 100) };
+        if (done.keysToDownload === 0) return imported;
+        const { csv: keys, generated } = await takeLicenseImportKeys(inTenant, job.id);
+        if (fd === undefined) return { ...imported, keys: generated };
+        writeFileSync(fd, keys);
+        return { ...imported, keysFile: out };
+      } finally {
+        if (fd !== undefined) {
+          closeSync(fd);
+          if (statSync(out!).size === 0) rmSync(out!); // no keys: no empty file left behind
+        }
+      }
     },
   },
   'license:show': {

@@ -123,6 +123,19 @@ export interface BulkRunContext {
  * Works through every bulk job that is unfinished and not held by a live worker (new ones, and those of a worker
  * that died), one at a time. Returns what it did.
  */
+/**
+ * Runs the due bulk jobs in this process until `jobId` has finished (the operator CLI, which has no worker to wait
+ * for); a job another process holds under its lease is waited for, polling every `pollMs`.
+ */
+export async function runBulkJobUntilFinished(ctx: BulkRunContext, jobId: string, pollMs = 1_000) {
+  for (;;) {
+    await runBulkJobs({ ...ctx, now: new Date() });
+    const job = await ctx.db.prisma.bulkJob.findUnique({ where: { id: jobId }, select: { finishedAt: true } });
+    if (!job || job.finishedAt) return;
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
 export async function runBulkJobs(ctx: BulkRunContext) {
   const report = { jobs: 0, done: 0, failed: 0 };
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
