@@ -44,9 +44,11 @@ export async function reissueLicenseKey(ctx: ServiceContext, input: { id: string
     try {
       await ctx.db.prisma.$transaction(async (tx) => {
         // The row lock orders this against a concurrent reissue: each replaces the key the other left.
-        const [current] = await tx.$queryRaw<{ keyDigest: string; keyHint: string }[]>`
-          SELECT key_digest AS "keyDigest", key_hint AS "keyHint" FROM licenses WHERE id = ${license.id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
+        // The status again under the lock: a revocation committed since the read above is final too.
+        const [current] = await tx.$queryRaw<{ keyDigest: string; keyHint: string; status: typeof license.status }[]>`
+          SELECT key_digest AS "keyDigest", key_hint AS "keyHint", status FROM licenses WHERE id = ${license.id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
         if (!current) throw new AppError('NotFound', 'License not found.');
+        refuseRevoked({ ...license, status: current.status }, 'reissued');
         await tx.license.update({ where: { id: license.id }, data: { keyDigest: ctx.secrets.digest(key), keyDigestVersion: KEY_DIGEST_VERSION, keyHint, updatedAt: ctx.now } });
         await tx.retiredLicenseKey.deleteMany({ where: { licenseId: license.id } });
         if (previousKeyValidUntil) {

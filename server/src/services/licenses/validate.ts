@@ -34,6 +34,8 @@ export const MIN_TOKEN_TTL_MS = 60 * 60_000;
  * holds an activation, and refreshes that activation's lastSeenAt (at most once per LAST_SEEN_INTERVAL_MS).
  */
 export async function validateLicense(ctx: LicensingContext, input: ValidateInput) {
+  // Bad input is refused whatever the license's state (the REST body schema says the same before this runs).
+  if (input.requireActivation && !input.deviceId) throw new AppError('InvalidRequest', 'requireActivation needs the deviceId of this machine.', { fields: { deviceId: 'required with requireActivation' } });
   const version = input.version === undefined ? null : parseVersion(input.version);
   const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey, ctx.now);
   if (!license) return rejected(LICENSE_NOT_FOUND);
@@ -41,8 +43,7 @@ export async function validateLicense(ctx: LicensingContext, input: ValidateInpu
 
   let rejection = checkEntitlement(license, ctx.now, version);
   if (!rejection && input.requireActivation) {
-    if (!input.deviceId) throw new AppError('InvalidRequest', 'requireActivation needs the deviceId of this machine.', { fields: { deviceId: 'required with requireActivation' } });
-    if (!(await touchActiveDevice(ctx, license, input.deviceId))) rejection = DEVICE_NOT_ACTIVATED;
+    if (!(await touchActiveDevice(ctx, license, input.deviceId!))) rejection = DEVICE_NOT_ACTIVATED;
   }
   const offlineCacheToken = rejection ? null : await signOfflineToken(ctx, license, input);
   return describeLicense(license, ctx.now, rejection, offlineCacheToken);
