@@ -97,7 +97,7 @@ describe('expiry notification emails', () => {
     expect(customer[0].TextBody).toContain(`Your Acme Studio license (${license.keyHint}) from Acme expires on Jul 6, 2026.`);
     const adminMail = peer.to(`ada@${domain}`);
     expect(adminMail.map((message) => message.Subject)).toEqual(['Acme: 1 license expires in 30 days', 'Acme: 1 license expires in 7 days', 'Acme: 1 license expires in 1 day']);
-    expect(adminMail[1].TextBody).toContain(`- Acme Studio | ${license.keyHint} | Jul 6, 2026 (in 7 days) | 2/3 activations`);
+    expect(adminMail[1].TextBody).toContain(`- Acme Studio | ${license.keyHint} | Jul 6, 2026 (in 7 days) | 2/3 seats`);
     expect(adminMail[1].HtmlBody).toContain('data-threshold="7"');
     for (const message of [...adminMail, ...customer]) {
       expect(`${message.HtmlBody}${message.TextBody}`).not.toContain(key);

@@ -137,9 +137,9 @@ const ConfigSchema = z
     postmarkServerToken: env.POSTMARK_SERVER_TOKEN,
     postmarkApiUrl: env.POSTMARK_API_URL.replace(/\/+$/, ''),
     mailFrom: env.MAIL_FROM ?? 'Keyforge <no-reply@localhost>',
-    /** Metrics are collected and served only when one of these is set (README "Observability"). */
     /** Accounts (signed-in CompanyAdmins) that see the installation as a whole on the System page (README "Observability"). */
     operatorEmails: env.OPERATOR_EMAILS,
+    /** Metrics are collected and served only when one of these is set (README "Observability"). */
     metrics: env.METRICS_TOKEN || env.METRICS_PORT !== undefined ? { token: env.METRICS_TOKEN, port: env.METRICS_PORT, host: env.METRICS_HOST } : null,
   }));
 

@@ -119,7 +119,7 @@ export async function renderExpiryAdminEmail(data: ExpiryAdminData): Promise<Ren
     ...data.groups.flatMap((group) => [
       `${groupLabel(group, data.now)} (${group.total}):`,
       ...group.licenses.map(
-        (license) => `- ${license.productName} | ${license.keyHint} | ${formatDate(license.expiresAt)} (${countdown(license.expiresAt, data.now)}) | ${license.currentActivations}/${license.maxActivations} activations`,
+        (license) => `- ${license.productName} | ${license.keyHint} | ${formatDate(license.expiresAt)} (${countdown(license.expiresAt, data.now)}) | ${license.currentActivations}/${license.maxActivations} seats`,
       ),
       ...(group.total > group.licenses.length ? [`…and ${group.total - group.licenses.length} more: ${group.moreUrl}`] : []),
       '',

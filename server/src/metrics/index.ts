@@ -131,7 +131,7 @@ export function createMetrics(sources: MetricsSources) {
   fromStatus('keyforge_webhook_endpoints_disabled', 'Webhook endpoints currently disabled.', (s) => s.webhookEndpointsDisabled);
   fromStatus('keyforge_audit_last_checkpoint_timestamp_seconds', 'When the newest activity-log checkpoint of the installation was signed (absent before the first).', (s) => seconds(s.lastAuditCheckpointAt));
   fromStatus('keyforge_audit_last_verification_timestamp_seconds', 'When the newest full activity-log verification ran (absent before the first).', (s) => seconds(s.lastAuditVerificationAt));
-  fromStatus('keyforge_audit_verification_ok', '1 when every company\'s newest full verification holds, 0 when one is broken (absent before the first).', (s) => (s.auditVerifiedCompanies ? (s.auditVerificationsBroken ? 0 : 1) : null));
+  fromStatus('keyforge_audit_verification_ok', '1 when every company\'s newest full verification holds, 0 when one is broken (absent before the first).', (s) => (s.auditVerificationHolds === null ? null : Number(s.auditVerificationHolds)));
   fromStatus('keyforge_signing_key_age_seconds', 'Age of the active signing key.', (s, now) => (s.signingKeyCreatedAt ? ageSeconds(s.signingKeyCreatedAt, now) : null));
   new Gauge({
     name: 'keyforge_job_last_finished_timestamp_seconds',

@@ -43,14 +43,14 @@ async function resolveMembers(db: Tx, tenantId: string, input: { bundleOf?: stri
   return members;
 }
 
-/**
- * Creates a product of the caller's tenant (CompanyAdmin); with `bundleOf`/`bundleMemberIds`, a bundle of existing
- * products of the same tenant. Audited (CreateProduct).
- */
 /** A product name is unique per company: the error names the field, so a form shows it on the name input. */
 const duplicateName = (name: string) =>
   new AppError('Conflict', `A product named "${name}" already exists.`, { fields: { name: 'Another product already has this name.' } });
 
+/**
+ * Creates a product of the caller's tenant (CompanyAdmin); with `bundleOf`/`bundleMemberIds`, a bundle of existing
+ * products of the same tenant. Audited (CreateProduct).
+ */
 export async function createProduct(ctx: Ctx, input: z.input<typeof ProductInputSchema>) {
   const { tenantId } = requireAdmin(ctx);
   const { db, now } = ctx;

@@ -6,6 +6,17 @@ import type { ServiceContext } from './context.js';
  * the signing key. One reading serves both the Prometheus collectors (the installation, as the system actor) and the
  * console's System page (a company's members: their company only), so both show the same numbers.
  */
+export interface JobLastRun {
+  job: string;
+  lastStartedAt: Date;
+  lastFinishedAt: Date | null;
+  lastFailedAt: Date | null;
+  lastFailReason: string | null;
+  outcome: 'RUNNING' | 'SUCCEEDED' | 'FAILED';
+  /** From start to success or failure; null while running. */
+  durationSeconds: number | null;
+}
+
 export interface SystemStatus {
   /** null: the whole installation (the operator); else the company the numbers are scoped to. */
   tenantId: string | null;
@@ -20,8 +31,10 @@ export interface SystemStatus {
   auditVerificationsBroken: number;
   /** Companies whose log was verified at least once (0: no verdict yet). */
   auditVerifiedCompanies: number;
+  /** Every newest verification holds; null before the first (what keyforge_audit_verification_ok reports). */
+  auditVerificationHolds: boolean | null;
   /** The latest run of each job, whoever started it (`job_last_runs`: installation-wide schedules). */
-  jobs: { job: string; lastStartedAt: Date; lastFinishedAt: Date | null; lastFailedAt: Date | null; lastFailReason: string | null }[];
+  jobs: JobLastRun[];
   /** Unfinished per-tenant runs (expiry, digest): tenants not done yet and tenants failed, per job. */
   runs: { job: string; period: string; tenantsPending: number; tenantsFailed: number }[];
   /** Creation time of the active signing key (installation-wide: every company's tokens use it). */
@@ -101,13 +114,20 @@ async function readStatus(db: StatusCtx['db'], tenantId: string | null): Promise
     lastAuditVerificationAt: date(row.last_verification),
     auditVerificationsBroken: row.verifications_broken,
     auditVerifiedCompanies: row.verified_companies,
-    jobs: jobs.map((job) => ({ job: job.job, lastStartedAt: new Date(job.started_at), lastFinishedAt: date(job.finished_at), lastFailedAt: date(job.failed_at), lastFailReason: job.fail_reason })),
+    auditVerificationHolds: row.verified_companies ? row.verifications_broken === 0 : null,
+    jobs: jobs.map((job) => lastRun(job.job, new Date(job.started_at), date(job.finished_at), date(job.failed_at), job.fail_reason)),
     runs: runs.map((run) => ({ job: run.job, period: run.period, tenantsPending: Math.max(0, run.tenants_pending), tenantsFailed: run.tenants_failed })),
     signingKeyCreatedAt: date(row.signing_key_created),
   };
 }
 
 const date = (value: Date | string | null) => (value === null ? null : new Date(value));
+
+function lastRun(job: string, lastStartedAt: Date, lastFinishedAt: Date | null, lastFailedAt: Date | null, lastFailReason: string | null): JobLastRun {
+  const end = lastFailedAt ?? lastFinishedAt;
+  const outcome = lastFailedAt ? 'FAILED' : lastFinishedAt ? 'SUCCEEDED' : 'RUNNING';
+  return { job, lastStartedAt, lastFinishedAt, lastFailedAt, lastFailReason, outcome, durationSeconds: end ? (end.getTime() - lastStartedAt.getTime()) / 1000 : null };
+}
 
 /** Entries a checkpoint has not covered for this long mean the checkpoint job (every 15 minutes) is not keeping up. */
 export const UNANCHORED_ENTRIES_STALE_MS = 60 * 60_000;
