@@ -19,7 +19,6 @@ const gql = (query: string, variables: Record<string, unknown> = {}) => e2e.gql(
 
 async function signedIn(width: number): Promise<Page> {
   const page = await e2e.newPage(width);
-  page.on('pageerror', (error) => expect.fail(`browser error: ${error.message}`));
   await signInAsAdmin(page);
   return page;
 }
@@ -34,7 +33,9 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
+  const errors = e2e?.errors ?? [];
   await e2e?.stop();
+  expect(errors, 'browser errors').toEqual([]);
 });
 
 describeWith(chromiumNeed)('console details', () => {

@@ -14,6 +14,11 @@ import { postJson } from './support/processes.js';
 const chromiumNeed = needChromium();
 let app: ConsoleE2e;
 let page: Page;
+/** An expiry a year from the run: the imported keys are validated against the server's wall clock. */
+const NEXT_YEAR = new Date(Date.now() + 365 * 86_400_000).toISOString().slice(0, 10);
+const HEADER = 'product,key,customer_email,seats,expires_at,features,custom.plan,notes';
+/** Imported once, then again (every row skipped: the same file). */
+const GOOD_CSV = [HEADER, `Acme Studio,,one@import.example,2,${NEXT_YEAR},pro;sync,pro,moved`, 'Acme Studio,,two@import.example,1,,,,', 'Acme Studio,ACME-2345-6789-ABCD-EFGH,three@import.example,1,,,,'].join('\n');
 const poll = <T>(read: () => T | Promise<T>, timeout = 20_000) => expect.poll(read, { timeout });
 /** Picks a file in the dialog's CSV file input (Mantine's FileInput is a button opening the file chooser). */
 async function chooseCsv(dialog: ReturnType<Page['getByRole']>, name: string, text: string) {
@@ -36,8 +41,7 @@ describeWith(chromiumNeed)('licenses page: import from CSV in Chromium', () => {
     await page.getByRole('button', { name: 'Import CSV' }).click();
     const dialog = page.getByRole('dialog', { name: 'Import licenses from CSV' });
 
-    const header = 'product,key,customer_email,seats,expires_at,features,custom.plan,notes';
-    const bad = [header, 'Acme Studio,,one@import.example,2,2027-01-31,pro;sync,pro,', 'Acme Studio,,two@import.example,zero,2027-02-30,,,', 'Nope,ACME-1,,1,,,,'].join('\n');
+    const bad = [HEADER, `Acme Studio,,one@import.example,2,${NEXT_YEAR},pro;sync,pro,`, 'Acme Studio,,two@import.example,zero,2027-02-30,,,', 'Nope,ACME-1,,1,,,,'].join('\n');
     await chooseCsv(dialog, 'bad.csv', bad);
     await poll(() => dialog.getByTestId('import-summary').textContent()).toMatch(/^1 row of 3 valid; 4 errors to fix first/);
     const errors = await dialog.getByTestId('import-errors').locator('tbody tr').allTextContents();
@@ -50,8 +54,7 @@ describeWith(chromiumNeed)('licenses page: import from CSV in Chromium', () => {
     expect(await dialog.getByRole('button', { name: 'Import', exact: true }).isDisabled()).toBe(true);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'import-01-errors.png'), fullPage: true });
 
-    const good = [header, 'Acme Studio,,one@import.example,2,2027-01-31,pro;sync,pro,moved', 'Acme Studio,,two@import.example,1,,,,', 'Acme Studio,ACME-2345-6789-ABCD-EFGH,three@import.example,1,,,,'].join('\n');
-    await chooseCsv(dialog, 'good.csv', good);
+    await chooseCsv(dialog, 'good.csv', GOOD_CSV);
     await poll(() => dialog.getByTestId('import-summary').textContent()).toMatch(/^3 rows, all valid/);
     await dialog.getByRole('button', { name: 'Import 3 licenses' }).click();
     await poll(() => dialog.getByTestId('import-progress').textContent(), 60_000).toMatch(/Finished: 3 licenses created, 0 imported before \(skipped\), 0 failed/);
@@ -73,8 +76,7 @@ describeWith(chromiumNeed)('licenses page: import from CSV in Chromium', () => {
     await page.setViewportSize({ width: 375, height: 812 });
     await page.getByRole('button', { name: 'Import CSV' }).click();
     const dialog = page.getByRole('dialog', { name: 'Import licenses from CSV' });
-    const good = ['product,key,customer_email,seats,expires_at,features,custom.plan,notes', 'Acme Studio,,one@import.example,2,2027-01-31,pro;sync,pro,moved', 'Acme Studio,,two@import.example,1,,,,', 'Acme Studio,ACME-2345-6789-ABCD-EFGH,three@import.example,1,,,,'].join('\n');
-    await chooseCsv(dialog, 'good.csv', good);
+    await chooseCsv(dialog, 'good.csv', GOOD_CSV);
     await poll(() => dialog.getByTestId('import-summary').textContent()).toMatch(/3 rows were imported before from this file and will be skipped/);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'import-03-phone.png'), fullPage: true });

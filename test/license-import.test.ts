@@ -160,6 +160,8 @@ describe('license import: the job', () => {
     expect(rows.map((row) => [row.line, row.license_id])).toEqual([['3', second.id], ['4', third.id]]);
     for (const row of rows) expect(await validate(row.key)).toMatchObject({ isValid: true });
     expect(taken.csv).not.toContain(providedKey);
+    // No key, provided or generated, in the process log.
+    for (const key of [providedKey, ...rows.map((row) => row.key)]) expect(t.logs.join('')).not.toContain(key);
     const again = await t.gql(TAKE, { input: { jobId: job.id } }, { token: A.admin.token });
     expect(again.errors?.[0]).toMatchObject({ extensions: { code: 'Conflict' }, message: expect.stringMatching(/downloaded already/) });
     expect((await jobQuery(job.id)).keysToDownload).toBe(0);

@@ -104,9 +104,14 @@ describe('reissueLicenseKey', () => {
     expect((await validate(oldKey)).json).toEqual(UNKNOWN);
     expect((await t.activate({ licenseKey: oldKey, deviceId: 'third-node' })).json).toEqual(UNKNOWN);
     expect((await validate(newKey)).json.isValid).toBe(true);
-    // Housekeeping deletes the lapsed former key (the lookup ignored it already).
+    // Housekeeping deletes the lapsed former key (the lookup ignored it already), and only that: a key still in its
+    // overlap stays.
+    const { key: running, license: other } = await freshLicense();
+    await reissue({ id: other.id, overlapHours: 1 });
     expect(await purgeRetiredLicenseKeys({ db: t.deps.db, now: clock.now() })).toBeGreaterThanOrEqual(1);
     expect(await t.prisma.retiredLicenseKey.count({ where: { licenseId: license.id } })).toBe(0);
+    expect(await t.prisma.retiredLicenseKey.count({ where: { licenseId: other.id } })).toBe(1);
+    expect((await validate(running)).json.isValid).toBe(true);
   });
 
   it('a second reissue ends the first one\'s overlap at once', async () => {

@@ -163,7 +163,9 @@ describe('login, lockout and sessions', () => {
     const session = await t.login('admin@acme.test');
     const both = await Promise.all([refreshWith(session.cookie!), refreshWith(session.cookie!)]);
     expect(both.map((response) => response.errors)).toEqual([undefined, undefined]);
+    // Both are one session: logging out of either ends the other's too.
     await t.gql('mutation { logout { success } }', {}, { token: both[0].data.refreshSession.accessToken });
+    expect((await t.gql(ME, {}, { token: both[1].data.refreshSession.accessToken })).status).toBe(401);
     // Logged out within the window: the spent token is not rescued.
     const fresh = await t.login('admin@acme.test');
     const rotated = await refreshWith(fresh.cookie!);

@@ -80,11 +80,11 @@ export async function startConsoleE2e(name: string, chromiumPath: string, server
   };
 }
 
-/** Signs the admin in on the login page and waits for the dashboard. */
-export async function signInAsAdmin(page: Page) {
+/** Signs the admin (or `who`) in on the login page and waits for the dashboard. */
+export async function signInAsAdmin(page: Page, who: { email: string; password: string } = ADMIN) {
   await page.goto('/login');
-  await page.getByLabel('Email').fill(ADMIN.email);
-  await page.getByLabel(/^Password/).fill(ADMIN.password);
+  await page.getByLabel('Email').fill(who.email);
+  await page.getByLabel(/^Password/).fill(who.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
 }
