@@ -223,7 +223,15 @@ async function load(target: Target, seconds: number, request: Request) {
   return { result, detail, p50: pct(0.5), p99: pct(0.99), cpuUsPerRequest };
 }
 
-async function runScenario(scenario: string, target: Target, url: string, seed: { key: string; keys: string[] }): Promise<Row> {
+/** What bench/seed.ts made: the validate key, the activate keys, and the validate key's license with its installations. */
+interface Seed {
+  key: string;
+  keys: string[];
+  licenseId: string;
+  devices: number;
+}
+
+async function runScenario(scenario: string, target: Target, url: string, seed: Seed): Promise<Row> {
   const { key } = seed;
   const headers = { 'content-type': 'application/json' };
   let make: () => Request;
@@ -236,7 +244,7 @@ async function runScenario(scenario: string, target: Target, url: string, seed: 
     let i = 0;
     make = () => ({
       method: 'POST', path: '/api/v1/validate', headers,
-      setupRequest: (req) => ({ ...req, body: JSON.stringify({ licenseKey: key, deviceId: `bench-seat-${i++ % 1000}`, requireActivation: true }) }),
+      setupRequest: (req) => ({ ...req, body: JSON.stringify({ licenseKey: key, deviceId: `bench-seat-${i++ % seed.devices}`, requireActivation: true }) }),
     });
   } else if (scenario === 'activate' || scenario === 'hotkey') {
     // A fresh nonce and a new deviceId per request: every request is a new installation taking a seat. activate:
@@ -261,7 +269,7 @@ async function runScenario(scenario: string, target: Target, url: string, seed: 
   const warm = await load(target, WARMUP, make());
   // The warm-up refreshed the devices' lastSeenAt: make every one stale again, so that the timed run includes the
   // one write per device per interval (1,000 writes) rather than none.
-  if (scenario === 'device') await sqlOn(url, "UPDATE activations SET last_seen_at = now() - interval '1 hour' WHERE device_id LIKE 'bench-seat-%'");
+  if (scenario === 'device') await sqlOn(url, `UPDATE activations SET last_seen_at = now() - interval '1 hour' WHERE license_id = '${seed.licenseId}'`);
   if (pool) {
     // Size the timed run's pool from the warm-up rate, with a 2× margin (the warm-up is the slow part).
     const rate = warm.result['2xx'] / Math.max(warm.result.duration, 1);
@@ -348,10 +356,10 @@ async function main() {
       await admin(`CREATE DATABASE "${name}"`);
     }
     // A fresh tenant key prefix for every run on an existing database.
-    const prefix = existing ? `B${randomBytes(4).toString('hex').toUpperCase().replace(/^[0-9]/, 'X')}` : 'BENCH';
+    const prefix = existing ? `B${randomBytes(4).toString('hex').toUpperCase()}` : 'BENCH';
     return exec(process.execPath, ['--import', 'tsx', 'bench/seed.ts'], { ...process.env, BENCH_DB_URL: url, SERVER_SECRET: secret, BENCH_KEY_PREFIX: prefix });
   });
-  const seed = JSON.parse(/BENCH_SEED (.+)/.exec(seedOutput)![1]) as { key: string; keys: string[] };
+  const seed = JSON.parse(/BENCH_SEED (.+)/.exec(seedOutput)![1]) as Seed;
   console.log(`database ${name} migrated and seeded${existing ? ' (existing database, kept)' : ''}`);
 
   // 2. Build the server when its output is missing or older than the sources.
@@ -408,7 +416,7 @@ async function main() {
  * BENCH_METRICS=compare: two real servers on the same database, metrics off and on (METRICS_TOKEN), validate on
  * each in turn, the order alternating per round so that drift in the machine's load falls on both alike.
  */
-async function compareMetrics(env: (port: number) => NodeJS.ProcessEnv, url: string, seed: { key: string; keys: string[] }, secret: string) {
+async function compareMetrics(env: (port: number) => NodeJS.ProcessEnv, url: string, seed: Seed, secret: string) {
   const off = await startServer('keyforge', [SERVER_ENTRY], { ...env(await freePort()), METRICS_TOKEN: '' });
   const on = await startServer('keyforge+metrics', [SERVER_ENTRY], { ...env(await freePort()), METRICS_TOKEN: secret });
   const busyBefore = await machineBusy();

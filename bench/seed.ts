@@ -24,7 +24,7 @@ try {
   const tenant = await createTenant(ctx, { name: 'Bench Corp', keyPrefix: process.env.BENCH_KEY_PREFIX ?? 'BENCH' });
   const product = await createProduct(operatorIn(ctx, tenant.id), { name: 'Bench Studio' });
   // Enough seats that activate never runs out; a realistic small payload for the offline token.
-  const { key } = await createLicense(operatorIn(ctx, tenant.id), {
+  const { key, license } = await createLicense(operatorIn(ctx, tenant.id), {
     productId: product.id,
     maxActivations: 1_000_000,
     offlineGraceDays: 7,
@@ -32,14 +32,13 @@ try {
     customFields: { plan: 'team' },
   });
   // The device scenario (validate with requireActivation) rotates over these installations of `key`.
-  const license = await db.prisma.license.findFirstOrThrow({ where: { tenantId: tenant.id }, orderBy: { createdAt: 'asc' } });
   await db.prisma.activation.createMany({
     data: Array.from({ length: BENCH_DEVICES }, (_, i) => ({ tenantId: tenant.id, licenseId: license.id, deviceId: `bench-seat-${i}`, createdAt: ctx.now, lastSeenAt: ctx.now })),
   });
   // The activate scenario spreads over these (one installation per license at a time); hotkey uses `key` alone.
   const keys: string[] = [];
   for (let i = 0; i < 200; i++) keys.push((await createLicense(operatorIn(ctx, tenant.id), { productId: product.id, maxActivations: 100_000, offlineGraceDays: 7, features: ['pro'] })).key);
-  process.stdout.write(`BENCH_SEED ${JSON.stringify({ key, keys })}\n`);
+  process.stdout.write(`BENCH_SEED ${JSON.stringify({ key, keys, licenseId: license.id, devices: BENCH_DEVICES })}\n`);
 } finally {
   await db.close();
   rmSync(dataDir, { recursive: true, force: true });

@@ -130,7 +130,7 @@ function lastRun(job: string, lastStartedAt: Date, lastFinishedAt: Date | null, 
 }
 
 /** Entries a checkpoint has not covered for this long mean the checkpoint job (every 15 minutes) is not keeping up. */
-export const UNANCHORED_ENTRIES_STALE_MS = 60 * 60_000;
+const UNANCHORED_ENTRIES_STALE_MS = 60 * 60_000;
 
 /**
  * The installation as its operator sees it: the numbers the metrics export (the same reading), plus how many

@@ -1,5 +1,5 @@
 import { builder, screamingEnumValues } from '../builder.js';
-import { serviceCtx } from '../context.js';
+import { serviceCtx, type GraphQLContext } from '../context.js';
 import { BULK_ACTIONS, bulkJobFailures, countBulkSelection, getBulkJob, startBulkLicenseAction, MAX_SELECTED } from '../../services/licenses/bulk.js';
 import { LicenseFilterInput } from './licenses.js';
 
@@ -72,6 +72,11 @@ builder.queryFields((t) => ({
   }),
 }));
 
+/** Wakes a worker for a queued bulk job or import now; without one here, the every-minute schedule picks it up. */
+export async function wakeBulkRunner(ctx: GraphQLContext, what: string) {
+  await ctx.deps.jobs?.runNow('bulk-license-jobs').catch((error: Error) => ctx.deps.logger.warn({ err: error.message }, `could not wake a worker for ${what}`));
+}
+
 builder.mutationFields((t) => ({
   startBulkLicenseAction: t.field({
     type: StartBulkLicenseActionPayload,
@@ -80,8 +85,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: StartBulkLicenseActionInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       const job = await startBulkLicenseAction(serviceCtx(ctx), { ...selection(input), action: input.action, expiresAt: input.expiresAt, customerEmail: input.customerEmail });
-      // Wakes a worker now; without one here, the every-minute schedule picks the job up.
-      await ctx.deps.jobs?.runNow('bulk-license-jobs').catch((error: Error) => ctx.deps.logger.warn({ err: error.message }, 'could not wake a worker for a bulk job'));
+      await wakeBulkRunner(ctx, 'a bulk job');
       return job;
     },
   }),

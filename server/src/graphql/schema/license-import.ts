@@ -1,5 +1,6 @@
 import { builder } from '../builder.js';
 import { serviceCtx } from '../context.js';
+import { wakeBulkRunner } from './bulk.js';
 import {
   checkLicenseImport, getLicenseImportJob, licenseImportFailures, MAX_IMPORT_BYTES, MAX_IMPORT_ROWS, startLicenseImport, takeLicenseImportKeys, type ImportError, type ImportReport,
 } from '../../services/licenses/import.js';
@@ -99,8 +100,7 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: StartLicenseImportInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       const started = await startLicenseImport(serviceCtx(ctx), input.csv);
-      // The bulk job runner runs imports; without a worker here, its every-minute schedule picks the job up.
-      await ctx.deps.jobs?.runNow('bulk-license-jobs').catch((error: Error) => ctx.deps.logger.warn({ err: error.message }, 'could not wake a worker for an import'));
+      await wakeBulkRunner(ctx, 'an import'); // the bulk job runner runs imports
       return started;
     },
   }),

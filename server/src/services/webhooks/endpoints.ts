@@ -41,7 +41,7 @@ async function findEndpoint(ctx: Pick<Ctx, 'db'>, tenantId: string, id: string) 
 export const MAX_WEBHOOK_ENDPOINTS = 20;
 
 /** WEBHOOK_ALLOW_PRIVATE, for the warning given when a URL is set (ssrf.ts privateTargetWarning). */
-export interface EndpointTargetOptions {
+interface EndpointTargetOptions {
   allowPrivate: boolean;
 }
 

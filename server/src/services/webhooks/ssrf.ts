@@ -41,7 +41,7 @@ export function isForbiddenAddress(address: string): boolean {
 const nat64LocalUse: [ipaddr.IPv6, number] = [ipaddr.IPv6.parse('64:ff9b:1::'), 48];
 
 /** The IPv4 addresses an IPv6 address carries (none for a native IPv6 address). */
-export function embeddedIPv4(v6: ipaddr.IPv6): string[] {
+function embeddedIPv4(v6: ipaddr.IPv6): string[] {
   const p = v6.parts;
   const v4 = (high: number, low: number) => [high >> 8, high & 255, low >> 8, low & 255].join('.');
   const zeros = (from: number, to: number) => p.slice(from, to).every((part) => part === 0);
