@@ -1,20 +1,9 @@
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startTestApp, type TestApp } from './support/harness.js';
-import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, seedFuzzTarget } from './support/fuzz-graphql.js';
+import { describe, it } from 'vitest';
+import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, useFuzzTarget } from './support/fuzz-graphql.js';
 
 // Issue 12 item 6: every query with arguments, hostile variables, as an admin (so they reach the services).
-let t: TestApp;
-let auth: { token: string };
 let ids: string[] = [];
-beforeAll(async () => {
-  t = await startTestApp();
-  const target = await seedFuzzTarget(t);
-  auth = target.auth;
-  ids = [target.admin.user.id, target.product.id, target.license.id];
-});
-afterAll(async () => {
-  await t?.close();
-});
+const fuzz = useFuzzTarget((target) => (ids = [target.admin.user.id, target.product.id, target.license.id]));
 
 const period = ['DAY', 'MONTH', 'YEAR', 'LIFETIME', 'day'] as const;
 /** Relay connection arguments: every list takes them. */
@@ -78,5 +67,5 @@ const operations: Operation[] = [
 ];
 
 describe(`GraphQL queries under hostile variables (${GRAPHQL_RUNS} per operation)`, () => {
-  for (const op of operations) it(op.name, () => fuzzOperation(t, auth, op, () => ids), FUZZ_TIMEOUT_MS);
+  for (const op of operations) it(op.name, () => fuzzOperation(fuzz.t, fuzz.auth, op, () => ids), FUZZ_TIMEOUT_MS);
 });

@@ -1,25 +1,18 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { runBulkJobs } from '../server/src/services/licenses/bulk.js';
 import { IMPORT_COLUMNS } from '../server/src/services/licenses/import.js';
-import { startTestApp, type TestApp } from './support/harness.js';
-import { FUZZ_TIMEOUT_MS, GRAPHQL_RUNS, seedFuzzTarget } from './support/fuzz-graphql.js';
+import { FUZZ_TIMEOUT_MS, GRAPHQL_RUNS, useFuzzTarget } from './support/fuzz-graphql.js';
 import { hostileString } from './support/hostile.js';
 
 // Hostile CSV bodies for the license import (README "Importing licenses from CSV"): headers from the real columns
 // and garbage, cells mixing valid-looking values with quotes, separators, line breaks, NULs and lone surrogates.
 // Neither the dry run nor the start answers a server error, and every import a file starts finishes.
 
-let t: TestApp;
-let auth: { token: string };
 let productName: string;
-beforeAll(async () => {
-  t = await startTestApp();
-  const target = await seedFuzzTarget(t);
-  auth = target.auth;
-  productName = (await t.prisma.product.findUniqueOrThrow({ where: { id: target.product.id } })).name;
+const fuzz = useFuzzTarget(async (target) => {
+  productName = (await target.t.prisma.product.findUniqueOrThrow({ where: { id: target.product.id } })).name;
 });
-afterAll(() => t?.close());
 
 const RUNS = Math.max(50, Math.floor(GRAPHQL_RUNS / 4));
 const column = fc.oneof(fc.constantFrom(...IMPORT_COLUMNS, 'custom.plan', 'custom:region', 'id', 'status', 'Customer Email'), hostileString, fc.string({ maxLength: 12 }));
@@ -51,7 +44,7 @@ it(`hostile CSV bodies: no server error from the dry run or the start, and every
   await fc.assert(
     fc.asyncProperty(fc.oneof(body, plausible), async (csv) => {
       for (const query of [CHECK, START]) {
-        const response = await t.gql(query, { input: { csv } }, auth);
+        const response = await fuzz.t.gql(query, { input: { csv } }, fuzz.auth);
         const detail = `${JSON.stringify(csv).slice(0, 300)} → ${response.text.slice(0, 300)}`;
         expect(response.status, detail).toBeLessThan(500);
         for (const error of response.errors ?? []) expect(error.extensions?.code, detail).not.toBe('InternalError');
@@ -66,7 +59,7 @@ it(`hostile CSV bodies: no server error from the dry run or the start, and every
     { numRuns: RUNS },
   );
   expect(started.length).toBeGreaterThan(0);
-  await runBulkJobs({ db: t.deps.db, now: new Date() });
-  const unfinished = await t.prisma.bulkJob.count({ where: { id: { in: started }, finishedAt: null } });
+  await runBulkJobs({ db: fuzz.t.deps.db, now: new Date() });
+  const unfinished = await fuzz.t.prisma.bulkJob.count({ where: { id: { in: started }, finishedAt: null } });
   expect(unfinished).toBe(0);
 }, FUZZ_TIMEOUT_MS);

@@ -1,6 +1,5 @@
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startTestApp, type TestApp } from './harness.js';
-import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, seedFuzzTarget, type VarKind } from './fuzz-graphql.js';
+import { describe, it } from 'vitest';
+import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, useFuzzTarget, type VarKind } from './fuzz-graphql.js';
 
 // Issue 12 item 6: every mutation with arguments, hostile variables, as an admin. Session-ending mutations
 // (logout, refreshSession, changePassword) are left out so the admin stays signed in; login and setup are public.
@@ -70,22 +69,14 @@ export const NOT_FUZZED = ['logout', 'refreshSession', 'changePassword', 'startM
 
 /** Fuzzes half of the operations (`half` 0 or 1) against an app of its own, seeded with the ids variables mix in. */
 export function fuzzMutationsHalf(half: 0 | 1) {
-  let t: TestApp;
-  let auth: { token: string };
   let ids: string[] = [];
-  beforeAll(async () => {
-    t = await startTestApp();
-    const target = await seedFuzzTarget(t);
-    auth = target.auth;
-    const other = await t.seedUser(target.admin.user.tenantId, { email: 'other@acme.test' });
+  const fuzz = useFuzzTarget(async (target) => {
+    const other = await target.t.seedUser(target.admin.user.tenantId, { email: 'other@acme.test' });
     ids = [target.product.id, target.license.id, other.id];
-  });
-  afterAll(async () => {
-    await t?.close();
   });
   const middle = Math.ceil(operations.length / 2);
   const mine = half === 0 ? operations.slice(0, middle) : operations.slice(middle);
   describe(`GraphQL mutations under hostile variables (${GRAPHQL_RUNS} per operation, half ${half + 1} of 2)`, () => {
-    for (const op of mine) it(op.name, () => fuzzOperation(t, auth, op, () => ids), FUZZ_TIMEOUT_MS);
+    for (const op of mine) it(op.name, () => fuzzOperation(fuzz.t, fuzz.auth, op, () => ids), FUZZ_TIMEOUT_MS);
   });
 }

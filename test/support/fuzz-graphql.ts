@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { expect } from 'vitest';
-import type { TestApp } from './harness.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { startTestApp, type TestApp } from './harness.js';
 import { hostileString, hostileValue, spliced } from './hostile.js';
 
 /** Runs per GraphQL operation; FUZZ_GRAPHQL_RUNS overrides (default 2,000, issue 12 item 6). */
@@ -14,6 +14,25 @@ export async function seedFuzzTarget(t: TestApp) {
   const product = await t.seedProduct(admin.user.tenantId);
   const { license } = await t.seedLicense(admin.user.tenantId, product.id, { floatingSeats: 2 });
   return { auth: { token: admin.token }, admin, product, license };
+}
+
+export type FuzzTarget = { t: TestApp } & Awaited<ReturnType<typeof seedFuzzTarget>>;
+
+/**
+ * A fuzz suite's app and target, started in beforeAll (then `ready`, for what the suite derives from them) and closed
+ * in afterAll; the returned object is filled in by then.
+ */
+export function useFuzzTarget(ready?: (fuzz: FuzzTarget) => unknown) {
+  const fuzz = {} as FuzzTarget;
+  beforeAll(async () => {
+    fuzz.t = await startTestApp();
+    Object.assign(fuzz, await seedFuzzTarget(fuzz.t));
+    await ready?.(fuzz);
+  });
+  afterAll(async () => {
+    await fuzz.t?.close();
+  });
+  return fuzz;
 }
 
 export type VarKind = 'id' | 'string' | 'int' | 'bool' | 'date' | 'json' | readonly string[] | { [field: string]: VarKind };
