@@ -1,74 +1,44 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ADMIN, SCREENSHOTS, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
-import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
-import { postJson, runCli, startServerProcess, type ServerProcess } from './support/processes.js';
+import { postJson, runCli } from './support/processes.js';
 
 /**
  * Account recovery in the console (Chromium, the real server on PostgreSQL): "Forgot password?", the reset page, and
  * the Team page's Unlock and Send reset link. Screenshots at 1280 and 375 px go to test-output/screenshots/.
  */
-const ROOT = path.resolve(import.meta.dirname, '..');
-const SCREENSHOTS = path.join(ROOT, 'test-output/screenshots');
 const chromiumNeed = needChromium();
-const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery' };
 const MEMBER = 'bob@acme.test';
 
-let server: ServerProcess;
-let browser: Browser;
-let dbName: string;
-let dataDir: string;
-let databaseUrl: string;
+let e2e: ConsoleE2e;
 
 async function outboxLink(to: string): Promise<string> {
-  const db = new pg.Client({ connectionString: databaseUrl });
+  const db = new pg.Client({ connectionString: e2e.env.DATABASE_URL });
   await db.connect();
   const rows = await db.query<{ text: string }>("SELECT text FROM email_outbox WHERE kind = 'password-reset' AND to_address = $1 ORDER BY created_at DESC LIMIT 1", [to]).finally(() => db.end());
   return /\/reset-password#token=kfr_[\w-]+/.exec(rows.rows[0].text)![0];
 }
 
-async function newPage(width: number): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce' });
-  const page = await context.newPage();
-  page.setDefaultTimeout(20_000);
-  page.on('pageerror', (error) => expect.fail(`browser error: ${error.message}`));
-  return page;
-}
+const newPage = (width: number) => e2e.newPage(width);
 
 beforeAll(async () => {
-  const built = spawnSync(process.execPath, ['server/scripts/build-if-changed.mjs', 'console'], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
-  if (built.status !== 0) throw new Error(`console build failed:\n${built.stdout}\n${built.stderr}`);
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  dbName = uniqueName('kf_recovery');
-  databaseUrl = await createDatabase(dbName, inject('templateDatabase'));
-  dataDir = mkdtempSync(path.join(tmpdir(), 'kf-recovery-'));
-  const env = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: 'recovery-e2e-secret-0123456789abcdef0123456789', LOG_LEVEL: 'warn' };
-  server = await startServerProcess(env);
-  const setup = await postJson(`${server.url}/api/graphql`, {
-    query: 'mutation($e: String!, $p: String!) { setup(input: { companyName: "Acme Corp", keyPrefix: "ACME", email: $e, password: $p }) { accessToken } }',
-    variables: { e: ADMIN.email, p: ADMIN.password },
-  });
-  expect(setup.json.errors).toBeUndefined();
-  expect(runCli(['user:create', '--tenant', 'ACME', '--email', MEMBER, '--password', 'bobs old password', '--role', 'ReadOnly', '--json'], env).status).toBe(0);
-  browser = await chromium.launch({ executablePath: chromiumNeed.path, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  if (chromiumNeed.missing) return; // describeWith reports the skip
+  e2e = await startConsoleE2e('recovery', chromiumNeed.path);
+  expect(runCli(['user:create', '--tenant', 'ACME', '--email', MEMBER, '--password', 'bobs old password', '--role', 'ReadOnly', '--json'], e2e.env).status).toBe(0);
 }, 600_000);
 
 afterAll(async () => {
-  await browser?.close();
-  await server?.stop('SIGKILL');
-  if (dbName) await dropDatabase(dbName);
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  const errors = e2e?.errors ?? [];
+  await e2e?.stop();
+  expect(errors, 'browser errors').toEqual([]);
 });
 
 describeWith(chromiumNeed)('account recovery in the console', () => {
   it('a locked member: the admin unlocks them and sends a reset link from the Team page; the link sets a new password and signs in', async () => {
     for (let n = 0; n < 5; n++) {
-      await postJson(`${server.url}/api/graphql`, { query: 'mutation($e: String!) { login(input: { email: $e, password: "a wrong password" }) { __typename } }', variables: { e: MEMBER } });
+      await postJson(`${e2e.server.url}/api/graphql`, { query: 'mutation($e: String!) { login(input: { email: $e, password: "a wrong password" }) { __typename } }', variables: { e: MEMBER } });
     }
     for (const width of [1280, 375]) {
       const page = await newPage(width);
