@@ -10,11 +10,7 @@ let token: string;
 let tenantId: string;
 let alphaId: string;
 
-async function ok(query: string, variables: Record<string, unknown> = {}) {
-  const response = await t.gql(query, variables, { token });
-  if (response.errors) throw new Error(JSON.stringify(response.errors));
-  return response.data;
-}
+const ok = (query: string, variables: Record<string, unknown> = {}) => t.gqlData(query, variables, { token });
 
 beforeAll(async () => {
   t = await startTestApp();

@@ -13,11 +13,7 @@ let A: SeededTenant;
 let B: SeededTenant;
 
 type Auth = { token?: string; apiKey?: string };
-async function ok(query: string, variables: Record<string, unknown> = {}, auth: Auth = { token: A.admin.token }) {
-  const response = await t.gql(query, variables, auth);
-  if (response.errors) throw new Error(JSON.stringify(response.errors));
-  return response.data;
-}
+const ok = (query: string, variables: Record<string, unknown> = {}, auth: Auth = { token: A.admin.token }) => t.gqlData(query, variables, auth);
 const COUNT = 'query($selection: BulkLicenseSelection!) { bulkSelectionCount(selection: $selection) }';
 const JOB = 'id action total done failed finished failures { licenseId keyHint error }';
 const START = `mutation($input: StartBulkLicenseActionInput!) { startBulkLicenseAction(input: $input) { job { ${JOB} } } }`;

@@ -17,11 +17,7 @@ let A: SeededTenant;
 let B: SeededTenant;
 
 type Auth = { token?: string; apiKey?: string };
-async function ok(query: string, variables: Record<string, unknown> = {}, auth: Auth = { token: A.admin.token }) {
-  const response = await t.gql(query, variables, auth);
-  if (response.errors) throw new Error(JSON.stringify(response.errors));
-  return response.data;
-}
+const ok = (query: string, variables: Record<string, unknown> = {}, auth: Auth = { token: A.admin.token }) => t.gqlData(query, variables, auth);
 const REPORT = 'rows valid alreadyImported errorCount errors { line column message }';
 const JOB = 'id total done created skipped failed finished keysToDownload failures { line error }';
 const CHECK = `mutation($input: CheckLicenseImportInput!) { checkLicenseImport(input: $input) { report { ${REPORT} } } }`;

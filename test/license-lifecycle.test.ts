@@ -18,11 +18,7 @@ const IP = '203.0.113.7';
 type Auth = { token?: string; apiKey?: string; ip?: string };
 const asAdmin = (): Auth => ({ token: A.admin.token, ip: IP });
 
-async function ok(query: string, variables: Record<string, unknown> = {}, auth: Auth = asAdmin()) {
-  const response = await t.gql(query, variables, auth);
-  if (response.errors) throw new Error(JSON.stringify(response.errors));
-  return response.data;
-}
+const ok = (query: string, variables: Record<string, unknown> = {}, auth: Auth = asAdmin()) => t.gqlData(query, variables, auth);
 async function refused(query: string, variables: Record<string, unknown>, auth: Auth = asAdmin()) {
   const response = await t.gql(query, variables, auth);
   expect(response.errors, JSON.stringify(response.data)).toBeDefined();

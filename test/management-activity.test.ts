@@ -16,11 +16,7 @@ let adminKey: { key: string; id: string };
 let revokedKey: string;
 
 type Auth = { token?: string; apiKey?: string; ip?: string };
-async function ok(query: string, variables: Record<string, unknown> = {}, auth: Auth = { token: A.token, ip: IP }) {
-  const response = await t.gql(query, variables, auth);
-  if (response.errors) throw new Error(JSON.stringify(response.errors));
-  return response.data;
-}
+const ok = (query: string, variables: Record<string, unknown> = {}, auth: Auth = { token: A.token, ip: IP }) => t.gqlData(query, variables, auth);
 
 const ENTRY = 'seq action entity entityType entityId user userId ip timestamp details';
 const LOG = `query($filter: ActivityFilter, $first: Int, $after: String) {

@@ -21,11 +21,7 @@ let readOnlyKey: string;
 let revokedKey: string;
 const L: Record<string, string> = {};
 
-async function ok(query: string, variables: Record<string, unknown> = {}, auth: { token?: string; apiKey?: string } = { token: admin.token }) {
-  const response = await t.gql(query, variables, auth);
-  if (response.errors) throw new Error(JSON.stringify(response.errors));
-  return response.data;
-}
+const ok = (query: string, variables: Record<string, unknown> = {}, auth: { token?: string; apiKey?: string } = { token: admin.token }) => t.gqlData(query, variables, auth);
 
 beforeAll(async () => {
   t = await startTestApp({ clock });

@@ -18,11 +18,7 @@ const issuedKeys: string[] = [];
 type Auth = { token?: string; apiKey?: string; ip?: string };
 const asAdmin: () => Auth = () => ({ token: A.token, ip: IP });
 
-async function ok(query: string, variables: Record<string, unknown> = {}, auth: Auth = asAdmin()) {
-  const response = await t.gql(query, variables, auth);
-  if (response.errors) throw new Error(JSON.stringify(response.errors));
-  return response.data;
-}
+const ok = (query: string, variables: Record<string, unknown> = {}, auth: Auth = asAdmin()) => t.gqlData(query, variables, auth);
 const errorCode = async (query: string, variables: Record<string, unknown> = {}, auth: Auth = asAdmin()) => (await t.gql(query, variables, auth)).errors?.[0]?.extensions?.code;
 
 /** Runs `run` and returns the activity entries of tenant A it wrote. */

@@ -17,11 +17,7 @@ const clock = new TestClock(T);
 let admin: { token: string; tenantId: string };
 let productId: string;
 
-async function ok(query: string, variables: Record<string, unknown> = {}) {
-  const response = await t.gql(query, variables, { token: admin.token });
-  if (response.errors) throw new Error(JSON.stringify(response.errors));
-  return response.data;
-}
+const ok = (query: string, variables: Record<string, unknown> = {}) => t.gqlData(query, variables, { token: admin.token });
 
 /** Inserts `count` licenses of the product, created one second apart, emails bulk-<n>@<domain>. */
 async function insertLicenses(count: number, domain: string, expiresInDays: number | null = null) {

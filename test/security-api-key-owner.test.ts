@@ -11,11 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const createKey = async (auth: { token?: string; apiKey?: string }, name: string) => {
-  const response = await t.gql(`mutation { createApiKey(input: { name: "${name}", role: COMPANY_ADMIN }) { key apiKey { id } } }`, {}, auth);
-  if (response.errors) throw new Error(JSON.stringify(response.errors));
-  return response.data.createApiKey as { key: string; apiKey: { id: string } };
-};
+const createKey = async (auth: { token?: string; apiKey?: string }, name: string) =>
+  (await t.gqlData(`mutation { createApiKey(input: { name: "${name}", role: COMPANY_ADMIN }) { key apiKey { id } } }`, {}, auth)).createApiKey as { key: string; apiKey: { id: string } };
 const works = async (key: string) => (await t.gql('{ company { name } }', {}, { apiKey: key })).status === 200;
 
 describe('API keys trace to a human', () => {

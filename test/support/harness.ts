@@ -129,6 +129,12 @@ export async function startTestApp(options: TestAppOptions = {}) {
       const setCookie = response.headers.get('set-cookie');
       return { ...response, data: response.json?.data, errors: response.json?.errors as { message: string; extensions?: { code?: string; fields?: Record<string, string> } }[] | undefined, setCookie };
     },
+    /** A GraphQL call whose answer must have no errors (they are thrown): its `data`. */
+    async gqlData(query: string, variables: Record<string, unknown> = {}, auth: { token?: string; apiKey?: string; cookie?: string; ip?: string } = {}) {
+      const response = await this.gql(query, variables, auth);
+      if (response.errors) throw new Error(JSON.stringify(response.errors));
+      return response.data;
+    },
     /** Runs first-run setup (company ACME + admin) and returns the admin's access token. */
     async setupAdmin(input: { email?: string; password?: string; keyPrefix?: string; companyName?: string } = {}) {
       const response = await this.gql(
