@@ -431,7 +431,10 @@ describe('floating pool consumption in one pass', () => {
                 WHERE l.tenant_id = $1::uuid AND ($2::uuid IS NULL OR l.id = $2::uuid) AND l.floating_seats IS NOT NULL
                   AND l.created_at < b.bucket_end
                   AND (l.status <> 'revoked' OR l.revoked_at > b.bucket_start)
-                  AND (l.expires_at IS NULL OR l.expires_at > b.bucket_start))::int AS "poolSize"
+                  AND (l.expires_at IS NULL OR l.expires_at > b.bucket_start)
+                  -- an empty validity (ended at or before its creation) counts nowhere
+                  AND (l.status <> 'revoked' OR l.revoked_at > l.created_at)
+                  AND (l.expires_at IS NULL OR l.expires_at > l.created_at))::int AS "poolSize"
          FROM buckets b
         ORDER BY b.bucket_start`,
       tenantId, licenseId, bucket, from, to, POOL_BUCKETS[bucket],
@@ -497,6 +500,17 @@ describe('floating pool consumption in one pass', () => {
     await t.prisma.$executeRawUnsafe(`UPDATE floating_sessions SET lease_expires_at = lease_expires_at + interval '5 hours' WHERE tenant_id = $1::uuid AND ended_at IS NULL AND random() < 0.3`, tenant.id);
     await t.prisma.$executeRawUnsafe(`DELETE FROM floating_sessions WHERE tenant_id = $1::uuid AND random() < 0.1`, tenant.id);
     await t.prisma.$executeRawUnsafe(`DELETE FROM licenses WHERE tenant_id = $1::uuid AND id <> $2::uuid AND floating_seats IS NOT NULL AND random() < 0.1`, tenant.id, one.id);
+    // License changes the pool size's rollup (floating_seat_changes) follows: new expiries, revocations with and
+    // without a date, seats changed, added and taken away, a license created in the hour before `to`.
+    const licenseWrites = [
+      `UPDATE licenses SET expires_at = coalesce(expires_at, ${base}) + floor(random() * 100 - 50) * interval '37 minutes' WHERE tenant_id = $1::uuid AND random() < 0.3`,
+      `UPDATE licenses SET status = 'revoked', revoked_at = CASE WHEN random() < 0.2 THEN NULL ELSE ${base} - floor(random() * 200) * interval '1 hour' END
+        WHERE tenant_id = $1::uuid AND status = 'active' AND random() < 0.15`,
+      `UPDATE licenses SET floating_seats = CASE WHEN floating_seats IS NULL THEN 3 WHEN random() < 0.3 THEN NULL ELSE floating_seats + 2 END WHERE tenant_id = $1::uuid AND random() < 0.3`,
+      `INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, floating_seats, status, created_at, updated_at)
+       SELECT gen_random_uuid(), $1::uuid, product_id, md5(random()::text), 'FLOAT-…-late', 1, 4, 'active', ${base} + interval '3 minutes', now() FROM licenses WHERE id = $2::uuid`,
+    ];
+    for (const sql of licenseWrites) await t.prisma.$executeRawUnsafe(sql, tenant.id, ...(sql.includes('$2') ? [one.id] : []));
     await compare();
   });
 });

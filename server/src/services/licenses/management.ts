@@ -138,7 +138,7 @@ export async function showLicenseByKey(ctx: Ctx, licenseKey: string) {
   const license = await findByKey(ctx, licenseKey);
   const { _count, ...shown } = await ctx.db.prisma.license.findUniqueOrThrow({
     where: { id: license.id },
-    omit: { keyDigest: true, keyDigestVersion: true },
+    omit: { keyDigest: true, keyDigestVersion: true, customerEmailLocal: true, customerEmailDomain: true },
     include: {
       product: { select: { id: true, name: true, isBundle: true } },
       tenant: { select: { id: true, name: true, keyPrefix: true } },
@@ -153,7 +153,7 @@ export async function showLicenseByKey(ctx: Ctx, licenseKey: string) {
 
 /** What the API shows of a license: never the key digest. */
 const LICENSE_VIEW = {
-  omit: { keyDigest: true, keyDigestVersion: true },
+  omit: { keyDigest: true, keyDigestVersion: true, customerEmailLocal: true, customerEmailDomain: true },
   include: { product: { select: { id: true, name: true, isBundle: true } } },
 } satisfies Prisma.LicenseDefaultArgs;
 
@@ -205,13 +205,38 @@ export function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<t
   if (filter.status) and.push(statusSql(filter.status, ctx.now));
   if (filter.expiringWithinDays) and.push(expiringSql(ctx.now, { to: filter.expiringWithinDays }));
   if (filter.search) {
-    // As Prisma's `contains` (insensitive) writes it; the trigram indexes serve both ILIKEs.
+    // As Prisma's `contains` (insensitive): the text literally, anywhere in the email or the key hint.
     const text = filter.search.replaceAll('...', '…');
     const digest = licenseKeyDigest(ctx.secrets, filter.search);
     const byKey = digest ? Prisma.sql` OR key_digest = ${digest}` : Prisma.empty;
-    and.push(Prisma.sql`(customer_email ILIKE ('%' || ${text} || '%') OR key_hint ILIKE ('%' || ${text} || '%')${byKey})`);
+    and.push(Prisma.sql`(${emailContains(tenantId, text)} OR key_hint ILIKE ${`%${likeLiteral(text)}%`}${byKey})`);
   }
   return Prisma.join(and, ' AND ');
+}
+
+/** A LIKE pattern for `text` itself (as Prisma's `contains` escapes it): its wildcards and the escape character escaped. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * The tenant's licenses whose customer email contains `text` (case-insensitive) — the same rows as
+ * `customer_email ILIKE '%text%'`, found by indexes that stay selective for a domain. The email is
+ * local || '@' || domain, split at its last '@' (generated columns, migration license_email_parts). A text without
+ * '@' is in one of the two parts: the local part by its trigram index, or the domain — the tenant's domains containing
+ * it come from the license_email_domains tally, their licenses from the (tenant_id, customer_email_domain, …) btree.
+ * A text "a@b" (split at its last '@') is either inside the local part, or a local part ending with "a" followed by a
+ * domain starting with "b". One trigram index on the whole email read, for "example42.test", the posting lists of
+ * trigrams every email has, across all tenants (README "Scale").
+ */
+function emailContains(tenantId: string, text: string): Prisma.Sql {
+  const inLocal = Prisma.sql`customer_email_local ILIKE ${`%${likeLiteral(text)}%`}`;
+  const atDomains = (pattern: string) => Prisma.sql`customer_email_domain = ANY (ARRAY(
+    SELECT domain FROM license_email_domains WHERE tenant_id = ${tenantId}::uuid AND domain ILIKE ${pattern} GROUP BY domain HAVING sum(licenses) > 0))`;
+  const at = text.lastIndexOf('@');
+  if (at < 0) return Prisma.sql`(${inLocal} OR ${atDomains(`%${likeLiteral(text)}%`)})`;
+  const [local, domain] = [text.slice(0, at), text.slice(at + 1)];
+  const localEnds = local ? Prisma.sql`customer_email_local ILIKE ${`%${likeLiteral(local)}`}` : Prisma.sql`true`;
+  const domainStarts = domain ? atDomains(`${likeLiteral(domain)}%`) : Prisma.sql`customer_email_domain IS NOT NULL`;
+  return Prisma.sql`(${inLocal} OR (${localEnds} AND ${domainStarts}))`;
 }
 
 const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
