@@ -113,7 +113,11 @@ async function seed() {
     ${backfill('20261124102902_scale_activation_days', '-- Backfill the existing activations.')}
     ${backfill('20261125054706_scale_rollups_search', '-- ─── Backfill')}
     TRUNCATE license_expiry_days;
-    ${backfill('20261126003032_license_expiry_days', '-- ─── Backfill')}`);
+    ${backfill('20261126003032_license_expiry_days', '-- ─── Backfill')}
+    TRUNCATE license_email_domains;
+    ${backfill('20261126104711_license_email_parts', '-- ─── Backfill')}
+    TRUNCATE floating_seat_changes;
+    ${backfill('20261126104722_floating_seat_changes', '-- ─── Backfill')}`);
   await sql('VACUUM ANALYZE');
   await sql('CREATE TABLE scale_seeded (at timestamptz DEFAULT now()); INSERT INTO scale_seeded DEFAULT VALUES;');
   console.log(`Seeded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
