@@ -3,6 +3,7 @@ import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { Prisma } from '../server/src/generated/prisma/client.js';
 import { analyticsWindow, dashboardStats, licenseDistribution, licensesByProduct, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
 import { listProducts } from '../server/src/services/products.js';
+import { listLicenses } from '../server/src/services/licenses/management.js';
 import { floatingPoolConsumption, POOL_BUCKETS } from '../server/src/services/floating/management.js';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '../server/src/services/listing.js';
 import { isExpiring, licenseStatus, type ExpiryWindow } from '../server/src/services/licenses/predicates.js';
@@ -512,5 +513,55 @@ describe('floating pool consumption in one pass', () => {
     ];
     for (const sql of licenseWrites) await t.prisma.$executeRawUnsafe(sql, tenant.id, ...(sql.includes('$2') ? [one.id] : []));
     await compare();
+  });
+});
+
+describe('license search by email, split at the domain', () => {
+  it('finds exactly the licenses whose email or key hint contains the text (case-insensitive, literally), after email changes and deletions', async () => {
+    const tenant = await t.seedTenant({ name: 'Mail Co', keyPrefix: 'MAIL' });
+    const product = await t.seedProduct(tenant.id, 'Mailer');
+    // Domains as prefixes, suffixes and middles of others, a domain-like local part, wildcard characters, odd case,
+    // two '@' and none (written directly: the API accepts only valid addresses).
+    const emails = [
+      'ann@example.test', 'Ann.Lee@Example.TEST', 'bob@sub.example.test', 'carol@example.testing.org', 'example.test@mail.org', 'dave@myexample.test',
+      'a_b@x.test', 'axb@x.test', 'per%cent@x.test', 'odd@local@odd.test', 'no-at-sign.test', 'ann@EXAMPLE.test', 'zed@ex.test', null,
+    ];
+    await t.prisma.license.createMany({
+      data: emails.flatMap((customerEmail, i) => [0, 1].map((copy) => ({
+        tenantId: tenant.id, productId: product.id, keyDigest: `mail-${i}-${copy}-${Date.now()}`, keyHint: `MAIL-…-${i}${copy}`, maxActivations: 1, customerEmail,
+      }))),
+    });
+    const ctx = { db: t.deps.db, secrets: t.deps.secrets, now: new Date(T), actor: systemActor(tenant.id), meta: NO_META };
+    const terms = [
+      'example.test', 'EXAMPLE.TEST', '@example.test', '@example.t', '@sub.example', 'ann@', 'ann@exa', 'n@example.t', 'ann.lee', '.test', 'test',
+      'ex', 'a_b', '_', '%', 'per%', 'le@ex', '@', 'l@o', 'local@odd', 'odd@local@odd.test', 'e.test@m', 'nobody.test', 'sub.example.test', 'MAIL-…-1', 'MAIL-...-30',
+    ];
+    const check = async () => {
+      for (const term of terms) {
+        const page = await listLicenses(ctx, { search: term }, { first: 100 });
+        // The plain definition: the text, literally and ignoring case, anywhere in the email or the key hint.
+        const expected = await t.prisma.$queryRaw<{ id: string }[]>`
+          SELECT id::text FROM licenses WHERE tenant_id = ${tenant.id}::uuid
+             AND (strpos(lower(customer_email), lower(${term.replaceAll('...', '…')})) > 0 OR strpos(lower(key_hint), lower(${term.replaceAll('...', '…')})) > 0)`;
+        expect(page.nodes.map((node) => node.id).sort(), term).toEqual(expected.map((row) => row.id).sort());
+        expect(page.totalCount, term).toBe(expected.length);
+      }
+    };
+    await check();
+    expect((await listLicenses(ctx, { search: '@example.test' })).totalCount).toBe(8); // example.test(ing.org) in any case; not sub. or myexample
+    // The domain tally follows email changes (the domain changed, taken away, added) and deletions.
+    const rows = await t.prisma.license.findMany({ where: { tenantId: tenant.id }, orderBy: { keyHint: 'asc' }, select: { id: true } });
+    await t.prisma.license.update({ where: { id: rows[0].id }, data: { customerEmail: 'ann@elsewhere.test' } });
+    await t.prisma.license.update({ where: { id: rows[1].id }, data: { customerEmail: null } });
+    await t.prisma.license.update({ where: { id: rows[27].id }, data: { customerEmail: 'new@example.test' } });
+    await t.prisma.license.delete({ where: { id: rows[2].id } });
+    terms.push('elsewhere', 'new@');
+    await check();
+    const tally = await t.prisma.$queryRaw<{ domain: string; n: number }[]>`
+      SELECT domain, sum(licenses)::int AS n FROM license_email_domains WHERE tenant_id = ${tenant.id}::uuid GROUP BY 1 HAVING sum(licenses) <> 0 ORDER BY 1`;
+    const raw = await t.prisma.$queryRaw<{ domain: string; n: number }[]>`
+      SELECT lower(substring(customer_email FROM '@([^@]*)$')) AS domain, count(*)::int AS n FROM licenses
+       WHERE tenant_id = ${tenant.id}::uuid AND customer_email LIKE '%@%' GROUP BY 1 ORDER BY 1`;
+    expect(tally).toEqual(raw);
   });
 });

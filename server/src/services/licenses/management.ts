@@ -198,20 +198,45 @@ export function licenseWhere(ctx: Ctx, tenantId: string, filter: z.output<typeof
   return { AND: and };
 }
 
-/** The same filter as `licenseWhere`, as SQL over `licenses` (for the counts and the search page). */
-export function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.Sql {
+/** A text search as SQL: the licenses it matches are those of `byDomain` (when given) and those of `rest`. */
+interface SearchSql {
+  byDomain: Prisma.Sql | null;
+  rest: Prisma.Sql;
+}
+
+/** The filter's conditions as SQL over `licenses`: all but the search (`and`), and the search. */
+function filterSql(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>) {
   const and: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
   if (filter.productId) and.push(isUuid(filter.productId) ? Prisma.sql`product_id = ${filter.productId}::uuid` : Prisma.sql`false`);
   if (filter.status) and.push(statusSql(filter.status, ctx.now));
   if (filter.expiringWithinDays) and.push(expiringSql(ctx.now, { to: filter.expiringWithinDays }));
-  if (filter.search) {
-    // As Prisma's `contains` (insensitive): the text literally, anywhere in the email or the key hint.
-    const text = filter.search.replaceAll('...', '…');
-    const digest = licenseKeyDigest(ctx.secrets, filter.search);
-    const byKey = digest ? Prisma.sql` OR key_digest = ${digest}` : Prisma.empty;
-    and.push(Prisma.sql`(${emailContains(tenantId, text)} OR key_hint ILIKE ${`%${likeLiteral(text)}%`}${byKey})`);
-  }
+  if (!filter.search) return { and, search: null };
+  // As Prisma's `contains` (insensitive): the text literally, anywhere in the email or the key hint.
+  const text = filter.search.replaceAll('...', '…');
+  const digest = licenseKeyDigest(ctx.secrets, filter.search);
+  const byKey = digest ? Prisma.sql` OR key_digest = ${digest}` : Prisma.empty;
+  const email = emailContains(tenantId, text);
+  const search: SearchSql = { byDomain: email.byDomain, rest: Prisma.sql`(${email.rest} OR key_hint ILIKE ${`%${likeLiteral(text)}%`}${byKey})` };
+  return { and, search };
+}
+
+/** The same filter as `licenseWhere`, as SQL over `licenses` (for the counts and the bulk actions' selection). */
+export function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.Sql {
+  const { and, search } = filterSql(ctx, tenantId, filter);
+  if (search) and.push(search.byDomain ? Prisma.sql`(${search.byDomain} OR ${search.rest})` : search.rest);
   return Prisma.join(and, ' AND ');
+}
+
+/**
+ * The (id, created_at) of the licenses a search matches, each once: those at a matching domain straight from the
+ * (tenant_id, customer_email_domain, created_at, id) btree — an index-only scan, no row of the table read for
+ * thousands of matches at a common domain — then the others (local part, key hint, key) by their indexes.
+ */
+function searchMatchesSql(and: Prisma.Sql[], search: SearchSql): Prisma.Sql {
+  const where = Prisma.join(and, ' AND ');
+  if (!search.byDomain) return Prisma.sql`SELECT id, created_at FROM licenses WHERE ${where} AND ${search.rest}`;
+  return Prisma.sql`SELECT id, created_at FROM licenses WHERE ${where} AND ${search.byDomain}
+    UNION ALL SELECT id, created_at FROM licenses WHERE ${where} AND ${search.rest} AND (${search.byDomain}) IS NOT TRUE`;
 }
 
 /** A LIKE pattern for `text` itself (as Prisma's `contains` escapes it): its wildcards and the escape character escaped. */
@@ -219,24 +244,24 @@ const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * The tenant's licenses whose customer email contains `text` (case-insensitive) — the same rows as
- * `customer_email ILIKE '%text%'`, found by indexes that stay selective for a domain. The email is
- * local || '@' || domain, split at its last '@' (generated columns, migration license_email_parts). A text without
- * '@' is in one of the two parts: the local part by its trigram index, or the domain — the tenant's domains containing
- * it come from the license_email_domains tally, their licenses from the (tenant_id, customer_email_domain, …) btree.
- * A text "a@b" (split at its last '@') is either inside the local part, or a local part ending with "a" followed by a
- * domain starting with "b". One trigram index on the whole email read, for "example42.test", the posting lists of
- * trigrams every email has, across all tenants (README "Scale").
+ * `customer_email ILIKE '%text%'`, found by indexes that stay selective for a domain: those at the domains of
+ * `byDomain` and those of `rest`. The email is local || '@' || domain, split at its last '@' (generated columns,
+ * migration license_email_parts). A text without '@' is in one of the two parts: the local part by its trigram
+ * index, or the domain — the tenant's domains containing it come from the license_email_domains tally, their
+ * licenses from the (tenant_id, customer_email_domain, …) btree. A text "a@b" (split at its last '@') is either
+ * inside the local part, or a local part ending with "a" followed by a domain starting with "b". One trigram index
+ * on the whole email read, for "example42.test", the posting lists of trigrams every email has, across all tenants.
  */
-function emailContains(tenantId: string, text: string): Prisma.Sql {
+function emailContains(tenantId: string, text: string): SearchSql {
   const inLocal = Prisma.sql`customer_email_local ILIKE ${`%${likeLiteral(text)}%`}`;
   const atDomains = (pattern: string) => Prisma.sql`customer_email_domain = ANY (ARRAY(
     SELECT domain FROM license_email_domains WHERE tenant_id = ${tenantId}::uuid AND domain ILIKE ${pattern} GROUP BY domain HAVING sum(licenses) > 0))`;
   const at = text.lastIndexOf('@');
-  if (at < 0) return Prisma.sql`(${inLocal} OR ${atDomains(`%${likeLiteral(text)}%`)})`;
+  if (at < 0) return { byDomain: atDomains(`%${likeLiteral(text)}%`), rest: inLocal };
   const [local, domain] = [text.slice(0, at), text.slice(at + 1)];
-  const localEnds = local ? Prisma.sql`customer_email_local ILIKE ${`%${likeLiteral(local)}`}` : Prisma.sql`true`;
   const domainStarts = domain ? atDomains(`${likeLiteral(domain)}%`) : Prisma.sql`customer_email_domain IS NOT NULL`;
-  return Prisma.sql`(${inLocal} OR (${localEnds} AND ${domainStarts}))`;
+  if (!local) return { byDomain: domainStarts, rest: inLocal };
+  return { byDomain: null, rest: Prisma.sql`(${inLocal} OR (customer_email_local ILIKE ${`%${likeLiteral(local)}`} AND ${domainStarts}))` };
 }
 
 const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
@@ -250,7 +275,7 @@ export async function listLicenses(ctx: Ctx, filterInput: LicenseFilter = {}, pa
   const filter = parseInput(LicenseFilterSchema, filterInput);
   const page = keyset(pageArgs, LicenseCursor);
   const where = licenseWhere(ctx, tenantId, filter);
-  const conditions = licenseConditions(ctx, tenantId, filter);
+  const { and, search } = filterSql(ctx, tenantId, filter);
   const cursorOf = (row: { createdAt: Date; id: string }) => [row.createdAt.toISOString(), row.id];
   const walk = () =>
     ctx.db.prisma.license.findMany({
@@ -259,14 +284,14 @@ export async function listLicenses(ctx: Ctx, filterInput: LicenseFilter = {}, pa
       take: page.size + 1,
       ...LICENSE_VIEW,
     });
-  if (!filter.search) {
-    const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`licenses`, conditions), COUNT_CAP)]);
+  if (!search) {
+    const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`licenses`, Prisma.join(and, ' AND ')), COUNT_CAP)]);
     return toPage(rows, page, totalCount, cursorOf);
   }
   const cursorSql = page.cursor ? Prisma.sql`WHERE (created_at, id) ${page.sqlCmp} (${page.cursor[0]}::timestamptz, ${page.cursor[1]}::uuid)` : Prisma.empty;
   const { count, keys } = await searchMatches<string>(
     ctx.db,
-    Prisma.sql`SELECT id, created_at FROM licenses WHERE ${conditions}`,
+    searchMatchesSql(and, search),
     Prisma.sql`SELECT id::text FROM counted ${cursorSql} ORDER BY created_at ${page.sqlOrder}, id ${page.sqlOrder} LIMIT ${page.size + 1}`,
   );
   if (!keys) return toPage(await walk(), page, count, cursorOf);
