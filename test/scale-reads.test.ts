@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { Prisma } from '../server/src/generated/prisma/client.js';
-import { analyticsWindow, dashboardStats, licenseDistribution, licensesByProduct, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
+import { analyticsWindow, dashboardStats, foldSeatPoolHistory, licenseDistribution, licensesByProduct, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
 import { listProducts } from '../server/src/services/products.js';
 import { listLicenses } from '../server/src/services/licenses/management.js';
 import { floatingPoolConsumption, POOL_BUCKETS } from '../server/src/services/floating/management.js';
@@ -396,6 +396,31 @@ describe('seat pool rollup (seat_pool_changes)', () => {
     await t.prisma.$executeRaw`DELETE FROM licenses WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.1`;
     await check(NOW);
     await check(T + 3 * DAY + 17 * 60_000);
+
+    // The housekeeping job keeps the hours before 35 days ago summed under at = -infinity: the same figures, and a
+    // change written later to such an hour (a license created 40 days ago renewed, revoked, resized; an old
+    // activation) goes to that row directly.
+    const rowsBelow = async (boundary: number) => (await t.prisma.$queryRaw<{ n: number; folded: number }[]>`
+      SELECT count(*) FILTER (WHERE at > '-infinity')::int AS n, count(*) FILTER (WHERE at = '-infinity')::int AS folded
+        FROM seat_pool_changes WHERE tenant_id = ${tenant.id}::uuid AND at < ${new Date(boundary).toISOString()}::timestamptz`)[0];
+    const boundary = T - 35 * DAY; // T is noon: the boundary is the start of that day
+    expect((await rowsBelow(boundary)).n).toBeGreaterThan(0);
+    expect(await foldSeatPoolHistory({ db: t.deps.db, now: new Date(NOW) })).toBeGreaterThan(0);
+    expect(await rowsBelow(boundary - 12 * HOUR)).toMatchObject({ n: 0, folded: expect.any(Number) });
+    expect((await rowsBelow(boundary - 12 * HOUR)).folded).toBeGreaterThan(0);
+    await check(NOW);
+    await check(T + 3 * DAY + 17 * 60_000);
+    await t.prisma.$executeRaw`UPDATE licenses SET max_activations = max_activations + 2 WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.5`;
+    await t.prisma.$executeRaw`UPDATE licenses SET expires_at = created_at + interval '1 day' WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.2`;
+    await t.prisma.$executeRaw`UPDATE licenses SET status = 'revoked', revoked_at = created_at + interval '2 days' WHERE tenant_id = ${tenant.id}::uuid AND status = 'active' AND random() < 0.2`;
+    await t.prisma.$executeRaw`
+      INSERT INTO activations (id, tenant_id, license_id, created_at, last_seen_at, deactivated_at)
+      SELECT gen_random_uuid(), l.tenant_id, l.id, l.created_at + interval '1 hour', now(), CASE WHEN random() < 0.5 THEN l.created_at + interval '5 hours' END
+        FROM licenses l WHERE l.tenant_id = ${tenant.id}::uuid AND random() < 0.5`;
+    expect((await rowsBelow(boundary - 12 * HOUR)).n).toBe(0);
+    await check(NOW);
+    await check(T + 3 * DAY + 17 * 60_000);
+    expect(await foldSeatPoolHistory({ db: t.deps.db, now: new Date(NOW) })).toBe(0); // nothing left to fold
   });
 });
 

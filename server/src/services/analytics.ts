@@ -2,7 +2,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import { AppError } from '../domain/errors.js';
 import { requireMember } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
-import { daysFrom, daysUntil, startOfUtcDay } from './licenses/countdown.js';
+import { DAY_MS, daysFrom, daysUntil, startOfUtcDay } from './licenses/countdown.js';
 import { expiringSql, expiringWhere, statusSql } from './licenses/predicates.js';
 
 // Dashboard figures (README "Dashboard stats: `GET /api/dashboard/stats`") and analytics (README "Analytics"), computed in SQL for the caller's tenant.
@@ -273,4 +273,28 @@ export async function seatPool({ db }: Ctx, w: AnalyticsWindow) {
            ((SELECT coalesce(sum(s.available), 0) FROM steps s WHERE s.j < m.k) - CASE WHEN m.at < m.h THEN later.available ELSE 0 END)::int AS "seatsAvailable"
       FROM marks m CROSS JOIN later
      ORDER BY m.start`;
+}
+
+/** The analytics reach back 30 days (`analyticsWindow`); seat-pool history older than this is kept summed. */
+export const SEAT_POOL_FOLD_DAYS = 35;
+
+/**
+ * Housekeeping (system-only, every tenant): moves the boundary of seat_pool_changes' summed history to the start of
+ * the UTC day SEAT_POOL_FOLD_DAYS ago (never back) and merges the rows of the hours before it into each tenant's
+ * at = -infinity rows (migration seat_pool_fold), so a seat-pool read sums ~35 days of rows, not the whole history.
+ * The sums up to any instant after the boundary are unchanged. Returns how many rows were merged.
+ */
+export async function foldSeatPoolHistory({ db, now }: Ctx): Promise<number> {
+  const before = new Date(startOfUtcDay(now).getTime() - SEAT_POOL_FOLD_DAYS * DAY_MS);
+  const [{ n }] = await db.prisma.$queryRaw<{ n: number }[]>`
+    WITH boundary AS (UPDATE seat_pool_fold SET before = greatest(before, ${before}::timestamptz) RETURNING before),
+    folded AS (
+      DELETE FROM seat_pool_changes WHERE at > '-infinity' AND at < (SELECT before FROM boundary)
+      RETURNING tenant_id, slot, seats_used, seats_available),
+    merged AS (
+      INSERT INTO seat_pool_changes AS c (tenant_id, at, slot, seats_used, seats_available)
+      SELECT tenant_id, '-infinity', slot, sum(seats_used), sum(seats_available) FROM folded GROUP BY tenant_id, slot
+      ON CONFLICT (tenant_id, at, slot) DO UPDATE SET seats_used = c.seats_used + EXCLUDED.seats_used, seats_available = c.seats_available + EXCLUDED.seats_available)
+    SELECT count(*)::int AS n FROM folded`;
+  return n;
 }
