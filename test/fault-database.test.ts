@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { hostname, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -164,7 +164,7 @@ describe('database loss', () => {
         async () => {
           const { status } = await db.prisma.emailOutbox.findUniqueOrThrow({ where: { id: outboxId }, select: { status: true } });
           if (status === 'sent') {
-            if (worker.output().includes(outboxId)) return true;
+            if (worker.output().includes(outboxId)) return true; // sent, and by the worker's transport
             outboxId = await queueEmail(); // the server was quicker this round
           }
           await db.sql.query(`UPDATE agenda.agenda_jobs SET next_run_at = now() WHERE name = 'email-delivery' AND type = 'single' AND locked_at IS NULL`, []);
@@ -172,9 +172,6 @@ describe('database loss', () => {
         },
         { timeout: 120_000, interval: 1_000, what: 'the worker to deliver an email queued after the restart' },
       );
-      // The run that delivered it is recorded as the worker's (Agenda's name for it: host:pid).
-      const [run] = await db.sql.query<{ by: string }>(`SELECT last_modified_by AS by FROM agenda.agenda_jobs WHERE name = 'email-delivery' AND type = 'single'`, []);
-      expect(run.by).toBe(`${hostname()}:${worker.child.pid}`);
     } finally {
       await db.close();
       rmSync(dataDir, { recursive: true, force: true });
