@@ -27,7 +27,7 @@ export const LICENSE_SUSPENDED: Rejection = {
   message: 'This license has been suspended by the vendor. Please contact the vendor of this software.',
 };
 
-/** The spec's rule: valid only when active (not suspended), unexpired, unrevoked; then the version bounds. */
+/** The validity rule (README "`POST /api/v1/validate`"): valid only when active (not suspended), unexpired, unrevoked; then the version bounds. */
 export function checkEntitlement(license: LicenseRecord, now: Date, version: semver.SemVer | null): Rejection | null {
   if (license.status === 'revoked') return { errorCode: 'LicenseRevoked', message: 'This license has been revoked.' };
   if (license.status === 'suspended') return LICENSE_SUSPENDED;
