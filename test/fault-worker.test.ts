@@ -3,9 +3,9 @@
 // test waits out a dead worker's lease: about 2 minutes.
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { daysUntil } from '../server/src/services/licenses/countdown.js';
+import { daysUntil } from '../server/src/domain/countdown.js';
 import { enqueueEmails } from '../server/src/services/notifications/outbox.js';
-import { THRESHOLDS, thresholdFor } from '../server/src/services/notifications/thresholds.js';
+import { THRESHOLDS, thresholdFor } from '../server/src/domain/notification-thresholds.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
 import { startWorkerProcess, stopAllProcesses } from './support/processes.js';
