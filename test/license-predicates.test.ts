@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Prisma } from '../server/src/generated/prisma/client.js';
+import { DAY_MS, startOfUtcDay } from '../server/src/domain/countdown.js';
 import { analyticsWindow, licenseDistribution } from '../server/src/services/analytics.js';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
-import { DAY_MS, startOfUtcDay } from '../server/src/services/licenses/countdown.js';
 import {
   expiringSql,
   expiringWhere,

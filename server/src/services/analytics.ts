@@ -2,7 +2,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import { AppError } from '../domain/errors.js';
 import { requireMember } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
-import { DAY_MS, daysFrom, daysUntil, startOfUtcDay } from './licenses/countdown.js';
+import { DAY_MS, daysFrom, daysUntil, startOfUtcDay } from '../domain/countdown.js';
 import { expiringSql, expiringWhere, statusSql } from './licenses/predicates.js';
 
 // Dashboard figures (README "Dashboard stats: `GET /api/dashboard/stats`") and analytics (README "Analytics"), computed in SQL for the caller's tenant.
@@ -25,7 +25,7 @@ const HOUR_MS = 3_600_000;
 type ProductCounts = { productId: string; productName: string } & Record<'licenses' | 'revoked' | 'suspended' | 'perpetual' | 'expired' | 'future' | 'within7Days' | 'within30Days' | 'within90Days' | 'later', number>;
 
 /**
- * The active licenses with an expiry date, per product and countdown (UTC days from today, countdown.ts; negative:
+ * The active licenses with an expiry date, per product and countdown (UTC days from today, domain/countdown.ts; negative:
  * past days), and whether they have expired at `now` (licenses/predicates.ts: expiresAt ≤ now): the other days from
  * the license_expiry_days rollup (kept by triggers), today from the (tenant_id, status, expires_at, product_id)
  * index — one day's expiries at most, split at now by the predicates' own SQL. Exact whatever the table's vacuum
