@@ -16,14 +16,14 @@ CREATE TABLE "seat_pool_fold" (
 -- years ago, a revocation of one that expired long ago); recent hours, the only ones an activation writes, never
 -- look the boundary up. A change landing below the boundary while it moves (a writer that read the old one) is
 -- counted all the same: folding only merges rows, the sums never depend on it.
-ALTER TABLE "seat_pool_fold" ADD CONSTRAINT "seat_pool_fold_one_row" CHECK ("id");
+-- One row, id true (no CHECK constraint: Prisma's schema engine cannot describe one on this table).
 INSERT INTO "seat_pool_fold" ("id", "before") VALUES (true, '-infinity');
 
 -- The row a change at instant t is kept under: its hour (seat_pool_hour), or '-infinity' for a folded hour.
 CREATE FUNCTION seat_pool_at(t timestamptz) RETURNS timestamptz LANGUAGE sql STABLE AS $$
   SELECT CASE WHEN t IS NULL THEN NULL
               WHEN seat_pool_hour(t) >= now() - interval '35 days' THEN seat_pool_hour(t)
-              WHEN seat_pool_hour(t) < (SELECT "before" FROM seat_pool_fold) THEN '-infinity'::timestamptz
+              WHEN seat_pool_hour(t) < (SELECT "before" FROM seat_pool_fold WHERE id) THEN '-infinity'::timestamptz
               ELSE seat_pool_hour(t) END
 $$;
 

@@ -287,7 +287,7 @@ export const SEAT_POOL_FOLD_DAYS = 35;
 export async function foldSeatPoolHistory({ db, now }: Ctx): Promise<number> {
   const before = new Date(startOfUtcDay(now).getTime() - SEAT_POOL_FOLD_DAYS * DAY_MS);
   const [{ n }] = await db.prisma.$queryRaw<{ n: number }[]>`
-    WITH boundary AS (UPDATE seat_pool_fold SET before = greatest(before, ${before}::timestamptz) RETURNING before),
+    WITH boundary AS (UPDATE seat_pool_fold SET before = greatest(before, ${before}::timestamptz) WHERE id RETURNING before),
     folded AS (
       DELETE FROM seat_pool_changes WHERE at > '-infinity' AND at < (SELECT before FROM boundary)
       RETURNING tenant_id, slot, seats_used, seats_available),
