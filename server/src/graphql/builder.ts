@@ -1,12 +1,23 @@
 import SchemaBuilder from '@pothos/core';
+import DataloaderPlugin from '@pothos/plugin-dataloader';
+import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { GraphQLError, Kind } from 'graphql';
 import { AppError } from '../domain/errors.js';
+import type PrismaTypes from '../generated/pothos-prisma-types.js';
+import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { GraphQLContext } from './context.js';
 
 /**
  * The one Pothos builder: plugins and scalars only. Types live in graphql/schema/<domain>.ts.
+ * Types backed by a table are `prismaObject`s (@pothos/plugin-prisma): their relations are `t.relation` /
+ * `t.relationCount`, which the plugin folds into the query of the parent rows (one query per level of the answer,
+ * never one per row). Root fields still call the services, which authorize the actor and scope by tenant; they pass
+ * the plugin's planned selection (`queryFromInfo`) into their own query, so a keyset page returns rows whose
+ * relations are already loaded. A relation Prisma cannot page per parent row (a license's activations: its nested
+ * `take` reads every row and slices) is a `t.loadable` of the dataloader plugin over a service that pages all the
+ * parents in one statement.
  * Auth scopes: `authenticated` (any user or API key), `admin` (CompanyAdmin role), `user` (a signed-in
  * user, for self-service). Query fields need `authenticated` and Mutation fields `admin` unless a field
  * says otherwise (skipTypeScopes) — the services check the same rules again.
@@ -18,6 +29,7 @@ import type { GraphQLContext } from './context.js';
  */
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
+  PrismaTypes: PrismaTypes;
   Connection: { totalCount: number; totalCountCapped?: boolean };
   DefaultEdgesNullability: false;
   DefaultNodeNullability: false;
@@ -28,7 +40,7 @@ export const builder = new SchemaBuilder<{
   };
   DefaultFieldNullability: false;
 }>({
-  plugins: [ScopeAuthPlugin, RelayPlugin],
+  plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin, DataloaderPlugin],
   defaultFieldNullability: false,
   scopeAuth: {
     authScopes: (ctx) => ({ authenticated: ctx.actor !== null, admin: ctx.actor?.role === 'CompanyAdmin', user: ctx.actor?.kind === 'user' }),
@@ -36,6 +48,14 @@ export const builder = new SchemaBuilder<{
       ctx.actor
         ? new AppError('Forbidden', 'Your role does not allow this: it needs a CompanyAdmin (or a signed-in user for your own settings).')
         : new AppError('Unauthorized', 'Sign in, or send an API key in X-Api-Key.'),
+  },
+  prisma: {
+    client: (ctx) => ctx.deps.db.prisma,
+    dmmf: getDatamodel(),
+    // Descriptions are written on the GraphQL fields, for API callers, not taken from the schema's /// comments.
+    exposeDescriptions: false,
+    // A root field that forgets to pass the planned selection to its service would load relations row by row.
+    onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'error',
   },
   relay: {
     nodeQueryOptions: false,
