@@ -308,7 +308,10 @@ export async function listLicenseActivations(ctx: Ctx, licenses: readonly { id: 
   if (licenses.some((license) => license.tenantId !== tenantId)) throw new AppError('NotFound', 'License not found.');
   const page = keyset(pageArgs, ActivationCursor);
   const ids = licenses.map((license) => license.id);
-  const cursor = page.cursor ? Prisma.sql`AND (created_at, id) ${page.sqlCmp} (${page.cursor[0]}::timestamptz, ${page.cursor[1]}::uuid)` : Prisma.empty;
+  // The bound on created_at alone is what the (license_id, created_at) index range starts from (as createdAtIdWhere).
+  const cursor = page.cursor
+    ? Prisma.sql`AND created_at ${Prisma.raw(page.backward ? '>=' : '<=')} ${page.cursor[0]}::timestamptz AND (created_at, id) ${page.sqlCmp} (${page.cursor[0]}::timestamptz, ${page.cursor[1]}::uuid)`
+    : Prisma.empty;
   const [rows, counts] = await Promise.all([
     ctx.db.prisma.$queryRaw<Activation[]>`
       SELECT a.id::text, a.tenant_id::text AS "tenantId", a.license_id::text AS "licenseId", a.device_id AS "deviceId", a.device_name AS "deviceName",
