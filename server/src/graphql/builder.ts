@@ -1,4 +1,5 @@
 import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
 import DataloaderPlugin from '@pothos/plugin-dataloader';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
@@ -40,7 +41,10 @@ export const builder = new SchemaBuilder<{
   };
   DefaultFieldNullability: false;
 }>({
-  plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin, DataloaderPlugin],
+  plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin, DataloaderPlugin, ComplexityPlugin],
+  // Only fields that recompute something large have a cost (`complexity: EXPENSIVE_FIELD_COST`); graphql-armor's flat
+  // per-object cost limits the rest. The budget is checked when a query is validated (graphql/handler.ts).
+  complexity: { defaultComplexity: 0, defaultListMultiplier: 1 },
   defaultFieldNullability: false,
   scopeAuth: {
     authScopes: (ctx) => ({ authenticated: ctx.actor !== null, admin: ctx.actor?.role === 'CompanyAdmin', user: ctx.actor?.kind === 'user' }),
@@ -66,6 +70,13 @@ export const builder = new SchemaBuilder<{
     pageInfoTypeOptions: { description: 'Pass endCursor as `after` (with `first`) for the next page, startCursor as `before` (with `last`) for the previous one.' },
   },
 });
+
+/**
+ * The cost of a field that recomputes something large (activityLogIntegrity and the checkpoint file hash the newest
+ * activity-log entries, activityLogVerification all of them): the whole budget, so a query holds one such field.
+ */
+export const EXPENSIVE_FIELD_COST = 1000;
+export const QUERY_COST_BUDGET = 1000;
 
 builder.scalarType('DateTime', {
   description: 'ISO 8601 date-time (UTC).',
