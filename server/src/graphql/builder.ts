@@ -58,8 +58,6 @@ export const builder = new SchemaBuilder<{
     dmmf: getDatamodel(),
     // Descriptions are written on the GraphQL fields, for API callers, not taken from the schema's /// comments.
     exposeDescriptions: false,
-    // A root field that forgets to pass the planned selection to its service would load relations row by row.
-    onUnusedQuery: process.env.NODE_ENV === 'production' ? null : 'error',
   },
   relay: {
     nodeQueryOptions: false,
