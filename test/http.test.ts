@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.js';
 
 let t: TestApp;
@@ -125,14 +125,21 @@ describe('serving the admin console', () => {
     const { mkdtempSync, mkdirSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const path = await import('node:path');
-    const { createApp } = await import('../server/src/http/app.js');
+    const { createHttpServer } = await import('../server/src/app.js');
     const dir = mkdtempSync(path.join(tmpdir(), 'kf-console-'));
     mkdirSync(path.join(dir, 'assets'));
     writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>Keyforge console</title>');
     writeFileSync(path.join(dir, 'assets', 'app-123.js'), 'console.log(1)');
-    const app = createApp(t.deps, { consoleDir: dir });
+    // The server of `pnpm start`, with a console directory, on its own port.
+    const server = createHttpServer(t.deps, { consoleDir: dir });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const { port } = server.address() as import('node:net').AddressInfo;
     const get = async (pathname: string) => {
-      const response = await app.fetch(new Request(`http://licensing.test${pathname}`));
+      const response = await fetch(`http://127.0.0.1:${port}${pathname}`);
       const text = await response.text();
       return { status: response.status, headers: response.headers, text, json: text.startsWith('{') ? JSON.parse(text) : undefined };
     };
