@@ -86,6 +86,9 @@ export async function startTestApp(options: TestAppOptions = {}) {
   });
   const runtime: OpenDeps = await openDeps(config, createLogger(config.logLevel, logStream), clock.now);
   const server = createHttpServer(runtime.deps);
+  // Idle connections stay open: a test that blocks the event loop (spawnSync of the CLI) would otherwise find its
+  // kept-alive connection closed by the server's keep-alive timer the moment it sends the next request (ECONNRESET).
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   /** Where the server listens: `http://127.0.0.1:<port>`. */
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
