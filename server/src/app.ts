@@ -61,10 +61,10 @@ export function createApp(deps: AppDeps, options: HttpOptions = {}): Hono<AppEnv
 
   // Management API: GraphQL plus the REST endpoints the spec names.
   const management = [
+    requestLogScope(),
     managementCors(deps.config.consoleOrigin),
     bodySizeLimit(MAX_MANAGEMENT_BODY_BYTES, bodyTooLarge('The request body is too large.')),
     managementAuth(deps),
-    requestLogScope(),
   ];
   for (const path of ['/api/graphql', '/api/dashboard/*', '/api/users/*', '/api/licenses/*']) app.use(path, ...management);
   mountGraphQL(app, deps);
