@@ -21,7 +21,7 @@ export async function requireTenantLicense(ctx: Pick<Ctx, 'db'>, tenantId: strin
 }
 
 /** What an operator sees of a session: never the token digest. */
-const SESSION_FIELDS = {
+export const SESSION_FIELDS = {
   id: true,
   licenseId: true,
   deviceId: true,

@@ -3,7 +3,7 @@ import semver from 'semver';
 import { generateLicenseKey, licenseKeyHint } from '../../crypto/license-key.js';
 import { KEY_DIGEST_VERSION } from '../../crypto/secrets.js';
 import { AppError } from '../../domain/errors.js';
-import { Prisma } from '../../generated/prisma/client.js';
+import { Prisma, type Activation } from '../../generated/prisma/client.js';
 import { diffChanges, recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin, requireMember, requireOperator } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
@@ -151,21 +151,38 @@ export async function showLicenseByKey(ctx: Ctx, licenseKey: string) {
 
 // ─── Management API (tenant-scoped: another tenant's license answers NotFound) ──────────────────────
 
-/** What the API shows of a license: never the key digest. */
-const LICENSE_VIEW = {
-  omit: { keyDigest: true, keyDigestVersion: true },
-  include: { product: { select: { id: true, name: true, isBundle: true } } },
-} satisfies Prisma.LicenseDefaultArgs;
+type ShownColumn = Exclude<Prisma.LicenseScalarFieldEnum, 'keyDigest' | 'keyDigestVersion'>;
+/** The columns the API shows of a license: all but the key digest (the GraphQL License type selects these). */
+export const LICENSE_COLUMNS = Object.fromEntries(
+  Object.values(Prisma.LicenseScalarFieldEnum)
+    .filter((column) => column !== 'keyDigest' && column !== 'keyDigestVersion')
+    .map((column) => [column, true]),
+) as { [K in ShownColumn]: true };
 
-export async function findTenantLicense(ctx: Pick<Ctx, 'db'>, tenantId: string, id: string) {
-  const license = isUuid(id) ? await ctx.db.prisma.license.findFirst({ where: { id, tenantId }, ...LICENSE_VIEW }) : null;
+/** What the API shows of a license: never the key digest. */
+const LICENSE_VIEW = { select: { ...LICENSE_COLUMNS, product: { select: { id: true, name: true, isBundle: true } } } } satisfies Prisma.LicenseDefaultArgs;
+
+/**
+ * Relations a caller wants loaded with the license rows, in the same query: the GraphQL layer passes what the
+ * request selects (README "GraphQL API" › "Loading relations"), so a page of licenses and their relations is one
+ * query per relation, not one per license.
+ */
+export interface LicenseQuery {
+  select?: Prisma.LicenseSelect;
+}
+
+/** LICENSE_VIEW with the caller's relations besides (the rows are typed as the view; the relations ride along). */
+const licenseView = (query: LicenseQuery = {}) => (query.select ? { select: { ...LICENSE_VIEW.select, ...query.select } } : LICENSE_VIEW) as typeof LICENSE_VIEW;
+
+export async function findTenantLicense(ctx: Pick<Ctx, 'db'>, tenantId: string, id: string, query?: LicenseQuery) {
+  const license = isUuid(id) ? await ctx.db.prisma.license.findFirst({ where: { id, tenantId }, ...licenseView(query) }) : null;
   if (!license) throw new AppError('NotFound', 'License not found.');
   return license;
 }
 
 /** A license with its product; its activations are paged by `listLicenseActivations` (a license may have 20,000). */
-export async function getLicense(ctx: Ctx, id: string) {
-  return findTenantLicense(ctx, requireMember(ctx), id);
+export async function getLicense(ctx: Ctx, id: string, query?: LicenseQuery) {
+  return findTenantLicense(ctx, requireMember(ctx), id, query);
 }
 
 export const LicenseFilterSchema = z.object({
@@ -220,7 +237,7 @@ const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
  * Newest first (createdAt, then id); a cursor is a row's (createdAt, id). `first`/`after` walk the index from the
  * cursor toward older rows, `last`/`before` toward newer ones (see `keyset`); the filter applies either way.
  */
-export async function listLicenses(ctx: Ctx, filterInput: LicenseFilter = {}, pageArgs: PageArgs = {}) {
+export async function listLicenses(ctx: Ctx, filterInput: LicenseFilter = {}, pageArgs: PageArgs = {}, query?: LicenseQuery) {
   const tenantId = requireMember(ctx);
   const filter = parseInput(LicenseFilterSchema, filterInput);
   const page = keyset(pageArgs, LicenseCursor);
@@ -232,7 +249,7 @@ export async function listLicenses(ctx: Ctx, filterInput: LicenseFilter = {}, pa
       where: { AND: [where, createdAtIdWhere(page)] },
       orderBy: [{ createdAt: page.order }, { id: page.order }],
       take: page.size + 1,
-      ...LICENSE_VIEW,
+      ...licenseView(query),
     });
   if (!filter.search) {
     const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`licenses`, conditions), COUNT_CAP)]);
@@ -245,7 +262,7 @@ export async function listLicenses(ctx: Ctx, filterInput: LicenseFilter = {}, pa
     Prisma.sql`SELECT id::text FROM counted ${cursorSql} ORDER BY created_at ${page.sqlOrder}, id ${page.sqlOrder} LIMIT ${page.size + 1}`,
   );
   if (!keys) return toPage(await walk(), page, count, cursorOf);
-  const found = await ctx.db.prisma.license.findMany({ where: { id: { in: keys } }, ...LICENSE_VIEW });
+  const found = await ctx.db.prisma.license.findMany({ where: { id: { in: keys } }, ...licenseView(query) });
   const byId = new Map(found.map((row) => [row.id, row]));
   const rows = keys.flatMap((id) => byId.get(id) ?? []);
   return toPage(rows, page, count, cursorOf);
@@ -280,19 +297,41 @@ export async function updateLicense(ctx: Ctx, id: string, input: LicenseInput) {
 const ActivationCursor = z.tuple([z.iso.datetime(), z.guid()]);
 
 /**
- * One page of the activations of a license the caller already holds (read within its tenant), active and
- * deactivated, newest first (createdAt, then id; a cursor is a row's pair; both directions, see `keyset`); the
- * count is capped at 10,000.
+ * One page of the activations of each of several licenses the caller already holds (read within its tenant), active
+ * and deactivated, newest first (createdAt, then id; a cursor is a row's pair; both directions, see `keyset`); each
+ * count is capped at 10,000. Two statements for any number of licenses (a page of licenses with their activations
+ * must not cost one query per license), each walking one license's index range from its cursor: a LATERAL subquery
+ * per license, which Prisma's nested `take` is not (it reads every activation of the licenses and slices them).
  */
-export async function listLicenseActivations(ctx: Ctx, license: { id: string; tenantId: string }, pageArgs: PageArgs = {}) {
-  if (requireMember(ctx) !== license.tenantId) throw new AppError('NotFound', 'License not found.');
+export async function listLicenseActivations(ctx: Ctx, licenses: readonly { id: string; tenantId: string }[], pageArgs: PageArgs = {}) {
+  const tenantId = requireMember(ctx);
+  if (licenses.some((license) => license.tenantId !== tenantId)) throw new AppError('NotFound', 'License not found.');
   const page = keyset(pageArgs, ActivationCursor);
-  const where: Prisma.ActivationWhereInput = { licenseId: license.id, tenantId: license.tenantId };
-  const [rows, totalCount] = await Promise.all([
-    ctx.db.prisma.activation.findMany({ where: { AND: [where, createdAtIdWhere(page)] }, orderBy: [{ createdAt: page.order }, { id: page.order }], take: page.size + 1 }),
-    cappedCount(countUpTo(ctx.db, Prisma.sql`activations`, Prisma.sql`license_id = ${license.id}::uuid AND tenant_id = ${license.tenantId}::uuid`)),
+  const ids = licenses.map((license) => license.id);
+  // The bound on created_at alone is what the (license_id, created_at) index range starts from (as createdAtIdWhere).
+  const cursor = page.cursor
+    ? Prisma.sql`AND created_at ${Prisma.raw(page.backward ? '>=' : '<=')} ${page.cursor[0]}::timestamptz AND (created_at, id) ${page.sqlCmp} (${page.cursor[0]}::timestamptz, ${page.cursor[1]}::uuid)`
+    : Prisma.empty;
+  const [rows, counts] = await Promise.all([
+    ctx.db.prisma.$queryRaw<Activation[]>`
+      SELECT a.id::text, a.tenant_id::text AS "tenantId", a.license_id::text AS "licenseId", a.device_id AS "deviceId", a.device_name AS "deviceName",
+             a.version, a.user_email AS "userEmail", a.ip, a.created_at AS "createdAt", a.last_seen_at AS "lastSeenAt", a.deactivated_at AS "deactivatedAt"
+      FROM unnest(${ids}::uuid[]) AS l(id)
+      CROSS JOIN LATERAL (
+        SELECT * FROM activations WHERE license_id = l.id AND tenant_id = ${tenantId}::uuid ${cursor}
+        ORDER BY created_at ${page.sqlOrder}, id ${page.sqlOrder} LIMIT ${page.size + 1}
+      ) AS a`,
+    ctx.db.prisma.$queryRaw<{ licenseId: string; n: number }[]>`
+      SELECT l.id::text AS "licenseId",
+             (SELECT count(*)::int FROM (SELECT 1 FROM activations WHERE license_id = l.id AND tenant_id = ${tenantId}::uuid LIMIT ${COUNT_CAP + 1}) AS matching) AS n
+      FROM unnest(${ids}::uuid[]) AS l(id)`,
   ]);
-  return toPage(rows, page, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+  const countOf = new Map(counts.map((row) => [row.licenseId, row.n]));
+  return ids.map((id) => {
+    const count = countOf.get(id) ?? 0;
+    const capped = count > COUNT_CAP ? { totalCount: COUNT_CAP, totalCountCapped: true } : { totalCount: count, totalCountCapped: false };
+    return toPage(rows.filter((row) => row.licenseId === id), page, capped, (row) => [row.createdAt.toISOString(), row.id]);
+  });
 }
 
 /** Revokes a license, active or suspended (idempotent: only the first revocation is audited). A revoked license never validates again. */

@@ -1,6 +1,6 @@
 import semver from 'semver';
 import { AppError, type RejectionCode } from '../../domain/errors.js';
-import { DAY_MS, daysUntil } from './countdown.js';
+import { DAY_MS, daysUntil } from '../../domain/countdown.js';
 import type { LicenseRecord } from './license-record.js';
 import { isExpired } from './predicates.js';
 
@@ -27,7 +27,7 @@ export const LICENSE_SUSPENDED: Rejection = {
   message: 'This license has been suspended by the vendor. Please contact the vendor of this software.',
 };
 
-/** The spec's rule: valid only when active (not suspended), unexpired, unrevoked; then the version bounds. */
+/** The validity rule (README "`POST /api/v1/validate`"): valid only when active (not suspended), unexpired, unrevoked; then the version bounds. */
 export function checkEntitlement(license: LicenseRecord, now: Date, version: semver.SemVer | null): Rejection | null {
   if (license.status === 'revoked') return { errorCode: 'LicenseRevoked', message: 'This license has been revoked.' };
   if (license.status === 'suspended') return LICENSE_SUSPENDED;
@@ -45,7 +45,7 @@ export function checkEntitlement(license: LicenseRecord, now: Date, version: sem
   return null;
 }
 
-/** trialDaysRemaining: days until the end (countdown.ts: UTC calendar days; 0 on the last day and after). */
+/** trialDaysRemaining: days until the end (domain/countdown.ts: UTC calendar days; 0 on the last day and after). */
 export function daysRemaining(until: Date, now: Date): number {
   return Math.max(0, daysUntil(until, now));
 }

@@ -3,7 +3,7 @@ import type { Logger } from '../../logger.js';
 import type { ServiceContext } from '../context.js';
 import { enqueueEmails } from './outbox.js';
 import { startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
-import { DAY_MS } from '../licenses/countdown.js';
+import { DAY_MS } from '../../domain/countdown.js';
 import { expiringWhere, statusWhere } from '../licenses/predicates.js';
 
 export const DIGEST_TABLE_ROWS = 5;

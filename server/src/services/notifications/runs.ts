@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { NotificationContext } from './digest.js';
-import { DAY_MS } from '../licenses/countdown.js';
+import { DAY_MS } from '../../domain/countdown.js';
 
 /**
  * Progress of the scheduled per-tenant jobs (expiry: one run per UTC day, digest: one per ISO week), so a run

@@ -1,5 +1,6 @@
 // The notification rules: which expiry notices exist and when each fires, and when the digest highlights a
-// figure. Services compute with them; the email templates (server/src/email) only display their results.
+// figure. Pure and in domain/ so that the services that decide who is notified and the email templates that show
+// it (server/src/email) read the same rule without importing each other.
 
 /** The expiry notices (README "Scheduled jobs and email"): 30, 7 and 1 day(s) before a license expires, most distant first. */
 export const THRESHOLDS = [30, 7, 1] as const;
@@ -8,7 +9,7 @@ export type Threshold = (typeof THRESHOLDS)[number];
 /**
  * The threshold a license meets today, from its countdown (`daysUntil`: UTC calendar days to the expiry date).
  * T fires on the day the countdown reads T — the email then says "in T days" under "Expiring in T days" — or,
- * after a missed day, the day after (T − 1): within the spec's window of one day either side.
+ * after a missed day, the day after (T − 1): within one day either side of the threshold (README "Scheduled jobs and email").
  */
 export function thresholdFor(days: number): Threshold | null {
   return THRESHOLDS.find((threshold) => days === threshold || days === threshold - 1) ?? null;
