@@ -1,7 +1,7 @@
 import { jwtVerify, createLocalJWKSet } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../server/src/logger.js';
-import { createRuntime, type Runtime } from '../server/src/runtime.js';
+import { openDeps, type OpenDeps } from '../server/src/deps.js';
 import { JWKS_MAX_AGE_SECONDS, loadTokenSigner, publicJwks, rotateSigningKey } from '../server/src/services/signing/signing-keys.js';
 import { runCli } from './support/processes.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
@@ -9,11 +9,11 @@ import { waitUntil } from './support/wait.js';
 
 /** Issue 10: `signing-key:rotate` run while a process is up; that process signs with the new key soon after. */
 let t: TestApp;
-let running: Runtime;
+let running: OpenDeps;
 beforeAll(async () => {
   t = await startTestApp();
   // A second process's view of the same database, re-reading the active key every second.
-  running = await createRuntime({ ...t.config, signingKeyRefreshSeconds: 1 }, createLogger('silent'));
+  running = await openDeps({ ...t.config, signingKeyRefreshSeconds: 1 }, createLogger('silent'));
 });
 afterAll(async () => {
   await running?.close();
@@ -54,7 +54,7 @@ describe('signing key rotation', () => {
 describe('a rotated key is published before it signs (issue 24 item 5)', () => {
   it('the new key is in the JWKS at once and signs only once a JWKS cache lifetime (its max-age) has passed', async () => {
     const clock = new TestClock();
-    const process2 = await createRuntime({ ...t.config, signingKeyRefreshSeconds: 1 }, createLogger('silent'), clock.now);
+    const process2 = await openDeps({ ...t.config, signingKeyRefreshSeconds: 1 }, createLogger('silent'), clock.now);
     try {
       const oldKid = process2.deps.signer.kid;
       const { kid, signsFrom } = await rotateSigningKey({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now() });

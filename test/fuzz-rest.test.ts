@@ -4,8 +4,9 @@ import { startTestApp, type TestApp } from './support/harness.js';
 import { hostileValue } from './support/hostile.js';
 
 // Issue 12 item 6: hostile bodies on every public route never give a 5xx, and every error has the documented shape.
-// In-process (app.fetch, no sockets). FUZZ_REST_BODIES overrides the count per route (default 10,000). Each route is
-// fuzzed from a template with its real fields that the route is first shown to accept (expectTemplateAccepted).
+// Over HTTP on the harness's loopback server (the production handler). FUZZ_REST_BODIES overrides the count per route
+// (default 10,000). Each route is fuzzed from a template with its real fields that the route is first shown to accept
+// (expectTemplateAccepted).
 const RUNS = Number(process.env.FUZZ_REST_BODIES ?? 10_000);
 
 let t: TestApp;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.js';
 
 let t: TestApp;
@@ -63,6 +63,50 @@ describe('error bodies (README "HTTP errors")', () => {
     expect(response.json.error).toMatchObject({ code: 'InvalidRequest', message: expect.stringContaining('KiB') });
   });
 
+  it('a chunked body (no Content-Length) over 16 KiB → 400 while it is read', async () => {
+    const chunk = new TextEncoder().encode(`{"licenseKey": "${key}", "deviceName": "${'y'.repeat(4096)}`);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 8) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const response = await fetch(`${t.baseUrl}/api/v1/validate`, { method: 'POST', body, headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit);
+    expect(response.headers.get('content-length')).not.toBeNull();
+    expect(response.status).toBe(400);
+    expect((await response.json()).error).toMatchObject({ code: 'InvalidRequest', message: expect.stringContaining('16 KiB') });
+  });
+
+  it('without Content-Type: no body reads as {} (the missing fields named), a body is refused', async () => {
+    const empty = await fetch(`${t.baseUrl}/api/v1/validate`, { method: 'POST' });
+    expect(empty.status).toBe(400);
+    expect((await empty.json()).error.fields).toHaveProperty('licenseKey');
+    const withBody = await fetch(`${t.baseUrl}/api/v1/validate`, { method: 'POST', body: new TextEncoder().encode(JSON.stringify({ licenseKey: key })) });
+    expect(withBody.status).toBe(400);
+    expect((await withBody.json()).error.message).toBe('Send the body as JSON with Content-Type: application/json.');
+  });
+
+  it("keeps the caller's X-Request-Id when it is a plain token, else makes one", async () => {
+    const kept = await t.post('/api/v1/validate', { licenseKey: 12 }, { 'x-request-id': 'lb-4711=abc' });
+    expect(kept.headers.get('x-request-id')).toBe('lb-4711=abc');
+    expect(kept.json.error.requestId).toBe('lb-4711=abc');
+    const replaced = await t.post('/api/v1/validate', { licenseKey: 12 }, { 'x-request-id': 'not a token' });
+    expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(replaced.json.error.requestId).toBe(replaced.headers.get('x-request-id'));
+  });
+
+  it('HEAD is GET without a body; other methods on a route are 404', async () => {
+    const head = await t.request('HEAD', '/api/v1/openapi.json');
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    expect(Number(head.headers.get('content-length'))).toBeGreaterThan(1000);
+    const put = await t.request('PUT', '/api/v1/validate', { licenseKey: key });
+    expect(put.status).toBe(404);
+    expect(put.json.error).toMatchObject({ code: 'NotFound', message: 'No route for PUT /api/v1/validate.' });
+    expect(put.headers.get('ratelimit-limit')).not.toBeNull();
+  });
+
   it('wrong types on activate → 400 naming the field', async () => {
     const response = await t.post('/api/v1/activate', { licenseKey: key, nonce: 42, deviceId: ['a'] });
     expect(response.status).toBe(400);
@@ -125,14 +169,21 @@ describe('serving the admin console', () => {
     const { mkdtempSync, mkdirSync, writeFileSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const path = await import('node:path');
-    const { createApp } = await import('../server/src/http/app.js');
+    const { createHttpServer } = await import('../server/src/app.js');
     const dir = mkdtempSync(path.join(tmpdir(), 'kf-console-'));
     mkdirSync(path.join(dir, 'assets'));
     writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>Keyforge console</title>');
     writeFileSync(path.join(dir, 'assets', 'app-123.js'), 'console.log(1)');
-    const app = createApp(t.deps, { consoleDir: dir });
+    // The server of `pnpm start`, with a console directory, on its own port.
+    const server = createHttpServer(t.deps, { consoleDir: dir });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const { port } = server.address() as import('node:net').AddressInfo;
     const get = async (pathname: string) => {
-      const response = await app.fetch(new Request(`http://licensing.test${pathname}`));
+      const response = await fetch(`http://127.0.0.1:${port}${pathname}`);
       const text = await response.text();
       return { status: response.status, headers: response.headers, text, json: text.startsWith('{') ? JSON.parse(text) : undefined };
     };
@@ -172,6 +223,9 @@ describe('CORS on the public API', () => {
     const preflight = await t.request('OPTIONS', '/api/v1/validate', undefined, { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-methods')).toContain('POST');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('content-type');
+    expect(preflight.headers.get('ratelimit-limit')).toBeNull(); // a preflight is not counted against the caller
   });
 
   it('the JWKS can be fetched from any origin (browser applications verify offline tokens)', async () => {

@@ -15,7 +15,7 @@ const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../serve
  * an area that is in no layer fails the test.
  */
 const LAYERS: { name: string; areas: string[] }[] = [
-  { name: 'entry points and the composition root', areas: ['main', 'worker', 'boot', 'runtime', 'banner', 'openapi-lint'] },
+  { name: 'entry points and the composition root', areas: ['main', 'worker', 'process-lifecycle', 'app', 'banner', 'openapi-lint'] },
   { name: 'transports: HTTP, REST, GraphQL, the operator CLI, scheduled jobs', areas: ['http', 'rest', 'graphql', 'cli', 'jobs'] },
   { name: 'the dependencies handed to transports', areas: ['deps'] },
   { name: 'infrastructure over the services', areas: ['metrics', 'ratelimit'] },
@@ -32,10 +32,7 @@ const SEPARATE = ['rest', 'graphql', 'jobs'];
  * Cycles that are known and being removed (issue 25): each entry must still be found, so it leaves this list when
  * it is fixed. Nothing else may be added here.
  */
-const KNOWN_AREA_CYCLES: string[][] = [
-  // The composition root lives in http/app.ts, which imports rest/*, while rest/* uses http/env and http/errors.
-  ['http', 'rest'],
-];
+const KNOWN_AREA_CYCLES: string[][] = [];
 const KNOWN_FILE_CYCLES: string[][] = [
   ['services/context.ts', 'services/signing/signing-keys.ts'],
   ['services/notifications/digest.ts', 'services/notifications/runs.ts'],

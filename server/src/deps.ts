@@ -1,13 +1,14 @@
 import type { Config } from './config.js';
-import type { Database } from './db/database.js';
-import type { ServerSecrets } from './crypto/secrets.js';
+import { ServerSecrets, loadServerSecret } from './crypto/secrets.js';
+import { openDatabase, type Database } from './db/database.js';
+import { canRewriteAuditLog } from './db/roles.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics/index.js';
+import { createRateLimits, type RateLimits } from './ratelimit/index.js';
+import { setPasswordHashConcurrency } from './services/auth/passwords.js';
 import type { MailTransport } from './services/notifications/delivery.js';
 import type { JobScheduleSource } from './services/notifications/schedules.js';
-import type { TokenSigner } from './services/signing/signing-keys.js';
-import type { RateLimits } from './ratelimit/index.js';
-
+import { refreshingTokenSigner, type TokenSigner } from './services/signing/signing-keys.js';
 /** Long-lived dependencies of the HTTP app, built once at boot (or by the test harness). */
 export interface AppDeps {
   config: Config;
@@ -24,4 +25,50 @@ export interface AppDeps {
   jobs?: JobScheduleSource & { transport: MailTransport };
   /** Prometheus metrics, when METRICS_TOKEN or METRICS_PORT is set (README "Observability"); absent, nothing is counted. */
   metrics?: Metrics;
+}
+
+/** The dependencies opened by openDeps, and how to close them again. */
+export interface OpenDeps {
+  deps: AppDeps;
+  close(): Promise<void>;
+}
+
+/** Opens what the server, the worker and the CLI need, in order: secret → database → signing key → limits. */
+export async function openDeps(config: Config, logger: Logger, clock: () => Date = () => new Date()): Promise<OpenDeps> {
+  const { secret, source } = loadServerSecret(config.serverSecret, config.dataDir);
+  if (source === 'generated') logger.info({ dataDir: config.dataDir }, 'generated a new server secret in DATA_DIR (set SERVER_SECRET to share one across hosts)');
+  const secrets = new ServerSecrets(secret).useForProcess();
+  setPasswordHashConcurrency(config.passwordHashConcurrency);
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, logger });
+  try {
+    if (db.kind === 'postgres' && (await canRewriteAuditLog((sql) => db.sql.query(sql, [])))) {
+      logger.warn('DATABASE_URL connects as a role that owns or may rewrite the activity log: run the server as a separate app role (MIGRATION_DATABASE_URL for migrations, see README "Security"); until then only the signed checkpoints detect tampering');
+    }
+    const signer = await refreshingTokenSigner({ db, secrets }, clock, config.publicUrl, config.signingKeyRefreshSeconds * 1000, (error) =>
+      logger.warn({ err: error.message }, 'signing key refresh failed; keeping the current key'),
+    );
+    const rateLimits = await createRateLimits(
+      {
+        publicPerMinute: config.rateLimitPublicPerMinute,
+        tenantPerMinute: config.rateLimitTenantPerMinute,
+        signInPerIpPerMinute: config.rateLimitSignInPerIpPerMinute,
+        signInPerAccountPerMinute: config.rateLimitSignInPerAccountPerMinute,
+        licensePerMinute: config.rateLimitLicensePerMinute,
+        redisUrl: config.redisUrl,
+        redisKeyPrefix: config.redisKeyPrefix,
+      },
+      logger,
+    );
+    return {
+      deps: { config, db, secrets, signer, logger, rateLimits, clock },
+      async close() {
+        signer.stop();
+        await rateLimits.close();
+        await db.close();
+      },
+    };
+  } catch (error) {
+    await db.close();
+    throw error;
+  }
 }

@@ -1,23 +1,24 @@
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serve } from '@hono/node-server';
-import { bootProcess, listenProblem, onShutdown, portProblem } from './boot.js';
+import { createHttpServer } from './app.js';
 import { startupBanner, startupFacts } from './banner.js';
-import { createApp } from './http/app.js';
 import { startCliChannel } from './cli/channel.js';
+import { bootProcess, listenProblem, onShutdown, portProblem } from './process-lifecycle.js';
 import { needsSetup } from './services/users.js';
 
 const CONSOLE_DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../console/dist');
 
+/** `pnpm start`: the server process. Boots, serves HTTP (app.ts) until SIGTERM drains it or SIGINT stops it. */
 async function main() {
   const { config, logger, runtime, jobs, metricsServer } = await bootProcess('server', (cfg) => cfg.jobsWorker, (cfg) => portProblem(cfg.port, cfg.host));
-  const app = createApp(runtime.deps, { consoleDir: CONSOLE_DIST });
+  const lifecycle = { draining: false };
+  runtime.deps.lifecycle = lifecycle;
+  const server = createHttpServer(runtime.deps, { consoleDir: CONSOLE_DIST });
   // On the embedded database the operator CLI works through the server (cli/channel.ts).
   const cliChannel = await startCliChannel(runtime.deps);
 
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+  server.listen(config.port, config.host, () => {
     void needsSetup(runtime.deps)
       .catch(() => false)
       .then((setup) => {
@@ -25,7 +26,7 @@ async function main() {
         const facts = startupFacts(config, { store: jobs.store, mail: jobs.transport.name }, setup, metricsUrl);
         // A person at a terminal reads a banner; a log collector gets one JSON line with the same facts.
         if (process.stdout.isTTY) process.stdout.write(startupBanner(facts));
-        else logger.info({ port: info.port, ...facts }, `license service listening on ${config.publicUrl}`);
+        else logger.info({ port: (server.address() as AddressInfo).port, ...facts }, `license service listening on ${config.publicUrl}`);
       });
   });
 
@@ -33,13 +34,6 @@ async function main() {
   server.once('error', (error: NodeJS.ErrnoException) => {
     logger.fatal(listenProblem(error, config.port, config.host));
     process.exit(1);
-  });
-
-  const lifecycle = { draining: false };
-  runtime.deps.lifecycle = lifecycle;
-  // Answers given while draining close their connection: a balancer's kept-alive one ends with its answer.
-  server.prependListener('request', (_request, response) => {
-    if (lifecycle.draining) response.setHeader('connection', 'close');
   });
 
   const drainMs = config.shutdownDrainSeconds * 1000;
@@ -54,7 +48,7 @@ async function main() {
     const channelClosed = cliChannel?.close();
     metricsServer?.close();
     // Idle keep-alive connections would hold close() open; busy ones finish their request first.
-    (server as Server).closeIdleConnections();
+    server.closeIdleConnections();
     // Running jobs finish (up to the timeout) while in-flight requests complete.
     await Promise.all([closed, jobs.stop(timeoutMs), channelClosed]);
     await runtime.close();

@@ -1,4 +1,4 @@
-import { bootProcess, onShutdown } from './boot.js';
+import { bootProcess, onShutdown } from './process-lifecycle.js';
 
 /**
  * `pnpm worker`: processes scheduled jobs without serving HTTP. Run any number beside the servers (set

@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { inject } from 'vitest';
 import { loadConfig } from '../../server/src/config.js';
-import { createApp } from '../../server/src/http/app.js';
+import { createHttpServer } from '../../server/src/app.js';
+import { openDeps, type OpenDeps } from '../../server/src/deps.js';
 import { createLogger } from '../../server/src/logger.js';
-import { createRuntime, type Runtime } from '../../server/src/runtime.js';
 import { appRoleUrl, createDatabase, dropDatabase, grantDatabaseToAppRole, uniqueName } from './pg.js';
 import { SEED_PASSWORD, seeder } from './seed.js';
 
@@ -43,8 +44,10 @@ export interface TestAppOptions {
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 
 /**
- * The real app on its own PostgreSQL database (cloned from the migrated template), called in-process
- * through app.fetch. Log lines are captured so tests can check what reaches them.
+ * The real app on its own PostgreSQL database (cloned from the migrated template), served over real HTTP on an
+ * ephemeral loopback port by the same server factory `pnpm start` uses (app.ts createHttpServer), so every request
+ * takes the production path: the public API's node:http handler, the Hono app for the rest. Log lines are captured
+ * so tests can check what reaches them.
  */
 export async function startTestApp(options: TestAppOptions = {}) {
   const dbName = uniqueName('kf_test');
@@ -77,8 +80,14 @@ export async function startTestApp(options: TestAppOptions = {}) {
     LOG_LEVEL: 'debug',
     ...options.env,
   });
-  const runtime: Runtime = await createRuntime(config, createLogger(config.logLevel, logStream), clock.now);
-  const app = createApp(runtime.deps);
+  const runtime: OpenDeps = await openDeps(config, createLogger(config.logLevel, logStream), clock.now);
+  const server = createHttpServer(runtime.deps);
+  // Idle connections stay open: a test that blocks the event loop (spawnSync of the CLI) would otherwise find its
+  // kept-alive connection closed by the server's keep-alive timer the moment it sends the next request (ECONNRESET).
+  server.keepAliveTimeout = 0;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  /** Where the server listens: `http://127.0.0.1:<port>`. */
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Seeding goes through test/support/seed.ts, at the app's clock.
   const seed = seeder({ db: runtime.deps.db, secrets: runtime.deps.secrets, now: clock.now });
 
@@ -90,7 +99,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
       (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
     }
-    const response = await app.fetch(new Request(`http://licensing.test${pathname}`, init));
+    const response = await fetch(`${baseUrl}${pathname}`, init);
     const text = await response.text();
     let json: any;
     try {
@@ -102,7 +111,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
   }
 
   return {
-    app,
+    baseUrl,
     /** The schema owner's URL (what migrations use) and the URL the server connects with. */
     ownerUrl,
     databaseUrl,
@@ -174,6 +183,8 @@ export async function startTestApp(options: TestAppOptions = {}) {
     /** One tenant, one product, one license: the common starting point. */
     seedBasic: seed.basic,
     async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
       await runtime.close();
       await dropDatabase(dbName);
       rmSync(dataDir, { recursive: true, force: true });

@@ -7,18 +7,30 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; requestId: string; fields?: Record<string, string> };
 }
 
-export function errorResponse(c: Context<AppEnv>, error: AppError): Response {
-  c.set('appError', error);
-  const body: ErrorBody = { error: { code: error.code, message: error.message, requestId: c.get('requestId') } };
+/** The HTTP error body of README "HTTP errors": `{ error: { code, message, requestId, fields? } }`. */
+export function errorBody(error: AppError, requestId: string): ErrorBody {
+  const body: ErrorBody = { error: { code: error.code, message: error.message, requestId } };
   if (error.details.fields) body.error.fields = error.details.fields;
-  if (error.details.retryAfterSeconds !== undefined) c.header('Retry-After', String(error.details.retryAfterSeconds));
+  return body;
+}
+
+/** The headers an error answer carries: Retry-After, and for a rate limit the RateLimit-* headers at zero. */
+export function errorHeaders(error: AppError): Record<string, string> {
+  const headers: Record<string, string> = {};
+  if (error.details.retryAfterSeconds !== undefined) headers['Retry-After'] = String(error.details.retryAfterSeconds);
   if (error.details.rateLimit !== undefined) {
     // IETF draft-ietf-httpapi-ratelimit-headers names, so clients can pace themselves.
-    c.header('RateLimit-Limit', String(error.details.rateLimit));
-    c.header('RateLimit-Remaining', '0');
-    c.header('RateLimit-Reset', String(error.details.retryAfterSeconds ?? 60));
+    headers['RateLimit-Limit'] = String(error.details.rateLimit);
+    headers['RateLimit-Remaining'] = '0';
+    headers['RateLimit-Reset'] = String(error.details.retryAfterSeconds ?? 60);
   }
-  return c.json(body, error.status as 400);
+  return headers;
+}
+
+export function errorResponse(c: Context<AppEnv>, error: AppError): Response {
+  c.set('appError', error);
+  for (const [name, value] of Object.entries(errorHeaders(error))) c.header(name, value);
+  return c.json(errorBody(error, c.get('requestId')), error.status as 400);
 }
 
 /** The same error as a GraphQL response: `errors[].extensions.code`, the status and Retry-After kept. */

@@ -1,30 +1,46 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
+import type { AppError } from '../../domain/errors.js';
 import { LICENSING_OPERATIONS, metricsResponse, type Metrics } from '../../metrics/index.js';
 import type { AppEnv } from '../env.js';
 
+export interface CountedRequest {
+  /** The route template that matched (`/api/v1/activate`), never the path, so a label cannot carry a key or an id; else `unmatched`. */
+  route: string;
+  method: string;
+  status: number;
+  /** performance.now() when the request arrived. */
+  started: number;
+  /** The error the request was answered with. */
+  error?: AppError;
+  /** A licensing route's answer: valid, or a rejection with its errorCode. */
+  result?: { errorCode?: unknown };
+}
+
 /**
- * Counts every request by route template, method and status class with its latency; on the licensing endpoints
- * also the outcome (valid, the rejection code, or the error code), and rate-limit refusals by limit. The route is
- * the template that matched (`/api/v1/activate`), never the path, so a label cannot carry a key or an id.
+ * Counts a request by route template, method and status class with its latency; on the licensing endpoints also the
+ * outcome (valid, the rejection code, or the error code), and rate-limit refusals by limit.
  */
+export function countRequest(metrics: Metrics, request: CountedRequest): void {
+  const { route, error, result } = request;
+  metrics.observeRequest(route, request.method, request.status, (performance.now() - request.started) / 1000);
+  if (error?.code === 'RateLimited') metrics.rateLimited(error.details.rateLimitName ?? 'other');
+  const operation = LICENSING_OPERATIONS[route];
+  if (!operation) return;
+  if (result) metrics.licensingOutcome(operation, typeof result.errorCode === 'string' ? 'rejected' : 'valid', typeof result.errorCode === 'string' ? result.errorCode : 'none');
+  else if (error) metrics.licensingOutcome(operation, 'error', error.code);
+}
+
+/** countRequest for every request of the Hono app. */
 export function requestMetrics(metrics: Metrics): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const started = performance.now();
     await next();
-    const route = routeTemplate(c);
-    metrics.observeRequest(route, c.req.method, c.res.status, (performance.now() - started) / 1000);
-    const error = c.get('appError');
-    if (error?.code === 'RateLimited') metrics.rateLimited(error.details.rateLimitName ?? 'other');
-    const operation = LICENSING_OPERATIONS[route];
-    if (!operation) return;
-    const result = c.get('licensingResult');
-    if (result) metrics.licensingOutcome(operation, typeof result.errorCode === 'string' ? 'rejected' : 'valid', typeof result.errorCode === 'string' ? result.errorCode : 'none');
-    else if (error) metrics.licensingOutcome(operation, 'error', error.code);
+    countRequest(metrics, { route: routeTemplate(c), method: c.req.method, status: c.res.status, started, error: c.get('appError') });
   };
 }
 
-/** The first route (not middleware) that matched, e.g. `/api/v1/activate` even when a middleware answered; else `unmatched`. */
+/** The first route (not middleware) that matched, even when a middleware answered; else `unmatched`. */
 function routeTemplate(c: Context<AppEnv>): string {
   for (const route of matchedRoutes(c)) if (route.method !== 'ALL') return route.path;
   return 'unmatched';

@@ -1,8 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps.js';
-import type { AppEnv } from '../../http/env.js';
+import { publicRoute } from '../../http/public-api.js';
 import { activateLicense } from '../../services/licenses/activations.js';
-import { answered, licensingContext } from './context.js';
+import { licensingContext } from './context.js';
 import { DeviceId, ErrorResponse, LicenseKey, Rejection, Version, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 
 const ActivateRequest = z
@@ -47,9 +47,5 @@ const route = createRoute({
   },
 });
 
-export function mountActivate(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  v1.openapi(route, async (c) => {
-    const body = c.req.valid('json');
-    return c.json(answered(c, await activateLicense(licensingContext(deps), { ...body, ip: c.get('clientIp') })), 200);
-  });
-}
+export const activate = (deps: AppDeps) =>
+  publicRoute(route, async ({ body, clientIp }) => ({ body: await activateLicense(licensingContext(deps), { ...body, ip: clientIp }) }));

@@ -1,7 +1,5 @@
-import type { LicensingContext } from '../../services/context.js';
-import type { Context } from 'hono';
 import type { AppDeps } from '../../deps.js';
-import type { AppEnv } from '../../http/env.js';
+import type { LicensingContext } from '../../services/context.js';
 
 /** The service context of one public request: shared dependencies, the request's clock reading, the tenant quota. */
 export function licensingContext(deps: AppDeps): LicensingContext {
@@ -17,10 +15,4 @@ export function licensingContext(deps: AppDeps): LicensingContext {
       await deps.rateLimits.perTenant(tenantId);
     },
   };
-}
-
-/** A licensing answer, noted for the metrics' outcome counter (valid, or its rejection code) as it is returned. */
-export function answered<T extends object>(c: Context<AppEnv>, result: T): T {
-  c.set('licensingResult', result as { errorCode?: unknown });
-  return result;
 }

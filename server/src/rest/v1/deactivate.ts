@@ -1,8 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps.js';
-import type { AppEnv } from '../../http/env.js';
+import { publicRoute } from '../../http/public-api.js';
 import { deactivateDevice } from '../../services/licenses/activations.js';
-import { answered, licensingContext } from './context.js';
+import { licensingContext } from './context.js';
 import { DeviceId, LicenseKey, RejectionCode, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 
 const DeactivateRequest = z.object({ licenseKey: LicenseKey, deviceId: DeviceId }).openapi('DeactivateRequest');
@@ -25,6 +25,4 @@ const route = createRoute({
   responses: { 200: json(DeactivateResponse, 'Released, or nothing to release.'), ...commonErrors },
 });
 
-export function mountDeactivate(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  v1.openapi(route, async (c) => c.json(answered(c, await deactivateDevice(licensingContext(deps), c.req.valid('json'))), 200));
-}
+export const deactivate = (deps: AppDeps) => publicRoute(route, async ({ body }) => ({ body: await deactivateDevice(licensingContext(deps), body) }));

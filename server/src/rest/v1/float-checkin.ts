@@ -1,8 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps.js';
-import type { AppEnv } from '../../http/env.js';
+import { publicRoute } from '../../http/public-api.js';
 import { checkinFloatingSession } from '../../services/floating/sessions.js';
-import { answered, licensingContext } from './context.js';
+import { licensingContext } from './context.js';
 import { sessionSecurity, sessionTokenBody, sessionTokenOf } from './float-heartbeat.js';
 import { RejectionCode, commonErrors, json } from './schemas.js';
 
@@ -30,6 +30,4 @@ const route = createRoute({
   responses: { 200: json(CheckinResponse, 'Checked in, or an unknown token.'), ...commonErrors },
 });
 
-export function mountFloatCheckin(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  v1.openapi(route, async (c) => c.json(answered(c, await checkinFloatingSession(licensingContext(deps), sessionTokenOf(c, c.req.valid('json')))), 200));
-}
+export const floatCheckin = (deps: AppDeps) => publicRoute(route, async (call) => ({ body: await checkinFloatingSession(licensingContext(deps), sessionTokenOf(call)) }));

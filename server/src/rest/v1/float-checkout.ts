@@ -1,8 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps.js';
-import type { AppEnv } from '../../http/env.js';
+import { publicRoute } from '../../http/public-api.js';
 import { HEARTBEAT_INTERVAL_SECONDS, LEASE_SECONDS, checkoutFloatingSeat } from '../../services/floating/sessions.js';
-import { answered, licensingContext } from './context.js';
+import { licensingContext } from './context.js';
 import { DeviceId, LicenseKey, Rejection, Version, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 
 const CheckoutRequest = z
@@ -43,9 +43,9 @@ const route = createRoute({
   responses: { 200: json(z.union([CheckoutSuccess, Rejection]), 'A session, or a rejection with an errorCode.'), ...commonErrors },
 });
 
-export function mountFloatCheckout(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  v1.openapi(route, async (c) => {
-    c.header('Cache-Control', 'no-store');
-    return c.json(answered(c, await checkoutFloatingSeat(licensingContext(deps), { ...c.req.valid('json'), ip: c.get('clientIp') })), 200);
-  });
-}
+export const floatCheckout = (deps: AppDeps) =>
+  publicRoute(route, async ({ body, clientIp }) => ({
+    body: await checkoutFloatingSeat(licensingContext(deps), { ...body, ip: clientIp }),
+    // The answer carries the session token: no cache may keep it.
+    headers: { 'Cache-Control': 'no-store' },
+  }));

@@ -1,14 +1,13 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import { createRoute, z } from '@hono/zod-openapi';
 import { AppError } from '../../domain/errors.js';
 import type { AppDeps } from '../../deps.js';
-import type { AppEnv } from '../../http/env.js';
+import { publicRoute, type PublicCall } from '../../http/public-api.js';
 import { HEARTBEAT_INTERVAL_SECONDS, LEASE_SECONDS, heartbeatFloatingSession } from '../../services/floating/sessions.js';
-import { answered, licensingContext } from './context.js';
+import { licensingContext } from './context.js';
 import { Rejection, commonErrors, json } from './schemas.js';
 
 // Shared by heartbeat and checkin: the session token travels in the JSON body or an Authorization
-// header, never in the URL (app.ts refuses URLs that carry one).
+// header, never in the URL (http/public-api.ts refuses URLs that carry one).
 
 export const SessionTokenRequest = z
   .object({
@@ -20,17 +19,16 @@ export const SessionTokenRequest = z
 export const sessionTokenBody = { body: { content: { 'application/json': { schema: SessionTokenRequest } }, required: false } };
 export const sessionSecurity: Record<string, string[]>[] = [{ SessionToken: [] }, {}];
 
-export function registerSessionTokenScheme(v1: OpenAPIHono<AppEnv>) {
-  v1.openAPIRegistry.registerComponent('securitySchemes', 'SessionToken', {
-    type: 'http',
-    scheme: 'bearer',
-    description: 'The floating session token from POST /float/checkout (or send it as `sessionToken` in the JSON body).',
-  });
-}
+/** The `SessionToken` security scheme of the OpenAPI document (rest/v1/index.ts registers it). */
+export const sessionTokenScheme = {
+  type: 'http' as const,
+  scheme: 'bearer',
+  description: 'The floating session token from POST /float/checkout (or send it as `sessionToken` in the JSON body).',
+};
 
 /** The token from the body or the Bearer header; missing, malformed or contradicting → 400 InvalidRequest. */
-export function sessionTokenOf(c: Context<AppEnv>, body: { sessionToken?: string }): string {
-  const header = c.req.header('authorization');
+export function sessionTokenOf({ body, header: headerOf }: PublicCall<{ sessionToken?: string }>): string {
+  const header = headerOf('authorization');
   const bearer = header === undefined ? undefined : /^Bearer +(\S+) *$/i.exec(header)?.[1];
   if (header !== undefined && !bearer) {
     throw new AppError('InvalidRequest', 'The Authorization header must be "Bearer <session token>".', { fields: { authorization: 'expected Bearer <session token>' } });
@@ -67,7 +65,4 @@ const route = createRoute({
   responses: { 200: json(z.union([HeartbeatSuccess, Rejection]), 'The renewed lease, or a rejection.'), ...commonErrors },
 });
 
-export function mountFloatHeartbeat(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  registerSessionTokenScheme(v1);
-  v1.openapi(route, async (c) => c.json(answered(c, await heartbeatFloatingSession(licensingContext(deps), sessionTokenOf(c, c.req.valid('json')))), 200));
-}
+export const floatHeartbeat = (deps: AppDeps) => publicRoute(route, async (call) => ({ body: await heartbeatFloatingSession(licensingContext(deps), sessionTokenOf(call)) }));

@@ -1,9 +1,9 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps.js';
-import type { AppEnv } from '../../http/env.js';
+import { publicRoute } from '../../http/public-api.js';
 import { MAX_QUANTITY, recordUsage } from '../../services/metering/meter.js';
 import { EVENT_NAME_MAX_LENGTH, EVENT_NAME_PATTERN, METER_PERIODS } from '../../services/metering/periods.js';
-import { answered, licensingContext } from './context.js';
+import { licensingContext } from './context.js';
 import { LicenseKey, Rejection, RejectionCode, commonErrors, json, jsonBody, noCredential, rateLimitHeaders } from './schemas.js';
 
 const MeterRequest = z
@@ -69,10 +69,8 @@ const route = createRoute({
   },
 });
 
-export function mountMeter(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  v1.openapi(route, async (c) => {
-    const { body, replayed } = await recordUsage(licensingContext(deps), c.req.valid('json'));
-    if (replayed) c.header('Idempotent-Replayed', 'true');
-    return c.json(answered(c, body), 200);
+export const meter = (deps: AppDeps) =>
+  publicRoute(route, async (call) => {
+    const { body, replayed } = await recordUsage(licensingContext(deps), call.body);
+    return { body, headers: replayed ? { 'Idempotent-Replayed': 'true' } : undefined };
   });
-}

@@ -1,6 +1,6 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps.js';
-import type { AppEnv } from '../../http/env.js';
+import { publicRoute } from '../../http/public-api.js';
 import { issueNonce } from '../../services/licenses/nonces.js';
 import { commonErrors, json, noCredential } from './schemas.js';
 
@@ -19,9 +19,5 @@ const route = createRoute({
   },
 });
 
-export function mountNonce(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  v1.openapi(route, async (c) => {
-    c.header('Cache-Control', 'no-store');
-    return c.json(await issueNonce({ db: deps.db, now: deps.clock() }), 200);
-  });
-}
+export const nonce = (deps: AppDeps) =>
+  publicRoute(route, async () => ({ body: await issueNonce({ db: deps.db, now: deps.clock() }), headers: { 'Cache-Control': 'no-store' } }));

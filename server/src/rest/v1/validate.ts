@@ -1,8 +1,8 @@
-import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps.js';
-import type { AppEnv } from '../../http/env.js';
+import { publicRoute } from '../../http/public-api.js';
 import { validateLicense } from '../../services/licenses/validate.js';
-import { answered, licensingContext } from './context.js';
+import { licensingContext } from './context.js';
 import { DeviceId, LicenseKey, RejectionCode, Version, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 
 const ValidateRequest = z
@@ -77,10 +77,9 @@ const route = createRoute({
   },
 });
 
-export function mountValidate(v1: OpenAPIHono<AppEnv>, deps: AppDeps) {
-  v1.openapi(route, async (c) => {
-    const { challenge, nonce, ...body } = c.req.valid('json');
+export const validate = (deps: AppDeps) =>
+  publicRoute(route, async (call) => {
+    const { challenge, nonce, ...body } = call.body;
     // The service names the client challenge `nonce` after the offline token's claim.
-    return c.json(answered(c, await validateLicense(licensingContext(deps), { ...body, nonce: challenge ?? nonce })), 200);
+    return { body: await validateLicense(licensingContext(deps), { ...body, nonce: challenge ?? nonce }) };
   });
-}

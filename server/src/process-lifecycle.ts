@@ -4,8 +4,12 @@ import { DatabaseLockedError, isDatabaseUnavailable, waitForDatabase } from './d
 import { startJobs } from './jobs/scheduler.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, serveMetrics } from './metrics/index.js';
-import { createRuntime, type Runtime } from './runtime.js';
+import { openDeps, type OpenDeps } from './deps.js';
 import { operatorEmailsWithoutAccount } from './services/system-status.js';
+
+/**
+ * The life of a server or worker process: start-up, the port probe, shutdown on a signal, the last-resort handlers.
+ */
 
 /**
  * Start-up shared by the server and the worker: configuration (a bad value exits with a message naming
@@ -31,10 +35,10 @@ export async function bootProcess(label: string, jobsWorker: (config: Config) =>
   if (config.webhookAllowPrivate) {
     logger.warn('WEBHOOK_ALLOW_PRIVATE=true: the SSRF guard of webhooks is off, deliveries may reach loopback, private and link-local addresses (cloud metadata services included). Keep it only when receivers on your own network are intended.');
   }
-  let runtime: Runtime | undefined;
+  let runtime: OpenDeps | undefined;
   try {
     if (config.databaseUrl) await waitForDatabase(config.databaseUrl, logger);
-    runtime = await createRuntime(config, logger);
+    runtime = await openDeps(config, logger);
     const unclaimed = await operatorEmailsWithoutAccount(runtime.deps.db, config.operatorEmails);
     if (unclaimed.length) logger.warn({ operatorEmails: unclaimed }, 'OPERATOR_EMAILS lists addresses without an account: whoever gets an account under one becomes an installation operator; create them now (pnpm cli user:create) or remove them');
     const metrics = config.metrics ? createMetrics({ db: runtime.deps.db, redisReachable: runtime.deps.rateLimits.redisReachable, role: label }) : undefined;

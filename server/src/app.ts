@@ -1,0 +1,80 @@
+import { createServer, type Server } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
+import { Hono } from 'hono';
+import type { AppDeps } from './deps.js';
+import { mountConsole } from './http/console.js';
+import type { AppEnv } from './http/env.js';
+import { mountGraphQL } from './http/graphql-route.js';
+import { mountHealthAndKeys } from './http/health.js';
+import { managementAuth } from './http/middleware/auth.js';
+import { bodySizeLimit } from './http/middleware/body-size.js';
+import { clientIpMiddleware } from './http/middleware/client-ip.js';
+import { managementCors } from './http/middleware/cors.js';
+import { refuseCredentialsInUrl } from './http/middleware/credentials-in-url.js';
+import { bodyTooLarge, notFound, onError } from './http/middleware/errors.js';
+import { requestLogScope, requestLogging } from './http/middleware/logging.js';
+import { metricsRoute, requestMetrics } from './http/middleware/metrics.js';
+import { requestIdMiddleware } from './http/middleware/request-id.js';
+import { securityHeaders } from './http/middleware/security-headers.js';
+import { isPublicApiUrl, publicApiHandler } from './http/public-api.js';
+import { mountAdminRoutes } from './rest/admin/index.js';
+import { publicRoutes } from './rest/v1/index.js';
+
+/**
+ * The composition root of the HTTP side: which routes each transport serves. `consoleDir`: the built admin console
+ * to serve at `/` (absent in tests and API-only deployments).
+ */
+export interface HttpOptions {
+  consoleDir?: string;
+}
+
+const MAX_MANAGEMENT_BODY_BYTES = 256 * 1024;
+
+/**
+ * The HTTP server of `pnpm start` (and of the tests, on an ephemeral port): the public licensing API `/api/v1/*` on
+ * its own node:http handler (http/public-api.ts, the hot path), every other path on the Hono app. Answers given
+ * while the process drains close their connection, so a balancer's kept-alive one ends with its answer.
+ */
+export function createHttpServer(deps: AppDeps, options: HttpOptions = {}): Server {
+  const publicApi = publicApiHandler(deps, publicRoutes(deps));
+  const app = getRequestListener(createApp(deps, options).fetch);
+  return createServer((request, response) => {
+    if (deps.lifecycle?.draining) response.setHeader('Connection', 'close');
+    if (isPublicApiUrl(request.url ?? '/')) publicApi(request, response);
+    else void app(request, response);
+  });
+}
+
+/**
+ * The Hono app: the management API (GraphQL + rest/admin), keys and health, metrics and the console. Each concern is
+ * one middleware (http/middleware/*); this is only the wiring.
+ */
+export function createApp(deps: AppDeps, options: HttpOptions = {}): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+
+  app.use(requestIdMiddleware());
+  if (deps.metrics) app.use(requestMetrics(deps.metrics));
+  app.use(clientIpMiddleware(deps.config.trustProxy));
+  app.use(requestLogging(deps.logger));
+  app.use(securityHeaders());
+  app.use(refuseCredentialsInUrl());
+
+  // Management API: GraphQL plus the REST endpoints the spec names.
+  const management = [
+    requestLogScope(),
+    managementCors(deps.config.consoleOrigin),
+    bodySizeLimit(MAX_MANAGEMENT_BODY_BYTES, bodyTooLarge('The request body is too large.')),
+    managementAuth(deps),
+  ];
+  for (const path of ['/api/graphql', '/api/dashboard/*', '/api/users/*', '/api/licenses/*']) app.use(path, ...management);
+  mountGraphQL(app, deps);
+  mountAdminRoutes(app, deps);
+
+  mountHealthAndKeys(app, deps);
+  if (deps.metrics && deps.config.metrics?.token) app.get('/metrics', metricsRoute(deps.metrics, deps.config.metrics.token));
+  if (options.consoleDir) mountConsole(app, options.consoleDir);
+
+  app.notFound(notFound);
+  app.onError(onError(deps.logger, deps.metrics));
+  return app;
+}

@@ -1,0 +1,235 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RouteConfig, z } from '@hono/zod-openapi';
+import { parse as parseContentType } from 'content-type';
+import type { AppDeps } from '../deps.js';
+import { AppError, toAppError } from '../domain/errors.js';
+import { LICENSING_OPERATIONS } from '../metrics/index.js';
+import { unstorableStringError } from '../services/validation.js';
+import { errorBody, errorHeaders } from './errors.js';
+import { clientIpResolver } from './middleware/client-ip.js';
+import { maskCredentials, refuseCredentialsIn } from './middleware/credentials-in-url.js';
+import { logRequest } from './middleware/logging.js';
+import { countRequest } from './middleware/metrics.js';
+import { rateLimitHeaders } from './middleware/rate-limit.js';
+import { requestIdOf } from './middleware/request-id.js';
+
+/**
+ * The public licensing API (`/api/v1/*`) served straight on `node:http`: no web Request/Response objects, no
+ * middleware chain, no AsyncLocalStorage scope per call (README "Performance"). It is the transport only: each route
+ * is a `createRoute` definition (its schema validates the body; rest/v1 builds the OpenAPI document from the same
+ * objects) and a transport-neutral handler (validated body and request facts in, JSON answer out) that calls a service.
+ * What the Hono app's middleware does for every other path happens here, in this order, for every call: request id,
+ * client IP, nosniff, CORS, the refusal of credentials in the URL, the per-IP rate limit and its headers, the route,
+ * the body (size, media type, JSON, NUL / lone surrogates, the schema), the handler; then metrics and the request log.
+ */
+
+export const PUBLIC_API_PREFIX = '/api/v1';
+export const MAX_PUBLIC_BODY_BYTES = 16 * 1024;
+
+/** What a handler gets besides its validated body. */
+export interface PublicCall<Body> {
+  body: Body;
+  clientIp: string;
+  /** A request header by its lower-case name. */
+  header(name: string): string | undefined;
+}
+
+/** A handler's answer: HTTP 200 with this JSON body (and these headers). Errors are thrown as AppError. */
+export interface PublicAnswer {
+  body: object;
+  headers?: Record<string, string>;
+}
+
+export interface PublicRoute {
+  /** The `createRoute` object: method, path under /api/v1, JSON body schema; the OpenAPI document lists it. */
+  definition: RouteConfig;
+  handle(call: PublicCall<unknown>): Promise<PublicAnswer>;
+}
+
+type JsonSchemaOf<R> = R extends { request: { body: { content: { 'application/json': { schema: infer S } } } } } ? S : never;
+/** The body type a route's schema validates to (undefined for a route without a body). */
+export type BodyOf<R> = [JsonSchemaOf<R>] extends [never] ? undefined : JsonSchemaOf<R> extends z.ZodType ? z.output<JsonSchemaOf<R>> : never;
+
+/** A public route: its definition and its handler, typed by the definition's body schema. */
+export function publicRoute<R extends RouteConfig>(definition: R, handle: (call: PublicCall<BodyOf<R>>) => Promise<PublicAnswer>): PublicRoute {
+  return { definition, handle: handle as PublicRoute['handle'] };
+}
+
+// Idempotent-Replayed tells a browser client that a meter call was a repeat (README "Client SDK").
+const EXPOSED_HEADERS = 'x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, idempotent-replayed';
+const NOT_JSON = 'Send the body as JSON with Content-Type: application/json.';
+const TOO_LARGE = `The request body is larger than ${MAX_PUBLIC_BODY_BYTES / 1024} KiB.`;
+const utf8 = new TextDecoder();
+
+/** `application/json` (any letter case), optionally with `charset=utf-8`: the one media type the API documents. */
+export function isDocumentedJson(contentType: string): boolean {
+  try {
+    const { type, parameters } = parseContentType(contentType);
+    return type === 'application/json' && Object.entries(parameters).every(([name, value]) => name === 'charset' && value.toLowerCase() === 'utf-8');
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a request URL belongs to the public API (served by publicApiHandler, not by the Hono app). */
+export function isPublicApiUrl(url: string): boolean {
+  return url.startsWith(PUBLIC_API_PREFIX) && (url.length === PUBLIC_API_PREFIX.length || url[PUBLIC_API_PREFIX.length] === '/' || url[PUBLIC_API_PREFIX.length] === '?');
+}
+
+interface Endpoint {
+  route: PublicRoute;
+  /** The template counted in the metrics (`/api/v1/validate`). */
+  template: string;
+  /** The JSON body schema, when the route takes a body; `required: false` lets a call without one through as `{}`. */
+  schema?: z.ZodType;
+  /** Counted as a licensing operation (its outcome: valid, or the rejection's errorCode). */
+  licensing: boolean;
+}
+
+/** The request handler of the public API for `routes`; answers every URL isPublicApiUrl accepts. */
+export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request: IncomingMessage, response: ServerResponse) => void {
+  const clientIpOf = clientIpResolver(deps.config.trustProxy);
+  const endpoints = new Map<string, Endpoint>();
+  for (const route of routes) {
+    const template = PUBLIC_API_PREFIX + route.definition.path;
+    const media = route.definition.request?.body?.content?.['application/json'];
+    const schema = media && 'schema' in media ? (media.schema as z.ZodType) : undefined;
+    endpoints.set(`${route.definition.method.toUpperCase()} ${template}`, { route, template, schema, licensing: template in LICENSING_OPERATIONS });
+  }
+
+  async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const started = performance.now();
+    const method = request.method ?? 'GET';
+    const url = request.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const path = queryAt === -1 ? url : url.slice(0, queryAt);
+    const requestId = requestIdOf(header(request, 'x-request-id'));
+    const clientIp = clientIpOf(request.socket.remoteAddress, header(request, 'x-forwarded-for'));
+    // HEAD is GET without the body (node:http leaves it out).
+    const endpoint = endpoints.get(`${method === 'HEAD' ? 'GET' : method} ${path}`);
+    const headers: Record<string, string> = {
+      'X-Request-Id': requestId,
+      'X-Content-Type-Options': 'nosniff',
+      // Any origin may call the public API (web apps validate too); it never uses cookies.
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Expose-Headers': EXPOSED_HEADERS,
+    };
+    let status = 200;
+    let body: object | undefined;
+    let error: AppError | undefined;
+    try {
+      refuseCredentialsIn(path, queryAt === -1 ? undefined : url.slice(queryAt + 1));
+      if (method === 'OPTIONS') {
+        status = 204;
+        Object.assign(headers, preflightHeaders(request));
+      } else {
+        Object.assign(headers, rateLimitHeaders(await deps.rateLimits.perIp(clientIp)));
+        if (!endpoint) throw new AppError('NotFound', `No route for ${method} ${maskCredentials(path)}.`);
+        const input = endpoint.schema ? validated(endpoint.schema, await jsonBody(request)) : undefined;
+        const answer = await endpoint.route.handle({ body: input, clientIp, header: (name) => header(request, name) });
+        body = answer.body;
+        if (answer.headers) Object.assign(headers, answer.headers);
+      }
+    } catch (thrown) {
+      deps.metrics?.databaseError(thrown);
+      error = toAppError(thrown, deps.logger, requestId);
+      status = error.status;
+      body = errorBody(error, requestId);
+      Object.assign(headers, errorHeaders(error));
+    }
+    if (body === undefined) {
+      response.writeHead(status, headers).end();
+    } else {
+      const json = JSON.stringify(body);
+      headers['Content-Type'] = 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(json));
+      response.writeHead(status, headers).end(json);
+    }
+    if (deps.metrics) {
+      const result = endpoint?.licensing && !error ? (body as { errorCode?: unknown }) : undefined;
+      countRequest(deps.metrics, { route: endpoint && method !== 'OPTIONS' ? endpoint.template : 'unmatched', method, status, started, error, result });
+    }
+    logRequest(deps.logger, { requestId, method, path, status, ip: clientIp, started });
+  }
+
+  return (request, response) => {
+    serve(request, response).catch((error: unknown) => {
+      // Only a failure to write the answer gets here (the client went away): nothing left to tell it.
+      deps.logger.warn({ err: (error as Error).message }, 'public API answer not written');
+      response.destroy();
+    });
+  };
+}
+
+function header(request: IncomingMessage, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** A preflight: every method and header the browser asks for (the API reads no cookie, so nothing is at stake). */
+function preflightHeaders(request: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = { 'Access-Control-Allow-Methods': 'GET,HEAD,POST' };
+  const asked = header(request, 'access-control-request-headers');
+  if (asked) {
+    headers['Access-Control-Allow-Headers'] = asked.split(',').map((name) => name.trim()).join(',');
+    headers.Vary = 'Access-Control-Request-Headers';
+  }
+  return headers;
+}
+
+/**
+ * The request's JSON body, parsed. A POST without Content-Type and without a body reads as `{}` (the schema then names
+ * what is missing); any media type but application/json is refused, as is a body over 16 KiB (by Content-Length
+ * before reading, else while counting), malformed JSON, and a NUL or lone surrogate anywhere (PostgreSQL cannot
+ * store it).
+ */
+async function jsonBody(request: IncomingMessage): Promise<unknown> {
+  const length = request.headers['content-length'];
+  if (length !== undefined && request.headers['transfer-encoding'] === undefined && Number(length) > MAX_PUBLIC_BODY_BYTES) {
+    throw new AppError('InvalidRequest', TOO_LARGE);
+  }
+  const contentType = request.headers['content-type'];
+  if (contentType !== undefined && !isDocumentedJson(contentType)) throw new AppError('InvalidRequest', NOT_JSON);
+  const text = await readText(request);
+  if (contentType === undefined) {
+    if (text !== '') throw new AppError('InvalidRequest', NOT_JSON);
+    return {};
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new AppError('InvalidRequest', 'Malformed JSON in request body');
+  }
+  const unstorable = unstorableStringError(parsed);
+  if (unstorable) throw unstorable;
+  return parsed;
+}
+
+/** The body as UTF-8 text, at most MAX_PUBLIC_BODY_BYTES (the rest of a larger one is discarded unread). */
+function readText(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_PUBLIC_BODY_BYTES) {
+        request.off('data', onData).off('end', onEnd).off('error', reject);
+        request.resume();
+        reject(new AppError('InvalidRequest', TOO_LARGE));
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => resolve(utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+    request.on('data', onData).on('end', onEnd).on('error', reject);
+  });
+}
+
+/** The body checked against the route's schema; every problem named by its field (README "HTTP errors"). */
+function validated(schema: z.ZodType, body: unknown): unknown {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const fields: Record<string, string> = {};
+  for (const issue of result.error.issues) fields[issue.path.join('.') || '(body)'] ??= issue.message;
+  const summary = Object.entries(fields).map(([field, message]) => `${field}: ${message}`).join('; ');
+  throw new AppError('InvalidRequest', `Invalid request: ${summary}`, { fields });
+}
