@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { systemActor } from '../server/src/services/auth/actor.js';
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -187,13 +187,14 @@ describe('development outbox (no POSTMARK_SERVER_TOKEN)', () => {
         await enqueueEmails(dev.prisma, [{ tenantId: id, kind: 'weekly-digest', idempotencyKey: `dev:${address}`, to: address, subject: 'Digest', html: '<p>Hi</p>', text: 'Hi' }], clock.now());
       }
       expect(await deliverDueEmails({ db: dev.deps.db, now: clock.now() }, jobs.transport)).toMatchObject({ sent: 3 });
-      const page = await listOutbox({ db: dev.deps.db, actor: systemActor(tenant.id) }, { status: 'sent', first: 1, includeBody: true });
+      const as = (tenantId: string) => ({ db: dev.deps.db, secrets: dev.deps.secrets, now: clock.now(), actor: systemActor(tenantId), meta: NO_META });
+      const page = await listOutbox(as(tenant.id), { status: 'sent', first: 1, includeBody: true });
       expect(page.totalCount).toBe(2);
       expect(page.nodes[0]).toMatchObject({ providerMessageId: 'development', text: 'Hi', html: '<p>Hi</p>' });
-      const next = await listOutbox({ db: dev.deps.db, actor: systemActor(tenant.id) }, { status: 'sent', first: 1, after: page.pageInfo.endCursor });
+      const next = await listOutbox(as(tenant.id), { status: 'sent', first: 1, after: page.pageInfo.endCursor });
       expect([page.nodes[0].toAddress, next.nodes[0].toAddress].sort()).toEqual(['a@dev.test', 'b@dev.test']);
       expect(next.nodes[0]).not.toHaveProperty('html');
-      expect((await listOutbox({ db: dev.deps.db, actor: systemActor(other.id) }, {})).nodes.map((email) => email.toAddress)).toEqual(['c@other.test']);
+      expect((await listOutbox(as(other.id), {})).nodes.map((email) => email.toAddress)).toEqual(['c@other.test']);
     } finally {
       await dev.close();
     }

@@ -5,7 +5,7 @@ import type { Logger } from './logger.js';
 import type { Metrics } from './metrics/index.js';
 import type { MailTransport } from './services/notifications/delivery.js';
 import type { JobScheduleSource } from './services/notifications/schedules.js';
-import type { TokenSigner } from './services/signing/signing-keys.js';
+import type { TokenSigner } from './services/context.js';
 import type { RateLimits } from './ratelimit/index.js';
 
 /** Long-lived dependencies of the HTTP app, built once at boot (or by the test harness). */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client.js';
-import type { LicensingContext, ServiceContext } from '../context.js';
+import type { LicensingContext, SecretsContext, SystemContext } from '../context.js';
 import { emitEvent } from '../webhooks/events.js';
 import { lockLicenseByKey } from '../licenses/license-record.js';
 import { isExpired, type StoredLicenseStatus } from '../licenses/predicates.js';
@@ -117,7 +117,7 @@ interface SessionRow {
   license: { status: StoredLicenseStatus; expiresAt: Date | null; floatingSeats: number | null };
 }
 
-async function findSession(ctx: Pick<ServiceContext, 'db' | 'secrets' | 'now'>, sessionToken: string): Promise<SessionRow | null> {
+async function findSession(ctx: SecretsContext, sessionToken: string): Promise<SessionRow | null> {
   if (!SESSION_TOKEN_PATTERN.test(sessionToken)) return null;
   return ctx.db.prisma.floatingSession.findUnique({
     where: { tokenDigest: ctx.secrets.digest(sessionToken) },
@@ -134,7 +134,7 @@ async function findSession(ctx: Pick<ServiceContext, 'db' | 'secrets' | 'now'>, 
 }
 
 /** Ends a session that has not ended yet; false when it already had (a concurrent checkin, sweep or heartbeat). */
-async function endSession(ctx: Pick<ServiceContext, 'db' | 'now'>, sessionId: string, endedAt: Date, endReason: EndReason): Promise<boolean> {
+async function endSession(ctx: SystemContext, sessionId: string, endedAt: Date, endReason: EndReason): Promise<boolean> {
   const { count } = await ctx.db.prisma.floatingSession.updateMany({ where: { id: sessionId, endedAt: null }, data: { endedAt, endReason } });
   return count === 1;
 }
@@ -226,7 +226,7 @@ async function sweepLicense(tx: Tx, licenseId: string, now: Date): Promise<void>
  * can be charted. Correctness never depends on it: a lapsed lease stops counting by itself. Safe to run
  * on every replica at any time: rows locked by a request in flight are skipped (the next run gets them).
  */
-export async function sweepExpiredFloatingSessions(ctx: Pick<ServiceContext, 'db' | 'now'>): Promise<number> {
+export async function sweepExpiredFloatingSessions(ctx: SystemContext): Promise<number> {
   return ctx.db.prisma.$executeRawUnsafe(
     `UPDATE floating_sessions SET ended_at = lease_expires_at, end_reason = 'expired'
       WHERE id IN (SELECT id FROM floating_sessions WHERE ended_at IS NULL AND lease_expires_at <= $1 FOR UPDATE SKIP LOCKED)`,

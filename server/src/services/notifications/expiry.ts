@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.js';
 import { renderExpiryAdminEmail, renderExpiryCustomerEmail, type Vendor } from '../../email/expiry.js';
 import { THRESHOLDS, thresholdFor, type Threshold } from './thresholds.js';
-import type { NotificationContext } from './digest.js';
+import type { NotificationContext } from '../context.js';
 import { enqueueEmails, type OutgoingEmail } from './outbox.js';
 import { emitEvents } from '../webhooks/events.js';
 import { dayPeriod, startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';

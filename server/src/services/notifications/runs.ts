@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Prisma } from '../../generated/prisma/client.js';
-import type { NotificationContext } from './digest.js';
+import type { NotificationContext } from '../context.js';
 import { DAY_MS } from '../licenses/countdown.js';
 
 /**
