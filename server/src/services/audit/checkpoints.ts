@@ -1,6 +1,7 @@
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JWK } from 'jose';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { currentServerSecrets } from '../../crypto/secrets.js';
+import { requireOperator } from '../auth/actor.js';
 import type { SecretsContext, ServiceContext, TokenSigner } from '../context.js';
 import { trustedSigningKeys } from '../signing/signing-keys.js';
 import { emitEvent } from '../webhooks/events.js';
@@ -122,8 +123,12 @@ export interface AuditExport {
   entries: (Omit<Hashable, 'createdAt'> & { createdAt: string; hash: string })[];
 }
 
-/** A tenant's whole log with its checkpoints (run after an integrity check, so the head is anchored). */
-export async function exportAuditLog(ctx: SecretsContext, tenantId: string): Promise<AuditExport> {
+/**
+ * A tenant's whole log with its checkpoints (run after an integrity check, so the head is anchored). The
+ * operator's (the CLI's `audit:export`): the export holds every entry's details, across the tenant's history.
+ */
+export async function exportAuditLog(ctx: ServiceContext, tenantId: string): Promise<AuditExport> {
+  requireOperator(ctx);
   const db = ctx.db.prisma;
   const [entries, checkpoints, keys, legacyUpToSeq] = await Promise.all([
     db.auditLogEntry.findMany({ where: { tenantId }, orderBy: { seq: 'asc' }, omit: { id: true } }),

@@ -3,7 +3,7 @@ import type { JWK } from 'jose';
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { requireMember } from '../auth/actor.js';
+import { requireMember, requireOperator } from '../auth/actor.js';
 import type { SecretsContext, ServiceContext, TokenSigner } from '../context.js';
 import { parseInput } from '../validation.js';
 import { GENESIS, canonical, entryHash, recordedLegacyBoundary, walkChain, type ChainResult, type ChainWalk } from './audit-log.js';
@@ -306,8 +306,12 @@ export async function verifyActivityLog(ctx: ServiceContext, input: { checkpoint
   return verifyLog(ctx, tenantId, tokens);
 }
 
-/** The nightly full verification of every company (those whose log is empty too: a truncated log is one). */
-export async function verifyAllChains(ctx: SecretsContext): Promise<{ tenants: number; broken: { tenantId: string; brokenAtSeq: number | null; problem: string | null }[] }> {
+/**
+ * The nightly full verification of every company (those whose log is empty too: a truncated log is one). Every
+ * tenant's log: the server's own job (the system actor) only.
+ */
+export async function verifyAllChains(ctx: ServiceContext): Promise<{ tenants: number; broken: { tenantId: string; brokenAtSeq: number | null; problem: string | null }[] }> {
+  requireOperator(ctx);
   const tenants = await ctx.db.prisma.tenant.findMany({ select: { id: true }, orderBy: { id: 'asc' } });
   const broken: { tenantId: string; brokenAtSeq: number | null; problem: string | null }[] = [];
   for (const { id } of tenants) {
@@ -392,8 +396,12 @@ async function pinnedEntryFinding(ctx: SecretsContext, tenantId: string, anchor:
   return { seq: anchor.seq, problem: `Entry #${anchor.seq} was changed: its content no longer gives its hash. ${sentence(describeAnchor(anchor))} covers it.` };
 }
 
-/** Checkpoints every company whose log grew since its newest checkpoint (the 15-minute job); returns them to be logged. */
-export async function checkpointAllChains(ctx: SecretsContext, signer: TokenSigner): Promise<{ tenants: number; broken: string[]; written: Checkpoint[] }> {
+/**
+ * Checkpoints every company whose log grew since its newest checkpoint (the 15-minute job); returns them to be logged.
+ * Every tenant's log: the server's own job (the system actor) only.
+ */
+export async function checkpointAllChains(ctx: ServiceContext, signer: TokenSigner): Promise<{ tenants: number; broken: string[]; written: Checkpoint[] }> {
+  requireOperator(ctx);
   const tenants = await ctx.db.prisma.tenant.findMany({ select: { id: true }, orderBy: { id: 'asc' } });
   const broken: string[] = [];
   const written: Checkpoint[] = [];
