@@ -20,7 +20,7 @@ import { claimDue, drainOutbox, fenced, nextAttempt, renewClaims, type Claim, ty
  *    another worker takes the job over (within about 2 minutes of the death).
  * Errors: permanent ones (invalid or inactive recipient, malformed message) mark the row `failed` at once;
  * the rest (5xx, 429, network, account or sender problems) retry with exponential backoff — 1 min, 2, 4 …
- * capped at 6 h — and fail after MAX_ATTEMPTS (EMAIL_OUTBOX).
+ * capped at 6 h — and fail after `maxAttempts` (EMAIL_OUTBOX).
  */
 
 export interface OutboxMessage {
@@ -53,7 +53,6 @@ export const EMAIL_OUTBOX: OutboxPolicy = {
   // The outbox drains at the provider's pace, not 1,000 a minute.
   budgetMs: 45_000,
 };
-export const { leaseMs: LEASE_MS, maxAttempts: MAX_ATTEMPTS, retryDelayMs } = EMAIL_OUTBOX;
 
 type Claimed = OutboxMessage & Claim;
 

@@ -13,16 +13,16 @@ import { checkLiteralHost, ForbiddenTargetError, guardedLookup } from './ssrf.js
 
 /**
  * Delivery of webhook events, at least once, on the outbox of leases.ts (as emails are):
- * - a worker claims due deliveries under a lease (LEASE_MS), `attempts` fencing every outcome, so a worker whose
+ * - a worker claims due deliveries under a lease (WEBHOOK_OUTBOX), `attempts` fencing every outcome, so a worker whose
  *   lease lapsed cannot overwrite a newer outcome;
  * - a crash after the receiver answered and before the outcome was recorded sends the event again after the lease:
  *   receivers deduplicate on `webhook-id` (the event id, the same on every attempt and every resend);
  * - 2xx: succeeded. 4xx other than 408 and 429, and a refused (internal) address: failed at once. Anything else
- *   (5xx, 408, 429, 3xx, timeout, network error) is retried after RETRY_DELAYS_MS, MAX_ATTEMPTS in all (~24 h);
+ *   (5xx, 408, 429, 3xx, timeout, network error) is retried after RETRY_DELAYS_MS, 8 attempts in all (~24 h);
  * - an event failed for good counts against its endpoint; DISABLE_AFTER failed events in a row (no success between)
  *   disable it and email the tenant's admins. A success resets the count.
- * Requests: POST, JSON, signed by the `standardwebhooks` package (the Standard Webhooks headers), 10 s timeout, redirects not followed, the response's first
- * 1 KB kept for the delivery log. The secret and signature are never logged.
+ * Requests: POST, JSON, signed by the `standardwebhooks` package (the Standard Webhooks headers), 10 s timeout,
+ * redirects not followed, the response's first 1 KB kept for the delivery log. The secret and signature are never logged.
  */
 
 export const REQUEST_TIMEOUT_MS = 10_000;
@@ -37,7 +37,6 @@ export const WEBHOOK_OUTBOX: OutboxPolicy = {
   batch: 10,
   budgetMs: 45_000,
 };
-export const { leaseMs: LEASE_MS, maxAttempts: MAX_ATTEMPTS } = WEBHOOK_OUTBOX;
 export const DISABLE_AFTER = 5;
 export const EXCERPT_BYTES = 1024;
 const SYSTEM = { id: null, label: 'system', ip: null };
