@@ -85,7 +85,7 @@ describe('POST /api/v1/activate: nonce rules (README "`POST /api/v1/activate`")'
 });
 
 describe('POST /api/v1/activate', () => {
-  it('activates and returns the spec fields', async () => {
+  it('activates and returns every documented field', async () => {
     const expiresAt = new Date(clock.now().getTime() + 90 * DAY);
     const { key, license } = await t.seedLicense(tenantId, productId, { maxActivations: 3, expiresAt, features: ['a'], offlineGraceDays: 14 });
     const response = await t.activate({ licenseKey: key, deviceId: 'dev-1', deviceName: 'Ada’s laptop', version: '1.2.3', userEmail: 'ada@example.com' }, { 'x-forwarded-for': '203.0.113.9' });

@@ -82,7 +82,7 @@ describe('weekly digest', () => {
     clock.set(MONDAY);
   });
 
-  it('shows the spec figures: red when anything expires within 7 days, amber when more than 5 within 30', async () => {
+  it('shows the documented figures: red when anything expires within 7 days, amber when more than 5 within 30', async () => {
     const [digest] = peer.to('ada@acme.test');
     const html = digest.HtmlBody!;
     const stat = (label: string) => html.match(new RegExp(`data-highlight="(\\w+)"[^>]*>\\s*<div[^>]*>${label}</div>\\s*<div[^>]*>(\\d+)</div>`))?.slice(1);

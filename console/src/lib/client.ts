@@ -2,6 +2,7 @@ import { cacheExchange, type Cache, type CacheExchangeOpts, type UpdateResolver 
 import { relayPagination } from '@urql/exchange-graphcache/extras';
 import { Client, fetchExchange } from 'urql';
 import { GRAPHQL_ENDPOINT, session } from './session';
+import { sessionAuthExchange } from './sessionAuth';
 
 /**
  * Object types without an `id` (mutation payloads aside): graphcache stores them inside their parent (a `keys`
@@ -151,12 +152,11 @@ export const cacheConfig: CacheExchangeOpts = {
   },
 };
 
-/** The one GraphQL client: a normalized cache (graphcache), JSON POSTs with cookies, the session's bearer token and refresh-on-401. */
+/** The one GraphQL client: a normalized cache (graphcache), the session's bearer token and refresh-on-401 (sessionAuth.ts), JSON POSTs with cookies. */
 export function createClient() {
   return new Client({
     url: GRAPHQL_ENDPOINT,
-    exchanges: [cacheExchange(cacheConfig), fetchExchange],
-    fetch: session.fetch,
+    exchanges: [cacheExchange(cacheConfig), sessionAuthExchange(session), fetchExchange],
     preferGetMethod: false,
     requestPolicy: 'cache-and-network',
     fetchOptions: () => ({ credentials: 'include', headers: { 'x-keyforge-csrf': '1' } }),

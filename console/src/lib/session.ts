@@ -4,9 +4,8 @@
  *
  * - `refresh()` is single-flight (and serialised across tabs with the Web Locks API when available), because
  *   presenting a rotated refresh token twice ends the whole session on the server.
- * - `fetch` is what the GraphQL client uses: it adds the bearer token and, on an HTTP 401 (expired or
- *   revoked access token), refreshes once and retries. GraphQL errors in a 200 body never trigger a
- *   refresh (a wrong password is `Unauthorized` too, and must not be retried).
+ * - The GraphQL client adds the bearer token and refreshes-and-retries on an HTTP 401 with @urql/exchange-auth
+ *   (sessionAuth.ts); `fetch` does the same for the few plain HTTP requests (the CSV export).
  * - A refresh is scheduled shortly before the access token expires, so requests rarely see a 401.
  */
 export type SessionStatus = 'unknown' | 'signedIn' | 'signedOut';
@@ -46,6 +45,11 @@ export class Session {
     return this.token;
   }
 
+  /** A refresh is in flight: requests wait for its token. */
+  get isRefreshing(): boolean {
+    return this.refreshing !== null;
+  }
+
   subscribe = (listener: () => void) => {
     this.listeners.add(listener);
     return () => void this.listeners.delete(listener);
@@ -75,7 +79,7 @@ export class Session {
     return this.refreshing;
   }
 
-  /** `fetch` for the GraphQL client: bearer token, cookies, one refresh-and-retry on HTTP 401. */
+  /** `fetch` for plain HTTP requests outside the GraphQL client: bearer token, cookies, one refresh-and-retry on HTTP 401. */
   fetch = async (input: RequestInfo | URL, init: RequestInit = {}): Promise<Response> => {
     if (this.refreshing) await this.refreshing;
     const sentToken = this.token;

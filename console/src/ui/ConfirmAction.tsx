@@ -1,6 +1,7 @@
-import { Button, Group, Modal, Stack, Text, Tooltip, type ButtonProps } from '@mantine/core';
+import { Button, Modal, Stack, Text, Tooltip, type ButtonProps } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import type { ReactNode } from 'react';
+import { ModalFooter } from './ModalFooter';
 
 interface ConfirmActionProps extends Omit<ButtonProps, 'children' | 'onClick'> {
   /** Label of the button that opens the dialog. */
@@ -37,21 +38,16 @@ export function ConfirmAction({ label, title, message, confirmLabel, onConfirm, 
       <Modal opened={opened} onClose={close} title={title} centered>
         <Stack>
           {typeof message === 'string' ? <Text size="sm">{message}</Text> : message}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={close} disabled={busy}>
-              Cancel
-            </Button>
-            <Button
-              color={danger ? 'red' : undefined}
-              loading={busy}
-              data-autofocus
-              onClick={async () => {
-                if (await onConfirm()) close();
-              }}
-            >
-              {confirmLabel}
-            </Button>
-          </Group>
+          <ModalFooter
+            onCancel={close}
+            danger={danger}
+            loading={busy}
+            autoFocus
+            confirmLabel={confirmLabel}
+            onConfirm={async () => {
+              if (await onConfirm()) close();
+            }}
+          />
         </Stack>
       </Modal>
     </>

@@ -69,8 +69,8 @@ export function toAppError(error: unknown, logger: ErrorLogger, requestId: strin
 }
 
 /**
- * Reasons a license is refused. They travel inside an HTTP 200 body (`isValid: false`), as the spec
- * requires, never as an HTTP error.
+ * Reasons a license is refused. They travel inside an HTTP 200 body (`isValid: false`), never as an HTTP error
+ * (README "Rejection codes (HTTP 200, `isValid: false`)").
  */
 export const REJECTION_CODES = [
   'LicenseNotFound',

@@ -1,7 +1,7 @@
 import { countdown } from '../../lib/format';
 import { licensePath } from '../licenses/paths';
 
-/** Spec §6.3 / §8: the "Licenses Expiring Soon" widget lists at most 8 licenses. */
+/** The "Licenses Expiring Soon" widget lists at most 8 licenses (README "Admin console"). */
 export const EXPIRING_SOON_MAX_ROWS = 8;
 
 export interface ExpiryStats {

@@ -28,9 +28,9 @@ export const LICENSE_SUSPENDED: Rejection = {
 };
 
 /**
- * The entitlement rule, for every public call that lets software run (validate, activate, floating checkout and
- * heartbeat): valid only when active (not suspended), unexpired, unrevoked; then the version bounds, when a version
- * is given.
+ * The validity rule (README "`POST /api/v1/validate`"), for every public call that lets software run (validate,
+ * activate, floating checkout and heartbeat): valid only when active (not suspended), unexpired, unrevoked; then
+ * the version bounds, when a version is given.
  */
 export function checkEntitlement(license: Pick<LicenseRecord, 'status' | 'expiresAt' | 'minVersion' | 'maxVersion'>, now: Date, version: semver.SemVer | null): Rejection | null {
   if (license.status === 'revoked') return { errorCode: 'LicenseRevoked', message: 'This license has been revoked.' };

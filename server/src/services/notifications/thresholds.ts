@@ -8,7 +8,7 @@ export type Threshold = (typeof THRESHOLDS)[number];
 /**
  * The threshold a license meets today, from its countdown (`daysUntil`: UTC calendar days to the expiry date).
  * T fires on the day the countdown reads T — the email then says "in T days" under "Expiring in T days" — or,
- * after a missed day, the day after (T − 1): within the spec's window of one day either side.
+ * after a missed day, the day after (T − 1): within one day either side of the threshold (README "Scheduled jobs and email").
  */
 export function thresholdFor(days: number): Threshold | null {
   return THRESHOLDS.find((threshold) => days === threshold || days === threshold - 1) ?? null;

@@ -1,10 +1,11 @@
-import { Alert, Badge, Button, FileInput, Group, Modal, Paper, Stack, Text, Textarea } from '@mantine/core';
+import { Alert, Badge, FileInput, Group, Modal, Paper, Stack, Text, Textarea } from '@mantine/core';
 import { useState } from 'react';
 import { useClient } from 'urql';
 import type { ResultOf } from '../../../graphql';
 import { errorMessage } from '../../../lib/errors';
 import { formatDateTime, formatNumber } from '../../../lib/format';
 import { ActivityVerificationQuery } from '../graphql/documents';
+import { ModalFooter } from '../../../ui/ModalFooter';
 
 type Verification = ResultOf<typeof ActivityVerificationQuery>['activityLogVerification'];
 type Status = Verification['checkpoints'][number]['status'];
@@ -66,11 +67,7 @@ export function VerifyCheckpointsModal({ opened, onClose, onVerified }: { opened
             {error}
           </Alert>
         )}
-        <Group justify="flex-end">
-          <Button onClick={run} loading={busy} disabled={!text.trim() && files.length === 0}>
-            Verify
-          </Button>
-        </Group>
+        <ModalFooter onConfirm={run} confirmLabel="Verify" loading={busy} disabled={!text.trim() && files.length === 0} />
         {result && <VerificationResult result={result} />}
       </Stack>
     </Modal>

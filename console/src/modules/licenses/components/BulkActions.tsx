@@ -11,6 +11,7 @@ import { useApiMutation } from '../../../ui/useApiMutation';
 import { usePollUntil } from '../../../ui/usePollUntil';
 import { BulkJobFields, BulkJobQuery, BulkSelectionCountQuery, StartBulkLicenseActionMutation } from '../graphql/documents';
 import { dayOf, endOfDay } from '../licenseForm';
+import { ModalFooter } from '../../../ui/ModalFooter';
 
 type Filter = NonNullable<VariablesOf<typeof BulkSelectionCountQuery>['selection']['filter']>;
 type Action = VariablesOf<typeof StartBulkLicenseActionMutation>['input']['action'];
@@ -113,25 +114,20 @@ function BulkActionDialog({ filter, selectedIds, onClose, onFinished }: { filter
                 ? 'No license matches: there is nothing to do.'
                 : `This will ${chosen.verb} ${licenses(n)}${chosen.danger ? '. Revocation is final' : ''}. Licenses it cannot change (a revoked one, a perpetual one for a renewal) are listed afterwards.`}
           </Alert>
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button
-              color={chosen.danger ? 'red' : undefined}
-              disabled={!n}
-              loading={start.saving}
-              onClick={async () => {
-                if (action === 'TRANSFER' && !email.trim()) return setFieldError('Enter the new customer email.');
-                if (action === 'RENEW' && !renewOn) return setFieldError('Pick the new expiry date.');
-                const input = { action, ...selection, ...(action === 'RENEW' && { expiresAt: endOfDay(renewOn) }), ...(action === 'TRANSFER' && { customerEmail: email.trim() }) };
-                const data = await start.run({ input }, { form: { setErrors: (errors) => setFieldError(errors.expiresAt ?? errors.customerEmail ?? null) } });
-                if (data) setJobId(readFragment(BulkJobFields, data.startBulkLicenseAction.job).id);
-              }}
-            >
-              {n ? `${chosen.label.replace(' (final)', '')} ${licenses(n)}` : chosen.label.replace(' (final)', '')}
-            </Button>
-          </Group>
+          <ModalFooter
+            onCancel={onClose}
+            danger={chosen.danger}
+            disabled={!n}
+            loading={start.saving}
+            confirmLabel={n ? `${chosen.label.replace(' (final)', '')} ${licenses(n)}` : chosen.label.replace(' (final)', '')}
+            onConfirm={async () => {
+              if (action === 'TRANSFER' && !email.trim()) return setFieldError('Enter the new customer email.');
+              if (action === 'RENEW' && !renewOn) return setFieldError('Pick the new expiry date.');
+              const input = { action, ...selection, ...(action === 'RENEW' && { expiresAt: endOfDay(renewOn) }), ...(action === 'TRANSFER' && { customerEmail: email.trim() }) };
+              const data = await start.run({ input }, { form: { setErrors: (errors) => setFieldError(errors.expiresAt ?? errors.customerEmail ?? null) } });
+              if (data) setJobId(readFragment(BulkJobFields, data.startBulkLicenseAction.job).id);
+            }}
+          />
         </Stack>
       )}
     </Modal>
@@ -169,11 +165,7 @@ function BulkJobProgress({ id, onFinished, onClose }: { id: string; onFinished: 
           ))}
         </List>
       )}
-      <Group justify="flex-end">
-        <Button variant={finished ? 'filled' : 'default'} onClick={onClose}>
-          {finished ? 'Close' : 'Close (it goes on in the background)'}
-        </Button>
-      </Group>
+      <ModalFooter variant={finished ? 'filled' : 'default'} onConfirm={onClose} confirmLabel={finished ? 'Close' : 'Close (it goes on in the background)'} />
     </Stack>
   );
 }

@@ -1,9 +1,9 @@
-import { Button, Group, Modal, Stack, Text } from '@mantine/core';
+import { Button, Modal, Stack, Text } from '@mantine/core';
 import { useEffect, useState } from 'react';
 import { useNavigate } from 'react-router';
 import { useQuery } from 'urql';
 import { readFragment } from '../../../graphql';
-import { SecretOnce } from '../../../ui/SecretOnce';
+import { SecretOnceModal } from '../../../ui/SecretOnce';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useZodForm } from '../../../ui/useZodForm';
 import { CreateLicenseMutation, ProductOptionsQuery } from '../graphql/documents';
@@ -11,6 +11,7 @@ import { EMPTY_LICENSE_FORM, licenseFormSchema, SERVER_FIELD, toLicenseAttribute
 import { licensePath } from '../paths';
 import { LicenseFormFields } from './LicenseFormFields';
 import { LicenseListFields } from './LicensesTable';
+import { ModalFooter } from '../../../ui/ModalFooter';
 
 const schema = licenseFormSchema();
 
@@ -48,35 +49,32 @@ export function CreateLicenseModal({ opened, onClose, onCreated, productId }: { 
   });
 
   return (
-    <Modal opened={opened} onClose={close} title={created ? 'License created' : 'New license'} size="lg" centered closeOnClickOutside={!created}>
-      {created ? (
-        <Stack>
-          <Text size="sm">
-            A license for <b>{created.product}</b>. Send the key to your customer.
-          </Text>
-          <SecretOnce label="license key" value={created.key} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={() => { setCreated(null); startOver(form.getValues().productId); }}>
-              Create another
-            </Button>
-            <Button onClick={() => { close(); navigate(licensePath(created.id)); }}>Open license</Button>
-          </Group>
-        </Stack>
-      ) : (
+    <>
+      <Modal opened={opened && created === null} onClose={close} title="New license" size="lg" centered returnFocus={created === null}>
         <form onSubmit={submit} noValidate>
           <Stack>
             <LicenseFormFields form={form} products={(data?.products.nodes ?? []).map((product) => ({ value: product.id, label: product.isBundle ? `${product.name} (bundle)` : product.name }))} />
-            <Group justify="flex-end">
-              <Button variant="default" onClick={close}>
-                Cancel
-              </Button>
-              <Button type="submit" loading={create.saving}>
-                Create license
-              </Button>
-            </Group>
+            <ModalFooter onCancel={close} confirmLabel="Create license" loading={create.saving} />
           </Stack>
         </form>
-      )}
-    </Modal>
+      </Modal>
+      <SecretOnceModal
+        secret={created?.key ?? null}
+        title="License created"
+        label="license key"
+        onClose={close}
+        before={
+          <Text size="sm">
+            A license for <b>{created?.product}</b>. Send the key to your customer.
+          </Text>
+        }
+        done={{ label: 'Open license', onClick: () => { close(); if (created) navigate(licensePath(created.id)); } }}
+        actions={
+          <Button variant="default" onClick={() => { setCreated(null); startOver(form.getValues().productId); }}>
+            Create another
+          </Button>
+        }
+      />
+    </>
   );
 }

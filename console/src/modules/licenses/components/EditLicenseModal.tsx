@@ -1,10 +1,11 @@
-import { Button, Group, Modal, Stack } from '@mantine/core';
+import { Modal, Stack } from '@mantine/core';
 import { useEffect } from 'react';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useZodForm } from '../../../ui/useZodForm';
 import { UpdateLicenseMutation } from '../graphql/documents';
 import { changedAttributes, licenseFormSchema, licenseToForm, SERVER_FIELD, toLicenseAttributes, type LicenseForm, type LicenseLike } from '../licenseForm';
 import { LicenseFormFields } from './LicenseFormFields';
+import { ModalFooter } from '../../../ui/ModalFooter';
 
 const schema = licenseFormSchema({ requireProduct: false });
 
@@ -33,14 +34,7 @@ export function EditLicenseModal({ license, opened, onClose }: { license: Licens
       <form onSubmit={submit} noValidate>
         <Stack>
           <LicenseFormFields form={form} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={update.saving}>
-              Save changes
-            </Button>
-          </Group>
+          <ModalFooter onCancel={onClose} confirmLabel="Save changes" loading={update.saving} />
         </Stack>
       </form>
     </Modal>

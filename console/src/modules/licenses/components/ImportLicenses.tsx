@@ -1,4 +1,4 @@
-import { Alert, Button, FileInput, Group, List, Modal, Progress, ScrollArea, Stack, Table, Text } from '@mantine/core';
+import { Alert, Button, FileInput, List, Modal, Progress, ScrollArea, Stack, Table, Text } from '@mantine/core';
 import { IconDownload, IconFileImport } from '@tabler/icons-react';
 import { useEffect, useState } from 'react';
 import { useQuery } from 'urql';
@@ -8,6 +8,7 @@ import { plural } from '../../../lib/format';
 import { notifySuccess } from '../../../ui/notify';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { usePollUntil } from '../../../ui/usePollUntil';
+import { ModalFooter } from '../../../ui/ModalFooter';
 import {
   CheckLicenseImportMutation, LicenseImportJobFields, LicenseImportJobQuery, LicenseImportReportFields, StartLicenseImportMutation, TakeLicenseImportKeysMutation,
 } from '../graphql/import';
@@ -90,21 +91,16 @@ function ImportDialog({ jobId, onStarted, onClose, onImported }: { jobId: string
             </Alert>
           )}
           {report && <DryRunReport report={report} />}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={() => onClose(false)}>
-              Cancel
-            </Button>
-            <Button
-              disabled={!report || report.errorCount > 0 || report.valid === 0}
-              loading={start.saving}
-              onClick={async () => {
-                const data = await start.run({ input: { csv: csv! } });
-                if (data) onStarted(readFragment(LicenseImportJobFields, data.startLicenseImport.job).id);
-              }}
-            >
-              {report && report.errorCount === 0 && toImport > 0 ? `Import ${plural(toImport, 'license')}` : 'Import'}
-            </Button>
-          </Group>
+          <ModalFooter
+            onCancel={() => onClose(false)}
+            disabled={!report || report.errorCount > 0 || report.valid === 0}
+            loading={start.saving}
+            confirmLabel={report && report.errorCount === 0 && toImport > 0 ? `Import ${plural(toImport, 'license')}` : 'Import'}
+            onConfirm={async () => {
+              const data = await start.run({ input: { csv: csv! } });
+              if (data) onStarted(readFragment(LicenseImportJobFields, data.startLicenseImport.job).id);
+            }}
+          />
         </Stack>
       )}
     </Modal>
@@ -203,11 +199,11 @@ function ImportProgress({ id, onFinished, onClose }: { id: string; onFinished: (
         </Alert>
       )}
       {downloaded && <Text size="sm">The keys were downloaded: they are not shown again.</Text>}
-      <Group justify="flex-end">
-        <Button variant={finished && keys === 0 ? 'filled' : 'default'} onClick={() => onClose(finished && keys === 0)}>
-          {!finished ? 'Close (it goes on in the background)' : keys > 0 ? 'Close (the keys wait under Import CSV)' : 'Close'}
-        </Button>
-      </Group>
+      <ModalFooter
+        variant={finished && keys === 0 ? 'filled' : 'default'}
+        onConfirm={() => onClose(finished && keys === 0)}
+        confirmLabel={!finished ? 'Close (it goes on in the background)' : keys > 0 ? 'Close (the keys wait under Import CSV)' : 'Close'}
+      />
     </Stack>
   );
 }

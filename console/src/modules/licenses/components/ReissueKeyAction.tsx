@@ -1,8 +1,8 @@
-import { Button, Group, Modal, Radio, Stack, Text } from '@mantine/core';
+import { Radio, Stack, Text } from '@mantine/core';
 import { useState } from 'react';
 import { formatDateTime } from '../../../lib/format';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
-import { SecretOnce } from '../../../ui/SecretOnce';
+import { SecretOnceModal } from '../../../ui/SecretOnce';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { ReissueLicenseKeyMutation } from '../graphql/documents';
 
@@ -53,23 +53,12 @@ export function ReissueKeyAction({ license }: { license: { id: string; keyHint: 
           return data;
         }}
       />
-      {/* Only Done closes it: the new key is shown this once. */}
-      <Modal opened={reissued !== null} onClose={() => setReissued(null)} closeOnClickOutside={false} closeOnEscape={false} title="New license key" centered>
-        {reissued && (
-          <Stack>
-            <SecretOnce label="license key" value={reissued.key} />
-            <Text size="sm">
-              {reissued.previousKeyValidUntil
-                ? `The old key keeps working until ${formatDateTime(reissued.previousKeyValidUntil)}; then only the new one does.`
-                : 'The old key no longer works.'}{' '}
-              Send the new key to your customer.
-            </Text>
-            <Group justify="flex-end">
-              <Button onClick={() => setReissued(null)}>Done</Button>
-            </Group>
-          </Stack>
-        )}
-      </Modal>
+      <SecretOnceModal secret={reissued?.key ?? null} title="New license key" label="license key" onClose={() => setReissued(null)} done={{ label: 'Done', onClick: () => setReissued(null) }}>
+        <Text size="sm">
+          {reissued?.previousKeyValidUntil ? `The old key keeps working until ${formatDateTime(reissued.previousKeyValidUntil)}; then only the new one does.` : 'The old key no longer works.'} Send the new key to your
+          customer.
+        </Text>
+      </SecretOnceModal>
     </>
   );
 }

@@ -1,4 +1,4 @@
-import { Button, Group, Modal, MultiSelect, Stack, Switch, TextInput } from '@mantine/core';
+import { Modal, MultiSelect, Stack, Switch, TextInput } from '@mantine/core';
 import { useEffect } from 'react';
 import { z } from 'zod';
 import { readFragment } from '../../../graphql';
@@ -6,6 +6,7 @@ import { useApiMutation } from '../../../ui/useApiMutation';
 import { useZodForm } from '../../../ui/useZodForm';
 import { CreateProductMutation, UpdateProductMutation } from '../graphql/documents';
 import { ProductFields, type Product } from './ProductsTable';
+import { ModalFooter } from '../../../ui/ModalFooter';
 
 const schema = z
   .object({ name: z.string().trim().min(1, 'Name the product.'), isBundle: z.boolean(), bundleMemberIds: z.array(z.string()) })
@@ -54,14 +55,7 @@ export function ProductFormModal({ opened, onClose, product, products }: { opene
               {...form.getInputProps('bundleMemberIds')}
             />
           )}
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={saving} disabled={!values.name.trim() || (values.isBundle && values.bundleMemberIds.length === 0)}>
-              {product ? 'Save' : 'Create product'}
-            </Button>
-          </Group>
+          <ModalFooter onCancel={onClose} confirmLabel={product ? 'Save' : 'Create product'} loading={saving} disabled={!values.name.trim() || (values.isBundle && values.bundleMemberIds.length === 0)} />
         </Stack>
       </form>
     </Modal>

@@ -1,7 +1,8 @@
-import { Button, Group, Modal, Stack, TextInput } from '@mantine/core';
+import { Modal, Stack, TextInput } from '@mantine/core';
 import { useState } from 'react';
 import { z } from 'zod';
-import { SecretOnce } from '../../../ui/SecretOnce';
+import { ModalFooter } from '../../../ui/ModalFooter';
+import { SecretOnceModal } from '../../../ui/SecretOnce';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useZodForm } from '../../../ui/useZodForm';
 import { CreateApiKeyMutation } from '../graphql/documents';
@@ -28,30 +29,23 @@ export function CreateApiKeyModal({ opened, onClose }: { opened: boolean; onClos
   });
 
   return (
-    <Modal opened={opened} onClose={close} title={created ? 'Your new API key' : 'Create API key'} centered size="lg" closeOnClickOutside={!created}>
-      {created ? (
-        <Stack>
-          <SecretOnce label="API key" value={created} note="Store it in your server's secret store now: it is never shown again. Send it as the X-Api-Key header; never ship it in a customer application." />
-          <Group justify="flex-end">
-            <Button onClick={close}>I have stored it</Button>
-          </Group>
-        </Stack>
-      ) : (
+    <>
+      <Modal opened={opened && created === null} onClose={close} title="Create API key" centered size="lg" returnFocus={created === null}>
         <form onSubmit={submit}>
           <Stack>
             <TextInput label="Name" description="What uses it, e.g. “billing webhook”." required data-autofocus {...form.getInputProps('name')} />
             <RoleSelect {...form.getInputProps('role')} value={form.getValues().role} description="A key acts with this role." />
-            <Group justify="flex-end">
-              <Button variant="default" onClick={close}>
-                Cancel
-              </Button>
-              <Button type="submit" loading={create.saving}>
-                Create key
-              </Button>
-            </Group>
+            <ModalFooter onCancel={close} confirmLabel="Create key" loading={create.saving} />
           </Stack>
         </form>
-      )}
-    </Modal>
+      </Modal>
+      <SecretOnceModal
+        secret={created}
+        title="Your new API key"
+        label="API key"
+        note="Store it in your server's secret store now: it is never shown again. Send it as the X-Api-Key header; never ship it in a customer application."
+        onClose={close}
+      />
+    </>
   );
 }

@@ -1,4 +1,4 @@
-import { Button, Group, Modal, Stack, Text, TextInput } from '@mantine/core';
+import { Modal, Stack, Text, TextInput } from '@mantine/core';
 import { z } from 'zod';
 import { readFragment } from '../../../graphql';
 import { InvitationFields } from './InvitationsTable';
@@ -6,6 +6,7 @@ import { useApiMutation } from '../../../ui/useApiMutation';
 import { useZodForm } from '../../../ui/useZodForm';
 import { InviteUserMutation } from '../graphql/documents';
 import { RoleSelect, type Role } from './RoleSelect';
+import { ModalFooter } from '../../../ui/ModalFooter';
 
 const EMPTY = { email: '', name: '', role: 'READ_ONLY' as Role };
 // The address is checked by the server (its message shows on the field).
@@ -35,14 +36,7 @@ export function InviteMemberModal({ opened, onClose }: { opened: boolean; onClos
           <TextInput label="Email" type="email" required data-autofocus {...form.getInputProps('email')} />
           <TextInput label="Name" {...form.getInputProps('name')} />
           <RoleSelect {...form.getInputProps('role')} value={form.getValues().role} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={close}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={invite.saving}>
-              Send invitation
-            </Button>
-          </Group>
+          <ModalFooter onCancel={close} confirmLabel="Send invitation" loading={invite.saving} />
         </Stack>
       </form>
     </Modal>

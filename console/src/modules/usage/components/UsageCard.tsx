@@ -12,6 +12,7 @@ import { useZodForm } from '../../../ui/useZodForm';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { RemoveMeterQuotaMutation, SetMeterQuotaMutation, UsageTotalsQuery } from '../graphql/documents';
 import { DataTable } from '../../../ui/DataTable';
+import { ModalFooter } from '../../../ui/ModalFooter';
 
 type Period = EnumOf<'MeterPeriod'>;
 const PERIODS: { value: Period; label: string }[] = [
@@ -143,14 +144,7 @@ function QuotaModal({ licenseId, event, opened, onClose }: { licenseId: string; 
           {!event && <TextInput label="Event name" required data-autofocus {...form.getInputProps('name')} description="As your application sends it, e.g. api_call." />}
           <Select label="Per" data={PERIODS.map((p) => ({ value: p.value, label: p.value.toLowerCase() }))} value={values.period} allowDeselect={false} onChange={(value) => value && form.setFieldValue('period', value as Period)} />
           <NumberInput label="Limit" required min={0} clampBehavior="none" allowDecimal={false} {...form.getInputProps('limit')} />
-          <Group justify="flex-end">
-            <Button variant="default" onClick={onClose}>
-              Cancel
-            </Button>
-            <Button type="submit" loading={save.saving} disabled={values.limit === '' || (!event && !values.name.trim())}>
-              Save quota
-            </Button>
-          </Group>
+          <ModalFooter onCancel={onClose} confirmLabel="Save quota" loading={save.saving} disabled={values.limit === '' || (!event && !values.name.trim())} />
         </Stack>
       </form>
     </Modal>
