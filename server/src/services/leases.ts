@@ -25,15 +25,19 @@ export const leaseLapsedSql = (column: Prisma.Sql, now?: Date) => (now ? Prisma.
 
 // ─── Outboxes ──────────────────────────────────────────────────────────────────────────────────────
 
-export interface OutboxPolicy {
+/** How often, and how far apart, failed work is tried again (an outbox row, a tenant of a scheduled run). */
+export interface RetryPolicy {
+  /** Attempts before it fails for good. */
+  maxAttempts: number;
+  /** The wait after failed attempt `attempts` (1-based). */
+  retryDelayMs(attempts: number): number;
+}
+
+export interface OutboxPolicy extends RetryPolicy {
   /** The outbox table: its rows have `id`, `status` ('pending' until done), `attempts` and `next_attempt_at`. */
   table: 'email_outbox' | 'webhook_deliveries';
   /** How long a claim holds a row. */
   leaseMs: number;
-  /** Attempts before a row fails for good. */
-  maxAttempts: number;
-  /** The wait after failed attempt `attempts` (1-based). */
-  retryDelayMs(attempts: number): number;
   /** Rows claimed at once. */
   batch: number;
   /** How long one run keeps claiming batches (the jobs run every minute). */
@@ -73,10 +77,10 @@ export async function renewClaims(ctx: SystemContext, policy: OutboxPolicy, clai
 /** The Prisma `where` of an outcome: this row, still pending, still under this claim. */
 export const fenced = (claim: Claim) => ({ id: claim.id, status: 'pending' as const, attempts: claim.attempts });
 
-/** After a failed attempt: when to try again, or null when it fails for good (permanent, or out of attempts). */
-export function nextAttempt(policy: OutboxPolicy, claim: Claim, now: Date, permanent = false): Date | null {
-  if (permanent || claim.attempts >= policy.maxAttempts) return null;
-  return new Date(now.getTime() + policy.retryDelayMs(claim.attempts));
+/** After failed attempt `attempts`: when to try again, or null when it fails for good (permanent, or out of attempts). */
+export function nextAttempt(policy: RetryPolicy, attempts: number, now: Date, permanent = false): Date | null {
+  if (permanent || attempts >= policy.maxAttempts) return null;
+  return new Date(now.getTime() + policy.retryDelayMs(attempts));
 }
 
 /**

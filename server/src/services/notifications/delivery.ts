@@ -122,7 +122,7 @@ async function record(ctx: SystemContext, row: Claimed, outcome: SendOutcome, re
     return;
   }
   const error = outcome.error.slice(0, 1000);
-  const retryAt = nextAttempt(EMAIL_OUTBOX, row, ctx.now, outcome.permanent);
+  const retryAt = nextAttempt(EMAIL_OUTBOX, row.attempts, ctx.now, outcome.permanent);
   if (!retryAt) {
     report.failed++;
     await ctx.db.prisma.emailOutbox.updateMany({ where, data: { status: 'failed', lastError: error } });

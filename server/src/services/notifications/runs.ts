@@ -1,6 +1,6 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import type { NotificationContext, SystemContext } from '../context.js';
-import { keepLease, leaseLapsedSql, leaseOwner, leaseUntil } from '../leases.js';
+import { keepLease, leaseLapsedSql, leaseOwner, leaseUntil, nextAttempt, type RetryPolicy } from '../leases.js';
 import { DAY_MS } from '../licenses/countdown.js';
 
 /**
@@ -8,8 +8,9 @@ import { DAY_MS } from '../licenses/countdown.js';
  * that dies midway is finished by another worker the same period. Agenda cannot do it: it moves a repeating
  * job's next run forward when the run starts, and frees a lapsed lock without running it again.
  *
- * - `job_runs` (job, period): the run, held by a lease (`leased_until`, database time: the held jobs of
- *   leases.ts) that the running process renews every third of RUN_LEASE_MS. `finished_at` is set once every tenant is done (or out of attempts).
+ * - `job_runs` (job, period): the run, held by a lease (`leased_until`, database time: a held job of leases.ts)
+ *   that the running process renews every third of RUN_LEASE_MS. `finished_at` is set once every tenant is done
+ *   (or out of attempts).
  * - `job_run_tenants` (job, period, tenant): done, or failed with attempts and the next retry (backoff).
  * A start (the schedule, a manual run) processes every tenant. A resume (resumeRuns, called by the
  * every-minute email-delivery job) takes over an unfinished run of the current period whose lease lapsed,
@@ -18,9 +19,8 @@ import { DAY_MS } from '../licenses/countdown.js';
  */
 
 export const RUN_LEASE_MS = 90_000;
-export const TENANT_MAX_ATTEMPTS = 5;
-/** 1, 2, 4, 8 min between a tenant's attempts (all within the period for the daily run). */
-export const tenantRetryDelayMs = (attempts: number) => Math.min(60_000 * 2 ** (attempts - 1), 60 * 60_000);
+/** A failed tenant is retried 1, 2, 4, 8 min later (all within the period for the daily run), 5 attempts in all. */
+export const TENANT_RETRY: RetryPolicy = { maxAttempts: 5, retryDelayMs: (attempts) => Math.min(60_000 * 2 ** (attempts - 1), 60 * 60_000) };
 const TENANT_PAGE = 200;
 const NO_TENANT = '00000000-0000-0000-0000-000000000000';
 
@@ -94,7 +94,7 @@ async function pass<R>(ctx: NotificationContext, job: PeriodicJob<R>, period: st
           LEFT JOIN job_run_tenants r ON r.job = ${job.name} AND r.period = ${period} AND r.tenant_id = t.id
          WHERE t.id > ${after}::uuid
            AND (${mode === 'start'} OR r.tenant_id IS NULL
-                OR (r.status = 'failed' AND r.attempts < ${TENANT_MAX_ATTEMPTS} AND r.next_attempt_at <= ${ctx.now}))
+                OR (r.status = 'failed' AND r.attempts < ${TENANT_RETRY.maxAttempts} AND r.next_attempt_at <= ${ctx.now}))
          ORDER BY t.id LIMIT ${TENANT_PAGE}`;
       for (const tenant of tenants) {
         summary.tenants++;
@@ -104,7 +104,7 @@ async function pass<R>(ctx: NotificationContext, job: PeriodicJob<R>, period: st
       after = tenants[tenants.length - 1].id;
     }
     const retry = await prisma.jobRunTenant.aggregate({
-      where: { job: job.name, period, status: 'failed', attempts: { lt: TENANT_MAX_ATTEMPTS } },
+      where: { job: job.name, period, status: 'failed', attempts: { lt: TENANT_RETRY.maxAttempts } },
       _min: { nextAttemptAt: true },
     });
     const next = retry._min.nextAttemptAt;
@@ -129,10 +129,10 @@ async function runTenant<R>(ctx: NotificationContext, job: PeriodicJob<R>, perio
     const message = ((error as Error)?.message ?? String(error)).slice(0, 1000);
     const record = await ctx.db.prisma.jobRunTenant.upsert({
       where: key,
-      create: { job: job.name, period, tenantId: tenant.id, status: 'failed', attempts: 1, nextAttemptAt: new Date(ctx.now.getTime() + tenantRetryDelayMs(1)), lastError: message, updatedAt: ctx.now },
+      create: { job: job.name, period, tenantId: tenant.id, status: 'failed', attempts: 1, nextAttemptAt: nextAttempt(TENANT_RETRY, 1, ctx.now), lastError: message, updatedAt: ctx.now },
       update: { status: 'failed', attempts: { increment: 1 }, lastError: message, updatedAt: ctx.now },
     });
-    const retryAt = record.attempts < TENANT_MAX_ATTEMPTS ? new Date(ctx.now.getTime() + tenantRetryDelayMs(record.attempts)) : null;
+    const retryAt = nextAttempt(TENANT_RETRY, record.attempts, ctx.now);
     await ctx.db.prisma.jobRunTenant.update({ where: key, data: { nextAttemptAt: retryAt } });
     summary.failedTenants.push(tenant.id);
     ctx.logger?.error({ job: job.name, period, tenantId: tenant.id, attempts: record.attempts, retryAt, err: message }, retryAt ? 'tenant failed in a scheduled run; retried later' : 'tenant failed in a scheduled run; no attempts left');

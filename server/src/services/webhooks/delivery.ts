@@ -188,7 +188,7 @@ async function record(ctx: SecretsContext, row: Claimed, outcome: Outcome, optio
     }
     return;
   }
-  const next = nextAttempt(WEBHOOK_OUTBOX, row, ctx.now, outcome.kind === 'failed');
+  const next = nextAttempt(WEBHOOK_OUTBOX, row.attempts, ctx.now, outcome.kind === 'failed');
   if (next) {
     const { count } = await prisma.webhookDelivery.updateMany({ where, data: { ...response, nextAttemptAt: next, lastError: outcome.error } });
     if (count) report.retrying++;
