@@ -15,7 +15,7 @@ import { applyMigrations } from '../server/src/db/migrate.js';
 import { GENESIS, entryHash, recordAudit, verifyAuditChain, type Hashable } from '../server/src/services/audit/audit-log.js';
 import { checkAuditIntegrity, INTEGRITY_VISIT_ENTRIES } from '../server/src/services/audit/verification.js';
 import { loadTokenSigner } from '../server/src/services/signing/signing-keys.js';
-import { createTenant } from '../server/src/services/tenants.js';
+import { seeder as servicesSeeder } from '../test/support/seed.js';
 
 const ROWS = Number(process.env.AUDIT_ROWS ?? 500_000);
 const RUNS = Number(process.env.AUDIT_RUNS ?? 40);
@@ -35,7 +35,7 @@ const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[M
 try {
   await applyMigrations({ kind: 'pg', url });
   const ctx = { db, secrets, now: new Date(), actor: systemActor(null), meta: NO_META };
-  const tenant = await createTenant(ctx, { name: 'Audit Bench', keyPrefix: 'AUDIT' });
+  const tenant = await servicesSeeder({ db, secrets, now: () => ctx.now }).tenant({ name: 'Audit Bench', keyPrefix: 'AUDIT' });
 
   // Seed: keyed entries computed here (the same entryHash the server uses), inserted 10,000 at a time.
   let started = process.hrtime.bigint();

@@ -15,9 +15,8 @@ import { NO_META, operatorIn, systemActor } from '../server/src/services/auth/ac
 import { listLicenseActivations, listLicenses } from '../server/src/services/licenses/management.js';
 import type { PageArgs } from '../server/src/services/listing.js';
 import { listOutbox } from '../server/src/services/notifications/outbox.js';
-import { createProduct } from '../server/src/services/products.js';
-import { createTenant } from '../server/src/services/tenants.js';
 import { createDatabase, dropDatabase, uniqueName } from '../test/support/pg.js';
+import { seeder } from '../test/support/seed.js';
 
 const COUNT = Number(process.argv[2] ?? 100_000);
 const name = uniqueName('kf_explain');
@@ -29,10 +28,11 @@ try {
   await raw.connect();
   const db = await openDatabase({ databaseUrl: url, dataDir });
   const ctx = { db, secrets: new ServerSecrets('explain-secret-0123456789abcdef0123456789abcdef'), now: new Date(), actor: systemActor(null), meta: NO_META };
+  const seed = seeder({ ...ctx, now: () => ctx.now });
   const tenants: { id: string; productId: string }[] = [];
   for (const prefix of ['ONE', 'TWO']) {
-    const tenant = await createTenant(ctx, { name: `${prefix} Corp`, keyPrefix: prefix });
-    const product = await createProduct(operatorIn(ctx, tenant.id), { name: `${prefix} Studio` });
+    const tenant = await seed.tenant({ name: `${prefix} Corp`, keyPrefix: prefix });
+    const product = await seed.product(tenant.id, `${prefix} Studio`);
     tenants.push({ id: tenant.id, productId: product.id });
   }
   for (const { id, productId } of tenants) {

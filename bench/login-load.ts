@@ -10,14 +10,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon, { type Result } from 'autocannon';
 import pg from 'pg';
-import { ServerSecrets } from '../server/src/crypto/secrets.js';
-import { openDatabase } from '../server/src/db/database.js';
 import { applyMigrations } from '../server/src/db/migrate.js';
-import { createLicense } from '../server/src/services/licenses/management.js';
-import { createProduct } from '../server/src/services/products.js';
-import { NO_META, operatorIn, systemActor } from '../server/src/services/auth/actor.js';
-import { createTenant } from '../server/src/services/tenants.js';
-import { createUser } from '../server/src/services/users.js';
+import { seedDatabase } from '../test/support/seed.js';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const LOGINS = Number(process.env.LOGIN_CONCURRENCY ?? 16);
@@ -33,13 +27,12 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-bench-login-'));
 let server: ReturnType<typeof spawn> | undefined;
 try {
   await applyMigrations({ kind: 'pg', url });
-  const db = await openDatabase({ databaseUrl: url, dataDir });
-  const ctx = { db, secrets: new ServerSecrets(secret), now: new Date(), actor: systemActor(null, 'system (cli)'), meta: NO_META };
-  const tenant = await createTenant(ctx, { name: 'Login Bench', keyPrefix: 'LOGIN' });
-  const product = await createProduct(operatorIn(ctx, tenant.id), { name: 'Studio' });
-  const { key } = await createLicense(operatorIn(ctx, tenant.id), { productId: product.id, maxActivations: 5 });
-  await createUser(operatorIn(ctx, tenant.id), { email: 'admin@login.test', password: 'correct horse battery', role: 'CompanyAdmin' });
-  await db.close();
+  const key = await seedDatabase(url, secret, async (seed) => {
+    const tenant = await seed.tenant({ name: 'Login Bench', keyPrefix: 'LOGIN' });
+    const product = await seed.product(tenant.id, 'Studio');
+    await seed.user(tenant.id, { email: 'admin@login.test', role: 'CompanyAdmin' });
+    return (await seed.license(tenant.id, product.id, { maxActivations: 5 })).key;
+  });
 
   server = spawn('pnpm', ['exec', 'tsx', 'server/src/main.ts'], {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: url, SERVER_SECRET: secret, DATA_DIR: dataDir, LOG_LEVEL: 'warn', JOBS_WORKER: 'false',

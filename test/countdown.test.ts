@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countdownText, daysUntil } from '../server/src/services/licenses/countdown.js';
+import { countdownText, daysUntil } from '../server/src/domain/countdown.js';
 import { queueExpiryNotifications } from '../server/src/services/notifications/expiry.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 

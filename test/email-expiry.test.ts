@@ -10,7 +10,7 @@ import { expiryNotificationsJob } from '../server/src/jobs/expiry-notifications.
 import { housekeepingJob } from '../server/src/jobs/housekeeping.js';
 import { jobContext, startJobs, type Jobs } from '../server/src/jobs/scheduler.js';
 import { ADMIN_ROWS_PER_THRESHOLD, EXPIRY_BATCH, queueExpiryNotifications, thresholdFor } from '../server/src/services/notifications/expiry.js';
-import { daysUntil } from '../server/src/services/licenses/countdown.js';
+import { daysUntil } from '../server/src/domain/countdown.js';
 import { resumeScheduledRuns } from '../server/src/services/notifications/resume.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { needChromium, itWith } from './support/optional.js';
@@ -66,7 +66,7 @@ beforeEach(() => {
 
 describe('expiry thresholds', () => {
   it('each fires on the day the countdown reads 30, 7 or 1 (or, after a missed day, the day after)', () => {
-    // The argument is daysUntil: UTC calendar days to the expiry date (licenses/countdown.ts).
+    // The argument is daysUntil: UTC calendar days to the expiry date (domain/countdown.ts).
     expect([31, 30, 29, 28, 8, 7, 6, 5, 2, 1, 0, -1].map(thresholdFor)).toEqual([null, 30, 30, null, null, 7, 7, null, null, 1, 1, null]);
   });
 });

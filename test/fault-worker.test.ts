@@ -3,12 +3,13 @@
 // test waits out a dead worker's lease: about 2 minutes.
 import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { daysUntil } from '../server/src/services/licenses/countdown.js';
+import { daysUntil } from '../server/src/domain/countdown.js';
 import { enqueueEmails } from '../server/src/services/notifications/outbox.js';
-import { THRESHOLDS, thresholdFor } from '../server/src/services/notifications/thresholds.js';
+import { THRESHOLDS, thresholdFor } from '../server/src/domain/notification-thresholds.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
 import { startWorkerProcess, stopAllProcesses } from './support/processes.js';
+import { seedLicensesInBulk } from './support/seed.js';
 import { clearOfUtcMidnight, expiryOnCountdown } from './support/time.js';
 import { waitUntil } from './support/wait.js';
 
@@ -34,8 +35,6 @@ function startWorker(env: Record<string, string> = {}) {
   return startWorkerProcess({ DATABASE_URL: app.config.databaseUrl!, SERVER_SECRET: app.config.serverSecret!, DATA_DIR: app.config.dataDir, PUBLIC_URL: app.config.publicUrl, LOG_LEVEL: 'info', ...env });
 }
 
-const waitFor = (condition: () => boolean | Promise<boolean>, timeout: number, what: string, interval = 50) => waitUntil(condition, { timeout, what, interval });
-
 /** Makes a stored schedule due now; a worker polling every 5 s picks it up. */
 const runSoon = (name: string) => app.deps.db.sql.query(`UPDATE agenda.agenda_jobs SET next_run_at = now() WHERE name = $1 AND type = 'single'`, [name]);
 
@@ -54,19 +53,13 @@ describe('a worker killed during the daily expiry run', () => {
     for (let t = 0; t < 5; t++) {
       const prefix = `KILL${t}${randomBytes(2).toString('hex').toUpperCase()}`;
       const tenant = await app.seedTenant({ name: `Killed ${t}`, keyPrefix: prefix });
-      for (const name of ['ada', 'bob']) await app.prisma.user.create({ data: { tenantId: tenant.id, email: `${name}@${prefix.toLowerCase()}.test`, role: 'CompanyAdmin', passwordHash: 'unused' } });
+      for (const name of ['ada', 'bob']) await app.seedUser(tenant.id, { email: `${name}@${prefix.toLowerCase()}.test` });
       const product = await app.seedProduct(tenant.id, `Product ${t}`);
-      await app.prisma.license.createMany({
-        data: Array.from({ length: 1_500 }, (_, index) => ({
-          tenantId: tenant.id,
-          productId: product.id,
-          keyDigest: randomBytes(32).toString('hex'),
-          keyHint: `${prefix}-…-${index}`,
-          maxActivations: 2,
-          expiresAt: expiryOn(THRESHOLDS[index % THRESHOLDS.length]),
-          customerEmail: `c${index}@${prefix.toLowerCase()}.test`,
-        })),
-      });
+      await seedLicensesInBulk(app.prisma, { tenantId: tenant.id, productId: product.id, count: 1_500, hintPrefix: prefix }, (index) => ({
+        maxActivations: 2,
+        expiresAt: expiryOn(THRESHOLDS[index % THRESHOLDS.length]),
+        customerEmail: `c${index}@${prefix.toLowerCase()}.test`,
+      }));
       const licenses = await app.prisma.license.findMany({ where: { tenantId: tenant.id }, select: { id: true } });
       tenants.push({ id: tenant.id, licenses: licenses.map((license) => license.id) });
     }
@@ -81,10 +74,10 @@ describe('a worker killed during the daily expiry run', () => {
       const started = await app.prisma.expiryNotice.count({ where: { license: { tenantId: { in: ids.filter((id) => !doneIds.has(id)) } } } });
       return { done: doneIds.size, started };
     };
-    await waitFor(async () => {
+    await waitUntil(async () => {
       const { done, started } = await progress();
       return done >= 1 && started > 0;
-    }, 120_000, 'a run half done', 20);
+    }, { timeout: 120_000, interval: 20, what: 'a run half done' });
     await first.stop('SIGKILL');
     const atKill = await progress();
     expect(atKill.done).toBeLessThan(tenants.length);
@@ -95,7 +88,7 @@ describe('a worker killed during the daily expiry run', () => {
     const killedAt = Date.now();
     try {
       // The dead worker's lease (90 s) lapses; the next email-delivery run (every minute) resumes the run.
-      await waitFor(async () => (await app.prisma.jobRun.findUniqueOrThrow({ where: { job_period: { job: 'expiry-notifications', period } } })).finishedAt !== null, 240_000, 'the run to finish', 500);
+      await waitUntil(async () => (await app.prisma.jobRun.findUniqueOrThrow({ where: { job_period: { job: 'expiry-notifications', period } } })).finishedAt !== null, { timeout: 240_000, interval: 500, what: 'the run to finish' });
       console.log(`expiry run resumed and finished ${((Date.now() - killedAt) / 1000).toFixed(0)} s after the kill (${atKill.done} of ${tenants.length} tenants were done)`);
       // A second pass finished it: the resume of email-delivery, or Agenda running the dead worker's one-off run
       // again once its lock lapsed (which of the two gets there first is a race; both process only what is left
@@ -139,7 +132,7 @@ describe('a worker killed inside email-delivery', () => {
     peer.delayAnswers(30_000);
     const first = await startWorker(peer.env);
     await runSoon('email-delivery');
-    await waitFor(() => ours().length > 0, 120_000, 'the first batch at Postmark', 20);
+    await waitUntil(() => ours().length > 0, { timeout: 120_000, interval: 20, what: 'the first batch at Postmark' });
     await first.stop('SIGKILL');
     const killedAt = Date.now();
     const acceptedBeforeKill = ours().length;
@@ -149,7 +142,7 @@ describe('a worker killed inside email-delivery', () => {
     const second = await startWorker(peer.env);
     try {
       const sent = () => app.prisma.emailOutbox.count({ where: { tenantId: tenant.id, status: 'sent' } });
-      await waitFor(async () => (await sent()) === count, 240_000, 'every email sent', 500);
+      await waitUntil(async () => (await sent()) === count, { timeout: 240_000, interval: 500, what: 'every email sent' });
       console.log(`delivery resumed: all ${count} sent ${((Date.now() - killedAt) / 1000).toFixed(0)} s after the kill (${acceptedBeforeKill} were accepted by Postmark, unanswered, when it died)`);
       const perAddress = new Map<string, number>();
       for (const message of ours()) perAddress.set(message.To, (perAddress.get(message.To) ?? 0) + 1);

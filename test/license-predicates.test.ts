@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Prisma } from '../server/src/generated/prisma/client.js';
-import { DAY_MS, startOfUtcDay } from '../server/src/services/licenses/countdown.js';
+import { DAY_MS, startOfUtcDay } from '../server/src/domain/countdown.js';
 import {
   expiringSql,
   expiringWhere,

@@ -6,7 +6,7 @@ import { seedTwoTenants } from './support/tenants.js';
 
 // Dashboard stats (README "Dashboard stats") and analytics (README "Analytics") on a seeded data set whose answers
 // were worked out by hand. "Expiring within N days": active, not expired yet, and at most N UTC calendar days to
-// the expiry date (the countdown rule, services/licenses/countdown.ts).
+// the expiry date (the countdown rule, server/src/domain/countdown.ts).
 
 const T = Date.parse('2026-06-15T12:00:00.000Z'); // a Monday
 const iso = (offset: number) => new Date(T + offset).toISOString();

@@ -93,8 +93,9 @@ describe('login, lockout and sessions', () => {
 
   it('rotates refresh tokens; reusing an old one ends the whole session', async () => {
     const session = await t.login('admin@acme.test');
-    const first = await t.gql('mutation { refreshSession { __typename accessToken } }', {}, { cookie: session.cookie });
-    expect(first.data.refreshSession).toMatchObject({ __typename: 'RefreshSessionPayload', accessToken: expect.any(String) });
+    const first = await t.gql('mutation { refreshSession { __typename accessToken user { email } } }', {}, { cookie: session.cookie });
+    // The payload's user is whose session the service renewed.
+    expect(first.data.refreshSession).toMatchObject({ __typename: 'RefreshSessionPayload', accessToken: expect.any(String), user: { email: 'admin@acme.test' } });
     const attributes = first.setCookie!.split('; ').slice(1);
     expect(attributes).toEqual(expect.arrayContaining(['Path=/api/graphql', 'HttpOnly', 'SameSite=Strict']));
     expect(attributes.find((attribute) => attribute.startsWith('Expires='))).toBeDefined();

@@ -39,6 +39,7 @@ import {
   createUser,
   deactivateUser,
   getNotificationPreferences,
+  getOwnUser,
   listUsers,
   reactivateUser,
   updateNotificationPreferences,
@@ -228,6 +229,7 @@ const operatorOnly: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
 const selfService: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['changePassword', (ctx) => changePassword(ctx, { currentPassword: 'correct horse battery', newPassword: 'another horse battery' })],
   ['getNotificationPreferences', (ctx) => getNotificationPreferences(ctx)],
+  ['getOwnUser', (ctx) => getOwnUser(ctx)],
   ['updateNotificationPreferences', (ctx) => updateNotificationPreferences(ctx, { digestEmailEnabled: false })],
   ['startMfaEnrollment', (ctx) => startMfaEnrollment(ctx)],
   ['disableMfa', (ctx) => disableMfa(ctx, { totpCode: '000000' })],

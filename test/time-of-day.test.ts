@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DAY_MS, countdownText, daysUntil, startOfUtcDay } from '../server/src/services/licenses/countdown.js';
+import { DAY_MS, countdownText, daysUntil, startOfUtcDay } from '../server/src/domain/countdown.js';
 import { digestFigures, isoWeek } from '../server/src/services/notifications/digest.js';
 import { claimDueEmails } from '../server/src/services/notifications/delivery.js';
 import { expiryRun, queueExpiryNotifications } from '../server/src/services/notifications/expiry.js';
 import { enqueueEmails } from '../server/src/services/notifications/outbox.js';
-import { THRESHOLDS, thresholdFor } from '../server/src/services/notifications/thresholds.js';
+import { THRESHOLDS, thresholdFor } from '../server/src/domain/notification-thresholds.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { expiryOnCountdown } from './support/time.js';
 

@@ -7,12 +7,8 @@ import { loadConfig } from '../../server/src/config.js';
 import { createApp } from '../../server/src/http/app.js';
 import { createLogger } from '../../server/src/logger.js';
 import { createRuntime, type Runtime } from '../../server/src/runtime.js';
-import { NO_META, systemActor } from '../../server/src/services/auth/actor.js';
-import { createLicense, type LicenseInput } from '../../server/src/services/licenses/management.js';
-import { createProduct } from '../../server/src/services/products.js';
-import { createTenant } from '../../server/src/services/tenants.js';
-import { createUser } from '../../server/src/services/users.js';
 import { appRoleUrl, createDatabase, dropDatabase, grantDatabaseToAppRole, uniqueName } from './pg.js';
+import { SEED_PASSWORD, seeder } from './seed.js';
 
 /** A clock the test moves by hand. */
 export class TestClock {
@@ -83,8 +79,8 @@ export async function startTestApp(options: TestAppOptions = {}) {
   });
   const runtime: Runtime = await createRuntime(config, createLogger(config.logLevel, logStream), clock.now);
   const app = createApp(runtime.deps);
-  /** A service context acting as the system (what the operator CLI and seeding do), in `tenantId` when given. */
-  const ctx = (tenantId: string | null = null) => ({ db: runtime.deps.db, secrets: runtime.deps.secrets, now: clock.now(), actor: systemActor(tenantId), meta: NO_META });
+  // Seeding goes through test/support/seed.ts, at the app's clock.
+  const seed = seeder({ db: runtime.deps.db, secrets: runtime.deps.secrets, now: clock.now });
 
   const t_prisma = () => runtime.deps.db.prisma;
 
@@ -141,18 +137,16 @@ export async function startTestApp(options: TestAppOptions = {}) {
         `mutation($companyName: String!, $keyPrefix: String!, $email: String!, $password: String!) {
           setup(input: { companyName: $companyName, keyPrefix: $keyPrefix, email: $email, password: $password }) { accessToken user { id tenantId: id } }
         }`,
-        { companyName: input.companyName ?? 'Acme Corp', keyPrefix: input.keyPrefix ?? 'ACME', email: input.email ?? 'admin@acme.test', password: input.password ?? 'correct horse battery' },
+        { companyName: input.companyName ?? 'Acme Corp', keyPrefix: input.keyPrefix ?? 'ACME', email: input.email ?? 'admin@acme.test', password: input.password ?? SEED_PASSWORD },
       );
       if (response.errors) throw new Error(JSON.stringify(response.errors));
       const user = await t_prisma().user.findUniqueOrThrow({ where: { email: input.email ?? 'admin@acme.test' } });
       return { token: response.data.setup.accessToken as string, user, cookie: response.setCookie!.split(';')[0] };
     },
     /** A user created directly (as the operator CLI does). */
-    async seedUser(tenantId: string, input: { email: string; password?: string; role?: 'CompanyAdmin' | 'ReadOnly'; name?: string }) {
-      return createUser({ ...ctx(tenantId), actor: systemActor(tenantId, 'system (cli)') }, { email: input.email, password: input.password ?? 'correct horse battery', role: input.role ?? 'CompanyAdmin', name: input.name });
-    },
+    seedUser: seed.user,
     /** Signs in and returns the access token and refresh cookie (throws on any error). */
-    async login(email: string, password = 'correct horse battery', extra: { totpCode?: string; backupCode?: string; ip?: string } = {}) {
+    async login(email: string, password = SEED_PASSWORD, extra: { totpCode?: string; backupCode?: string; ip?: string } = {}) {
       const { ip, ...codes } = extra;
       const response = await this.gql(
         'mutation($input: LoginInput!) { login(input: $input) { __typename ... on LoginSuccess { accessToken } ... on PasswordChangeRequired { resetToken } } }',
@@ -174,22 +168,11 @@ export async function startTestApp(options: TestAppOptions = {}) {
       const nonce = await this.nonce();
       return request('POST', '/api/v1/activate', { nonce, ...body }, headers);
     },
-    async seedTenant(input: { name?: string; keyPrefix?: string; subscriptionEndsAt?: Date | null } = {}) {
-      return createTenant(ctx(), { name: input.name ?? 'Acme Corp', keyPrefix: input.keyPrefix ?? 'ACME', subscriptionEndsAt: input.subscriptionEndsAt });
-    },
-    async seedProduct(tenantId: string, name = 'Acme Studio', bundleOf?: string[]) {
-      return createProduct(ctx(tenantId), { name, bundleOf });
-    },
-    async seedLicense(tenantId: string, productId: string, attributes: Partial<LicenseInput> = {}) {
-      return createLicense(ctx(tenantId), { productId, maxActivations: 5, ...attributes });
-    },
+    seedTenant: seed.tenant,
+    seedProduct: seed.product,
+    seedLicense: seed.license,
     /** One tenant, one product, one license: the common starting point. */
-    async seedBasic(attributes: Partial<LicenseInput> = {}) {
-      const tenant = await this.seedTenant();
-      const product = await this.seedProduct(tenant.id);
-      const { key, license } = await this.seedLicense(tenant.id, product.id, attributes);
-      return { tenant, product, key, license };
-    },
+    seedBasic: seed.basic,
     async close() {
       await runtime.close();
       await dropDatabase(dbName);

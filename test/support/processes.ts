@@ -92,19 +92,18 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000; // generous: a loaded two-core machine; a healthy start takes seconds
-  for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited with ${child.exitCode}:\n${output}`);
-    try {
-      if ((await fetch(`${url}/readyz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`server did not become ready:\n${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+  try {
+    // Generous: a loaded two-core machine; a healthy start takes seconds.
+    await waitUntil(
+      async () => {
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`server exited with ${child.exitCode ?? child.signalCode}`);
+        return (await fetch(`${url}/readyz`).catch(() => undefined))?.ok; // undefined: not listening yet
+      },
+      { timeout: 120_000, interval: 200, what: 'the server to become ready' },
+    );
+  } catch (error) {
+    await killAndWait(child, 'SIGKILL');
+    throw new Error(`${(error as Error).message}:\n${output}`);
   }
   return {
     url,

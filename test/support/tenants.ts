@@ -1,7 +1,7 @@
-import { NO_META, systemActor, type Actor } from '../../server/src/services/auth/actor.js';
+import { NO_META, type Actor } from '../../server/src/services/auth/actor.js';
 import { createApiKey, revokeApiKey } from '../../server/src/services/auth/api-keys.js';
-import { createUser } from '../../server/src/services/users.js';
 import type { TestApp } from './harness.js';
+import { SEED_PASSWORD } from './seed.js';
 
 /**
  * The two-tenant starting point of the cross-tenant suites (README "Architecture"): tenant A is the
@@ -36,7 +36,7 @@ export interface SeededTenant {
   licenses: { id: string; key: string }[];
 }
 
-export const PASSWORD = 'correct horse battery';
+export const PASSWORD = SEED_PASSWORD;
 
 /** Services called as a tenant's admin (a signed-in CompanyAdmin), at the app's clock. */
 export function adminContext(t: TestApp, tenant: { tenantId: string; admin: SeededUser }) {
@@ -66,7 +66,7 @@ async function seedMembers(
   const ctx = () => adminContext(t, tenant);
 
   // Members join by invitation in the product; seeding makes the read-only member as the operator does (createUser).
-  const viewer = await createUser({ ...ctx(), actor: systemActor(tenantId, 'system (cli)') }, { email: `viewer@${tenant.domain}`, password: PASSWORD, role: 'ReadOnly' });
+  const viewer = await t.seedUser(tenantId, { email: `viewer@${tenant.domain}`, password: PASSWORD, role: 'ReadOnly' });
   const readOnly = { email: viewer.email, userId: viewer.id, token: (await t.login(viewer.email, PASSWORD)).token };
   const key = async (name: string, role: 'CompanyAdmin' | 'ReadOnly') => {
     const created = await createApiKey(ctx(), { name, role });

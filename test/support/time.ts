@@ -1,4 +1,4 @@
-import { DAY_MS, startOfUtcDay } from '../../server/src/services/licenses/countdown.js';
+import { DAY_MS, startOfUtcDay } from '../../server/src/domain/countdown.js';
 
 /**
  * For tests that run real processes on the wall clock through work that belongs to one UTC day (a daily job's

@@ -19,7 +19,7 @@ import { removeMeterQuota, setMeterQuota, usageTotals } from '../services/meteri
 import { METER_PERIODS, type MeterPeriod } from '../services/metering/periods.js';
 import { createUser } from '../services/users.js';
 import { reactivateUserByEmail, resetMfa, resetPassword, unlockAccount } from '../services/auth/recovery.js';
-import { jobCommands } from '../jobs/cli.js';
+import { jobCommands } from './jobs.js';
 import { operatorIn, systemActor } from '../services/auth/actor.js';
 import { int, keyValues, list, need, str, type CliCommand } from './command.js';
 

@@ -1,7 +1,7 @@
 /** @jsxRuntime automatic */
 import { MjmlColumn, MjmlGroup, MjmlSection, MjmlText } from '@faire/mjml-react';
 import { COLORS, Button, DateCell, Page, Table, formatDate, plural, renderEmail, type RenderedEmail } from './layout.js';
-import { digestHighlights, type Highlight } from '../services/notifications/thresholds.js';
+import { digestHighlights, type Highlight } from '../domain/notification-thresholds.js';
 
 /** Everything the weekly digest shows (README "Scheduled jobs and email"). */
 export interface DigestData {

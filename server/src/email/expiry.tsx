@@ -1,8 +1,8 @@
 /** @jsxRuntime automatic */
 import { MjmlColumn, MjmlSection, MjmlText } from '@faire/mjml-react';
 import { COLORS, MONOSPACE, Button, DateCell, Page, Table, countdown, escapeText, formatDate, plural, renderEmail, type RenderedEmail } from './layout.js';
-import { countdownSpanText, daysUntil } from '../services/licenses/countdown.js';
-import type { Threshold } from '../services/notifications/thresholds.js';
+import { countdownSpanText, daysUntil } from '../domain/countdown.js';
+import type { Threshold } from '../domain/notification-thresholds.js';
 
 /** 30 days grey, 7 amber, 1 red. */
 const TONE: Record<Threshold, { color: string; background: string }> = {
@@ -12,7 +12,7 @@ const TONE: Record<Threshold, { color: string; background: string }> = {
 };
 
 /**
- * A threshold group's heading, by the countdown rule (countdown.ts) of the licenses in it, not the threshold's
+ * A threshold group's heading, by the countdown rule (domain/countdown.ts) of the licenses in it, not the threshold's
  * number: a notice fired the day after its day (a missed run) reads "in 29 days", a group that spans both days
  * "in 6–7 days".
  */

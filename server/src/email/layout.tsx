@@ -21,7 +21,7 @@ import {
 } from '@faire/mjml-react';
 import type { ReactElement, ReactNode } from 'react';
 import ReactDOMServer from 'react-dom/server';
-import { countdownText, daysUntil } from '../services/licenses/countdown.js';
+import { countdownText, daysUntil } from '../domain/countdown.js';
 
 export interface RenderedEmail {
   subject: string;
@@ -51,7 +51,7 @@ export const formatDate = (date: Date) => dateFormat.format(date);
 /** The date for an HTML cell, kept on one line. */
 export const DateCell = ({ date }: { date: Date }) => <span style={{ whiteSpace: 'nowrap' }}>{formatDate(date)}</span>;
 
-/** The countdown of emails: the one rule (services/licenses/countdown.ts), in words ("in 7 days", "today"). */
+/** The countdown of emails: the one rule (domain/countdown.ts), in words ("in 7 days", "today"). */
 export const countdown = (expiresAt: Date, now: Date) => countdownText(daysUntil(expiresAt, now));
 
 export const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;

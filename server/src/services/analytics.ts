@@ -2,7 +2,7 @@ import { Prisma } from '../generated/prisma/client.js';
 import { AppError } from '../domain/errors.js';
 import { requireMember } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
-import { daysFrom, daysUntil, startOfUtcDay } from './licenses/countdown.js';
+import { daysFrom, daysUntil, startOfUtcDay } from '../domain/countdown.js';
 import { expiringSql, expiringWhere } from './licenses/predicates.js';
 
 // Dashboard figures (README "Dashboard stats: `GET /api/dashboard/stats`") and analytics (README "Analytics"), computed in SQL for the caller's tenant.
@@ -25,7 +25,7 @@ const HOUR_MS = 3_600_000;
 type ProductCounts = { productId: string; productName: string } & Record<'licenses' | 'revoked' | 'suspended' | 'perpetual' | 'future' | 'within7Days' | 'within30Days' | 'within90Days' | 'later', number>;
 
 /**
- * The active licenses expiring after now, per product and countdown (UTC days from today, countdown.ts): the days
+ * The active licenses expiring after now, per product and countdown (UTC days from today, domain/countdown.ts): the days
  * after today from the license_expiry_days rollup (kept by triggers), the rest of today from the
  * (tenant_id, status, expires_at, product_id) index — one day's expiries at most. Exact whatever the table's
  * vacuum state (an index-only scan of every future expiry reads the table for each page changed since the last vacuum).

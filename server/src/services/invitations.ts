@@ -5,6 +5,7 @@ import { renderInvitationEmail } from '../email/invitation.js';
 import { recordAudit } from './audit/audit-log.js';
 import { auditActor, requireAdmin, requireMember } from './auth/actor.js';
 import { EmailSchema, PasswordSchema, hashPassword } from './auth/passwords.js';
+import { signInNewAccount, type SignedIn } from './auth/sessions.js';
 import type { SecretsContext, ServiceContext } from './context.js';
 import { isUuid } from './listing.js';
 import { deliverDueEmails, type MailTransport } from './notifications/delivery.js';
@@ -139,4 +140,10 @@ export async function acceptInvitation(ctx: ServiceContext, input: { token: stri
     if (isUniqueViolation(error)) throw new AppError('Conflict', 'A user with this email already exists: sign in instead.');
     throw error;
   }
+}
+
+/** Public: accepts the invitation, then the new member's first session. */
+export async function acceptInvitationAndSignIn(ctx: ServiceContext, input: { token: string; password: string; name?: string | null }): Promise<SignedIn & { email: string }> {
+  const user = await acceptInvitation(ctx, input);
+  return { ...(await signInNewAccount(ctx, user.email, input.password)), email: user.email };
 }

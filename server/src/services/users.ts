@@ -5,7 +5,7 @@ import { emitEvent } from './webhooks/events.js';
 import { auditActor, requireAdmin, requireMember, requireUser } from './auth/actor.js';
 import { EmailSchema, PasswordSchema, hashPassword, verifyPassword } from './auth/passwords.js';
 import { revokeKeysOwnedBy } from './auth/api-keys.js';
-import { revokeSessions } from './auth/sessions.js';
+import { revokeSessions, signInNewAccount, type SignedIn } from './auth/sessions.js';
 import type { ServiceContext, SystemContext } from './context.js';
 import { TenantInputSchema } from './tenants.js';
 import { isUuid } from './listing.js';
@@ -49,6 +49,23 @@ export async function setup(ctx: ServiceContext, input: { companyName: string; k
     await recordAudit(tx, { tenantId: tenant.id, action: 'CreateUser', entityType: 'User', entityId: user.id, entity: user.email, details: { role: user.role, via: 'setup' } }, { id: user.id, label: user.email, ip: ctx.meta.ip }, ctx.now);
     return { tenant, userId: user.id };
   });
+}
+
+/** First-run setup, then the new CompanyAdmin's first session. */
+export async function setupAndSignIn(ctx: ServiceContext, input: Parameters<typeof setup>[1]): Promise<SignedIn> {
+  await setup(ctx, input);
+  return signInNewAccount(ctx, input.email, input.password);
+}
+
+/**
+ * What the API shows of a user whose id the server itself holds: the one a session was just issued to, or a member
+ * the caller was already authorized for. Not for ids from a client (those go through findTenantUser's tenant scope).
+ */
+export const publicUser = (ctx: Pick<ServiceContext, 'db'>, userId: string) => ctx.db.prisma.user.findUniqueOrThrow({ where: { id: userId }, select: PUBLIC_USER_FIELDS });
+
+/** The signed-in user (`me`). */
+export async function getOwnUser(ctx: ServiceContext) {
+  return publicUser(ctx, requireUser(ctx).userId);
 }
 
 /**

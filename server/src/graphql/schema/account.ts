@@ -4,7 +4,7 @@ import { AppError } from '../../domain/errors.js';
 import { requireUser } from '../../services/auth/actor.js';
 import { confirmMfaEnrollment, disableMfa, startMfaEnrollment } from '../../services/auth/mfa.js';
 import { memberLockedUntil } from '../../services/auth/recovery.js';
-import { login, logout, refreshSession, type LoginResult, type SessionTokens } from '../../services/auth/sessions.js';
+import { login, logout, refreshSession, type LoginResult, type SessionTokens, type SignedIn } from '../../services/auth/sessions.js';
 import { DEVICE_COOKIE_TTL_MS, issueDeviceToken, verifyDeviceToken } from '../../services/auth/devices.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { DEVICE_COOKIE, REFRESH_COOKIE, deviceCookieAttributes, refreshCookieAttributes } from '../../session-cookie.js';
@@ -12,8 +12,10 @@ import {
   PUBLIC_USER_FIELDS,
   changePassword,
   getNotificationPreferences,
+  getOwnUser,
   needsSetup,
-  setup,
+  publicUser,
+  setupAndSignIn,
   updateNotificationPreferences,
   type NotificationPreferences,
 } from '../../services/users.js';
@@ -29,7 +31,7 @@ const readRefreshCookie = async (ctx: GraphQLContext) => (await ctx.cookies.get(
 const readDeviceCookie = async (ctx: GraphQLContext) => (await ctx.cookies.get(DEVICE_COOKIE))?.value || null;
 
 /** After a successful password sign-in: this browser is trusted for `email` (a fresh device cookie, services/auth/devices.ts). */
-export async function trustThisBrowser(ctx: GraphQLContext, email: string) {
+async function trustThisBrowser(ctx: GraphQLContext, email: string) {
   const expires = ctx.now.getTime() + DEVICE_COOKIE_TTL_MS;
   await ctx.cookies.set({ ...deviceCookieAttributes(ctx.deps.config.publicUrl), value: issueDeviceToken(ctx.deps, email, ctx.now), expires });
 }
@@ -69,7 +71,7 @@ interface Session {
   userId: string;
 }
 
-const loadUser = (ctx: GraphQLContext, id: string) => ctx.deps.db.prisma.user.findUniqueOrThrow({ where: { id }, select: PUBLIC_USER_FIELDS });
+const loadUser = (ctx: GraphQLContext, id: string) => publicUser(ctx.deps, id);
 
 /** A signed-in session: the answer of login, setup, acceptInvitation and refreshSession. */
 export const sessionPayloadType = (name: string) =>
@@ -109,13 +111,18 @@ export const ResetPasswordPayloadType = builder.unionType('ResetPasswordPayload'
 export async function loginPayload(ctx: GraphQLContext, result: LoginResult, email: string) {
   if (result.status === 'MFA_REQUIRED') return { mfaRequired: true as const };
   if (result.status === 'PASSWORD_CHANGE_REQUIRED') return { resetToken: result.resetToken, expiresAt: result.expiresAt };
+  return signedInPayload(ctx, result, email);
+}
+
+/** A new account's or a password sign-in's session: the refresh cookie set, then this browser trusted for `email`. */
+export async function signedInPayload(ctx: GraphQLContext, signedIn: SignedIn, email: string): Promise<Session> {
   // The refresh cookie first: it is the one the session depends on.
-  const session = await sessionPayload(ctx, result.tokens, result.userId);
+  const session = await sessionPayload(ctx, signedIn.tokens, signedIn.userId);
   await trustThisBrowser(ctx, email);
   return session;
 }
 
-export const sessionPayload = async (ctx: GraphQLContext, tokens: SessionTokens, userId: string): Promise<Session> => {
+const sessionPayload = async (ctx: GraphQLContext, tokens: SessionTokens, userId: string): Promise<Session> => {
   await setRefreshCookie(ctx, tokens.refreshToken, tokens.refreshTokenExpiresAt);
   return { accessToken: tokens.accessToken, accessTokenExpiresAt: tokens.accessTokenExpiresAt, userId };
 };
@@ -185,7 +192,7 @@ builder.queryFields((t) => ({
   me: t.field({
     type: UserType,
     authScopes: { user: true },
-    resolve: (_root, _args, ctx) => ctx.deps.db.prisma.user.findUniqueOrThrow({ where: { id: requireUser(ctx).userId }, select: PUBLIC_USER_FIELDS }),
+    resolve: (_root, _args, ctx) => getOwnUser(serviceCtx(ctx)),
   }),
   notificationPreferences: t.field({
     type: NotificationPreferencesType,
@@ -214,15 +221,7 @@ builder.mutationFields((t) => ({
     description: 'First run only: creates the company and its first COMPANY_ADMIN, and signs in. Refused once any user exists.',
     skipTypeScopes: true,
     args: { input: t.arg({ type: SetupInput, required: true }) },
-    resolve: async (_root, { input }, ctx) => {
-      await setup(serviceCtx(ctx), input);
-      const result = await login(serviceCtx(ctx), { email: input.email, password: input.password });
-      if (result.status !== 'SUCCESS') throw new AppError('InternalError', 'Setup completed but sign-in failed.');
-      // The refresh cookie first: it is the one the session depends on.
-      const session = await sessionPayload(ctx, result.tokens, result.userId);
-      await trustThisBrowser(ctx, input.email);
-      return session;
-    },
+    resolve: async (_root, { input }, ctx) => signedInPayload(ctx, await setupAndSignIn(serviceCtx(ctx), input), input.email),
   }),
   login: t.field({
     type: LoginPayloadType,
@@ -244,9 +243,8 @@ builder.mutationFields((t) => ({
       if (!refreshToken) throw new AppError('Unauthorized', 'No session: sign in.');
       await signInStep(ctx, `refresh:${refreshToken}`);
       try {
-        const tokens = await refreshSession(serviceCtx(ctx), refreshToken);
-        const { sub } = JSON.parse(Buffer.from(tokens.accessToken.split('.')[1], 'base64url').toString()) as { sub: string };
-        return sessionPayload(ctx, tokens, sub);
+        const { tokens, userId } = await refreshSession(serviceCtx(ctx), refreshToken);
+        return sessionPayload(ctx, tokens, userId);
       } catch (error) {
         await setRefreshCookie(ctx, null);
         throw error;

@@ -1,10 +1,8 @@
 import { builder, RoleEnum } from '../builder.js';
 import { serviceCtx } from '../context.js';
 import { arrayConnection } from '../connections.js';
-import { AppError } from '../../domain/errors.js';
-import { login } from '../../services/auth/sessions.js';
-import { acceptInvitation, invitationByToken, invitationTokenDigest, inviteUser, listInvitations, revokeInvitation } from '../../services/invitations.js';
-import { sessionPayloadType, sessionPayload, signInStep, trustThisBrowser } from './account.js';
+import { acceptInvitationAndSignIn, invitationByToken, invitationTokenDigest, inviteUser, listInvitations, revokeInvitation } from '../../services/invitations.js';
+import { sessionPayloadType, signInStep, signedInPayload } from './account.js';
 
 interface InvitationShape {
   id: string;
@@ -99,13 +97,8 @@ builder.mutationFields((t) => ({
     args: { input: t.arg({ type: AcceptInvitationInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       await signInStep(ctx, `invitation:${invitationTokenDigest(ctx.deps, input.token)}`);
-      const user = await acceptInvitation(serviceCtx(ctx), input);
-      const result = await login(serviceCtx(ctx), { email: user.email, password: input.password });
-      if (result.status !== 'SUCCESS') throw new AppError('InternalError', 'The account was created but sign-in failed: sign in.');
-      // The refresh cookie first: it is the one the session depends on.
-      const session = await sessionPayload(ctx, result.tokens, result.userId);
-      await trustThisBrowser(ctx, user.email);
-      return session;
+      const signedIn = await acceptInvitationAndSignIn(serviceCtx(ctx), input);
+      return signedInPayload(ctx, signedIn, signedIn.email);
     },
   }),
 }));

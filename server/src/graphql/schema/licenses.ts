@@ -16,7 +16,7 @@ import { reinstateLicense, renewLicense, suspendLicense, transferLicense } from 
 import { MAX_OVERLAP_HOURS, reissueLicenseKey } from '../../services/licenses/reissue.js';
 import { quotaChangeBlockedReason, remainingActivations } from '../../services/licenses/rules.js';
 import { ProductRefType } from './products.js';
-import { daysUntil } from '../../services/licenses/countdown.js';
+import { daysUntil } from '../../domain/countdown.js';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 type LicenseShape = Awaited<ReturnType<typeof listLicenses>>['nodes'][number];

@@ -10,7 +10,7 @@ import { parseInput } from '../validation.js';
 import { EmailSchema, PasswordSchema, hashPassword } from './passwords.js';
 import { emailResetLink } from './password-reset.js';
 import { revokeSessions } from './sessions.js';
-import { PUBLIC_USER_FIELDS, findTenantUser, reactivate } from '../users.js';
+import { findTenantUser, publicUser, reactivate } from '../users.js';
 
 // Account recovery. The operator (the CLI, whoever runs the server) recovers any account by email, also a
 // company's last admin; a company's admins recover their own members from the Team page (unlock, reset MFA, send a
@@ -102,8 +102,6 @@ export async function reactivateUserByEmail(ctx: ServiceContext, email: string):
   const user = await userByEmail(ctx, email);
   return { email: user.email, wasDeactivated: await reactivate(ctx, user, auditActor(ctx)) };
 }
-
-const publicUser = (ctx: ServiceContext, id: string) => ctx.db.prisma.user.findUniqueOrThrow({ where: { id }, select: PUBLIC_USER_FIELDS });
 
 /** Team page: lifts a member's sign-in lock (CompanyAdmin, own company). */
 export async function unlockMember(ctx: ServiceContext, userId: string) {

@@ -57,8 +57,11 @@ async function startSession(tx: Tx, ctx: SecretsContext, user: { id: string; ten
   return { accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: refresh.token, refreshTokenExpiresAt: refresh.expiresAt };
 }
 
+/** A new or renewed session and whose it is. */
+export type SignedIn = { tokens: SessionTokens; userId: string };
+
 export type LoginResult =
-  | { status: 'SUCCESS'; tokens: SessionTokens; userId: string }
+  | ({ status: 'SUCCESS' } & SignedIn)
   | { status: 'MFA_REQUIRED' }
   /** Someone else set the password (the operator CLI): no session, but a single-use token to choose a new one. */
   | { status: 'PASSWORD_CHANGE_REQUIRED'; resetToken: string; expiresAt: Date };
@@ -234,7 +237,7 @@ export const REFRESH_REUSE_GRACE_MS = 30_000;
  * a spent token again means it was stolen or replayed: the whole family (that login) is revoked — unless it is the
  * token's first reuse within REFRESH_REUSE_GRACE_MS of its rotation, which is answered with a new pair.
  */
-export async function refreshSession(ctx: SecretsContext & Pick<ServiceContext, 'meta'>, refreshToken: string): Promise<SessionTokens> {
+export async function refreshSession(ctx: SecretsContext & Pick<ServiceContext, 'meta'>, refreshToken: string): Promise<SignedIn> {
   const { meta } = ctx;
   const digest = ctx.secrets.digest(`refresh:${refreshToken}`);
   const outcome = await ctx.db.prisma.$transaction(async (tx) => {
@@ -251,12 +254,22 @@ export async function refreshSession(ctx: SecretsContext & Pick<ServiceContext, 
     }
     const refresh = await issueRefreshToken(tx, ctx, row.userId, row.familyId, meta);
     const access = await signAccessToken(ctx, row.user, row.familyId);
-    return { tokens: { accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: refresh.token, refreshTokenExpiresAt: refresh.expiresAt } };
+    return { tokens: { accessToken: access.token, accessTokenExpiresAt: access.expiresAt, refreshToken: refresh.token, refreshTokenExpiresAt: refresh.expiresAt }, userId: row.userId };
   });
   if ('error' in outcome) {
     throw new AppError('Unauthorized', outcome.error === 'reused' ? 'This session was ended because its refresh token was used twice. Sign in again.' : 'The session has expired. Sign in again.');
   }
-  return outcome.tokens;
+  return outcome;
+}
+
+/**
+ * The first session of an account that was just created with this password (first-run setup, an accepted
+ * invitation): the console signs straight in. Through login, so the sign-in is recorded like any other.
+ */
+export async function signInNewAccount(ctx: SecretsContext & Pick<ServiceContext, 'meta'>, email: string, password: string): Promise<SignedIn> {
+  const result = await login(ctx, { email, password });
+  if (result.status !== 'SUCCESS') throw new AppError('InternalError', 'The account was created but sign-in failed: sign in.');
+  return result;
 }
 
 /** Ends the caller's session (its whole refresh family). */

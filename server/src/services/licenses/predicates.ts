@@ -1,5 +1,5 @@
 import { Prisma } from '../../generated/prisma/client.js';
-import { DAY_MS, daysUntil, startOfUtcDay } from './countdown.js';
+import { DAY_MS, daysUntil, startOfUtcDay } from '../../domain/countdown.js';
 
 // The one license-state rule, in the three forms it is evaluated in: in code, as a Prisma `where`, and as SQL
 // over the `licenses` table (unqualified columns). test/license-predicates.test.ts checks that all three select
@@ -8,7 +8,7 @@ import { DAY_MS, daysUntil, startOfUtcDay } from './countdown.js';
 // The license states (README "Licenses"): revoked wins; then suspended (a vendor's reversible pause, whatever the expiry date); otherwise a
 // license is expired once expiresAt has passed (expiresAt ≤ now, so it is expired at its expiry instant);
 // otherwise active (no expiresAt: perpetual). "Expiring" is an active license that has not expired yet, with its
-// countdown (countdown.ts: UTC calendar days to the expiry date) in a window: a suspended license is never
+// countdown (domain/countdown.ts: UTC calendar days to the expiry date) in a window: a suspended license is never
 // expiring, so it gets no expiry emails while suspended.
 
 export type LicenseStatusName = 'active' | 'expired' | 'suspended' | 'revoked';

@@ -1,6 +1,6 @@
 import semver from 'semver';
 import { AppError, type RejectionCode } from '../../domain/errors.js';
-import { DAY_MS, daysUntil } from './countdown.js';
+import { DAY_MS, daysUntil } from '../../domain/countdown.js';
 import type { LicenseRecord } from './license-record.js';
 import { isExpired } from './predicates.js';
 
@@ -49,7 +49,7 @@ export function checkEntitlement(license: Pick<LicenseRecord, 'status' | 'expire
   return null;
 }
 
-/** trialDaysRemaining: days until the end (countdown.ts: UTC calendar days; 0 on the last day and after). */
+/** trialDaysRemaining: days until the end (domain/countdown.ts: UTC calendar days; 0 on the last day and after). */
 export function daysRemaining(until: Date, now: Date): number {
   return Math.max(0, daysUntil(until, now));
 }

@@ -1,7 +1,7 @@
 import { AppError } from '../../domain/errors.js';
 import type { LicensingContext } from '../context.js';
 import { findLicenseByKey, type LicenseRecord } from './license-record.js';
-import { DAY_MS } from './countdown.js';
+import { DAY_MS } from '../../domain/countdown.js';
 import { DEVICE_NOT_ACTIVATED, touchActiveDevice } from './activations.js';
 import {
   LICENSE_NOT_FOUND,

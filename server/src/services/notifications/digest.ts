@@ -2,7 +2,7 @@ import { renderDigestEmail, type DigestData } from '../../email/digest.js';
 import type { NotificationContext, SystemContext } from '../context.js';
 import { enqueueEmails } from './outbox.js';
 import { startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
-import { DAY_MS } from '../licenses/countdown.js';
+import { DAY_MS } from '../../domain/countdown.js';
 import { expiringWhere, statusWhere } from '../licenses/predicates.js';
 
 export const DIGEST_TABLE_ROWS = 5;

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.js';
 import { renderExpiryAdminEmail, renderExpiryCustomerEmail, type Vendor } from '../../email/expiry.js';
-import { THRESHOLDS, thresholdFor, type Threshold } from './thresholds.js';
+import { THRESHOLDS, thresholdFor, type Threshold } from '../../domain/notification-thresholds.js';
 import type { NotificationContext } from '../context.js';
 import { enqueueEmails, type OutgoingEmail } from './outbox.js';
 import { emitEvents } from '../webhooks/events.js';
 import { dayPeriod, startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
-import { DAY_MS, daysUntil, startOfUtcDay } from '../licenses/countdown.js';
+import { DAY_MS, daysUntil, startOfUtcDay } from '../../domain/countdown.js';
 import { expiringSql, expiringWhere, statusWhere } from '../licenses/predicates.js';
 
 export { thresholdFor };

@@ -1,7 +1,7 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import type { NotificationContext, SystemContext } from '../context.js';
 import { keepLease, leaseLapsedSql, leaseOwner, leaseUntil, nextAttempt, type RetryPolicy } from '../leases.js';
-import { DAY_MS } from '../licenses/countdown.js';
+import { DAY_MS } from '../../domain/countdown.js';
 
 /**
  * Progress of the scheduled per-tenant jobs (expiry: one run per UTC day, digest: one per ISO week), so a run

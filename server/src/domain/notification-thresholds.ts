@@ -1,5 +1,6 @@
 // The notification rules: which expiry notices exist and when each fires, and when the digest highlights a
-// figure. Services compute with them; the email templates (server/src/email) only display their results.
+// figure. Pure and in domain/ so that the services that decide who is notified and the email templates that show
+// it (server/src/email) read the same rule without importing each other.
 
 /** The expiry notices (README "Scheduled jobs and email"): 30, 7 and 1 day(s) before a license expires, most distant first. */
 export const THRESHOLDS = [30, 7, 1] as const;

@@ -5,12 +5,13 @@ import { EMAIL_KINDS, EMAIL_STATUSES, listOutbox, type EmailKind, type EmailStat
 import { listJobSchedules, recordedRun } from '../services/notifications/schedules.js';
 import { getTenantByPrefix } from '../services/tenants.js';
 import { operatorIn } from '../services/auth/actor.js';
-import { createTransport } from './email/transport.js';
-import { JOB_NAMES, findJob } from './index.js';
-import { jobContext, startJobs } from './scheduler.js';
-import type { CliCommand } from '../cli/command.js';
+import { createTransport } from '../jobs/email/transport.js';
+import { JOB_NAMES, findJob } from '../jobs/index.js';
+import { jobContext, startJobs } from '../jobs/scheduler.js';
+import type { CliCommand } from './command.js';
 
-// Operator commands for jobs and the outbox, merged into `pnpm cli` (server/src/cli.ts).
+// Operator commands for the scheduled jobs and the email outbox, merged into `pnpm cli` (cli/commands.ts). They run
+// the jobs of server/src/jobs; the jobs themselves know nothing of the CLI.
 
 /** Logs go to stderr so that `--json` output stays one JSON object on stdout. */
 const stderrLogger = () => {
