@@ -94,7 +94,7 @@ try {
     ['activityLog action=RevokeLicense', (page) => listActivity(scoped, { action: 'RevokeLicense' }, page)],
     ['activityLog entity text (rare)', (page) => listActivity(scoped, { entity: 'rare' }, page)],
     ['emails kind=test', (page) => listOutbox(scoped, { kind: 'test', ...page })],
-    ['License.activations', (page) => listLicenseActivations(scoped, { id: licenseId, tenantId: tenants[0].id }, page)],
+    ['License.activations', async (page) => (await listLicenseActivations(scoped, [{ id: licenseId, tenantId: tenants[0].id }], page))[0]],
   ];
   for (const [label, list] of cases) {
     const deep = await list({ first: 100 });

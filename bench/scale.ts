@@ -4,7 +4,8 @@
 // freshly vacuumed, then after a phase of ordinary writes with no vacuum in between (see `measure`).
 // Env: SCALE_DB (database name, default keyforge_scale; kept between runs, dropped with SCALE_RESEED=1),
 // SCALE_LICENSES (default 1000000), BENCH_DATABASE_URL (admin URL), SCALE_RUNS (default 20),
-// SCALE_SEED_ONLY=1 (seed, then stop), SCALE_SKIP_JOBS=1 (no expiry-job bench after the reads).
+// SCALE_SEED_ONLY=1 (seed, then stop), SCALE_SKIP_JOBS=1 (no expiry-job bench after the reads), SCALE_PATHS (a
+// regular expression: time only the paths whose name matches it).
 // Writes bench/results/scale-latest.{json,md}.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,7 @@ import { openDatabase } from '../server/src/db/database.js';
 import { applyMigrations, migrationsDir } from '../server/src/db/migrate.js';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import type { ServiceContext } from '../server/src/services/context.js';
-import { activationTrend, analyticsWindow, dashboardStats, licenseDistribution, licensesByProduct, seatPool, topProducts } from '../server/src/services/analytics.js';
+import { activationTrend, analyticsWindow, dashboardStats, foldSeatPoolHistory, licenseDistribution, licensesByProduct, seatPool, topProducts } from '../server/src/services/analytics.js';
 import { listActivity } from '../server/src/services/audit/activity.js';
 import { getLicense, listLicenseActivations, listLicenses } from '../server/src/services/licenses/management.js';
 import { encodeCursor } from '../server/src/services/listing.js';
@@ -27,6 +28,7 @@ const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0
 const DB = process.env.SCALE_DB ?? 'keyforge_scale';
 const LICENSES = Number(process.env.SCALE_LICENSES ?? 1_000_000);
 const RUNS = Number(process.env.SCALE_RUNS ?? 20);
+const PATHS = new RegExp(process.env.SCALE_PATHS ?? '');
 const TENANTS = 20;
 const url = Object.assign(new URL(ADMIN_URL), { pathname: `/${DB}` }).toString();
 
@@ -111,7 +113,11 @@ async function seed() {
     ${backfill('20261124102902_scale_activation_days', '-- Backfill the existing activations.')}
     ${backfill('20261125054706_scale_rollups_search', '-- ─── Backfill')}
     TRUNCATE license_expiry_days;
-    ${backfill('20261126003032_license_expiry_days', '-- ─── Backfill')}`);
+    ${backfill('20261126003032_license_expiry_days', '-- ─── Backfill')}
+    TRUNCATE license_email_domains;
+    ${backfill('20261126104711_license_email_parts', '-- ─── Backfill')}
+    TRUNCATE floating_seat_changes;
+    ${backfill('20261126104722_floating_seat_changes', '-- ─── Backfill')}`);
   await sql('VACUUM ANALYZE');
   await sql('CREATE TABLE scale_seeded (at timestamptz DEFAULT now()); INSERT INTO scale_seeded DEFAULT VALUES;');
   console.log(`Seeded in ${((Date.now() - started) / 1000).toFixed(0)} s`);
@@ -126,11 +132,11 @@ async function measure() {
   const [product] = await sql(`SELECT id FROM products WHERE tenant_id = '${big.id}' ORDER BY name LIMIT 1`);
   const [widest] = await sql(`SELECT id, tenant_id AS "tenantId" FROM licenses WHERE tenant_id = '${big.id}' ORDER BY max_activations DESC LIMIT 1`);
   // Deep pages: the cursors of the rows half-way down the big tenant's license list and activity log.
-  const [middle] = await sql(`SELECT created_at, id FROM licenses WHERE tenant_id = '${big.id}' ORDER BY created_at DESC, id DESC OFFSET 250000 LIMIT 1`);
+  const [middle] = await sql(`SELECT created_at, id FROM licenses WHERE tenant_id = '${big.id}' ORDER BY created_at DESC, id DESC OFFSET ${Math.floor(big.n / 2)} LIMIT 1`);
   const deepLicenses = encodeCursor([new Date(middle.created_at).toISOString(), middle.id]);
   const deepActivity = encodeCursor([250000]);
   const w = (range: 'TODAY' | 'LAST_7_DAYS' | 'LAST_30_DAYS') => analyticsWindow(ctx, range);
-  const paths: [string, () => Promise<unknown>][] = [
+  const allPaths: [string, () => Promise<unknown>][] = [
     ['dashboard stats (widget: 8 rows + counts)', () => dashboardStats(ctx)],
     ['activation trend 30 d', () => activationTrend(ctx, w('LAST_30_DAYS'))],
     ['top products 30 d', () => topProducts(ctx, w('LAST_30_DAYS'))],
@@ -158,7 +164,7 @@ async function measure() {
     ['license list, product + status', () => listLicenses(ctx, { productId: product.id, status: 'active' })],
     ['license list, status expired', () => listLicenses(ctx, { status: 'expired' })],
     ['license list, expiring within 30 days', () => listLicenses(ctx, { expiringWithinDays: 30 })],
-    ['license list, deep page (row 250,000)', () => listLicenses(ctx, {}, { after: deepLicenses })],
+    [`license list, deep page (row ${Math.floor(big.n / 2).toLocaleString('en')})`, () => listLicenses(ctx, {}, { after: deepLicenses })],
     ['license search by email', () => listLicenses(ctx, { search: 'customer4242' })],
     // A domain: ~5,200 of the tenant's licenses (one in 97), and one no license has.
     ['license search by email domain', () => listLicenses(ctx, { search: 'example42.test' })],
@@ -166,8 +172,8 @@ async function measure() {
     ['license search by key hint', () => listLicenses(ctx, { search: '-…-AB' })],
     ['license search by whole key', () => listLicenses(ctx, { search: 'T001-ABCD-EFGH-JKMN-PQRS' })],
     ['license detail (widest license)', () => getLicense(ctx, widest.id)],
-    ['its activations, first page + count', () => listLicenseActivations(ctx, widest)],
-    ["its activations, pages 1 + 2", async () => listLicenseActivations(ctx, widest, { after: (await listLicenseActivations(ctx, widest)).pageInfo.endCursor })],
+    ['its activations, first page + count', () => listLicenseActivations(ctx, [widest])],
+    ["its activations, pages 1 + 2", async () => listLicenseActivations(ctx, [widest], { after: (await listLicenseActivations(ctx, [widest]))[0].pageInfo.endCursor })],
     ['activity log, first page', () => listActivity(ctx, {})],
     ['activity log, entity filter', () => listActivity(ctx, { entity: 'T1-…-4242' })],
     ['activity log, user filter', () => listActivity(ctx, { user: 'admin3@' })],
@@ -175,6 +181,7 @@ async function measure() {
     ['activity log, action filter', () => listActivity(ctx, { action: 'UpdateLicense' })],
     ['products list', () => listProducts(ctx)],
   ];
+  const paths = allPaths.filter(([name]) => PATHS.test(name));
   const time = async (phase: string) => {
     const rows = [];
     console.log(`— ${phase}`);
@@ -195,8 +202,10 @@ async function measure() {
     return rows;
   };
   try {
-    // Fresh: every page all-visible, as after the seed or a manual VACUUM.
-    await sql('VACUUM ANALYZE licenses, activations');
+    // Fresh: every page all-visible, as after the seed or a manual VACUUM; the seat-pool history folded as the
+    // housekeeping job keeps it (the first fold of a seed merges its whole history: vacuumed after).
+    await foldSeatPoolHistory(ctx);
+    await sql('VACUUM ANALYZE licenses, activations, seat_pool_changes');
     const fresh = await time('freshly vacuumed');
     // Ordinary writes, then the same reads before any vacuum: autovacuum is held off for the two tables meanwhile,
     // so the second pass measures the worst case (every changed page not all-visible), whatever its timing.

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Prisma } from '../server/src/generated/prisma/client.js';
 import { DAY_MS, startOfUtcDay } from '../server/src/domain/countdown.js';
+import { analyticsWindow, licenseDistribution } from '../server/src/services/analytics.js';
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import {
   expiringSql,
   expiringWhere,
@@ -16,7 +18,9 @@ import {
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 
 // The license-state rule exists in three forms (code, Prisma where, SQL): over random licenses crowded around
-// the edges (now, midnights, a millisecond either side), all three must select exactly the same rows.
+// the edges (now, midnights, a millisecond either side), all three must select exactly the same rows. A fourth
+// form is the rollups' triggers (license_tallies, license_expiry_days: the states a license row adds to the
+// counts): the analytics' counts read from them must equal the rule's, after every kind of write.
 
 let t: TestApp;
 let tenantId: string;
@@ -115,5 +119,38 @@ describe(`license predicates agree (seed ${seed})`, () => {
     const suspended = rows.filter((row) => row.status === 'suspended');
     expect(suspended.some((row) => row.expiresAt && row.expiresAt <= now)).toBe(true);
     expect(suspended.some((row) => row.expiresAt && row.expiresAt > now)).toBe(true);
+  });
+
+  it.each(NOWS.map((now) => [now.toISOString(), now] as const))('the tally triggers agree at %s: counts by status and by expiry window from the rollups equal the rule', async (_label, now) => {
+    // Its own tenant: inserted (the triggers' INSERT), then changed and deleted (their UPDATE and DELETE), no vacuum.
+    const other = (await t.seedTenant({ name: `Tally Co ${now.getTime()}`, keyPrefix: `TAL${NOWS.indexOf(now)}` })).id;
+    const products = [(await t.seedProduct(other, 'One')).id, (await t.seedProduct(other, 'Two')).id];
+    await t.prisma.license.createMany({
+      data: Array.from({ length: 600 }, (_, i) => ({
+        tenantId: other, productId: pick(products), keyDigest: randomBytes(16).toString('hex'), keyHint: `OTHER-…-${i}`, maxActivations: 1,
+        status: pick<Row['status']>(['active', 'active', 'active', 'active', 'active', 'revoked', 'suspended']), expiresAt: expiryNear(now),
+      })),
+    });
+    const ids = (await t.prisma.license.findMany({ where: { tenantId: other }, select: { id: true } })).map((row) => row.id);
+    for (const id of ids.filter(() => random() < 0.3)) {
+      const change = random();
+      const data = change < 0.4 ? { expiresAt: expiryNear(now) } : change < 0.6 ? { status: pick<Row['status']>(['active', 'suspended', 'revoked']) } : change < 0.8 ? { productId: pick(products) } : null;
+      if (data) await t.prisma.license.update({ where: { id }, data });
+      else await t.prisma.license.delete({ where: { id } });
+    }
+    const licenses = await t.prisma.license.findMany({ where: { tenantId: other }, select: { id: true, status: true, expiresAt: true } });
+    const count = (predicate: (row: Row) => boolean) => licenses.filter(predicate).length;
+    const status = (name: LicenseStatusName) => count((row) => licenseStatus(row, now) === name);
+    const within = (window: ExpiryWindow) => count((row) => isExpiring(row, now, window));
+    const ctx = { db: t.deps.db, secrets: t.deps.secrets, now, actor: systemActor(other), meta: NO_META };
+    const counts = await licenseDistribution(ctx, analyticsWindow(ctx, 'TODAY'));
+    expect(counts).toEqual({
+      byStatus: { active: status('active'), expired: status('expired'), suspended: status('suspended'), revoked: status('revoked') },
+      byExpiry: {
+        expired: status('expired'), within7Days: within({ to: 7 }), within30Days: within({ from: 8, to: 30 }), within90Days: within({ from: 31, to: 90 }),
+        later: within({ from: 91 }), perpetual: count((row) => licenseStatus(row, now) === 'active' && row.expiresAt === null),
+      },
+    });
+    expect(Object.values(counts.byStatus).every((n) => n > 0)).toBe(true);
   });
 });

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { Prisma } from '../server/src/generated/prisma/client.js';
-import { analyticsWindow, dashboardStats, licenseDistribution, licensesByProduct, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
+import { analyticsWindow, dashboardStats, foldSeatPoolHistory, licenseDistribution, licensesByProduct, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
 import { listProducts } from '../server/src/services/products.js';
+import { listLicenses } from '../server/src/services/licenses/management.js';
 import { floatingPoolConsumption, POOL_BUCKETS } from '../server/src/services/floating/management.js';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '../server/src/services/listing.js';
 import { isExpiring, licenseStatus, type ExpiryWindow } from '../server/src/services/licenses/predicates.js';
@@ -395,6 +396,31 @@ describe('seat pool rollup (seat_pool_changes)', () => {
     await t.prisma.$executeRaw`DELETE FROM licenses WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.1`;
     await check(NOW);
     await check(T + 3 * DAY + 17 * 60_000);
+
+    // The housekeeping job keeps the hours before 35 days ago summed under at = -infinity: the same figures, and a
+    // change written later to such an hour (a license created 40 days ago renewed, revoked, resized; an old
+    // activation) goes to that row directly.
+    const rowsBelow = async (boundary: number) => (await t.prisma.$queryRaw<{ n: number; folded: number }[]>`
+      SELECT count(*) FILTER (WHERE at > '-infinity')::int AS n, count(*) FILTER (WHERE at = '-infinity')::int AS folded
+        FROM seat_pool_changes WHERE tenant_id = ${tenant.id}::uuid AND at < ${new Date(boundary).toISOString()}::timestamptz`)[0];
+    const boundary = T - 35 * DAY; // T is noon: the boundary is the start of that day
+    expect((await rowsBelow(boundary)).n).toBeGreaterThan(0);
+    expect(await foldSeatPoolHistory({ db: t.deps.db, now: new Date(NOW) })).toBeGreaterThan(0);
+    expect(await rowsBelow(boundary - 12 * HOUR)).toMatchObject({ n: 0, folded: expect.any(Number) });
+    expect((await rowsBelow(boundary - 12 * HOUR)).folded).toBeGreaterThan(0);
+    await check(NOW);
+    await check(T + 3 * DAY + 17 * 60_000);
+    await t.prisma.$executeRaw`UPDATE licenses SET max_activations = max_activations + 2 WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.5`;
+    await t.prisma.$executeRaw`UPDATE licenses SET expires_at = created_at + interval '1 day' WHERE tenant_id = ${tenant.id}::uuid AND random() < 0.2`;
+    await t.prisma.$executeRaw`UPDATE licenses SET status = 'revoked', revoked_at = created_at + interval '2 days' WHERE tenant_id = ${tenant.id}::uuid AND status = 'active' AND random() < 0.2`;
+    await t.prisma.$executeRaw`
+      INSERT INTO activations (id, tenant_id, license_id, created_at, last_seen_at, deactivated_at)
+      SELECT gen_random_uuid(), l.tenant_id, l.id, l.created_at + interval '1 hour', now(), CASE WHEN random() < 0.5 THEN l.created_at + interval '5 hours' END
+        FROM licenses l WHERE l.tenant_id = ${tenant.id}::uuid AND random() < 0.5`;
+    expect((await rowsBelow(boundary - 12 * HOUR)).n).toBe(0);
+    await check(NOW);
+    await check(T + 3 * DAY + 17 * 60_000);
+    expect(await foldSeatPoolHistory({ db: t.deps.db, now: new Date(NOW) })).toBe(0); // nothing left to fold
   });
 });
 
@@ -431,7 +457,10 @@ describe('floating pool consumption in one pass', () => {
                 WHERE l.tenant_id = $1::uuid AND ($2::uuid IS NULL OR l.id = $2::uuid) AND l.floating_seats IS NOT NULL
                   AND l.created_at < b.bucket_end
                   AND (l.status <> 'revoked' OR l.revoked_at > b.bucket_start)
-                  AND (l.expires_at IS NULL OR l.expires_at > b.bucket_start))::int AS "poolSize"
+                  AND (l.expires_at IS NULL OR l.expires_at > b.bucket_start)
+                  -- an empty validity (ended at or before its creation) counts nowhere
+                  AND (l.status <> 'revoked' OR l.revoked_at > l.created_at)
+                  AND (l.expires_at IS NULL OR l.expires_at > l.created_at))::int AS "poolSize"
          FROM buckets b
         ORDER BY b.bucket_start`,
       tenantId, licenseId, bucket, from, to, POOL_BUCKETS[bucket],
@@ -497,6 +526,67 @@ describe('floating pool consumption in one pass', () => {
     await t.prisma.$executeRawUnsafe(`UPDATE floating_sessions SET lease_expires_at = lease_expires_at + interval '5 hours' WHERE tenant_id = $1::uuid AND ended_at IS NULL AND random() < 0.3`, tenant.id);
     await t.prisma.$executeRawUnsafe(`DELETE FROM floating_sessions WHERE tenant_id = $1::uuid AND random() < 0.1`, tenant.id);
     await t.prisma.$executeRawUnsafe(`DELETE FROM licenses WHERE tenant_id = $1::uuid AND id <> $2::uuid AND floating_seats IS NOT NULL AND random() < 0.1`, tenant.id, one.id);
+    // License changes the pool size's rollup (floating_seat_changes) follows: new expiries, revocations with and
+    // without a date, seats changed, added and taken away, a license created in the hour before `to`.
+    const licenseWrites = [
+      `UPDATE licenses SET expires_at = coalesce(expires_at, ${base}) + floor(random() * 100 - 50) * interval '37 minutes' WHERE tenant_id = $1::uuid AND random() < 0.3`,
+      `UPDATE licenses SET status = 'revoked', revoked_at = CASE WHEN random() < 0.2 THEN NULL ELSE ${base} - floor(random() * 200) * interval '1 hour' END
+        WHERE tenant_id = $1::uuid AND status = 'active' AND random() < 0.15`,
+      `UPDATE licenses SET floating_seats = CASE WHEN floating_seats IS NULL THEN 3 WHEN random() < 0.3 THEN NULL ELSE floating_seats + 2 END WHERE tenant_id = $1::uuid AND random() < 0.3`,
+      `INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, floating_seats, status, created_at, updated_at)
+       SELECT gen_random_uuid(), $1::uuid, product_id, md5(random()::text), 'FLOAT-…-late', 1, 4, 'active', ${base} + interval '3 minutes', now() FROM licenses WHERE id = $2::uuid`,
+    ];
+    for (const sql of licenseWrites) await t.prisma.$executeRawUnsafe(sql, tenant.id, ...(sql.includes('$2') ? [one.id] : []));
     await compare();
+  });
+});
+
+describe('license search by email, split at the domain', () => {
+  it('finds exactly the licenses whose email or key hint contains the text (case-insensitive, literally), after email changes and deletions', async () => {
+    const tenant = await t.seedTenant({ name: 'Mail Co', keyPrefix: 'MAIL' });
+    const product = await t.seedProduct(tenant.id, 'Mailer');
+    // Domains as prefixes, suffixes and middles of others, a domain-like local part, wildcard characters, odd case,
+    // two '@' and none (written directly: the API accepts only valid addresses).
+    const emails = [
+      'ann@example.test', 'Ann.Lee@Example.TEST', 'bob@sub.example.test', 'carol@example.testing.org', 'example.test@mail.org', 'dave@myexample.test',
+      'a_b@x.test', 'axb@x.test', 'per%cent@x.test', 'odd@local@odd.test', 'no-at-sign.test', 'ann@EXAMPLE.test', 'zed@ex.test', null,
+    ];
+    await t.prisma.license.createMany({
+      data: emails.flatMap((customerEmail, i) => [0, 1].map((copy) => ({
+        tenantId: tenant.id, productId: product.id, keyDigest: `mail-${i}-${copy}-${Date.now()}`, keyHint: `MAIL-…-${i}${copy}`, maxActivations: 1, customerEmail,
+      }))),
+    });
+    const ctx = { db: t.deps.db, secrets: t.deps.secrets, now: new Date(T), actor: systemActor(tenant.id), meta: NO_META };
+    const terms = [
+      'example.test', 'EXAMPLE.TEST', '@example.test', '@example.t', '@sub.example', 'ann@', 'ann@exa', 'n@example.t', 'ann.lee', '.test', 'test',
+      'ex', 'a_b', '_', '%', 'per%', 'le@ex', '@', 'l@o', 'local@odd', 'odd@local@odd.test', 'e.test@m', 'nobody.test', 'sub.example.test', 'MAIL-…-1', 'MAIL-...-30',
+    ];
+    const check = async () => {
+      for (const term of terms) {
+        const page = await listLicenses(ctx, { search: term }, { first: 100 });
+        // The plain definition: the text, literally and ignoring case, anywhere in the email or the key hint.
+        const expected = await t.prisma.$queryRaw<{ id: string }[]>`
+          SELECT id::text FROM licenses WHERE tenant_id = ${tenant.id}::uuid
+             AND (strpos(lower(customer_email), lower(${term.replaceAll('...', '…')})) > 0 OR strpos(lower(key_hint), lower(${term.replaceAll('...', '…')})) > 0)`;
+        expect(page.nodes.map((node) => node.id).sort(), term).toEqual(expected.map((row) => row.id).sort());
+        expect(page.totalCount, term).toBe(expected.length);
+      }
+    };
+    await check();
+    expect((await listLicenses(ctx, { search: '@example.test' })).totalCount).toBe(8); // example.test(ing.org) in any case; not sub. or myexample
+    // The domain tally follows email changes (the domain changed, taken away, added) and deletions.
+    const rows = await t.prisma.license.findMany({ where: { tenantId: tenant.id }, orderBy: { keyHint: 'asc' }, select: { id: true } });
+    await t.prisma.license.update({ where: { id: rows[0].id }, data: { customerEmail: 'ann@elsewhere.test' } });
+    await t.prisma.license.update({ where: { id: rows[1].id }, data: { customerEmail: null } });
+    await t.prisma.license.update({ where: { id: rows[27].id }, data: { customerEmail: 'new@example.test' } });
+    await t.prisma.license.delete({ where: { id: rows[2].id } });
+    terms.push('elsewhere', 'new@');
+    await check();
+    const tally = await t.prisma.$queryRaw<{ domain: string; n: number }[]>`
+      SELECT domain, sum(licenses)::int AS n FROM license_email_domains WHERE tenant_id = ${tenant.id}::uuid GROUP BY 1 HAVING sum(licenses) <> 0 ORDER BY 1`;
+    const raw = await t.prisma.$queryRaw<{ domain: string; n: number }[]>`
+      SELECT lower(substring(customer_email FROM '@([^@]*)$')) AS domain, count(*)::int AS n FROM licenses
+       WHERE tenant_id = ${tenant.id}::uuid AND customer_email LIKE '%@%' GROUP BY 1 ORDER BY 1`;
+    expect(tally).toEqual(raw);
   });
 });

@@ -189,7 +189,7 @@ const reads: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['getProductByName', (ctx) => getProductByName(ctx, 'Studio')],
   ['listLicenses', (ctx) => listLicenses(ctx, {})],
   ['getLicense', (ctx) => getLicense(ctx, f.licenseId)],
-  ['listLicenseActivations', (ctx) => listLicenseActivations(ctx, { id: f.licenseId, tenantId: f.tenantId })],
+  ['listLicenseActivations', (ctx) => listLicenseActivations(ctx, [{ id: f.licenseId, tenantId: f.tenantId }])],
   ['exportLicensesCsv', async (ctx) => (await exportLicensesCsv(ctx).next()).value],
   ['countBulkSelection', (ctx) => countBulkSelection(ctx, { licenseIds: [f.licenseId] })],
   ['getBulkJob', (ctx) => getBulkJob(ctx, randomUUID())],

@@ -1,12 +1,24 @@
 import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
+import DataloaderPlugin from '@pothos/plugin-dataloader';
+import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
-import { GraphQLError, Kind } from 'graphql';
+import { DateTimeISOResolver } from 'graphql-scalars';
 import { AppError } from '../domain/errors.js';
+import type PrismaTypes from '../generated/pothos-prisma-types.js';
+import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { GraphQLContext } from './context.js';
 
 /**
  * The one Pothos builder: plugins and scalars only. Types live in graphql/schema/<domain>.ts.
+ * Types backed by a table are `prismaObject`s (@pothos/plugin-prisma): their relations are `t.relation` /
+ * `t.relationCount`, which the plugin folds into the query of the parent rows (one query per level of the answer,
+ * never one per row). Root fields still call the services, which authorize the actor and scope by tenant; they pass
+ * the plugin's planned selection (`queryFromInfo`) into their own query, so a keyset page returns rows whose
+ * relations are already loaded. A relation Prisma cannot page per parent row (a license's activations: its nested
+ * `take` reads every row and slices) is a `t.loadable` of the dataloader plugin over a service that pages all the
+ * parents in one statement.
  * Auth scopes: `authenticated` (any user or API key), `admin` (CompanyAdmin role), `user` (a signed-in
  * user, for self-service). Query fields need `authenticated` and Mutation fields `admin` unless a field
  * says otherwise (skipTypeScopes) — the services check the same rules again.
@@ -18,6 +30,7 @@ import type { GraphQLContext } from './context.js';
  */
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
+  PrismaTypes: PrismaTypes;
   Connection: { totalCount: number; totalCountCapped?: boolean };
   DefaultEdgesNullability: false;
   DefaultNodeNullability: false;
@@ -28,7 +41,10 @@ export const builder = new SchemaBuilder<{
   };
   DefaultFieldNullability: false;
 }>({
-  plugins: [ScopeAuthPlugin, RelayPlugin],
+  plugins: [ScopeAuthPlugin, PrismaPlugin, RelayPlugin, DataloaderPlugin, ComplexityPlugin],
+  // Only fields that recompute something large have a cost (`complexity: EXPENSIVE_FIELD_COST`); graphql-armor's flat
+  // per-object cost limits the rest. The budget is checked when a query is validated (graphql/handler.ts).
+  complexity: { defaultComplexity: 0, defaultListMultiplier: 1 },
   defaultFieldNullability: false,
   scopeAuth: {
     authScopes: (ctx) => ({ authenticated: ctx.actor !== null, admin: ctx.actor?.role === 'CompanyAdmin', user: ctx.actor?.kind === 'user' }),
@@ -36,6 +52,12 @@ export const builder = new SchemaBuilder<{
       ctx.actor
         ? new AppError('Forbidden', 'Your role does not allow this: it needs a CompanyAdmin (or a signed-in user for your own settings).')
         : new AppError('Unauthorized', 'Sign in, or send an API key in X-Api-Key.'),
+  },
+  prisma: {
+    client: (ctx) => ctx.deps.db.prisma,
+    dmmf: getDatamodel(),
+    // Descriptions are written on the GraphQL fields, for API callers, not taken from the schema's /// comments.
+    exposeDescriptions: false,
   },
   relay: {
     nodeQueryOptions: false,
@@ -47,20 +69,16 @@ export const builder = new SchemaBuilder<{
   },
 });
 
-builder.scalarType('DateTime', {
-  description: 'ISO 8601 date-time (UTC).',
-  serialize: (value) => (value instanceof Date ? value.toISOString() : String(value)),
-  parseValue: (value) => {
-    const date = typeof value === 'string' ? new Date(value) : null;
-    if (!date || Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string.', { extensions: { code: 'InvalidRequest' } });
-    return date;
-  },
-  parseLiteral: (ast) => {
-    const date = ast.kind === Kind.STRING ? new Date(ast.value) : null;
-    if (!date || Number.isNaN(date.getTime())) throw new GraphQLError('DateTime must be an ISO 8601 string.', { extensions: { code: 'InvalidRequest' } });
-    return date;
-  },
-});
+/**
+ * The cost of a field that recomputes something large (activityLogIntegrity and the checkpoint file hash the newest
+ * activity-log entries, activityLogVerification all of them): the whole budget, so a query holds one such field.
+ */
+export const EXPENSIVE_FIELD_COST = 1000;
+export const QUERY_COST_BUDGET = 1000;
+
+// graphql-scalars' RFC 3339 date-time, answered as an ISO 8601 string in UTC (Date#toISOString, what the console and
+// the SDK read); an input that is not a full date-time with an offset is a client error (InvalidRequest).
+builder.addScalarType('DateTime', DateTimeISOResolver, { description: 'ISO 8601 date-time (UTC).' });
 
 builder.scalarType('JSON', {
   description: 'Any JSON value.',

@@ -1,13 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, visit, type DocumentNode, type FragmentDefinitionNode, type SelectionNode, type ValidationContext } from 'graphql';
-import { createYoga, type Plugin } from 'graphql-yoga';
+import { createComplexityRule } from '@pothos/plugin-complexity';
+import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, validate, visit } from 'graphql';
+import { createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useCookies } from '@whatwg-node/server-plugin-cookies';
 import { AppError, toAppError } from '../domain/errors.js';
 import type { AppDeps } from '../deps.js';
 import { unstorableStringError } from '../services/validation.js';
 import type { Actor, RequestMeta } from '../services/auth/actor.js';
+import { QUERY_COST_BUDGET } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { schema } from './schema/index.js';
 
@@ -34,46 +36,32 @@ const introspectionForAuthenticatedOnly: Plugin<GraphQLContext> = {
 };
 
 /**
- * Fields that recompute something large (activityLogIntegrity and the checkpoint file hash the newest activity-log
- * entries, activityLogVerification all of them) cost far more
- * than graphql-armor's flat per-object cost, which cannot price one field. Their occurrences, with fragments
- * expanded, are summed here and the query is refused above the budget (one such field per query).
+ * Fields that recompute something large cost far more than graphql-armor's flat per-object cost, which cannot price
+ * one field: their `complexity` (@pothos/plugin-complexity, graphql/builder.ts) is summed over the operation, fragments
+ * and aliases included, and the query is refused at validation above the budget (one such field per query).
  */
-const EXPENSIVE_FIELD_COST: Record<string, number> = { activityLogIntegrity: 1000, activityLogCheckpointFile: 1000, activityLogVerification: 1000 };
-const EXPENSIVE_FIELD_BUDGET = 1000;
-
-function expensiveFieldCost(document: DocumentNode): number {
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  const costOf = (selections: readonly SelectionNode[], seen: ReadonlySet<string>): number => {
-    let cost = 0;
-    for (const selection of selections) {
-      if (selection.kind === Kind.FIELD) {
-        cost += EXPENSIVE_FIELD_COST[selection.name.value] ?? 0;
-        if (selection.selectionSet) cost += costOf(selection.selectionSet.selections, seen);
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        cost += costOf(selection.selectionSet.selections, seen);
-      } else {
-        const fragment = fragments.get(selection.name.value);
-        // A fragment cycle is refused by the standard rules; not following it here keeps this walk finite.
-        if (fragment && !seen.has(fragment.name.value)) cost += costOf(fragment.selectionSet.selections, new Set([...seen, fragment.name.value]));
-      }
-    }
-    return cost;
-  };
-  let total = 0;
-  for (const definition of document.definitions) if (definition.kind === Kind.OPERATION_DEFINITION) total += costOf(definition.selectionSet.selections, new Set());
-  return total;
-}
-
 const limitExpensiveFields: Plugin<GraphQLContext> = {
-  onValidate({ params, addValidationRule }) {
-    const cost = expensiveFieldCost(params.documentAST);
-    if (cost <= EXPENSIVE_FIELD_BUDGET) return;
-    addValidationRule((context: ValidationContext) => {
-      context.reportError(new GraphQLError(`Query cost limit exceeded: expensive fields cost ${cost}, the limit is ${EXPENSIVE_FIELD_BUDGET}.`, { extensions: { code: 'InvalidRequest' } }));
-      return {};
-    });
+  onValidate({ context, params: { schema, documentAST } }) {
+    // Yoga's initial context carries the request's variables and operation name (a cost may depend on them).
+    const { params } = context as GraphQLContext & YogaInitialContext;
+    // Measured once the standard rules passed: the plugin's rule would otherwise answer an unknown field or a bad
+    // variable with errors of its own instead of graphql-js's.
+    return ({ result, setResult }) => {
+      if (result.length > 0) return;
+      const overBudget: GraphQLError[] = [];
+      const rule = createComplexityRule({
+        context,
+        variableValues: params.variables ?? {},
+        operationName: params.operationName,
+        validate: ({ complexity }) => {
+          if (complexity > QUERY_COST_BUDGET) {
+            overBudget.push(new GraphQLError(`Query cost limit exceeded: expensive fields cost ${complexity}, the limit is ${QUERY_COST_BUDGET}.`, { extensions: { code: 'InvalidRequest' } }));
+          }
+        },
+      });
+      validate(schema, documentAST, [rule]);
+      if (overBudget.length > 0) setResult(overBudget);
+    };
   },
 };
 

@@ -1,3 +1,4 @@
+import { foldSeatPoolHistory } from '../services/analytics.js';
 import { sweepExpiredFloatingSessions } from '../services/floating/sessions.js';
 import { purgeNonces } from '../services/licenses/nonces.js';
 import { purgeRetiredLicenseKeys } from '../services/licenses/reissue.js';
@@ -8,7 +9,7 @@ import type { JobDefinition } from './types.js';
 export const housekeepingJob: JobDefinition = {
   name: 'housekeeping',
   lockLifetimeMs: 90_000,
-  description: 'Purges spent nonces, old job-run records and webhook events older than 35 days and reissued keys past their overlap, and records lapsed floating leases as ended.',
+  description: 'Purges spent nonces, old job-run records and webhook events older than 35 days and reissued keys past their overlap, records lapsed floating leases as ended, and sums seat-pool history older than 35 days.',
   schedule: '*/10 * * * *',
   frequent: true,
   async run(ctx) {
@@ -18,6 +19,7 @@ export const housekeepingJob: JobDefinition = {
     const runRecordsPurged = await purgeRunRecords(ctx);
     const webhookEventsPurged = await purgeWebhookEvents(ctx);
     const retiredKeysPurged = await purgeRetiredLicenseKeys(ctx);
-    return { noncesPurged, floatingSessionsEnded, runRecordsPurged, webhookEventsPurged, retiredKeysPurged };
+    const seatPoolRowsFolded = await foldSeatPoolHistory(ctx);
+    return { noncesPurged, floatingSessionsEnded, runRecordsPurged, webhookEventsPurged, retiredKeysPurged, seatPoolRowsFolded };
   },
 };

@@ -2,8 +2,8 @@ import { Prisma } from '../generated/prisma/client.js';
 import { AppError } from '../domain/errors.js';
 import { requireMember } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
-import { daysFrom, daysUntil, startOfUtcDay } from '../domain/countdown.js';
-import { expiringSql, expiringWhere } from './licenses/predicates.js';
+import { DAY_MS, daysFrom, daysUntil, startOfUtcDay } from '../domain/countdown.js';
+import { expiringSql, expiringWhere, statusSql } from './licenses/predicates.js';
 
 // Dashboard figures (README "Dashboard stats: `GET /api/dashboard/stats`") and analytics (README "Analytics"), computed in SQL for the caller's tenant.
 // License states and "expiring within N days" are licenses/predicates.ts's. Buckets are UTC calendar periods.
@@ -22,43 +22,49 @@ const UNIT: Record<Granularity, string> = { HOUR: 'hour', DAY: 'day', WEEK: 'wee
 const iso = (date: Date) => date.toISOString();
 const HOUR_MS = 3_600_000;
 
-type ProductCounts = { productId: string; productName: string } & Record<'licenses' | 'revoked' | 'suspended' | 'perpetual' | 'future' | 'within7Days' | 'within30Days' | 'within90Days' | 'later', number>;
+type ProductCounts = { productId: string; productName: string } & Record<'licenses' | 'revoked' | 'suspended' | 'perpetual' | 'expired' | 'future' | 'within7Days' | 'within30Days' | 'within90Days' | 'later', number>;
 
 /**
- * The active licenses expiring after now, per product and countdown (UTC days from today, domain/countdown.ts): the days
- * after today from the license_expiry_days rollup (kept by triggers), the rest of today from the
- * (tenant_id, status, expires_at, product_id) index — one day's expiries at most. Exact whatever the table's
- * vacuum state (an index-only scan of every future expiry reads the table for each page changed since the last vacuum).
+ * The active licenses with an expiry date, per product and countdown (UTC days from today, domain/countdown.ts; negative:
+ * past days), and whether they have expired at `now` (licenses/predicates.ts: expiresAt ≤ now): the other days from
+ * the license_expiry_days rollup (kept by triggers), today from the (tenant_id, status, expires_at, product_id)
+ * index — one day's expiries at most, split at now by the predicates' own SQL. Exact whatever the table's vacuum
+ * state (an index-only scan of every expiry reads the table for each page changed since the last vacuum).
  */
-function expiringAfterNow(tenantId: string, now: Date) {
-  const today = startOfUtcDay(now).toISOString().slice(0, 10);
+function datedActive(tenantId: string, now: Date) {
+  const today = startOfUtcDay(now);
+  const day = today.toISOString().slice(0, 10);
+  const todays = Prisma.sql`tenant_id = ${tenantId}::uuid AND expires_at >= ${today.toISOString()}::timestamptz`;
   return Prisma.sql`
-    SELECT product_id, day - ${today}::date AS days, sum(licenses) AS n
-      FROM license_expiry_days WHERE tenant_id = ${tenantId}::uuid AND day > ${today}::date GROUP BY 1, 2
+    SELECT product_id, day - ${day}::date AS days, day < ${day}::date AS expired, sum(licenses) AS n
+      FROM license_expiry_days WHERE tenant_id = ${tenantId}::uuid AND day <> ${day}::date GROUP BY 1, 2, 3
     UNION ALL
-    SELECT product_id, 0, count(*) FROM licenses WHERE tenant_id = ${tenantId}::uuid AND ${expiringSql(now, { to: 0 })} GROUP BY 1`;
+    SELECT product_id, 0, true, count(*) FROM licenses WHERE ${todays} AND ${statusSql('expired', now)} GROUP BY 1
+    UNION ALL
+    SELECT product_id, 0, false, count(*) FROM licenses WHERE ${todays} AND ${expiringSql(now, { to: 0 })} GROUP BY 1`;
 }
 
-/** Per countdown window of the analytics (README "Analytics": ≤ 7 days, 8–30, 31–90, later), over `expiringAfterNow`'s rows. */
-const EXPIRY_WINDOW_SUMS = Prisma.sql`sum(n) AS n, coalesce(sum(n) FILTER (WHERE days <= 7), 0) AS w7, coalesce(sum(n) FILTER (WHERE days BETWEEN 8 AND 30), 0) AS w30,
-  coalesce(sum(n) FILTER (WHERE days BETWEEN 31 AND 90), 0) AS w90, coalesce(sum(n) FILTER (WHERE days >= 91), 0) AS later`;
+/** Per countdown window of the analytics (README "Analytics": ≤ 7 days, 8–30, 31–90, later), over `datedActive`'s rows. */
+const EXPIRY_WINDOW_SUMS = Prisma.sql`coalesce(sum(n) FILTER (WHERE expired), 0) AS expired, coalesce(sum(n) FILTER (WHERE NOT expired), 0) AS n,
+  coalesce(sum(n) FILTER (WHERE NOT expired AND days <= 7), 0) AS w7, coalesce(sum(n) FILTER (WHERE NOT expired AND days BETWEEN 8 AND 30), 0) AS w30,
+  coalesce(sum(n) FILTER (WHERE NOT expired AND days BETWEEN 31 AND 90), 0) AS w90, coalesce(sum(n) FILTER (WHERE NOT expired AND days >= 91), 0) AS later`;
 
 /**
- * Per product of the tenant (most licenses first, then by name): its licenses — all, revoked and active perpetual
- * from the license_tallies rollup, and the active ones expiring after now, by window (`expiringAfterNow`). Active
- * licenses are perpetual, expire after now, or have expired.
+ * Per product of the tenant (most licenses first, then by name): its licenses — all, revoked, suspended and active
+ * perpetual from the license_tallies rollup, the active dated ones expired or expiring after now, by window
+ * (`datedActive`). Each state is counted by its own rule, none by subtraction.
  */
 async function productCounts({ db, now }: Ctx, tenantId: string) {
   return db.prisma.$queryRaw<ProductCounts[]>`
     WITH tally AS (
       SELECT product_id, sum(licenses) AS licenses, sum(revoked) AS revoked, sum(suspended) AS suspended, sum(perpetual) AS perpetual
         FROM license_tallies WHERE tenant_id = ${tenantId}::uuid GROUP BY product_id),
-    future AS (SELECT product_id, ${EXPIRY_WINDOW_SUMS} FROM (${expiringAfterNow(tenantId, now)}) e GROUP BY product_id)
+    dated AS (SELECT product_id, ${EXPIRY_WINDOW_SUMS} FROM (${datedActive(tenantId, now)}) e GROUP BY product_id)
     SELECT p.id AS "productId", p.name AS "productName", coalesce(t.licenses, 0)::int AS licenses, coalesce(t.revoked, 0)::int AS revoked,
-           coalesce(t.suspended, 0)::int AS suspended,
-           coalesce(t.perpetual, 0)::int AS perpetual, coalesce(f.n, 0)::int AS future, coalesce(f.w7, 0)::int AS "within7Days",
-           coalesce(f.w30, 0)::int AS "within30Days", coalesce(f.w90, 0)::int AS "within90Days", coalesce(f.later, 0)::int AS later
-      FROM products p LEFT JOIN tally t ON t.product_id = p.id LEFT JOIN future f ON f.product_id = p.id
+           coalesce(t.suspended, 0)::int AS suspended, coalesce(t.perpetual, 0)::int AS perpetual, coalesce(d.expired, 0)::int AS expired,
+           coalesce(d.n, 0)::int AS future, coalesce(d.w7, 0)::int AS "within7Days",
+           coalesce(d.w30, 0)::int AS "within30Days", coalesce(d.w90, 0)::int AS "within90Days", coalesce(d.later, 0)::int AS later
+      FROM products p LEFT JOIN tally t ON t.product_id = p.id LEFT JOIN dated d ON d.product_id = p.id
      WHERE p.tenant_id = ${tenantId}::uuid
      ORDER BY licenses DESC, p.name`;
 }
@@ -67,20 +73,20 @@ async function productCounts({ db, now }: Ctx, tenantId: string) {
 async function tenantLicenseCounts({ db, now }: Ctx, tenantId: string) {
   const [row] = await db.prisma.$queryRaw<Record<'total' | 'active' | 'within7Days' | 'within30Days', number>[]>`
     WITH tally AS (SELECT coalesce(sum(licenses), 0) AS total, coalesce(sum(perpetual), 0) AS perpetual FROM license_tallies WHERE tenant_id = ${tenantId}::uuid),
-    future AS (SELECT ${EXPIRY_WINDOW_SUMS} FROM (${expiringAfterNow(tenantId, now)}) e)
-    SELECT t.total::int, (t.perpetual + coalesce(f.n, 0))::int AS active, f.w7::int AS "within7Days", f.w30::int AS "within30Days" FROM tally t CROSS JOIN future f`;
+    dated AS (SELECT ${EXPIRY_WINDOW_SUMS} FROM (${datedActive(tenantId, now)}) e)
+    SELECT t.total::int, (t.perpetual + d.n)::int AS active, d.w7::int AS "within7Days", d.w30::int AS "within30Days" FROM tally t CROSS JOIN dated d`;
   return row;
 }
 
 /**
- * The tenant's licenses by status and by expiry: the sums over its products. Expired = not revoked, not suspended,
- * not perpetual, not expiring after now (a suspended license counts as suspended whatever its expiry date).
+ * The tenant's licenses by status and by expiry: the sums over its products. Active = perpetual + expiring after
+ * now (predicates.ts: active and not expired).
  */
 function licenseCounts(products: ProductCounts[]) {
   const sum = (key: keyof ProductCounts) => products.reduce((total, product) => total + (product[key] as number), 0);
-  const [total, revoked, suspended, perpetual, future] = [sum('licenses'), sum('revoked'), sum('suspended'), sum('perpetual'), sum('future')];
+  const [total, revoked, suspended, perpetual, expired, future] = [sum('licenses'), sum('revoked'), sum('suspended'), sum('perpetual'), sum('expired'), sum('future')];
   return {
-    total, revoked, suspended, perpetual, active: perpetual + future, expired: total - revoked - suspended - perpetual - future,
+    total, revoked, suspended, perpetual, active: perpetual + future, expired,
     within7Days: sum('within7Days'), within30Days: sum('within30Days'), within90Days: sum('within90Days'), later: sum('later'),
   };
 }
@@ -267,4 +273,28 @@ export async function seatPool({ db }: Ctx, w: AnalyticsWindow) {
            ((SELECT coalesce(sum(s.available), 0) FROM steps s WHERE s.j < m.k) - CASE WHEN m.at < m.h THEN later.available ELSE 0 END)::int AS "seatsAvailable"
       FROM marks m CROSS JOIN later
      ORDER BY m.start`;
+}
+
+/** The analytics reach back 30 days (`analyticsWindow`); seat-pool history older than this is kept summed. */
+export const SEAT_POOL_FOLD_DAYS = 35;
+
+/**
+ * Housekeeping (system-only, every tenant): moves the boundary of seat_pool_changes' summed history to the start of
+ * the UTC day SEAT_POOL_FOLD_DAYS ago (never back) and merges the rows of the hours before it into each tenant's
+ * at = -infinity rows (migration seat_pool_fold), so a seat-pool read sums ~35 days of rows, not the whole history.
+ * The sums up to any instant after the boundary are unchanged. Returns how many rows were merged.
+ */
+export async function foldSeatPoolHistory({ db, now }: Ctx): Promise<number> {
+  const before = new Date(startOfUtcDay(now).getTime() - SEAT_POOL_FOLD_DAYS * DAY_MS);
+  const [{ n }] = await db.prisma.$queryRaw<{ n: number }[]>`
+    WITH boundary AS (UPDATE seat_pool_fold SET before = greatest(before, ${before}::timestamptz) WHERE id RETURNING before),
+    folded AS (
+      DELETE FROM seat_pool_changes WHERE at > '-infinity' AND at < (SELECT before FROM boundary)
+      RETURNING tenant_id, slot, seats_used, seats_available),
+    merged AS (
+      INSERT INTO seat_pool_changes AS c (tenant_id, at, slot, seats_used, seats_available)
+      SELECT tenant_id, '-infinity', slot, sum(seats_used), sum(seats_available) FROM folded GROUP BY tenant_id, slot
+      ON CONFLICT (tenant_id, at, slot) DO UPDATE SET seats_used = c.seats_used + EXCLUDED.seats_used, seats_available = c.seats_available + EXCLUDED.seats_available)
+    SELECT count(*)::int AS n FROM folded`;
+  return n;
 }

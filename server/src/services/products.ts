@@ -80,8 +80,15 @@ export async function getProductByName(ctx: ServiceContext, name: string) {
 
 // ─── Management API (tenant-scoped: another tenant's product answers NotFound) ──────────────────────
 
-async function findTenantProduct({ db }: Pick<ServiceContext, 'db'>, tenantId: string, id: string) {
-  const product = isUuid(id) ? await db.prisma.product.findFirst({ where: { id, tenantId }, include: PRODUCT_INCLUDE }) : null;
+/** Relations a caller wants loaded with the product rows, in the same query (the GraphQL layer's planned selection). */
+export interface ProductQuery {
+  include?: Prisma.ProductInclude;
+}
+/** PRODUCT_INCLUDE (or `base`) with the caller's relations besides; the rows are typed as `base` gives them. */
+const productInclude = <I extends Prisma.ProductInclude>(base: I, query: ProductQuery = {}) => ({ ...query.include, ...base }) as I;
+
+async function findTenantProduct({ db }: Pick<ServiceContext, 'db'>, tenantId: string, id: string, query?: ProductQuery) {
+  const product = isUuid(id) ? await db.prisma.product.findFirst({ where: { id, tenantId }, include: productInclude(PRODUCT_INCLUDE, query) }) : null;
   if (!product) throw new AppError('NotFound', 'Product not found.');
   return product;
 }
@@ -90,18 +97,18 @@ async function findTenantProduct({ db }: Pick<ServiceContext, 'db'>, tenantId: s
  * All products of the tenant, by name. Their license counts come from the license_tallies rollup (kept by
  * triggers): counting a big tenant's licenses per product would read every one of them.
  */
-export async function listProducts(ctx: ServiceContext) {
+export async function listProducts(ctx: ServiceContext, query?: ProductQuery) {
   const tenantId = requireMember(ctx);
   const [products, tallies] = await Promise.all([
-    ctx.db.prisma.product.findMany({ where: { tenantId }, include: { bundleMembers: PRODUCT_INCLUDE.bundleMembers }, orderBy: { name: 'asc' } }),
+    ctx.db.prisma.product.findMany({ where: { tenantId }, include: productInclude({ bundleMembers: PRODUCT_INCLUDE.bundleMembers }, query), orderBy: { name: 'asc' } }),
     ctx.db.prisma.licenseTally.groupBy({ by: ['productId'], where: { tenantId }, _sum: { licenses: true } }),
   ]);
   const counts = new Map(tallies.map((tally) => [tally.productId, tally._sum.licenses ?? 0]));
   return products.map((product) => ({ ...product, _count: { licenses: counts.get(product.id) ?? 0 } }));
 }
 
-export async function getProduct(ctx: ServiceContext, id: string) {
-  return findTenantProduct(ctx, requireMember(ctx), id);
+export async function getProduct(ctx: ServiceContext, id: string, query?: ProductQuery) {
+  return findTenantProduct(ctx, requireMember(ctx), id, query);
 }
 
 /**

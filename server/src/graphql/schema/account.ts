@@ -38,7 +38,9 @@ async function trustThisBrowser(ctx: GraphQLContext, email: string) {
 
 export type PublicUser = Prisma.UserGetPayload<{ select: typeof PUBLIC_USER_FIELDS }>;
 
-export const UserType = builder.objectRef<PublicUser>('User').implement({
+// Select mode: a user row is loaded with the public columns only, never its password hash.
+export const UserType = builder.prismaObject('User', {
+  select: PUBLIC_USER_FIELDS,
   fields: (t) => ({
     id: t.exposeID('id'),
     email: t.exposeString('email'),

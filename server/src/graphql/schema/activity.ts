@@ -1,4 +1,4 @@
-import { builder, screamingEnumValues } from '../builder.js';
+import { builder, EXPENSIVE_FIELD_COST, screamingEnumValues } from '../builder.js';
 import { keysetPage, pageConnection } from '../connections.js';
 import { serviceCtx } from '../context.js';
 import { listActivity } from '../../services/audit/activity.js';
@@ -138,6 +138,7 @@ builder.queryFields((t) => ({
   ),
   activityLogIntegrity: t.field({
     type: IntegrityType,
+    complexity: EXPENSIVE_FIELD_COST,
     description: "Checks your company's activity-log hash chain since its newest checkpoint (anchoring the head in a new one), with the last full verification's verdict.",
     resolve: async (_root, _args, ctx) => {
       const report = await activityLogIntegrity(serviceCtx(ctx), ctx.deps.signer);
@@ -147,11 +148,13 @@ builder.queryFields((t) => ({
   }),
   activityLogCheckpointFile: t.field({
     type: 'JSON',
+    complexity: EXPENSIVE_FIELD_COST,
     description: 'The newest signed checkpoint (the head anchored first) with the public keys that verify it: the file to keep apart from the service.',
     resolve: (_root, _args, ctx) => checkpointFile(serviceCtx(ctx), ctx.deps.signer),
   }),
   activityLogVerification: t.field({
     type: VerificationType,
+    complexity: EXPENSIVE_FIELD_COST,
     description:
       'Re-hashes every entry and proves the log extends every checkpoint you kept, or names the first entry that differs. `checkpoints`: any text holding checkpoints (downloaded files, audit.checkpoint webhook payloads, log lines), up to 250,000 characters. Recorded as a full verification.',
     args: { checkpoints: t.arg.string({ required: true }) },

@@ -1,7 +1,7 @@
 import { builder, screamingEnumValues } from '../builder.js';
 import { arrayConnection, orNull } from '../connections.js';
 import { serviceCtx } from '../context.js';
-import { POOL_BUCKETS, endFloatingSession, floatingPoolConsumption, listActiveFloatingSessions, type PoolBucket } from '../../services/floating/management.js';
+import { POOL_BUCKETS, SESSION_FIELDS, endFloatingSession, floatingPoolConsumption, listActiveFloatingSessions, type PoolBucket } from '../../services/floating/management.js';
 import { removeMeterQuota, setMeterQuota, usageTotals, type UsageTotal } from '../../services/metering/management.js';
 import { METER_PERIODS, type MeterPeriod } from '../../services/metering/periods.js';
 
@@ -18,7 +18,9 @@ const MeterPeriodEnum = builder.enumType('MeterPeriod', {
 });
 const PoolBucketEnum = builder.enumType('PoolBucketSize', { values: screamingEnumValues(Object.keys(POOL_BUCKETS) as (keyof typeof POOL_BUCKETS)[]) });
 
-const FloatingSessionType = builder.objectRef<FloatingSessionShape>('FloatingSession').implement({
+// Select mode: never the session token's digest.
+const FloatingSessionType = builder.prismaObject('FloatingSession', {
+  select: SESSION_FIELDS,
   description: 'A checked-out floating seat. The session token is never shown again after checkout.',
   fields: (t) => ({
     id: t.exposeID('id'),

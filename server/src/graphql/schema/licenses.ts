@@ -1,11 +1,13 @@
 import { builder, screamingEnumValues } from '../builder.js';
 import { keysetPage, orNull, pageConnection } from '../connections.js';
-import { serviceCtx } from '../context.js';
-import type { Activation } from '../../generated/prisma/client.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import type { GraphQLResolveInfo } from 'graphql';
+import { serviceCtx, type GraphQLContext } from '../context.js';
 import {
   createLicense,
   deactivateActivation,
   getLicense,
+  LICENSE_COLUMNS,
   listLicenseActivations,
   listLicenses,
   revokeLicense,
@@ -26,7 +28,7 @@ export const LicenseStatusEnum = builder.enumType('LicenseStatus', {
   values: screamingEnumValues(LICENSE_STATUSES),
 });
 
-const ActivationType = builder.objectRef<Activation>('Activation').implement({
+const ActivationType = builder.prismaObject('Activation', {
   fields: (t) => ({
     id: t.exposeID('id'),
     active: t.boolean({ description: 'False once deactivated: its seat is free again.', resolve: (activation) => activation.deactivatedAt === null }),
@@ -41,12 +43,16 @@ const ActivationType = builder.objectRef<Activation>('Activation').implement({
   }),
 });
 
-const LicenseType = builder.objectRef<LicenseShape>('License').implement({
+const ActivationConnection = builder.connectionObject({ type: ActivationType, name: 'ActivationConnection' }, { name: 'ActivationEdge' });
+
+export const LicenseType = builder.prismaObject('License', {
+  // Select mode: a license row is loaded with these columns only, never its key digest.
+  select: LICENSE_COLUMNS,
   description: 'A license. Its key is shown once, by createLicense; afterwards only keyHint.',
   fields: (t) => ({
     id: t.exposeID('id'),
     keyHint: t.exposeString('keyHint', { description: 'PREFIX-…-LAST4' }),
-    product: t.field({ type: ProductRefType, resolve: (license) => license.product }),
+    product: t.relation('product', { type: ProductRefType }),
     status: t.field({ type: LicenseStatusEnum, resolve: (license, _args, ctx) => licenseStatus(license, ctx.now) }),
     maxActivations: t.exposeInt('maxActivations'),
     currentActivations: t.exposeInt('currentActivations'),
@@ -77,17 +83,21 @@ const LicenseType = builder.objectRef<LicenseShape>('License').implement({
     suspendedAt: t.expose('suspendedAt', { type: 'DateTime', nullable: true, description: 'When the current suspension began; null unless SUSPENDED.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    activations: t.connection(
-      {
-        type: ActivationType,
-        description: 'Activations, active and deactivated, newest first; totalCount counts up to 10,000. first/last: 1–100 (default 20); after: an endCursor (with first), before: a startCursor (with last); not both directions at once.',
-        resolve: async (license, args, ctx) => pageConnection(await listLicenseActivations(serviceCtx(ctx), license, keysetPage(args))),
-      },
-      { name: 'ActivationConnection' },
-      { name: 'ActivationEdge' },
-    ),
+    // Loaded for all the licenses of a page at once (services/licenses/management.ts: a keyset page per license).
+    activations: t.loadable({
+      type: ActivationConnection,
+      description: 'Activations, active and deactivated, newest first; totalCount counts up to 10,000. first/last: 1–100 (default 20); after: an endCursor (with first), before: a startCursor (with last); not both directions at once.',
+      byPath: true,
+      args: { ...t.arg.connectionArgs() },
+      load: async (licenses: { id: string; tenantId: string }[], ctx, args) => (await listLicenseActivations(serviceCtx(ctx), licenses, keysetPage(args))).map(pageConnection),
+      loaderOptions: { cacheKeyFn: (license) => license.id },
+      resolve: (license) => ({ id: license.id, tenantId: license.tenantId }),
+    }),
   }),
 });
+
+/** The rows of a root field's licenses with the relations the request selects under `paths` (one query per relation). */
+const licenseQuery = (ctx: GraphQLContext, info: GraphQLResolveInfo, paths: string[][]) => queryFromInfo({ context: ctx, info, paths, typeName: 'License' });
 
 const CreateLicensePayload = builder.objectRef<{ key: string; license: LicenseShape }>('CreateLicensePayload').implement({
   fields: (t) => ({
@@ -177,8 +187,10 @@ builder.queryFields((t) => ({
       type: LicenseType,
       description: 'Newest first; totalCount counts up to 10,000 (1,000 with a search). first/last: 1–100 (default 20); after: an endCursor (with first), before: a startCursor (with last); not both directions at once.',
       args: { filter: t.arg({ type: LicenseFilterInput }) },
-      resolve: async (_root, args, ctx) =>
-        pageConnection(await listLicenses(serviceCtx(ctx), { ...args.filter, productId: args.filter?.productId?.toString() }, keysetPage(args))),
+      resolve: async (_root, args, ctx, info) => {
+        const filter = { ...args.filter, productId: args.filter?.productId?.toString() };
+        return pageConnection(await listLicenses(serviceCtx(ctx), filter, keysetPage(args), licenseQuery(ctx, info, [['nodes'], ['edges', 'node']])));
+      },
     },
     { name: 'LicenseConnection' },
     { name: 'LicenseEdge' },
@@ -188,7 +200,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'Null when there is no such license in your company.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => orNull(getLicense(serviceCtx(ctx), String(args.id))),
+    resolve: (_root, args, ctx, info) => orNull(getLicense(serviceCtx(ctx), String(args.id), licenseQuery(ctx, info, [[]]))),
   }),
 }));
 

@@ -1,3 +1,4 @@
+import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from '../builder.js';
 import { arrayConnection, orNull } from '../connections.js';
 import { serviceCtx } from '../context.js';
@@ -7,17 +8,26 @@ import { createProduct, deleteProduct, getProduct, listProducts, updateProduct, 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
 type ProductShape = Prisma.ProductGetPayload<{ include: typeof PRODUCT_INCLUDE }>;
 
-export const ProductRefType = builder.objectRef<{ id: string; name: string }>('ProductRef').implement({
+/** A product named from another record (a license's product, a bundle's members). */
+export const ProductRefType = builder.prismaObject('Product', {
+  variant: 'ProductRef',
   fields: (t) => ({ id: t.exposeID('id'), name: t.exposeString('name') }),
 });
 
-const ProductType = builder.objectRef<ProductShape>('Product').implement({
+const ProductType = builder.prismaObject('Product', {
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
     isBundle: t.exposeBoolean('isBundle'),
-    bundleMembers: t.field({ type: [ProductRefType], description: 'Member products of a bundle, by name.', resolve: (product) => product.bundleMembers.map((item) => item.product) }),
-    licenseCount: t.int({ description: 'Licenses of this product: a product with licenses cannot be deleted.', resolve: (product) => product._count.licenses }),
+    bundleMembers: t.field({
+      type: [ProductRefType],
+      description: 'Member products of a bundle, by name.',
+      select: (_args, _ctx, nestedSelection) => ({ bundleMembers: { select: { product: nestedSelection(true) }, orderBy: { product: { name: 'asc' } } } }),
+      resolve: (product) => product.bundleMembers.map((item) => item.product),
+    }),
+    // Every service that answers a product sets _count.licenses (the list from the license_tallies rollup, which a
+    // planned count of a big tenant's licenses per product would not use).
+    licenseCount: t.int({ description: 'Licenses of this product: a product with licenses cannot be deleted.', resolve: (product) => (product as ProductShape)._count.licenses }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
@@ -28,7 +38,7 @@ builder.queryFields((t) => ({
     {
       type: ProductType,
       description: 'All products of your company, by name. first/last: 0–100 (default 100).',
-      resolve: async (_root, args, ctx) => arrayConnection(args, await listProducts(serviceCtx(ctx))),
+      resolve: async (_root, args, ctx, info) => arrayConnection(args, await listProducts(serviceCtx(ctx), queryFromInfo({ context: ctx, info, paths: [['nodes'], ['edges', 'node']], typeName: 'Product' }))),
     },
     { name: 'ProductConnection' },
     { name: 'ProductEdge' },
@@ -38,7 +48,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'Null when there is no such product in your company.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => orNull(getProduct(serviceCtx(ctx), String(args.id))),
+    resolve: (_root, args, ctx, info) => orNull(getProduct(serviceCtx(ctx), String(args.id), queryFromInfo({ context: ctx, info, typeName: 'Product' }))),
   }),
 }));
 

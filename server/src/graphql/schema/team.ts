@@ -8,7 +8,9 @@ import { UserType } from './account.js';
 
 type ApiKeyShape = { [K in keyof typeof API_KEY_FIELDS]: K extends 'role' ? 'CompanyAdmin' | 'ReadOnly' : K extends `${string}At` ? Date | null : string | null } & { id: string; name: string; hint: string; createdAt: Date };
 
-const ApiKeyType = builder.objectRef<ApiKeyShape>('ApiKey').implement({
+// Select mode: never the key's digest.
+const ApiKeyType = builder.prismaObject('ApiKey', {
+  select: API_KEY_FIELDS,
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
@@ -29,7 +31,8 @@ const CreateApiKeyPayload = builder.objectRef<{ key: string; apiKey: ApiKeyShape
 
 type CompanyShape = Awaited<ReturnType<typeof getCompany>>;
 
-export const CompanyType = builder.objectRef<CompanyShape>('Company').implement({
+export const CompanyType = builder.prismaObject('Tenant', {
+  name: 'Company',
   description: 'Your company: the vendor whose products and licenses this API manages.',
   fields: (t) => ({
     id: t.exposeID('id'),

@@ -11,6 +11,7 @@ import {
   rotateWebhookSecret,
   sendTestWebhookEvent,
   updateWebhookEndpoint,
+  ENDPOINT_FIELDS,
   type WebhookDeliveryRow,
   type WebhookEndpointRow,
 } from '../../services/webhooks/endpoints.js';
@@ -24,7 +25,9 @@ const WebhookDeliveryStatusEnum = builder.enumType('WebhookDeliveryStatus', {
   values: screamingEnumValues(['pending', 'succeeded', 'failed'] as const),
 });
 
-const WebhookEndpointType = builder.objectRef<WebhookEndpointRow>('WebhookEndpoint').implement({
+// Select mode: never the signing secret.
+const WebhookEndpointType = builder.prismaObject('WebhookEndpoint', {
+  select: ENDPOINT_FIELDS,
   description: 'Where your company receives webhooks. The signing secret is shown only by createWebhookEndpoint and rotateWebhookSecret.',
   fields: (t) => ({
     id: t.exposeID('id'),

@@ -21,7 +21,7 @@ export async function requireTenantLicense(ctx: Pick<Ctx, 'db'>, tenantId: strin
 }
 
 /** What an operator sees of a session: never the token digest. */
-const SESSION_FIELDS = {
+export const SESSION_FIELDS = {
   id: true,
   licenseId: true,
   deviceId: true,
@@ -134,6 +134,64 @@ export async function floatingPoolConsumption(ctx: Ctx, query: z.input<typeof Po
 }
 
 const HOUR_MS = 3_600_000;
+
+/** A floating license's end: its revocation if revoked (none recorded: before anything), else its expiry. */
+const LICENSE_END = `LEAST(CASE WHEN l.status = 'revoked' THEN COALESCE(l.revoked_at, '-infinity') END, l.expires_at)`;
+const HOUR_OF = (t: string) => `date_bin('1 hour', ${t}, timestamptz '2000-01-01 00:00:00+00')`;
+
+/**
+ * The pool size of one license: it counts in bucket k when its validity [created, end) meets the bucket — created <
+ * bucket end and bucket start < end, i.e. for k in [lo, hi] — and the validity is not empty; +seats at lo and −seats
+ * after hi, a running sum over the buckets. A pool CTE of `poolBuckets` ($2: the license, $8: seats wanted).
+ */
+const LICENSE_POOL = `valid AS MATERIALIZED (
+       SELECT width_bucket(l.created_at, g.later_starts) + 1 AS lo,
+              CASE WHEN e.ends IS NULL THEN g.n ELSE width_bucket(e.ends - interval '1 microsecond', g.starts) END AS hi,
+              sum(l.floating_seats) AS seats
+         FROM licenses l CROSS JOIN grid g CROSS JOIN LATERAL (SELECT ${LICENSE_END} AS ends) e
+        WHERE l.tenant_id = $1::uuid AND l.id = $2::uuid AND l.floating_seats IS NOT NULL AND l.created_at < g.t1
+          AND (e.ends IS NULL OR e.ends > l.created_at) AND $8::boolean
+        GROUP BY 1, 2
+     ), pool_changes AS (
+       SELECT lo AS k, seats FROM valid WHERE lo <= hi
+       UNION ALL SELECT hi + 1, -seats FROM valid WHERE lo <= hi
+     ), pool AS (
+       SELECT b.k, COALESCE(sum(sum(c.seats)) OVER (ORDER BY b.k), 0) AS seats
+         FROM buckets b LEFT JOIN pool_changes c ON c.k = b.k GROUP BY b.k
+     )`;
+
+/**
+ * The pool size of the tenant, by the same rule, from the floating_seat_changes rollup (kept by triggers; see its
+ * migration): bucket k's pool is Σ started (at < its end) − Σ ended (at ≤ its start) — bucket bounds are hour
+ * boundaries except the last end, `to`: the licenses created in [the hour boundary before it, to) are added from
+ * the table (an index range of at most an hour). Each rollup row is numbered by width_bucket (j = the marks before
+ * it) and counts in the buckets after j: a running sum. The rollup rows are read whatever the vacuum state costs
+ * the licenses table; reading the tenant's floating licenses from an index instead fetched each from the table on
+ * pages changed since the last vacuum (issue 23).
+ */
+const TENANT_POOL = `pool_marks AS (
+       SELECT array_agg(${HOUR_OF('bucket_end')} ORDER BY k) AS ends, array_agg(bucket_start + interval '30 minutes' ORDER BY k) AS starts,
+              max(bucket_start) AS last_start
+         FROM buckets
+     ), pool_steps AS (
+       SELECT width_bucket(c.at, m.ends) + 1 AS k, sum(c.started) AS seats
+         FROM floating_seat_changes c CROSS JOIN pool_marks m CROSS JOIN grid g
+        WHERE c.tenant_id = $1::uuid AND c.started <> 0 AND c.at < g.t1 AND $8::boolean GROUP BY 1
+       UNION ALL
+       SELECT width_bucket(c.at, m.starts) + 1, -sum(c.ended)
+         FROM floating_seat_changes c CROSS JOIN pool_marks m
+        WHERE c.tenant_id = $1::uuid AND c.ended <> 0 AND c.at <= m.last_start AND $8::boolean GROUP BY 1
+     ), pool_live AS (
+       SELECT COALESCE(sum(l.floating_seats), 0) AS seats
+         FROM licenses l CROSS JOIN grid g CROSS JOIN LATERAL (SELECT ${LICENSE_END} AS ends) e
+        WHERE l.tenant_id = $1::uuid AND l.created_at >= ${HOUR_OF('g.t1')} AND l.created_at < g.t1 AND l.floating_seats IS NOT NULL
+          AND (e.ends IS NULL OR e.ends > l.created_at) AND $8::boolean
+     ), pool AS (
+       SELECT b.k, COALESCE(sum(sum(s.seats)) OVER (ORDER BY b.k), 0) + CASE WHEN b.k = g.n THEN live.seats ELSE 0 END AS seats
+         FROM buckets b CROSS JOIN grid g CROSS JOIN pool_live live LEFT JOIN pool_steps s ON s.k = b.k
+        GROUP BY b.k, g.n, live.seats
+     )`;
+
 /** Ranges of up to 1,000 hours (41 days) use the cache of completed hours. */
 const MAX_CACHED_HOURS = 1_000;
 const BOTH = { sessions: true, seats: true };
@@ -162,10 +220,7 @@ async function poolBuckets(ctx: Ctx, tenantId: string, licenseId: string | undef
   // any instant inside it. One pass: the instants are numbered by bucket (width_bucket over the bucket starts),
   // and a bucket without any change keeps the level its predecessor ended with. The sessions come from an
   // index-only range (a session ends at the latest when its lease does), the licenses likewise.
-  // Pool size: a license is valid in bucket k when created < bucket end and bucket start < its end (revocation
-  // or expiry), i.e. for k in [lo, hi]; the licenses are summed per (lo, hi) pair, each pair is +seats at lo and
-  // −seats after hi, and a running sum over the buckets gives the size (linear: 720 hourly buckets of 30 days
-  // against thousands of pairs cost ~180 ms when each bucket summed the pairs covering it).
+  // Pool size: TENANT_POOL or LICENSE_POOL below.
   return ctx.db.prisma.$queryRawUnsafe<PoolBucket[]>(
     `WITH bounds AS (
        SELECT date_trunc($3, $4::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS t0, $5::timestamptz AS t1
@@ -197,21 +252,7 @@ async function poolBuckets(ctx: Ctx, tenantId: string, licenseId: string | undef
        SELECT b.k, p.first_at, p.top, p.level_before,
               max(p.k) OVER (ORDER BY b.k ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS previous
          FROM buckets b LEFT JOIN per_bucket p ON p.k = b.k
-     ), valid AS MATERIALIZED (
-       SELECT width_bucket(l.created_at, g.later_starts) + 1 AS lo,
-              CASE WHEN e.ends IS NULL THEN g.n ELSE width_bucket(e.ends - interval '1 microsecond', g.starts) END AS hi,
-              sum(l.floating_seats) AS seats
-         FROM licenses l CROSS JOIN grid g
-         CROSS JOIN LATERAL (SELECT LEAST(CASE WHEN l.status = 'revoked' THEN COALESCE(l.revoked_at, '-infinity') END, l.expires_at) AS ends) e
-        WHERE l.tenant_id = $1::uuid AND ($2::uuid IS NULL OR l.id = $2::uuid) AND l.floating_seats IS NOT NULL AND l.created_at < g.t1 AND $8::boolean
-        GROUP BY 1, 2
-     ), pool_changes AS (
-       SELECT lo AS k, seats FROM valid WHERE lo <= hi
-       UNION ALL SELECT hi + 1, -seats FROM valid WHERE lo <= hi
-     ), pool AS (
-       SELECT b.k, COALESCE(sum(sum(c.seats)) OVER (ORDER BY b.k), 0) AS seats
-         FROM buckets b LEFT JOIN pool_changes c ON c.k = b.k GROUP BY b.k
-     )
+     ), ${licenseId === undefined ? TENANT_POOL : LICENSE_POOL}
      SELECT b.bucket_start AS "bucketStart", b.bucket_end AS "bucketEnd",
             CASE WHEN p.first_at IS NULL THEN COALESCE((SELECT q.level_after FROM per_bucket q WHERE q.k = p.previous), 0)
                  WHEN p.first_at > b.bucket_start THEN GREATEST(p.top, p.level_before)

@@ -56,7 +56,7 @@ export async function* exportLicensesCsv(ctx: ServiceContext, filterInput: Licen
       where: { AND: [where, past] },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: EXPORT_PAGE_SIZE,
-      omit: { keyDigest: true, keyDigestVersion: true },
+      omit: { keyDigest: true, keyDigestVersion: true, customerEmailLocal: true, customerEmailDomain: true },
       include: { product: { select: { name: true } } },
     });
     if (rows.length === 0) return;

@@ -3,7 +3,7 @@ import semver from 'semver';
 import { generateLicenseKey, licenseKeyHint } from '../../crypto/license-key.js';
 import { KEY_DIGEST_VERSION } from '../../crypto/secrets.js';
 import { AppError } from '../../domain/errors.js';
-import { Prisma } from '../../generated/prisma/client.js';
+import { Prisma, type Activation } from '../../generated/prisma/client.js';
 import { diffChanges, recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin, requireMember, requireOperator } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
@@ -137,7 +137,7 @@ export async function showLicenseByKey(ctx: ServiceContext, licenseKey: string) 
   const license = await findByKey(ctx, licenseKey);
   const { _count, ...shown } = await ctx.db.prisma.license.findUniqueOrThrow({
     where: { id: license.id },
-    omit: { keyDigest: true, keyDigestVersion: true },
+    omit: { keyDigest: true, keyDigestVersion: true, customerEmailLocal: true, customerEmailDomain: true },
     include: {
       product: { select: { id: true, name: true, isBundle: true } },
       tenant: { select: { id: true, name: true, keyPrefix: true } },
@@ -150,21 +150,40 @@ export async function showLicenseByKey(ctx: ServiceContext, licenseKey: string) 
 
 // ─── Management API (tenant-scoped: another tenant's license answers NotFound) ──────────────────────
 
-/** What the API shows of a license: never the key digest. */
-const LICENSE_VIEW = {
-  omit: { keyDigest: true, keyDigestVersion: true },
-  include: { product: { select: { id: true, name: true, isBundle: true } } },
-} satisfies Prisma.LicenseDefaultArgs;
+/** Columns the API never shows: the key digest, and the email's parts the search reads (generated columns). */
+const HIDDEN_COLUMNS = ['keyDigest', 'keyDigestVersion', 'customerEmailLocal', 'customerEmailDomain'] as const;
+type ShownColumn = Exclude<Prisma.LicenseScalarFieldEnum, (typeof HIDDEN_COLUMNS)[number]>;
+/** The columns the API shows of a license: all but HIDDEN_COLUMNS (the GraphQL License type selects these). */
+export const LICENSE_COLUMNS = Object.fromEntries(
+  Object.values(Prisma.LicenseScalarFieldEnum)
+    .filter((column) => !(HIDDEN_COLUMNS as readonly string[]).includes(column))
+    .map((column) => [column, true]),
+) as { [K in ShownColumn]: true };
 
-export async function findTenantLicense(ctx: Pick<ServiceContext, 'db'>, tenantId: string, id: string) {
-  const license = isUuid(id) ? await ctx.db.prisma.license.findFirst({ where: { id, tenantId }, ...LICENSE_VIEW }) : null;
+/** What the API shows of a license: never the key digest. */
+const LICENSE_VIEW = { select: { ...LICENSE_COLUMNS, product: { select: { id: true, name: true, isBundle: true } } } } satisfies Prisma.LicenseDefaultArgs;
+
+/**
+ * Relations a caller wants loaded with the license rows, in the same query: the GraphQL layer passes what the
+ * request selects (README "GraphQL API" › "Loading relations"), so a page of licenses and their relations is one
+ * query per relation, not one per license.
+ */
+export interface LicenseQuery {
+  select?: Prisma.LicenseSelect;
+}
+
+/** LICENSE_VIEW with the caller's relations besides (the rows are typed as the view; the relations ride along). */
+const licenseView = (query: LicenseQuery = {}) => (query.select ? { select: { ...LICENSE_VIEW.select, ...query.select } } : LICENSE_VIEW) as typeof LICENSE_VIEW;
+
+export async function findTenantLicense(ctx: Pick<ServiceContext, 'db'>, tenantId: string, id: string, query?: LicenseQuery) {
+  const license = isUuid(id) ? await ctx.db.prisma.license.findFirst({ where: { id, tenantId }, ...licenseView(query) }) : null;
   if (!license) throw new AppError('NotFound', 'License not found.');
   return license;
 }
 
 /** A license with its product; its activations are paged by `listLicenseActivations` (a license may have 20,000). */
-export async function getLicense(ctx: ServiceContext, id: string) {
-  return findTenantLicense(ctx, requireMember(ctx), id);
+export async function getLicense(ctx: ServiceContext, id: string, query?: LicenseQuery) {
+  return findTenantLicense(ctx, requireMember(ctx), id, query);
 }
 
 export const LicenseFilterSchema = z.object({
@@ -197,20 +216,70 @@ export function licenseWhere(ctx: ServiceContext, tenantId: string, filter: z.ou
   return { AND: and };
 }
 
-/** The same filter as `licenseWhere`, as SQL over `licenses` (for the counts and the search page). */
-export function licenseConditions(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.Sql {
+/** A text search as SQL: the licenses it matches are those of `byDomain` (when given) and those of `rest`. */
+interface SearchSql {
+  byDomain: Prisma.Sql | null;
+  rest: Prisma.Sql;
+}
+
+/** The filter's conditions as SQL over `licenses`: all but the search (`and`), and the search. */
+function filterSql(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>) {
   const and: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
   if (filter.productId) and.push(isUuid(filter.productId) ? Prisma.sql`product_id = ${filter.productId}::uuid` : Prisma.sql`false`);
   if (filter.status) and.push(statusSql(filter.status, ctx.now));
   if (filter.expiringWithinDays) and.push(expiringSql(ctx.now, { to: filter.expiringWithinDays }));
-  if (filter.search) {
-    // As Prisma's `contains` (insensitive) writes it; the trigram indexes serve both ILIKEs.
-    const text = filter.search.replaceAll('...', '…');
-    const digest = licenseKeyDigest(ctx.secrets, filter.search);
-    const byKey = digest ? Prisma.sql` OR key_digest = ${digest}` : Prisma.empty;
-    and.push(Prisma.sql`(customer_email ILIKE ('%' || ${text} || '%') OR key_hint ILIKE ('%' || ${text} || '%')${byKey})`);
-  }
+  if (!filter.search) return { and, search: null };
+  // As Prisma's `contains` (insensitive): the text literally, anywhere in the email or the key hint.
+  const text = filter.search.replaceAll('...', '…');
+  const digest = licenseKeyDigest(ctx.secrets, filter.search);
+  const byKey = digest ? Prisma.sql` OR key_digest = ${digest}` : Prisma.empty;
+  const email = emailContains(tenantId, text);
+  const search: SearchSql = { byDomain: email.byDomain, rest: Prisma.sql`(${email.rest} OR key_hint ILIKE ${`%${likeLiteral(text)}%`}${byKey})` };
+  return { and, search };
+}
+
+/** The same filter as `licenseWhere`, as SQL over `licenses` (for the counts and the bulk actions' selection). */
+export function licenseConditions(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.Sql {
+  const { and, search } = filterSql(ctx, tenantId, filter);
+  if (search) and.push(search.byDomain ? Prisma.sql`(${search.byDomain} OR ${search.rest})` : search.rest);
   return Prisma.join(and, ' AND ');
+}
+
+/**
+ * The (id, created_at) of the licenses a search matches, each once: those at a matching domain straight from the
+ * (tenant_id, customer_email_domain, created_at, id) btree — an index-only scan, no row of the table read for
+ * thousands of matches at a common domain — then the others (local part, key hint, key) by their indexes.
+ */
+function searchMatchesSql(and: Prisma.Sql[], search: SearchSql): Prisma.Sql {
+  const where = Prisma.join(and, ' AND ');
+  if (!search.byDomain) return Prisma.sql`SELECT id, created_at FROM licenses WHERE ${where} AND ${search.rest}`;
+  return Prisma.sql`SELECT id, created_at FROM licenses WHERE ${where} AND ${search.byDomain}
+    UNION ALL SELECT id, created_at FROM licenses WHERE ${where} AND ${search.rest} AND (${search.byDomain}) IS NOT TRUE`;
+}
+
+/** A LIKE pattern for `text` itself (as Prisma's `contains` escapes it): its wildcards and the escape character escaped. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * The tenant's licenses whose customer email contains `text` (case-insensitive) — the same rows as
+ * `customer_email ILIKE '%text%'`, found by indexes that stay selective for a domain: those at the domains of
+ * `byDomain` and those of `rest`. The email is local || '@' || domain, split at its last '@' (generated columns,
+ * migration license_email_parts). A text without '@' is in one of the two parts: the local part by its trigram
+ * index, or the domain — the tenant's domains containing it come from the license_email_domains tally, their
+ * licenses from the (tenant_id, customer_email_domain, …) btree. A text "a@b" (split at its last '@') is either
+ * inside the local part, or a local part ending with "a" followed by a domain starting with "b". One trigram index
+ * on the whole email read, for "example42.test", the posting lists of trigrams every email has, across all tenants.
+ */
+function emailContains(tenantId: string, text: string): SearchSql {
+  const inLocal = Prisma.sql`customer_email_local ILIKE ${`%${likeLiteral(text)}%`}`;
+  const atDomains = (pattern: string) => Prisma.sql`customer_email_domain = ANY (ARRAY(
+    SELECT domain FROM license_email_domains WHERE tenant_id = ${tenantId}::uuid AND domain ILIKE ${pattern} GROUP BY domain HAVING sum(licenses) > 0))`;
+  const at = text.lastIndexOf('@');
+  if (at < 0) return { byDomain: atDomains(`%${likeLiteral(text)}%`), rest: inLocal };
+  const [local, domain] = [text.slice(0, at), text.slice(at + 1)];
+  const domainStarts = domain ? atDomains(`${likeLiteral(domain)}%`) : Prisma.sql`customer_email_domain IS NOT NULL`;
+  if (!local) return { byDomain: domainStarts, rest: inLocal };
+  return { byDomain: null, rest: Prisma.sql`(${inLocal} OR (customer_email_local ILIKE ${`%${likeLiteral(local)}`} AND ${domainStarts}))` };
 }
 
 const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
@@ -219,32 +288,32 @@ const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
  * Newest first (createdAt, then id); a cursor is a row's (createdAt, id). `first`/`after` walk the index from the
  * cursor toward older rows, `last`/`before` toward newer ones (see `keyset`); the filter applies either way.
  */
-export async function listLicenses(ctx: ServiceContext, filterInput: LicenseFilter = {}, pageArgs: PageArgs = {}) {
+export async function listLicenses(ctx: ServiceContext, filterInput: LicenseFilter = {}, pageArgs: PageArgs = {}, query?: LicenseQuery) {
   const tenantId = requireMember(ctx);
   const filter = parseInput(LicenseFilterSchema, filterInput);
   const page = keyset(pageArgs, LicenseCursor);
   const where = licenseWhere(ctx, tenantId, filter);
-  const conditions = licenseConditions(ctx, tenantId, filter);
+  const { and, search } = filterSql(ctx, tenantId, filter);
   const cursorOf = (row: { createdAt: Date; id: string }) => [row.createdAt.toISOString(), row.id];
   const walk = () =>
     ctx.db.prisma.license.findMany({
       where: { AND: [where, createdAtIdWhere(page)] },
       orderBy: [{ createdAt: page.order }, { id: page.order }],
       take: page.size + 1,
-      ...LICENSE_VIEW,
+      ...licenseView(query),
     });
-  if (!filter.search) {
-    const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`licenses`, conditions), COUNT_CAP)]);
+  if (!search) {
+    const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`licenses`, Prisma.join(and, ' AND ')), COUNT_CAP)]);
     return toPage(rows, page, totalCount, cursorOf);
   }
   const cursorSql = page.cursor ? Prisma.sql`WHERE (created_at, id) ${page.sqlCmp} (${page.cursor[0]}::timestamptz, ${page.cursor[1]}::uuid)` : Prisma.empty;
   const { count, keys } = await searchMatches<string>(
     ctx.db,
-    Prisma.sql`SELECT id, created_at FROM licenses WHERE ${conditions}`,
+    searchMatchesSql(and, search),
     Prisma.sql`SELECT id::text FROM counted ${cursorSql} ORDER BY created_at ${page.sqlOrder}, id ${page.sqlOrder} LIMIT ${page.size + 1}`,
   );
   if (!keys) return toPage(await walk(), page, count, cursorOf);
-  const found = await ctx.db.prisma.license.findMany({ where: { id: { in: keys } }, ...LICENSE_VIEW });
+  const found = await ctx.db.prisma.license.findMany({ where: { id: { in: keys } }, ...licenseView(query) });
   const byId = new Map(found.map((row) => [row.id, row]));
   const rows = keys.flatMap((id) => byId.get(id) ?? []);
   return toPage(rows, page, count, cursorOf);
@@ -279,19 +348,41 @@ export async function updateLicense(ctx: ServiceContext, id: string, input: Lice
 const ActivationCursor = z.tuple([z.iso.datetime(), z.guid()]);
 
 /**
- * One page of the activations of a license the caller already holds (read within its tenant), active and
- * deactivated, newest first (createdAt, then id; a cursor is a row's pair; both directions, see `keyset`); the
- * count is capped at 10,000.
+ * One page of the activations of each of several licenses the caller already holds (read within its tenant), active
+ * and deactivated, newest first (createdAt, then id; a cursor is a row's pair; both directions, see `keyset`); each
+ * count is capped at 10,000. Two statements for any number of licenses (a page of licenses with their activations
+ * must not cost one query per license), each walking one license's index range from its cursor: a LATERAL subquery
+ * per license, which Prisma's nested `take` is not (it reads every activation of the licenses and slices them).
  */
-export async function listLicenseActivations(ctx: ServiceContext, license: { id: string; tenantId: string }, pageArgs: PageArgs = {}) {
-  if (requireMember(ctx) !== license.tenantId) throw new AppError('NotFound', 'License not found.');
+export async function listLicenseActivations(ctx: ServiceContext, licenses: readonly { id: string; tenantId: string }[], pageArgs: PageArgs = {}) {
+  const tenantId = requireMember(ctx);
+  if (licenses.some((license) => license.tenantId !== tenantId)) throw new AppError('NotFound', 'License not found.');
   const page = keyset(pageArgs, ActivationCursor);
-  const where: Prisma.ActivationWhereInput = { licenseId: license.id, tenantId: license.tenantId };
-  const [rows, totalCount] = await Promise.all([
-    ctx.db.prisma.activation.findMany({ where: { AND: [where, createdAtIdWhere(page)] }, orderBy: [{ createdAt: page.order }, { id: page.order }], take: page.size + 1 }),
-    cappedCount(countUpTo(ctx.db, Prisma.sql`activations`, Prisma.sql`license_id = ${license.id}::uuid AND tenant_id = ${license.tenantId}::uuid`)),
+  const ids = licenses.map((license) => license.id);
+  // The bound on created_at alone is what the (license_id, created_at) index range starts from (as createdAtIdWhere).
+  const cursor = page.cursor
+    ? Prisma.sql`AND created_at ${Prisma.raw(page.backward ? '>=' : '<=')} ${page.cursor[0]}::timestamptz AND (created_at, id) ${page.sqlCmp} (${page.cursor[0]}::timestamptz, ${page.cursor[1]}::uuid)`
+    : Prisma.empty;
+  const [rows, counts] = await Promise.all([
+    ctx.db.prisma.$queryRaw<Activation[]>`
+      SELECT a.id::text, a.tenant_id::text AS "tenantId", a.license_id::text AS "licenseId", a.device_id AS "deviceId", a.device_name AS "deviceName",
+             a.version, a.user_email AS "userEmail", a.ip, a.created_at AS "createdAt", a.last_seen_at AS "lastSeenAt", a.deactivated_at AS "deactivatedAt"
+      FROM unnest(${ids}::uuid[]) AS l(id)
+      CROSS JOIN LATERAL (
+        SELECT * FROM activations WHERE license_id = l.id AND tenant_id = ${tenantId}::uuid ${cursor}
+        ORDER BY created_at ${page.sqlOrder}, id ${page.sqlOrder} LIMIT ${page.size + 1}
+      ) AS a`,
+    ctx.db.prisma.$queryRaw<{ licenseId: string; n: number }[]>`
+      SELECT l.id::text AS "licenseId",
+             (SELECT count(*)::int FROM (SELECT 1 FROM activations WHERE license_id = l.id AND tenant_id = ${tenantId}::uuid LIMIT ${COUNT_CAP + 1}) AS matching) AS n
+      FROM unnest(${ids}::uuid[]) AS l(id)`,
   ]);
-  return toPage(rows, page, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
+  const countOf = new Map(counts.map((row) => [row.licenseId, row.n]));
+  return ids.map((id) => {
+    const count = countOf.get(id) ?? 0;
+    const capped = count > COUNT_CAP ? { totalCount: COUNT_CAP, totalCountCapped: true } : { totalCount: count, totalCountCapped: false };
+    return toPage(rows.filter((row) => row.licenseId === id), page, capped, (row) => [row.createdAt.toISOString(), row.id]);
+  });
 }
 
 /** Revokes a license, active or suspended (idempotent: only the first revocation is audited). A revoked license never validates again. */

@@ -24,7 +24,8 @@ const EventTypes = z.array(z.enum(WEBHOOK_EVENT_TYPES)).max(WEBHOOK_EVENT_TYPES.
 const CreateSchema = z.object({ url: Url, eventTypes: EventTypes.optional(), enabled: z.boolean().optional() });
 const UpdateSchema = z.object({ url: Url.optional(), eventTypes: EventTypes.optional(), enabled: z.boolean().optional() });
 
-const ENDPOINT_FIELDS = { id: true, tenantId: true, url: true, eventTypes: true, enabled: true, consecutiveFailures: true, disabledReason: true, createdAt: true, updatedAt: true } as const;
+/** What the API shows of an endpoint: never its signing secret. */
+export const ENDPOINT_FIELDS = { id: true, tenantId: true, url: true, eventTypes: true, enabled: true, consecutiveFailures: true, disabledReason: true, createdAt: true, updatedAt: true } as const;
 export type WebhookEndpointRow = Prisma.WebhookEndpointGetPayload<{ select: typeof ENDPOINT_FIELDS }>;
 
 /** `whsec_` + base64 of 32 random bytes (Standard Webhooks). */

@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OutageAwareClient } from '../server/src/db/pg-client.js';
+import { startTestApp, type TestApp } from './support/harness.js';
+
+// The SQL statements one GraphQL answer costs. Relations of the table-backed types (README "GraphQL API" ›
+// "Loading relations") are loaded by @pothos/plugin-prisma together with their parent rows: a page of licenses
+// with their products, activations and counts is a fixed number of statements however many licenses it shows,
+// where a resolver per row (an N+1) would add statements with every license.
+let t: TestApp;
+let token: string;
+
+/** Every statement the server sends to PostgreSQL while `run` runs (all go through OutageAwareClient.query). */
+async function statementsOf(run: () => Promise<unknown>): Promise<string[]> {
+  const seen: string[] = [];
+  const query = OutageAwareClient.prototype.query;
+  OutageAwareClient.prototype.query = function (this: OutageAwareClient, ...args: any[]) {
+    const text = typeof args[0] === 'string' ? args[0] : args[0]?.text;
+    if (typeof text === 'string') seen.push(text);
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  try {
+    await run();
+  } finally {
+    OutageAwareClient.prototype.query = query;
+  }
+  // BEGIN/COMMIT and the like are not reads; what counts is each SELECT.
+  return seen.filter((text) => /^\s*(WITH|SELECT)\b/i.test(text));
+}
+
+const PAGE = `query($first: Int) {
+  licenses(first: $first) {
+    totalCount totalCountCapped
+    nodes {
+      id keyHint status currentActivations remainingActivations
+      product { id name }
+      activations(first: 3) { totalCount totalCountCapped nodes { id deviceName active createdAt } pageInfo { hasNextPage endCursor } }
+    }
+  }
+  products { nodes { id name licenseCount bundleMembers { id name } } }
+}`;
+
+beforeAll(async () => {
+  t = await startTestApp();
+  const admin = await t.setupAdmin();
+  token = admin.token;
+  const tenantId = admin.user.tenantId;
+  const products = [await t.seedProduct(tenantId, 'Studio'), await t.seedProduct(tenantId, 'Render')];
+  await t.seedProduct(tenantId, 'Suite', ['Studio', 'Render']);
+  for (let i = 0; i < 50; i++) {
+    const { license } = await t.seedLicense(tenantId, products[i % 2].id, { maxActivations: 10 });
+    t.clock.advance(1_000);
+    // Four activations each (a page of three shows hasNextPage), written directly: the protocol is not under test.
+    await t.prisma.activation.createMany({
+      data: [0, 1, 2, 3].map((n) => ({ tenantId, licenseId: license.id, deviceId: `device-${n}`, deviceName: `Device ${n}`, createdAt: new Date(t.clock.now().getTime() + n) })),
+    });
+    await t.prisma.license.update({ where: { id: license.id }, data: { currentActivations: 4 } });
+  }
+});
+afterAll(() => t?.close());
+
+describe('a licenses page with product, activations and counts', () => {
+  it('costs the same statements for 5 licenses as for 50 (no statement per license)', async () => {
+    let small: any;
+    let large: any;
+    const few = await statementsOf(async () => {
+      small = await t.gqlData(PAGE, { first: 5 }, { token });
+    });
+    const many = await statementsOf(async () => {
+      large = await t.gqlData(PAGE, { first: 50 }, { token });
+    });
+    expect(small.licenses.nodes).toHaveLength(5);
+    expect(large.licenses.nodes).toHaveLength(50);
+    expect(many.length, many.join('\n---\n')).toBe(few.length);
+    // The caller's session (2); the licenses' count and page (2) with their products (1) and activations' pages and
+    // counts (2); the products (1) with their rollup counts (1), bundle items (1) and the members' names (1).
+    expect(many.length, many.join('\n---\n')).toBeLessThanOrEqual(11);
+  });
+
+  it('answers what the rows hold: each license its product and newest activations, capped counts', async () => {
+    const { licenses, products } = await t.gqlData(PAGE, { first: 50 }, { token });
+    expect(licenses).toMatchObject({ totalCount: 50, totalCountCapped: false });
+    const newest = licenses.nodes[0];
+    expect(newest.product.name).toBe('Render'); // the 50th license (index 49) is of the second product
+    expect(newest).toMatchObject({ currentActivations: 4, remainingActivations: 6, status: 'ACTIVE' });
+    expect(newest.activations).toMatchObject({ totalCount: 4, totalCountCapped: false, pageInfo: { hasNextPage: true } });
+    expect(newest.activations.nodes.map((node: { deviceName: string }) => node.deviceName)).toEqual(['Device 3', 'Device 2', 'Device 1']);
+    const rows = await t.prisma.license.findMany({ orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], select: { id: true, product: { select: { name: true } } } });
+    expect(licenses.nodes.map((node: { id: string; product: { name: string } }) => [node.id, node.product.name])).toEqual(rows.map((row) => [row.id, row.product.name]));
+    expect(Object.fromEntries(products.nodes.map((node: { name: string; licenseCount: number }) => [node.name, node.licenseCount]))).toEqual({ Render: 25, Studio: 25, Suite: 0 });
+    expect(products.nodes.find((node: { name: string }) => node.name === 'Suite').bundleMembers.map((member: { name: string }) => member.name).sort()).toEqual(['Render', 'Studio']);
+  });
+});
