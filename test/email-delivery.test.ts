@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { systemActor } from '../server/src/services/auth/actor.js';
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -8,7 +8,7 @@ import { openDatabase } from '../server/src/db/database.js';
 import { createTransport } from '../server/src/jobs/email/transport.js';
 import { startJobs } from '../server/src/jobs/scheduler.js';
 import { createLogger } from '../server/src/logger.js';
-import { LEASE_MS, MAX_ATTEMPTS, claimDueEmails, deliverDueEmails, retryDelayMs } from '../server/src/services/notifications/delivery.js';
+import { EMAIL_OUTBOX, claimDueEmails, deliverDueEmails } from '../server/src/services/notifications/delivery.js';
 import { queueExpiryNotifications } from '../server/src/services/notifications/expiry.js';
 import { enqueueEmails, listOutbox } from '../server/src/services/notifications/outbox.js';
 import { listJobSchedules } from '../server/src/services/notifications/schedules.js';
@@ -86,7 +86,7 @@ describe('outbox delivery through Postmark', () => {
     const [key] = await enqueue('claimed@customer.test');
     expect(await claimDueEmails(ctx())).toHaveLength(1); // …and the worker dies here.
     expect(await deliver()).toMatchObject({ sent: 0 });
-    clock.advance(LEASE_MS - 1);
+    clock.advance(EMAIL_OUTBOX.leaseMs - 1);
     expect(await deliver()).toMatchObject({ sent: 0 });
     clock.advance(1);
     expect(await deliver()).toMatchObject({ sent: 1, reconciled: 0 });
@@ -99,7 +99,7 @@ describe('outbox delivery through Postmark', () => {
     peer.dropNextAnswer();
     expect(await deliver()).toMatchObject({ sent: 0, retrying: 1 });
     expect(peer.to('accepted@customer.test')).toHaveLength(1);
-    clock.advance(retryDelayMs(1));
+    clock.advance(EMAIL_OUTBOX.retryDelayMs(1));
     expect(await deliver()).toMatchObject({ sent: 1, reconciled: 1 });
     expect(peer.to('accepted@customer.test')).toHaveLength(1);
     expect(await row(key)).toMatchObject({ status: 'sent', providerMessageId: peer.to('accepted@customer.test')[0].MessageID });
@@ -139,21 +139,21 @@ describe('outbox delivery through Postmark', () => {
     expect(peer.requests).toHaveLength(requests);
   });
 
-  it('a 422 the operator can fix (405: account cannot send) is retried, and gives up after MAX_ATTEMPTS', async () => {
+  it('a 422 the operator can fix (405: account cannot send) is retried, and gives up after EMAIL_OUTBOX.maxAttempts', async () => {
     const [key] = await enqueue('patient@customer.test');
-    peer.failRequests(MAX_ATTEMPTS, 422, 405, 'Not allowed to send: out of credits');
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    peer.failRequests(EMAIL_OUTBOX.maxAttempts, 422, 405, 'Not allowed to send: out of credits');
+    for (let attempt = 1; attempt <= EMAIL_OUTBOX.maxAttempts; attempt++) {
       await deliver();
-      clock.advance(retryDelayMs(attempt));
+      clock.advance(EMAIL_OUTBOX.retryDelayMs(attempt));
     }
-    expect(await row(key)).toMatchObject({ status: 'failed', attempts: MAX_ATTEMPTS, lastError: expect.stringMatching(/405/) });
+    expect(await row(key)).toMatchObject({ status: 'failed', attempts: EMAIL_OUTBOX.maxAttempts, lastError: expect.stringMatching(/405/) });
     expect(peer.to('patient@customer.test')).toHaveLength(0);
   });
 
   it('a worker whose lease was taken over cannot overwrite the newer outcome', async () => {
     const [key] = await enqueue('fenced@customer.test');
     const [stale] = await claimDueEmails(ctx());
-    clock.advance(LEASE_MS);
+    clock.advance(EMAIL_OUTBOX.leaseMs);
     expect(await deliver()).toMatchObject({ sent: 1 });
     const { deliverClaimed } = await import('../server/src/services/notifications/delivery.js');
     peer.failRequests(1, 500, 500);
@@ -187,13 +187,14 @@ describe('development outbox (no POSTMARK_SERVER_TOKEN)', () => {
         await enqueueEmails(dev.prisma, [{ tenantId: id, kind: 'weekly-digest', idempotencyKey: `dev:${address}`, to: address, subject: 'Digest', html: '<p>Hi</p>', text: 'Hi' }], clock.now());
       }
       expect(await deliverDueEmails({ db: dev.deps.db, now: clock.now() }, jobs.transport)).toMatchObject({ sent: 3 });
-      const page = await listOutbox({ db: dev.deps.db, actor: systemActor(tenant.id) }, { status: 'sent', first: 1, includeBody: true });
+      const as = (tenantId: string) => ({ db: dev.deps.db, secrets: dev.deps.secrets, now: clock.now(), actor: systemActor(tenantId), meta: NO_META });
+      const page = await listOutbox(as(tenant.id), { status: 'sent', first: 1, includeBody: true });
       expect(page.totalCount).toBe(2);
       expect(page.nodes[0]).toMatchObject({ providerMessageId: 'development', text: 'Hi', html: '<p>Hi</p>' });
-      const next = await listOutbox({ db: dev.deps.db, actor: systemActor(tenant.id) }, { status: 'sent', first: 1, after: page.pageInfo.endCursor });
+      const next = await listOutbox(as(tenant.id), { status: 'sent', first: 1, after: page.pageInfo.endCursor });
       expect([page.nodes[0].toAddress, next.nodes[0].toAddress].sort()).toEqual(['a@dev.test', 'b@dev.test']);
       expect(next.nodes[0]).not.toHaveProperty('html');
-      expect((await listOutbox({ db: dev.deps.db, actor: systemActor(other.id) }, {})).nodes.map((email) => email.toAddress)).toEqual(['c@other.test']);
+      expect((await listOutbox(as(other.id), {})).nodes.map((email) => email.toAddress)).toEqual(['c@other.test']);
     } finally {
       await dev.close();
     }

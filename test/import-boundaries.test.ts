@@ -28,15 +28,6 @@ const LAYERS: { name: string; areas: string[] }[] = [
 /** Transports of one layer that stand side by side: the public API, the management API and the jobs never import one another. */
 const SEPARATE = ['rest', 'graphql', 'jobs'];
 
-/**
- * Cycles that are known and being removed (issue 25): each entry must still be found, so it leaves this list when
- * it is fixed. Nothing else may be added here.
- */
-const KNOWN_AREA_CYCLES: string[][] = [];
-const KNOWN_FILE_CYCLES: string[][] = [
-  ['services/context.ts', 'services/signing/signing-keys.ts'],
-  ['services/notifications/digest.ts', 'services/notifications/runs.ts'],
-];
 
 const layerOf = new Map(LAYERS.flatMap((layer, index) => layer.areas.map((area) => [area, index] as const)));
 
@@ -132,7 +123,6 @@ function describeCycles(found: string[][], edges: Import[], nodeOf: (file: strin
   });
 }
 
-const sameSet = (a: string[], b: string[]) => a.length === b.length && a.every((item) => b.includes(item));
 
 /** Imports that point up a layer, between separate transports, or from http into GraphQL other than through its handler. */
 function backwardImports(all: Import[]): string[] {
@@ -166,19 +156,12 @@ describe('import boundaries of server/src', () => {
 
   it('has no cycle between areas (top folders and top-level files)', () => {
     const found = cycles(all.map((edge) => [area(edge.from), area(edge.to)]));
-    const unknown = found.filter((members) => !KNOWN_AREA_CYCLES.some((known) => sameSet(known, members)));
-    expect(describeCycles(unknown, all, area)).toEqual([]);
-    const fixed = KNOWN_AREA_CYCLES.filter((known) => !found.some((members) => sameSet(known, members)));
-    expect(fixed, 'fixed: remove from KNOWN_AREA_CYCLES').toEqual([]);
+    expect(describeCycles(found, all, area)).toEqual([]);
   });
 
   it('has no cycle between files', () => {
     const found = cycles(all.map((edge) => [edge.from, edge.to]));
-    const known = KNOWN_FILE_CYCLES.map((cycle) => cycle.map((file) => file.split('/').join(path.sep)));
-    const unknown = found.filter((members) => !known.some((entry) => sameSet(entry, members)));
-    expect(describeCycles(unknown, all, (file) => file)).toEqual([]);
-    const fixed = known.filter((entry) => !found.some((members) => sameSet(entry, members)));
-    expect(fixed, 'fixed: remove from KNOWN_FILE_CYCLES').toEqual([]);
+    expect(describeCycles(found, all, (file) => file)).toEqual([]);
   });
 
   it('the checks can fail: a cycle, an upward import and a forbidden sideways import are each caught', () => {

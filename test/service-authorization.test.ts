@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyticsWindow, dashboardStats } from '../server/src/services/analytics.js';
 import { listActivity } from '../server/src/services/audit/activity.js';
-import { activityLogIntegrity, verifyActivityLog } from '../server/src/services/audit/verification.js';
+import { exportAuditLog } from '../server/src/services/audit/checkpoints.js';
+import { activityLogIntegrity, checkpointAllChains, verifyActivityLog, verifyAllChains } from '../server/src/services/audit/verification.js';
 import { NO_META, systemActor, type ServiceActor } from '../server/src/services/auth/actor.js';
 import { createApiKey, listApiKeys, revokeApiKey } from '../server/src/services/auth/api-keys.js';
 import { disableMfa, startMfaEnrollment } from '../server/src/services/auth/mfa.js';
@@ -218,6 +219,10 @@ const operatorOnly: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['reactivateUserByEmail', (ctx) => reactivateUserByEmail(ctx, 'leaver@acme.test')],
   ['createTenant', (ctx) => createTenant(ctx, { name: 'Sneaky', keyPrefix: 'SNEAKY' })],
   ['getTenantByPrefix', (ctx) => getTenantByPrefix(ctx, 'ACME')],
+  // Every entry of a tenant's log, and the audit jobs over every tenant: the operator's and the server's own.
+  ['exportAuditLog', (ctx) => exportAuditLog(ctx, f.tenantId)],
+  ['verifyAllChains', (ctx) => verifyAllChains(ctx)],
+  ['checkpointAllChains', (ctx) => checkpointAllChains(ctx, { kid: 'unused', sign: async () => 'unused' })],
 ];
 
 /** Self-service calls: a signed-in user acting on themself, never an API key or the system. */
@@ -270,6 +275,11 @@ describe('services authorize their caller', () => {
     await expectRefused(operatorOnly, admin, 'Forbidden');
     await expectRefused(operatorOnly, keyActor(f.tenantId, 'CompanyAdmin'), 'Forbidden');
     await expect(findByKey(as(systemActor(null, 'system (cli)')), f.licenseKey)).resolves.toMatchObject({ id: f.licenseId });
+    await expectRefused(operatorOnly, readOnlyUser, 'Forbidden');
+    await expectRefused(operatorOnly, null, 'Forbidden');
+    // The system actor is let through (so the refusals are about the caller).
+    await expect(exportAuditLog(as(systemActor(null, 'system (cli)')), f.tenantId)).resolves.toMatchObject({ tenantId: f.tenantId, entries: expect.any(Array) });
+    await expect(verifyAllChains(as(systemActor(null, 'system (audit-verify)')))).resolves.toMatchObject({ broken: [] });
     // A member with a chosen password is the operator's tool too (companies invite): refused to an admin and an admin key.
     const createUserCall = mutations.filter(([name]) => name === 'createUser');
     await expectRefused(createUserCall, admin, 'Forbidden');

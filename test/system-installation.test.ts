@@ -112,7 +112,7 @@ describe('who operates the installation', () => {
     const stale = await installationStatus({ ...operator, now: later });
     expect(stale.companiesWithUnanchoredEntries).toBe(2);
     const signer = await loadTokenSigner({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now() }, t.config.publicUrl);
-    await checkpointAllChains({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now() }, signer);
+    await checkpointAllChains({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor: systemActor(null), meta: NO_META }, signer);
     expect((await installationStatus({ ...operator, now: later })).companiesWithUnanchoredEntries).toBe(0);
 
     await t.prisma.auditVerdict.create({ data: { tenantId: B.tenantId, verifiedAt: clock.now(), valid: false, headSeq: 1, headHash: 'x', brokenAtSeq: 1, problem: 'hash', mac: 'x' } });

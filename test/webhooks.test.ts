@@ -7,7 +7,7 @@ import { expiryNotificationsJob } from '../server/src/jobs/expiry-notifications.
 import { jobContext } from '../server/src/jobs/scheduler.js';
 import { systemActor } from '../server/src/services/auth/actor.js';
 import { createUser } from '../server/src/services/users.js';
-import { DISABLE_AFTER, LEASE_MS, MAX_ATTEMPTS, claimDueWebhooks, purgeWebhookEvents, RETRY_DELAYS_MS, deliverDueWebhooks, send } from '../server/src/services/webhooks/delivery.js';
+import { DISABLE_AFTER, WEBHOOK_OUTBOX, claimDueWebhooks, purgeWebhookEvents, RETRY_DELAYS_MS, deliverDueWebhooks, send } from '../server/src/services/webhooks/delivery.js';
 import { createWebhookEndpoint, updateWebhookEndpoint } from '../server/src/services/webhooks/endpoints.js';
 import { emitEvent } from '../server/src/services/webhooks/events.js';
 import { isForbiddenAddress } from '../server/src/services/webhooks/ssrf.js';
@@ -150,17 +150,17 @@ describe('webhook delivery', () => {
     expect(await t.prisma.webhookDelivery.findFirstOrThrow({ where: { endpointId: endpoint.id } })).toMatchObject({ status: 'failed', attempts: 1, responseCode: 400 });
 
     await createLicense(A);
-    answers = [408, 429, ...Array(MAX_ATTEMPTS).fill(500)];
+    answers = [408, 429, ...Array(WEBHOOK_OUTBOX.maxAttempts).fill(500)];
     let at = clock.now().getTime();
-    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    for (let attempt = 1; attempt <= WEBHOOK_OUTBOX.maxAttempts; attempt++) {
       const report = await deliver(new Date(at));
-      expect(report, `attempt ${attempt}`).toMatchObject(attempt < MAX_ATTEMPTS ? { retrying: 1 } : { failed: 1 });
+      expect(report, `attempt ${attempt}`).toMatchObject(attempt < WEBHOOK_OUTBOX.maxAttempts ? { retrying: 1 } : { failed: 1 });
       at += RETRY_DELAYS_MS[attempt - 1] ?? 0;
     }
     expect(RETRY_DELAYS_MS.reduce((sum, delay) => sum + delay, 0) / 3_600_000).toBeGreaterThan(20);
-    const last = await t.prisma.webhookDelivery.findFirstOrThrow({ where: { endpointId: endpoint.id, status: 'failed', attempts: MAX_ATTEMPTS } });
+    const last = await t.prisma.webhookDelivery.findFirstOrThrow({ where: { endpointId: endpoint.id, status: 'failed', attempts: WEBHOOK_OUTBOX.maxAttempts } });
     expect(last.responseCode).toBe(500);
-    expect(received.slice(1).map((request) => request.headers['webhook-id'])).toEqual(Array(MAX_ATTEMPTS).fill(last.eventId));
+    expect(received.slice(1).map((request) => request.headers['webhook-id'])).toEqual(Array(WEBHOOK_OUTBOX.maxAttempts).fill(last.eventId));
   });
 
   it('a lease keeps a claimed delivery from a second worker; a lapsed lease sends again with the same webhook-id (at least once)', async () => {
@@ -173,7 +173,7 @@ describe('webhook delivery', () => {
     await createLicense(A);
     const [claimed] = await claimDueWebhooks({ db: t.deps.db, now: clock.now() });
     expect(await deliver()).toMatchObject({ succeeded: 0 });
-    expect(await deliver(new Date(clock.now().getTime() + LEASE_MS))).toMatchObject({ succeeded: 1 });
+    expect(await deliver(new Date(clock.now().getTime() + WEBHOOK_OUTBOX.leaseMs))).toMatchObject({ succeeded: 1 });
     expect(received.map((request) => request.headers['webhook-id'])).toEqual([received[0].headers['webhook-id'], claimed.eventId]);
   });
 

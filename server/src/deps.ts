@@ -8,7 +8,9 @@ import { createRateLimits, type RateLimits } from './ratelimit/index.js';
 import { setPasswordHashConcurrency } from './services/auth/passwords.js';
 import type { MailTransport } from './services/notifications/delivery.js';
 import type { JobScheduleSource } from './services/notifications/schedules.js';
-import { refreshingTokenSigner, type TokenSigner } from './services/signing/signing-keys.js';
+import type { TokenSigner } from './services/context.js';
+import { refreshingTokenSigner } from './services/signing/signing-keys.js';
+
 /** Long-lived dependencies of the HTTP app, built once at boot (or by the test harness). */
 export interface AppDeps {
   config: Config;

@@ -1,4 +1,5 @@
 import { currentServerSecrets } from '../crypto/secrets.js';
+import { NO_META, systemActor } from '../services/auth/actor.js';
 import { checkpointData } from '../services/audit/checkpoints.js';
 import { checkpointAllChains, verifyAllChains } from '../services/audit/verification.js';
 import { loadTokenSigner } from '../services/signing/signing-keys.js';
@@ -16,9 +17,9 @@ export const auditCheckpointJob: JobDefinition = {
   lockLifetimeMs: 90_000,
   frequent: true,
   async run(ctx) {
-    const secrets = currentServerSecrets();
-    const signer = await loadTokenSigner({ db: ctx.db, secrets, now: ctx.now }, ctx.publicUrl);
-    const result = await checkpointAllChains({ db: ctx.db, secrets, now: ctx.now }, signer);
+    const system = { db: ctx.db, secrets: currentServerSecrets(), now: ctx.now, actor: systemActor(null, 'system (audit-checkpoints)'), meta: NO_META };
+    const signer = await loadTokenSigner(system, ctx.publicUrl);
+    const result = await checkpointAllChains(system, signer);
     for (const checkpoint of result.written) ctx.logger.info({ tenantId: checkpoint.tenantId, auditCheckpoint: checkpointData(checkpoint) }, 'activity log checkpoint');
     if (result.broken.length) ctx.logger.error({ tenants: result.broken }, 'activity log integrity broken');
     return { tenants: result.tenants, checkpoints: result.written.length, broken: result.broken.length };
@@ -31,7 +32,7 @@ export const auditVerifyJob: JobDefinition = {
   schedule: '30 3 * * *',
   lockLifetimeMs: 90_000,
   async run(ctx) {
-    const result = await verifyAllChains({ db: ctx.db, secrets: currentServerSecrets(), now: ctx.now });
+    const result = await verifyAllChains({ db: ctx.db, secrets: currentServerSecrets(), now: ctx.now, actor: systemActor(null, 'system (audit-verify)'), meta: NO_META });
     if (result.broken.length) ctx.logger.error({ broken: result.broken }, 'activity log integrity broken: full verification failed');
     return { tenants: result.tenants, broken: result.broken.length };
   },

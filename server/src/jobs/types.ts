@@ -1,11 +1,9 @@
-import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
+import type { SystemContext } from '../services/context.js';
 import type { MailTransport } from '../services/notifications/delivery.js';
 
-/** What a job run gets: its dependencies and the time it runs at (the scheduler's clock, or --now). */
-export interface JobContext {
-  db: Database;
-  now: Date;
+/** What a job run gets: the database, the time it runs at (the scheduler's clock, or --now), and its dependencies. */
+export interface JobContext extends SystemContext {
   publicUrl: string;
   transport: MailTransport;
   logger: Logger;

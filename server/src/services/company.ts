@@ -6,9 +6,8 @@ import type { ServiceContext } from './context.js';
 import { TenantInputSchema } from './tenants.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 
-type Ctx = ServiceContext;
 
-export async function getCompany(ctx: Ctx) {
+export async function getCompany(ctx: ServiceContext) {
   return ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: requireMember(ctx) } });
 }
 
@@ -34,7 +33,7 @@ const CustomerContactSchema = z.object({
  * Company name (brands customer emails), the key prefix of new keys (existing keys keep theirs), and the renewal
  * address and support email that customers' expiry emails show.
  */
-export async function updateCompanySettings(ctx: Ctx, input: { name?: string; keyPrefix?: string; renewalUrl?: string | null; supportEmail?: string | null }) {
+export async function updateCompanySettings(ctx: ServiceContext, input: { name?: string; keyPrefix?: string; renewalUrl?: string | null; supportEmail?: string | null }) {
   const admin = requireAdmin(ctx);
   const data = parseInput(TenantInputSchema.pick({ name: true, keyPrefix: true }).partial().merge(CustomerContactSchema), input);
   const tenant = await ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: admin.tenantId } });

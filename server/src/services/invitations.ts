@@ -6,7 +6,7 @@ import { recordAudit } from './audit/audit-log.js';
 import { auditActor, requireAdmin, requireMember } from './auth/actor.js';
 import { EmailSchema, PasswordSchema, hashPassword } from './auth/passwords.js';
 import { signInNewAccount, type SignedIn } from './auth/sessions.js';
-import type { ServiceContext } from './context.js';
+import type { SecretsContext, ServiceContext } from './context.js';
 import { isUuid } from './listing.js';
 import { deliverDueEmails, type MailTransport } from './notifications/delivery.js';
 import { enqueueEmails } from './notifications/outbox.js';
@@ -15,7 +15,6 @@ import { isUniqueViolation, parseInput } from './validation.js';
 // Invite a team member by email: a one-time link (`/accept-invite#token=kfi_…`, a URL fragment so the token
 // reaches no server log, proxy or Referer) valid for 7 days. Only an HMAC digest of the token is stored.
 
-type Ctx = ServiceContext;
 
 export const INVITATION_LIFETIME_MS = 7 * 24 * 3600_000;
 const INVALID_LINK = 'This invitation link is invalid, used or expired: ask an admin for a new one.';
@@ -38,14 +37,14 @@ export const PUBLIC_INVITATION_FIELDS = {
 } as const;
 
 /** The only form of an invitation token that is kept (also the key of its sign-in rate limit). */
-export const invitationTokenDigest = (ctx: Pick<Ctx, 'secrets'>, token: string) => ctx.secrets.digest(`invite:${token}`);
+export const invitationTokenDigest = (ctx: Pick<ServiceContext, 'secrets'>, token: string) => ctx.secrets.digest(`invite:${token}`);
 
 /**
  * Invites a member (CompanyAdmin): a pending invitation of the same address is replaced. The email goes through
  * the outbox and is delivered at once when a transport runs in this process (else by the delivery job).
  */
 export async function inviteUser(
-  ctx: Ctx & { publicUrl: string; transport?: MailTransport | null },
+  ctx: ServiceContext & { publicUrl: string; transport?: MailTransport | null },
   input: z.input<typeof InviteInputSchema>,
 ) {
   const admin = requireAdmin(ctx);
@@ -78,7 +77,7 @@ export async function inviteUser(
 }
 
 /** Pending invitations of the caller's tenant (not accepted, revoked or expired), newest first. Any role. */
-export async function listInvitations(ctx: Ctx) {
+export async function listInvitations(ctx: ServiceContext) {
   const tenantId = requireMember(ctx);
   return ctx.db.prisma.invitation.findMany({
     where: { tenantId, acceptedAt: null, revokedAt: null, expiresAt: { gt: ctx.now } },
@@ -88,7 +87,7 @@ export async function listInvitations(ctx: Ctx) {
 }
 
 /** Revokes a pending invitation of the caller's tenant (CompanyAdmin); its link stops working. */
-export async function revokeInvitation(ctx: Ctx, id: string) {
+export async function revokeInvitation(ctx: ServiceContext, id: string) {
   const admin = requireAdmin(ctx);
   const invitation = isUuid(id) ? await ctx.db.prisma.invitation.findFirst({ where: { id, tenantId: admin.tenantId } }) : null;
   if (!invitation) throw new AppError('NotFound', 'Invitation not found.');
@@ -102,7 +101,7 @@ export async function revokeInvitation(ctx: Ctx, id: string) {
 }
 
 /** Public: what the accept page shows of a pending invitation; null for any unusable token (never why). */
-export async function invitationByToken(ctx: Pick<Ctx, 'db' | 'secrets' | 'now'>, token: string) {
+export async function invitationByToken(ctx: SecretsContext, token: string) {
   if (!token || token.length > 200) return null;
   const invitation = await ctx.db.prisma.invitation.findFirst({
     where: { tokenDigest: invitationTokenDigest(ctx, token), acceptedAt: null, revokedAt: null, expiresAt: { gt: ctx.now } },
@@ -115,7 +114,7 @@ export async function invitationByToken(ctx: Pick<Ctx, 'db' | 'secrets' | 'now'>
  * Public: creates the invited user with their chosen password. The invitation is claimed by one conditional
  * UPDATE in the same transaction as the user, so two concurrent accepts create one user.
  */
-export async function acceptInvitation(ctx: Ctx, input: { token: string; password: string; name?: string | null }) {
+export async function acceptInvitation(ctx: ServiceContext, input: { token: string; password: string; name?: string | null }) {
   const data = parseInput(AcceptInputSchema, input);
   const passwordHash = await hashPassword(data.password);
   try {
@@ -144,7 +143,7 @@ export async function acceptInvitation(ctx: Ctx, input: { token: string; passwor
 }
 
 /** Public: accepts the invitation, then the new member's first session. */
-export async function acceptInvitationAndSignIn(ctx: Ctx, input: { token: string; password: string; name?: string | null }): Promise<SignedIn & { email: string }> {
+export async function acceptInvitationAndSignIn(ctx: ServiceContext, input: { token: string; password: string; name?: string | null }): Promise<SignedIn & { email: string }> {
   const user = await acceptInvitation(ctx, input);
   return { ...(await signInNewAccount(ctx, user.email, input.password)), email: user.email };
 }

@@ -15,7 +15,6 @@ export const ProductInputSchema = z.object({
   bundleMemberIds: z.array(z.string().trim()).max(100).optional(),
 });
 
-type Ctx = ServiceContext;
 type Tx = Prisma.TransactionClient;
 
 /** What the API shows of a product: its bundle members (by name) and how many licenses use it. */
@@ -51,7 +50,7 @@ const duplicateName = (name: string) =>
  * Creates a product of the caller's tenant (CompanyAdmin); with `bundleOf`/`bundleMemberIds`, a bundle of existing
  * products of the same tenant. Audited (CreateProduct).
  */
-export async function createProduct(ctx: Ctx, input: z.input<typeof ProductInputSchema>) {
+export async function createProduct(ctx: ServiceContext, input: z.input<typeof ProductInputSchema>) {
   const { tenantId } = requireAdmin(ctx);
   const { db, now } = ctx;
   const data = parseInput(ProductInputSchema, input);
@@ -72,7 +71,7 @@ export async function createProduct(ctx: Ctx, input: z.input<typeof ProductInput
   }
 }
 
-export async function getProductByName(ctx: Ctx, name: string) {
+export async function getProductByName(ctx: ServiceContext, name: string) {
   const tenantId = requireMember(ctx);
   const product = await ctx.db.prisma.product.findUnique({ where: { tenantId_name: { tenantId, name } } });
   if (!product) throw new AppError('NotFound', `No product named "${name}".`);
@@ -88,7 +87,7 @@ export interface ProductQuery {
 /** PRODUCT_INCLUDE (or `base`) with the caller's relations besides; the rows are typed as `base` gives them. */
 const productInclude = <I extends Prisma.ProductInclude>(base: I, query: ProductQuery = {}) => ({ ...query.include, ...base }) as I;
 
-async function findTenantProduct({ db }: Pick<Ctx, 'db'>, tenantId: string, id: string, query?: ProductQuery) {
+async function findTenantProduct({ db }: Pick<ServiceContext, 'db'>, tenantId: string, id: string, query?: ProductQuery) {
   const product = isUuid(id) ? await db.prisma.product.findFirst({ where: { id, tenantId }, include: productInclude(PRODUCT_INCLUDE, query) }) : null;
   if (!product) throw new AppError('NotFound', 'Product not found.');
   return product;
@@ -98,7 +97,7 @@ async function findTenantProduct({ db }: Pick<Ctx, 'db'>, tenantId: string, id: 
  * All products of the tenant, by name. Their license counts come from the license_tallies rollup (kept by
  * triggers): counting a big tenant's licenses per product would read every one of them.
  */
-export async function listProducts(ctx: Ctx, query?: ProductQuery) {
+export async function listProducts(ctx: ServiceContext, query?: ProductQuery) {
   const tenantId = requireMember(ctx);
   const [products, tallies] = await Promise.all([
     ctx.db.prisma.product.findMany({ where: { tenantId }, include: productInclude({ bundleMembers: PRODUCT_INCLUDE.bundleMembers }, query), orderBy: { name: 'asc' } }),
@@ -108,7 +107,7 @@ export async function listProducts(ctx: Ctx, query?: ProductQuery) {
   return products.map((product) => ({ ...product, _count: { licenses: counts.get(product.id) ?? 0 } }));
 }
 
-export async function getProduct(ctx: Ctx, id: string, query?: ProductQuery) {
+export async function getProduct(ctx: ServiceContext, id: string, query?: ProductQuery) {
   return findTenantProduct(ctx, requireMember(ctx), id, query);
 }
 
@@ -116,7 +115,7 @@ export async function getProduct(ctx: Ctx, id: string, query?: ProductQuery) {
  * Renames a product and/or replaces its bundle members (an empty list makes it a plain product again).
  * Audited with a before/after diff; a change that changes nothing writes nothing.
  */
-export async function updateProduct(ctx: Ctx, id: string, input: Partial<z.input<typeof ProductInputSchema>>) {
+export async function updateProduct(ctx: ServiceContext, id: string, input: Partial<z.input<typeof ProductInputSchema>>) {
   const admin = requireAdmin(ctx);
   const data = parseInput(ProductInputSchema.partial(), input);
   const product = await findTenantProduct(ctx, admin.tenantId, id);
@@ -147,7 +146,7 @@ export async function updateProduct(ctx: Ctx, id: string, input: Partial<z.input
 }
 
 /** Deletes a product no license uses and no bundle contains (Conflict otherwise). Returns its id. */
-export async function deleteProduct(ctx: Ctx, id: string) {
+export async function deleteProduct(ctx: ServiceContext, id: string) {
   const admin = requireAdmin(ctx);
   const product = await findTenantProduct(ctx, admin.tenantId, id);
   try {

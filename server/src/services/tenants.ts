@@ -17,9 +17,8 @@ export const TenantInputSchema = z.object({
 
 // Tenants are made and looked up by the server's operator (the CLI), never through the management API.
 
-type Ctx = Pick<ServiceContext, 'db' | 'actor'>;
 
-export async function createTenant(ctx: Ctx, input: z.input<typeof TenantInputSchema>) {
+export async function createTenant(ctx: ServiceContext, input: z.input<typeof TenantInputSchema>) {
   requireOperator(ctx);
   const { db } = ctx;
   const data = parseInput(TenantInputSchema, input);
@@ -31,7 +30,7 @@ export async function createTenant(ctx: Ctx, input: z.input<typeof TenantInputSc
   }
 }
 
-export async function getTenantByPrefix(ctx: Ctx, keyPrefix: string) {
+export async function getTenantByPrefix(ctx: ServiceContext, keyPrefix: string) {
   requireOperator(ctx);
   const { db } = ctx;
   const tenant = await db.prisma.tenant.findUnique({ where: { keyPrefix: keyPrefix.trim().toUpperCase() } });

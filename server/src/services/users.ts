@@ -6,12 +6,11 @@ import { auditActor, requireAdmin, requireMember, requireUser } from './auth/act
 import { EmailSchema, PasswordSchema, hashPassword, verifyPassword } from './auth/passwords.js';
 import { revokeKeysOwnedBy } from './auth/api-keys.js';
 import { revokeSessions, signInNewAccount, type SignedIn } from './auth/sessions.js';
-import type { ServiceContext } from './context.js';
+import type { ServiceContext, SystemContext } from './context.js';
 import { TenantInputSchema } from './tenants.js';
 import { isUuid } from './listing.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 
-type Ctx = ServiceContext;
 const RoleSchema = z.enum(['CompanyAdmin', 'ReadOnly']);
 
 /** What the API shows of a user: never the hash, secrets or lockout internals. */
@@ -28,7 +27,7 @@ const UserInputSchema = z.object({
 });
 
 /** True while no user exists: the console shows first-run setup. */
-export async function needsSetup({ db }: Pick<Ctx, 'db'>): Promise<boolean> {
+export async function needsSetup({ db }: Pick<ServiceContext, 'db'>): Promise<boolean> {
   return (await db.prisma.user.count()) === 0;
 }
 
@@ -36,7 +35,7 @@ export async function needsSetup({ db }: Pick<Ctx, 'db'>): Promise<boolean> {
  * First run: creates the first tenant and its CompanyAdmin. Refused forever once any user exists (an
  * advisory lock makes two simultaneous setups agree).
  */
-export async function setup(ctx: Ctx, input: { companyName: string; keyPrefix: string; email: string; password: string; name?: string | null }) {
+export async function setup(ctx: ServiceContext, input: { companyName: string; keyPrefix: string; email: string; password: string; name?: string | null }) {
   const tenantData = parseInput(TenantInputSchema, { name: input.companyName, keyPrefix: input.keyPrefix });
   const userData = parseInput(UserInputSchema, { email: input.email, password: input.password, name: input.name, role: 'CompanyAdmin' });
   const passwordHash = await hashPassword(userData.password);
@@ -53,7 +52,7 @@ export async function setup(ctx: Ctx, input: { companyName: string; keyPrefix: s
 }
 
 /** First-run setup, then the new CompanyAdmin's first session. */
-export async function setupAndSignIn(ctx: Ctx, input: Parameters<typeof setup>[1]): Promise<SignedIn> {
+export async function setupAndSignIn(ctx: ServiceContext, input: Parameters<typeof setup>[1]): Promise<SignedIn> {
   await setup(ctx, input);
   return signInNewAccount(ctx, input.email, input.password);
 }
@@ -62,10 +61,10 @@ export async function setupAndSignIn(ctx: Ctx, input: Parameters<typeof setup>[1
  * What the API shows of a user whose id the server itself holds: the one a session was just issued to, or a member
  * the caller was already authorized for. Not for ids from a client (those go through findTenantUser's tenant scope).
  */
-export const publicUser = (ctx: Pick<Ctx, 'db'>, userId: string) => ctx.db.prisma.user.findUniqueOrThrow({ where: { id: userId }, select: PUBLIC_USER_FIELDS });
+export const publicUser = (ctx: Pick<ServiceContext, 'db'>, userId: string) => ctx.db.prisma.user.findUniqueOrThrow({ where: { id: userId }, select: PUBLIC_USER_FIELDS });
 
 /** The signed-in user (`me`). */
-export async function getOwnUser(ctx: Ctx) {
+export async function getOwnUser(ctx: ServiceContext) {
   return publicUser(ctx, requireUser(ctx).userId);
 }
 
@@ -75,7 +74,7 @@ export async function getOwnUser(ctx: Ctx) {
  * its mailbox, so no company can squat an address that belongs to someone else, nor learn from the answer which
  * addresses have an account with another company.
  */
-export async function createUser(ctx: Ctx, input: z.input<typeof UserInputSchema>) {
+export async function createUser(ctx: ServiceContext, input: z.input<typeof UserInputSchema>) {
   const actor = requireAdmin(ctx);
   if (actor.kind !== 'system') throw new AppError('Forbidden', 'Members join by invitation: invite them by email (inviteUser).');
   const { tenantId } = actor;
@@ -95,18 +94,18 @@ export async function createUser(ctx: Ctx, input: z.input<typeof UserInputSchema
 }
 
 /** A user of the given company by id; another company's (or a malformed id) is "not found". */
-export async function findTenantUser(ctx: Pick<Ctx, 'db'>, tenantId: string, userId: string) {
+export async function findTenantUser(ctx: Pick<ServiceContext, 'db'>, tenantId: string, userId: string) {
   const user = isUuid(userId) ? await ctx.db.prisma.user.findFirst({ where: { id: userId, tenantId } }) : null;
   if (!user) throw new AppError('NotFound', 'User not found.');
   return user;
 }
 
-export async function listUsers(ctx: Ctx) {
+export async function listUsers(ctx: ServiceContext) {
   return ctx.db.prisma.user.findMany({ where: { tenantId: requireMember(ctx) }, orderBy: { createdAt: 'asc' }, select: PUBLIC_USER_FIELDS });
 }
 
 /** Changes a team member's name or role. An admin cannot demote themself (a tenant must keep an admin). */
-export async function updateUser(ctx: Ctx, userId: string, input: { name?: string | null; role?: 'CompanyAdmin' | 'ReadOnly' }) {
+export async function updateUser(ctx: ServiceContext, userId: string, input: { name?: string | null; role?: 'CompanyAdmin' | 'ReadOnly' }) {
   const admin = requireAdmin(ctx);
   const data = parseInput(z.object({ name: z.string().trim().min(1).max(200).nullable().optional(), role: RoleSchema.optional() }), input);
   const user = await findTenantUser(ctx, admin.tenantId, userId);
@@ -123,7 +122,7 @@ export async function updateUser(ctx: Ctx, userId: string, input: { name?: strin
 }
 
 /** Deactivated users cannot sign in; their sessions end and every API key they own (directly or derived) is revoked. */
-export async function deactivateUser(ctx: Ctx, userId: string) {
+export async function deactivateUser(ctx: ServiceContext, userId: string) {
   const admin = requireAdmin(ctx);
   const user = await findTenantUser(ctx, admin.tenantId, userId);
   if (admin.kind === 'user' && admin.userId === userId) throw new AppError('Conflict', 'You cannot deactivate yourself.');
@@ -139,7 +138,7 @@ export async function deactivateUser(ctx: Ctx, userId: string) {
 }
 
 /** Lets a deactivated team member sign in again; their old sessions and API keys stay revoked. */
-export async function reactivateUser(ctx: Ctx, userId: string) {
+export async function reactivateUser(ctx: ServiceContext, userId: string) {
   const admin = requireAdmin(ctx);
   const user = await findTenantUser(ctx, admin.tenantId, userId);
   await reactivate(ctx, user, auditActor(ctx));
@@ -147,7 +146,7 @@ export async function reactivateUser(ctx: Ctx, userId: string) {
 }
 
 /** Clears `deactivatedAt` and logs it; false when the user was not deactivated (nothing logged). */
-export async function reactivate(ctx: Pick<Ctx, 'db' | 'now'>, user: { id: string; tenantId: string; email: string }, by: AuditActor): Promise<boolean> {
+export async function reactivate(ctx: SystemContext, user: { id: string; tenantId: string; email: string }, by: AuditActor): Promise<boolean> {
   return ctx.db.prisma.$transaction(async (tx) => {
     const { count } = await tx.user.updateMany({ where: { id: user.id, deactivatedAt: { not: null } }, data: { deactivatedAt: null } });
     if (count === 1) await recordAudit(tx, { tenantId: user.tenantId, action: 'ReactivateUser', entityType: 'User', entityId: user.id, entity: user.email }, by, ctx.now);
@@ -156,7 +155,7 @@ export async function reactivate(ctx: Pick<Ctx, 'db' | 'now'>, user: { id: strin
 }
 
 /** Needs the current password; ends the user's other sessions. */
-export async function changePassword(ctx: Ctx, input: { currentPassword: string; newPassword: string }) {
+export async function changePassword(ctx: ServiceContext, input: { currentPassword: string; newPassword: string }) {
   const me = requireUser(ctx);
   const newPassword = parseInput(z.object({ newPassword: PasswordSchema }), input).newPassword;
   const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: me.userId } });
@@ -174,13 +173,13 @@ export async function changePassword(ctx: Ctx, input: { currentPassword: string;
 export const NotificationPreferencesSchema = z.object({ digestEmailEnabled: z.boolean().optional(), expiryEmailEnabled: z.boolean().optional() }).strict();
 export type NotificationPreferences = { digestEmailEnabled: boolean; expiryEmailEnabled: boolean };
 
-export async function getNotificationPreferences(ctx: Ctx): Promise<NotificationPreferences> {
+export async function getNotificationPreferences(ctx: ServiceContext): Promise<NotificationPreferences> {
   const me = requireUser(ctx);
   return ctx.db.prisma.user.findUniqueOrThrow({ where: { id: me.userId }, select: { digestEmailEnabled: true, expiryEmailEnabled: true } });
 }
 
 /** Changes only the caller's own preferences (README "Notification preferences (REST)"); returns what is stored. */
-export async function updateNotificationPreferences(ctx: Ctx, input: unknown): Promise<NotificationPreferences> {
+export async function updateNotificationPreferences(ctx: ServiceContext, input: unknown): Promise<NotificationPreferences> {
   const me = requireUser(ctx);
   const data = parseInput(NotificationPreferencesSchema, input);
   return ctx.db.prisma.user.update({ where: { id: me.userId }, data, select: { digestEmailEnabled: true, expiryEmailEnabled: true } });

@@ -9,7 +9,6 @@ import { AUDIT_ACTIONS } from './audit-log.js';
 // The activity log as the management API reads it (README "Activity log"). Writing happens in audit-log.ts, inside
 // each change's own transaction.
 
-type Ctx = Pick<ServiceContext, 'db' | 'now' | 'actor'>;
 
 export const ActivityFilterSchema = z.object({
   action: z.enum(AUDIT_ACTIONS).nullish(),
@@ -45,7 +44,7 @@ function activityConditions(tenantId: string, filter: z.output<typeof ActivityFi
 }
 
 /** Newest first, in chain order (seq); a cursor is an entry's seq. Both directions (see `keyset`), filtered either way. */
-export async function listActivity(ctx: Ctx, filterInput: ActivityFilter = {}, pageArgs: PageArgs = {}) {
+export async function listActivity(ctx: ServiceContext, filterInput: ActivityFilter = {}, pageArgs: PageArgs = {}) {
   const tenantId = requireMember(ctx);
   const filter = parseInput(ActivityFilterSchema, filterInput);
   const page = keyset(pageArgs, ActivityCursor);

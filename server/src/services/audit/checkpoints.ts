@@ -1,8 +1,9 @@
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JWK } from 'jose';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { currentServerSecrets } from '../../crypto/secrets.js';
-import type { ServiceContext } from '../context.js';
-import { trustedSigningKeys, type TokenSigner } from '../signing/signing-keys.js';
+import { requireOperator } from '../auth/actor.js';
+import type { SecretsContext, ServiceContext, TokenSigner } from '../context.js';
+import { trustedSigningKeys } from '../signing/signing-keys.js';
 import { emitEvent } from '../webhooks/events.js';
 import { GENESIS, entryHash, recordedLegacyBoundary, type Hashable } from './audit-log.js';
 
@@ -13,7 +14,6 @@ import { GENESIS, entryHash, recordedLegacyBoundary, type Hashable } from './aud
 // Whoever keeps one detects any later rewrite of the entries it covers (verification.ts), whatever is done to
 // the database meanwhile.
 
-type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
 const CHECKPOINT_KIND = 'keyforge-audit-checkpoint';
 const HUNDRED_YEARS_MS = 100 * 365 * 86_400_000;
 
@@ -69,7 +69,7 @@ export async function checkpointKeys(ctx: Pick<ServiceContext, 'db' | 'secrets'>
 export const checkpointData = (checkpoint: Checkpoint) => ({ seq: checkpoint.seq, hash: checkpoint.hash, createdAt: checkpoint.createdAt.toISOString(), checkpoint: checkpoint.signature });
 
 /** Stores a checkpoint and, in the same transaction, its `audit.checkpoint` webhook event. */
-async function writeCheckpoint(ctx: Ctx, signer: TokenSigner, tenantId: string, head: { seq: number; hash: string }): Promise<Checkpoint> {
+async function writeCheckpoint(ctx: SecretsContext, signer: TokenSigner, tenantId: string, head: { seq: number; hash: string }): Promise<Checkpoint> {
   const checkpoint = await signCheckpoint(signer, tenantId, head, ctx.now);
   await ctx.db.prisma.$transaction(async (tx) => {
     await tx.auditCheckpoint.create({ data: checkpoint });
@@ -94,13 +94,13 @@ export async function newestValidCheckpoint(ctx: Pick<ServiceContext, 'db'>, ten
 }
 
 /** Writes a checkpoint of a verified head when it is newer than the newest one (returns it, for the caller to log). */
-export async function anchorHead(ctx: Ctx, signer: TokenSigner, tenantId: string, head: { seq: number; hash: string }, newestSeq: number | null): Promise<Checkpoint | null> {
+export async function anchorHead(ctx: SecretsContext, signer: TokenSigner, tenantId: string, head: { seq: number; hash: string }, newestSeq: number | null): Promise<Checkpoint | null> {
   if (head.seq === 0 || (newestSeq !== null && head.seq <= newestSeq)) return null;
   return writeCheckpoint(ctx, signer, tenantId, head);
 }
 
 /** Re-checks the entry a checkpoint pins: it must exist with the signed hash and its content must still give that hash. */
-export async function pinnedEntryHolds(ctx: Ctx, tenantId: string, pin: { seq: number; hash: string }, legacyUpTo: number): Promise<boolean> {
+export async function pinnedEntryHolds(ctx: SecretsContext, tenantId: string, pin: { seq: number; hash: string }, legacyUpTo: number): Promise<boolean> {
   const row = await ctx.db.prisma.auditLogEntry.findUnique({ where: { tenantId_seq: { tenantId, seq: pin.seq } }, omit: { id: true } });
   if (!row || row.hash !== pin.hash) return false;
   const { hash, ...content } = row;
@@ -123,8 +123,12 @@ export interface AuditExport {
   entries: (Omit<Hashable, 'createdAt'> & { createdAt: string; hash: string })[];
 }
 
-/** A tenant's whole log with its checkpoints (run after an integrity check, so the head is anchored). */
-export async function exportAuditLog(ctx: Ctx, tenantId: string): Promise<AuditExport> {
+/**
+ * A tenant's whole log with its checkpoints (run after an integrity check, so the head is anchored). The
+ * operator's (the CLI's `audit:export`): the export holds every entry's details, across the tenant's history.
+ */
+export async function exportAuditLog(ctx: ServiceContext, tenantId: string): Promise<AuditExport> {
+  requireOperator(ctx);
   const db = ctx.db.prisma;
   const [entries, checkpoints, keys, legacyUpToSeq] = await Promise.all([
     db.auditLogEntry.findMany({ where: { tenantId }, orderBy: { seq: 'asc' }, omit: { id: true } }),

@@ -3,9 +3,8 @@ import type { JWK } from 'jose';
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { requireMember } from '../auth/actor.js';
-import type { ServiceContext } from '../context.js';
-import type { TokenSigner } from '../signing/signing-keys.js';
+import { requireMember, requireOperator } from '../auth/actor.js';
+import type { SecretsContext, ServiceContext, TokenSigner } from '../context.js';
 import { parseInput } from '../validation.js';
 import { GENESIS, canonical, entryHash, recordedLegacyBoundary, walkChain, type ChainResult, type ChainWalk } from './audit-log.js';
 import {
@@ -31,7 +30,6 @@ import {
 // every such anchor, switches nothing off, and one below an anchor cannot hide a rewrite, since the anchor pins the
 // hash the rewritten rows would have to reproduce.
 
-type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
 type VerdictRow = Prisma.AuditVerdictGetPayload<object>;
 
 /** What something trusted says the chain was at a position. */
@@ -116,12 +114,12 @@ function conclude(findings: Finding[], head: { seq: number }): ChainResult & { p
 type VerdictContent = Omit<VerdictRow, 'id' | 'mac'>;
 
 /** The seal of a verdict: an HMAC under the audit-chain key, so only the server can write one that holds. */
-function verdictMac(ctx: Pick<Ctx, 'secrets'>, verdict: VerdictContent): string {
+function verdictMac(ctx: Pick<ServiceContext, 'secrets'>, verdict: VerdictContent): string {
   const { verifiedAt, ...rest } = verdict;
   return createHmac('sha256', ctx.secrets.auditChainKey).update(`keyforge-audit-verdict:${canonical({ ...rest, verifiedAt: verifiedAt.toISOString() })}`).digest('hex');
 }
 
-function sealed(ctx: Pick<Ctx, 'secrets'>, row: VerdictRow): boolean {
+function sealed(ctx: Pick<ServiceContext, 'secrets'>, row: VerdictRow): boolean {
   const { id: _id, mac, ...content } = row;
   const expected = Buffer.from(verdictMac(ctx, content));
   const given = Buffer.from(mac);
@@ -129,7 +127,7 @@ function sealed(ctx: Pick<Ctx, 'secrets'>, row: VerdictRow): boolean {
 }
 
 /** The tenant's newest verdict, and its newest one that found the log whole (the witness), each with whether the server wrote it. */
-async function verdicts(ctx: Ctx, tenantId: string) {
+async function verdicts(ctx: SecretsContext, tenantId: string) {
   const order = [{ verifiedAt: 'desc' as const }, { id: 'desc' as const }];
   const [newest, newestValid] = await Promise.all([
     ctx.db.prisma.auditVerdict.findFirst({ where: { tenantId }, orderBy: order }),
@@ -139,7 +137,7 @@ async function verdicts(ctx: Ctx, tenantId: string) {
   return { newest: read(newest), witness: read(newestValid) };
 }
 
-async function recordVerdict(ctx: Ctx, tenantId: string, content: Omit<VerdictContent, 'tenantId' | 'verifiedAt'>): Promise<void> {
+async function recordVerdict(ctx: SecretsContext, tenantId: string, content: Omit<VerdictContent, 'tenantId' | 'verifiedAt'>): Promise<void> {
   const verdict: VerdictContent = { tenantId, verifiedAt: ctx.now, ...content };
   await ctx.db.prisma.auditVerdict.create({ data: { ...verdict, mac: verdictMac(ctx, verdict) } });
 }
@@ -179,7 +177,7 @@ function forgedVerdictFindings(found: { newest: ReadVerdict; witness: ReadVerdic
  * and the newest checkpoint it saw (so deleting the newest entries together with the checkpoints shows, as long as
  * the verdict is left).
  */
-async function witnessFindings(ctx: Ctx, tenantId: string, witness: ReadVerdict, keys: JWK[], walkHashes: Map<number, string>): Promise<Finding[]> {
+async function witnessFindings(ctx: SecretsContext, tenantId: string, witness: ReadVerdict, keys: JWK[], walkHashes: Map<number, string>): Promise<Finding[]> {
   if (!witness?.sealed) return [];
   const { row } = witness;
   const findings: Finding[] = [];
@@ -213,7 +211,7 @@ const legacyNote = (recorded: number, honoured: number, seq: number) =>
  * chain does begin with a pre-key entry (a first entry that verifies under the key shows the company never had any,
  * so a boundary recorded for it was planted, and is ignored: the rewritten entries then show as what they are).
  */
-async function honouredLegacy(ctx: Ctx, tenantId: string, recorded: number, anchors: Anchor[]): Promise<number> {
+async function honouredLegacy(ctx: SecretsContext, tenantId: string, recorded: number, anchors: Anchor[]): Promise<number> {
   if (recorded <= 0 || !anchors.some((anchor) => anchor.seq >= recorded)) return 0;
   const first = await ctx.db.prisma.auditLogEntry.findUnique({ where: { tenantId_seq: { tenantId, seq: 1 } }, omit: { id: true } });
   if (!first) return recorded;
@@ -228,7 +226,7 @@ async function honouredLegacy(ctx: Ctx, tenantId: string, recorded: number, anch
  * given checkpoint (`kept`: tokens), the database's newest signed checkpoint and the newest sealed verdict pin.
  * Records the outcome as a new sealed verdict.
  */
-export async function verifyLog(ctx: Ctx, tenantId: string, kept: string[] = []): Promise<LogVerification> {
+export async function verifyLog(ctx: SecretsContext, tenantId: string, kept: string[] = []): Promise<LogVerification> {
   const keys = await checkpointKeys(ctx);
   const [recordedLegacy, newest, found] = await Promise.all([recordedLegacyBoundary(ctx.db.prisma, tenantId), newestValidCheckpoint(ctx, tenantId, keys), verdicts(ctx, tenantId)]);
   const findings: Finding[] = [];
@@ -308,8 +306,12 @@ export async function verifyActivityLog(ctx: ServiceContext, input: { checkpoint
   return verifyLog(ctx, tenantId, tokens);
 }
 
-/** The nightly full verification of every company (those whose log is empty too: a truncated log is one). */
-export async function verifyAllChains(ctx: Ctx): Promise<{ tenants: number; broken: { tenantId: string; brokenAtSeq: number | null; problem: string | null }[] }> {
+/**
+ * The nightly full verification of every company (those whose log is empty too: a truncated log is one). Every
+ * tenant's log: the server's own job (the system actor) only.
+ */
+export async function verifyAllChains(ctx: ServiceContext): Promise<{ tenants: number; broken: { tenantId: string; brokenAtSeq: number | null; problem: string | null }[] }> {
+  requireOperator(ctx);
   const tenants = await ctx.db.prisma.tenant.findMany({ select: { id: true }, orderBy: { id: 'asc' } });
   const broken: { tenantId: string; brokenAtSeq: number | null; problem: string | null }[] = [];
   for (const { id } of tenants) {
@@ -346,7 +348,7 @@ export const INTEGRITY_VISIT_ENTRIES = 1_000;
  * newer entries, and holds the log to the sealed verdicts (the head and checkpoint the newest whole one saw still
  * there; the newest one's finding, if it found one). With a signer, a verified new head is anchored in a fresh checkpoint.
  */
-export async function checkAuditIntegrity(ctx: Ctx, tenantId: string, signer: TokenSigner | null, options: { maxEntries?: number } = {}): Promise<IntegrityReport> {
+export async function checkAuditIntegrity(ctx: SecretsContext, tenantId: string, signer: TokenSigner | null, options: { maxEntries?: number } = {}): Promise<IntegrityReport> {
   const keys = await checkpointKeys(ctx);
   const [recordedLegacy, anchor, found] = await Promise.all([recordedLegacyBoundary(ctx.db.prisma, tenantId), newestValidCheckpoint(ctx, tenantId, keys), verdicts(ctx, tenantId)]);
   const witness = found.witness?.sealed ? found.witness.row : null;
@@ -382,7 +384,7 @@ export async function checkAuditIntegrity(ctx: Ctx, tenantId: string, signer: To
 }
 
 /** Why the entry the newest checkpoint pins does not hold: gone with the newest entries, gone alone, another hash, or edited. */
-async function pinnedEntryFinding(ctx: Ctx, tenantId: string, anchor: Anchor): Promise<Finding> {
+async function pinnedEntryFinding(ctx: SecretsContext, tenantId: string, anchor: Anchor): Promise<Finding> {
   const [pinned, last] = await Promise.all([
     ctx.db.prisma.auditLogEntry.findUnique({ where: { tenantId_seq: { tenantId, seq: anchor.seq } }, select: { hash: true } }),
     ctx.db.prisma.auditLogEntry.findFirst({ where: { tenantId }, orderBy: { seq: 'desc' }, select: { seq: true } }),
@@ -394,8 +396,12 @@ async function pinnedEntryFinding(ctx: Ctx, tenantId: string, anchor: Anchor): P
   return { seq: anchor.seq, problem: `Entry #${anchor.seq} was changed: its content no longer gives its hash. ${sentence(describeAnchor(anchor))} covers it.` };
 }
 
-/** Checkpoints every company whose log grew since its newest checkpoint (the 15-minute job); returns them to be logged. */
-export async function checkpointAllChains(ctx: Ctx, signer: TokenSigner): Promise<{ tenants: number; broken: string[]; written: Checkpoint[] }> {
+/**
+ * Checkpoints every company whose log grew since its newest checkpoint (the 15-minute job); returns them to be logged.
+ * Every tenant's log: the server's own job (the system actor) only.
+ */
+export async function checkpointAllChains(ctx: ServiceContext, signer: TokenSigner): Promise<{ tenants: number; broken: string[]; written: Checkpoint[] }> {
+  requireOperator(ctx);
   const tenants = await ctx.db.prisma.tenant.findMany({ select: { id: true }, orderBy: { id: 'asc' } });
   const broken: string[] = [];
   const written: Checkpoint[] = [];
@@ -408,7 +414,7 @@ export async function checkpointAllChains(ctx: Ctx, signer: TokenSigner): Promis
 }
 
 /** The caller's company's incremental check (the console's Activity page), at most INTEGRITY_VISIT_ENTRIES re-hashed. */
-export async function activityLogIntegrity(ctx: Pick<ServiceContext, 'db' | 'secrets' | 'now' | 'actor'>, signer: TokenSigner | null): Promise<IntegrityReport> {
+export async function activityLogIntegrity(ctx: ServiceContext, signer: TokenSigner | null): Promise<IntegrityReport> {
   return checkAuditIntegrity(ctx, requireMember(ctx), signer, { maxEntries: INTEGRITY_VISIT_ENTRIES });
 }
 
@@ -419,7 +425,7 @@ export const CHECKPOINT_FILE_FORMAT = 'keyforge-audit-checkpoints/1';
  * that verify it. The head is anchored first, so the newest checkpoint covers every entry written so far. Give the
  * file back to the console's or CLI's verification later: the log must still extend it.
  */
-export async function checkpointFile(ctx: Pick<ServiceContext, 'db' | 'secrets' | 'now' | 'actor'>, signer: TokenSigner, options: { all?: boolean } = {}) {
+export async function checkpointFile(ctx: ServiceContext, signer: TokenSigner, options: { all?: boolean } = {}) {
   const tenantId = requireMember(ctx);
   const report = await checkAuditIntegrity(ctx, tenantId, signer);
   const [company, keys, rows] = await Promise.all([

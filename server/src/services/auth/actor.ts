@@ -31,10 +31,11 @@ export const NO_META: RequestMeta = { ip: null, userAgent: null };
 /** The system actor; changes it makes are logged as "system" (or the given label, e.g. "system (cli)"). */
 export const systemActor = (tenantId: string | null, label = 'system'): SystemActor => ({ kind: 'system', tenantId, label });
 
-type WithActor = { actor: ServiceActor | null };
+/** What an authorization check reads (services/context.ts names it with the other contexts). */
+export type ActorContext = { actor: ServiceActor | null };
 
 /** Who the activity log names for a change made in this context. */
-export function auditActor(ctx: WithActor & { meta: RequestMeta }): AuditActor {
+export function auditActor(ctx: ActorContext & { meta: RequestMeta }): AuditActor {
   const actor = ctx.actor;
   if (!actor) throw new AppError('Unauthorized', 'Sign in, or send an API key in X-Api-Key.');
   if (actor.kind === 'user') return { id: actor.userId, label: actor.email, ip: ctx.meta.ip };
@@ -42,7 +43,7 @@ export function auditActor(ctx: WithActor & { meta: RequestMeta }): AuditActor {
   return { id: null, label: actor.label, ip: ctx.meta.ip };
 }
 
-function requireTenantActor(ctx: WithActor): TenantActor {
+function requireTenantActor(ctx: ActorContext): TenantActor {
   const actor = ctx.actor;
   if (!actor) throw new AppError('Unauthorized', 'Sign in, or send an API key in X-Api-Key.');
   // A system actor without a tenant (operator-wide) must be given one before touching tenant data.
@@ -51,31 +52,31 @@ function requireTenantActor(ctx: WithActor): TenantActor {
 }
 
 /** Reading tenant data needs any member of the tenant (any role); returns the tenant id every query is scoped by. */
-export function requireMember(ctx: WithActor): string {
+export function requireMember(ctx: ActorContext): string {
   return requireTenantActor(ctx).tenantId;
 }
 
 /** Changing tenant data needs the CompanyAdmin role (the system actor acts as an admin of its tenant). */
-export function requireAdmin(ctx: WithActor): TenantActor {
+export function requireAdmin(ctx: ActorContext): TenantActor {
   const actor = requireTenantActor(ctx);
   if (actor.kind !== 'system' && actor.role !== 'CompanyAdmin') throw new AppError('Forbidden', 'This needs the CompanyAdmin role; your role is read-only.');
   return actor;
 }
 
 /** Self-service operations (own password, MFA, preferences) need a signed-in user, not an API key. */
-export function requireUser(ctx: WithActor): Extract<Actor, { kind: 'user' }> {
+export function requireUser(ctx: ActorContext): Extract<Actor, { kind: 'user' }> {
   const actor = requireTenantActor(ctx);
   if (actor.kind !== 'user') throw new AppError('Forbidden', 'This operation needs a signed-in user, not an API key.');
   return actor;
 }
 
 /** The operator's context acting within one tenant (found by its prefix, or as the tenant of a license key). */
-export function operatorIn<C extends WithActor>(ctx: C, tenantId: string): C {
+export function operatorIn<C extends ActorContext>(ctx: C, tenantId: string): C {
   return { ...ctx, actor: systemActor(tenantId, requireOperator(ctx).label) };
 }
 
 /** Operator-wide calls (recovery, a license by its key across tenants) are for the system actor only (the CLI). */
-export function requireOperator(ctx: WithActor): SystemActor {
+export function requireOperator(ctx: ActorContext): SystemActor {
   const actor = ctx.actor;
   if (actor?.kind !== 'system') throw new AppError('Forbidden', 'This operation is for the server operator only.');
   return actor;
@@ -92,7 +93,7 @@ export function isInstallationOperator(actor: ServiceActor | null, operatorEmail
 }
 
 /** Installation-wide readings (the operator's System page) are for installation operators only. */
-export function requireInstallationOperator(ctx: WithActor, operatorEmails: readonly string[]): void {
+export function requireInstallationOperator(ctx: ActorContext, operatorEmails: readonly string[]): void {
   if (!ctx.actor) throw new AppError('Unauthorized', 'Sign in, or send an API key in X-Api-Key.');
   if (!isInstallationOperator(ctx.actor, operatorEmails)) {
     throw new AppError('Forbidden', 'This is for installation operators: a signed-in CompanyAdmin whose email OPERATOR_EMAILS lists.');

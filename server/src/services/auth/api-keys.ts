@@ -9,7 +9,6 @@ import { isUuid } from '../listing.js';
 import { parseInput } from '../validation.js';
 import { auditActor, requireAdmin, requireMember } from './actor.js';
 
-type Ctx = ServiceContext;
 
 export const API_KEY_FIELDS = { id: true, name: true, role: true, hint: true, createdAt: true, lastUsedAt: true, revokedAt: true, createdById: true } as const;
 
@@ -18,7 +17,7 @@ export const API_KEY_FIELDS = { id: true, name: true, role: true, hint: true, cr
  * Every key traces to a human: a key created with another key inherits that key's owner and records it as
  * its parent, so deactivating the owner or revoking the parent disables it.
  */
-export async function createApiKey(ctx: Ctx, input: { name: string; role: 'CompanyAdmin' | 'ReadOnly' }) {
+export async function createApiKey(ctx: ServiceContext, input: { name: string; role: 'CompanyAdmin' | 'ReadOnly' }) {
   const admin = requireAdmin(ctx);
   const data = parseInput(z.object({ name: z.string().trim().min(1).max(100), role: z.enum(['CompanyAdmin', 'ReadOnly']) }), input);
   const key = `kf_${randomBytes(24).toString('base64url')}`;
@@ -51,11 +50,11 @@ export async function createApiKey(ctx: Ctx, input: { name: string; role: 'Compa
   return { key, apiKey };
 }
 
-export async function listApiKeys(ctx: Ctx) {
+export async function listApiKeys(ctx: ServiceContext) {
   return ctx.db.prisma.apiKey.findMany({ where: { tenantId: requireMember(ctx) }, orderBy: { createdAt: 'desc' }, select: API_KEY_FIELDS });
 }
 
-export async function revokeApiKey(ctx: Ctx, id: string) {
+export async function revokeApiKey(ctx: ServiceContext, id: string) {
   const admin = requireAdmin(ctx);
   const key = isUuid(id) ? await ctx.db.prisma.apiKey.findFirst({ where: { id, tenantId: admin.tenantId } }) : null;
   if (!key) throw new AppError('NotFound', 'API key not found.');

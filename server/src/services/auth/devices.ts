@@ -8,7 +8,6 @@ import type { ServiceContext } from '../context.js';
 // own, unknown browsers out — never the account holder's. The cookie exempts from nothing else: the password (and
 // the second factor) are still checked.
 
-type Ctx = Pick<ServiceContext, 'secrets'>;
 
 /** How long a browser stays trusted after its last successful sign-in (each success renews the cookie). */
 export const DEVICE_COOKIE_TTL_MS = 365 * 86_400_000;
@@ -18,17 +17,17 @@ export interface TrustedDevice {
   id: string;
 }
 
-const signature = (ctx: Ctx, email: string, issuedAt: string, nonce: string) => ctx.secrets.digest(`device-cookie:v1:${email.trim().toLowerCase()}:${issuedAt}:${nonce}`);
+const signature = (ctx: Pick<ServiceContext, 'secrets'>, email: string, issuedAt: string, nonce: string) => ctx.secrets.digest(`device-cookie:v1:${email.trim().toLowerCase()}:${issuedAt}:${nonce}`);
 
 /** A new device cookie value for `email`: `<issued-at seconds>.<nonce>.<HMAC>`; the email is covered, not shown. */
-export function issueDeviceToken(ctx: Ctx, email: string, now: Date): string {
+export function issueDeviceToken(ctx: Pick<ServiceContext, 'secrets'>, email: string, now: Date): string {
   const issuedAt = String(Math.floor(now.getTime() / 1000));
   const nonce = randomBytes(18).toString('base64url');
   return `${issuedAt}.${nonce}.${signature(ctx, email, issuedAt, nonce)}`;
 }
 
 /** The device a cookie value proves for `email`, or null (forged, another account's, malformed or expired). */
-export function verifyDeviceToken(ctx: Ctx, email: string, token: string | null | undefined, now: Date): TrustedDevice | null {
+export function verifyDeviceToken(ctx: Pick<ServiceContext, 'secrets'>, email: string, token: string | null | undefined, now: Date): TrustedDevice | null {
   if (!token || token.length > 200) return null;
   const [issuedAt, nonce, mac, extra] = token.split('.');
   if (!issuedAt || !nonce || !mac || extra !== undefined || !/^\d{1,12}$/.test(issuedAt)) return null;

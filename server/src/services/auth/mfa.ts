@@ -3,17 +3,16 @@ import { Secret, TOTP } from 'otpauth';
 import type { Prisma } from '../../generated/prisma/client.js';
 import { AppError } from '../../domain/errors.js';
 import { recordAudit } from '../audit/audit-log.js';
-import type { ServiceContext } from '../context.js';
+import type { SecretsContext, ServiceContext } from '../context.js';
 import { auditActor, requireUser } from './actor.js';
 
 type Tx = Prisma.TransactionClient;
-type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
 
 export const BACKUP_CODE_COUNT = 10;
 const PERIOD = 30;
 
 const totpFor = (secret: string, label = 'account') => new TOTP({ issuer: 'Keyforge', label, secret: Secret.fromBase32(secret), period: PERIOD, digits: 6, algorithm: 'SHA1' });
-const backupDigest = (ctx: Ctx, code: string) => ctx.secrets.digest(`backup:${code.replace(/[\s-]/g, '').toLowerCase()}`);
+const backupDigest = (ctx: SecretsContext, code: string) => ctx.secrets.digest(`backup:${code.replace(/[\s-]/g, '').toLowerCase()}`);
 
 /**
  * The time step a TOTP code belongs to (±1 step of clock drift), or null. The caller records the step so
@@ -27,7 +26,7 @@ function totpStep(secret: string, code: string, now: Date): number | null {
 /** Accepts a TOTP code once (its step must be newer than the last accepted), or an unused backup code once. */
 export async function checkSecondFactor(
   tx: Tx,
-  ctx: Ctx,
+  ctx: SecretsContext,
   user: { id: string; mfaSecretEncrypted: string | null },
   input: { totpCode?: string | null; backupCode?: string | null },
 ): Promise<{ ok: true; method: 'totp' | 'backupCode' } | { ok: false; reason: string }> {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import { renderPasswordResetEmail } from '../../email/password-reset.js';
 import { recordAudit, type AuditActor } from '../audit/audit-log.js';
-import type { ServiceContext } from '../context.js';
+import type { SecretsContext, ServiceContext } from '../context.js';
 import { deliverDueEmails, type MailTransport } from '../notifications/delivery.js';
 import { enqueueEmails } from '../notifications/outbox.js';
 import { parseInput } from '../validation.js';
@@ -13,8 +13,7 @@ import { revokeSessions } from './sessions.js';
 // "Forgot password?" and an admin's "Send reset link": an emailed single-use link (reset-tokens.ts). Using it sets
 // the new password, ends every session of the user and lifts a sign-in lock (the link proves the mailbox).
 
-type Ctx = ServiceContext;
-type MailCtx = Ctx & { publicUrl: string; transport?: MailTransport | null };
+type MailCtx = ServiceContext & { publicUrl: string; transport?: MailTransport | null };
 
 const INVALID_LINK = 'This password reset link is invalid, used or expired: ask for a new one.';
 /** A request answers no sooner than this, known email or not, so the work done for a known one is not told by timing. */
@@ -58,7 +57,7 @@ export async function requestPasswordReset(ctx: MailCtx, input: { email: string 
 }
 
 /** Public: the address a usable reset link is for (the page shows it); null for any unusable token (never why). */
-export async function passwordResetByToken(ctx: Pick<Ctx, 'db' | 'secrets' | 'now'>, token: string) {
+export async function passwordResetByToken(ctx: SecretsContext, token: string) {
   if (!token || token.length > 200) return null;
   const reset = await ctx.db.prisma.passwordReset.findFirst({
     where: { tokenDigest: resetTokenDigest(ctx, token), usedAt: null, expiresAt: { gt: ctx.now }, user: { deactivatedAt: null } },
@@ -72,7 +71,7 @@ export async function passwordResetByToken(ctx: Pick<Ctx, 'db' | 'secrets' | 'no
  * also under concurrent use); every session of the user ends, the password no longer needs changing, and the
  * sign-in lock of the address is lifted.
  */
-export async function completePasswordReset(ctx: Ctx, input: { token: string; password: string }): Promise<{ userId: string; email: string }> {
+export async function completePasswordReset(ctx: ServiceContext, input: { token: string; password: string }): Promise<{ userId: string; email: string }> {
   const data = parseInput(z.object({ token: z.string().min(1).max(200), password: PasswordSchema }), input);
   const passwordHash = await hashPassword(data.password);
   return ctx.db.prisma.$transaction(async (tx) => {

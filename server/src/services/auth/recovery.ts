@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import { recordAudit, type AuditActor } from '../audit/audit-log.js';
 import { auditActor, requireAdmin, requireOperator } from './actor.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext, SystemContext } from '../context.js';
 import type { MailTransport } from '../notifications/delivery.js';
 import { deliverDueEmails } from '../notifications/delivery.js';
 import { parseInput } from '../validation.js';
@@ -16,11 +16,10 @@ import { findTenantUser, publicUser, reactivate } from '../users.js';
 // company's last admin; a company's admins recover their own members from the Team page (unlock, reset MFA, send a
 // reset link), never a user of another company. Every step is in the tenant's activity log.
 
-type Ctx = ServiceContext;
 type Tx = Parameters<typeof recordAudit>[0];
 type Target = { id: string; tenantId: string; email: string; mfaSecretEncrypted: string | null };
 
-async function userByEmail(ctx: Ctx, emailInput: string) {
+async function userByEmail(ctx: ServiceContext, emailInput: string) {
   requireOperator(ctx);
   const { email } = parseInput(z.object({ email: EmailSchema }), { email: emailInput });
   const user = await ctx.db.prisma.user.findUnique({ where: { email } });
@@ -29,7 +28,7 @@ async function userByEmail(ctx: Ctx, emailInput: string) {
 }
 
 /** A member of the admin's own company (CompanyAdmin); another company's user is "not found". */
-async function memberOf(ctx: Ctx, userId: string) {
+async function memberOf(ctx: ServiceContext, userId: string) {
   const admin = requireAdmin(ctx);
   return { admin, user: await findTenantUser(ctx, admin.tenantId, userId) };
 }
@@ -38,20 +37,20 @@ async function memberOf(ctx: Ctx, userId: string) {
 const lockedUntilOf = (failures: { lockedUntil: Date | null } | null, now: Date) => (failures?.lockedUntil && failures.lockedUntil > now ? failures.lockedUntil : null);
 
 /** Until when the member's sign-in is locked (the Team page's badge); null when it is not. */
-export async function memberLockedUntil(ctx: Pick<Ctx, 'db' | 'now'>, email: string): Promise<Date | null> {
+export async function memberLockedUntil(ctx: SystemContext, email: string): Promise<Date | null> {
   return lockedUntilOf(await ctx.db.prisma.loginFailure.findUnique({ where: { email }, select: { lockedUntil: true } }), ctx.now);
 }
 
-const by = (ctx: Ctx) => (ctx.actor?.kind === 'system' ? 'operator' : 'admin');
+const by = (ctx: ServiceContext) => (ctx.actor?.kind === 'system' ? 'operator' : 'admin');
 
-const audit = (ctx: Ctx, user: Target, action: 'ChangePassword' | 'DisableMfa' | 'UnlockAccount', details?: Record<string, unknown>) => (tx: Tx) =>
+const audit = (ctx: ServiceContext, user: Target, action: 'ChangePassword' | 'DisableMfa' | 'UnlockAccount', details?: Record<string, unknown>) => (tx: Tx) =>
   recordAudit(tx, { tenantId: user.tenantId, action, entityType: 'User', entityId: user.id, entity: user.email, details: { ...details, by: by(ctx) } }, auditActor(ctx), ctx.now);
 
 /**
  * Sets a new password (generated when none is given, and then returned once), ends every session of the
  * user and lifts a sign-in lock on the email. Someone else chose it: the user must choose their own at next sign-in.
  */
-export async function resetPassword(ctx: Ctx, email: string, newPassword?: string): Promise<{ email: string; generatedPassword: string | null }> {
+export async function resetPassword(ctx: ServiceContext, email: string, newPassword?: string): Promise<{ email: string; generatedPassword: string | null }> {
   const user = await userByEmail(ctx, email);
   const generated = newPassword === undefined ? randomBytes(15).toString('base64url') : null;
   const { password } = parseInput(z.object({ password: PasswordSchema }), { password: newPassword ?? generated });
@@ -66,7 +65,7 @@ export async function resetPassword(ctx: Ctx, email: string, newPassword?: strin
 }
 
 /** Forgets the failed sign-ins of the user's address (and so its lock); whether it was locked. */
-async function liftLock(ctx: Ctx, user: Target): Promise<boolean> {
+async function liftLock(ctx: ServiceContext, user: Target): Promise<boolean> {
   return ctx.db.prisma.$transaction(async (tx) => {
     const failures = await tx.loginFailure.findUnique({ where: { email: user.email } });
     const wasLocked = lockedUntilOf(failures, ctx.now) !== null;
@@ -77,7 +76,7 @@ async function liftLock(ctx: Ctx, user: Target): Promise<boolean> {
 }
 
 /** Turns MFA off (lost authenticator and backup codes): the user can enrol again. Whether it was on. */
-async function turnMfaOff(ctx: Ctx, user: Target): Promise<boolean> {
+async function turnMfaOff(ctx: ServiceContext, user: Target): Promise<boolean> {
   await ctx.db.prisma.$transaction(async (tx) => {
     await tx.user.update({ where: { id: user.id }, data: { mfaSecretEncrypted: null, mfaPendingEncrypted: null, mfaLastStep: null } });
     await tx.backupCode.deleteMany({ where: { userId: user.id } });
@@ -87,25 +86,25 @@ async function turnMfaOff(ctx: Ctx, user: Target): Promise<boolean> {
 }
 
 /** Operator: lifts the sign-in lock (and forgets the failed attempts) of an email. */
-export async function unlockAccount(ctx: Ctx, email: string): Promise<{ email: string; wasLocked: boolean }> {
+export async function unlockAccount(ctx: ServiceContext, email: string): Promise<{ email: string; wasLocked: boolean }> {
   const user = await userByEmail(ctx, email);
   return { email: user.email, wasLocked: await liftLock(ctx, user) };
 }
 
 /** Operator: turns two-factor authentication off (lost authenticator and backup codes); the user can enrol again. */
-export async function resetMfa(ctx: Ctx, email: string): Promise<{ email: string; mfaWasEnabled: boolean }> {
+export async function resetMfa(ctx: ServiceContext, email: string): Promise<{ email: string; mfaWasEnabled: boolean }> {
   const user = await userByEmail(ctx, email);
   return { email: user.email, mfaWasEnabled: await turnMfaOff(ctx, user) };
 }
 
 /** Operator: lets a deactivated user sign in again (their old sessions and API keys stay revoked). */
-export async function reactivateUserByEmail(ctx: Ctx, email: string): Promise<{ email: string; wasDeactivated: boolean }> {
+export async function reactivateUserByEmail(ctx: ServiceContext, email: string): Promise<{ email: string; wasDeactivated: boolean }> {
   const user = await userByEmail(ctx, email);
   return { email: user.email, wasDeactivated: await reactivate(ctx, user, auditActor(ctx)) };
 }
 
 /** Team page: lifts a member's sign-in lock (CompanyAdmin, own company). */
-export async function unlockMember(ctx: Ctx, userId: string) {
+export async function unlockMember(ctx: ServiceContext, userId: string) {
   const { user } = await memberOf(ctx, userId);
   const wasLocked = await liftLock(ctx, user);
   return { user: await publicUser(ctx, user.id), wasLocked };
@@ -116,7 +115,7 @@ export async function unlockMember(ctx: Ctx, userId: string) {
  * takes a code (disableMfa), so a stolen session cannot remove the second factor; a lost authenticator of the only
  * admin is the operator's `user:reset-mfa`.
  */
-export async function resetMemberMfa(ctx: Ctx, userId: string) {
+export async function resetMemberMfa(ctx: ServiceContext, userId: string) {
   const { admin, user } = await memberOf(ctx, userId);
   if (admin.kind === 'user' && admin.userId === user.id) {
     throw new AppError('Conflict', 'Turn your own MFA off on your profile (it takes a code); without your authenticator, ask another admin.');
@@ -126,7 +125,7 @@ export async function resetMemberMfa(ctx: Ctx, userId: string) {
 }
 
 /** Team page: emails a member a single-use link to choose a new password (CompanyAdmin, own company). */
-export async function sendMemberResetLink(ctx: Ctx & { publicUrl: string; transport?: MailTransport | null }, userId: string) {
+export async function sendMemberResetLink(ctx: ServiceContext & { publicUrl: string; transport?: MailTransport | null }, userId: string) {
   const { user } = await memberOf(ctx, userId);
   if (user.deactivatedAt) throw new AppError('Conflict', `${user.email} is deactivated: reactivate them first.`);
   const actor: AuditActor = auditActor(ctx);

@@ -3,7 +3,7 @@ import { SignJWT, jwtVerify } from 'jose';
 import { Prisma } from '../../generated/prisma/client.js';
 import { AppError } from '../../domain/errors.js';
 import { recordAudit, type AuditActor } from '../audit/audit-log.js';
-import type { ServiceContext } from '../context.js';
+import type { SecretsContext, ServiceContext } from '../context.js';
 import { auditActor, requireUser, type Actor, type RequestMeta, type Role } from './actor.js';
 import { checkSecondFactor } from './mfa.js';
 import { burnPasswordCheck, verifyPassword } from './passwords.js';
@@ -12,7 +12,6 @@ import { sha256 } from '../../crypto/secrets.js';
 import { issueResetToken } from './reset-tokens.js';
 
 type Tx = Prisma.TransactionClient;
-type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 export const REFRESH_TOKEN_TTL_MS = 30 * 86_400_000;
@@ -29,7 +28,7 @@ export interface SessionTokens {
   refreshTokenExpiresAt: Date;
 }
 
-async function signAccessToken(ctx: Ctx, user: { id: string; tenantId: string; role: string }, familyId: string) {
+async function signAccessToken(ctx: SecretsContext, user: { id: string; tenantId: string; role: string }, familyId: string) {
   const expiresAt = new Date(ctx.now.getTime() + ACCESS_TOKEN_TTL_SECONDS * 1000);
   const token = await new SignJWT({ tid: user.tenantId, role: user.role, fam: familyId })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -42,7 +41,7 @@ async function signAccessToken(ctx: Ctx, user: { id: string; tenantId: string; r
 }
 
 /** A new refresh token of a session family (stored as a digest only). */
-async function issueRefreshToken(tx: Tx, ctx: Ctx, userId: string, familyId: string, meta: RequestMeta) {
+async function issueRefreshToken(tx: Tx, ctx: SecretsContext, userId: string, familyId: string, meta: RequestMeta) {
   const token = randomBytes(32).toString('base64url');
   const expiresAt = new Date(ctx.now.getTime() + REFRESH_TOKEN_TTL_MS);
   await tx.refreshToken.create({
@@ -51,7 +50,7 @@ async function issueRefreshToken(tx: Tx, ctx: Ctx, userId: string, familyId: str
   return { token, expiresAt };
 }
 
-async function startSession(tx: Tx, ctx: Ctx, user: { id: string; tenantId: string; role: string }, meta: RequestMeta): Promise<SessionTokens> {
+async function startSession(tx: Tx, ctx: SecretsContext, user: { id: string; tenantId: string; role: string }, meta: RequestMeta): Promise<SessionTokens> {
   const familyId = randomUUID();
   const refresh = await issueRefreshToken(tx, ctx, user.id, familyId, meta);
   const access = await signAccessToken(ctx, user, familyId);
@@ -92,7 +91,7 @@ export interface LoginInput {
  * (password hash, failure count, activity-log write rolled back), gets the same answers and locks the same way.
  * Refusals are padded to REFUSED_SIGN_IN_MIN_MS. Anonymous: the request meta comes in the context.
  */
-export async function login(ctx: Ctx & Pick<ServiceContext, 'meta'>, input: LoginInput): Promise<LoginResult> {
+export async function login(ctx: SecretsContext & Pick<ServiceContext, 'meta'>, input: LoginInput): Promise<LoginResult> {
   const { meta } = ctx;
   const started = performance.now();
   try {
@@ -163,7 +162,7 @@ function unknownEmailId(seed: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-async function attemptLogin(ctx: Ctx, input: LoginInput, meta: RequestMeta): Promise<LoginResult> {
+async function attemptLogin(ctx: SecretsContext, input: LoginInput, meta: RequestMeta): Promise<LoginResult> {
   const email = input.email.trim().toLowerCase();
   // A browser that signed in to this account before is counted and locked on its own (devices.ts).
   const device = verifyDeviceToken(ctx, email, input.deviceToken, ctx.now);
@@ -238,7 +237,7 @@ export const REFRESH_REUSE_GRACE_MS = 30_000;
  * a spent token again means it was stolen or replayed: the whole family (that login) is revoked — unless it is the
  * token's first reuse within REFRESH_REUSE_GRACE_MS of its rotation, which is answered with a new pair.
  */
-export async function refreshSession(ctx: Ctx & Pick<ServiceContext, 'meta'>, refreshToken: string): Promise<SignedIn> {
+export async function refreshSession(ctx: SecretsContext & Pick<ServiceContext, 'meta'>, refreshToken: string): Promise<SignedIn> {
   const { meta } = ctx;
   const digest = ctx.secrets.digest(`refresh:${refreshToken}`);
   const outcome = await ctx.db.prisma.$transaction(async (tx) => {
@@ -267,7 +266,7 @@ export async function refreshSession(ctx: Ctx & Pick<ServiceContext, 'meta'>, re
  * The first session of an account that was just created with this password (first-run setup, an accepted
  * invitation): the console signs straight in. Through login, so the sign-in is recorded like any other.
  */
-export async function signInNewAccount(ctx: Ctx & Pick<ServiceContext, 'meta'>, email: string, password: string): Promise<SignedIn> {
+export async function signInNewAccount(ctx: SecretsContext & Pick<ServiceContext, 'meta'>, email: string, password: string): Promise<SignedIn> {
   const result = await login(ctx, { email, password });
   if (result.status !== 'SUCCESS') throw new AppError('InternalError', 'The account was created but sign-in failed: sign in.');
   return result;
@@ -294,7 +293,7 @@ const lesserRole = (a: Role, b: Role): Role => (a === 'CompanyAdmin' && b === 'C
  * Resolves `Authorization: Bearer <access token>` or `X-Api-Key`. A deactivated user, an ended session,
  * a revoked key, or a key whose owner is missing or deactivated authenticates nobody.
  */
-export async function authenticate(ctx: Ctx, credentials: { bearer?: string | null; apiKey?: string | null }): Promise<Actor | null> {
+export async function authenticate(ctx: SecretsContext, credentials: { bearer?: string | null; apiKey?: string | null }): Promise<Actor | null> {
   if (credentials.apiKey) {
     const key = await ctx.db.prisma.apiKey.findUnique({ where: { digest: ctx.secrets.digest(`apikey:${credentials.apiKey.trim()}`) }, include: { createdBy: { select: { deactivatedAt: true, role: true, tenantId: true } } } });
     if (!key || key.revokedAt || !key.createdBy || key.createdBy.deactivatedAt || key.createdBy.tenantId !== key.tenantId) throw new AppError('Unauthorized', 'Invalid or revoked API key.');

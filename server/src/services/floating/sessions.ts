@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import type { Prisma } from '../../generated/prisma/client.js';
-import type { LicensingContext, ServiceContext } from '../context.js';
+import type { RejectionCode } from '../../domain/errors.js';
+import { Prisma } from '../../generated/prisma/client.js';
+import type { LicensingContext, SecretsContext, SystemContext } from '../context.js';
+import { leaseLapsed, leaseLapsedSql } from '../leases.js';
 import { emitEvent } from '../webhooks/events.js';
 import { lockLicenseByKey } from '../licenses/license-record.js';
-import { isExpired, type StoredLicenseStatus } from '../licenses/predicates.js';
+import type { StoredLicenseStatus } from '../licenses/predicates.js';
 import { LICENSE_NOT_FOUND, checkEntitlement, parseVersion, rejected, vendorWarning, type Rejection } from '../licenses/rules.js';
 
 type Tx = Prisma.TransactionClient;
@@ -19,6 +21,14 @@ export const HEARTBEAT_INTERVAL_SECONDS = 60;
 /** Why a session ended (`FloatingSession.endReason`). */
 export type EndReason = 'checkin' | 'expired' | 'replaced' | 'revoked' | 'suspended' | 'license_expired' | 'floating_disabled' | 'admin';
 
+/** The end reason of a session its license no longer entitles (a heartbeat's refusal). */
+const END_REASON: Partial<Record<RejectionCode, EndReason>> = {
+  LicenseRevoked: 'revoked',
+  Suspended: 'suspended',
+  LicenseExpired: 'license_expired',
+  FloatingNotEnabled: 'floating_disabled',
+};
+
 /** `kfs_` + 256 random bits (base64url). The prefix makes a leaked token recognisable (secret scanners, URL guard). */
 export const SESSION_TOKEN_PATTERN = /^kfs_[A-Za-z0-9_-]{43}$/;
 /** Something that looks like a session token anywhere in a string (used to refuse and mask tokens in URLs). */
@@ -29,6 +39,10 @@ const CHECKOUT_TRANSACTION = { maxWait: 20_000, timeout: 20_000 } as const;
 
 const SESSION_INVALID: Rejection = { errorCode: 'SessionInvalid', message: 'Unknown session token: check out a new session.' };
 const leaseEnd = (now: Date) => new Date(now.getTime() + LEASE_SECONDS * 1000);
+
+/** A session whose lease has lapsed holds no seat, whether or not a sweep has recorded it as ended yet. */
+export const sessionLapsed = (session: { leaseExpiresAt: Date }, now: Date) => leaseLapsed(session.leaseExpiresAt, now);
+const lapsedSql = (now: Date) => leaseLapsedSql(Prisma.sql`lease_expires_at`, now);
 
 export interface CheckoutInput {
   licenseKey: string;
@@ -114,10 +128,10 @@ interface SessionRow {
   endedAt: Date | null;
   endReason: string | null;
   leaseExpiresAt: Date;
-  license: { status: StoredLicenseStatus; expiresAt: Date | null; floatingSeats: number | null };
+  license: { status: StoredLicenseStatus; expiresAt: Date | null; minVersion: string | null; maxVersion: string | null; floatingSeats: number | null };
 }
 
-async function findSession(ctx: Pick<ServiceContext, 'db' | 'secrets' | 'now'>, sessionToken: string): Promise<SessionRow | null> {
+async function findSession(ctx: SecretsContext, sessionToken: string): Promise<SessionRow | null> {
   if (!SESSION_TOKEN_PATTERN.test(sessionToken)) return null;
   return ctx.db.prisma.floatingSession.findUnique({
     where: { tokenDigest: ctx.secrets.digest(sessionToken) },
@@ -128,13 +142,13 @@ async function findSession(ctx: Pick<ServiceContext, 'db' | 'secrets' | 'now'>, 
       endedAt: true,
       endReason: true,
       leaseExpiresAt: true,
-      license: { select: { status: true, expiresAt: true, floatingSeats: true } },
+      license: { select: { status: true, expiresAt: true, minVersion: true, maxVersion: true, floatingSeats: true } },
     },
   });
 }
 
 /** Ends a session that has not ended yet; false when it already had (a concurrent checkin, sweep or heartbeat). */
-async function endSession(ctx: Pick<ServiceContext, 'db' | 'now'>, sessionId: string, endedAt: Date, endReason: EndReason): Promise<boolean> {
+async function endSession(ctx: SystemContext, sessionId: string, endedAt: Date, endReason: EndReason): Promise<boolean> {
   const { count } = await ctx.db.prisma.floatingSession.updateMany({ where: { id: sessionId, endedAt: null }, data: { endedAt, endReason } });
   return count === 1;
 }
@@ -154,25 +168,18 @@ export async function heartbeatFloatingSession(ctx: LicensingContext, sessionTok
   if (!session) return rejected(SESSION_INVALID);
   await ctx.chargeTenant(session.tenantId, session.licenseId);
   if (session.endedAt) return sessionExpired(session.endReason);
-  if (session.leaseExpiresAt.getTime() <= ctx.now.getTime()) {
+  if (sessionLapsed(session, ctx.now)) {
     await endSession(ctx, session.id, session.leaseExpiresAt, 'expired');
     return sessionExpired('expired');
   }
 
+  // The checkout's entitlement rule (rules.ts; the version was checked at checkout), then the pool itself.
   const { license } = session;
-  const licenseEnd: [EndReason, Rejection] | null =
-    license.status === 'revoked'
-      ? ['revoked', { errorCode: 'LicenseRevoked', message: 'This license has been revoked; the floating session has ended.' }]
-      : license.status === 'suspended'
-        ? ['suspended', { errorCode: 'Suspended', message: 'This license has been suspended by the vendor; the floating session has ended.' }]
-        : isExpired(license, ctx.now)
-          ? ['license_expired', { errorCode: 'LicenseExpired', message: `This license expired on ${license.expiresAt!.toISOString()}; the floating session has ended.` }]
-          : license.floatingSeats === null
-            ? ['floating_disabled', { errorCode: 'FloatingNotEnabled', message: 'This license no longer has floating seats; the floating session has ended.' }]
-            : null;
-  if (licenseEnd) {
-    await endSession(ctx, session.id, ctx.now, licenseEnd[0]);
-    return rejected(licenseEnd[1]);
+  const refusal: Rejection | null =
+    checkEntitlement(license, ctx.now, null) ?? (license.floatingSeats === null ? { errorCode: 'FloatingNotEnabled', message: 'This license no longer has floating seats.' } : null);
+  if (refusal) {
+    await endSession(ctx, session.id, ctx.now, END_REASON[refusal.errorCode] ?? 'admin');
+    return rejected({ errorCode: refusal.errorCode, message: `${refusal.message} The floating session has ended.` });
   }
 
   // Conditional on the lease still running, so a concurrent sweep or checkin wins cleanly.
@@ -201,8 +208,7 @@ export async function checkinFloatingSession(ctx: LicensingContext, sessionToken
   await ctx.chargeTenant(session.tenantId, session.licenseId);
   let { endedAt, endReason } = session;
   if (!endedAt) {
-    const lapsed = session.leaseExpiresAt.getTime() <= ctx.now.getTime();
-    const [at, reason]: [Date, EndReason] = lapsed ? [session.leaseExpiresAt, 'expired'] : [ctx.now, 'checkin'];
+    const [at, reason]: [Date, EndReason] = sessionLapsed(session, ctx.now) ? [session.leaseExpiresAt, 'expired'] : [ctx.now, 'checkin'];
     if (await endSession(ctx, session.id, at, reason)) {
       [endedAt, endReason] = [at, reason];
     } else {
@@ -212,13 +218,11 @@ export async function checkinFloatingSession(ctx: LicensingContext, sessionToken
   return { checkedIn: true as const, sessionId: session.id, endedAt: endedAt!.toISOString(), endReason: endReason ?? 'expired' };
 }
 
-const SWEEP_LICENSE = `
-  UPDATE floating_sessions SET ended_at = lease_expires_at, end_reason = 'expired'
-   WHERE license_id = $1::uuid AND ended_at IS NULL AND lease_expires_at <= $2`;
-
 /** Inside a checkout: waits for row locks, so a heartbeat racing the sweep is either seen or refused. */
 async function sweepLicense(tx: Tx, licenseId: string, now: Date): Promise<void> {
-  await tx.$executeRawUnsafe(SWEEP_LICENSE, licenseId, now);
+  await tx.$executeRaw`
+    UPDATE floating_sessions SET ended_at = lease_expires_at, end_reason = 'expired'
+     WHERE license_id = ${licenseId}::uuid AND ended_at IS NULL AND ${lapsedSql(now)}`;
 }
 
 /**
@@ -226,10 +230,8 @@ async function sweepLicense(tx: Tx, licenseId: string, now: Date): Promise<void>
  * can be charted. Correctness never depends on it: a lapsed lease stops counting by itself. Safe to run
  * on every replica at any time: rows locked by a request in flight are skipped (the next run gets them).
  */
-export async function sweepExpiredFloatingSessions(ctx: Pick<ServiceContext, 'db' | 'now'>): Promise<number> {
-  return ctx.db.prisma.$executeRawUnsafe(
-    `UPDATE floating_sessions SET ended_at = lease_expires_at, end_reason = 'expired'
-      WHERE id IN (SELECT id FROM floating_sessions WHERE ended_at IS NULL AND lease_expires_at <= $1 FOR UPDATE SKIP LOCKED)`,
-    ctx.now,
-  );
+export async function sweepExpiredFloatingSessions(ctx: SystemContext): Promise<number> {
+  return ctx.db.prisma.$executeRaw`
+    UPDATE floating_sessions SET ended_at = lease_expires_at, end_reason = 'expired'
+     WHERE id IN (SELECT id FROM floating_sessions WHERE ended_at IS NULL AND ${lapsedSql(ctx.now)} FOR UPDATE SKIP LOCKED)`;
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { z } from 'zod';
 import { currentServerSecrets } from '../../crypto/secrets.js';
 import type { Database } from '../../db/database.js';
@@ -7,7 +6,8 @@ import { AppError } from '../../domain/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { Logger } from '../../logger.js';
 import { requireAdmin, requireMember, type RequestMeta, type ServiceActor } from '../auth/actor.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext, SystemContext } from '../context.js';
+import { keepLease, leaseLapsedSql, leaseOwner, leaseUntil } from '../leases.js';
 import { isUuid } from '../listing.js';
 import { parseInput, StorableDate } from '../validation.js';
 import { IMPORT_ACTION, runImportRows } from './import.js';
@@ -19,7 +19,7 @@ import { licenseConditions, LicenseFilterSchema, revokeLicense, type LicenseFilt
 // job is queued (bulk_job_items); the bulk-license-jobs job works through it with the single-license service
 // functions, as the person who asked, so each change is audited and emitted exactly like a single one.
 //
-// Crash safety: a worker holds a job by a lease it renews (like the expiry run, services/notifications/runs.ts);
+// Crash safety: a worker holds a job by a lease it renews (a held job of services/leases.ts, like the expiry run);
 // when its worker dies the lease lapses and another worker goes on with the items still pending. An item whose
 // change committed just before the crash is done again, and the single-license functions make that a no-op (their
 // update is conditional on the old state: suspending a suspended license writes nothing, revoking twice writes
@@ -111,9 +111,8 @@ export async function bulkJobFailures(ctx: ServiceContext, job: { id: string; te
   return rows;
 }
 
-export interface BulkRunContext {
-  db: Database;
-  now: Date;
+/** The bulk-license-jobs job's context: system-only (each change is then made as the person who asked). */
+export interface BulkRunContext extends SystemContext {
   logger?: Logger;
   /** Tests: called before each license (an import: each row's line) (a throw stands for the worker dying there). */
   failpoint?: (jobId: string, item: string) => void | Promise<void>;
@@ -138,11 +137,11 @@ export async function runBulkJobUntilFinished(ctx: BulkRunContext, jobId: string
 
 export async function runBulkJobs(ctx: BulkRunContext) {
   const report = { jobs: 0, done: 0, failed: 0 };
-  const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  const owner = leaseOwner();
   for (;;) {
     const [claimed] = await ctx.db.prisma.$queryRaw<{ id: string }[]>`
-      UPDATE bulk_jobs SET lease_owner = ${owner}, leased_until = ${leaseUntil()}
-       WHERE id = (SELECT id FROM bulk_jobs WHERE finished_at IS NULL AND leased_until < clock_timestamp() ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+      UPDATE bulk_jobs SET lease_owner = ${owner}, leased_until = ${leaseUntil(BULK_LEASE_MS)}
+       WHERE id = (SELECT id FROM bulk_jobs WHERE finished_at IS NULL AND ${leaseLapsedSql(Prisma.sql`leased_until`)} ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
       RETURNING id::text`;
     if (!claimed) return report;
     report.jobs++;
@@ -157,12 +156,11 @@ export async function runBulkJobs(ctx: BulkRunContext) {
 async function runJob(ctx: BulkRunContext, jobId: string, owner: string) {
   const prisma = ctx.db.prisma;
   const counts = { done: 0, failed: 0, stopped: false };
-  const heartbeat = setInterval(() => {
-    prisma.$executeRaw`UPDATE bulk_jobs SET leased_until = ${leaseUntil()} WHERE id = ${jobId}::uuid AND lease_owner = ${owner}`.catch((error: Error) =>
-      ctx.logger?.warn({ bulkJob: jobId, err: error.message }, 'bulk job lease renewal failed'),
-    );
-  }, BULK_LEASE_MS / 3);
-  heartbeat.unref();
+  const stopRenewing = keepLease(
+    BULK_LEASE_MS,
+    () => prisma.$executeRaw`UPDATE bulk_jobs SET leased_until = ${leaseUntil(BULK_LEASE_MS)} WHERE id = ${jobId}::uuid AND lease_owner = ${owner}`,
+    (error) => ctx.logger?.warn({ bulkJob: jobId, err: error.message }, 'bulk job lease renewal failed'),
+  );
   // Everything after the heartbeat starts is inside the try, so a failing read cannot leave it renewing forever.
   try {
     const job = await prisma.bulkJob.findUniqueOrThrow({ where: { id: jobId } });
@@ -207,7 +205,7 @@ async function runJob(ctx: BulkRunContext, jobId: string, owner: string) {
     ctx.logger?.warn({ bulkJob: jobId, err: (error as Error).message }, 'bulk job stopped; it resumes on the next run');
     counts.stopped = true;
   } finally {
-    clearInterval(heartbeat);
+    stopRenewing();
   }
   return counts;
 }
@@ -236,6 +234,3 @@ async function applyAction(ctx: ServiceContext, action: BulkAction, params: { ex
   if (license?.expiresAt?.toISOString() === new Date(params.expiresAt!).toISOString()) return;
   return renewLicense(ctx, { id, expiresAt: params.expiresAt! });
 }
-
-/** The lease end, from the database's clock (process clocks and test clocks do not matter). */
-const leaseUntil = () => Prisma.sql`clock_timestamp() + ${`${BULK_LEASE_MS} milliseconds`}::interval`;

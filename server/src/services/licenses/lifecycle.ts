@@ -15,7 +15,6 @@ import { findTenantLicense, licenseEntity } from './management.js';
 // transferred. CompanyAdmin only; another tenant's license is NotFound. Each change writes one activity entry
 // with a `{ before, after }` diff in the same transaction; a call that changes nothing writes nothing.
 
-type Ctx = ServiceContext;
 type Tx = Prisma.TransactionClient;
 type License = Awaited<ReturnType<typeof findTenantLicense>>;
 
@@ -47,7 +46,7 @@ export function refuseRevoked(license: License, what: string) {
 
 /** Applies `data` to a license still in one of `from`, audits and emits; false when a concurrent change got there first. */
 async function change(
-  ctx: Ctx,
+  ctx: ServiceContext,
   license: License,
   action: AuditAction,
   type: LicenseLifecycleEventType,
@@ -74,7 +73,7 @@ const IdInput = z.object({ id: z.string().trim().min(1) });
  * `Suspended`; its activations keep their seats; no customer expiry emails while suspended. Suspending a suspended
  * license changes nothing. A revoked license: Conflict.
  */
-export async function suspendLicense(ctx: Ctx, input: { id: string }) {
+export async function suspendLicense(ctx: ServiceContext, input: { id: string }) {
   const { tenantId } = requireAdmin(ctx);
   const { id } = parseInput(IdInput, input);
   const license = await findTenantLicense(ctx, tenantId, id);
@@ -85,7 +84,7 @@ export async function suspendLicense(ctx: Ctx, input: { id: string }) {
 }
 
 /** Lifts a suspension: the license is what it was before (its seats were kept). Reinstating an unsuspended license changes nothing; a revoked one: Conflict. */
-export async function reinstateLicense(ctx: Ctx, input: { id: string }) {
+export async function reinstateLicense(ctx: ServiceContext, input: { id: string }) {
   const { tenantId } = requireAdmin(ctx);
   const { id } = parseInput(IdInput, input);
   const license = await findTenantLicense(ctx, tenantId, id);
@@ -102,7 +101,7 @@ const RenewInput = z.object({ id: z.string().trim().min(1), expiresAt: StorableD
  * deleted in the same transaction, so the 30/7/1-day thresholds fire again for the new period. A perpetual license
  * has nothing to renew (give it an expiry with updateLicense); a revoked one: Conflict. Allowed while suspended.
  */
-export async function renewLicense(ctx: Ctx, input: { id: string; expiresAt: Date | string }) {
+export async function renewLicense(ctx: ServiceContext, input: { id: string; expiresAt: Date | string }) {
   const { tenantId } = requireAdmin(ctx);
   const { id, expiresAt } = parseInput(RenewInput, input);
   const license = await findTenantLicense(ctx, tenantId, id);
@@ -122,7 +121,7 @@ export async function renewLicense(ctx: Ctx, input: { id: string; expiresAt: Dat
 const TransferInput = z.object({ id: z.string().trim().min(1), customerEmail: z.string().trim().pipe(z.email().max(320)) });
 
 /** Transfers the license to another customer email (expiry notices go there from now on). The same address changes nothing; a revoked license: Conflict. */
-export async function transferLicense(ctx: Ctx, input: { id: string; customerEmail: string }) {
+export async function transferLicense(ctx: ServiceContext, input: { id: string; customerEmail: string }) {
   const { tenantId } = requireAdmin(ctx);
   const { id, customerEmail } = parseInput(TransferInput, input);
   const license = await findTenantLicense(ctx, tenantId, id);

@@ -55,7 +55,6 @@ export type LicenseInput = { [K in keyof AttributesIn]?: (K extends 'customField
 // Licenses as vendors manage them (GraphQL, the operator CLI): create, change, revoke, list, free a seat. The
 // public protocol on the same licenses is activations.ts (activate/deactivate) and validate.ts.
 
-type Ctx = ServiceContext;
 
 /** How a license appears in the activity log: its key hint and product, never the key. */
 export const licenseEntity = (license: { keyHint: string }, productName: string) => `${license.keyHint} (${productName})`;
@@ -76,7 +75,7 @@ export interface CreateLicenseOptions {
  * Creates a license of one of the caller's products (CompanyAdmin) and returns its plaintext key: the only time
  * it exists outside the customer's hands. Audited (CreateLicense, with the attributes and key hint, never the key).
  */
-export async function createLicense(ctx: Ctx, input: LicenseInput & { productId: string }, options: CreateLicenseOptions = {}) {
+export async function createLicense(ctx: ServiceContext, input: LicenseInput & { productId: string }, options: CreateLicenseOptions = {}) {
   const { tenantId } = requireAdmin(ctx);
   const { productId, ...rest } = input;
   const attributes = parseInput(LicenseAttributesSchema, rest);
@@ -122,7 +121,7 @@ export async function createLicense(ctx: Ctx, input: LicenseInput & { productId:
 }
 
 /** The license of a plaintext key, in any tenant (operator CLI only); NotFound when no license has it. */
-export async function findByKey(ctx: Ctx, licenseKey: string) {
+export async function findByKey(ctx: ServiceContext, licenseKey: string) {
   requireOperator(ctx);
   const digest = licenseKeyDigest(ctx.secrets, licenseKey);
   const license = digest ? await ctx.db.prisma.license.findUnique({ where: { keyDigest: digest } }) : null;
@@ -134,7 +133,7 @@ export async function findByKey(ctx: Ctx, licenseKey: string) {
 const SHOWN_ACTIVATIONS = 100;
 
 /** A license with its product, tenant, the newest SHOWN_ACTIVATIONS activations and how many there are in all. */
-export async function showLicenseByKey(ctx: Ctx, licenseKey: string) {
+export async function showLicenseByKey(ctx: ServiceContext, licenseKey: string) {
   const license = await findByKey(ctx, licenseKey);
   const { _count, ...shown } = await ctx.db.prisma.license.findUniqueOrThrow({
     where: { id: license.id },
@@ -176,14 +175,14 @@ export interface LicenseQuery {
 /** LICENSE_VIEW with the caller's relations besides (the rows are typed as the view; the relations ride along). */
 const licenseView = (query: LicenseQuery = {}) => (query.select ? { select: { ...LICENSE_VIEW.select, ...query.select } } : LICENSE_VIEW) as typeof LICENSE_VIEW;
 
-export async function findTenantLicense(ctx: Pick<Ctx, 'db'>, tenantId: string, id: string, query?: LicenseQuery) {
+export async function findTenantLicense(ctx: Pick<ServiceContext, 'db'>, tenantId: string, id: string, query?: LicenseQuery) {
   const license = isUuid(id) ? await ctx.db.prisma.license.findFirst({ where: { id, tenantId }, ...licenseView(query) }) : null;
   if (!license) throw new AppError('NotFound', 'License not found.');
   return license;
 }
 
 /** A license with its product; its activations are paged by `listLicenseActivations` (a license may have 20,000). */
-export async function getLicense(ctx: Ctx, id: string, query?: LicenseQuery) {
+export async function getLicense(ctx: ServiceContext, id: string, query?: LicenseQuery) {
   return findTenantLicense(ctx, requireMember(ctx), id, query);
 }
 
@@ -197,7 +196,7 @@ export const LicenseFilterSchema = z.object({
 });
 export type LicenseFilter = z.input<typeof LicenseFilterSchema>;
 
-export function licenseWhere(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.LicenseWhereInput {
+export function licenseWhere(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.LicenseWhereInput {
   const { now } = ctx;
   const and: Prisma.LicenseWhereInput[] = [{ tenantId }];
   if (filter.productId) and.push(isUuid(filter.productId) ? { productId: filter.productId } : { id: { in: [] } });
@@ -224,7 +223,7 @@ interface SearchSql {
 }
 
 /** The filter's conditions as SQL over `licenses`: all but the search (`and`), and the search. */
-function filterSql(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>) {
+function filterSql(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>) {
   const and: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
   if (filter.productId) and.push(isUuid(filter.productId) ? Prisma.sql`product_id = ${filter.productId}::uuid` : Prisma.sql`false`);
   if (filter.status) and.push(statusSql(filter.status, ctx.now));
@@ -240,7 +239,7 @@ function filterSql(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFi
 }
 
 /** The same filter as `licenseWhere`, as SQL over `licenses` (for the counts and the bulk actions' selection). */
-export function licenseConditions(ctx: Ctx, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.Sql {
+export function licenseConditions(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.Sql {
   const { and, search } = filterSql(ctx, tenantId, filter);
   if (search) and.push(search.byDomain ? Prisma.sql`(${search.byDomain} OR ${search.rest})` : search.rest);
   return Prisma.join(and, ' AND ');
@@ -289,7 +288,7 @@ const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
  * Newest first (createdAt, then id); a cursor is a row's (createdAt, id). `first`/`after` walk the index from the
  * cursor toward older rows, `last`/`before` toward newer ones (see `keyset`); the filter applies either way.
  */
-export async function listLicenses(ctx: Ctx, filterInput: LicenseFilter = {}, pageArgs: PageArgs = {}, query?: LicenseQuery) {
+export async function listLicenses(ctx: ServiceContext, filterInput: LicenseFilter = {}, pageArgs: PageArgs = {}, query?: LicenseQuery) {
   const tenantId = requireMember(ctx);
   const filter = parseInput(LicenseFilterSchema, filterInput);
   const page = keyset(pageArgs, LicenseCursor);
@@ -324,7 +323,7 @@ export async function listLicenses(ctx: Ctx, filterInput: LicenseFilter = {}, pa
  * Changes any attributes (absent: unchanged; null: cleared). Audited with a before/after diff of the
  * changed attributes; a change that changes nothing writes nothing.
  */
-export async function updateLicense(ctx: Ctx, id: string, input: LicenseInput) {
+export async function updateLicense(ctx: ServiceContext, id: string, input: LicenseInput) {
   const admin = requireAdmin(ctx);
   const data = parseInput(LicenseAttributesObject.partial(), input);
   const license = await findTenantLicense(ctx, admin.tenantId, id);
@@ -355,7 +354,7 @@ const ActivationCursor = z.tuple([z.iso.datetime(), z.guid()]);
  * must not cost one query per license), each walking one license's index range from its cursor: a LATERAL subquery
  * per license, which Prisma's nested `take` is not (it reads every activation of the licenses and slices them).
  */
-export async function listLicenseActivations(ctx: Ctx, licenses: readonly { id: string; tenantId: string }[], pageArgs: PageArgs = {}) {
+export async function listLicenseActivations(ctx: ServiceContext, licenses: readonly { id: string; tenantId: string }[], pageArgs: PageArgs = {}) {
   const tenantId = requireMember(ctx);
   if (licenses.some((license) => license.tenantId !== tenantId)) throw new AppError('NotFound', 'License not found.');
   const page = keyset(pageArgs, ActivationCursor);
@@ -387,7 +386,7 @@ export async function listLicenseActivations(ctx: Ctx, licenses: readonly { id: 
 }
 
 /** Revokes a license, active or suspended (idempotent: only the first revocation is audited). A revoked license never validates again. */
-export async function revokeLicense(ctx: Ctx, id: string) {
+export async function revokeLicense(ctx: ServiceContext, id: string) {
   const { tenantId } = requireAdmin(ctx);
   const license = await findTenantLicense(ctx, tenantId, id);
   await ctx.db.prisma.$transaction(async (tx) => {
@@ -400,7 +399,7 @@ export async function revokeLicense(ctx: Ctx, id: string) {
 }
 
 /** Frees one activation's seat (idempotent: only the first deactivation is audited). Returns its license. */
-export async function deactivateActivation(ctx: Ctx, activationId: string) {
+export async function deactivateActivation(ctx: ServiceContext, activationId: string) {
   const admin = requireAdmin(ctx);
   const activation = isUuid(activationId)
     ? await ctx.db.prisma.activation.findFirst({ where: { id: activationId, tenantId: admin.tenantId }, include: { license: { select: { keyHint: true } } } })

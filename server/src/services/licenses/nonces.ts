@@ -2,13 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { sha256 } from '../../crypto/secrets.js';
 import { AppError } from '../../domain/errors.js';
 import type { Db } from '../../db/database.js';
-import type { ServiceContext } from '../context.js';
+import type { SystemContext } from '../context.js';
 
 export const NONCE_TTL_MS = 5 * 60_000;
 type Tx = Pick<Db, '$queryRaw'>;
 
 /** A fresh single-use nonce, valid five minutes. Stored (as a digest) in the database, so any replica can consume it. */
-export async function issueNonce({ db, now }: Pick<ServiceContext, 'db' | 'now'>): Promise<{ nonce: string }> {
+export async function issueNonce({ db, now }: SystemContext): Promise<{ nonce: string }> {
   const nonce = randomBytes(24).toString('base64url');
   await db.prisma.nonce.create({ data: { digest: sha256(nonce), expiresAt: new Date(now.getTime() + NONCE_TTL_MS), createdAt: now } });
   return { nonce };
@@ -32,7 +32,7 @@ export async function consumeNonce(tx: Tx, nonce: string | undefined, now: Date)
 }
 
 /** Deletes nonces that can no longer be used (house-keeping; idempotent, safe on every replica). */
-export async function purgeNonces({ db, now }: Pick<ServiceContext, 'db' | 'now'>): Promise<number> {
+export async function purgeNonces({ db, now }: SystemContext): Promise<number> {
   const { count } = await db.prisma.nonce.deleteMany({ where: { expiresAt: { lt: new Date(now.getTime() - NONCE_TTL_MS) } } });
   return count;
 }

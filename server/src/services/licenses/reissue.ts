@@ -4,7 +4,7 @@ import { KEY_DIGEST_VERSION } from '../../crypto/secrets.js';
 import { AppError } from '../../domain/errors.js';
 import { recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin } from '../auth/actor.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext, SystemContext } from '../context.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 import { emitLicenseLifecycleEvent, refuseRevoked } from './lifecycle.js';
 import { findTenantLicense, licenseEntity } from './management.js';
@@ -72,7 +72,7 @@ export async function reissueLicenseKey(ctx: ServiceContext, input: { id: string
 }
 
 /** Deletes former keys past their overlap (housekeeping); the lookup ignores them already. */
-export async function purgeRetiredLicenseKeys({ db, now }: Pick<ServiceContext, 'db' | 'now'>): Promise<number> {
+export async function purgeRetiredLicenseKeys({ db, now }: SystemContext): Promise<number> {
   const { count } = await db.prisma.retiredLicenseKey.deleteMany({ where: { validUntil: { lte: now } } });
   return count;
 }

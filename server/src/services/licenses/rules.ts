@@ -27,8 +27,12 @@ export const LICENSE_SUSPENDED: Rejection = {
   message: 'This license has been suspended by the vendor. Please contact the vendor of this software.',
 };
 
-/** The validity rule (README "`POST /api/v1/validate`"): valid only when active (not suspended), unexpired, unrevoked; then the version bounds. */
-export function checkEntitlement(license: LicenseRecord, now: Date, version: semver.SemVer | null): Rejection | null {
+/**
+ * The validity rule (README "`POST /api/v1/validate`"), for every public call that lets software run (validate,
+ * activate, floating checkout and heartbeat): valid only when active (not suspended), unexpired, unrevoked; then
+ * the version bounds, when a version is given.
+ */
+export function checkEntitlement(license: Pick<LicenseRecord, 'status' | 'expiresAt' | 'minVersion' | 'maxVersion'>, now: Date, version: semver.SemVer | null): Rejection | null {
   if (license.status === 'revoked') return { errorCode: 'LicenseRevoked', message: 'This license has been revoked.' };
   if (license.status === 'suspended') return LICENSE_SUSPENDED;
   if (isExpired(license, now)) {

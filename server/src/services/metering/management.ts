@@ -9,7 +9,6 @@ import { EVENT_NAME_MAX_LENGTH, EVENT_NAME_PATTERN, METER_PERIODS, occurredWithi
 
 // Management calls (GraphQL, CLI), scoped by the caller's tenant: another tenant's license is NotFound.
 
-type Ctx = ServiceContext;
 
 export const EventName = z
   .string()
@@ -23,7 +22,7 @@ const QuotaSchema = z.object({
 });
 
 /** A license of the caller's tenant whose quotas may change (quotaChangeBlockedReason): else Conflict. */
-async function requireQuotaChangeable(ctx: Ctx, tenantId: string, licenseId: string) {
+async function requireQuotaChangeable(ctx: ServiceContext, tenantId: string, licenseId: string) {
   const license = await requireTenantLicense(ctx, tenantId, licenseId);
   const blocked = quotaChangeBlockedReason(license);
   if (blocked) throw new AppError('Conflict', blocked);
@@ -31,7 +30,7 @@ async function requireQuotaChangeable(ctx: Ctx, tenantId: string, licenseId: str
 }
 
 /** Sets (or replaces) the license's limit for one event per period. A limit of 0 blocks the event. */
-export async function setMeterQuota(ctx: Ctx, licenseId: string, input: z.input<typeof QuotaSchema>) {
+export async function setMeterQuota(ctx: ServiceContext, licenseId: string, input: z.input<typeof QuotaSchema>) {
   const { tenantId } = requireAdmin(ctx);
   const quota = parseInput(QuotaSchema, input);
   const license = await requireQuotaChangeable(ctx, tenantId, licenseId);
@@ -43,7 +42,7 @@ export async function setMeterQuota(ctx: Ctx, licenseId: string, input: z.input<
 }
 
 /** Removes the quota of one event (usage is unlimited again). NotFound when there was none. */
-export async function removeMeterQuota(ctx: Ctx, licenseId: string, event: string) {
+export async function removeMeterQuota(ctx: ServiceContext, licenseId: string, event: string) {
   const { tenantId } = requireAdmin(ctx);
   const license = await requireQuotaChangeable(ctx, tenantId, licenseId);
   const { count } = await ctx.db.prisma.meterQuota.deleteMany({ where: { licenseId: license.id, event } });
@@ -67,7 +66,7 @@ export interface UsageTotal {
  * Usage of a license per event in the current calendar period (UTC) of the given kind. Events with a
  * quota but no usage yet are listed with total 0.
  */
-export async function usageTotals(ctx: Ctx, licenseId: string, options: { event?: string; period: MeterPeriod }) {
+export async function usageTotals(ctx: ServiceContext, licenseId: string, options: { event?: string; period: MeterPeriod }) {
   const tenantId = requireMember(ctx);
   const { event, period } = parseInput(z.object({ event: EventName.optional(), period: z.enum(METER_PERIODS) }), options);
   const license = await requireTenantLicense(ctx, tenantId, licenseId);

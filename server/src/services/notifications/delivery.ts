@@ -1,5 +1,6 @@
 import { Prisma } from '../../generated/prisma/client.js';
-import type { ServiceContext } from '../context.js';
+import type { SystemContext } from '../context.js';
+import { claimDue, drainOutbox, fenced, nextAttempt, renewClaims, type Claim, type OutboxPolicy } from '../leases.js';
 
 /**
  * Delivery of the outbox, exactly once.
@@ -7,11 +8,9 @@ import type { ServiceContext } from '../context.js';
  * 1. Nothing is lost: an email exists only as an outbox row, committed with or before the record that it was
  *    decided (the expiry notice, the tenant's run record: runs.ts). Until a provider has accepted it, the row
  *    stays `pending`, so any crash leaves it for the next run.
- * 2. Nothing is sent twice by two workers: a worker *claims* due rows in one statement
- *    (`FOR UPDATE SKIP LOCKED`), incrementing `attempts` and moving `nextAttemptAt` a lease into the future.
- *    Other workers skip claimed rows until the lease ends; `attempts` is the fencing token, so a worker
- *    whose lease was taken over cannot overwrite the newer outcome, and right before sending it renews the
- *    lease of its rows (fenced the same way) and sends only those it still holds.
+ * 2. Nothing is sent twice by two workers: a worker *claims* due rows under a lease, `attempts` fencing
+ *    every outcome (the outbox of leases.ts), and right before sending it renews the lease of its rows
+ *    (fenced the same way) and sends only those it still holds.
  * 3. Nothing is sent twice after a crash between the provider's acceptance and our `sent` update: every
  *    message carries the outbox id as provider metadata, and a row that was claimed before (attempts > 1)
  *    is first looked up at the provider (`findDelivered`). Found: it is marked sent with that message id,
@@ -21,7 +20,7 @@ import type { ServiceContext } from '../context.js';
  *    another worker takes the job over (within about 2 minutes of the death).
  * Errors: permanent ones (invalid or inactive recipient, malformed message) mark the row `failed` at once;
  * the rest (5xx, 429, network, account or sender problems) retry with exponential backoff — 1 min, 2, 4 …
- * capped at 6 h — and fail after MAX_ATTEMPTS.
+ * capped at 6 h — and fail after `maxAttempts` (EMAIL_OUTBOX).
  */
 
 export interface OutboxMessage {
@@ -44,24 +43,24 @@ export interface MailTransport {
   findDelivered(outboxId: string): Promise<string | null>;
 }
 
-export const LEASE_MS = 60_000;
-export const MAX_ATTEMPTS = 10;
-const BATCH = 50;
+/** The email outbox's policy (see leases.ts for how claims, leases and fencing work). */
+export const EMAIL_OUTBOX: OutboxPolicy = {
+  table: 'email_outbox',
+  leaseMs: 60_000,
+  maxAttempts: 10,
+  retryDelayMs: (attempts) => Math.min(60_000 * 2 ** (attempts - 1), 6 * 3600_000),
+  batch: 50,
+  // The outbox drains at the provider's pace, not 1,000 a minute.
+  budgetMs: 45_000,
+};
 
-export const retryDelayMs = (attempts: number) => Math.min(60_000 * 2 ** (attempts - 1), 6 * 3600_000);
+type Claimed = OutboxMessage & Claim;
 
-type Ctx = Pick<ServiceContext, 'db' | 'now'>;
-type Claimed = OutboxMessage & { attempts: number };
+const COLUMNS = Prisma.sql`id, kind, to_address AS "to", subject, html, text, attempts`;
 
 /** Claims up to `limit` due rows for this worker (see 2. above); the lease runs from `leaseFrom` (default now). */
-export async function claimDueEmails(ctx: Ctx, limit = BATCH, leaseFrom = ctx.now): Promise<Claimed[]> {
-  const rows = await ctx.db.prisma.$queryRaw<{ id: string; kind: string; to_address: string; subject: string; html: string; text: string; attempts: number }[]>(
-    Prisma.sql`UPDATE email_outbox SET attempts = attempts + 1, next_attempt_at = ${new Date(leaseFrom.getTime() + LEASE_MS)}
-      WHERE id IN (SELECT id FROM email_outbox WHERE status = 'pending' AND next_attempt_at <= ${ctx.now}
-                   ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-      RETURNING id, kind, to_address, subject, html, text, attempts`,
-  );
-  return rows.map((row) => ({ id: row.id, kind: row.kind, to: row.to_address, subject: row.subject, html: row.html, text: row.text, attempts: row.attempts }));
+export function claimDueEmails(ctx: SystemContext, limit = EMAIL_OUTBOX.batch, leaseFrom = ctx.now): Promise<Claimed[]> {
+  return claimDue<Claimed>(ctx, EMAIL_OUTBOX, COLUMNS, { limit, leaseFrom });
 }
 
 export interface DeliveryReport {
@@ -71,27 +70,15 @@ export interface DeliveryReport {
   reconciled: number;
 }
 
-/** How long one delivery run keeps claiming batches: the outbox drains at the provider's pace, not 1,000 a minute. */
-export const DELIVERY_BUDGET_MS = 45_000;
-
-/** Delivers every due email (claimed in batches, for up to DELIVERY_BUDGET_MS) and records each outcome. */
-export async function deliverDueEmails(ctx: Ctx, transport: MailTransport, options: { maxBatches?: number } = {}): Promise<DeliveryReport> {
+/** Delivers every due email (claimed in batches, for up to the policy's budget) and records each outcome. */
+export async function deliverDueEmails(ctx: SystemContext, transport: MailTransport, options: { maxBatches?: number } = {}): Promise<DeliveryReport> {
   const report: DeliveryReport = { sent: 0, retrying: 0, failed: 0, reconciled: 0 };
-  // `now` is when the run started; leases run from the run's time plus what has elapsed since, so a later
-  // batch's lease is as long as the first one's.
-  const started = Date.now();
-  const elapsed = () => new Date(ctx.now.getTime() + (Date.now() - started));
-  for (let batch = 0; batch < (options.maxBatches ?? Infinity) && Date.now() - started < DELIVERY_BUDGET_MS; batch++) {
-    const claimed = await claimDueEmails(ctx, BATCH, elapsed());
-    if (!claimed.length) break;
-    await deliverClaimed(ctx, transport, claimed, report, elapsed);
-    if (claimed.length < BATCH) break;
-  }
+  await drainOutbox(ctx, EMAIL_OUTBOX, (leaseFrom) => claimDueEmails(ctx, EMAIL_OUTBOX.batch, leaseFrom), (claimed, clock) => deliverClaimed(ctx, transport, claimed, report, clock), options.maxBatches);
   return report;
 }
 
 /** Sends claimed rows: earlier attempts are reconciled with the provider first (see 3. above). */
-export async function deliverClaimed(ctx: Ctx, transport: MailTransport, claimed: Claimed[], report: DeliveryReport = { sent: 0, retrying: 0, failed: 0, reconciled: 0 }, clock = () => ctx.now) {
+export async function deliverClaimed(ctx: SystemContext, transport: MailTransport, claimed: Claimed[], report: DeliveryReport = { sent: 0, retrying: 0, failed: 0, reconciled: 0 }, clock = () => ctx.now) {
   let toSend: Claimed[] = [];
   for (const row of claimed) {
     if (row.attempts === 1) {
@@ -113,12 +100,7 @@ export async function deliverClaimed(ctx: Ctx, transport: MailTransport, claimed
   }
   if (!toSend.length) return report;
   // Lookups may have been slow: renew the lease of the rows still ours, and send only those.
-  const held = await ctx.db.prisma.$queryRaw<{ id: string }[]>(
-    Prisma.sql`UPDATE email_outbox o SET next_attempt_at = ${new Date(clock().getTime() + LEASE_MS)}
-      FROM unnest(${toSend.map((row) => row.id)}::uuid[], ${toSend.map((row) => row.attempts)}::int[]) AS c(id, attempts)
-      WHERE o.id = c.id AND o.attempts = c.attempts AND o.status = 'pending' RETURNING o.id`,
-  );
-  const ours = new Set(held.map((row) => row.id));
+  const ours = await renewClaims(ctx, EMAIL_OUTBOX, toSend, clock());
   toSend = toSend.filter((row) => ours.has(row.id));
   if (!toSend.length) return report;
   let outcomes: SendOutcome[];
@@ -131,20 +113,21 @@ export async function deliverClaimed(ctx: Ctx, transport: MailTransport, claimed
   return report;
 }
 
-async function record(ctx: Ctx, row: Claimed, outcome: SendOutcome, report: DeliveryReport) {
-  // `attempts` fences the update: a worker whose lease was taken over changes nothing.
-  const where = { id: row.id, status: 'pending' as const, attempts: row.attempts };
+async function record(ctx: SystemContext, row: Claimed, outcome: SendOutcome, report: DeliveryReport) {
+  // Fenced by `attempts`: a worker whose lease was taken over changes nothing.
+  const where = fenced(row);
   if (outcome.ok) {
     report.sent++;
     await ctx.db.prisma.emailOutbox.updateMany({ where, data: { status: 'sent', sentAt: ctx.now, providerMessageId: outcome.messageId, lastError: null } });
     return;
   }
   const error = outcome.error.slice(0, 1000);
-  if (outcome.permanent || row.attempts >= MAX_ATTEMPTS) {
+  const retryAt = nextAttempt(EMAIL_OUTBOX, row.attempts, ctx.now, outcome.permanent);
+  if (!retryAt) {
     report.failed++;
     await ctx.db.prisma.emailOutbox.updateMany({ where, data: { status: 'failed', lastError: error } });
     return;
   }
   report.retrying++;
-  await ctx.db.prisma.emailOutbox.updateMany({ where, data: { nextAttemptAt: new Date(ctx.now.getTime() + retryDelayMs(row.attempts)), lastError: error } });
+  await ctx.db.prisma.emailOutbox.updateMany({ where, data: { nextAttemptAt: retryAt, lastError: error } });
 }

@@ -1,19 +1,11 @@
 import { renderDigestEmail, type DigestData } from '../../email/digest.js';
-import type { Logger } from '../../logger.js';
-import type { ServiceContext } from '../context.js';
+import type { NotificationContext, SystemContext } from '../context.js';
 import { enqueueEmails } from './outbox.js';
 import { startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
 import { DAY_MS } from '../../domain/countdown.js';
 import { expiringWhere, statusWhere } from '../licenses/predicates.js';
 
 export const DIGEST_TABLE_ROWS = 5;
-
-export type NotificationContext = Pick<ServiceContext, 'db' | 'now'> & {
-  publicUrl: string;
-  logger?: Logger;
-  /** Tests only: called before each tenant of a scheduled run; a throw fails that tenant. */
-  failpoint?: (job: string, tenantId: string) => void | Promise<void>;
-};
 
 /** The ISO week of `now` (UTC): its Monday and its label, e.g. 2026-W23. */
 export function isoWeek(now: Date): { monday: Date; label: string } {
@@ -26,7 +18,7 @@ export function isoWeek(now: Date): { monday: Date; label: string } {
 }
 
 /** A tenant's digest figures at `now` (README "Scheduled jobs and email"). */
-export async function digestFigures(ctx: Pick<ServiceContext, 'db' | 'now'>, tenantId: string) {
+export async function digestFigures(ctx: SystemContext, tenantId: string) {
   const { now } = ctx;
   const prisma = ctx.db.prisma;
   const within = (days: number) => ({ tenantId, ...expiringWhere(now, { to: days }) });

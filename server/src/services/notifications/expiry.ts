@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { Prisma } from '../../generated/prisma/client.js';
 import { renderExpiryAdminEmail, renderExpiryCustomerEmail, type Vendor } from '../../email/expiry.js';
 import { THRESHOLDS, thresholdFor, type Threshold } from '../../domain/notification-thresholds.js';
-import type { NotificationContext } from './digest.js';
+import type { NotificationContext } from '../context.js';
 import { enqueueEmails, type OutgoingEmail } from './outbox.js';
 import { emitEvents } from '../webhooks/events.js';
 import { dayPeriod, startRun, type PeriodicJob, type RunSummary, type TenantRef } from './runs.js';
 import { DAY_MS, daysUntil, startOfUtcDay } from '../../domain/countdown.js';
-import { expiringWhere, statusWhere } from '../licenses/predicates.js';
+import { expiringSql, expiringWhere, statusWhere } from '../licenses/predicates.js';
 
 export { thresholdFor };
 
@@ -187,9 +187,10 @@ async function queueAdminEmail(ctx: NotificationContext, tenant: TenantRef, repo
   if (!admins.length) return;
   const dayStart = new Date(`${dayPeriod(now)}T00:00:00.000Z`);
   const dayEnd = new Date(dayStart.getTime() + DAY_MS);
-  // From the tenant's licenses expiring within reach of any threshold today (an index range), to their notices.
+  // From the tenant's licenses expiring within reach of any threshold today (an index range: the predicates
+  // module's "expiring" as of the day's start, a day of slack past the largest threshold), to their notices.
   const today = Prisma.sql`FROM licenses l JOIN expiry_notices n ON n.license_id = l.id JOIN products p ON p.id = l.product_id
-    WHERE l.tenant_id = ${tenant.id}::uuid AND l.status = 'active' AND l.expires_at > ${dayStart} AND l.expires_at < ${new Date(dayEnd.getTime() + (THRESHOLDS[0] + 1) * DAY_MS)}
+    WHERE l.tenant_id = ${tenant.id}::uuid AND ${expiringSql(dayStart, { to: THRESHOLDS[0] + 1 })}
       AND n.fired_at >= ${dayStart} AND n.fired_at < ${dayEnd}`;
   const counts = await prisma.$queryRaw<{ threshold: number; total: number; digest: string; first_expires_at: Date; last_expires_at: Date }[]>`
     SELECT n.threshold, count(*)::int AS total, md5(string_agg(n.license_id::text, ',' ORDER BY n.license_id)) AS digest,

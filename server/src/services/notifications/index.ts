@@ -1,5 +1,5 @@
 // Notification emails: who gets what, computed from `now`. Jobs (server/src/jobs) call these on schedule.
-export { queueWeeklyDigests, digestFigures, isoWeek, type NotificationContext } from './digest.js';
+export { queueWeeklyDigests, digestFigures, isoWeek } from './digest.js';
 export { queueExpiryNotifications } from './expiry.js';
 export { THRESHOLDS, thresholdFor, digestHighlights, type Threshold } from '../../domain/notification-thresholds.js';
 export { resumeScheduledRuns } from './resume.js';

@@ -4,7 +4,7 @@ import type { Db } from '../../db/database.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { cappedCount, countUpTo, createdAtIdWhere, isUuid, keyset, toPage, type Page, type PageArgs } from '../listing.js';
 import { requireAdmin } from '../auth/actor.js';
-import type { ServiceContext } from '../context.js';
+import type { ActorContext, ServiceContext } from '../context.js';
 
 // The email outbox. Every email is written here first under an idempotency key (tenant + kind + period/threshold
 // + recipient), with or after the decision to send it (expiry.ts, digest.ts); delivery (delivery.ts) reads it
@@ -66,14 +66,14 @@ const SUMMARY = {
 const Cursor = z.tuple([z.iso.datetime(), z.guid()]);
 
 /** The operator (a system actor without a tenant) sees every tenant's emails; anyone else needs the admin role. */
-const outboxTenant = (ctx: Pick<ServiceContext, 'actor'>): string | null =>
+const outboxTenant = (ctx: ActorContext): string | null =>
   ctx.actor?.kind === 'system' && ctx.actor.tenantId === null ? null : requireAdmin(ctx).tenantId;
 
 /**
  * Emails of the caller's tenant (CompanyAdmin), newest first (createdAt, then id), paginated both ways
  * (`first`/`after`, `last`/`before`: see `keyset`); the operator CLI without a tenant lists every tenant's.
  */
-export async function listOutbox(ctx: Pick<ServiceContext, 'db' | 'actor'>, filter: OutboxFilter = {}) {
+export async function listOutbox(ctx: ServiceContext, filter: OutboxFilter = {}) {
   const tenantId = outboxTenant(ctx);
   const page = keyset(filter, Cursor);
   const where = {
@@ -120,7 +120,7 @@ export const redactSingleUseTokens = (body: string) => body.replace(SINGLE_USE_T
  * the single-use tokens of an email addressed to someone else are redacted (the delivered email keeps them; such
  * tokens are stored only as digests, and an admin must not act with another person's link).
  */
-export async function getOutboxBodies(ctx: Pick<ServiceContext, 'db' | 'actor'>, id: string) {
+export async function getOutboxBodies(ctx: ServiceContext, id: string) {
   const { tenantId } = requireAdmin(ctx);
   if (!isUuid(id)) return null;
   const email = await ctx.db.prisma.emailOutbox.findFirst({ where: { id, tenantId }, select: { html: true, text: true, toAddress: true } });

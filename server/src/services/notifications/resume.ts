@@ -1,4 +1,5 @@
-import { digestRun, emptyDigestReport, type NotificationContext } from './digest.js';
+import type { NotificationContext } from '../context.js';
+import { digestRun, emptyDigestReport } from './digest.js';
 import { emptyExpiryReport, expiryRun } from './expiry.js';
 import { resumeRuns } from './runs.js';
 

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { Prisma } from '../../generated/prisma/client.js';
-import type { NotificationContext } from './digest.js';
+import type { NotificationContext, SystemContext } from '../context.js';
+import { keepLease, leaseLapsedSql, leaseOwner, leaseUntil, nextAttempt, type RetryPolicy } from '../leases.js';
 import { DAY_MS } from '../../domain/countdown.js';
 
 /**
@@ -9,8 +8,9 @@ import { DAY_MS } from '../../domain/countdown.js';
  * that dies midway is finished by another worker the same period. Agenda cannot do it: it moves a repeating
  * job's next run forward when the run starts, and frees a lapsed lock without running it again.
  *
- * - `job_runs` (job, period): the run, with a lease (`leased_until`, database time) that the running process
- *   renews every third of RUN_LEASE_MS. `finished_at` is set once every tenant is done (or out of attempts).
+ * - `job_runs` (job, period): the run, held by a lease (`leased_until`, database time: a held job of leases.ts)
+ *   that the running process renews every third of RUN_LEASE_MS. `finished_at` is set once every tenant is done
+ *   (or out of attempts).
  * - `job_run_tenants` (job, period, tenant): done, or failed with attempts and the next retry (backoff).
  * A start (the schedule, a manual run) processes every tenant. A resume (resumeRuns, called by the
  * every-minute email-delivery job) takes over an unfinished run of the current period whose lease lapsed,
@@ -19,9 +19,8 @@ import { DAY_MS } from '../../domain/countdown.js';
  */
 
 export const RUN_LEASE_MS = 90_000;
-export const TENANT_MAX_ATTEMPTS = 5;
-/** 1, 2, 4, 8 min between a tenant's attempts (all within the period for the daily run). */
-export const tenantRetryDelayMs = (attempts: number) => Math.min(60_000 * 2 ** (attempts - 1), 60 * 60_000);
+/** A failed tenant is retried 1, 2, 4, 8 min later (all within the period for the daily run), 5 attempts in all. */
+export const TENANT_RETRY: RetryPolicy = { maxAttempts: 5, retryDelayMs: (attempts) => Math.min(60_000 * 2 ** (attempts - 1), 60 * 60_000) };
 const TENANT_PAGE = 200;
 const NO_TENANT = '00000000-0000-0000-0000-000000000000';
 
@@ -48,8 +47,8 @@ export interface RunSummary {
 /** A fresh run of the period (the schedule or a manual run): every tenant, whatever its record says. */
 export async function startRun<R>(ctx: NotificationContext, job: PeriodicJob<R>, report: R): Promise<RunSummary> {
   const period = job.period(ctx.now);
-  const owner = ownerId();
-  const lease = leaseUntil();
+  const owner = leaseOwner();
+  const lease = leaseUntil(RUN_LEASE_MS);
   await ctx.db.prisma.$executeRaw`
     INSERT INTO job_runs (job, period, started_at, lease_owner, leased_until, next_attempt_at)
     VALUES (${job.name}, ${period}, ${ctx.now}, ${owner}, ${lease}, ${ctx.now})
@@ -66,11 +65,11 @@ export async function resumeRuns(ctx: NotificationContext, jobs: { job: Periodic
   const resumed: (RunSummary & { job: string })[] = [];
   for (const { job, report } of jobs) {
     const period = job.period(ctx.now);
-    const owner = ownerId();
+    const owner = leaseOwner();
     const claimed = await ctx.db.prisma.$executeRaw`
-      UPDATE job_runs SET lease_owner = ${owner}, leased_until = ${leaseUntil()}, passes = passes + 1
+      UPDATE job_runs SET lease_owner = ${owner}, leased_until = ${leaseUntil(RUN_LEASE_MS)}, passes = passes + 1
        WHERE job = ${job.name} AND period = ${period} AND finished_at IS NULL
-         AND leased_until < clock_timestamp() AND next_attempt_at <= ${ctx.now}`;
+         AND ${leaseLapsedSql(Prisma.sql`leased_until`)} AND next_attempt_at <= ${ctx.now}`;
     if (!claimed) continue;
     ctx.logger?.warn({ job: job.name, period }, 'resuming an unfinished run (its worker stopped, or tenants are due for a retry)');
     const result = report();
@@ -82,12 +81,11 @@ export async function resumeRuns(ctx: NotificationContext, jobs: { job: Periodic
 
 async function pass<R>(ctx: NotificationContext, job: PeriodicJob<R>, period: string, owner: string, mode: 'start' | 'resume', report: R): Promise<RunSummary> {
   const prisma = ctx.db.prisma;
-  const heartbeat = setInterval(() => {
-    prisma.$executeRaw`UPDATE job_runs SET leased_until = ${leaseUntil()} WHERE job = ${job.name} AND period = ${period} AND lease_owner = ${owner}`.catch(
-      (error: Error) => ctx.logger?.warn({ job: job.name, period, err: error.message }, 'run lease renewal failed'),
-    );
-  }, RUN_LEASE_MS / 3);
-  heartbeat.unref();
+  const stopRenewing = keepLease(
+    RUN_LEASE_MS,
+    () => prisma.$executeRaw`UPDATE job_runs SET leased_until = ${leaseUntil(RUN_LEASE_MS)} WHERE job = ${job.name} AND period = ${period} AND lease_owner = ${owner}`,
+    (error) => ctx.logger?.warn({ job: job.name, period, err: error.message }, 'run lease renewal failed'),
+  );
   const summary: RunSummary = { period, mode, tenants: 0, failedTenants: [], finished: false };
   try {
     for (let after = NO_TENANT; ; ) {
@@ -96,7 +94,7 @@ async function pass<R>(ctx: NotificationContext, job: PeriodicJob<R>, period: st
           LEFT JOIN job_run_tenants r ON r.job = ${job.name} AND r.period = ${period} AND r.tenant_id = t.id
          WHERE t.id > ${after}::uuid
            AND (${mode === 'start'} OR r.tenant_id IS NULL
-                OR (r.status = 'failed' AND r.attempts < ${TENANT_MAX_ATTEMPTS} AND r.next_attempt_at <= ${ctx.now}))
+                OR (r.status = 'failed' AND r.attempts < ${TENANT_RETRY.maxAttempts} AND r.next_attempt_at <= ${ctx.now}))
          ORDER BY t.id LIMIT ${TENANT_PAGE}`;
       for (const tenant of tenants) {
         summary.tenants++;
@@ -106,7 +104,7 @@ async function pass<R>(ctx: NotificationContext, job: PeriodicJob<R>, period: st
       after = tenants[tenants.length - 1].id;
     }
     const retry = await prisma.jobRunTenant.aggregate({
-      where: { job: job.name, period, status: 'failed', attempts: { lt: TENANT_MAX_ATTEMPTS } },
+      where: { job: job.name, period, status: 'failed', attempts: { lt: TENANT_RETRY.maxAttempts } },
       _min: { nextAttemptAt: true },
     });
     const next = retry._min.nextAttemptAt;
@@ -118,7 +116,7 @@ async function pass<R>(ctx: NotificationContext, job: PeriodicJob<R>, period: st
        WHERE job = ${job.name} AND period = ${period} AND lease_owner = ${owner}`;
     return summary;
   } finally {
-    clearInterval(heartbeat);
+    stopRenewing();
   }
 }
 
@@ -131,10 +129,10 @@ async function runTenant<R>(ctx: NotificationContext, job: PeriodicJob<R>, perio
     const message = ((error as Error)?.message ?? String(error)).slice(0, 1000);
     const record = await ctx.db.prisma.jobRunTenant.upsert({
       where: key,
-      create: { job: job.name, period, tenantId: tenant.id, status: 'failed', attempts: 1, nextAttemptAt: new Date(ctx.now.getTime() + tenantRetryDelayMs(1)), lastError: message, updatedAt: ctx.now },
+      create: { job: job.name, period, tenantId: tenant.id, status: 'failed', attempts: 1, nextAttemptAt: nextAttempt(TENANT_RETRY, 1, ctx.now), lastError: message, updatedAt: ctx.now },
       update: { status: 'failed', attempts: { increment: 1 }, lastError: message, updatedAt: ctx.now },
     });
-    const retryAt = record.attempts < TENANT_MAX_ATTEMPTS ? new Date(ctx.now.getTime() + tenantRetryDelayMs(record.attempts)) : null;
+    const retryAt = nextAttempt(TENANT_RETRY, record.attempts, ctx.now);
     await ctx.db.prisma.jobRunTenant.update({ where: key, data: { nextAttemptAt: retryAt } });
     summary.failedTenants.push(tenant.id);
     ctx.logger?.error({ job: job.name, period, tenantId: tenant.id, attempts: record.attempts, retryAt, err: message }, retryAt ? 'tenant failed in a scheduled run; retried later' : 'tenant failed in a scheduled run; no attempts left');
@@ -147,20 +145,11 @@ async function runTenant<R>(ctx: NotificationContext, job: PeriodicJob<R>, perio
   });
 }
 
-/** The lease end, from the database's clock plus the lease (so process clocks and test clocks do not matter). */
-function leaseUntil() {
-  return Prisma.sql`clock_timestamp() + ${`${RUN_LEASE_MS} milliseconds`}::interval`;
-}
-
-function ownerId() {
-  return `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-}
-
 /** The UTC day of `now`, e.g. 2026-06-01: the expiry run's period. */
 export const dayPeriod = (now: Date) => now.toISOString().slice(0, 10);
 
 /** Run records older than `keepDays` (housekeeping): only the current day's and week's are ever read. */
-export async function purgeRunRecords(ctx: Pick<NotificationContext, 'db' | 'now'>, keepDays = 35): Promise<number> {
+export async function purgeRunRecords(ctx: SystemContext, keepDays = 35): Promise<number> {
   const before = new Date(ctx.now.getTime() - keepDays * DAY_MS);
   const tenants = await ctx.db.prisma.jobRunTenant.deleteMany({ where: { updatedAt: { lt: before } } });
   const runs = await ctx.db.prisma.jobRun.deleteMany({ where: { startedAt: { lt: before } } });

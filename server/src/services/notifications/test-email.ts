@@ -8,7 +8,7 @@ import { enqueueEmails, type OutboxEntry, getOutboxEntry } from './outbox.js';
  * "Send test email" (a CompanyAdmin, to their own address only — never a recipient of their choosing): written
  * to the outbox like every email and delivered at once, so the answer shows what the provider said.
  */
-export async function sendTestEmail(ctx: Pick<ServiceContext, 'db' | 'now' | 'actor'> & { publicUrl: string; transport: MailTransport }): Promise<OutboxEntry> {
+export async function sendTestEmail(ctx: ServiceContext & { publicUrl: string; transport: MailTransport }): Promise<OutboxEntry> {
   requireAdmin(ctx);
   const me = requireUser(ctx);
   const [user, tenant] = await Promise.all([

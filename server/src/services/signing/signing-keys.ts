@@ -1,15 +1,9 @@
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { SignJWT, calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, type JWK, type JWTPayload } from 'jose';
-import type { ServiceContext } from '../context.js';
+import type { SecretsContext, ServiceContext, TokenSigner } from '../context.js';
 
 export const TOKEN_ALGORITHM = 'EdDSA';
 
-export interface TokenSigner {
-  kid: string;
-  sign(claims: JWTPayload, times: { issuedAt: Date; expiresAt: Date }): Promise<string>;
-}
-
-type Ctx = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
 type KeyRow = { kid: string; publicJwk: unknown; privateKeyEncrypted: string };
 
 const trustCache = new Map<string, boolean>();
@@ -50,7 +44,7 @@ export const JWKS_MAX_AGE_SECONDS = 300;
  * (a key published less than a JWKS cache lifetime ago waits; the one before keeps signing). Created on first use;
  * an advisory lock makes concurrent first starts of several replicas agree on one key.
  */
-export async function loadTokenSigner({ db, secrets, now }: Ctx, issuer: string): Promise<TokenSigner> {
+export async function loadTokenSigner({ db, secrets, now }: SecretsContext, issuer: string): Promise<TokenSigner> {
   const row = await db.prisma.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('keyforge.signing_keys'))`;
     const candidates = await tx.signingKey.findMany({ where: { retiredAt: null }, orderBy: { signsFrom: 'desc' } });
@@ -79,7 +73,7 @@ export async function loadTokenSigner({ db, secrets, now }: Ctx, issuer: string)
  * A signer that follows rotations: every `refreshMs` it checks which key is active (one indexed read) and
  * switches when another process rotated it. While the database is away it keeps the key it has.
  */
-export async function refreshingTokenSigner(ctx: Omit<Ctx, 'now'>, clock: () => Date, issuer: string, refreshMs: number, onError: (error: Error) => void): Promise<TokenSigner & { stop(): void }> {
+export async function refreshingTokenSigner(ctx: Pick<ServiceContext, 'db' | 'secrets'>, clock: () => Date, issuer: string, refreshMs: number, onError: (error: Error) => void): Promise<TokenSigner & { stop(): void }> {
   let current = await loadTokenSigner({ ...ctx, now: clock() }, issuer);
   const timer = setInterval(() => {
     void (async () => {
@@ -103,7 +97,7 @@ export async function refreshingTokenSigner(ctx: Omit<Ctx, 'now'>, clock: () => 
  * JWKS max-age has it by then (`immediately`: at once, for a compromised key). The old keys stay published so
  * tokens they signed still verify.
  */
-export async function rotateSigningKey({ db, secrets, now }: Ctx, { immediately = false } = {}): Promise<{ kid: string; signsFrom: Date }> {
+export async function rotateSigningKey({ db, secrets, now }: SecretsContext, { immediately = false } = {}): Promise<{ kid: string; signsFrom: Date }> {
   const created = await newKeyRow(secrets);
   const signsFrom = immediately ? now : new Date(now.getTime() + JWKS_MAX_AGE_SECONDS * 1000);
   await db.prisma.$transaction([

@@ -1,41 +1,45 @@
-import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
+import { Webhook } from 'standardwebhooks';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { ServerSecrets } from '../../crypto/secrets.js';
 import { renderWebhookDisabledEmail } from '../../email/webhook-disabled.js';
 import type { Logger } from '../../logger.js';
-import type { ServiceContext } from '../context.js';
+import type { SecretsContext, SystemContext } from '../context.js';
+import { claimDue, drainOutbox, fenced, nextAttempt, type Claim, type OutboxPolicy } from '../leases.js';
 import { recordAudit } from '../audit/audit-log.js';
 import { enqueueEmails } from '../notifications/outbox.js';
 import { checkLiteralHost, ForbiddenTargetError, guardedLookup } from './ssrf.js';
 
 /**
- * Delivery of webhook events, at least once, in the pattern of the email outbox (notifications/delivery.ts):
- * - a worker claims due deliveries in one statement (`FOR UPDATE SKIP LOCKED`), incrementing `attempts` (the
- *   fencing token) and moving `next_attempt_at` a lease (LEASE_MS) ahead; outcomes are recorded only while
- *   `attempts` is unchanged, so a worker whose lease lapsed cannot overwrite a newer outcome;
+ * Delivery of webhook events, at least once, on the outbox of leases.ts (as emails are):
+ * - a worker claims due deliveries under a lease (WEBHOOK_OUTBOX), `attempts` fencing every outcome, so a worker whose
+ *   lease lapsed cannot overwrite a newer outcome;
  * - a crash after the receiver answered and before the outcome was recorded sends the event again after the lease:
  *   receivers deduplicate on `webhook-id` (the event id, the same on every attempt and every resend);
  * - 2xx: succeeded. 4xx other than 408 and 429, and a refused (internal) address: failed at once. Anything else
- *   (5xx, 408, 429, 3xx, timeout, network error) is retried after RETRY_DELAYS_MS, MAX_ATTEMPTS in all (~24 h);
+ *   (5xx, 408, 429, 3xx, timeout, network error) is retried after RETRY_DELAYS_MS, 8 attempts in all (~24 h);
  * - an event failed for good counts against its endpoint; DISABLE_AFTER failed events in a row (no success between)
  *   disable it and email the tenant's admins. A success resets the count.
- * Requests: POST, JSON, signed like Standard Webhooks, 10 s timeout, redirects not followed, the response's first
- * 1 KB kept for the delivery log. The secret and signature are never logged.
+ * Requests: POST, JSON, signed by the `standardwebhooks` package (the Standard Webhooks headers), 10 s timeout,
+ * redirects not followed, the response's first 1 KB kept for the delivery log. The secret and signature are never logged.
  */
 
-export const LEASE_MS = 60_000;
 export const REQUEST_TIMEOUT_MS = 10_000;
 /** Wait after failed attempt n (1-based): 1 min, 5 min, 30 min, 2 h, 5 h, 8 h, 8 h; the 8th attempt is the last (~23.6 h). */
 export const RETRY_DELAYS_MS = [60_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 28_800_000, 28_800_000] as const;
-export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
+/** The webhook outbox's policy (leases.ts): batches are sent concurrently, for up to 45 s of each minute's run. */
+export const WEBHOOK_OUTBOX: OutboxPolicy = {
+  table: 'webhook_deliveries',
+  leaseMs: 60_000,
+  maxAttempts: RETRY_DELAYS_MS.length + 1,
+  retryDelayMs: (attempts) => RETRY_DELAYS_MS[attempts - 1],
+  batch: 10,
+  budgetMs: 45_000,
+};
 export const DISABLE_AFTER = 5;
 export const EXCERPT_BYTES = 1024;
-const BATCH = 10;
 const SYSTEM = { id: null, label: 'system', ip: null };
-/** How long one run keeps claiming batches (the job runs every minute). */
-export const DELIVERY_BUDGET_MS = 45_000;
 
 export interface WebhookDeliveryOptions {
   /** WEBHOOK_ALLOW_PRIVATE: let endpoints resolve to loopback/private/link-local addresses. */
@@ -46,8 +50,6 @@ export interface WebhookDeliveryOptions {
   logger?: Pick<Logger, 'warn' | 'info'>;
 }
 
-type Ctx = Pick<ServiceContext, 'db' | 'now' | 'secrets'>;
-
 export interface WebhookDeliveryReport {
   succeeded: number;
   retrying: number;
@@ -55,43 +57,23 @@ export interface WebhookDeliveryReport {
   endpointsDisabled: number;
 }
 
-/** Standard Webhooks signature: `v1,` + base64 HMAC-SHA256 over `id.timestamp.body` with the base64-decoded secret. */
-export function signPayload(secret: string, id: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
-}
-
-interface Claimed {
-  id: string;
+interface Claimed extends Claim {
   tenantId: string;
   endpointId: string;
   eventId: string;
-  attempts: number;
 }
+
+const COLUMNS = Prisma.sql`id, tenant_id AS "tenantId", endpoint_id AS "endpointId", event_id AS "eventId", attempts`;
 
 /** Claims due deliveries (every tenant's, or only `onlyId`), each for a lease. */
-export async function claimDueWebhooks(ctx: Pick<Ctx, 'db' | 'now'>, limit = BATCH, leaseFrom = ctx.now, onlyId?: string): Promise<Claimed[]> {
-  const only = onlyId ? Prisma.sql`AND id = ${onlyId}::uuid` : Prisma.empty;
-  const rows = await ctx.db.prisma.$queryRaw<{ id: string; tenant_id: string; endpoint_id: string; event_id: string; attempts: number }[]>(
-    Prisma.sql`UPDATE webhook_deliveries SET attempts = attempts + 1, next_attempt_at = ${new Date(leaseFrom.getTime() + LEASE_MS)}
-      WHERE id IN (SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ${ctx.now} ${only}
-                   ORDER BY next_attempt_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-      RETURNING id, tenant_id, endpoint_id, event_id, attempts`,
-  );
-  return rows.map((row) => ({ id: row.id, tenantId: row.tenant_id, endpointId: row.endpoint_id, eventId: row.event_id, attempts: row.attempts }));
+export function claimDueWebhooks(ctx: SystemContext, limit = WEBHOOK_OUTBOX.batch, leaseFrom = ctx.now, onlyId?: string): Promise<Claimed[]> {
+  return claimDue<Claimed>(ctx, WEBHOOK_OUTBOX, COLUMNS, { limit, leaseFrom, only: onlyId ? Prisma.sql`AND id = ${onlyId}::uuid` : undefined });
 }
 
-/** Delivers every due webhook (batches sent concurrently, for up to DELIVERY_BUDGET_MS) and records each outcome. */
-export async function deliverDueWebhooks(ctx: Ctx, options: WebhookDeliveryOptions): Promise<WebhookDeliveryReport> {
+/** Delivers every due webhook (batches sent concurrently, for up to the policy's budget) and records each outcome. */
+export async function deliverDueWebhooks(ctx: SecretsContext, options: WebhookDeliveryOptions): Promise<WebhookDeliveryReport> {
   const report: WebhookDeliveryReport = { succeeded: 0, retrying: 0, failed: 0, endpointsDisabled: 0 };
-  const started = Date.now();
-  const elapsed = () => new Date(ctx.now.getTime() + (Date.now() - started));
-  for (let batch = 0; batch < (options.maxBatches ?? Infinity) && Date.now() - started < DELIVERY_BUDGET_MS; batch++) {
-    const claimed = await claimDueWebhooks(ctx, BATCH, elapsed());
-    if (!claimed.length) break;
-    await deliverClaimed(ctx, claimed, options, report);
-    if (claimed.length < BATCH) break;
-  }
+  await drainOutbox(ctx, WEBHOOK_OUTBOX, (leaseFrom) => claimDueWebhooks(ctx, WEBHOOK_OUTBOX.batch, leaseFrom), (claimed) => deliverClaimed(ctx, claimed, options, report), options.maxBatches);
   return report;
 }
 
@@ -99,7 +81,7 @@ export async function deliverDueWebhooks(ctx: Ctx, options: WebhookDeliveryOptio
  * Delivers one due delivery now, in the caller's request (the console's "Send test event"), claimed and recorded
  * exactly as a run would; false when a run got to it first (it is then that run's to send).
  */
-export async function deliverWebhookNow(ctx: Ctx, deliveryId: string, options: WebhookDeliveryOptions): Promise<boolean> {
+export async function deliverWebhookNow(ctx: SecretsContext, deliveryId: string, options: WebhookDeliveryOptions): Promise<boolean> {
   const claimed = await claimDueWebhooks(ctx, 1, ctx.now, deliveryId);
   if (!claimed.length) return false;
   await deliverClaimed(ctx, claimed, options, { succeeded: 0, retrying: 0, failed: 0, endpointsDisabled: 0 });
@@ -110,7 +92,7 @@ type Outcome =
   | { kind: 'succeeded'; code: number; timeMs: number; excerpt: string }
   | { kind: 'retry' | 'failed'; code: number | null; timeMs: number | null; excerpt: string | null; error: string };
 
-async function deliverClaimed(ctx: Ctx, claimed: Claimed[], options: WebhookDeliveryOptions, report: WebhookDeliveryReport) {
+async function deliverClaimed(ctx: SecretsContext, claimed: Claimed[], options: WebhookDeliveryOptions, report: WebhookDeliveryReport) {
   const prisma = ctx.db.prisma;
   const [events, endpoints] = await Promise.all([
     prisma.webhookEvent.findMany({ where: { id: { in: [...new Set(claimed.map((row) => row.eventId))] } }, select: { id: true, body: true } }),
@@ -144,13 +126,14 @@ export async function send(url: string, secret: string, id: string, body: string
     return { kind: 'failed', code: null, timeMs: null, excerpt: null, error: (error as Error).message };
   }
   // The timestamp is the moment of sending (receivers compare it with their clock to refuse replays).
-  const timestamp = Math.floor(Date.now() / 1000);
+  const timestamp = new Date();
   const headers = {
     'content-type': 'application/json',
     'user-agent': 'Keyforge-Webhooks/1',
     'webhook-id': id,
-    'webhook-timestamp': String(timestamp),
-    'webhook-signature': signPayload(secret, id, timestamp, body),
+    'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+    // `v1,` + base64 HMAC-SHA256 over `id.timestamp.body` under the base64 key after `whsec_`.
+    'webhook-signature': new Webhook(secret).sign(id, timestamp, body),
     'content-length': String(Buffer.byteLength(body)),
   };
   const started = performance.now();
@@ -193,9 +176,9 @@ export async function send(url: string, secret: string, id: string, body: string
   });
 }
 
-async function record(ctx: Ctx, row: Claimed, outcome: Outcome, options: WebhookDeliveryOptions, report: WebhookDeliveryReport) {
+async function record(ctx: SecretsContext, row: Claimed, outcome: Outcome, options: WebhookDeliveryOptions, report: WebhookDeliveryReport) {
   const prisma = ctx.db.prisma;
-  const where = { id: row.id, status: 'pending' as const, attempts: row.attempts };
+  const where = fenced(row);
   const response = { lastAttemptAt: ctx.now, responseCode: outcome.code, responseTimeMs: outcome.timeMs, responseBodyExcerpt: outcome.excerpt };
   if (outcome.kind === 'succeeded') {
     const { count } = await prisma.webhookDelivery.updateMany({ where, data: { ...response, status: 'succeeded', deliveredAt: ctx.now, lastError: null } });
@@ -205,8 +188,8 @@ async function record(ctx: Ctx, row: Claimed, outcome: Outcome, options: Webhook
     }
     return;
   }
-  if (outcome.kind === 'retry' && row.attempts < MAX_ATTEMPTS) {
-    const next = new Date(ctx.now.getTime() + RETRY_DELAYS_MS[row.attempts - 1]);
+  const next = nextAttempt(WEBHOOK_OUTBOX, row.attempts, ctx.now, outcome.kind === 'failed');
+  if (next) {
     const { count } = await prisma.webhookDelivery.updateMany({ where, data: { ...response, nextAttemptAt: next, lastError: outcome.error } });
     if (count) report.retrying++;
     return;
@@ -219,7 +202,7 @@ async function record(ctx: Ctx, row: Claimed, outcome: Outcome, options: Webhook
 }
 
 /** One more event failed for good: at DISABLE_AFTER in a row, disable the endpoint and email the tenant's admins. */
-async function countFailure(ctx: Ctx, row: Claimed, lastError: string, options: WebhookDeliveryOptions, report: WebhookDeliveryReport) {
+async function countFailure(ctx: SecretsContext, row: Claimed, lastError: string, options: WebhookDeliveryOptions, report: WebhookDeliveryReport) {
   const prisma = ctx.db.prisma;
   const [endpoint] = await prisma.$queryRaw<{ id: string; url: string; consecutive_failures: number }[]>`
     UPDATE webhook_endpoints SET consecutive_failures = consecutive_failures + 1 WHERE id = ${row.endpointId}::uuid
@@ -254,7 +237,7 @@ async function countFailure(ctx: Ctx, row: Claimed, lastError: string, options: 
  * Deletes events (with their deliveries) older than `keepDays` that have nothing pending, at most `limit` per call
  * (the housekeeping job runs every 10 minutes). The delivery log therefore covers the last 35 days.
  */
-export async function purgeWebhookEvents(ctx: Pick<Ctx, 'db' | 'now'>, keepDays = 35, limit = 5_000): Promise<number> {
+export async function purgeWebhookEvents(ctx: SystemContext, keepDays = 35, limit = 5_000): Promise<number> {
   const before = new Date(ctx.now.getTime() - keepDays * 86_400_000);
   return ctx.db.prisma.$executeRaw`
     DELETE FROM webhook_events WHERE id IN (

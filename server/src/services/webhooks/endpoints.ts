@@ -14,7 +14,6 @@ import { privateTargetWarning } from './ssrf.js';
 // Webhook endpoints of a tenant, managed by its admins (CompanyAdmin for every call, reads included: URLs and the
 // delivery log are integration details). The signing secret is returned once, by create and rotate.
 
-type Ctx = ServiceContext;
 
 const Url = z
   .string()
@@ -32,7 +31,7 @@ export type WebhookEndpointRow = Prisma.WebhookEndpointGetPayload<{ select: type
 /** `whsec_` + base64 of 32 random bytes (Standard Webhooks). */
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
-async function findEndpoint(ctx: Pick<Ctx, 'db'>, tenantId: string, id: string) {
+async function findEndpoint(ctx: Pick<ServiceContext, 'db'>, tenantId: string, id: string) {
   const endpoint = isUuid(id) ? await ctx.db.prisma.webhookEndpoint.findFirst({ where: { id, tenantId }, select: ENDPOINT_FIELDS }) : null;
   if (!endpoint) throw new AppError('NotFound', 'Webhook endpoint not found.');
   return endpoint;
@@ -47,7 +46,7 @@ interface EndpointTargetOptions {
 }
 
 /** Adds an endpoint; `warning` says when deliveries to its URL will be refused (an internal address). */
-export async function createWebhookEndpoint(ctx: Ctx, input: { url: string; eventTypes?: string[] | null; enabled?: boolean | null }, target: EndpointTargetOptions) {
+export async function createWebhookEndpoint(ctx: ServiceContext, input: { url: string; eventTypes?: string[] | null; enabled?: boolean | null }, target: EndpointTargetOptions) {
   const { tenantId } = requireAdmin(ctx);
   const data = parseInput(CreateSchema, { url: input.url, eventTypes: input.eventTypes ?? undefined, enabled: input.enabled ?? undefined });
   const secret = newSecret();
@@ -72,7 +71,7 @@ export async function createWebhookEndpoint(ctx: Ctx, input: { url: string; even
  * Changes the URL, the event filter or the enabled flag; enabling again clears the failure count. `warning` as for
  * createWebhookEndpoint when the URL changed.
  */
-export async function updateWebhookEndpoint(ctx: Ctx, id: string, input: { url?: string | null; eventTypes?: string[] | null; enabled?: boolean | null }, target: EndpointTargetOptions) {
+export async function updateWebhookEndpoint(ctx: ServiceContext, id: string, input: { url?: string | null; eventTypes?: string[] | null; enabled?: boolean | null }, target: EndpointTargetOptions) {
   const { tenantId } = requireAdmin(ctx);
   const data = parseInput(UpdateSchema, { url: input.url ?? undefined, eventTypes: input.eventTypes ?? undefined, enabled: input.enabled ?? undefined });
   const endpoint = await findEndpoint(ctx, tenantId, id);
@@ -92,7 +91,7 @@ export async function updateWebhookEndpoint(ctx: Ctx, id: string, input: { url?:
   return { endpoint: updated, warning: 'url' in changes.after ? await privateTargetWarning(updated.url, target.allowPrivate) : null };
 }
 
-export async function deleteWebhookEndpoint(ctx: Ctx, id: string) {
+export async function deleteWebhookEndpoint(ctx: ServiceContext, id: string) {
   const { tenantId } = requireAdmin(ctx);
   const endpoint = await findEndpoint(ctx, tenantId, id);
   await ctx.db.prisma.$transaction(async (tx) => {
@@ -103,7 +102,7 @@ export async function deleteWebhookEndpoint(ctx: Ctx, id: string) {
 }
 
 /** A new signing secret, returned once; deliveries from now on are signed with it. */
-export async function rotateWebhookSecret(ctx: Ctx, id: string) {
+export async function rotateWebhookSecret(ctx: ServiceContext, id: string) {
   const { tenantId } = requireAdmin(ctx);
   const endpoint = await findEndpoint(ctx, tenantId, id);
   const secret = newSecret();
@@ -117,7 +116,7 @@ export async function rotateWebhookSecret(ctx: Ctx, id: string) {
 const Cursor = z.tuple([z.iso.datetime(), z.guid()]);
 
 /** The tenant's endpoints, newest first, paginated both ways. */
-export async function listWebhookEndpoints(ctx: Ctx, pageArgs: PageArgs = {}) {
+export async function listWebhookEndpoints(ctx: ServiceContext, pageArgs: PageArgs = {}) {
   const { tenantId } = requireAdmin(ctx);
   const page = keyset(pageArgs, Cursor);
   const [rows, totalCount] = await Promise.all([
@@ -135,7 +134,7 @@ const DELIVERY_FIELDS = {
 export type WebhookDeliveryRow = Prisma.WebhookDeliveryGetPayload<{ select: typeof DELIVERY_FIELDS }>;
 
 /** The delivery log of one endpoint of the tenant, newest first. */
-export async function listWebhookDeliveries(ctx: Ctx, endpointId: string, pageArgs: PageArgs = {}) {
+export async function listWebhookDeliveries(ctx: ServiceContext, endpointId: string, pageArgs: PageArgs = {}) {
   const { tenantId } = requireAdmin(ctx);
   const endpoint = await findEndpoint(ctx, tenantId, endpointId);
   const page = keyset(pageArgs, Cursor);
@@ -148,7 +147,7 @@ export async function listWebhookDeliveries(ctx: Ctx, endpointId: string, pageAr
 }
 
 /** Queues a delivery again, now (the same event id: receivers see a duplicate they can recognise). */
-export async function resendWebhookDelivery(ctx: Ctx, deliveryId: string) {
+export async function resendWebhookDelivery(ctx: ServiceContext, deliveryId: string) {
   const { tenantId } = requireAdmin(ctx);
   const delivery = isUuid(deliveryId) ? await ctx.db.prisma.webhookDelivery.findFirst({ where: { id: deliveryId, tenantId }, select: { id: true, status: true, endpoint: { select: { url: true } } } }) : null;
   if (!delivery) throw new AppError('NotFound', 'Webhook delivery not found.');
@@ -165,7 +164,7 @@ export async function resendWebhookDelivery(ctx: Ctx, deliveryId: string) {
  * A `webhook.test` event for this endpoint only (whatever its filter), sent at once (deliverWebhookNow) and answered
  * with its delivery as it then stands: succeeded, failed, or pending a retry (the runs take it from there).
  */
-export async function sendTestWebhookEvent(ctx: Ctx, endpointId: string, delivery: WebhookDeliveryOptions) {
+export async function sendTestWebhookEvent(ctx: ServiceContext, endpointId: string, delivery: WebhookDeliveryOptions) {
   const { tenantId } = requireAdmin(ctx);
   const endpoint = await findEndpoint(ctx, tenantId, endpointId);
   const id = randomUUID();
