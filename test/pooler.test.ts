@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { describeWith, itWith } from './support/optional.js';
+import { openDatabase } from '../server/src/db/database.js';
+import { SELECT_LICENSE_BY_DIGEST } from '../server/src/services/licenses/license-record.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { adminUrl } from './support/pg.js';
 import { needPgBouncer, startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
@@ -21,11 +23,27 @@ let t: TestApp;
 beforeAll(async () => {
   if (need.missing) return;
   bouncer = await startPgBouncer(adminUrl(), { poolSize: 3 });
-  t = await startTestApp({ connectVia: (url) => bouncer.urlFor(url), env: { DATABASE_POOL_SIZE: '10' } });
+  t = await startTestApp({ connectVia: (url) => bouncer.urlFor(url), env: { DATABASE_POOL_SIZE: '10', DATABASE_POOL_MODE: 'transaction' } });
 }, 60_000);
 afterAll(async () => {
   await t?.close();
   await bouncer?.stop();
+});
+
+const NAMED_STATEMENTS_OFF = /named prepared statements do not survive this DATABASE_URL/;
+
+describePooled('hot-path statements (SqlRunner)', () => {
+  it('are named prepared statements on a direct connection: parsed and planned once per connection', async () => {
+    const db = await openDatabase({ databaseUrl: t.ownerUrl, dataDir: '/nonexistent', poolSize: 1 });
+    try {
+      for (let i = 0; i < 3; i++) await db.sql.query(SELECT_LICENSE_BY_DIGEST, ['no-such-digest']);
+      // One pooled connection: the session that ran them lists the statement once, however often it ran.
+      const prepared = await db.sql.query<{ name: string; statement: string }>('SELECT name, statement FROM pg_prepared_statements', []);
+      expect(prepared.filter((row) => row.statement === SELECT_LICENSE_BY_DIGEST).map((row) => row.name)).toEqual([expect.stringMatching(/^kf_[0-9a-f]{24}$/)]);
+    } finally {
+      await db.close();
+    }
+  });
 });
 
 describePooled('through PgBouncer in transaction mode', () => {
@@ -69,5 +87,19 @@ describePooled('through PgBouncer in transaction mode', () => {
     expect(recorded.map((row) => [row._count, row._sum.quantity])).toEqual([[20, 40], [20, 40], [20, 40]]);
     // The statements went through the pooler (its log names the test database's logins).
     expect(bouncer.log()).toMatch(new RegExp(`login attempt: db=${new URL(t.databaseUrl).pathname.slice(1)} `));
+    // Declared as a transaction-mode pooler: no statement was named, so none needed the fallback.
+    expect(t.logs.join('')).not.toMatch(NAMED_STATEMENTS_OFF);
+  }, 120_000);
+
+  it('a pooler left undeclared (DATABASE_POOL_MODE at its default): the first mismatch turns naming off, one warning, no failed call', async () => {
+    const undeclared = await startTestApp({ connectVia: (url) => bouncer.urlFor(url), env: { DATABASE_POOL_SIZE: '10' } });
+    try {
+      const { key } = await undeclared.seedBasic({ maxActivations: 100 });
+      const responses = await Promise.all(Array.from({ length: 120 }, (_, i) => (i % 4 === 0 ? undeclared.activate({ licenseKey: key, deviceId: `undeclared-${i}` }) : undeclared.post('/api/v1/validate', { licenseKey: key }))));
+      expect(responses.filter((response) => response.status !== 200 || response.json.isValid !== true).map((response) => `${response.status} ${response.text}`)).toEqual([]);
+      expect(undeclared.logs.join('').match(new RegExp(NAMED_STATEMENTS_OFF, 'g'))).toHaveLength(1);
+    } finally {
+      await undeclared.close();
+    }
   }, 120_000);
 });

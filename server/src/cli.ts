@@ -98,7 +98,7 @@ async function openContext(name: string, command: CliCommand): Promise<CliContex
   // Before the secret: a wrong DATA_DIR must not get a new secret file either.
   if (!command.offline) announceDatabase(config, name);
   const secrets = new ServerSecrets(loadServerSecret(config.serverSecret, config.dataDir).secret).useForProcess();
-  const db: Database | undefined = command.offline ? undefined : await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
+  const db: Database | undefined = command.offline ? undefined : await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, poolMode: config.databasePoolMode });
   return { db: db as Database, secrets, now: new Date(), actor: CLI_ACTOR, meta: NO_META, close: async () => db?.close() };
 }
 

@@ -41,7 +41,7 @@ export async function openDeps(config: Config, logger: Logger, clock: () => Date
   if (source === 'generated') logger.info({ dataDir: config.dataDir }, 'generated a new server secret in DATA_DIR (set SERVER_SECRET to share one across hosts)');
   const secrets = new ServerSecrets(secret).useForProcess();
   setPasswordHashConcurrency(config.passwordHashConcurrency);
-  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, logger });
+  const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, poolMode: config.databasePoolMode, logger });
   try {
     if (db.kind === 'postgres' && (await canRewriteAuditLog((sql) => db.sql.query(sql, [])))) {
       logger.warn('DATABASE_URL connects as a role that owns or may rewrite the activity log: run the server as a separate app role (MIGRATION_DATABASE_URL for migrations, see README "Security"); until then only the signed checkpoints detect tampering');

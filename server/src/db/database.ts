@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -16,9 +17,9 @@ export type Db = InstanceType<typeof PrismaClient>;
 export type { PrismaClient };
 
 /**
- * Raw SQL for the few hot-path statements where Prisma's per-query overhead matters (see bench/). Unnamed
- * statements only: a transaction-mode pooler (PgBouncer) hands each transaction another server connection, where a
- * named prepared statement would not exist (README "Performance" › "Connection pooling").
+ * Raw SQL for the few hot-path statements where Prisma's per-query overhead matters (see bench/). `text` is a
+ * constant (values go in `values`): on PostgreSQL each text becomes a named prepared statement, parsed and planned
+ * once per connection, except behind a transaction-mode pooler (README "Performance" › "Connection pooling").
  */
 export interface SqlRunner {
   query<T>(text: string, values: unknown[]): Promise<T[]>;
@@ -75,6 +76,8 @@ export interface OpenDatabaseOptions {
   databaseUrl?: string;
   dataDir: string;
   poolSize?: number;
+  /** DATABASE_POOL_MODE: 'transaction' behind a transaction-mode pooler (no named prepared statements). */
+  poolMode?: 'session' | 'transaction';
   logger?: Logger;
 }
 
@@ -83,7 +86,43 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   return options.databaseUrl ? openPostgres(options.databaseUrl, options) : openEmbedded(options);
 }
 
-function openPostgres(url: string, { poolSize = 10, logger }: OpenDatabaseOptions): Database {
+// SQLSTATEs of a named statement that is not on the server connection it reached (invalid_sql_statement_name), or
+// is there already (duplicate_prepared_statement): what a transaction-mode pooler does to named statements.
+const PREPARED_STATEMENT_MISMATCH = new Set(['26000', '42P05']);
+// The texts that get a name; the hot path has a handful, so the bound only guards against a caller passing built SQL.
+const MAX_PREPARED_TEXTS = 64;
+
+/**
+ * SqlRunner.query on a pool: named prepared statements (what the bench's floor uses: validate parses and plans
+ * nothing per call) unless `prepare` is off. Names are a hash of the text, so a connection that already holds one
+ * holds the same statement. If a pooler nobody declared (DATABASE_POOL_MODE left at `session`) moves statements
+ * between server connections, the first mismatch turns naming off for the process and the statement runs unnamed:
+ * Parse or Bind failed, so nothing was executed and the retry is safe.
+ */
+function poolQuery(pool: pg.Pool, prepare: boolean, logger: Logger | undefined): SqlRunner['query'] {
+  const names = new Map<string, string>();
+  const nameOf = (text: string) => {
+    let name = names.get(text);
+    if (name === undefined && names.size < MAX_PREPARED_TEXTS) {
+      name = `kf_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+      names.set(text, name);
+    }
+    return name;
+  };
+  return async <T>(text: string, values: unknown[]) => {
+    const name = prepare ? nameOf(text) : undefined;
+    try {
+      return (await pool.query({ name, text, values })).rows as T[];
+    } catch (error) {
+      if (name === undefined || !PREPARED_STATEMENT_MISMATCH.has((error as { code?: string }).code ?? '')) throw error;
+      if (prepare) logger?.warn('named prepared statements do not survive this DATABASE_URL (a transaction-mode pooler?): running unnamed from now on; set DATABASE_POOL_MODE=transaction');
+      prepare = false;
+      return (await pool.query(text, values)).rows as T[];
+    }
+  };
+}
+
+function openPostgres(url: string, { poolSize = 10, poolMode = 'session', logger }: OpenDatabaseOptions): Database {
   // No startup options and no session state: every process must work through a transaction-mode pooler. Settings
   // the server relies on (jit = off) are database defaults set by the migrations (migrate.ts, databaseDefaults).
   const pool = new pg.Pool({ connectionString: url, max: poolSize, Client: OutageAwareClient });
@@ -95,12 +134,7 @@ function openPostgres(url: string, { poolSize = 10, logger }: OpenDatabaseOption
   return {
     kind: 'postgres',
     prisma,
-    sql: {
-      async query<T>(text: string, values: unknown[]) {
-        const result = await pool.query(text, values);
-        return result.rows as T[];
-      },
-    },
+    sql: { query: poolQuery(pool, poolMode === 'session', logger) },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async ping() {
       await pool.query('select 1');
