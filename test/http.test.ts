@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.js';
 
@@ -140,6 +141,19 @@ describe('service endpoints', () => {
   it('healthz and readyz', async () => {
     expect((await t.get('/healthz')).json).toEqual({ status: 'ok' });
     expect((await t.get('/readyz')).json).toEqual({ status: 'ok', database: 'ok' });
+  });
+
+  it('answers a health check without a Host header (HTTP/1.0, as HAProxy\'s `option httpchk GET /readyz` sends it)', async () => {
+    const { port } = new URL(t.baseUrl);
+    const answer = await new Promise<string>((resolve, reject) => {
+      // Written without ending our side (Node aborts a request whose client half-closes): the server closes after its answer.
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write('GET /readyz HTTP/1.0\r\n\r\n'));
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
   });
 
   it('serves an OpenAPI 3.1 document of /api/v1 generated from the route schemas', async () => {

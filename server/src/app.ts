@@ -37,7 +37,8 @@ const MAX_MANAGEMENT_BODY_BYTES = 256 * 1024;
  */
 export function createHttpServer(deps: AppDeps, options: HttpOptions = {}): Server {
   const publicApi = publicApiHandler(deps, publicRoutes(deps));
-  const app = getRequestListener(createApp(deps, options).fetch);
+  // A request without a Host header (HTTP/1.0: HAProxy's `option httpchk`) is given the configured one, as `serve` did.
+  const app = getRequestListener(createApp(deps, options).fetch, { hostname: deps.config.host });
   return createServer((request, response) => {
     if (deps.lifecycle?.draining) response.setHeader('Connection', 'close');
     if (isPublicApiUrl(request.url ?? '/')) publicApi(request, response);
@@ -59,7 +60,7 @@ export function createApp(deps: AppDeps, options: HttpOptions = {}): Hono<AppEnv
   app.use(securityHeaders());
   app.use(refuseCredentialsInUrl());
 
-  // Management API: GraphQL plus the REST endpoints the spec names.
+  // Management API: GraphQL plus the REST endpoints of README "Management API".
   const management = [
     requestLogScope(),
     managementCors(deps.config.consoleOrigin),
