@@ -1,7 +1,7 @@
 import { builder, EXPENSIVE_FIELD_COST, screamingEnumValues } from '../builder.js';
 import { keysetPage, pageConnection } from '../connections.js';
 import { serviceCtx } from '../context.js';
-import { listActivity } from '../../services/audit/activity.js';
+import { ACTIVITY_COLUMNS, listActivity } from '../../services/audit/activity.js';
 import { checkpointData, type Checkpoint } from '../../services/audit/checkpoints.js';
 import { activityLogIntegrity, checkpointFile, INTEGRITY_VISIT_ENTRIES, verifyActivityLog, type CheckpointReport, type IntegrityReport, type LogVerification, type VerdictSummary } from '../../services/audit/verification.js';
 import type { GraphQLContext } from '../context.js';
@@ -15,7 +15,11 @@ const ActivityActionEnum = builder.enumType('ActivityAction', { values: screamin
 const entityTypeOut = (entityType: string) => (entityType === 'Tenant' ? 'Company' : entityType);
 const entityTypeIn = (entityType: string | null | undefined) => (entityType === 'Company' ? 'Tenant' : entityType);
 
-const ActivityEntryType = builder.objectRef<Entry>('ActivityEntry').implement({
+// Select mode: never the chain's hashes. The actor is a label and an id kept with the entry (no relation: an entry
+// outlives the user or key who acted), so there is nothing to load per entry.
+const ActivityEntryType = builder.prismaObject('AuditLogEntry', {
+  name: 'ActivityEntry',
+  select: ACTIVITY_COLUMNS,
   description: 'One activity log entry (append-only).',
   fields: (t) => ({
     id: t.exposeID('id'),

@@ -9,6 +9,11 @@ import { AUDIT_ACTIONS } from './audit-log.js';
 // The activity log as the management API reads it (README "Activity log"). Writing happens in audit-log.ts, inside
 // each change's own transaction.
 
+/** The columns of an entry the API shows: not the chain's hashes (verification.ts reads those). */
+export const ACTIVITY_COLUMNS = {
+  id: true, tenantId: true, seq: true, action: true, entityType: true, entityId: true, entity: true, actorId: true, actor: true, ip: true, details: true, createdAt: true,
+} as const satisfies Prisma.AuditLogEntrySelect;
+
 
 export const ActivityFilterSchema = z.object({
   action: z.enum(AUDIT_ACTIONS).nullish(),
@@ -65,7 +70,7 @@ export async function listActivity(ctx: ServiceContext, filterInput: ActivityFil
     where: cursor === null ? where : { ...where, seq: page.backward ? { gt: cursor } : { lt: cursor } },
     orderBy: { seq: page.order },
     take: page.size + 1,
-    omit: { prevHash: true, hash: true },
+    select: ACTIVITY_COLUMNS,
   });
   if (!filter.user && !filter.entity) {
     const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`audit_log`, conditions), COUNT_CAP)]);
@@ -82,7 +87,7 @@ export async function listActivity(ctx: ServiceContext, filterInput: ActivityFil
   const rows = await ctx.db.prisma.auditLogEntry.findMany({
     where: { tenantId, seq: { in: keys } },
     orderBy: { seq: page.order },
-    omit: { prevHash: true, hash: true },
+    select: ACTIVITY_COLUMNS,
   });
   return toPage(rows, page, count, (row) => [row.seq]);
 }
