@@ -2,12 +2,10 @@ import { builder, EXPENSIVE_FIELD_COST, screamingEnumValues } from '../builder.j
 import { keysetPage, pageConnection } from '../connections.js';
 import { serviceCtx } from '../context.js';
 import { ACTIVITY_COLUMNS, listActivity } from '../../services/audit/activity.js';
-import { checkpointData, type Checkpoint } from '../../services/audit/checkpoints.js';
+import { checkpointData } from '../../services/audit/checkpoints.js';
 import { activityLogIntegrity, checkpointFile, INTEGRITY_VISIT_ENTRIES, verifyActivityLog, type CheckpointReport, type IntegrityReport, type LogVerification, type VerdictSummary } from '../../services/audit/verification.js';
 import type { GraphQLContext } from '../context.js';
 import { AUDIT_ACTIONS } from '../../services/audit/audit-log.js';
-
-type Entry = Awaited<ReturnType<typeof listActivity>>['nodes'][number];
 
 const ActivityActionEnum = builder.enumType('ActivityAction', { values: screamingEnumValues(AUDIT_ACTIONS) });
 
@@ -49,7 +47,10 @@ const ActivityFilterInput = builder.inputType('ActivityFilter', {
   }),
 });
 
-const CheckpointType = builder.objectRef<Checkpoint>('ActivityLogCheckpoint').implement({
+// Select mode: a checkpoint row as it travels (its signature), not the signing key's id.
+const CheckpointType = builder.prismaObject('AuditCheckpoint', {
+  name: 'ActivityLogCheckpoint',
+  select: { seq: true, hash: true, signature: true, createdAt: true },
   description: 'A signed checkpoint of the activity log: keep it apart from the service; the log must extend it later.',
   fields: (t) => ({
     seq: t.exposeInt('seq', { description: 'The entry it pins: entries #1 to seq are covered.' }),
@@ -59,6 +60,7 @@ const CheckpointType = builder.objectRef<Checkpoint>('ActivityLogCheckpoint').im
   }),
 });
 
+// Not a prismaObject: a verdict row read through its MAC (a record this server did not seal says nothing), computed by the service.
 const VerdictType = builder.objectRef<VerdictSummary>('ActivityLogVerdict').implement({
   description: 'The outcome of a full verification (every entry re-hashed, against the checkpoints).',
   fields: (t) => ({

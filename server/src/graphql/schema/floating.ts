@@ -57,7 +57,9 @@ const PoolBucketType = builder.objectRef<PoolBucket>('FloatingPoolBucket').imple
   }),
 });
 
-const MeterQuotaType = builder.objectRef<{ event?: string; period: MeterPeriod; limit: number }>('MeterQuota').implement({
+// Select mode: a quota row's period and limit (the usage views and setMeterQuota hand over such rows).
+const MeterQuotaType = builder.prismaObject('MeterQuota', {
+  select: { period: true, limit: true },
   fields: (t) => ({
     period: t.field({ type: MeterPeriodEnum, resolve: (quota) => quota.period }),
     limit: t.exposeInt('limit'),
