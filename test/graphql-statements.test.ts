@@ -73,6 +73,10 @@ beforeAll(async () => {
   endpointId = endpoint.id;
   const events = Array.from({ length: 50 }, (_, i) => ({ id: randomUUID(), tenantId, type: i % 2 ? 'license.created' : 'license.revoked', body: '{}', createdAt: stamp(i) }));
   await t.prisma.webhookEvent.createMany({ data: events });
+  const seq = (await t.prisma.auditLogEntry.count({ where: { tenantId } })) + 1;
+  await t.prisma.auditLogEntry.createMany({
+    data: Array.from({ length: 50 }, (_, i) => ({ tenantId, seq: seq + i, action: 'UpdateLicense', entityType: 'License', entity: `ACME-${i}`, actor: 'admin@acme.test', createdAt: stamp(i), prevHash: 'not verified here', hash: 'not verified here' })),
+  });
   await t.prisma.webhookDelivery.createMany({ data: events.map((event, i) => ({ tenantId, eventId: event.id, endpointId, status: 'succeeded' as const, attempts: 1, createdAt: stamp(i) })) });
 });
 afterAll(() => t?.close());
@@ -114,9 +118,10 @@ const OTHER_LISTS = `query($first: Int, $endpointId: ID!) {
   invitations(first: $first) { nodes { id email invitedBy } }
   emails(first: $first) { nodes { id to subject textBody htmlBody } }
   webhookDeliveries(endpointId: $endpointId, first: $first) { nodes { id eventId eventType status } }
+  activityLog(first: $first) { nodes { seq action entity entityType user timestamp } }
 }`;
 
-describe('invitations with their inviter, emails with their bodies, deliveries with their event type', () => {
+describe('invitations with their inviter, emails with their bodies, deliveries with their event type, activity entries', () => {
   it('cost the same statements for 5 rows as for 50 (no statement per row)', async () => {
     let small: any;
     let large: any;
@@ -126,14 +131,14 @@ describe('invitations with their inviter, emails with their bodies, deliveries w
     const many = await statementsOf(async () => {
       large = await t.gqlData(OTHER_LISTS, { first: 50, endpointId }, { token });
     });
-    for (const list of ['invitations', 'emails', 'webhookDeliveries']) {
+    for (const list of ['invitations', 'emails', 'webhookDeliveries', 'activityLog']) {
       expect(small[list].nodes).toHaveLength(5);
       expect(large[list].nodes).toHaveLength(50);
     }
     expect(many.length, many.join('\n---\n')).toBe(few.length);
     // The caller's session (2); the invitations with their inviters (2); the emails' page and count (2); the
-    // endpoint, the deliveries' page with their events and their count (4).
-    expect(many.length, many.join('\n---\n')).toBeLessThanOrEqual(10);
+    // endpoint, the deliveries' page with their events and their count (4); the entries' page and count (2).
+    expect(many.length, many.join('\n---\n')).toBeLessThanOrEqual(12);
   });
 
   it('answers what the rows hold: the inviter, the event type, the bodies redacted unless addressed to the viewer', async () => {

@@ -1,8 +1,9 @@
 import { builder, EXPENSIVE_FIELD_COST, screamingEnumValues } from '../builder.js';
 import { keysetPage, pageConnection } from '../connections.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
 import { serviceCtx } from '../context.js';
 import { ACTIVITY_COLUMNS, listActivity } from '../../services/audit/activity.js';
-import { checkpointData } from '../../services/audit/checkpoints.js';
+import { checkpointData, type Checkpoint } from '../../services/audit/checkpoints.js';
 import { activityLogIntegrity, checkpointFile, INTEGRITY_VISIT_ENTRIES, verifyActivityLog, type CheckpointReport, type IntegrityReport, type LogVerification, type VerdictSummary } from '../../services/audit/verification.js';
 import type { GraphQLContext } from '../context.js';
 import { AUDIT_ACTIONS } from '../../services/audit/audit-log.js';
@@ -47,10 +48,9 @@ const ActivityFilterInput = builder.inputType('ActivityFilter', {
   }),
 });
 
-// Select mode: a checkpoint row as it travels (its signature), not the signing key's id.
-const CheckpointType = builder.prismaObject('AuditCheckpoint', {
-  name: 'ActivityLogCheckpoint',
-  select: { seq: true, hash: true, signature: true, createdAt: true },
+// Not a prismaObject: the integrity report hands over the checkpoint it signed or read (services/audit/checkpoints.ts),
+// without its row's id, which a Prisma object needs to load a field it was not planned with.
+const CheckpointType = builder.objectRef<Checkpoint>('ActivityLogCheckpoint').implement({
   description: 'A signed checkpoint of the activity log: keep it apart from the service; the log must extend it later.',
   fields: (t) => ({
     seq: t.exposeInt('seq', { description: 'The entry it pins: entries #1 to seq are covered.' }),
@@ -129,12 +129,13 @@ builder.queryFields((t) => ({
       type: ActivityEntryType,
       description: 'Newest first; totalCount counts up to 10,000 (1,000 with a user or entity text filter). first/last: 1–100 (default 20); after: an endCursor (with first), before: a startCursor (with last); not both directions at once.',
       args: { filter: t.arg({ type: ActivityFilterInput }) },
-      resolve: async (_root, args, ctx) => {
+      resolve: async (_root, args, ctx, info) => {
         const { filter } = args;
         const page = await listActivity(
           serviceCtx(ctx),
           { ...filter, entityType: entityTypeIn(filter?.entityType), actorId: filter?.userId?.toString(), entityId: filter?.entityId?.toString() },
           keysetPage(args),
+          queryFromInfo({ context: ctx, info, paths: [['nodes'], ['edges', 'node']], typeName: 'ActivityEntry' }),
         );
         return pageConnection(page);
       },

@@ -1,4 +1,5 @@
 import { builder, screamingEnumValues } from '../builder.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
 import { serviceCtx, type GraphQLContext } from '../context.js';
 import { BULK_ACTIONS, BULK_JOB_COLUMNS, bulkJobFailures, countBulkSelection, getBulkJob, startBulkLicenseAction, MAX_SELECTED } from '../../services/licenses/bulk.js';
 import { LicenseFilterInput } from './licenses.js';
@@ -71,7 +72,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'Null when there is no such bulk job in your company.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => getBulkJob(serviceCtx(ctx), String(args.id)),
+    resolve: (_root, args, ctx, info) => getBulkJob(serviceCtx(ctx), String(args.id), queryFromInfo({ context: ctx, info, typeName: 'BulkJob' })),
   }),
 }));
 
