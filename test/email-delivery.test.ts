@@ -13,6 +13,7 @@ import { queueExpiryNotifications } from '../server/src/services/notifications/e
 import { enqueueEmails, listOutbox } from '../server/src/services/notifications/outbox.js';
 import { listJobSchedules } from '../server/src/services/notifications/schedules.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { seeder } from './support/seed.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
 import { runCli } from './support/processes.js';
 import { waitUntil } from './support/wait.js';
@@ -279,10 +280,11 @@ describe('job store on the embedded database (PGlite)', () => {
       const logger = createLogger('info', { write: (line: string) => void logs.push(line) });
       const jobs = await startJobs({ config, db, logger, clock: clock.now }, { worker: true, processEvery: 100 });
       expect(jobs.store).toBe('embedded database (schema agenda)');
-      const tenant = await db.prisma.tenant.create({ data: { name: 'Embedded Co', keyPrefix: 'EMB' } });
-      const product = await db.prisma.product.create({ data: { tenantId: tenant.id, name: 'Embedded App' } });
-      await db.prisma.user.create({ data: { tenantId: tenant.id, email: 'admin@embedded.test', role: 'CompanyAdmin', passwordHash: 'unused' } });
-      await db.prisma.license.create({ data: { tenantId: tenant.id, productId: product.id, keyDigest: 'd1', keyHint: 'EMB-…-AAAA', maxActivations: 1, expiresAt: new Date(clock.now().getTime() + 1.5 * DAY) } });
+      const seed = seeder({ db, secrets: app.deps.secrets, now: clock.now });
+      const tenant = await seed.tenant({ name: 'Embedded Co', keyPrefix: 'EMB' });
+      const product = await seed.product(tenant.id, 'Embedded App');
+      await seed.user(tenant.id, { email: 'admin@embedded.test' });
+      await seed.license(tenant.id, product.id, { maxActivations: 1, expiresAt: new Date(clock.now().getTime() + 1.5 * DAY) });
       await jobs.runNow('expiry-notifications');
       await waitUntil(() => logs.some((line) => line.includes('"job":"expiry-notifications"') && line.includes('job finished')), { what: 'the expiry run to finish' });
       expect(await db.prisma.emailOutbox.findMany({ select: { toAddress: true, status: true } })).toEqual([{ toAddress: 'admin@embedded.test', status: 'sent' }]);

@@ -13,6 +13,7 @@ import { ADMIN_ROWS_PER_THRESHOLD, EXPIRY_BATCH, queueExpiryNotifications, thres
 import { daysUntil } from '../server/src/domain/countdown.js';
 import { resumeScheduledRuns } from '../server/src/services/notifications/resume.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { seedLicensesInBulk, seeder } from './support/seed.js';
 import { needChromium, itWith } from './support/optional.js';
 import { startPostmarkPeer, type PostmarkPeer } from './support/postmark-peer.js';
 import { waitUntil } from './support/wait.js';
@@ -228,18 +229,9 @@ describe('at volume, isolated per tenant, resumable', () => {
   const run = (job: string, period: string) => app.prisma.jobRun.findUniqueOrThrow({ where: { job_period: { job, period } } });
   const record = (period: string, tenantId: string) => app.prisma.jobRunTenant.findUnique({ where: { job_period_tenantId: { job: 'expiry-notifications', period, tenantId } } });
 
-  /** `count` licenses in one statement: ~0.1 s for thousands, where the service takes ms each. */
+  /** `count` licenses in one statement (support/seed.ts), read back. */
   async function bulkLicenses(tenantId: string, productId: string, count: number, expiresAt: (index: number) => Date, customerEmail?: (index: number) => string | null) {
-    const data = Array.from({ length: count }, (_, index) => ({
-      tenantId,
-      productId,
-      keyDigest: randomBytes(32).toString('hex'),
-      keyHint: `BULK-…-${String(index).padStart(5, '0')}`,
-      maxActivations: 3,
-      expiresAt: expiresAt(index),
-      customerEmail: customerEmail?.(index) ?? null,
-    }));
-    await app.prisma.license.createMany({ data });
+    await seedLicensesInBulk(app.prisma, { tenantId, productId, count }, (index) => ({ maxActivations: 3, expiresAt: expiresAt(index), customerEmail: customerEmail?.(index) ?? null }));
     return app.prisma.license.findMany({ where: { tenantId, keyHint: { startsWith: 'BULK-' } }, select: { id: true, keyHint: true, expiresAt: true, customerEmail: true, status: true } });
   }
 
@@ -406,14 +398,15 @@ describe('on the embedded database (PGlite)', () => {
     const db = await openDatabase({ dataDir });
     try {
       const now = new Date('2027-03-01T08:00:00.000Z');
+      const seed = seeder({ db, secrets: app.deps.secrets, now: () => now });
       const tenants: string[] = [];
       for (const prefix of ['EMA', 'EMB']) {
-        const tenant = await db.prisma.tenant.create({ data: { name: `Embedded ${prefix}`, keyPrefix: prefix } });
-        await db.prisma.user.create({ data: { tenantId: tenant.id, email: `ada@${prefix.toLowerCase()}.test`, role: 'CompanyAdmin', passwordHash: 'unused' } });
-        const product = await db.prisma.product.create({ data: { tenantId: tenant.id, name: `Product ${prefix}` } });
-        await db.prisma.license.createMany({
-          data: [1.5, 7.5, 30.5, 12].map((days, index) => ({ tenantId: tenant.id, productId: product.id, keyDigest: randomBytes(32).toString('hex'), keyHint: `${prefix}-…-${index}`, maxActivations: 1, expiresAt: new Date(now.getTime() + days * DAY), customerEmail: `c${index}@${prefix.toLowerCase()}.test` })),
-        });
+        const tenant = await seed.tenant({ name: `Embedded ${prefix}`, keyPrefix: prefix });
+        await seed.user(tenant.id, { email: `ada@${prefix.toLowerCase()}.test` });
+        const product = await seed.product(tenant.id, `Product ${prefix}`);
+        for (const [index, days] of [1.5, 7.5, 30.5, 12].entries()) {
+          await seed.license(tenant.id, product.id, { maxActivations: 1, expiresAt: new Date(now.getTime() + days * DAY), customerEmail: `c${index}@${prefix.toLowerCase()}.test` });
+        }
         tenants.push(tenant.id);
       }
       const ctx = { db, now, publicUrl: 'http://licensing.test' };

@@ -277,6 +277,22 @@ describe('management services (tenant-scoped)', () => {
     expect((await checkout(key)).json.isValid).toBe(true);
   });
 
+  it('a lease lapses at its end for the operator too (services/leases.ts): no longer listed, and ending it records the lapse', () =>
+    withClock(async () => {
+      const { key, license } = await floatingLicense(2);
+      const a = await checkout(key);
+      const b = await checkout(key);
+      clock.advance(LEASE_MS - 1);
+      expect((await listActiveFloatingSessions(ctx(tenantId), license.id)).inUse).toBe(2);
+      await heartbeat(b.json.sessionToken);
+      clock.advance(1); // a's lease ends now; b's was renewed
+      expect((await listActiveFloatingSessions(ctx(tenantId), license.id)).sessions.map((s) => s.id)).toEqual([b.json.sessionId]);
+      const lapsed = await endFloatingSession(ctx(tenantId), a.json.sessionId);
+      expect(lapsed).toMatchObject({ endReason: 'expired', endedAt: clock.now() });
+      expect(lapsed.endedAt).toEqual(lapsed.leaseExpiresAt);
+      expect(await endFloatingSession(ctx(tenantId), b.json.sessionId)).toMatchObject({ endReason: 'admin', endedAt: clock.now() });
+    }));
+
   it("another tenant's license or session is not found", async () => {
     const { key, license } = await floatingLicense(2);
     const a = await checkout(key);

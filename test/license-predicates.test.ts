@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Prisma } from '../server/src/generated/prisma/client.js';
 import { DAY_MS, startOfUtcDay } from '../server/src/domain/countdown.js';
@@ -16,6 +15,7 @@ import {
   type LicenseStatusName,
 } from '../server/src/services/licenses/predicates.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { seedLicensesInBulk } from './support/seed.js';
 
 // The license-state rule exists in three forms (code, Prisma where, SQL): over random licenses crowded around
 // the edges (now, midnights, a millisecond either side), all three must select exactly the same rows. A fourth
@@ -49,17 +49,11 @@ beforeAll(async () => {
   t = await startTestApp({ clock: new TestClock() });
   tenantId = (await t.seedTenant()).id;
   const productId = (await t.seedProduct(tenantId)).id;
-  const data = Array.from({ length: 1500 }, (_, i) => ({
-    tenantId,
-    productId,
-    keyDigest: randomBytes(16).toString('hex'),
-    keyHint: `ACME-…-${i}`,
-    maxActivations: 1,
+  await seedLicensesInBulk(t.prisma, { tenantId, productId, count: 1500, hintPrefix: 'ACME' }, (i) => ({
     // Suspended licenses with every kind of expiry (past, future, perpetual): suspended wins over expired.
     status: pick<Row['status']>(['active', 'active', 'active', 'active', 'active', 'active', 'active', 'revoked', 'revoked', 'suspended']),
     expiresAt: expiryNear(NOWS[i % NOWS.length]),
   }));
-  await t.prisma.license.createMany({ data });
   rows = await t.prisma.license.findMany({ where: { tenantId }, select: { id: true, status: true, expiresAt: true } });
 });
 afterAll(async () => {
@@ -125,12 +119,10 @@ describe(`license predicates agree (seed ${seed})`, () => {
     // Its own tenant: inserted (the triggers' INSERT), then changed and deleted (their UPDATE and DELETE), no vacuum.
     const other = (await t.seedTenant({ name: `Tally Co ${now.getTime()}`, keyPrefix: `TAL${NOWS.indexOf(now)}` })).id;
     const products = [(await t.seedProduct(other, 'One')).id, (await t.seedProduct(other, 'Two')).id];
-    await t.prisma.license.createMany({
-      data: Array.from({ length: 600 }, (_, i) => ({
-        tenantId: other, productId: pick(products), keyDigest: randomBytes(16).toString('hex'), keyHint: `OTHER-…-${i}`, maxActivations: 1,
-        status: pick<Row['status']>(['active', 'active', 'active', 'active', 'active', 'revoked', 'suspended']), expiresAt: expiryNear(now),
-      })),
-    });
+    // Spread over both products: each row picks its own.
+    await seedLicensesInBulk(t.prisma, { tenantId: other, productId: products[0], count: 600, hintPrefix: 'OTHER' }, () => ({
+      productId: pick(products), status: pick<Row['status']>(['active', 'active', 'active', 'active', 'active', 'revoked', 'suspended']), expiresAt: expiryNear(now),
+    }));
     const ids = (await t.prisma.license.findMany({ where: { tenantId: other }, select: { id: true } })).map((row) => row.id);
     for (const id of ids.filter(() => random() < 0.3)) {
       const change = random();

@@ -15,7 +15,9 @@ import { createUser } from '../../server/src/services/users.js';
  * The one way tests and benchmarks seed tenants, products, licenses and users: through the service functions, as
  * the operator (the system actor, as the CLI does), so a seeded row is what the product itself would write. The
  * harness's `seedTenant`/`seedProduct`/`seedLicense`/`seedUser`/`seedBasic` (test/support/harness.ts), the
- * two-tenant suites (test/support/tenants.ts), the fault tests' fleets and the benchmarks (bench/*.ts) all call it.
+ * two-tenant suites (test/support/tenants.ts), the fault tests' fleets, the embedded-database (PGlite) runs (a
+ * `Database` opened by the test itself) and the benchmarks (bench/*.ts) all call it; `seedLicensesInBulk` below is
+ * the one shortcut past the services, for thousands of rows or values the API refuses.
  */
 export interface SeedTarget {
   db: Database;

@@ -4,6 +4,7 @@ import DataloaderPlugin from '@pothos/plugin-dataloader';
 import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import { GraphQLScalarType, Kind } from 'graphql';
 import { DateTimeISOResolver } from 'graphql-scalars';
 import { AppError } from '../domain/errors.js';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
@@ -77,8 +78,22 @@ export const EXPENSIVE_FIELD_COST = 1000;
 export const QUERY_COST_BUDGET = 1000;
 
 // graphql-scalars' RFC 3339 date-time, answered as an ISO 8601 string in UTC (Date#toISOString, what the console and
-// the SDK read); an input that is not a full date-time with an offset is a client error (InvalidRequest).
-builder.addScalarType('DateTime', DateTimeISOResolver, { description: 'ISO 8601 date-time (UTC).' });
+// the SDK read); an input that is not a full date-time with an offset is a client error (InvalidRequest). One
+// addition: ECMAScript's expanded years (`+010000-01-01T00:00:00Z`, what Date#toISOString writes past 9999) name
+// real instants outside RFC 3339; they are passed on as dates so the services refuse them with a field error
+// ("must be a date between the years 1 and 9999") instead of an error without a field.
+const rfc3339 = DateTimeISOResolver.toConfig();
+const expandedYear = (value: unknown): Date | undefined => {
+  if (typeof value !== 'string' || !/^[+-]\d{6}-/.test(value)) return undefined;
+  const date = new Date(value);
+  return Number.isNaN(date.getTime()) ? undefined : date;
+};
+const DateTime = new GraphQLScalarType<Date, string>({
+  ...rfc3339,
+  parseValue: (value) => expandedYear(value) ?? rfc3339.parseValue!(value),
+  parseLiteral: (ast, variables) => (ast.kind === Kind.STRING && expandedYear(ast.value)) || rfc3339.parseLiteral!(ast, variables),
+} as ConstructorParameters<typeof GraphQLScalarType<Date, string>>[0]);
+builder.addScalarType('DateTime', DateTime, { description: 'ISO 8601 date-time (UTC).' });
 
 builder.scalarType('JSON', {
   description: 'Any JSON value.',

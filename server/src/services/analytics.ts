@@ -1,16 +1,15 @@
 import { Prisma } from '../generated/prisma/client.js';
 import { AppError } from '../domain/errors.js';
 import { requireMember } from './auth/actor.js';
-import type { ServiceContext } from './context.js';
+import type { ActorContext, SystemContext } from './context.js';
 import { DAY_MS, daysFrom, daysUntil, startOfUtcDay } from '../domain/countdown.js';
 import { expiringSql, expiringWhere, statusSql } from './licenses/predicates.js';
 
 // Dashboard figures (README "Dashboard stats: `GET /api/dashboard/stats`") and analytics (README "Analytics"), computed in SQL for the caller's tenant.
 // License states and "expiring within N days" are licenses/predicates.ts's. Buckets are UTC calendar periods.
 
-type Ctx = Pick<ServiceContext, 'db' | 'now'>;
-/** The entry points authorize the caller; the window they return is the caller's tenant's. */
-type CallerCtx = Pick<ServiceContext, 'db' | 'now' | 'actor'>;
+// The entry points (`dashboardStats`, `analyticsWindow`) take a caller and authorize it; the window they return is
+// the caller's tenant's, so the readers of a window need only the database (a SystemContext).
 
 export const ANALYTICS_RANGES = ['TODAY', 'LAST_7_DAYS', 'LAST_30_DAYS'] as const;
 export const GRANULARITIES = ['HOUR', 'DAY', 'WEEK', 'MONTH'] as const;
@@ -54,7 +53,7 @@ const EXPIRY_WINDOW_SUMS = Prisma.sql`coalesce(sum(n) FILTER (WHERE expired), 0)
  * perpetual from the license_tallies rollup, the active dated ones expired or expiring after now, by window
  * (`datedActive`). Each state is counted by its own rule, none by subtraction.
  */
-async function productCounts({ db, now }: Ctx, tenantId: string) {
+async function productCounts({ db, now }: SystemContext, tenantId: string) {
   return db.prisma.$queryRaw<ProductCounts[]>`
     WITH tally AS (
       SELECT product_id, sum(licenses) AS licenses, sum(revoked) AS revoked, sum(suspended) AS suspended, sum(perpetual) AS perpetual
@@ -70,7 +69,7 @@ async function productCounts({ db, now }: Ctx, tenantId: string) {
 }
 
 /** The dashboard's counts for the whole tenant in one row: the same sources as `productCounts` without the grouping by product. */
-async function tenantLicenseCounts({ db, now }: Ctx, tenantId: string) {
+async function tenantLicenseCounts({ db, now }: SystemContext, tenantId: string) {
   const [row] = await db.prisma.$queryRaw<Record<'total' | 'active' | 'within7Days' | 'within30Days', number>[]>`
     WITH tally AS (SELECT coalesce(sum(licenses), 0) AS total, coalesce(sum(perpetual), 0) AS perpetual FROM license_tallies WHERE tenant_id = ${tenantId}::uuid),
     dated AS (SELECT ${EXPIRY_WINDOW_SUMS} FROM (${datedActive(tenantId, now)}) e)
@@ -96,14 +95,14 @@ function licenseCounts(products: ProductCounts[]) {
  * licensesByExpiry of one `analytics` query share them (the window object is their GraphQL parent).
  */
 const windowCounts = new WeakMap<AnalyticsWindow, Promise<ProductCounts[]>>();
-function productCountsOf(ctx: Ctx, w: AnalyticsWindow) {
+function productCountsOf(ctx: SystemContext, w: AnalyticsWindow) {
   let counts = windowCounts.get(w);
   if (!counts) windowCounts.set(w, (counts = productCounts({ ...ctx, now: w.to }, w.tenantId)));
   return counts;
 }
 
 /** Activations holding a seat (not deactivated), from the activation_tallies rollup. */
-async function activeActivations({ db }: Ctx, tenantId: string) {
+async function activeActivations({ db }: SystemContext, tenantId: string) {
   const [row] = await db.prisma.$queryRaw<{ n: number }[]>`SELECT coalesce(sum(active), 0)::int AS n FROM activation_tallies WHERE tenant_id = ${tenantId}::uuid`;
   return row.n;
 }
@@ -115,7 +114,7 @@ export const EXPIRING_LIST_LIMIT = 8;
  * GET /api/dashboard/stats and the `dashboardStats` query. `expiringLicenses`: the 8 expiring soonest; a big
  * tenant has tens of thousands within 30 days, and the widget shows 8 and links to the filtered list.
  */
-export async function dashboardStats(ctx: CallerCtx) {
+export async function dashboardStats(ctx: SystemContext & ActorContext) {
   const tenantId = requireMember(ctx);
   const [counts, products, activations, expiring] = await Promise.all([
     tenantLicenseCounts(ctx, tenantId),
@@ -159,7 +158,7 @@ export interface AnalyticsWindow {
  * TODAY: since 00:00 UTC today, always by hour (one daily bar says nothing); LAST_7_DAYS / LAST_30_DAYS: the last 7 /
  * 30 UTC calendar days, today included, by day, ISO week or month (HOUR is for TODAY only).
  */
-export function analyticsWindow(ctx: CallerCtx, range: AnalyticsRange, requested: Granularity = 'DAY'): AnalyticsWindow {
+export function analyticsWindow(ctx: SystemContext & ActorContext, range: AnalyticsRange, requested: Granularity = 'DAY'): AnalyticsWindow {
   const tenantId = requireMember(ctx);
   if (range !== 'TODAY' && requested === 'HOUR') throw new AppError('InvalidRequest', 'Hourly buckets are for the TODAY range; choose DAY, WEEK or MONTH.', { fields: { granularity: 'HOUR is for TODAY' } });
   const granularity = range === 'TODAY' ? 'HOUR' : requested;
@@ -185,7 +184,7 @@ const activationsPerDay = (w: AnalyticsWindow) => Prisma.sql`
      GROUP BY d.day, d.product_id`;
 
 /** New activations per bucket (only those inside the window: the first and last buckets are clipped). */
-export async function activationTrend({ db }: Ctx, w: AnalyticsWindow) {
+export async function activationTrend({ db }: SystemContext, w: AnalyticsWindow) {
   // By hour (TODAY): the day's activations themselves, one index-only range of (tenant_id, created_at).
   if (w.granularity === 'HOUR') {
     return db.prisma.$queryRaw<{ start: Date; activations: number }[]>`
@@ -202,18 +201,18 @@ export async function activationTrend({ db }: Ctx, w: AnalyticsWindow) {
 }
 
 /** Every product with its number of licenses (all, and active ones): the current state, whatever the range. */
-export async function licensesByProduct(ctx: Ctx, w: AnalyticsWindow) {
+export async function licensesByProduct(ctx: SystemContext, w: AnalyticsWindow) {
   return (await productCountsOf(ctx, w)).map(({ productId, productName, licenses, perpetual, future }) => ({ productId, productName, licenses, activeLicenses: perpetual + future }));
 }
 
 /** Licenses by status (active / expired / suspended / revoked) and, for the neither revoked nor suspended ones, by expiry bucket. */
-export async function licenseDistribution(ctx: Ctx, w: AnalyticsWindow) {
+export async function licenseDistribution(ctx: SystemContext, w: AnalyticsWindow) {
   const { active, expired, suspended, revoked, within7Days, within30Days, within90Days, later, perpetual } = licenseCounts(await productCountsOf(ctx, w));
   return { byStatus: { active, expired, suspended, revoked }, byExpiry: { expired, within7Days, within30Days, within90Days, later, perpetual } };
 }
 
 /** Products with the most new activations in the window. */
-export async function topProducts({ db }: Ctx, w: AnalyticsWindow, limit = 5) {
+export async function topProducts({ db }: SystemContext, w: AnalyticsWindow, limit = 5) {
   if (!Number.isInteger(limit) || limit < 1 || limit > 50) throw new AppError('InvalidRequest', 'limit must be between 1 and 50.', { fields: { limit: '1–50' } });
   return db.prisma.$queryRaw<{ productId: string; productName: string; activations: number }[]>`
     WITH days AS (${activationsPerDay(w)})
@@ -234,7 +233,7 @@ export async function topProducts({ db }: Ctx, w: AnalyticsWindow, limit = 5) {
  * normally only the expiries already scheduled for the rest of the hour (rows found by index; any row with a
  * bound in (now, next boundary] is taken, so the answer is exact whatever the data).
  */
-export async function seatPool({ db }: Ctx, w: AnalyticsWindow) {
+export async function seatPool({ db }: SystemContext, w: AnalyticsWindow) {
   const now = iso(w.to);
   const next = iso(new Date(Math.ceil(w.to.getTime() / HOUR_MS) * HOUR_MS));
   const bounded = (column: string) => Prisma.sql`tenant_id = ${w.tenantId}::uuid AND ${Prisma.raw(column)} > ${now}::timestamptz AND ${Prisma.raw(column)} <= ${next}::timestamptz`;
@@ -284,7 +283,7 @@ export const SEAT_POOL_FOLD_DAYS = 35;
  * at = -infinity rows (migration seat_pool_fold), so a seat-pool read sums ~35 days of rows, not the whole history.
  * The sums up to any instant after the boundary are unchanged. Returns how many rows were merged.
  */
-export async function foldSeatPoolHistory({ db, now }: Ctx): Promise<number> {
+export async function foldSeatPoolHistory({ db, now }: SystemContext): Promise<number> {
   const before = new Date(startOfUtcDay(now).getTime() - SEAT_POOL_FOLD_DAYS * DAY_MS);
   const [{ n }] = await db.prisma.$queryRaw<{ n: number }[]>`
     WITH boundary AS (UPDATE seat_pool_fold SET before = greatest(before, ${before}::timestamptz) WHERE id RETURNING before),

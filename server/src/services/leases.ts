@@ -23,6 +23,9 @@ export const leaseLapsed = (end: Date, now: Date) => end.getTime() <= now.getTim
 /** The same rule as SQL over a lease-end column, at `now`, or at the database's clock when `now` is omitted. */
 export const leaseLapsedSql = (column: Prisma.Sql, now?: Date) => (now ? Prisma.sql`${column} <= ${now}` : Prisma.sql`${column} <= clock_timestamp()`);
 
+/** The same rule as a Prisma filter on a lease-end field: the lease has not lapsed at `now` (it still holds). */
+export const leaseHeldFilter = (now: Date) => ({ gt: now });
+
 // ─── Outboxes ──────────────────────────────────────────────────────────────────────────────────────
 
 /** How often, and how far apart, failed work is tried again (an outbox row, a tenant of a scheduled run). */

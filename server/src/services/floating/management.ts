@@ -1,18 +1,16 @@
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import { requireAdmin, requireMember } from '../auth/actor.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext, SystemContext } from '../context.js';
 import { isUuid } from '../listing.js';
 import { parseInput, StorableDate } from '../validation.js';
-import type { EndReason } from './sessions.js';
+import { heldSessionWhere, sessionLapsed, type EndReason } from './sessions.js';
 
 // Management calls (GraphQL, CLI). Every one is scoped by the caller's tenant: a record of another tenant
 // answers NotFound, exactly like one that does not exist. Reads need a member, changes an admin.
 
-type Ctx = ServiceContext;
-
 /** The license if it belongs to the tenant; NotFound otherwise (also for a malformed id). */
-export async function requireTenantLicense(ctx: Pick<Ctx, 'db'>, tenantId: string, licenseId: string) {
+export async function requireTenantLicense(ctx: Pick<ServiceContext, 'db'>, tenantId: string, licenseId: string) {
   const license = isUuid(tenantId) && isUuid(licenseId)
     ? await ctx.db.prisma.license.findFirst({ where: { id: licenseId, tenantId }, select: { id: true, tenantId: true, floatingSeats: true, status: true } })
     : null;
@@ -35,11 +33,11 @@ export const SESSION_FIELDS = {
 } as const;
 
 /** Sessions holding a floating seat of the license right now, oldest first. */
-export async function listActiveFloatingSessions(ctx: Ctx, licenseId: string) {
+export async function listActiveFloatingSessions(ctx: ServiceContext, licenseId: string) {
   const tenantId = requireMember(ctx);
   const license = await requireTenantLicense(ctx, tenantId, licenseId);
   const sessions = await ctx.db.prisma.floatingSession.findMany({
-    where: { licenseId: license.id, endedAt: null, leaseExpiresAt: { gt: ctx.now } },
+    where: { licenseId: license.id, ...heldSessionWhere(ctx.now) },
     select: SESSION_FIELDS,
     orderBy: { createdAt: 'asc' },
   });
@@ -50,14 +48,13 @@ export async function listActiveFloatingSessions(ctx: Ctx, licenseId: string) {
  * Ends a session now (endReason 'admin'), freeing its seat; the client's next heartbeat answers
  * SessionExpired. Idempotent: an ended session is returned as it is (a lapsed lease is recorded as expired).
  */
-export async function endFloatingSession(ctx: Ctx, sessionId: string) {
+export async function endFloatingSession(ctx: ServiceContext, sessionId: string) {
   const { tenantId } = requireAdmin(ctx);
   const where = { id: sessionId, tenantId };
   const session = isUuid(tenantId) && isUuid(sessionId) ? await ctx.db.prisma.floatingSession.findFirst({ where, select: SESSION_FIELDS }) : null;
   if (!session) throw new AppError('NotFound', 'Floating session not found.');
   if (session.endedAt) return session;
-  const lapsed = session.leaseExpiresAt.getTime() <= ctx.now.getTime();
-  const [endedAt, endReason]: [Date, EndReason] = lapsed ? [session.leaseExpiresAt, 'expired'] : [ctx.now, 'admin'];
+  const [endedAt, endReason]: [Date, EndReason] = sessionLapsed(session, ctx.now) ? [session.leaseExpiresAt, 'expired'] : [ctx.now, 'admin'];
   await ctx.db.prisma.floatingSession.updateMany({ where: { ...where, endedAt: null }, data: { endedAt, endReason } });
   return ctx.db.prisma.floatingSession.findUniqueOrThrow({ where: { id: sessionId }, select: SESSION_FIELDS });
 }
@@ -92,7 +89,7 @@ export interface PoolBucket {
  * A revoked license without revokedAt counts nowhere; one whose end precedes its creation counts in no bucket after its end.
  * For the whole tenant, the peaks of completed hours come from the floating_peak_hours cache (see below).
  */
-export async function floatingPoolConsumption(ctx: Ctx, query: z.input<typeof PoolQuerySchema>): Promise<PoolBucket[]> {
+export async function floatingPoolConsumption(ctx: ServiceContext, query: z.input<typeof PoolQuerySchema>): Promise<PoolBucket[]> {
   const tenantId = requireMember(ctx);
   const { from, to, bucket, licenseId } = parseInput(PoolQuerySchema, query);
   if (licenseId !== undefined) await requireTenantLicense(ctx, tenantId, licenseId);
@@ -198,7 +195,7 @@ const BOTH = { sessions: true, seats: true };
 const PEAKS = { sessions: true, seats: false };
 
 /** The tenant's peak per completed hour in [start, end) (hour boundaries): cached ones read, missing ones computed and stored. */
-async function completedHourPeaks(ctx: Ctx, tenantId: string, start: number, end: number) {
+async function completedHourPeaks(ctx: SystemContext, tenantId: string, start: number, end: number) {
   const cached = await ctx.db.prisma.floatingPeakHour.findMany({ where: { tenantId, hour: { gte: new Date(start), lt: new Date(end) } }, select: { hour: true, peak: true } });
   const have = new Set(cached.map((row) => row.hour.getTime()));
   const missing: number[] = [];
@@ -214,7 +211,7 @@ async function completedHourPeaks(ctx: Ctx, tenantId: string, start: number, end
 /**
  * Per bucket: peak concurrent sessions and pool size (each 0 unless asked for), for one license or the tenant.
  */
-async function poolBuckets(ctx: Ctx, tenantId: string, licenseId: string | undefined, bucket: keyof typeof POOL_BUCKETS, from: Date, to: Date, parts: { sessions: boolean; seats: boolean }) {
+async function poolBuckets(ctx: SystemContext, tenantId: string, licenseId: string | undefined, bucket: keyof typeof POOL_BUCKETS, from: Date, to: Date, parts: { sessions: boolean; seats: boolean }) {
   // Each session is +1 at its start (or the window's start, if earlier) and −1 at its end; a running sum over
   // the instants of change is the number of sessions in use. A bucket's peak is the level at its start or at
   // any instant inside it. One pass: the instants are numbered by bucket (width_bucket over the bucket starts),

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { RejectionCode } from '../../domain/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import type { LicensingContext, SecretsContext, SystemContext } from '../context.js';
-import { leaseLapsed, leaseLapsedSql } from '../leases.js';
+import { leaseHeldFilter, leaseLapsed, leaseLapsedSql } from '../leases.js';
 import { emitEvent } from '../webhooks/events.js';
 import { lockLicenseByKey } from '../licenses/license-record.js';
 import type { StoredLicenseStatus } from '../licenses/predicates.js';
@@ -43,6 +43,8 @@ const leaseEnd = (now: Date) => new Date(now.getTime() + LEASE_SECONDS * 1000);
 /** A session whose lease has lapsed holds no seat, whether or not a sweep has recorded it as ended yet. */
 export const sessionLapsed = (session: { leaseExpiresAt: Date }, now: Date) => leaseLapsed(session.leaseExpiresAt, now);
 const lapsedSql = (now: Date) => leaseLapsedSql(Prisma.sql`lease_expires_at`, now);
+/** The Prisma `where` of the sessions holding a seat at `now`: not ended, lease not lapsed. */
+export const heldSessionWhere = (now: Date) => ({ endedAt: null, leaseExpiresAt: leaseHeldFilter(now) }) satisfies Prisma.FloatingSessionWhereInput;
 
 export interface CheckoutInput {
   licenseKey: string;
@@ -185,7 +187,7 @@ export async function heartbeatFloatingSession(ctx: LicensingContext, sessionTok
   // Conditional on the lease still running, so a concurrent sweep or checkin wins cleanly.
   const leaseExpiresAt = leaseEnd(ctx.now);
   const { count } = await ctx.db.prisma.floatingSession.updateMany({
-    where: { id: session.id, endedAt: null, leaseExpiresAt: { gt: ctx.now } },
+    where: { id: session.id, ...heldSessionWhere(ctx.now) },
     data: { lastHeartbeatAt: ctx.now, leaseExpiresAt },
   });
   if (count === 0) return sessionExpired('expired');
