@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutageAwareClient } from '../server/src/db/pg-client.js';
 import { startTestApp, type TestApp } from './support/harness.js';
@@ -8,6 +9,7 @@ import { startTestApp, type TestApp } from './support/harness.js';
 // where a resolver per row (an N+1) would add statements with every license.
 let t: TestApp;
 let token: string;
+let endpointId: string;
 
 /** Every statement the server sends to PostgreSQL while `run` runs (all go through OutageAwareClient.query). */
 async function statementsOf(run: () => Promise<unknown>): Promise<string[]> {
@@ -55,6 +57,27 @@ beforeAll(async () => {
     });
     await t.prisma.license.update({ where: { id: license.id }, data: { currentActivations: 4 } });
   }
+  // 50 invitations by the admin, 50 emails (half of them to the admin), 50 deliveries of one endpoint; written
+  // directly: only their reading is under test.
+  const stamp = (i: number) => new Date(t.clock.now().getTime() + i);
+  await t.prisma.invitation.createMany({
+    data: Array.from({ length: 50 }, (_, i) => ({ tenantId, email: `member${i}@acme.test`, role: 'ReadOnly' as const, tokenDigest: `digest-${i}`, expiresAt: new Date(t.clock.now().getTime() + 86_400_000), createdById: admin.user.id, createdAt: stamp(i) })),
+  });
+  await t.prisma.emailOutbox.createMany({
+    data: Array.from({ length: 50 }, (_, i) => ({
+      tenantId, kind: 'invitation', idempotencyKey: `statements:${i}`, toAddress: i % 2 ? admin.user.email : `member${i}@acme.test`, subject: `Email ${i}`,
+      text: `Join: https://keyforge.test/accept-invite#token=kfi_secret${i}`, html: `<a href="https://keyforge.test/accept-invite#token=kfi_secret${i}">Join</a>`, status: 'sent' as const, createdAt: stamp(i),
+    })),
+  });
+  const endpoint = await t.prisma.webhookEndpoint.create({ data: { tenantId, url: 'https://hooks.acme.test/keyforge', eventTypes: [], secretEncrypted: 'not read here' } });
+  endpointId = endpoint.id;
+  const events = Array.from({ length: 50 }, (_, i) => ({ id: randomUUID(), tenantId, type: i % 2 ? 'license.created' : 'license.revoked', body: '{}', createdAt: stamp(i) }));
+  await t.prisma.webhookEvent.createMany({ data: events });
+  const seq = (await t.prisma.auditLogEntry.count({ where: { tenantId } })) + 1;
+  await t.prisma.auditLogEntry.createMany({
+    data: Array.from({ length: 50 }, (_, i) => ({ tenantId, seq: seq + i, action: 'UpdateLicense', entityType: 'License', entity: `ACME-${i}`, actor: 'admin@acme.test', createdAt: stamp(i), prevHash: 'not verified here', hash: 'not verified here' })),
+  });
+  await t.prisma.webhookDelivery.createMany({ data: events.map((event, i) => ({ tenantId, eventId: event.id, endpointId, status: 'succeeded' as const, attempts: 1, createdAt: stamp(i) })) });
 });
 afterAll(() => t?.close());
 
@@ -88,5 +111,48 @@ describe('a licenses page with product, activations and counts', () => {
     expect(licenses.nodes.map((node: { id: string; product: { name: string } }) => [node.id, node.product.name])).toEqual(rows.map((row) => [row.id, row.product.name]));
     expect(Object.fromEntries(products.nodes.map((node: { name: string; licenseCount: number }) => [node.name, node.licenseCount]))).toEqual({ Render: 25, Studio: 25, Suite: 0 });
     expect(products.nodes.find((node: { name: string }) => node.name === 'Suite').bundleMembers.map((member: { name: string }) => member.name).sort()).toEqual(['Render', 'Studio']);
+  });
+});
+
+const OTHER_LISTS = `query($first: Int, $endpointId: ID!) {
+  invitations(first: $first) { nodes { id email invitedBy } }
+  emails(first: $first) { nodes { id to subject textBody htmlBody } }
+  webhookDeliveries(endpointId: $endpointId, first: $first) { nodes { id eventId eventType status } }
+  activityLog(first: $first) { nodes { seq action entity entityType user timestamp } }
+}`;
+
+describe('invitations with their inviter, emails with their bodies, deliveries with their event type, activity entries', () => {
+  it('cost the same statements for 5 rows as for 50 (no statement per row)', async () => {
+    let small: any;
+    let large: any;
+    const few = await statementsOf(async () => {
+      small = await t.gqlData(OTHER_LISTS, { first: 5, endpointId }, { token });
+    });
+    const many = await statementsOf(async () => {
+      large = await t.gqlData(OTHER_LISTS, { first: 50, endpointId }, { token });
+    });
+    for (const list of ['invitations', 'emails', 'webhookDeliveries', 'activityLog']) {
+      expect(small[list].nodes).toHaveLength(5);
+      expect(large[list].nodes).toHaveLength(50);
+    }
+    expect(many.length, many.join('\n---\n')).toBe(few.length);
+    // The caller's session (2); the invitations with their inviters (2); the emails' page and count (2); the
+    // endpoint, the deliveries' page with their events and their count (4); the entries' page and count (2).
+    expect(many.length, many.join('\n---\n')).toBeLessThanOrEqual(12);
+  });
+
+  it('answers what the rows hold: the inviter, the event type, the bodies redacted unless addressed to the viewer', async () => {
+    const { invitations, emails, webhookDeliveries } = await t.gqlData(OTHER_LISTS, { first: 50, endpointId }, { token });
+    expect(new Set(invitations.nodes.map((node: { invitedBy: string }) => node.invitedBy))).toEqual(new Set(['admin@acme.test']));
+    const events = new Map((await t.prisma.webhookEvent.findMany({ select: { id: true, type: true } })).map((event) => [event.id, event.type]));
+    for (const delivery of webhookDeliveries.nodes) expect(delivery.eventType).toBe(events.get(delivery.eventId)!.replace('.', '_').toUpperCase());
+    for (const email of emails.nodes) {
+      const mine = email.to === 'admin@acme.test';
+      const token = `kfi_${mine ? 'secret' : 'REDACTED'}`;
+      expect(email.textBody).toContain(token);
+      expect(email.htmlBody).toContain(token);
+      if (!mine) expect(`${email.textBody}${email.htmlBody}`).not.toContain('kfi_secret');
+    }
+    expect(emails.nodes.filter((email: { to: string }) => email.to === 'admin@acme.test')).toHaveLength(25);
   });
 });

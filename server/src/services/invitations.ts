@@ -7,6 +7,7 @@ import { auditActor, requireAdmin, requireMember } from './auth/actor.js';
 import { EmailSchema, PasswordSchema, hashPassword } from './auth/passwords.js';
 import { signInNewAccount, type SignedIn } from './auth/sessions.js';
 import type { SecretsContext, ServiceContext } from './context.js';
+import type { Prisma } from '../generated/prisma/client.js';
 import { isUuid } from './listing.js';
 import { deliverDueEmails, type MailTransport } from './notifications/delivery.js';
 import { enqueueEmails } from './notifications/outbox.js';
@@ -31,10 +32,15 @@ const AcceptInputSchema = z.object({
   name: z.string().trim().min(1).max(200).nullable().optional(),
 });
 
-/** What the API shows of an invitation: never the token digest. */
-export const PUBLIC_INVITATION_FIELDS = {
-  id: true, email: true, name: true, role: true, expiresAt: true, createdAt: true, createdBy: { select: { email: true, name: true } },
-} as const;
+/** The columns the API shows of an invitation: never the token digest. */
+export const INVITATION_COLUMNS = { id: true, email: true, name: true, role: true, expiresAt: true, createdAt: true } as const;
+/** An invitation as the API shows it: its columns and who invited. */
+export const PUBLIC_INVITATION_FIELDS = { ...INVITATION_COLUMNS, createdBy: { select: { email: true, name: true } } } as const;
+
+/** Relations a caller wants loaded with the invitation rows, in the same query (the GraphQL layer's planned selection). */
+export interface InvitationQuery {
+  select?: Prisma.InvitationSelect;
+}
 
 /** The only form of an invitation token that is kept (also the key of its sign-in rate limit). */
 export const invitationTokenDigest = (ctx: Pick<ServiceContext, 'secrets'>, token: string) => ctx.secrets.digest(`invite:${token}`);
@@ -77,12 +83,13 @@ export async function inviteUser(
 }
 
 /** Pending invitations of the caller's tenant (not accepted, revoked or expired), newest first. Any role. */
-export async function listInvitations(ctx: ServiceContext) {
+export async function listInvitations(ctx: ServiceContext, query: InvitationQuery = {}) {
   const tenantId = requireMember(ctx);
   return ctx.db.prisma.invitation.findMany({
     where: { tenantId, acceptedAt: null, revokedAt: null, expiresAt: { gt: ctx.now } },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    select: PUBLIC_INVITATION_FIELDS,
+    // The caller's relations ride along; the rows are typed as the public view.
+    select: { ...query.select, ...PUBLIC_INVITATION_FIELDS } as typeof PUBLIC_INVITATION_FIELDS,
   });
 }
 

@@ -1,13 +1,12 @@
 import { builder, EXPENSIVE_FIELD_COST, screamingEnumValues } from '../builder.js';
 import { keysetPage, pageConnection } from '../connections.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
 import { serviceCtx } from '../context.js';
-import { listActivity } from '../../services/audit/activity.js';
+import { ACTIVITY_COLUMNS, listActivity } from '../../services/audit/activity.js';
 import { checkpointData, type Checkpoint } from '../../services/audit/checkpoints.js';
 import { activityLogIntegrity, checkpointFile, INTEGRITY_VISIT_ENTRIES, verifyActivityLog, type CheckpointReport, type IntegrityReport, type LogVerification, type VerdictSummary } from '../../services/audit/verification.js';
 import type { GraphQLContext } from '../context.js';
 import { AUDIT_ACTIONS } from '../../services/audit/audit-log.js';
-
-type Entry = Awaited<ReturnType<typeof listActivity>>['nodes'][number];
 
 const ActivityActionEnum = builder.enumType('ActivityAction', { values: screamingEnumValues(AUDIT_ACTIONS) });
 
@@ -15,7 +14,11 @@ const ActivityActionEnum = builder.enumType('ActivityAction', { values: screamin
 const entityTypeOut = (entityType: string) => (entityType === 'Tenant' ? 'Company' : entityType);
 const entityTypeIn = (entityType: string | null | undefined) => (entityType === 'Company' ? 'Tenant' : entityType);
 
-const ActivityEntryType = builder.objectRef<Entry>('ActivityEntry').implement({
+// Select mode: never the chain's hashes. The actor is a label and an id kept with the entry (no relation: an entry
+// outlives the user or key who acted), so there is nothing to load per entry.
+const ActivityEntryType = builder.prismaObject('AuditLogEntry', {
+  name: 'ActivityEntry',
+  select: ACTIVITY_COLUMNS,
   description: 'One activity log entry (append-only).',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -45,6 +48,8 @@ const ActivityFilterInput = builder.inputType('ActivityFilter', {
   }),
 });
 
+// Not a prismaObject: the integrity report hands over the checkpoint it signed or read (services/audit/checkpoints.ts),
+// without its row's id, which a Prisma object needs to load a field it was not planned with.
 const CheckpointType = builder.objectRef<Checkpoint>('ActivityLogCheckpoint').implement({
   description: 'A signed checkpoint of the activity log: keep it apart from the service; the log must extend it later.',
   fields: (t) => ({
@@ -55,6 +60,7 @@ const CheckpointType = builder.objectRef<Checkpoint>('ActivityLogCheckpoint').im
   }),
 });
 
+// Not a prismaObject: a verdict row read through its MAC (a record this server did not seal says nothing), computed by the service.
 const VerdictType = builder.objectRef<VerdictSummary>('ActivityLogVerdict').implement({
   description: 'The outcome of a full verification (every entry re-hashed, against the checkpoints).',
   fields: (t) => ({
@@ -123,12 +129,13 @@ builder.queryFields((t) => ({
       type: ActivityEntryType,
       description: 'Newest first; totalCount counts up to 10,000 (1,000 with a user or entity text filter). first/last: 1–100 (default 20); after: an endCursor (with first), before: a startCursor (with last); not both directions at once.',
       args: { filter: t.arg({ type: ActivityFilterInput }) },
-      resolve: async (_root, args, ctx) => {
+      resolve: async (_root, args, ctx, info) => {
         const { filter } = args;
         const page = await listActivity(
           serviceCtx(ctx),
           { ...filter, entityType: entityTypeIn(filter?.entityType), actorId: filter?.userId?.toString(), entityId: filter?.entityId?.toString() },
           keysetPage(args),
+          queryFromInfo({ context: ctx, info, paths: [['nodes'], ['edges', 'node']], typeName: 'ActivityEntry' }),
         );
         return pageConnection(page);
       },

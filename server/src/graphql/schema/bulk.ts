@@ -1,6 +1,7 @@
 import { builder, screamingEnumValues } from '../builder.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
 import { serviceCtx, type GraphQLContext } from '../context.js';
-import { BULK_ACTIONS, bulkJobFailures, countBulkSelection, getBulkJob, startBulkLicenseAction, MAX_SELECTED } from '../../services/licenses/bulk.js';
+import { BULK_ACTIONS, BULK_JOB_COLUMNS, bulkJobFailures, countBulkSelection, getBulkJob, startBulkLicenseAction, MAX_SELECTED } from '../../services/licenses/bulk.js';
 import { LicenseFilterInput } from './licenses.js';
 
 // Bulk license actions (services/licenses/bulk.ts): the count a confirmation states, the job, its progress.
@@ -14,7 +15,10 @@ const BulkJobFailureType = builder.objectRef<{ licenseId: string; keyHint: strin
   fields: (t) => ({ licenseId: t.exposeID('licenseId'), keyHint: t.exposeString('keyHint'), error: t.exposeString('error') }),
 });
 
-const BulkJobType = builder.objectRef<BulkJobShape>('BulkJob').implement({
+// Select mode: the job's columns only. Its failures are read by the service (a join with the licenses' key hints the
+// schema has no relation for), for the one job a query asks about.
+const BulkJobType = builder.prismaObject('BulkJob', {
+  select: BULK_JOB_COLUMNS,
   description: 'A bulk action running in the background: done + failed of total licenses so far.',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -68,7 +72,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'Null when there is no such bulk job in your company.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => getBulkJob(serviceCtx(ctx), String(args.id)),
+    resolve: (_root, args, ctx, info) => getBulkJob(serviceCtx(ctx), String(args.id), queryFromInfo({ context: ctx, info, typeName: 'BulkJob' })),
   }),
 }));
 

@@ -1,7 +1,8 @@
 import { builder, screamingEnumValues } from '../builder.js';
 import { keysetPage, pageConnection } from '../connections.js';
 import { serviceCtx } from '../context.js';
-import { getOutboxBodies, listOutbox, type EmailKind, type OutboxEntry } from '../../services/notifications/outbox.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { EMAIL_SUMMARY, listOutbox, previewOutboxBody, type EmailKind, type OutboxEntry } from '../../services/notifications/outbox.js';
 import { RUNNABLE_JOBS, listJobSchedules, runJobNow, type JobSchedule } from '../../services/notifications/schedules.js';
 import { sendTestEmail } from '../../services/notifications/test-email.js';
 import { AppError } from '../../domain/errors.js';
@@ -40,7 +41,11 @@ const JobScheduleType = builder.objectRef<JobSchedule>('JobSchedule').implement(
   }),
 });
 
-const EmailType = builder.objectRef<OutboxEntry>('Email').implement({
+// Select mode: the summary columns; a body only when asked for, loaded with the email rows and shown as the service's
+// preview (single-use tokens of someone else's email redacted).
+const EmailType = builder.prismaObject('EmailOutbox', {
+  name: 'Email',
+  select: EMAIL_SUMMARY,
   description: 'An email in the outbox: written first, then delivered.',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -54,8 +59,8 @@ const EmailType = builder.objectRef<OutboxEntry>('Email').implement({
     providerMessageId: t.exposeString('providerMessageId', { nullable: true, description: '"development" for the development outbox.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     sentAt: t.expose('sentAt', { type: 'DateTime', nullable: true }),
-    textBody: t.string({ nullable: true, resolve: async (email, _args, ctx) => (await getOutboxBodies(serviceCtx(ctx), email.id))?.text ?? null }),
-    htmlBody: t.string({ nullable: true, resolve: async (email, _args, ctx) => (await getOutboxBodies(serviceCtx(ctx), email.id))?.html ?? null }),
+    textBody: t.string({ nullable: true, select: { text: true }, resolve: (email, _args, ctx) => previewOutboxBody(serviceCtx(ctx), email, email.text) }),
+    htmlBody: t.string({ nullable: true, select: { html: true }, resolve: (email, _args, ctx) => previewOutboxBody(serviceCtx(ctx), email, email.html) }),
   }),
 });
 
@@ -71,8 +76,10 @@ builder.queryFields((t) => ({
       authScopes: { admin: true },
       description: "Your company's emails, newest first. first/last: 1–100 (default 20); after: an endCursor (with first), before: a startCursor (with last); not both directions at once.",
       args: { status: t.arg({ type: EmailStatusEnum }), kind: t.arg({ type: EmailKindEnum }) },
-      resolve: async (_root, args, ctx) =>
-        pageConnection(await listOutbox(serviceCtx(ctx), { status: args.status, kind: args.kind, ...keysetPage(args) })),
+      resolve: async (_root, args, ctx, info) => {
+        const query = queryFromInfo({ context: ctx, info, paths: [['nodes'], ['edges', 'node']], typeName: 'Email' });
+        return pageConnection(await listOutbox(serviceCtx(ctx), { status: args.status, kind: args.kind, ...keysetPage(args) }, query));
+      },
     },
     { name: 'EmailConnection' },
     { name: 'EmailEdge' },

@@ -57,6 +57,8 @@ const PoolBucketType = builder.objectRef<PoolBucket>('FloatingPoolBucket').imple
   }),
 });
 
+// Not a prismaObject: the usage views (services/metering/management.ts usageTotals) hand over a quota's period and
+// limit without the row's key, which a Prisma object needs to load a field it was not planned with.
 const MeterQuotaType = builder.objectRef<{ event?: string; period: MeterPeriod; limit: number }>('MeterQuota').implement({
   fields: (t) => ({
     period: t.field({ type: MeterPeriodEnum, resolve: (quota) => quota.period }),

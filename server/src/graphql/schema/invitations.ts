@@ -1,20 +1,18 @@
 import { builder, RoleEnum } from '../builder.js';
 import { serviceCtx } from '../context.js';
 import { arrayConnection } from '../connections.js';
-import { acceptInvitationAndSignIn, invitationByToken, invitationTokenDigest, inviteUser, listInvitations, revokeInvitation } from '../../services/invitations.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import {
+  acceptInvitationAndSignIn, INVITATION_COLUMNS, invitationByToken, invitationTokenDigest, inviteUser, listInvitations, revokeInvitation,
+} from '../../services/invitations.js';
 import { sessionPayloadType, signInStep, signedInPayload } from './account.js';
 
-interface InvitationShape {
-  id: string;
-  email: string;
-  name: string | null;
-  role: 'CompanyAdmin' | 'ReadOnly';
-  expiresAt: Date;
-  createdAt: Date;
-  createdBy: { email: string; name: string | null } | null;
-}
+type InvitationShape = Awaited<ReturnType<typeof listInvitations>>[number];
 
-const InvitationType = builder.objectRef<InvitationShape>('Invitation').implement({
+// Select mode: never the token digest. The inviter comes through the createdBy relation, loaded with the invitation
+// rows (one query for the list, not one per invitation: test/graphql-statements.test.ts).
+const InvitationType = builder.prismaObject('Invitation', {
+  select: INVITATION_COLUMNS,
   description: 'A pending invitation of a team member by email (the link itself is only in the email).',
   fields: (t) => ({
     id: t.exposeID('id'),
@@ -23,7 +21,7 @@ const InvitationType = builder.objectRef<InvitationShape>('Invitation').implemen
     role: t.field({ type: RoleEnum, resolve: (invitation) => invitation.role }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    invitedBy: t.string({ nullable: true, resolve: (invitation) => invitation.createdBy?.email ?? null }),
+    invitedBy: t.string({ nullable: true, select: { createdBy: { select: { email: true } } }, resolve: (invitation) => invitation.createdBy?.email ?? null }),
   }),
 });
 
@@ -51,7 +49,8 @@ builder.queryFields((t) => ({
     {
       type: InvitationType,
       description: 'Pending invitations of your company, newest first. first/last: 0–100 (default 100).',
-      resolve: async (_root, args, ctx) => arrayConnection(args, await listInvitations(serviceCtx(ctx))),
+      resolve: async (_root, args, ctx, info) =>
+        arrayConnection(args, await listInvitations(serviceCtx(ctx), queryFromInfo({ context: ctx, info, paths: [['nodes'], ['edges', 'node']], typeName: 'Invitation' }))),
     },
     { name: 'InvitationConnection' },
     { name: 'InvitationEdge' },

@@ -36,6 +36,8 @@ const ImportFailureType = builder.objectRef<{ line: number; error: string }>('Li
   fields: (t) => ({ line: t.exposeInt('line'), error: t.exposeString('error') }),
 });
 
+// Not a prismaObject: a view computed by getLicenseImportJob (shared with the CLI), a job row with three counts of its
+// rows by status, which one Prisma selection cannot hold (one `_count` per relation); it is read one job at a time.
 const ImportJobType = builder.objectRef<ImportJobShape>('LicenseImportJob').implement({
   description: 'A CSV import running in the background: done + failed of total rows so far.',
   fields: (t) => ({

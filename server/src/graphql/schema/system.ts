@@ -23,6 +23,7 @@ const RedisStatusEnum = builder.enumType('RedisStatus', {
   values: ['UP', 'DOWN', 'NOT_CONFIGURED'] as const,
 });
 
+// Not a prismaObject: a job run aggregated with its companies' progress (services/system-status.ts), not a row.
 const JobRunProgressType = builder.objectRef<SystemStatus['runs'][number]>('JobRunProgress').implement({
   description: 'An unfinished per-company run (expiry notifications, weekly digest) of one period, for your company.',
   fields: (t) => ({
@@ -56,6 +57,7 @@ const JobRunOutcomeEnum = builder.enumType('JobRunOutcome', {
   values: ['RUNNING', 'SUCCEEDED', 'FAILED'] as const,
 });
 
+// Not a prismaObject: a job_last_runs row read with the status snapshot in one SQL statement, its outcome and duration derived.
 const JobLastRunType = builder.objectRef<SystemStatus['jobs'][number]>('JobLastRun').implement({
   description: 'The latest run of a scheduled job on any process (schedule, CLI or "Run now").',
   fields: (t) => ({

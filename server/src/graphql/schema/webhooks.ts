@@ -1,6 +1,7 @@
 import { builder, screamingEnumValues } from '../builder.js';
 import { serviceCtx, type GraphQLContext } from '../context.js';
 import { keysetPage, pageConnection } from '../connections.js';
+import { queryFromInfo } from '@pothos/plugin-prisma';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../services/webhooks/events.js';
 import {
   createWebhookEndpoint,
@@ -11,6 +12,7 @@ import {
   rotateWebhookSecret,
   sendTestWebhookEvent,
   updateWebhookEndpoint,
+  DELIVERY_COLUMNS,
   ENDPOINT_FIELDS,
   type WebhookDeliveryRow,
   type WebhookEndpointRow,
@@ -41,12 +43,15 @@ const WebhookEndpointType = builder.prismaObject('WebhookEndpoint', {
   }),
 });
 
-const WebhookDeliveryType = builder.objectRef<WebhookDeliveryRow>('WebhookDelivery').implement({
+// Select mode: the delivery's columns, and of its event (a relation, loaded with the delivery rows) only the type,
+// never the signed body.
+const WebhookDeliveryType = builder.prismaObject('WebhookDelivery', {
+  select: DELIVERY_COLUMNS,
   description: 'One event sent to one endpoint, with its last attempt.',
   fields: (t) => ({
     id: t.exposeID('id'),
     eventId: t.exposeID('eventId', { description: 'The `webhook-id` header and payload `id`: the same on every attempt.' }),
-    eventType: t.field({ type: WebhookEventTypeEnum, resolve: (delivery) => delivery.event.type as WebhookEventType }),
+    eventType: t.field({ type: WebhookEventTypeEnum, select: { event: { select: { type: true } } }, resolve: (delivery) => delivery.event.type as WebhookEventType }),
     status: t.field({ type: WebhookDeliveryStatusEnum, resolve: (delivery) => delivery.status }),
     attempts: t.exposeInt('attempts'),
     nextAttemptAt: t.field({ type: 'DateTime', nullable: true, description: 'When a pending delivery is tried next.', resolve: (delivery) => (delivery.status === 'pending' ? delivery.nextAttemptAt : null) }),
@@ -79,7 +84,10 @@ builder.queryFields((t) => ({
       authScopes: { admin: true },
       description: `The delivery log of one endpoint, newest first (COMPANY_ADMIN). ${PAGING}`,
       args: { endpointId: t.arg.id({ required: true }) },
-      resolve: async (_root, args, ctx) => pageConnection(await listWebhookDeliveries(serviceCtx(ctx), String(args.endpointId), keysetPage(args))),
+      resolve: async (_root, args, ctx, info) => {
+        const query = queryFromInfo({ context: ctx, info, paths: [['nodes'], ['edges', 'node']], typeName: 'WebhookDelivery' });
+        return pageConnection(await listWebhookDeliveries(serviceCtx(ctx), String(args.endpointId), keysetPage(args), query));
+      },
     },
     { name: 'WebhookDeliveryConnection' },
     { name: 'WebhookDeliveryEdge' },

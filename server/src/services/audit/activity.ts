@@ -9,6 +9,11 @@ import { AUDIT_ACTIONS } from './audit-log.js';
 // The activity log as the management API reads it (README "Activity log"). Writing happens in audit-log.ts, inside
 // each change's own transaction.
 
+/** The columns of an entry the API shows: not the chain's hashes (verification.ts reads those). */
+export const ACTIVITY_COLUMNS = {
+  id: true, tenantId: true, seq: true, action: true, entityType: true, entityId: true, entity: true, actorId: true, actor: true, ip: true, details: true, createdAt: true,
+} as const satisfies Prisma.AuditLogEntrySelect;
+
 
 export const ActivityFilterSchema = z.object({
   action: z.enum(AUDIT_ACTIONS).nullish(),
@@ -44,7 +49,12 @@ function activityConditions(tenantId: string, filter: z.output<typeof ActivityFi
 }
 
 /** Newest first, in chain order (seq); a cursor is an entry's seq. Both directions (see `keyset`), filtered either way. */
-export async function listActivity(ctx: ServiceContext, filterInput: ActivityFilter = {}, pageArgs: PageArgs = {}) {
+/** What a caller wants loaded with the entries, in the same query (the GraphQL layer's planned selection). */
+export interface ActivityQuery {
+  select?: Prisma.AuditLogEntrySelect;
+}
+
+export async function listActivity(ctx: ServiceContext, filterInput: ActivityFilter = {}, pageArgs: PageArgs = {}, query: ActivityQuery = {}) {
   const tenantId = requireMember(ctx);
   const filter = parseInput(ActivityFilterSchema, filterInput);
   const page = keyset(pageArgs, ActivityCursor);
@@ -59,13 +69,15 @@ export async function listActivity(ctx: ServiceContext, filterInput: ActivityFil
     ...(filter.entityId && { entityId: filter.entityId }),
     ...((filter.from || filter.to) && { createdAt: { ...(filter.from && { gte: filter.from }), ...(filter.to && { lt: filter.to }) } }),
   };
+  // The caller's selection rides along (never the hashes: it plans over ACTIVITY_COLUMNS); the rows are typed as the view.
+  const columns = { ...query.select, ...ACTIVITY_COLUMNS } as typeof ACTIVITY_COLUMNS;
   const cursor = page.cursor?.[0] ?? null;
   const conditions = activityConditions(tenantId, filter);
   const walk = () => ctx.db.prisma.auditLogEntry.findMany({
     where: cursor === null ? where : { ...where, seq: page.backward ? { gt: cursor } : { lt: cursor } },
     orderBy: { seq: page.order },
     take: page.size + 1,
-    omit: { prevHash: true, hash: true },
+    select: columns,
   });
   if (!filter.user && !filter.entity) {
     const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`audit_log`, conditions), COUNT_CAP)]);
@@ -82,7 +94,7 @@ export async function listActivity(ctx: ServiceContext, filterInput: ActivityFil
   const rows = await ctx.db.prisma.auditLogEntry.findMany({
     where: { tenantId, seq: { in: keys } },
     orderBy: { seq: page.order },
-    omit: { prevHash: true, hash: true },
+    select: columns,
   });
   return toPage(rows, page, count, (row) => [row.seq]);
 }

@@ -95,11 +95,14 @@ export async function startBulkLicenseAction(ctx: ServiceContext, input: BulkSta
   return { ...(await getBulkJob(ctx, id))!, total };
 }
 
-/** A bulk job of the caller's company, or null. */
-export async function getBulkJob(ctx: ServiceContext, id: string) {
+/** The columns the API shows of a bulk job: not who asked (the actor and request meta) nor the worker's lease. */
+export const BULK_JOB_COLUMNS = { id: true, tenantId: true, action: true, total: true, done: true, failed: true, createdAt: true, finishedAt: true } as const;
+
+/** A bulk job of the caller's company, or null; `query`: what a caller wants loaded with it (the GraphQL layer's planned selection). */
+export async function getBulkJob(ctx: ServiceContext, id: string, query: { select?: Prisma.BulkJobSelect } = {}) {
   const tenantId = requireMember(ctx);
   if (!isUuid(id)) return null;
-  return ctx.db.prisma.bulkJob.findFirst({ where: { id, tenantId, action: { not: IMPORT_ACTION } }, omit: { requestedBy: true, leaseOwner: true, leasedUntil: true } });
+  return ctx.db.prisma.bulkJob.findFirst({ where: { id, tenantId, action: { not: IMPORT_ACTION } }, select: { ...query.select, ...BULK_JOB_COLUMNS } as typeof BULK_JOB_COLUMNS });
 }
 
 /** The failed licenses of a bulk job (the reason each), at most `first`. */

@@ -48,7 +48,8 @@ export interface OutboxFilter extends PageArgs {
   includeBody?: boolean;
 }
 
-const SUMMARY = {
+/** The columns an email is listed with: never its bodies (see previewOutboxBody). */
+export const EMAIL_SUMMARY = {
   id: true,
   tenantId: true,
   kind: true,
@@ -69,11 +70,16 @@ const Cursor = z.tuple([z.iso.datetime(), z.guid()]);
 const outboxTenant = (ctx: ActorContext): string | null =>
   ctx.actor?.kind === 'system' && ctx.actor.tenantId === null ? null : requireAdmin(ctx).tenantId;
 
+/** Relations or bodies a caller wants loaded with the email rows, in the same query (the GraphQL layer's planned selection). */
+export interface OutboxQuery {
+  select?: Prisma.EmailOutboxSelect;
+}
+
 /**
  * Emails of the caller's tenant (CompanyAdmin), newest first (createdAt, then id), paginated both ways
  * (`first`/`after`, `last`/`before`: see `keyset`); the operator CLI without a tenant lists every tenant's.
  */
-export async function listOutbox(ctx: ServiceContext, filter: OutboxFilter = {}) {
+export async function listOutbox(ctx: ServiceContext, filter: OutboxFilter = {}, query: OutboxQuery = {}) {
   const tenantId = outboxTenant(ctx);
   const page = keyset(filter, Cursor);
   const where = {
@@ -81,10 +87,12 @@ export async function listOutbox(ctx: ServiceContext, filter: OutboxFilter = {})
     ...(filter.status && { status: filter.status }),
     ...(filter.kind && { kind: filter.kind }),
   };
+  const view = { ...EMAIL_SUMMARY, html: filter.includeBody === true, text: filter.includeBody === true };
   const [rows, totalCount] = await Promise.all([
     ctx.db.prisma.emailOutbox.findMany({
       where: { AND: [where, createdAtIdWhere(page)] },
-      select: { ...SUMMARY, html: filter.includeBody === true, text: filter.includeBody === true },
+      // The caller's selection rides along; the rows are typed as the summary (with the bodies when asked for).
+      select: { ...view, ...query.select } as typeof view,
       orderBy: [{ createdAt: page.order }, { id: page.order }],
       take: page.size + 1,
     }),
@@ -106,7 +114,7 @@ export type OutboxEntry = Awaited<ReturnType<typeof listOutbox>> extends Page<in
 
 /** One email of a tenant by its idempotency key, as listed. */
 export async function getOutboxEntry(ctx: Pick<ServiceContext, 'db'>, tenantId: string, idempotencyKey: string): Promise<OutboxEntry> {
-  return ctx.db.prisma.emailOutbox.findFirstOrThrow({ where: { idempotencyKey, tenantId }, select: { ...SUMMARY, html: true, text: true } });
+  return ctx.db.prisma.emailOutbox.findFirstOrThrow({ where: { idempotencyKey, tenantId }, select: { ...EMAIL_SUMMARY, html: true, text: true } });
 }
 
 /** Single-use tokens an email may carry: an invitation's (`kfi_`) and a password reset link's (`kfr_`). */
@@ -116,16 +124,22 @@ const SINGLE_USE_TOKEN = /\b(kf[ir]_)[A-Za-z0-9_-]+/g;
 export const redactSingleUseTokens = (body: string) => body.replace(SINGLE_USE_TOKEN, '$1REDACTED');
 
 /**
- * The bodies of one email of the caller's tenant (CompanyAdmin; null when it is not that tenant's), as a preview:
- * the single-use tokens of an email addressed to someone else are redacted (the delivered email keeps them; such
- * tokens are stored only as digests, and an admin must not act with another person's link).
+ * A body (HTML or text) of an email already read, as a preview for the caller (CompanyAdmin; null when the email is
+ * not the caller's tenant's): the single-use tokens of an email addressed to someone else are redacted (the delivered
+ * email keeps them; such tokens are stored only as digests, and an admin must not act with another person's link).
  */
+export function previewOutboxBody(ctx: ActorContext, email: { tenantId: string | null; toAddress: string }, body: string) {
+  const { tenantId } = requireAdmin(ctx);
+  if (email.tenantId !== tenantId) return null;
+  const viewer = ctx.actor?.kind === 'user' ? ctx.actor.email : null;
+  return viewer !== null && viewer === email.toAddress.toLowerCase() ? body : redactSingleUseTokens(body);
+}
+
+/** The bodies of one email of the caller's tenant as previews (previewOutboxBody); null when it is not that tenant's. */
 export async function getOutboxBodies(ctx: ServiceContext, id: string) {
   const { tenantId } = requireAdmin(ctx);
   if (!isUuid(id)) return null;
-  const email = await ctx.db.prisma.emailOutbox.findFirst({ where: { id, tenantId }, select: { html: true, text: true, toAddress: true } });
+  const email = await ctx.db.prisma.emailOutbox.findFirst({ where: { id, tenantId }, select: { tenantId: true, html: true, text: true, toAddress: true } });
   if (!email) return null;
-  const viewer = ctx.actor?.kind === 'user' ? ctx.actor.email : null;
-  if (viewer !== null && viewer === email.toAddress.toLowerCase()) return { html: email.html, text: email.text };
-  return { html: redactSingleUseTokens(email.html), text: redactSingleUseTokens(email.text) };
+  return { html: previewOutboxBody(ctx, email, email.html)!, text: previewOutboxBody(ctx, email, email.text)! };
 }

@@ -126,21 +126,33 @@ export async function listWebhookEndpoints(ctx: ServiceContext, pageArgs: PageAr
   return toPage(rows, page, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
 }
 
-const DELIVERY_FIELDS = {
+/** The columns the API shows of a delivery. */
+export const DELIVERY_COLUMNS = {
   id: true, tenantId: true, endpointId: true, eventId: true, status: true, attempts: true, nextAttemptAt: true, lastAttemptAt: true,
   responseCode: true, responseTimeMs: true, responseBodyExcerpt: true, lastError: true, createdAt: true, deliveredAt: true,
-  event: { select: { type: true } },
 } as const;
+/** A delivery as the API shows it: its columns and its event's type (never the event's body). */
+const DELIVERY_FIELDS = { ...DELIVERY_COLUMNS, event: { select: { type: true } } } as const;
 export type WebhookDeliveryRow = Prisma.WebhookDeliveryGetPayload<{ select: typeof DELIVERY_FIELDS }>;
 
+/** Relations a caller wants loaded with the delivery rows, in the same query (the GraphQL layer's planned selection). */
+export interface DeliveryQuery {
+  select?: Prisma.WebhookDeliverySelect;
+}
+
 /** The delivery log of one endpoint of the tenant, newest first. */
-export async function listWebhookDeliveries(ctx: ServiceContext, endpointId: string, pageArgs: PageArgs = {}) {
+export async function listWebhookDeliveries(ctx: ServiceContext, endpointId: string, pageArgs: PageArgs = {}, query: DeliveryQuery = {}) {
   const { tenantId } = requireAdmin(ctx);
   const endpoint = await findEndpoint(ctx, tenantId, endpointId);
   const page = keyset(pageArgs, Cursor);
   const where = { endpointId: endpoint.id, tenantId };
   const [rows, totalCount] = await Promise.all([
-    ctx.db.prisma.webhookDelivery.findMany({ where: { AND: [where, createdAtIdWhere(page)] }, select: DELIVERY_FIELDS, orderBy: [{ createdAt: page.order }, { id: page.order }], take: page.size + 1 }),
+    ctx.db.prisma.webhookDelivery.findMany({
+      where: { AND: [where, createdAtIdWhere(page)] },
+      select: { ...query.select, ...DELIVERY_FIELDS } as typeof DELIVERY_FIELDS,
+      orderBy: [{ createdAt: page.order }, { id: page.order }],
+      take: page.size + 1,
+    }),
     cappedCount(countUpTo(ctx.db, Prisma.sql`webhook_deliveries`, Prisma.sql`endpoint_id = ${endpoint.id}::uuid AND tenant_id = ${tenantId}::uuid`)),
   ]);
   return toPage(rows, page, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
