@@ -16,6 +16,16 @@ describe('GraphQL query cost: activityLogIntegrity', () => {
     expect(response.data.activityLogIntegrity.valid).toBe(true);
   });
 
+  it("answers it with the console's shape: nested objects and a __typename in every selection set (urql adds them) cost nothing", async () => {
+    const response = await t.gql(
+      '{ __typename activityLogIntegrity { __typename valid entries pendingEntries lastFullVerification { __typename verifiedAt valid } latestCheckpoint { __typename seq createdAt } } }',
+      {},
+      { token },
+    );
+    expect(response.errors).toBeUndefined();
+    expect(response.data.activityLogIntegrity.valid).toBe(true);
+  });
+
   it('refuses a query that asks for it many times through aliases, before any resolver runs', async () => {
     const aliases = Array.from({ length: 10 }, (_, i) => `i${i}: activityLogIntegrity { valid }`).join(' ');
     const response = await t.gql(`{ ${aliases} }`, {}, { token });

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { createComplexityRule } from '@pothos/plugin-complexity';
-import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, validate, visit } from 'graphql';
+import { GraphQLError, Kind, NoSchemaIntrospectionCustomRule, validate, visit, type DocumentNode } from 'graphql';
 import { createYoga, type Plugin, type YogaInitialContext } from 'graphql-yoga';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useCookies } from '@whatwg-node/server-plugin-cookies';
@@ -40,6 +40,10 @@ const introspectionForAuthenticatedOnly: Plugin<GraphQLContext> = {
  * one field: their `complexity` (@pothos/plugin-complexity, graphql/builder.ts) is summed over the operation, fragments
  * and aliases included, and the query is refused at validation above the budget (one such field per query).
  */
+// Meta fields (`__typename`, which urql adds to every selection set, and introspection) cost nothing: the plugin
+// would price each at 1, so one expensive field plus a client's `__typename`s went over the budget.
+const withoutMetaFields = (document: DocumentNode) => visit(document, { Field: (node) => (node.name.value.startsWith('__') ? null : undefined) });
+
 const limitExpensiveFields: Plugin<GraphQLContext> = {
   onValidate({ context, params: { schema, documentAST } }) {
     // Yoga's initial context carries the request's variables and operation name (a cost may depend on them).
@@ -59,7 +63,7 @@ const limitExpensiveFields: Plugin<GraphQLContext> = {
           }
         },
       });
-      validate(schema, documentAST, [rule]);
+      validate(schema, withoutMetaFields(documentAST), [rule]);
       if (overBudget.length > 0) setResult(overBudget);
     };
   },
