@@ -39,11 +39,17 @@ export function createHttpServer(deps: AppDeps, options: HttpOptions = {}): Serv
   const publicApi = publicApiHandler(deps, publicRoutes(deps));
   // A request without a Host header (HTTP/1.0: HAProxy's `option httpchk`) is given the configured one, as `serve` did.
   const app = getRequestListener(createApp(deps, options).fetch, { hostname: deps.config.host });
-  return createServer((request, response) => {
+  const server = createServer((request, response) => {
     if (deps.lifecycle?.draining) response.setHeader('Connection', 'close');
     if (isPublicApiUrl(request.url ?? '/')) publicApi(request, response);
     else void app(request, response);
   });
+  // Idle kept-alive connections are closed by the client or the balancer in front (AWS ALB: 60 s), not by the
+  // server first: a server that closes at Node's default 5 s races the client's next request on that socket, which
+  // then fails with "other side closed". Headers must still arrive within a bounded time after a request starts.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  return server;
 }
 
 /**
