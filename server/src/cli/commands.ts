@@ -240,7 +240,9 @@ export const commands: Record<string, CliCommand> = {
       const rows = new Map<string, { event: string; quota: unknown } & Record<MeterPeriod, number>>();
       for (const { period, totals } of byPeriod) {
         for (const total of totals) {
-          const row = rows.get(total.event) ?? { event: total.event, quota: total.quota, day: 0, month: 0, year: 0, lifetime: 0 };
+          // A quota's terms: its license and event are the row's already.
+          const quota = total.quota && { period: total.quota.period, limit: total.quota.limit };
+          const row = rows.get(total.event) ?? { event: total.event, quota, day: 0, month: 0, year: 0, lifetime: 0 };
           row[period] = total.total;
           rows.set(total.event, row);
         }

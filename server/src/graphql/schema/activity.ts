@@ -3,7 +3,7 @@ import { keysetPage, pageConnection } from '../connections.js';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { serviceCtx } from '../context.js';
 import { ACTIVITY_COLUMNS, listActivity } from '../../services/audit/activity.js';
-import { checkpointData, type Checkpoint } from '../../services/audit/checkpoints.js';
+import { checkpointData } from '../../services/audit/checkpoints.js';
 import { activityLogIntegrity, checkpointFile, INTEGRITY_VISIT_ENTRIES, verifyActivityLog, type CheckpointReport, type IntegrityReport, type LogVerification, type VerdictSummary } from '../../services/audit/verification.js';
 import type { GraphQLContext } from '../context.js';
 import { AUDIT_ACTIONS } from '../../services/audit/audit-log.js';
@@ -48,9 +48,10 @@ const ActivityFilterInput = builder.inputType('ActivityFilter', {
   }),
 });
 
-// Not a prismaObject: the integrity report hands over the checkpoint it signed or read (services/audit/checkpoints.ts),
-// without its row's id, which a Prisma object needs to load a field it was not planned with.
-const CheckpointType = builder.objectRef<Checkpoint>('ActivityLogCheckpoint').implement({
+// Include mode: the integrity report hands over the checkpoint row it wrote or verified (services/audit/verification.ts),
+// and its fields read that row: reloading it would show a row changed since its signature was checked.
+const CheckpointType = builder.prismaObject('AuditCheckpoint', {
+  name: 'ActivityLogCheckpoint',
   description: 'A signed checkpoint of the activity log: keep it apart from the service; the log must extend it later.',
   fields: (t) => ({
     seq: t.exposeInt('seq', { description: 'The entry it pins: entries #1 to seq are covered.' }),

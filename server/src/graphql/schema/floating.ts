@@ -3,7 +3,7 @@ import { arrayConnection, orNull } from '../connections.js';
 import { serviceCtx } from '../context.js';
 import { POOL_BUCKETS, SESSION_FIELDS, endFloatingSession, floatingPoolConsumption, listActiveFloatingSessions, type PoolBucket } from '../../services/floating/management.js';
 import { removeMeterQuota, setMeterQuota, usageTotals, type UsageTotal } from '../../services/metering/management.js';
-import { METER_PERIODS, type MeterPeriod } from '../../services/metering/periods.js';
+import { METER_PERIODS } from '../../services/metering/periods.js';
 
 // Floating sessions and usage metering: thin resolvers over the tenant-scoped services (the caller's
 // tenant comes from its actor; another tenant's license or session answers NotFound).
@@ -57,9 +57,9 @@ const PoolBucketType = builder.objectRef<PoolBucket>('FloatingPoolBucket').imple
   }),
 });
 
-// Not a prismaObject: the usage views (services/metering/management.ts usageTotals) hand over a quota's period and
-// limit without the row's key, which a Prisma object needs to load a field it was not planned with.
-const MeterQuotaType = builder.objectRef<{ event?: string; period: MeterPeriod; limit: number }>('MeterQuota').implement({
+// Include mode: a quota row has no column to keep back, and usageTotals and setMeterQuota hand over whole rows, so
+// its fields read the row they get and never reload it.
+const MeterQuotaType = builder.prismaObject('MeterQuota', {
   fields: (t) => ({
     period: t.field({ type: MeterPeriodEnum, resolve: (quota) => quota.period }),
     limit: t.exposeInt('limit'),
@@ -132,7 +132,7 @@ const SetMeterQuotaInput = builder.inputType('SetMeterQuotaInput', {
     limit: t.int({ required: true }),
   }),
 });
-const SetMeterQuotaPayload = builder.objectRef<{ period: MeterPeriod; limit: number }>('SetMeterQuotaPayload').implement({
+const SetMeterQuotaPayload = builder.objectRef<Awaited<ReturnType<typeof setMeterQuota>>>('SetMeterQuotaPayload').implement({
   fields: (t) => ({ quota: t.field({ type: MeterQuotaType, resolve: (quota) => quota }) }),
 });
 const RemoveMeterQuotaInput = builder.inputType('RemoveMeterQuotaInput', {

@@ -68,17 +68,18 @@ export async function checkpointKeys(ctx: Pick<ServiceContext, 'db' | 'secrets'>
 /** A checkpoint as it leaves the database: the `audit.checkpoint` webhook payload, the log line, the console's download. */
 export const checkpointData = (checkpoint: Checkpoint) => ({ seq: checkpoint.seq, hash: checkpoint.hash, createdAt: checkpoint.createdAt.toISOString(), checkpoint: checkpoint.signature });
 
-/** Stores a checkpoint and, in the same transaction, its `audit.checkpoint` webhook event. */
-async function writeCheckpoint(ctx: SecretsContext, signer: TokenSigner, tenantId: string, head: { seq: number; hash: string }): Promise<Checkpoint> {
-  const checkpoint = await signCheckpoint(signer, tenantId, head, ctx.now);
-  await ctx.db.prisma.$transaction(async (tx) => {
-    await tx.auditCheckpoint.create({ data: checkpoint });
-    await emitEvent(tx, tenantId, 'audit.checkpoint', checkpointData(checkpoint), ctx.now);
-  });
-  return checkpoint;
-}
+/** A stored checkpoint, with its row's id (what the GraphQL layer's `ActivityLogCheckpoint` resolves from). */
+export type CheckpointRow = Prisma.AuditCheckpointGetPayload<object>;
 
-type CheckpointRow = Prisma.AuditCheckpointGetPayload<object>;
+/** Stores a checkpoint and, in the same transaction, its `audit.checkpoint` webhook event; returns the stored row. */
+async function writeCheckpoint(ctx: SecretsContext, signer: TokenSigner, tenantId: string, head: { seq: number; hash: string }): Promise<CheckpointRow> {
+  const checkpoint = await signCheckpoint(signer, tenantId, head, ctx.now);
+  return ctx.db.prisma.$transaction(async (tx) => {
+    const row = await tx.auditCheckpoint.create({ data: checkpoint });
+    await emitEvent(tx, tenantId, 'audit.checkpoint', checkpointData(row), ctx.now);
+    return row;
+  });
+}
 
 /**
  * The tenant's newest checkpoint whose signature verifies (a row the app's role could plant would not), looking
@@ -94,7 +95,7 @@ export async function newestValidCheckpoint(ctx: Pick<ServiceContext, 'db'>, ten
 }
 
 /** Writes a checkpoint of a verified head when it is newer than the newest one (returns it, for the caller to log). */
-export async function anchorHead(ctx: SecretsContext, signer: TokenSigner, tenantId: string, head: { seq: number; hash: string }, newestSeq: number | null): Promise<Checkpoint | null> {
+export async function anchorHead(ctx: SecretsContext, signer: TokenSigner, tenantId: string, head: { seq: number; hash: string }, newestSeq: number | null): Promise<CheckpointRow | null> {
   if (head.seq === 0 || (newestSeq !== null && head.seq <= newestSeq)) return null;
   return writeCheckpoint(ctx, signer, tenantId, head);
 }

@@ -17,7 +17,7 @@ import {
   newestValidCheckpoint,
   pinnedEntryHolds,
   verifiedCheckpoint,
-  type Checkpoint,
+  type CheckpointRow,
 } from './checkpoints.js';
 
 // Verifying the activity log: against checkpoints a company kept (they left the database as they were made, so
@@ -327,10 +327,10 @@ export interface IntegrityReport extends ChainResult {
   problem: string | null;
   /** The newest full verification's verdict (null before the first). */
   lastFullVerification: VerdictSummary | null;
-  /** The newest checkpoint, as it leaves the database (null while the log is empty). */
-  latestCheckpoint: Checkpoint | null;
-  /** A checkpoint this check wrote (the head moved on since the newest). */
-  written: Checkpoint | null;
+  /** The newest checkpoint's row, as it leaves the database (null while the log is empty). */
+  latestCheckpoint: CheckpointRow | null;
+  /** The checkpoint row this check wrote (the head moved on since the newest). */
+  written: CheckpointRow | null;
   /**
    * Entries newer than the ones this check reached (0: it reached the head). A visit re-hashes at most
    * INTEGRITY_VISIT_ENTRIES; a longer stretch since the newest checkpoint (a large log never checkpointed, e.g. just
@@ -379,8 +379,7 @@ export async function checkAuditIntegrity(ctx: SecretsContext, tenantId: string,
   // A head is anchored when the entries since the newest checkpoint verify (that checkpoint's entry included), even
   // while an older finding stands: a checkpoint pins what the log is, and new entries keep leaving the database.
   const written = walk && !walk.firstBreak && signer ? await anchorHead(ctx, signer, tenantId, verified, anchor?.seq ?? null) : null;
-  const latest = written ?? (anchor && { tenantId, seq: anchor.seq, hash: anchor.hash, kid: anchor.kid, signature: anchor.signature, createdAt: anchor.createdAt });
-  return { ...result, lastFullVerification: last && summary(last), latestCheckpoint: latest, written, pendingEntries: head.seq - verified.seq };
+  return { ...result, lastFullVerification: last && summary(last), latestCheckpoint: written ?? anchor, written, pendingEntries: head.seq - verified.seq };
 }
 
 /** Why the entry the newest checkpoint pins does not hold: gone with the newest entries, gone alone, another hash, or edited. */
@@ -400,11 +399,11 @@ async function pinnedEntryFinding(ctx: SecretsContext, tenantId: string, anchor:
  * Checkpoints every company whose log grew since its newest checkpoint (the 15-minute job); returns them to be logged.
  * Every tenant's log: the server's own job (the system actor) only.
  */
-export async function checkpointAllChains(ctx: ServiceContext, signer: TokenSigner): Promise<{ tenants: number; broken: string[]; written: Checkpoint[] }> {
+export async function checkpointAllChains(ctx: ServiceContext, signer: TokenSigner): Promise<{ tenants: number; broken: string[]; written: CheckpointRow[] }> {
   requireOperator(ctx);
   const tenants = await ctx.db.prisma.tenant.findMany({ select: { id: true }, orderBy: { id: 'asc' } });
   const broken: string[] = [];
-  const written: Checkpoint[] = [];
+  const written: CheckpointRow[] = [];
   for (const { id } of tenants) {
     const result = await checkAuditIntegrity(ctx, id, signer);
     if (!result.valid) broken.push(id);

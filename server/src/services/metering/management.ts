@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
+import type { MeterQuota } from '../../generated/prisma/client.js';
 import { requireAdmin, requireMember } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { requireTenantLicense } from '../floating/management.js';
@@ -56,8 +57,8 @@ export interface UsageTotal {
   total: number;
   /** Number of usage records in the period. */
   count: number;
-  /** The event's quota, whatever its period. */
-  quota: { period: MeterPeriod; limit: number } | null;
+  /** The event's quota row (with its key, license and event), whatever its period. */
+  quota: MeterQuota | null;
   /** limit − total when the quota's period is the one asked for, else null. */
   remaining: number | null;
 }
@@ -89,7 +90,7 @@ export async function usageTotals(ctx: ServiceContext, licenseId: string, option
       event: name,
       total,
       count: sum?._count._all ?? 0,
-      quota: quota ? { period: quota.period, limit: quota.limit } : null,
+      quota: quota ?? null,
       remaining: quota && quota.period === period ? Math.max(0, quota.limit - total) : null,
     };
   });
