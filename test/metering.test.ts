@@ -222,15 +222,16 @@ describe('management services (tenant-scoped)', () => {
     await meter(key, { event: 'api.calls', quantity: 12, timestamp: new Date(clock.now().getTime() - 2 * DAY).toISOString() }); // May 30th
     await meter(key, { event: 'export', quantity: 2 });
 
+    // Each quota is its row, key included (the GraphQL MeterQuota type resolves from it).
     const month = await usageTotals(ctx(tenantId), l.id, { period: 'month' });
     expect(month).toEqual({
       period: 'month',
       periodStart: new Date('2026-06-01T00:00:00Z'),
       periodEnd: new Date('2026-07-01T00:00:00Z'),
       totals: [
-        { event: 'api.calls', total: 30, count: 1, quota: { period: 'month', limit: 100 }, remaining: 70 },
+        { event: 'api.calls', total: 30, count: 1, quota: { licenseId: l.id, event: 'api.calls', period: 'month', limit: 100 }, remaining: 70 },
         { event: 'export', total: 2, count: 1, quota: null, remaining: null },
-        { event: 'unused', total: 0, count: 0, quota: { period: 'day', limit: 1 }, remaining: null },
+        { event: 'unused', total: 0, count: 0, quota: { licenseId: l.id, event: 'unused', period: 'day', limit: 1 }, remaining: null },
       ],
     });
     const lifetime = await usageTotals(ctx(tenantId), l.id, { period: 'lifetime', event: 'api.calls' });
