@@ -156,3 +156,20 @@ describe('invitations with their inviter, emails with their bodies, deliveries w
     expect(emails.nodes.filter((email: { to: string }) => email.to === 'admin@acme.test')).toHaveLength(25);
   });
 });
+
+describe('usage totals with their quotas', () => {
+  it('answer each quota from the row usageTotals read: no statement to load it again', async () => {
+    const { tenantId } = (await t.prisma.user.findFirstOrThrow({ where: { email: 'admin@acme.test' } }));
+    const product = await t.seedProduct(tenantId, 'Metered');
+    const { license } = await t.seedLicense(tenantId, product.id);
+    await t.prisma.meterQuota.createMany({ data: Array.from({ length: 5 }, (_, i) => ({ licenseId: license.id, event: `event.n${i}`, period: 'day' as const, limit: 10 + i })) });
+    const usage = (quota: string) => `query($id: ID!) { usageTotals(licenseId: $id, period: DAY) { totals { event total ${quota} } } }`;
+    let answer: any;
+    const without = await statementsOf(() => t.gqlData(usage(''), { id: license.id }, { token }));
+    const withQuota = await statementsOf(async () => {
+      answer = await t.gqlData(usage('quota { period limit }'), { id: license.id }, { token });
+    });
+    expect(answer.usageTotals.totals).toEqual(Array.from({ length: 5 }, (_, i) => ({ event: `event.n${i}`, total: 0, quota: { period: 'DAY', limit: 10 + i } })));
+    expect(withQuota.length, withQuota.join('\n---\n')).toBe(without.length);
+  });
+});
