@@ -5,6 +5,7 @@ import { formatDateTime, relativeTime } from '../../../lib/format';
 import { QueryState } from '../../../ui/QueryState';
 import { JobSchedulesQuery, RunJobNowMutation } from '../graphql/documents';
 import { useApiMutation } from '../../../ui/useApiMutation';
+import { usePollUntil } from '../../../ui/usePollUntil';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { DataTable } from '../../../ui/DataTable';
 
@@ -29,6 +30,9 @@ export function JobSchedulesCard() {
     }, 2_000);
     return () => clearInterval(timer);
   }, [watchUntil, reload]);
+  // A run in progress is followed until it ends, so its badge clears and "Run now" comes back on by itself (a page
+  // opened during the every-minute delivery run kept both until reloaded).
+  usePollUntil(!result.data?.jobSchedules.some((job) => job.running), reload);
   return (
     <Paper p="lg">
       <Title order={3} size="h4" mb="sm">
