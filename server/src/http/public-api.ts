@@ -62,7 +62,7 @@ const TOO_LARGE = `The request body is larger than ${MAX_PUBLIC_BODY_BYTES / 102
 const utf8 = new TextDecoder();
 
 /** `application/json` (any letter case), optionally with `charset=utf-8`: the one media type the API documents. */
-export function isDocumentedJson(contentType: string): boolean {
+function isDocumentedJson(contentType: string): boolean {
   try {
     const { type, parameters } = parseContentType(contentType);
     return type === 'application/json' && Object.entries(parameters).every(([name, value]) => name === 'charset' && value.toLowerCase() === 'utf-8');

@@ -1,6 +1,7 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { Client, fetchExchange, Provider } from 'urql';
+import { Provider } from 'urql';
 import { describe, expect, it } from 'vitest';
+import { fakeGraphQL } from '../../../test/graphql';
 import { renderUi } from '../../../test/render';
 import { ReissueKeyAction } from './ReissueKeyAction';
 
@@ -9,17 +10,7 @@ const NEW_KEY = 'ACME-7KQ2-M9XH-4TRB-N3W9';
 
 /** A GraphQL endpoint recording each mutation and answering the reissue with `previousKeyValidUntil`. */
 function server(previousKeyValidUntil: string | null) {
-  const sent: Record<string, unknown>[] = [];
-  const client = new Client({
-    url: 'http://console.test/graphql',
-    exchanges: [fetchExchange],
-    fetch: async (_url, init) => {
-      sent.push(JSON.parse(String(init?.body)).variables);
-      const data = { reissueLicenseKey: { __typename: 'ReissueLicenseKeyPayload', key: NEW_KEY, previousKeyValidUntil, license: { __typename: 'License', ...LICENSE, keyHint: 'ACME-…-N3W9' } } };
-      return new Response(JSON.stringify({ data }), { headers: { 'content-type': 'application/json' } });
-    },
-  });
-  return { client, sent };
+  return fakeGraphQL(() => ({ reissueLicenseKey: { __typename: 'ReissueLicenseKeyPayload', key: NEW_KEY, previousKeyValidUntil, license: { __typename: 'License', ...LICENSE, keyHint: 'ACME-…-N3W9' } } }));
 }
 
 describe('<ReissueKeyAction>', () => {

@@ -1,6 +1,7 @@
 import { screen, waitFor } from '@testing-library/react';
-import { Client, fetchExchange, Provider } from 'urql';
+import { Provider } from 'urql';
 import { describe, expect, it } from 'vitest';
+import { fakeGraphQL } from '../../../test/graphql';
 import { renderUi } from '../../../test/render';
 import { CurrentUserProvider, type CurrentUser } from '../../auth/hooks/useCurrentUser';
 import { JobSchedulesCard } from './JobSchedulesCard';
@@ -9,21 +10,16 @@ const ADMIN = { role: 'COMPANY_ADMIN' } as CurrentUser;
 
 /** The schedules endpoint: email-delivery is running for the first `runningAnswers` answers, then done. */
 function server(runningAnswers: number) {
-  let answers = 0;
-  const client = new Client({
-    url: 'http://console.test/graphql',
-    exchanges: [fetchExchange],
-    fetch: async () => {
-      const running = answers++ < runningAnswers;
-      const job = {
-        __typename: 'JobSchedule', name: 'email-delivery', description: 'Email delivery', schedule: '* * * * *', timezone: 'UTC',
-        lastRunAt: '2026-06-01T12:00:00.000Z', lastFinishedAt: running ? '2026-06-01T11:59:00.000Z' : '2026-06-01T12:00:02.000Z',
-        nextRunAt: '2026-06-01T12:01:00.000Z', lastFailedAt: null, lastFailReason: null, running, canRunNow: true,
-      };
-      return new Response(JSON.stringify({ data: { jobSchedules: [job] } }), { headers: { 'content-type': 'application/json' } });
-    },
+  const { client, sent } = fakeGraphQL(() => {
+    const running = sent.length <= runningAnswers;
+    const job = {
+      __typename: 'JobSchedule', name: 'email-delivery', description: 'Email delivery', schedule: '* * * * *', timezone: 'UTC',
+      lastRunAt: '2026-06-01T12:00:00.000Z', lastFinishedAt: running ? '2026-06-01T11:59:00.000Z' : '2026-06-01T12:00:02.000Z',
+      nextRunAt: '2026-06-01T12:01:00.000Z', lastFailedAt: null, lastFailReason: null, running, canRunNow: true,
+    };
+    return { jobSchedules: [job] };
   });
-  return { client, answers: () => answers };
+  return { client, answers: () => sent.length };
 }
 
 describe('<JobSchedulesCard>', () => {

@@ -1,6 +1,7 @@
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { Client, fetchExchange, Provider } from 'urql';
+import { Provider } from 'urql';
 import { describe, expect, it, vi } from 'vitest';
+import { fakeGraphQL } from '../../../test/graphql';
 import { renderUi } from '../../../test/render';
 import { CreateEndpointModal } from './CreateEndpointModal';
 
@@ -8,18 +9,8 @@ const SECRET = 'whsec_MfKQ9r3Z2yZ7Jb2m8rVt4Q==';
 
 /** A GraphQL endpoint recording the variables it gets and answering createWebhookEndpoint with `warning`. */
 function server(warning: string | null) {
-  const sent: Record<string, unknown>[] = [];
-  const client = new Client({
-    url: 'http://console.test/graphql',
-    exchanges: [fetchExchange],
-    fetch: async (_url, init) => {
-      sent.push(JSON.parse(String(init?.body)).variables);
-      const endpoint = { __typename: 'WebhookEndpoint', id: 'wh-1', url: 'https://10.0.0.5/hooks', eventTypes: [], enabled: true, consecutiveFailures: 0, disabledReason: null, createdAt: '2026-06-01T00:00:00.000Z' };
-      const data = { createWebhookEndpoint: { __typename: 'CreateWebhookEndpointPayload', secret: SECRET, warning, endpoint } };
-      return new Response(JSON.stringify({ data }), { headers: { 'content-type': 'application/json' } });
-    },
-  });
-  return { client, sent };
+  const endpoint = { __typename: 'WebhookEndpoint', id: 'wh-1', url: 'https://10.0.0.5/hooks', eventTypes: [], enabled: true, consecutiveFailures: 0, disabledReason: null, createdAt: '2026-06-01T00:00:00.000Z' };
+  return fakeGraphQL(() => ({ createWebhookEndpoint: { __typename: 'CreateWebhookEndpointPayload', secret: SECRET, warning, endpoint } }));
 }
 
 describe('<CreateEndpointModal>', () => {
