@@ -42,7 +42,12 @@ export function createHttpServer(deps: AppDeps, options: HttpOptions = {}): Serv
   const server = createServer((request, response) => {
     if (deps.lifecycle?.draining) response.setHeader('Connection', 'close');
     if (isPublicApiUrl(request.url ?? '/')) publicApi(request, response);
-    else void app(request, response);
+    else
+      app(request, response).catch((error: unknown) => {
+        // The adapter answers errors itself; what reaches here (a broken socket) must not become an unhandled rejection.
+        deps.logger.warn({ err: (error as Error).message }, 'answer not written');
+        response.destroy();
+      });
   });
   // Idle kept-alive connections are closed by the client or the balancer in front (AWS ALB: 60 s), not by the
   // server first: a server that closes at Node's default 5 s races the client's next request on that socket, which
