@@ -72,18 +72,41 @@ export async function openJobStore(options: JobStoreOptions): Promise<JobStore> 
 export const JOB_STORE_CONNECTIONS = 3;
 /** A schema setup waits this long for another process's (which takes a second) before it fails loudly. */
 const SCHEMA_LOCK_TIMEOUT = '30s';
+/** The advisory lock's name; exported for the test that holds it to stage the race. */
+export const SCHEMA_LOCK_NAME = 'keyforge:agenda-schema';
 
 /**
  * Creates the schema, table, indexes and trigger in one transaction. Servers starting together would race on
  * CREATE … IF NOT EXISTS: a transaction-scoped advisory lock serialises them, and is released with the
  * transaction, whichever pooled connection ran it; lock_timeout turns a stuck holder into a start-up error.
+ *
+ * The lock alone is not enough: a backend that looked the schema up and missed (earlier in the transaction, or in
+ * an earlier one on the same pooled server connection) keeps the miss in its catalog cache until it next reads
+ * invalidations, which waiting on an advisory lock does not do; its CREATE SCHEMA IF NOT EXISTS then fails on
+ * pg_namespace's unique index (CI met this behind PgBouncer). So the lock is taken before anything names the schema,
+ * and a duplicate error, which can only mean another process created it first, runs the setup again in a new
+ * transaction, which reads the invalidations and sees it (test/job-store-schema.test.ts stages both).
  */
 async function createSchema(pool: pg.Pool): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createSchemaOnce(pool);
+    } catch (error) {
+      if (attempt >= SCHEMA_SETUP_ATTEMPTS || !DUPLICATE_OBJECT_CODES.has((error as { code?: string }).code ?? '')) throw error;
+    }
+  }
+}
+
+const SCHEMA_SETUP_ATTEMPTS = 3;
+/** unique_violation (a catalog row), duplicate_schema, duplicate_table, duplicate_object (index, trigger, function). */
+const DUPLICATE_OBJECT_CODES = new Set(['23505', '42P06', '42P07', '42710']);
+
+async function createSchemaOnce(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
   try {
-    await client.query(`BEGIN; SET LOCAL lock_timeout = '${SCHEMA_LOCK_TIMEOUT}'; SET LOCAL search_path TO ${AGENDA_SCHEMA}`);
-    await client.query(`SELECT pg_advisory_xact_lock(hashtext('keyforge:agenda-schema'))`);
-    await client.query(`CREATE SCHEMA IF NOT EXISTS ${AGENDA_SCHEMA}`);
+    await client.query(`BEGIN; SET LOCAL lock_timeout = '${SCHEMA_LOCK_TIMEOUT}'`);
+    await client.query(`SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('${SCHEMA_LOCK_NAME}'))`);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${AGENDA_SCHEMA}; SET LOCAL search_path TO ${AGENDA_SCHEMA}`);
     // The backend's own DDL, run on this transaction's connection.
     const inTransaction = { query: async (text: string, values?: unknown[]) => asResult(await client.query(text, values)), release: () => {} };
     await new PostgresBackend({ pool: poolOf(inTransaction.query, async () => inTransaction), tableName: TABLE, disableNotifications: true }).connect();
@@ -92,7 +115,7 @@ async function createSchema(pool: pg.Pool): Promise<void> {
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     client.release(error as Error);
-    if ((error as { code?: string }).code === '55P03') throw new Error(`job store schema setup waited ${SCHEMA_LOCK_TIMEOUT} for another process's lock (keyforge:agenda-schema); is one stuck?`);
+    if ((error as { code?: string }).code === '55P03') throw new Error(`job store schema setup waited ${SCHEMA_LOCK_TIMEOUT} for another process's lock (${SCHEMA_LOCK_NAME}); is one stuck?`);
     throw error;
   }
 }
