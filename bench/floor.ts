@@ -7,7 +7,7 @@ import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jos
 import pg from 'pg';
 import { normalizeLicenseKey } from '../server/src/crypto/license-key.js';
 import { ServerSecrets } from '../server/src/crypto/secrets.js';
-import type { LicenseRecord } from '../server/src/services/licenses/license-record.js';
+import { SELECT_LICENSE_BY_DIGEST, type LicenseRecord } from '../server/src/services/licenses/license-record.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 }); // the server's default pool size
 // Behind a transaction-mode pooler (BENCH_POOLER) named prepared statements cannot work: the floor sends unnamed ones too.
@@ -18,21 +18,10 @@ const kid = await calculateJwkThumbprint(await exportJWK(publicKey)); // same he
 const issuer = `http://localhost:${process.env.PORT}`;
 const DAY_MS = 86_400_000;
 
-// The plain join the server's license_by_digest function runs (migration pooler_safe_hot_path), as the floor's own
-// named prepared statements: the least a lookup can cost on a direct connection.
-const selectLicense = (lock: boolean) => `
-  SELECT l.id, l.tenant_id AS "tenantId", l.status::text AS status, l.max_activations AS "maxActivations",
-         l.current_activations AS "currentActivations", l.expires_at AS "expiresAt", l.is_trial AS "isTrial",
-         l.node_locked AS "nodeLocked", l.offline_grace_days AS "offlineGraceDays", l.grace_period_days AS "gracePeriodDays",
-         l.features, l.custom_fields AS "customFields", l.min_version AS "minVersion", l.max_version AS "maxVersion",
-         l.maintenance_expires_at AS "maintenanceExpiresAt", l.customer_email AS "customerEmail", p.id AS "productId",
-         p.name AS "productName", CASE WHEN p.is_bundle THEN ARRAY(SELECT m.name FROM bundle_items b JOIN products m
-         ON m.id = b.product_id WHERE b.bundle_id = p.id ORDER BY m.name) END AS "bundleProducts",
-         t.subscription_ends_at AS "subscriptionEndsAt"
-    FROM licenses l JOIN products p ON p.id = l.product_id JOIN tenants t ON t.id = l.tenant_id
-   WHERE l.key_digest = $1${lock ? ' FOR UPDATE OF l' : ''}`;
-const SELECT_LICENSE_BY_DIGEST = selectLicense(false);
-const SELECT_LICENSE_BY_DIGEST_FOR_UPDATE = selectLicense(true);
+// The server's own license lookup, as the floor's own named prepared statements: the least a lookup can cost on a
+// direct connection (the real server runs the same text as a named prepared statement: license-record.ts).
+const SELECT_LICENSE = SELECT_LICENSE_BY_DIGEST.prepared;
+const SELECT_LICENSE_FOR_UPDATE = `${SELECT_LICENSE_BY_DIGEST.prepared} FOR UPDATE OF l`;
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 const digestOf = (licenseKey: unknown) => {
@@ -62,7 +51,7 @@ const notFound = { isValid: false, message: 'License key not found.', errorCode:
 async function validate(body: any) {
   const digest = digestOf(body.licenseKey);
   if (!digest) return notFound;
-  const { rows } = await pool.query<LicenseRecord>({ name: statementName('license_by_digest'), text: SELECT_LICENSE_BY_DIGEST, values: [digest] });
+  const { rows } = await pool.query<LicenseRecord>({ name: statementName('license_by_digest'), text: SELECT_LICENSE, values: [digest] });
   const l = rows[0];
   if (!l) return notFound;
   const now = new Date();
@@ -88,7 +77,7 @@ async function activate(body: any, ip: string): Promise<[number, object]> {
     const nonce = await run('consume_nonce', 'UPDATE nonces SET consumed_at = $2 WHERE digest = $1 AND consumed_at IS NULL AND expires_at > $2 RETURNING digest',
       [createHash('sha256').update(body.nonce).digest('hex'), now]);
     if (nonce.rowCount !== 1) return await rollback(client, [422, { error: { code: 'NonceInvalid' } }]);
-    const l: LicenseRecord | undefined = digest ? (await run('license_for_update', SELECT_LICENSE_BY_DIGEST_FOR_UPDATE, [digest])).rows[0] : undefined;
+    const l: LicenseRecord | undefined = digest ? (await run('license_for_update', SELECT_LICENSE_FOR_UPDATE, [digest])).rows[0] : undefined;
     if (!l) return await rollback(client, [200, notFound]);
     let used = l.currentActivations;
     const existing = body.deviceId

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { describeWith, itWith } from './support/optional.js';
 import { openDatabase } from '../server/src/db/database.js';
-import { SELECT_LICENSE_BY_DIGEST } from '../server/src/services/licenses/license-record.js';
+import { licenseKeyDigest, SELECT_LICENSE_BY_DIGEST } from '../server/src/services/licenses/license-record.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { adminUrl } from './support/pg.js';
 import { needPgBouncer, startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
@@ -39,10 +39,28 @@ describePooled('hot-path statements (SqlRunner)', () => {
       for (let i = 0; i < 3; i++) await db.sql.query(SELECT_LICENSE_BY_DIGEST, ['no-such-digest']);
       // One pooled connection: the session that ran them lists the statement once, however often it ran.
       const prepared = await db.sql.query<{ name: string; statement: string }>('SELECT name, statement FROM pg_prepared_statements', []);
-      expect(prepared.filter((row) => row.statement === SELECT_LICENSE_BY_DIGEST).map((row) => row.name)).toEqual([expect.stringMatching(/^kf_[0-9a-f]{24}$/)]);
+      expect(prepared.filter((row) => row.statement === SELECT_LICENSE_BY_DIGEST.prepared).map((row) => row.name)).toEqual([expect.stringMatching(/^kf_[0-9a-f]{24}$/)]);
     } finally {
       await db.close();
     }
+  });
+
+  it('the license lookup gives the same rows as a plain prepared join and through license_by_digest (the unnamed form)', async () => {
+    const tenant = await t.seedTenant({ name: 'Lookup Co', keyPrefix: 'LOOK', subscriptionEndsAt: new Date('2031-01-01T00:00:00Z') });
+    const editor = await t.seedProduct(tenant.id, 'Editor');
+    const viewer = await t.seedProduct(tenant.id, 'Viewer');
+    const bundle = await t.seedProduct(tenant.id, 'Suite', [viewer.name, editor.name]);
+    const plain = await t.seedLicense(tenant.id, editor.id, { customerEmail: 'a@lookup.test', features: ['pro', 'export'], customFields: { seat: 'A' }, minVersion: '1.0.0', expiresAt: new Date('2030-05-01T00:00:00Z') });
+    const ofBundle = await t.seedLicense(tenant.id, bundle.id, { isTrial: true, expiresAt: new Date('2029-01-01T00:00:00Z'), offlineGraceDays: 7 });
+    const digestOf = (key: string) => licenseKeyDigest(t.deps.secrets, key)!;
+    const digests = [digestOf(plain.key), digestOf(ofBundle.key), 'no-such-digest'];
+    for (const digest of digests) {
+      const [prepared] = await t.deps.db.sql.query(SELECT_LICENSE_BY_DIGEST.prepared, [digest]);
+      const [viaFunction] = await t.deps.db.sql.query(SELECT_LICENSE_BY_DIGEST.viaFunction, [digest]);
+      expect(prepared, digest).toEqual(viaFunction);
+    }
+    const [bundled] = await t.deps.db.sql.query<{ bundleProducts: string[] }>(SELECT_LICENSE_BY_DIGEST.prepared, [digestOf(ofBundle.key)]);
+    expect(bundled.bundleProducts).toEqual(['Editor', 'Viewer']);
   });
 });
 

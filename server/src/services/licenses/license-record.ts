@@ -1,4 +1,4 @@
-import type { SqlRunner } from '../../db/database.js';
+import type { PlannedRead, SqlRunner } from '../../db/database.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServerSecrets } from '../../crypto/secrets.js';
 import { normalizeLicenseKey } from '../../crypto/license-key.js';
@@ -28,11 +28,24 @@ export interface LicenseRecord {
   subscriptionEndsAt: Date | null;
 }
 
-// The function license_by_digest (migration pooler_safe_hot_path) reads the row: its plan is kept per server session,
-// which a transaction-mode pooler allows (a named prepared statement would not be there on the next transaction's
-// connection). This runs on every validate, where Prisma's per-query overhead shows (bench/ measures it).
-export const SELECT_LICENSE_BY_DIGEST = 'SELECT * FROM license_by_digest($1)';
+// The license of a key digest, with its product and tenant, in one statement. On a direct connection it is this plain
+// join as a named prepared statement (what bench/floor.ts runs); where statements run unnamed it is the function
+// license_by_digest (migration pooler_safe_hot_path), the same join with its plan kept per server session.
+// test/pooler.test.ts checks that both give the same rows.
+const LICENSE_BY_DIGEST_JOIN = `
+  SELECT l.id, l.tenant_id AS "tenantId", l.status::text AS status, l.max_activations AS "maxActivations",
+         l.current_activations AS "currentActivations", l.expires_at AS "expiresAt", l.is_trial AS "isTrial",
+         l.node_locked AS "nodeLocked", l.offline_grace_days AS "offlineGraceDays", l.grace_period_days AS "gracePeriodDays",
+         l.features, l.custom_fields AS "customFields", l.min_version AS "minVersion", l.max_version AS "maxVersion",
+         l.maintenance_expires_at AS "maintenanceExpiresAt", l.customer_email AS "customerEmail", p.id AS "productId",
+         p.name AS "productName", CASE WHEN p.is_bundle THEN ARRAY(SELECT m.name FROM bundle_items b JOIN products m
+         ON m.id = b.product_id WHERE b.bundle_id = p.id ORDER BY m.name) END AS "bundleProducts",
+         t.subscription_ends_at AS "subscriptionEndsAt"
+    FROM licenses l JOIN products p ON p.id = l.product_id JOIN tenants t ON t.id = l.tenant_id
+   WHERE l.key_digest = $1`;
+export const SELECT_LICENSE_BY_DIGEST: PlannedRead = { prepared: LICENSE_BY_DIGEST_JOIN, viaFunction: 'SELECT * FROM license_by_digest($1)' };
 // The same, with the row locked first: seat changes (activations, floating checkouts) of one license queue on it.
+// Only inside Prisma transactions, whose statements are unnamed.
 export const SELECT_LICENSE_BY_DIGEST_FOR_UPDATE = 'SELECT * FROM license_by_digest($1, true)';
 
 /** The digest a key is stored under, or null for a malformed key (which is then simply "not found"). */
