@@ -4,7 +4,7 @@ import { parse as parseContentType } from 'content-type';
 import type { AppDeps } from '../deps.js';
 import { AppError, toAppError } from '../domain/errors.js';
 import { LICENSING_OPERATIONS } from '../metrics/index.js';
-import { unstorableStringError } from '../services/validation.js';
+import { invalidFields, unstorableStringError } from '../services/validation.js';
 import { errorBody, errorHeaders } from './errors.js';
 import { clientIpResolver } from './middleware/client-ip.js';
 import { maskCredentials, refuseCredentialsIn } from './middleware/credentials-in-url.js';
@@ -228,8 +228,5 @@ function readText(request: IncomingMessage): Promise<string> {
 function validated(schema: z.ZodType, body: unknown): unknown {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
-  const fields: Record<string, string> = {};
-  for (const issue of result.error.issues) fields[issue.path.join('.') || '(body)'] ??= issue.message;
-  const summary = Object.entries(fields).map(([field, message]) => `${field}: ${message}`).join('; ');
-  throw new AppError('InvalidRequest', `Invalid request: ${summary}`, { fields });
+  throw invalidFields(result.error, 'Invalid request');
 }

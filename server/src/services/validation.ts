@@ -6,10 +6,15 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   assertStorableStrings(input);
   const result = schema.safeParse(input);
   if (result.success) return result.data;
+  throw invalidFields(result.error, 'Invalid input');
+}
+
+/** A schema's refusal as the caller's mistake: InvalidRequest with the first problem of each field (README "HTTP errors"). */
+export function invalidFields(error: z.ZodError, summaryPrefix: string): AppError {
   const fields: Record<string, string> = {};
-  for (const issue of result.error.issues) fields[issue.path.join('.') || '(body)'] ??= issue.message;
+  for (const issue of error.issues) fields[issue.path.join('.') || '(body)'] ??= issue.message;
   const summary = Object.entries(fields).map(([field, message]) => `${field}: ${message}`).join('; ');
-  throw new AppError('InvalidRequest', `Invalid input: ${summary}`, { fields });
+  return new AppError('InvalidRequest', `${summaryPrefix}: ${summary}`, { fields });
 }
 
 const FIRST_STORABLE = new Date('0001-01-01T00:00:00.000Z');
