@@ -242,6 +242,22 @@ describe('CORS on the public API', () => {
     expect(preflight.headers.get('ratelimit-limit')).toBeNull(); // a preflight is not counted against the caller
   });
 
+  it('the CORS headers go to CORS requests only; a cacheable answer varies by Origin', async () => {
+    const app = await t.post('/api/v1/validate', { licenseKey: 'ACME-AAAA-AAAA-AAAA-AAAA' });
+    expect(app.status).toBe(200);
+    expect(app.headers.get('access-control-allow-origin')).toBeNull();
+    expect(app.headers.get('access-control-expose-headers')).toBeNull();
+    expect(app.headers.get('x-request-id')).toBeTruthy();
+    expect(app.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(app.headers.get('vary')).toBeNull(); // a POST answer is not stored by caches
+    const nonce = await t.get('/api/v1/nonce');
+    expect(nonce.headers.get('access-control-allow-origin')).toBeNull();
+    expect(nonce.headers.get('vary')).toBe('Origin');
+    const browser = await t.get('/api/v1/nonce', { origin: 'https://app.example' });
+    expect(browser.headers.get('access-control-allow-origin')).toBe('*');
+    expect(browser.headers.get('vary')).toBe('Origin');
+  });
+
   it('the JWKS can be fetched from any origin (browser applications verify offline tokens)', async () => {
     const jwks = await t.request('GET', '/.well-known/jwks.json', undefined, { origin: 'https://app.example' });
     expect(jwks.status).toBe(200);

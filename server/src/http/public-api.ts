@@ -19,7 +19,7 @@ import { requestIdOf } from './middleware/request-id.js';
  * is a `createRoute` definition (its schema validates the body; rest/v1 builds the OpenAPI document from the same
  * objects) and a transport-neutral handler (validated body and request facts in, JSON answer out) that calls a service.
  * What the Hono app's middleware does for every other path happens here, in this order, for every call: request id,
- * client IP, nosniff, CORS, the refusal of credentials in the URL, the per-IP rate limit and its headers, the route,
+ * client IP, nosniff, CORS (for requests with an Origin), the refusal of credentials in the URL, the per-IP rate limit and its headers, the route,
  * the body (size, media type, JSON, NUL / lone surrogates, the schema), the handler; then metrics and the request log.
  */
 
@@ -107,13 +107,16 @@ export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request
     const clientIp = clientIpOf(request.socket.remoteAddress, header(request, 'x-forwarded-for'));
     // HEAD is GET without the body (node:http leaves it out).
     const endpoint = endpoints.get(`${method === 'HEAD' ? 'GET' : method} ${path}`);
-    const headers: Record<string, string> = {
-      'X-Request-Id': requestId,
-      'X-Content-Type-Options': 'nosniff',
-      // Any origin may call the public API (web apps validate too); it never uses cookies.
-      'Access-Control-Allow-Origin': '*',
-      'Access-Control-Expose-Headers': EXPOSED_HEADERS,
-    };
+    const headers: Record<string, string> = { 'X-Request-Id': requestId, 'X-Content-Type-Options': 'nosniff' };
+    if (request.headers.origin !== undefined) {
+      // Any origin may call the public API (web apps validate too); it never uses cookies. The CORS headers go only to
+      // CORS requests (a browser always sends Origin on them): most callers are applications, which would parse ~170
+      // bytes per answer for nothing.
+      headers['Access-Control-Allow-Origin'] = '*';
+      headers['Access-Control-Expose-Headers'] = EXPOSED_HEADERS;
+    }
+    // An answer a cache could keep (GET) names Origin as a key, so one stored without the CORS headers is not served to a browser.
+    if (method === 'GET' || method === 'HEAD') headers.Vary = 'Origin';
     let status = 200;
     let body: object | undefined;
     let error: AppError | undefined;
