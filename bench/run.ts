@@ -1,6 +1,8 @@
 // `pnpm bench`: the production server (server/dist/main.js) against a bare "floor" (bench/floor.ts) doing the
 // same essential work, on a fresh PostgreSQL database, driven by autocannon over loopback.
 // Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (16), BENCH_SCENARIOS (validate,device,activate,hotkey),
+//      BENCH_ROUNDS (1; e.g. 3: each scenario runs that many times on both servers, the order alternating per round, and
+//      the ratio reported is the median of the rounds' ratios),
 //      BENCH_CPU_PROF=1 (profile both servers into bench/results/profiles/), BENCH_SERVER_ENTRY (default
 //      server/dist/main.js, e.g. a patched copy for a what-if), BENCH_DATABASE_URL or TEST_DATABASE_URL (admin URL),
 //      BENCH_METRICS=1 (the real server with its Prometheus metrics on: METRICS_TOKEN set; README "Observability"),
@@ -27,6 +29,7 @@ const RESULTS = path.join(ROOT, 'bench', 'results');
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 2);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1));
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'validate,device,activate,hotkey').split(',').map((s) => s.trim());
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const METRICS = process.env.BENCH_METRICS === '1';
@@ -39,7 +42,7 @@ const SERVER_ENTRY = process.env.BENCH_SERVER_ENTRY ?? DEFAULT_ENTRY;
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const GOAL = 0.9; // validate ≥ 0.9× floor (issue 23; activate's goal is 0.7×)
 const RETRY_WAIT_MS = 60_000; // a colleague may be mid-edit: wait a minute, then retry
-const HARD_LIMIT_MS = 6 * 60_000; // watchdog, generous enough for the retries
+const HARD_LIMIT_MS = (6 + 5 * (ROUNDS - 1)) * 60_000; // watchdog, generous enough for the retries
 const CLK_TCK = 100; // /proc/<pid>/stat CPU times are in ticks of 1/100 s on Linux
 
 // ---------------------------------------------------------------- cleanup, whatever happens
@@ -159,6 +162,8 @@ async function startServer(name: Target['name'], args: string[], env: NodeJS.Pro
 
 interface Row {
   scenario: string;
+  /** Which of the BENCH_ROUNDS runs (0-based): rows of one round and scenario are compared with each other. */
+  round: number;
   server: Target['name'];
   rps: number;
   p50: number;
@@ -231,7 +236,7 @@ interface Seed {
   devices: number;
 }
 
-async function runScenario(scenario: string, target: Target, url: string, seed: Seed): Promise<Row> {
+async function runScenario(scenario: string, target: Target, url: string, seed: Seed, round = 0): Promise<Row> {
   const { key } = seed;
   const headers = { 'content-type': 'application/json' };
   let make: () => Request;
@@ -280,10 +285,10 @@ async function runScenario(scenario: string, target: Target, url: string, seed: 
   const { result, detail, p50, p99, cpuUsPerRequest } = await load(target, DURATION, make());
   detail.poolExhausted = pool?.exhausted ?? 0;
   const row: Row = {
-    scenario, server: target.name, rps: Math.round(result.requests.average), p50, p99, cpuUsPerRequest,
+    scenario, round, server: target.name, rps: Math.round(result.requests.average), p50, p99, cpuUsPerRequest,
     requests: result.requests.total, errors: detail.non2xx + detail.socketErrors + detail.timeouts + detail.invalidBodies, detail,
   };
-  console.log(`  ${scenario.padEnd(8)} ${target.name.padEnd(8)} ${String(row.rps).padStart(6)} req/s  p50 ${p50} ms  p99 ${p99} ms  ` +
+  console.log(`  ${scenario.padEnd(8)}${ROUNDS > 1 ? ` round ${round + 1}` : ''} ${target.name.padEnd(8)} ${String(row.rps).padStart(6)} req/s  p50 ${p50} ms  p99 ${p99} ms  ` +
     `server CPU ${cpuUsPerRequest} µs/req  errors ${row.errors}` + (detail.sample ? `  (e.g. ${detail.sample.slice(0, 160)})` : ''));
   return row;
 }
@@ -297,42 +302,54 @@ function machine() {
 
 function report(rows: Row[], busyBefore: number) {
   const m = machine();
-  const pair = (scenario: string) => ['keyforge', 'floor'].map((s) => rows.find((r) => r.scenario === scenario && r.server === s));
   const round = (x: number) => Math.round(x * 100) / 100;
-  const ratios = Object.fromEntries([...new Set(rows.map((r) => r.scenario))].map((s) => {
-    const [k, f] = pair(s);
-    return [s, k && f && f.rps ? { throughput: round(k.rps / f.rps), cpuPerRequest: round(k.cpuUsPerRequest / f.cpuUsPerRequest) } : null];
+  const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
+  // Per scenario: each round's keyforge/floor ratios, and their medians (one round: its own ratios).
+  type Ratio = { throughput: number; cpuPerRequest: number; p99: number };
+  const ratios: Record<string, (Ratio & { rounds?: Ratio[] }) | null> = Object.fromEntries([...new Set(rows.map((r) => r.scenario))].map((s) => {
+    const rounds = [...new Set(rows.filter((r) => r.scenario === s).map((r) => r.round))].flatMap((n) => {
+      const [k, f] = ['keyforge', 'floor'].map((server) => rows.find((r) => r.scenario === s && r.round === n && r.server === server));
+      return k && f && f.rps ? [<Ratio>{ throughput: round(k.rps / f.rps), cpuPerRequest: round(k.cpuUsPerRequest / f.cpuUsPerRequest), p99: round(k.p99 / f.p99) }] : [];
+    });
+    if (!rounds.length) return [s, null];
+    const summary = { throughput: median(rounds.map((r) => r.throughput)), cpuPerRequest: median(rounds.map((r) => r.cpuPerRequest)), p99: median(rounds.map((r) => r.p99)) };
+    return [s, rounds.length > 1 ? { ...summary, rounds } : summary];
   }));
+  const ratioOf = (r: Row) => (ROUNDS > 1 ? ratios[r.scenario]?.rounds?.[r.round]?.throughput : ratios[r.scenario]?.throughput);
   const clean = rows.every((r) => r.errors === 0);
   const validate = ratios.validate?.throughput;
   const met = validate != null && validate >= GOAL && clean;
   const table = [
-    '| scenario | server | requests/s | p50 (ms) | p99 (ms) | server CPU/request (µs) | errors | keyforge/floor (req/s) |',
-    '|---|---|---:|---:|---:|---:|---:|---:|',
-    ...rows.map((r) => `| ${r.scenario} | ${r.server} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.cpuUsPerRequest} | ${r.errors} | ` +
-      `${r.server === 'keyforge' ? `${ratios[r.scenario]?.throughput ?? '–'}×` : ''} |`),
+    `| scenario |${ROUNDS > 1 ? ' round |' : ''} server | requests/s | p50 (ms) | p99 (ms) | server CPU/request (µs) | errors | keyforge/floor (req/s) |`,
+    `|---|${ROUNDS > 1 ? '---:|' : ''}---|---:|---:|---:|---:|---:|---:|`,
+    ...rows.map((r) => `| ${r.scenario} |${ROUNDS > 1 ? ` ${r.round + 1} |` : ''} ${r.server} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.cpuUsPerRequest} | ${r.errors} | ` +
+      `${r.server === 'keyforge' ? `${ratioOf(r) ?? '–'}×` : ''} |`),
   ].join('\n');
+  const medians = ROUNDS > 1
+    ? `\nMedians of ${ROUNDS} rounds, keyforge/floor: ${Object.entries(ratios).filter(([, v]) => v).map(([s, v]) => `${s} ${v!.throughput}× req/s, ${v!.cpuPerRequest}× CPU/request, ${v!.p99}× p99`).join('; ')}.\n`
+    : '';
   const goal = validate == null
     ? `Goal: validate ≥ ${GOAL}× floor — not measured in this run.`
-    : `Goal: validate ≥ ${GOAL}× floor — ${met ? 'met' : 'NOT met'} (${validate}×${clean ? '' : ', with errors'}).`;
+    : `Goal: validate ≥ ${GOAL}× floor${ROUNDS > 1 ? ` (median of ${ROUNDS} rounds)` : ''} — ${met ? 'met' : 'NOT met'} (${validate}×${clean ? '' : ', with errors'}); ` +
+      `p99 ${ratios.validate!.p99}× the floor's (goal ≤ 1.2×).`;
   const setup = `${m.cpu}, ${m.cores} cores, Node ${m.node}; PostgreSQL 15 and the load generator (autocannon, ${CONNECTIONS} connections, ` +
-    `${DURATION} s after a ${WARMUP} s warm-up, loopback) share the machine. Real server: \`node server/dist/main.js\`, LOG_LEVEL=warn ` +
+    `${DURATION} s after a ${WARMUP} s warm-up${ROUNDS > 1 ? `, ${ROUNDS} rounds in alternating order` : ''}, loopback) share the machine. Real server: \`node server/dist/main.js\`, LOG_LEVEL=warn ` +
     `(no per-request log lines), rate limits raised out of the way. Floor: bench/floor.ts (node:http + pg + jose, same SQL, same token). ` +
     `Activate: a fresh nonce and a new deviceId per request (a new seat each time), spread over 200 licenses; hotkey: the same, all on one license.` +
     (POOLER ? ' Both servers through PgBouncer 1.18 in transaction mode (unnamed statements on both).' : '');
 
   console.log(`\nMachine: ${m.cpu}, ${m.cores} cores, Node ${m.node}, ${m.os}; CPU ${Math.round(busyBefore * 100)}% busy before the run`);
-  console.log(`\n${table}\n\n${goal}`);
+  console.log(`\n${table}\n${medians}\n${goal}`);
   if (CPU_PROF) console.log('(BENCH_CPU_PROF=1: both servers ran under --cpu-prof, so their figures are lower than usual.)');
   if (METRICS) console.log('(BENCH_METRICS=1: the real server counted its Prometheus metrics.)');
   if (POOLER) console.log('(BENCH_POOLER=pgbouncer: both servers went through PgBouncer in transaction mode.)');
   if (CPU_PROF || METRICS || SERVER_ENTRY !== DEFAULT_ENTRY || process.env.BENCH_EXISTING_DB) return console.log('(Profiled, experimental or existing-database run: bench/results/latest.* left unchanged.)');
 
   mkdirSync(RESULTS, { recursive: true });
-  const config = { pooler: POOLER ? 'pgbouncer (transaction mode)' : 'none', durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS, logLevel: 'warn', activate: 'fresh nonce and new deviceId per request, 200 licenses', hotkey: 'the same on one license' };
+  const config = { pooler: POOLER ? 'pgbouncer (transaction mode)' : 'none', durationSeconds: DURATION, warmupSeconds: WARMUP, rounds: ROUNDS, connections: CONNECTIONS, logLevel: 'warn', activate: 'fresh nonce and new deviceId per request, 200 licenses', hotkey: 'the same on one license' };
   const json = { date: new Date().toISOString(), machine: { ...m, cpuBusyBeforeRun: round(busyBefore) }, config, results: rows, ratios, goal: { validateAtLeast: GOAL, met } };
   writeFileSync(path.join(RESULTS, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);
-  writeFileSync(path.join(RESULTS, 'latest.md'), `Measured with \`pnpm bench\` on ${json.date.slice(0, 10)}: ${setup}\n\n${table}\n\n${goal}\n`);
+  writeFileSync(path.join(RESULTS, 'latest.md'), `Measured with \`pnpm bench\` on ${json.date.slice(0, 10)}: ${setup}\n\n${table}\n${medians}\n${goal}\n`);
   console.log('\nWrote bench/results/latest.json and bench/results/latest.md');
 }
 
@@ -404,7 +421,13 @@ async function main() {
   const busyBefore = await machineBusy();
   if (busyBefore > 0.15) console.warn(`note: the CPU was ${Math.round(busyBefore * 100)}% busy before the run; other processes add noise`);
   const rows: Row[] = [];
-  for (const scenario of SCENARIOS) for (const target of targets) rows.push(await runScenario(scenario, target, url, seed));
+  // With several rounds the order alternates (keyforge first, then the floor first, …): a drift in the machine's load
+  // or a server's warm-up then falls on both alike.
+  for (const scenario of SCENARIOS) {
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const target of round % 2 ? [...targets].reverse() : targets) rows.push(await runScenario(scenario, target, url, seed, round));
+    }
+  }
   report(rows, busyBefore);
   if (CPU_PROF) {
     console.log(`CPU profiles go to ${path.relative(ROOT, profDir)}/{keyforge,floor}/ when the servers stop. Summarise with:\n` +
