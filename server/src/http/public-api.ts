@@ -19,8 +19,9 @@ import { requestIdOf } from './middleware/request-id.js';
  * is a `createRoute` definition (its schema validates the body; rest/v1 builds the OpenAPI document from the same
  * objects) and a transport-neutral handler (validated body and request facts in, JSON answer out) that calls a service.
  * What the Hono app's middleware does for every other path happens here, in this order, for every call: request id,
- * client IP, nosniff, CORS (for requests with an Origin), the refusal of credentials in the URL, the per-IP rate limit and its headers, the route,
- * the body (size, media type, JSON, NUL / lone surrogates, the schema), the handler; then metrics and the request log.
+ * client IP, nosniff, CORS (for requests with an Origin), the refusal of credentials in the URL, the per-IP rate limit
+ * and its headers, the route, the body (size, media type, JSON, NUL / lone surrogates, the schema), the handler; then
+ * metrics and the request log.
  */
 
 export const PUBLIC_API_PREFIX = '/api/v1';
