@@ -1,4 +1,5 @@
-import { createPrivateKey, createPublicKey, sign as signWithKey } from 'node:crypto';
+import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
+import { promisify } from 'node:util';
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, type JWK } from 'jose';
 import type { SecretsContext, ServiceContext, TokenSigner } from '../context.js';
 
@@ -66,13 +67,15 @@ export async function loadTokenSigner({ db, secrets, now }: SecretsContext, issu
     sign: async (claims, { issuedAt, expiresAt }) => {
       const payload = { ...claims, iss: issuer, iat: Math.floor(issuedAt.getTime() / 1000), exp: Math.floor(expiresAt.getTime() / 1000) };
       const signingInput = `${header}.${base64url(JSON.stringify(payload))}`;
-      const signature = await new Promise<Buffer>((resolve, reject) => signWithKey(null, Buffer.from(signingInput), privateKey, (error, bytes) => (error ? reject(error) : resolve(bytes))));
+      const signature = await signOnThreadPool(null, Buffer.from(signingInput), privateKey);
       return `${signingInput}.${signature.toString('base64url')}`;
     },
   };
 }
 
 const base64url = (text: string) => Buffer.from(text).toString('base64url');
+// The callback form of crypto.sign runs on libuv's thread pool; promisified, it resolves with the signature bytes.
+const signOnThreadPool = promisify(sign);
 
 /**
  * A signer that follows rotations: every `refreshMs` it checks which key is active (one indexed read) and
