@@ -36,6 +36,8 @@ export const EMBEDDED_TYPES = [
   'NotificationPreferences',
   'PasswordChangeRequired',
   'PasswordResetPreview',
+  'PlanLicenses',
+  'PlanQuota',
   'ProductLicenses',
   'SeatPoolPoint',
   'SystemStatus',
