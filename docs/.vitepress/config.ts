@@ -6,6 +6,9 @@ export default defineConfig({
   title: 'Keyforge',
   description: 'Self-hosted, multi-tenant software licensing: keys, seats, offline tokens, a tamper-evident activity log.',
   lang: 'en',
+  // Built output and Vite's cache stay out of docs/, so a grep over the sources finds only sources.
+  outDir: '../dist/docs',
+  cacheDir: '../node_modules/.cache/vitepress',
   cleanUrls: true,
   // Links to http://localhost:4000 (a server you started) are not pages of this site; every other link is checked.
   ignoreDeadLinks: 'localhostLinks',
