@@ -64,7 +64,19 @@ export default defineConfig({
         text: 'Reference',
         items: [
           { text: 'REST API (OpenAPI)', link: '/reference/rest' },
-          { text: 'GraphQL schema', link: '/reference/graphql/' },
+          {
+            text: 'GraphQL schema',
+            link: '/reference/graphql/',
+            collapsed: true,
+            items: [
+              { text: 'Queries', link: '/reference/graphql/queries' },
+              { text: 'Mutations', link: '/reference/graphql/mutations' },
+              { text: 'Object types', link: '/reference/graphql/objects' },
+              { text: 'Input types', link: '/reference/graphql/inputs' },
+              { text: 'Enums', link: '/reference/graphql/enums' },
+              { text: 'Scalars', link: '/reference/graphql/scalars' },
+            ],
+          },
         ],
       },
       { text: 'Architecture', link: '/architecture' },
