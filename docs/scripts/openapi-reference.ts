@@ -23,6 +23,6 @@ writeFileSync(file, `${JSON.stringify(body, null, 2)}\n`);
 const result = spawnSync(
   'pnpm',
   ['exec', 'redocly', 'build-docs', file, '--output', path.join(out, 'rest-api.html'), '--config', path.join(root, 'redocly.yaml'), '--title', 'Keyforge public licensing API', '--inlineBundle'],
-  { stdio: 'inherit', cwd: root },
+  { stdio: 'inherit', cwd: root, env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' } },
 );
 process.exit(result.status ?? 1);
