@@ -118,7 +118,7 @@ const ConfigSchema = EnvSchema
     databasePoolSize: env.DATABASE_POOL_SIZE,
     /** `transaction`: DATABASE_URL is a transaction-mode pooler (PgBouncer), where a session cannot LISTEN. */
     databasePoolMode: env.DATABASE_POOL_MODE,
-    /** A connection straight to PostgreSQL for the job store's LISTEN (README "Connection poolers and the connection budget"). */
+    /** A connection straight to PostgreSQL for the job store's LISTEN (docs/operate/deployment.md "Connection poolers and the connection budget"). */
     databaseDirectUrl: env.DATABASE_DIRECT_URL,
     dataDir: env.DATA_DIR,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
@@ -153,9 +153,9 @@ const ConfigSchema = EnvSchema
     postmarkServerToken: env.POSTMARK_SERVER_TOKEN,
     postmarkApiUrl: env.POSTMARK_API_URL.replace(/\/+$/, ''),
     mailFrom: env.MAIL_FROM ?? 'Keyforge <no-reply@localhost>',
-    /** Accounts (signed-in CompanyAdmins) that see the installation as a whole on the System page (README "Observability"). */
+    /** Accounts (signed-in CompanyAdmins) that see the installation as a whole on the System page (docs/operate/observability.md). */
     operatorEmails: env.OPERATOR_EMAILS,
-    /** Metrics are collected and served only when one of these is set (README "Observability"). */
+    /** Metrics are collected and served only when one of these is set (docs/operate/observability.md). */
     metrics: env.METRICS_TOKEN || env.METRICS_PORT !== undefined ? { token: env.METRICS_TOKEN, port: env.METRICS_PORT, host: env.METRICS_HOST } : null,
   }));
 
