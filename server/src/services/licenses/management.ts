@@ -258,7 +258,7 @@ function searchMatchesSql(and: Prisma.Sql[], search: SearchSql): Prisma.Sql {
 }
 
 /** A LIKE pattern for `text` itself (as Prisma's `contains` escapes it): its wildcards and the escape character escaped. */
-const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+export const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * The tenant's licenses whose customer email contains `text` (case-insensitive) — the same rows as

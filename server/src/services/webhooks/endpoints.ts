@@ -15,14 +15,14 @@ import { privateTargetWarning } from './ssrf.js';
 // delivery log are integration details). The signing secret is returned once, by create and rotate.
 
 
-const Url = z
+export const WebhookUrl = z
   .string()
   .trim()
   .max(2000)
   .pipe(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }));
 const EventTypes = z.array(z.enum(WEBHOOK_EVENT_TYPES)).max(WEBHOOK_EVENT_TYPES.length);
-const CreateSchema = z.object({ url: Url, eventTypes: EventTypes.optional(), enabled: z.boolean().optional() });
-const UpdateSchema = z.object({ url: Url.optional(), eventTypes: EventTypes.optional(), enabled: z.boolean().optional() });
+const CreateSchema = z.object({ url: WebhookUrl, eventTypes: EventTypes.optional(), enabled: z.boolean().optional() });
+const UpdateSchema = z.object({ url: WebhookUrl.optional(), eventTypes: EventTypes.optional(), enabled: z.boolean().optional() });
 
 /** What the API shows of an endpoint: never its signing secret. */
 export const ENDPOINT_FIELDS = { id: true, tenantId: true, url: true, eventTypes: true, enabled: true, consecutiveFailures: true, disabledReason: true, createdAt: true, updatedAt: true } as const;
