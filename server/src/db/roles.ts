@@ -2,10 +2,11 @@ import pg from 'pg';
 
 /**
  * Tables the app role may read and append to, never change: the activity log, its signed anchors and the verdicts of
- * its verification, and the signing keys (rotation only adds a key; retiring one, which would make every token it
- * signed UNVERIFIABLE, is the owner's act).
+ * its verification, the signing keys (rotation only adds a key; retiring one, which would make every token it
+ * signed UNVERIFIABLE, is the owner's act), and the record of every license key digest ever issued (a deleted row would
+ * let a retired key be issued again).
  */
-export const APPEND_ONLY_TABLES = ['audit_log', 'audit_checkpoints', 'audit_verdicts', 'signing_keys'];
+export const APPEND_ONLY_TABLES = ['audit_log', 'audit_checkpoints', 'audit_verdicts', 'signing_keys', 'license_key_digests'];
 /** Tables the app role may only read: written by migrations alone. */
 export const READ_ONLY_TABLES = ['audit_chain_legacy', '_prisma_migrations'];
 

@@ -84,6 +84,9 @@ interface ImportedRow {
   alreadyImported: boolean;
 }
 
+/** A provided key that cannot be used (management.ts KEY_UNUSABLE), as a cell's error. */
+const KEY_UNUSABLE_CELL = 'cannot be used; leave it empty to generate a new key';
+
 /** What each cell becomes: a value for the attributes, or an error message. */
 type Cell = { value: unknown } | { error: string };
 const ok = (value: unknown): Cell => ({ value });
@@ -340,20 +343,13 @@ async function checkImport(ctx: ServiceContext, tenantId: string, csv: string): 
     }
   }
 
-  // A provided key some license already has is reported (a row imported before from this file has it: skipped).
+  // A provided key that any license of the installation has or had (live or retired, this company or another) is
+  // reported, in words that do not say which (a row imported before from this file has it: skipped).
   const digests = candidates.filter((row) => row.digest && !row.alreadyImported).map((row) => row.digest!);
-  const taken = new Set(
-    digests.length
-      ? [
-          ...(await ctx.db.prisma.license.findMany({ where: { tenantId, keyDigest: { in: digests } }, select: { keyDigest: true } })),
-          // A key retired by a reissue still answers for its license during the overlap: not free to import.
-          ...(await ctx.db.prisma.retiredLicenseKey.findMany({ where: { keyDigest: { in: digests } }, select: { keyDigest: true } })),
-        ].map((row) => row.keyDigest)
-      : [],
-  );
+  const taken = new Set(digests.length ? (await ctx.db.prisma.licenseKeyDigest.findMany({ where: { keyDigest: { in: digests } }, select: { keyDigest: true } })).map((row) => row.keyDigest) : []);
   const rows: ImportedRow[] = [];
   for (const { digest, ...row } of candidates) {
-    if (digest && !row.alreadyImported && taken.has(digest)) errors.push({ line: row.line, column: header.columnOf.get('key')!, message: 'a license with this key exists already' });
+    if (digest && !row.alreadyImported && taken.has(digest)) errors.push({ line: row.line, column: header.columnOf.get('key')!, message: KEY_UNUSABLE_CELL });
     else rows.push(row);
   }
   return report(rows);
