@@ -3,6 +3,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { DatabaseLockedError, isDatabaseUnavailable, waitForDatabase } from './db/database.js';
 import { startJobs } from './jobs/scheduler.js';
 import { JOB_NAMES } from './jobs/index.js';
+import { DataDirError, makeFilesPrivate } from './data-dir.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, serveMetrics } from './metrics/index.js';
 import { openDeps, type OpenDeps } from './deps.js';
@@ -17,6 +18,7 @@ import { operatorEmailsWithoutAccount } from './services/system-status.js';
  * the variable), logger, runtime and scheduled jobs. Expected failures exit without a stack trace.
  */
 export async function bootProcess(label: string, jobsWorker: (config: Config) => boolean, preflight?: (config: Config) => Promise<string | null>) {
+  makeFilesPrivate(); // before anything is written: DATA_DIR, the embedded database, a generated secret, the CLI socket
   let config: Config;
   try {
     config = loadConfig();
@@ -51,7 +53,7 @@ export async function bootProcess(label: string, jobsWorker: (config: Config) =>
     if (metricsServer) logger.info({ metricsUrl: `http://${config.metrics!.host}:${(metricsServer.address() as AddressInfo).port}/metrics` }, 'metrics listening');
     return { config, logger, runtime, jobs, metricsServer };
   } catch (error) {
-    const known = error instanceof DatabaseLockedError;
+    const known = error instanceof DatabaseLockedError || error instanceof DataDirError;
     logger.fatal({ err: known ? undefined : error }, known ? (error as Error).message : `${label} startup failed`);
     await runtime?.close().catch(() => undefined);
     process.exit(1);
