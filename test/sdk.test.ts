@@ -281,6 +281,20 @@ describe('activate', () => {
     expect(await sdk.activate({ licenseKey: locked.key })).toMatchObject({ isValid: true, nodeLocked: true });
     expect((await failure(client().activate({ licenseKey: 'ACME-AAAA-AAAA-AAAA-AAAA' }))).code).toBe('LicenseNotFound');
   });
+
+  it("a key of another product is refused before a seat is taken (the client sends its product); several names go as a list", async () => {
+    const { key, license: row } = await license({ maxActivations: 1 });
+    proxy.reset();
+    const error = await failure<LicenseRejectedError>(client({ product: 'Acme Render' }).activate({ licenseKey: key, deviceId: 'render-box' }));
+    expect(error).toBeInstanceOf(LicenseRejectedError);
+    expect(error.code).toBe('ProductMismatch');
+    expect(proxy.to('/api/v1/activate').map((request) => request.body.product)).toEqual(['Acme Render']);
+    expect(await activeSeats(row.id)).toBe(0);
+    // The seat is still there for the right application; several product names are sent as a list.
+    expect(await client({ product: ['Acme Render', PRODUCT] }).activate({ licenseKey: key, deviceId: 'studio-box' })).toMatchObject({ isValid: true, remainingActivations: 0 });
+    expect(proxy.to('/api/v1/activate').at(-1)!.body.product).toEqual(['Acme Render', PRODUCT]);
+    expect(await activeSeats(row.id)).toBe(1);
+  });
 });
 
 describe('validate', () => {

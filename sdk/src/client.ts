@@ -25,7 +25,8 @@ export interface KeyforgeClientOptions {
   baseUrl: string;
   /**
    * Your application's product name(s) as the vendor named them in Keyforge. A token for another product is
-   * refused (`WrongProduct`), unless it is a bundle that contains one of them.
+   * refused (`WrongProduct`), unless it is a bundle that contains one of them; `activate` sends them, so the server
+   * refuses such a key (`ProductMismatch`) before it takes a seat.
    */
   product: string | readonly string[];
   /** The expected `iss` of offline tokens: the server's `PUBLIC_URL`. Default: `baseUrl`. */
@@ -137,14 +138,18 @@ export class KeyforgeClient {
 
   /**
    * Registers this installation and takes a seat. Each attempt fetches its own fresh nonce; an attempt whose
-   * answer is lost is retried with the same device, which the server answers with the same seat.
+   * answer is lost is retried with the same device, which the server answers with the same seat. The client's
+   * `product` is sent along: a key of another product (not a bundle containing one of them) is refused with
+   * `ProductMismatch` without taking a seat.
    *
-   * @throws {@link LicenseRejectedError} `SeatsExhausted`, `DeviceIdRequired`, `LicenseExpired` …
+   * @throws {@link LicenseRejectedError} `SeatsExhausted`, `ProductMismatch`, `DeviceIdRequired`, `LicenseExpired` …
    */
   async activate(options: ActivateOptions): Promise<Activation> {
     const licenseKey = requireKey(options.licenseKey);
     const deviceId = options.deviceId ?? (await this.deviceId());
-    const body = { licenseKey, deviceId, ...optional({ deviceName: options.deviceName, version: options.version, userEmail: options.userEmail }) };
+    // The client's product(s): the server refuses a key of another product (ProductMismatch) before it takes a seat.
+    const product = this.products.length === 1 ? this.products[0] : [...this.products];
+    const body = { licenseKey, deviceId, product, ...optional({ deviceName: options.deviceName, version: options.version, userEmail: options.userEmail }) };
     const { json } = await this.#transport.retrying(async () => {
       const issued = await this.#transport.once('GET', '/api/v1/nonce', { signal: options.signal });
       if (typeof issued.json.nonce !== 'string') throw new ApiError({ code: 'InvalidResponse', message: 'GET /api/v1/nonce answered without a nonce.', status: issued.status });
