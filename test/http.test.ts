@@ -37,7 +37,7 @@ describe('error bodies (README "HTTP errors")', () => {
     });
   }
 
-  // Issue 26 item 3: the NUL guard read the media type case-sensitively, so these reached the routes and gave 500.
+  // The NUL guard read the media type case-sensitively, so these reached the routes and gave 500.
   const OTHER_MEDIA_TYPES = ['application/JSON', 'Application/Json; charset=utf-8', 'application/vnd.api+json', 'application/merge-patch+json', 'APPLICATION/JSON; charset=latin1', 'text/json', 'application/json; foo=bar', 'application/json;;', 'not a media type'];
   it.each(OTHER_MEDIA_TYPES)('validate with content-type %j and a NUL in a field → 400, never 500', async (contentType) => {
     const response = await t.request('POST', '/api/v1/validate', JSON.stringify({ licenseKey: `${key}\u0000` }), { 'content-type': contentType });

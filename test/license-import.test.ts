@@ -6,7 +6,7 @@ import { createLicense } from '../server/src/services/licenses/management.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { adminContext, seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
-// Importing licenses from CSV (issue 27 item 4) through GraphQL, the job run by the bulk job runner as a worker runs
+// Importing licenses from CSV through GraphQL, the job run by the bulk job runner as a worker runs
 // it: the dry run's every error by line and column, the import (audited and emitted like single creates, provided
 // keys hashed, generated keys downloadable once), a re-run of the same file creating nothing, and a job that dies
 // midway resumed without a duplicate.

@@ -9,7 +9,7 @@ import type { JobContext } from '../server/src/jobs/types.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { runCli } from './support/processes.js';
 
-// Issue 26 item 1: the tamper matrix, played as the database's owner (the schema owner, here also a superuser:
+// The tamper matrix, played as the database's owner (the schema owner, here also a superuser:
 // it switches the append-only triggers off, rewrites, deletes and truncates at will). Whoever kept one signed
 // checkpoint from before the tampering detects it — the checkpoint file downloaded from the console, the line of the
 // process log, the `audit.checkpoint` webhook payload — and so does every check inside the database that can: the

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, databaseUrl, dropDatabase, uniqueName, withAdmin } from './support/pg.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
-// Issue 12 item 5 (roles): the server's own database role cannot rewrite the activity log.
+// The server's own database role cannot rewrite the activity log.
 let t: TestApp;
 let app: pg.Client;
 beforeAll(async () => {
@@ -41,7 +41,7 @@ describe('the app role', () => {
       `INSERT INTO audit_chain_legacy (tenant_id, last_legacy_seq) SELECT id, 1000000 FROM tenants`,
       'UPDATE audit_chain_legacy SET last_legacy_seq = 1000000',
       'DROP FUNCTION audit_log_refuse_change() CASCADE',
-      // Issue 26: the checkpoints and the verification verdicts are append-only too.
+      // The checkpoints and the verification verdicts are append-only too.
       'UPDATE audit_checkpoints SET seq = 1',
       'ALTER TABLE audit_checkpoints DISABLE TRIGGER ALL',
       'DELETE FROM audit_verdicts',
