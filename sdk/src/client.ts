@@ -387,7 +387,7 @@ export class KeyforgeClient {
    * backoff; after each online check the license's queued usage is sent. Stops on `signal` or `stop()`.
    *
    * With a `deviceId` the watch is device-scoped (`requireActivation`, default true then): a device freed in the
-   * console or the customer portal is reported as `device-freed`.
+   * console (or by the customer) is reported as `device-freed`.
    */
   watch(options: WatchOptions): LicenseWatcher {
     const licenseKey = requireKey(options.licenseKey);

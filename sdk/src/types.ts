@@ -193,7 +193,7 @@ export interface WatchOptions {
   licenseKey: string;
   /**
    * This machine's id (as given to `activate`): binds the checks to it and, by default, makes them device-scoped
-   * (`requireActivation`), so a device freed in the console or the customer portal shows as `device-freed`.
+   * (`requireActivation`), so a device freed meanwhile (by the vendor or the customer) shows as `device-freed`.
    */
   deviceId?: string;
   /** Device-scoped checks (default: true when `deviceId` is given; without one, the installation id is checked). */

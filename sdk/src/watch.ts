@@ -8,7 +8,7 @@ import { unref } from './util.js';
  * What a {@link LicenseWatcher} last found:
  * - `valid`: the license may be used — checked online now (`source: 'online'`), or, with the server out of reach,
  *   vouched for by the stored offline token within its grace period (`source: 'offline'`);
- * - `suspended`, `revoked`, `expired`: the server said so (`LicenseSuspended`, `LicenseRevoked`, `LicenseExpired`);
+ * - `suspended`, `revoked`, `expired`: the server said so (`Suspended`, `LicenseRevoked`, `LicenseExpired`);
  * - `device-freed`: this device no longer holds an activation (deactivated by the vendor, the customer or another
  *   installation: `DeviceNotActivated`); only watched device-scoped (`requireActivation`);
  * - `not-found`: the key is no longer known (deleted, or reissued and past its overlap);
