@@ -713,6 +713,19 @@ describe('watch', () => {
       blind.stop();
     }
   });
+
+  it('an interval longer than a timer holds (24.8 days) waits, rather than firing at once in a loop', async () => {
+    const { key } = await license();
+    const changes: LicenseState[] = [];
+    const watcher = client().watch({ licenseKey: key, intervalSeconds: 1e9, onChange: (state) => changes.push(state) });
+    try {
+      await waitUntil(() => changes.length === 1, { what: 'the first finding' });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(proxy.to('/api/v1/validate')).toHaveLength(1);
+    } finally {
+      watcher.stop();
+    }
+  });
 });
 
 describe('usage recorded offline', () => {

@@ -60,6 +60,7 @@ export interface WatchHooks {
 export const DEFAULT_WATCH_INTERVAL_SECONDS = 900;
 /** Never checks more often than this, whatever `intervalSeconds` says (a typo must not hammer the server). */
 export const MIN_WATCH_INTERVAL_SECONDS = 1;
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** The first retry after a failed check comes after about this long (at most the interval); then it doubles. */
 const FIRST_RETRY_MS = 2000;
 
@@ -166,6 +167,7 @@ export class LicenseWatcher {
   #schedule(delayMs: number) {
     clearTimeout(this.#timer);
     if (!this.active) return;
+    // Timers fire at once beyond 2³¹ − 1 ms (24.8 days): a huge interval or Retry-After must not become a busy loop.
     this.#timer = setTimeout(() => {
       this.check().catch((error: unknown) => {
         // The probe reports its own failures; this is a bug or an abandoned check.
@@ -174,7 +176,7 @@ export class LicenseWatcher {
           this.#schedule(this.intervalSeconds * 1000);
         }
       });
-    }, delayMs);
+    }, Math.min(delayMs, MAX_TIMER_MS));
     unref(this.#timer);
   }
 
