@@ -6,6 +6,9 @@ export default defineConfig({
   title: 'Keyforge',
   description: 'Self-hosted, multi-tenant software licensing: keys, seats, offline tokens, a tamper-evident activity log.',
   lang: 'en',
+  // Built output and Vite's cache stay out of docs/, so a grep over the sources finds only sources.
+  outDir: '../dist/docs',
+  cacheDir: '../node_modules/.cache/vitepress',
   cleanUrls: true,
   // Links to http://localhost:4000 (a server you started) are not pages of this site; every other link is checked.
   ignoreDeadLinks: 'localhostLinks',
@@ -61,7 +64,19 @@ export default defineConfig({
         text: 'Reference',
         items: [
           { text: 'REST API (OpenAPI)', link: '/reference/rest' },
-          { text: 'GraphQL schema', link: '/reference/graphql/' },
+          {
+            text: 'GraphQL schema',
+            link: '/reference/graphql/',
+            collapsed: true,
+            items: [
+              { text: 'Queries', link: '/reference/graphql/queries' },
+              { text: 'Mutations', link: '/reference/graphql/mutations' },
+              { text: 'Object types', link: '/reference/graphql/objects' },
+              { text: 'Input types', link: '/reference/graphql/inputs' },
+              { text: 'Enums', link: '/reference/graphql/enums' },
+              { text: 'Scalars', link: '/reference/graphql/scalars' },
+            ],
+          },
         ],
       },
       { text: 'Architecture', link: '/architecture' },
