@@ -126,7 +126,8 @@ describe(`public API under hostile bodies (${RUNS} per route, each from a templa
   it('activate', () =>
     fuzz({
       path: '/api/v1/activate',
-      template: { licenseKey: key, nonce: fresh('nonce'), deviceId: DEVICE, deviceName: 'Fuzz box', version: '1.0.0', userEmail: 'user@customer.test' },
+      // product: the license's own (seedBasic's), so the unmutated body passes the product check and takes the seat.
+      template: { licenseKey: key, nonce: fresh('nonce'), deviceId: DEVICE, deviceName: 'Fuzz box', version: '1.0.0', userEmail: 'user@customer.test', product: 'Acme Studio' },
       fresh: { nonce: () => t.nonce() },
       accepted: (json) => json.isValid === true,
     }));

@@ -219,6 +219,10 @@ describe('serving the admin console', () => {
     expect((await get('/.well-known/jwks.json')).json.keys).toEqual(expect.arrayContaining([expect.objectContaining({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', kid: expect.any(String) })]));
     // A key in a console path is still refused.
     expect((await get(`/licenses/${key}`)).status).toBe(400);
+    // With metrics off (this server has none), /metrics is not a console page: a scraper gets a 404, not HTML.
+    const metrics = await get('/metrics');
+    expect(metrics.status).toBe(404);
+    expect(metrics.text).not.toContain('Keyforge console');
   });
 });
 
