@@ -1,7 +1,7 @@
 import { describe, it } from 'vitest';
 import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, useFuzzTarget, type VarKind } from './fuzz-graphql.js';
 
-// Issue 12 item 6: every mutation with arguments, hostile variables, as an admin. Session-ending mutations
+// Every mutation with arguments, hostile variables, as an admin. Session-ending mutations
 // (logout, refreshSession, changePassword) are left out so the admin stays signed in; login and setup are public.
 // runJobNow needs the job store, which this app does not open (it answers 503 ServiceUnavailable here).
 // The list runs in two test files (half each), so two workers share the run's longest suite.

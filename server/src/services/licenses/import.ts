@@ -84,6 +84,9 @@ interface ImportedRow {
   alreadyImported: boolean;
 }
 
+/** A provided key that cannot be used (management.ts KEY_UNUSABLE), as a cell's error. */
+const KEY_UNUSABLE_CELL = 'cannot be used; leave it empty to generate a new key';
+
 /** What each cell becomes: a value for the attributes, or an error message. */
 type Cell = { value: unknown } | { error: string };
 const ok = (value: unknown): Cell => ({ value });
@@ -100,7 +103,8 @@ function wholeNumber(text: string): Cell {
   return /^\d{1,9}$/.test(text) ? ok(Number(text)) : bad('must be a whole number');
 }
 
-function date(text: string): Cell {
+/** A date cell: ISO 8601, a time without a zone read as UTC. */
+export function date(text: string): Cell {
   if (!ISO_DATE.test(text)) return bad('must be an ISO 8601 date, such as 2027-01-31 or 2027-01-31T12:00:00Z');
   // A time without a zone is UTC, as a date alone is.
   const withZone = /[T ]\d{2}:\d{2}/i.test(text) && !/(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? `${text}Z` : text;
@@ -111,7 +115,8 @@ function date(text: string): Cell {
   return real ? ok(withZone.replace(' ', 'T')) : bad('is not a real date');
 }
 
-function list(text: string): Cell {
+/** A list cell: a JSON array of strings, or items separated by ; or ,. */
+export function list(text: string): Cell {
   if (text.startsWith('[')) {
     try {
       const parsed: unknown = JSON.parse(text);
@@ -167,16 +172,20 @@ interface Header {
   columnOf: Map<string, string>;
 }
 
+/** A header cell's column name (lower case, spaces and dashes as `_`) and, for `custom.<name>`, the custom field. */
+export function headerName(raw: string): { name: string; custom: string | null } {
+  return { name: raw.trim().toLowerCase().replace(/[\s-]+/g, '_'), custom: CUSTOM_COLUMN.exec(raw.trim())?.[1] ?? null };
+}
+
 function readHeader(names: string[], errors: ImportError[]): Header | null {
   const header: Header = { cells: [], columnOf: new Map() };
   const seen = new Set<string>();
   for (const raw of names) {
-    const name = raw.trim().toLowerCase().replace(/[\s-]+/g, '_');
-    const custom = CUSTOM_COLUMN.exec(raw.trim());
+    const { name, custom } = headerName(raw);
     if (name !== '' && seen.has(name)) errors.push({ line: 1, column: raw, message: 'appears twice in the header' });
     seen.add(name);
     if (custom) {
-      header.cells.push({ custom: custom[1] });
+      header.cells.push({ custom });
     } else if (name in COLUMN_ATTRIBUTES) {
       const column = name as Column;
       const attribute = COLUMN_ATTRIBUTES[column];
@@ -334,20 +343,13 @@ async function checkImport(ctx: ServiceContext, tenantId: string, csv: string): 
     }
   }
 
-  // A provided key some license already has is reported (a row imported before from this file has it: skipped).
+  // A provided key that any license of the installation has or had (live or retired, this company or another) is
+  // reported, in words that do not say which (a row imported before from this file has it: skipped).
   const digests = candidates.filter((row) => row.digest && !row.alreadyImported).map((row) => row.digest!);
-  const taken = new Set(
-    digests.length
-      ? [
-          ...(await ctx.db.prisma.license.findMany({ where: { tenantId, keyDigest: { in: digests } }, select: { keyDigest: true } })),
-          // A key retired by a reissue still answers for its license during the overlap: not free to import.
-          ...(await ctx.db.prisma.retiredLicenseKey.findMany({ where: { keyDigest: { in: digests } }, select: { keyDigest: true } })),
-        ].map((row) => row.keyDigest)
-      : [],
-  );
+  const taken = new Set(digests.length ? (await ctx.db.prisma.licenseKeyDigest.findMany({ where: { keyDigest: { in: digests } }, select: { keyDigest: true } })).map((row) => row.keyDigest) : []);
   const rows: ImportedRow[] = [];
   for (const { digest, ...row } of candidates) {
-    if (digest && !row.alreadyImported && taken.has(digest)) errors.push({ line: row.line, column: header.columnOf.get('key')!, message: 'a license with this key exists already' });
+    if (digest && !row.alreadyImported && taken.has(digest)) errors.push({ line: row.line, column: header.columnOf.get('key')!, message: KEY_UNUSABLE_CELL });
     else rows.push(row);
   }
   return report(rows);

@@ -62,9 +62,15 @@ export const licenseEntity = (license: { keyHint: string }, productName: string)
 const jsonValues = (values: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]));
 
+/**
+ * The refusal of a provided key that a license has or had, in this company or another: one message whatever the
+ * reason, so that it never tells a company that a key exists elsewhere.
+ */
+export const KEY_UNUSABLE = 'This key cannot be used; generate a new one.';
+
 /** How the CSV import (import.ts) creates a license; a license created by hand uses none of it. */
 export interface CreateLicenseOptions {
-  /** A key the vendor issued before (well-formed, normalised): stored as its digest like a generated one; Conflict when a license has it. */
+  /** A key the vendor issued before (well-formed, normalised): stored as its digest like a generated one; Conflict (KEY_UNUSABLE) when any license has or had it. */
   key?: string;
   /** More details for the activity entry (the import's file line and notes). */
   auditDetails?: Record<string, unknown>;
@@ -89,9 +95,10 @@ export async function createLicense(ctx: ServiceContext, input: LicenseInput & {
     const key = options.key ?? generateLicenseKey(tenant.keyPrefix);
     try {
       const license = await ctx.db.prisma.$transaction(async (tx) => {
-        // A key retired by a reissue still answers for its license during the overlap (services/licenses/reissue.ts).
-        if (options.key && (await tx.retiredLicenseKey.findUnique({ where: { keyDigest: ctx.secrets.digest(key) }, select: { keyDigest: true } }))) {
-          throw new AppError('Conflict', 'A license with this key exists already.');
+        // A key any license of the installation has or had (live, or retired by a reissue) is never issued again: the
+        // database refuses it too (license_key_digests), this says so before anything is written.
+        if (options.key && (await tx.licenseKeyDigest.findUnique({ where: { keyDigest: ctx.secrets.digest(key) }, select: { keyDigest: true } }))) {
+          throw new AppError('Conflict', KEY_UNUSABLE);
         }
         const created = await tx.license.create({
           data: {
@@ -115,7 +122,7 @@ export async function createLicense(ctx: ServiceContext, input: LicenseInput & {
     } catch (error) {
       // The product deleted meanwhile: its foreign key refuses the license.
       if ((error as { code?: string }).code === 'P2003') throw new AppError('NotFound', 'Product not found.');
-      if (isUniqueViolation(error) && options.key) throw new AppError('Conflict', 'A license with this key exists already.');
+      if (isUniqueViolation(error) && options.key) throw new AppError('Conflict', KEY_UNUSABLE);
       if (!isUniqueViolation(error) || attempt >= 2) throw error;
     }
   }
@@ -289,7 +296,7 @@ export async function countLicenses(ctx: ServiceContext, tenantId: string, filte
 }
 
 /** A LIKE pattern for `text` itself (as Prisma's `contains` escapes it): its wildcards and the escape character escaped. */
-const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+export const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * The tenant's email domains matching a LIKE pattern (case-insensitive) that some license has, from the
