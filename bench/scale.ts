@@ -6,7 +6,10 @@
 // SCALE_LICENSES (default 1000000), BENCH_DATABASE_URL (admin URL), SCALE_RUNS (default 20),
 // SCALE_SEED_ONLY=1 (seed, then stop), SCALE_SKIP_JOBS=1 (no expiry-job bench after the reads), SCALE_PATHS (a
 // regular expression: time only the paths whose name matches it).
-// Writes bench/results/scale-latest.{json,md}.
+// Writes bench/results/scale-latest.{json,md}, and the plans (EXPLAIN (ANALYZE, BUFFERS)) of the license-list and
+// bulk-count paths in both phases to bench/results/scale-plans-latest.md. Never depends on autovacuum: the fresh phase
+// runs VACUUM ANALYZE itself, and the write phase holds autovacuum off on licenses and activations (as PostgreSQL
+// runs with autovacuum = off on the shared machines anyway), so the second phase is the unvacuumed worst case.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,8 +21,9 @@ import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import type { ServiceContext } from '../server/src/services/context.js';
 import { activationTrend, analyticsWindow, dashboardStats, foldSeatPoolHistory, licenseDistribution, licensesByProduct, seatPool, topProducts } from '../server/src/services/analytics.js';
 import { listActivity } from '../server/src/services/audit/activity.js';
-import { getLicense, listLicenseActivations, listLicenses } from '../server/src/services/licenses/management.js';
-import { encodeCursor } from '../server/src/services/listing.js';
+import { getLicense, listLicenseActivations, listLicenses, type LicenseFilter } from '../server/src/services/licenses/management.js';
+import { COUNT_CAP, encodeCursor } from '../server/src/services/listing.js';
+import { countBulkSelection } from '../server/src/services/licenses/bulk.js';
 import { listProducts } from '../server/src/services/products.js';
 import { floatingPoolConsumption } from '../server/src/services/floating/management.js';
 import { benchExpiryJob } from './scale-jobs.js';
@@ -136,6 +140,16 @@ async function measure() {
   const deepLicenses = encodeCursor([new Date(middle.created_at).toISOString(), middle.id]);
   const deepActivity = encodeCursor([250000]);
   const w = (range: 'TODAY' | 'LAST_7_DAYS' | 'LAST_30_DAYS') => analyticsWindow(ctx, range);
+  /** A search text with each of the list's filters, alone and together. */
+  const searchWithFilters = (search: string): [string, LicenseFilter][] => [
+    ['status active', { search, status: 'active' }],
+    ['status expired', { search, status: 'expired' }],
+    ['status suspended', { search, status: 'suspended' }],
+    ['status revoked', { search, status: 'revoked' }],
+    ['product', { search, productId: product.id }],
+    ['expiring within 30 days', { search, expiringWithinDays: 30 }],
+    ['product + status active + expiring', { search, productId: product.id, status: 'active', expiringWithinDays: 30 }],
+  ];
   const allPaths: [string, () => Promise<unknown>][] = [
     ['dashboard stats (widget: 8 rows + counts)', () => dashboardStats(ctx)],
     ['activation trend 30 d', () => activationTrend(ctx, w('LAST_30_DAYS'))],
@@ -171,6 +185,17 @@ async function measure() {
     ['license search by email domain, no match', () => listLicenses(ctx, { search: 'acme.test' })],
     ['license search by key hint', () => listLicenses(ctx, { search: '-…-AB' })],
     ['license search by whole key', () => listLicenses(ctx, { search: 'T001-ABCD-EFGH-JKMN-PQRS' })],
+    // A search combined with each filter: one matching ~53,000 of the tenant's active licenses (customer1…), and one
+    // matching nothing (its email domains come first from the tally: none).
+    ['license search + status active', () => listLicenses(ctx, { search: 'customer1', status: 'active' })],
+    ...searchWithFilters('nobody-zz').map(([name, filter]): [string, () => Promise<unknown>] => [`license search, no match, + ${name}`, () => listLicenses(ctx, filter)]),
+    // The bulk action's confirmation (bulkSelectionTotal): counted up to COUNT_CAP, then "more than".
+    ['bulk count, search acme.test', () => countBulkSelection(ctx, { filter: { search: 'acme.test' } }, COUNT_CAP)],
+    ['bulk count, search example4 (~57,000)', () => countBulkSelection(ctx, { filter: { search: 'example4' } }, COUNT_CAP)],
+    ['bulk count, search customer1 + status active', () => countBulkSelection(ctx, { filter: { search: 'customer1', status: 'active' } }, COUNT_CAP)],
+    ['bulk count, status active', () => countBulkSelection(ctx, { filter: { status: 'active' } }, COUNT_CAP)],
+    ['bulk count, product + status expired', () => countBulkSelection(ctx, { filter: { productId: product.id, status: 'expired' } }, COUNT_CAP)],
+    ...searchWithFilters('nobody-zz').map(([name, filter]): [string, () => Promise<unknown>] => [`bulk count, no match, + ${name}`, () => countBulkSelection(ctx, { filter }, COUNT_CAP)]),
     ['license detail (widest license)', () => getLicense(ctx, widest.id)],
     ['its activations, first page + count', () => listLicenseActivations(ctx, [widest])],
     ["its activations, pages 1 + 2", async () => listLicenseActivations(ctx, [widest], { after: (await listLicenseActivations(ctx, [widest]))[0].pageInfo.endCursor })],
@@ -182,11 +207,14 @@ async function measure() {
     ['products list', () => listProducts(ctx)],
   ];
   const paths = allPaths.filter(([name]) => PATHS.test(name));
+  const plans: string[] = [];
   const time = async (phase: string) => {
     const rows = [];
     console.log(`— ${phase}`);
+    plans.push(`## ${phase}`, '');
     for (const [name, run] of paths) {
       await run();
+      if (EXPLAINED.test(name)) plans.push(`### ${name}`, '', ...(await explain(run)), '');
       const times: number[] = [];
       for (let i = 0; i < RUNS; i++) {
         const t0 = performance.now();
@@ -212,11 +240,46 @@ async function measure() {
     await sql('ALTER TABLE licenses SET (autovacuum_enabled = false); ALTER TABLE activations SET (autovacuum_enabled = false)');
     const writes = await writePhase(big.id);
     const afterWrites = await time(`after writes (${writes}), not vacuumed`);
-    return { tenant: big, writes, rows: fresh.map((row, i) => ({ ...row, afterWrites: afterWrites[i] })) };
+    return { tenant: big, writes, plans, rows: fresh.map((row, i) => ({ ...row, afterWrites: afterWrites[i] })) };
   } finally {
     await sql('ALTER TABLE licenses RESET (autovacuum_enabled); ALTER TABLE activations RESET (autovacuum_enabled)');
     await db.close();
   }
+}
+
+/** The paths whose statements are explained (EXPLAIN (ANALYZE, BUFFERS)) in each phase: the license list and the bulk counts. */
+const EXPLAINED = /^(license (list|search)|bulk count)/;
+
+/**
+ * The plan of every SELECT `run` sends (recorded at the pg driver, as bench/explain-paging.ts does), each run once
+ * more under EXPLAIN (ANALYZE, BUFFERS) on a connection of its own.
+ */
+async function explain(run: () => Promise<unknown>): Promise<string[]> {
+  const sent: { text: string; values: unknown[] }[] = [];
+  const query = pg.Client.prototype.query as (...args: any[]) => any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  pg.Client.prototype.query = function (this: pg.Client, ...args: any[]) { // eslint-disable-line @typescript-eslint/no-explicit-any
+    const [config, values] = args;
+    if (typeof config === 'string') sent.push({ text: config, values: values ?? [] });
+    else if (config && typeof config.text === 'string') sent.push({ text: config.text, values: config.values ?? values ?? [] });
+    return query.apply(this, args);
+  } as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  try {
+    await run();
+  } finally {
+    pg.Client.prototype.query = query as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  }
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const lines: string[] = [];
+  try {
+    for (const { text, values } of sent.filter((q) => /^\s*(SELECT|WITH|\()/i.test(q.text))) {
+      const plan = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, values);
+      lines.push('```', text.replace(/\s+/g, ' ').trim(), `-- values: ${JSON.stringify(values).slice(0, 300)}`, ...plan.rows.map((row) => row['QUERY PLAN'] as string), '```');
+    }
+  } finally {
+    await client.end();
+  }
+  return lines;
 }
 
 /**
@@ -246,8 +309,15 @@ const dir = path.join(import.meta.dirname, 'results');
 mkdirSync(dir, { recursive: true });
 const meta = { at: new Date().toISOString(), licenses: LICENSES, runs: RUNS, bigTenantLicenses: result.tenant.n, writes: result.writes };
 writeFileSync(path.join(dir, 'scale-latest.json'), JSON.stringify({ ...meta, rows: result.rows }, null, 2));
+writeFileSync(path.join(dir, 'scale-plans-latest.md'), [
+  `# Scale bench plans ${meta.at}`, '',
+  'The statements each license-list and bulk-count path sends, with EXPLAIN (ANALYZE, BUFFERS), freshly vacuumed and after the write phase',
+  '(autovacuum held off on licenses and activations: PostgreSQL here runs with autovacuum = off anyway; the bench never waits for it).', '',
+  ...result.plans, '',
+].join('\n'));
 writeFileSync(path.join(dir, 'scale-latest.md'), [
-  `Scale bench ${meta.at}: ${LICENSES} licenses, big tenant ${result.tenant.n}, ${RUNS} runs per path; fresh = after VACUUM, after writes = after ${result.writes}, not vacuumed.`, '',
+  `Scale bench ${meta.at}: ${LICENSES} licenses, big tenant ${result.tenant.n}, ${RUNS} runs per path; fresh = after VACUUM, after writes = after ${result.writes}, not vacuumed (autovacuum held off on licenses and activations during the write phase; the bench never relies on autovacuum).`,
+  'Plans of the license-list and bulk-count paths: scale-plans-latest.md.', '',
   '| Path | fresh p50 ms | fresh p95 ms | after writes p50 ms | after writes p95 ms | ≤ 100 ms p95 |', '|---|---|---|---|---|---|',
   ...result.rows.map((row) => `| ${row.path} | ${row.p50} | ${row.p95} | ${row.afterWrites.p50} | ${row.afterWrites.p95} | ${row.ok && row.afterWrites.ok ? 'yes' : '**no**'} |`),
   '', 'Not measured here: activityLogIntegrity (pnpm bench:audit); validate and activate (pnpm bench).', '',

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBulkJobs } from '../server/src/services/licenses/bulk.js';
+import { COUNT_CAP } from '../server/src/services/listing.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
@@ -63,6 +64,33 @@ describe('bulk license actions', () => {
     const job = await start({ action: 'SUSPEND', licenseIds: [ids[0]] });
     expect((await t.gql('query($id: ID!) { bulkJob(id: $id) { id } }', { id: job.id }, { token: B.admin.token })).data.bulkJob).toBeNull();
     await work();
+  });
+
+  it('bulkSelectionTotal counts exactly up to 10,000 and says "more than" from one license past it, with or without a search', async () => {
+    const product = await t.seedProduct(A.tenantId, 'Capped');
+    const total = async (filter: Record<string, unknown>) => (await ok(`query($selection: BulkLicenseSelection!) { bulkSelectionTotal(selection: $selection) { totalCount totalCountCapped } }`, { selection: { filter } })).bulkSelectionTotal;
+    // COUNT_CAP - 1 licenses at capped.test (every 3rd revoked), written in one statement.
+    const insert = (from: number, count: number) => t.prisma.$executeRawUnsafe(
+      `INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, status, revoked_at, customer_email, created_at, updated_at)
+       SELECT gen_random_uuid(), $1::uuid, $2::uuid, md5(random()::text || n), 'CAP-…-' || n, 1, CASE WHEN n % 3 = 0 THEN 'revoked' ELSE 'active' END::license_status,
+              CASE WHEN n % 3 = 0 THEN now() END, 'c' || n || '@capped.test', now(), now()
+         FROM generate_series($3::int, $3::int + $4::int - 1) AS n`,
+      A.tenantId, product.id, from, count);
+    await insert(1, COUNT_CAP - 1);
+    const revoked = Math.floor((COUNT_CAP - 1) / 3);
+    expect(await total({ productId: product.id })).toEqual({ totalCount: COUNT_CAP - 1, totalCountCapped: false });
+    expect(await total({ productId: product.id, search: 'capped.test', status: 'REVOKED' })).toEqual({ totalCount: revoked, totalCountCapped: false });
+    await insert(COUNT_CAP, 1);
+    expect(await total({ productId: product.id })).toEqual({ totalCount: COUNT_CAP, totalCountCapped: false });
+    expect(await total({ search: 'capped.test' })).toEqual({ totalCount: COUNT_CAP, totalCountCapped: false });
+    expect(await total({ search: 'CAP-…-' })).toEqual({ totalCount: COUNT_CAP, totalCountCapped: false });
+    await insert(COUNT_CAP + 1, 1);
+    expect(await total({ productId: product.id })).toEqual({ totalCount: COUNT_CAP, totalCountCapped: true });
+    expect(await total({ search: 'capped.test' })).toEqual({ totalCount: COUNT_CAP, totalCountCapped: true });
+    expect(await total({ productId: product.id, search: 'c1' })).toEqual({ totalCount: 1 + 10 + 100 + 1000 + 2, totalCountCapped: false }); // c1, c1x, c1xx, c1xxx, c10000–c10001
+    // The exact count goes on past the cap; a selection by ids is always exact.
+    expect((await ok(COUNT, { selection: { filter: { productId: product.id } } })).bulkSelectionCount).toBe(COUNT_CAP + 1);
+    expect((await ok(COUNT, { selection: { filter: { search: 'capped.test', status: 'ACTIVE' } } })).bulkSelectionCount).toBe(COUNT_CAP + 1 - Math.floor((COUNT_CAP + 1) / 3));
   });
 
   it('suspends every license matching a filter in the background: each audited and emitted exactly like a single suspension', async () => {

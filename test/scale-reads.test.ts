@@ -3,7 +3,8 @@ import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { Prisma } from '../server/src/generated/prisma/client.js';
 import { analyticsWindow, dashboardStats, foldSeatPoolHistory, licenseDistribution, licensesByProduct, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
 import { listProducts } from '../server/src/services/products.js';
-import { listLicenses } from '../server/src/services/licenses/management.js';
+import { listLicenses, type LicenseFilter } from '../server/src/services/licenses/management.js';
+import { countBulkSelection } from '../server/src/services/licenses/bulk.js';
 import { floatingPoolConsumption, POOL_BUCKETS } from '../server/src/services/floating/management.js';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '../server/src/services/listing.js';
 import { isExpiring, licenseStatus, type ExpiryWindow } from '../server/src/services/licenses/predicates.js';
@@ -588,5 +589,53 @@ describe('license search by email, split at the domain', () => {
       SELECT lower(substring(customer_email FROM '@([^@]*)$')) AS domain, count(*)::int AS n FROM licenses
        WHERE tenant_id = ${tenant.id}::uuid AND customer_email LIKE '%@%' GROUP BY 1 ORDER BY 1`;
     expect(tally).toEqual(raw);
+  });
+});
+
+describe('license search combined with each filter', () => {
+  it('returns exactly the licenses that match the search and every filter, and counts them exactly or capped, against a plain check of every row', async () => {
+    const tenant = await t.seedTenant({ name: 'Combo Co', keyPrefix: 'COMB' });
+    const products = [await t.seedProduct(tenant.id, 'Combo One'), await t.seedProduct(tenant.id, 'Combo Two')];
+    const emails = ['ann@example.test', 'Ann.Lee@Example.TEST', 'bob@sub.example.test', 'carol@example.testing.org', 'example.test@mail.org', 'a_b@x.test', 'odd@local@odd.test', null];
+    const now = new Date(T);
+    // Every email at every state: active perpetual, expired, expiring in 10 days, active for 100 more days; then
+    // suspended and revoked ones (some expired too), over two products.
+    const states = [
+      { status: 'active', expiresAt: null }, { status: 'active', expiresAt: new Date(T - 2 * DAY) }, { status: 'active', expiresAt: new Date(T + 10 * DAY) },
+      { status: 'active', expiresAt: new Date(T + 100 * DAY) }, { status: 'suspended', expiresAt: new Date(T + 10 * DAY) }, { status: 'suspended', expiresAt: new Date(T - DAY) },
+      { status: 'revoked', expiresAt: null }, { status: 'revoked', expiresAt: new Date(T + 10 * DAY) },
+    ] as const;
+    for (const [p, product] of products.entries()) {
+      await seedLicensesInBulk(t.prisma, { tenantId: tenant.id, productId: product.id, count: emails.length * states.length, hintPrefix: `COMB${p}` }, (index) => ({
+        customerEmail: emails[index % emails.length], ...states[Math.floor(index / emails.length)], createdAt: new Date(T - index * 60_000),
+      }));
+    }
+    const ctx = { db: t.deps.db, secrets: t.deps.secrets, now, actor: systemActor(tenant.id), meta: NO_META };
+    const all = await t.prisma.license.findMany({ where: { tenantId: tenant.id } });
+    const filters: LicenseFilter[] = [
+      {}, { status: 'active' }, { status: 'expired' }, { status: 'suspended' }, { status: 'revoked' }, { productId: products[1].id }, { expiringWithinDays: 30 },
+      { productId: products[0].id, status: 'active', expiringWithinDays: 30 }, { productId: products[1].id, status: 'expired' },
+    ];
+    const terms = ['example.test', '@example.t', 'ann@', 'n@example.t', '.test', '@', '_', 'COMB1-…-00', 'comb0-...-01', 'nobody-zz', 'sub.example', 'x.test'];
+    for (const term of terms) {
+      for (const filter of filters) {
+        const text = term.replaceAll('...', '…').toLowerCase();
+        // The plain definitions: the text anywhere in the email or the key hint, ignoring case; each filter by the code form of the rule.
+        const expected = all
+          .filter((license) => (license.customerEmail ?? '').toLowerCase().includes(text) || license.keyHint.toLowerCase().includes(text))
+          .filter((license) => !filter.productId || license.productId === filter.productId)
+          .filter((license) => !filter.status || licenseStatus(license, now) === filter.status)
+          .filter((license) => !filter.expiringWithinDays || isExpiring(license, now, { to: filter.expiringWithinDays }))
+          .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (b.id < a.id ? -1 : 1))
+          .map((license) => license.id);
+        const label = `${term} ${JSON.stringify(filter)}`;
+        const page = await listLicenses(ctx, { ...filter, search: term }, { first: 100 });
+        expect(page.nodes.map((node) => node.id), label).toEqual(expected.slice(0, 100));
+        expect(page.totalCount, label).toBe(expected.length);
+        // The bulk action's counts: exact, and capped (here below the cap: exact too).
+        expect(await countBulkSelection(ctx, { filter: { ...filter, search: term } }), label).toEqual({ totalCount: expected.length, totalCountCapped: false });
+        expect(await countBulkSelection(ctx, { filter: { ...filter, search: term } }, COUNT_CAP), label).toEqual({ totalCount: expected.length, totalCountCapped: false });
+      }
+    }
   });
 });

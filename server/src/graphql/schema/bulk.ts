@@ -3,6 +3,7 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import { serviceCtx, type GraphQLContext } from '../context.js';
 import { BULK_ACTIONS, BULK_JOB_COLUMNS, bulkJobFailures, countBulkSelection, getBulkJob, startBulkLicenseAction, MAX_SELECTED } from '../../services/licenses/bulk.js';
 import { LicenseFilterInput } from './licenses.js';
+import { COUNT_CAP, type Count } from '../../services/listing.js';
 
 // Bulk license actions (services/licenses/bulk.ts): the count a confirmation states, the job, its progress.
 
@@ -61,11 +62,25 @@ const selection = (input: { licenseIds?: (string | number)[] | null; filter?: { 
   filter: input.filter ? { ...input.filter, productId: input.filter.productId?.toString(), planId: input.filter.planId?.toString() } : input.filter,
 });
 
+const BulkSelectionTotalType = builder.objectRef<Count>('BulkSelectionTotal').implement({
+  description: `How many licenses a bulk action on a selection would change now: exactly up to ${COUNT_CAP.toLocaleString('en-US')}.`,
+  fields: (t) => ({
+    totalCount: t.exposeInt('totalCount', { description: 'Licenses selected; when totalCountCapped, the cap: more than that many are.' }),
+    totalCountCapped: t.exposeBoolean('totalCountCapped', { description: `True when more than totalCount licenses are selected (a filter matching over ${COUNT_CAP.toLocaleString('en-US')}).` }),
+  }),
+});
+
 builder.queryFields((t) => ({
   bulkSelectionCount: t.int({
-    description: 'How many licenses a bulk action on this selection would change now (what the confirmation states).',
+    description: 'How many licenses a bulk action on this selection would change now, exactly (counts every match: a broad filter of a large company takes long; bulkSelectionTotal stops at a cap).',
     args: { selection: t.arg({ type: BulkSelectionInput, required: true }) },
-    resolve: (_root, args, ctx) => countBulkSelection(serviceCtx(ctx), selection(args.selection)),
+    resolve: async (_root, args, ctx) => (await countBulkSelection(serviceCtx(ctx), selection(args.selection))).totalCount,
+  }),
+  bulkSelectionTotal: t.field({
+    type: BulkSelectionTotalType,
+    description: `What the confirmation of a bulk action states: how many licenses it would change now, counted up to ${COUNT_CAP.toLocaleString('en-US')} (then totalCountCapped: "more than 10,000").`,
+    args: { selection: t.arg({ type: BulkSelectionInput, required: true }) },
+    resolve: (_root, args, ctx) => countBulkSelection(serviceCtx(ctx), selection(args.selection), COUNT_CAP),
   }),
   bulkJob: t.field({
     type: BulkJobType,

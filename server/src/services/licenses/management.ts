@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { generateLicenseKey, licenseKeyHint } from '../../crypto/license-key.js';
 import { KEY_DIGEST_VERSION } from '../../crypto/secrets.js';
+import type { Database } from '../../db/database.js';
 import { AppError } from '../../domain/errors.js';
 import { Prisma, type Activation } from '../../generated/prisma/client.js';
 import { diffChanges, recordAudit } from '../audit/audit-log.js';
@@ -11,7 +12,7 @@ import { releaseSeat } from './activations.js';
 import { licenseKeyDigest } from './license-record.js';
 import { planForNewLicense, planLicenseValues, planQuotas } from '../plans.js';
 import { expiringSql, expiringWhere, LICENSE_STATUSES, statusSql, statusWhere } from './predicates.js';
-import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, isUuid, keyset, searchMatches, toPage, type PageArgs } from '../listing.js';
+import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, isUuid, keyset, searchMatches, toPage, type Count, type PageArgs } from '../listing.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 import { LICENSE_ATTRIBUTES, LicenseAttributesObject, LicenseAttributesSchema, VERSION_ORDER, versionsInOrder, type LicenseInput } from './attributes.js';
 
@@ -210,14 +211,18 @@ export function licenseWhere(ctx: ServiceContext, tenantId: string, filter: z.ou
   return { AND: and };
 }
 
-/** A text search as SQL: the licenses it matches are those of `byDomain` (when given) and those of `rest`. */
+/**
+ * A text search as SQL: a license matches when any of `branches` holds. Each branch is one condition that one index
+ * answers (the domain btree, the trigram index of the local part or of the key hint, the key digest), so a search is
+ * a UNION ALL of index scans (`searchMatchesSql`) rather than one OR condition, which PostgreSQL can only answer by
+ * a bitmap over every index or by scanning the rows another filter selects.
+ */
 interface SearchSql {
-  byDomain: Prisma.Sql | null;
-  rest: Prisma.Sql;
+  branches: Prisma.Sql[];
 }
 
 /** The filter's conditions as SQL over `licenses`: all but the search (`and`), and the search. */
-function filterSql(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>) {
+async function filterSql(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>) {
   const and: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
   if (filter.productId) and.push(isUuid(filter.productId) ? Prisma.sql`product_id = ${filter.productId}::uuid` : Prisma.sql`false`);
   if (filter.planId) and.push(isUuid(filter.planId) ? Prisma.sql`plan_id = ${filter.planId}::uuid` : Prisma.sql`false`);
@@ -227,54 +232,97 @@ function filterSql(ctx: ServiceContext, tenantId: string, filter: z.output<typeo
   // As Prisma's `contains` (insensitive): the text literally, anywhere in the email or the key hint.
   const text = filter.search.replaceAll('...', '…');
   const digest = licenseKeyDigest(ctx.secrets, filter.search);
-  const byKey = digest ? Prisma.sql` OR key_digest = ${digest}` : Prisma.empty;
-  const email = emailContains(tenantId, text);
-  const search: SearchSql = { byDomain: email.byDomain, rest: Prisma.sql`(${email.rest} OR key_hint ILIKE ${`%${likeLiteral(text)}%`}${byKey})` };
+  const branches = await emailContains(ctx.db, tenantId, text);
+  branches.push(Prisma.sql`key_hint ILIKE ${`%${likeLiteral(text)}%`}`);
+  if (digest) branches.push(Prisma.sql`key_digest = ${digest}`);
+  const search: SearchSql = { branches };
   return { and, search };
 }
 
-/** The same filter as `licenseWhere`, as SQL over `licenses` (for the counts and the bulk actions' selection). */
-export function licenseConditions(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Prisma.Sql {
-  const { and, search } = filterSql(ctx, tenantId, filter);
-  if (search) and.push(search.byDomain ? Prisma.sql`(${search.byDomain} OR ${search.rest})` : search.rest);
+/** The same filter as `licenseWhere`, as SQL over `licenses` (the bulk actions' selection). */
+export async function licenseConditions(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>): Promise<Prisma.Sql> {
+  const { and, search } = await filterSql(ctx, tenantId, filter);
+  if (search) and.push(Prisma.sql`(${Prisma.join(search.branches, ' OR ')})`);
   return Prisma.join(and, ' AND ');
 }
 
 /**
- * The (id, created_at) of the licenses a search matches, each once: those at a matching domain straight from the
- * (tenant_id, customer_email_domain, created_at, id) btree — an index-only scan, no row of the table read for
- * thousands of matches at a common domain — then the others (local part, key hint, key) by their indexes.
+ * The (id, created_at) of the licenses matching the filter and the search, each once: one SELECT per branch of the
+ * search, each with the filter's conditions, in a UNION ALL; a branch leaves out the rows of the branches before it
+ * (`IS NOT TRUE`: a NULL email is no match), so nothing is counted twice and no step needs every row before it
+ * answers (a UNION would: the LIMIT of a count or a page then stops the scans early). The domain branch comes first:
+ * its btree is read index-only, in the list's order.
  */
 function searchMatchesSql(and: Prisma.Sql[], search: SearchSql): Prisma.Sql {
   const where = Prisma.join(and, ' AND ');
-  if (!search.byDomain) return Prisma.sql`SELECT id, created_at FROM licenses WHERE ${where} AND ${search.rest}`;
-  return Prisma.sql`SELECT id, created_at FROM licenses WHERE ${where} AND ${search.byDomain}
-    UNION ALL SELECT id, created_at FROM licenses WHERE ${where} AND ${search.rest} AND (${search.byDomain}) IS NOT TRUE`;
+  return Prisma.join(
+    search.branches.map((branch, i) => {
+      const earlier = i === 0 ? Prisma.empty : Prisma.sql` AND (${Prisma.join(search.branches.slice(0, i), ' OR ')}) IS NOT TRUE`;
+      return Prisma.sql`(SELECT id, created_at FROM licenses WHERE ${where} AND ${branch}${earlier})`;
+    }),
+    ' UNION ALL ',
+  );
+}
+
+/** How many licenses match the filter and the search, counting at most `take` (for `cappedCount`). */
+function countSearchUpTo(db: Database, and: Prisma.Sql[], search: SearchSql) {
+  return async (take: number) => {
+    const [row] = await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (${searchMatchesSql(and, search)} LIMIT ${take}) AS matching`;
+    return row.n;
+  };
+}
+
+/**
+ * How many licenses match the filter: exactly, or (with `cap`) up to `cap` and whether more do (`cappedCount`).
+ * The bulk actions' confirmation; the list counts its own way (one pass with its page).
+ */
+export async function countLicenses(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>, cap?: number): Promise<Count> {
+  const { and, search } = await filterSql(ctx, tenantId, filter);
+  const count = search ? countSearchUpTo(ctx.db, and, search) : countUpTo(ctx.db, Prisma.sql`licenses`, Prisma.join(and, ' AND '));
+  if (cap !== undefined) return cappedCount(count, cap);
+  return { totalCount: await count(2 ** 31 - 1), totalCountCapped: false };
 }
 
 /** A LIKE pattern for `text` itself (as Prisma's `contains` escapes it): its wildcards and the escape character escaped. */
 export const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
- * The tenant's licenses whose customer email contains `text` (case-insensitive) — the same rows as
- * `customer_email ILIKE '%text%'`, found by indexes that stay selective for a domain: those at the domains of
- * `byDomain` and those of `rest`. The email is local || '@' || domain, split at its last '@' (generated columns,
- * migration license_email_parts). A text without '@' is in one of the two parts: the local part by its trigram
- * index, or the domain — the tenant's domains containing it come from the license_email_domains tally, their
- * licenses from the (tenant_id, customer_email_domain, …) btree. A text "a@b" (split at its last '@') is either
- * inside the local part, or a local part ending with "a" followed by a domain starting with "b". One trigram index
- * on the whole email read, for "example42.test", the posting lists of trigrams every email has, across all tenants.
+ * The tenant's email domains matching a LIKE pattern (case-insensitive) that some license has, from the
+ * license_email_domains tally (a few rows per domain). Read first, on its own: the search's query then names the
+ * domains as a value the planner sees, and leaves out the domain branch when there are none (as a subquery the
+ * list was unknown when planning, and an empty one could make PostgreSQL read every row another filter selects).
  */
-function emailContains(tenantId: string, text: string): SearchSql {
+async function domainsLike(db: Database, tenantId: string, pattern: string): Promise<string[]> {
+  const rows = await db.prisma.$queryRaw<{ domain: string }[]>`
+    SELECT domain FROM license_email_domains WHERE tenant_id = ${tenantId}::uuid AND domain ILIKE ${pattern} GROUP BY domain HAVING sum(licenses) > 0`;
+  return rows.map((row) => row.domain);
+}
+
+/**
+ * The tenant's licenses whose customer email contains `text` (case-insensitive) — the same rows as
+ * `customer_email ILIKE '%text%'` — as search branches, found by indexes that stay selective for a domain. The
+ * email is local || '@' || domain, split at its last '@' (generated columns, migration license_email_parts). A text
+ * without '@' is in one of the two parts: the local part by its trigram index, or the domain — the tenant's domains
+ * containing it come from the license_email_domains tally, their licenses from the (tenant_id,
+ * customer_email_domain, …) btree. A text "a@b" (split at its last '@') is either inside the local part, or a local
+ * part ending with "a" followed by a domain starting with "b". One trigram index on the whole email read, for
+ * "example42.test", the posting lists of trigrams every email has, across all tenants.
+ */
+async function emailContains(db: Database, tenantId: string, text: string): Promise<Prisma.Sql[]> {
   const inLocal = Prisma.sql`customer_email_local ILIKE ${`%${likeLiteral(text)}%`}`;
-  const atDomains = (pattern: string) => Prisma.sql`customer_email_domain = ANY (ARRAY(
-    SELECT domain FROM license_email_domains WHERE tenant_id = ${tenantId}::uuid AND domain ILIKE ${pattern} GROUP BY domain HAVING sum(licenses) > 0))`;
+  const atDomains = async (pattern: string) => {
+    const domains = await domainsLike(db, tenantId, pattern);
+    return domains.length ? Prisma.sql`customer_email_domain = ANY (${domains}::text[])` : null;
+  };
   const at = text.lastIndexOf('@');
-  if (at < 0) return { byDomain: atDomains(`%${likeLiteral(text)}%`), rest: inLocal };
+  if (at < 0) {
+    const byDomain = await atDomains(`%${likeLiteral(text)}%`);
+    return byDomain ? [byDomain, inLocal] : [inLocal];
+  }
   const [local, domain] = [text.slice(0, at), text.slice(at + 1)];
-  const domainStarts = domain ? atDomains(`${likeLiteral(domain)}%`) : Prisma.sql`customer_email_domain IS NOT NULL`;
-  if (!local) return { byDomain: domainStarts, rest: inLocal };
-  return { byDomain: null, rest: Prisma.sql`(${inLocal} OR (customer_email_local ILIKE ${`%${likeLiteral(local)}`} AND ${domainStarts}))` };
+  const domainStarts = domain ? await atDomains(`${likeLiteral(domain)}%`) : Prisma.sql`customer_email_domain IS NOT NULL`;
+  if (!local) return domainStarts ? [domainStarts, inLocal] : [inLocal];
+  return domainStarts ? [inLocal, Prisma.sql`(customer_email_local ILIKE ${`%${likeLiteral(local)}`} AND ${domainStarts})`] : [inLocal];
 }
 
 const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
@@ -288,7 +336,7 @@ export async function listLicenses(ctx: ServiceContext, filterInput: LicenseFilt
   const filter = parseInput(LicenseFilterSchema, filterInput);
   const page = keyset(pageArgs, LicenseCursor);
   const where = licenseWhere(ctx, tenantId, filter);
-  const { and, search } = filterSql(ctx, tenantId, filter);
+  const { and, search } = await filterSql(ctx, tenantId, filter);
   const cursorOf = (row: { createdAt: Date; id: string }) => [row.createdAt.toISOString(), row.id];
   const walk = () =>
     ctx.db.prisma.license.findMany({

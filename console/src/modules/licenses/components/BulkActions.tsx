@@ -25,6 +25,9 @@ const ACTIONS: { value: Action; label: string; verb: string; danger?: boolean }[
   { value: 'REVOKE', label: 'Revoke (final)', verb: 'revoke', danger: true },
 ];
 const licenses = (n: number) => plural(n, 'license');
+/** The selection's size as the confirmation states it: "4 licenses", or "more than 10,000 licenses" past the server's cap. */
+export const selectionSize = (total: { totalCount: number; totalCountCapped: boolean }) =>
+  total.totalCountCapped ? `more than ${licenses(total.totalCount)}` : licenses(total.totalCount);
 
 /** The licenses matching `filter` as a CSV download (streamed by the server; the search text travels in the body). */
 export async function downloadLicensesCsv(filter: Filter) {
@@ -86,7 +89,8 @@ function BulkActionDialog({ filter, selectedIds, onClose, onFinished }: { filter
   const [count] = useQuery({ query: BulkSelectionCountQuery, variables: { selection }, requestPolicy: 'network-only', pause: jobId !== null });
   const start = useApiMutation(StartBulkLicenseActionMutation);
   const chosen = ACTIONS.find((candidate) => candidate.value === action)!;
-  const n = count.data?.bulkSelectionCount;
+  const total = count.data?.bulkSelectionTotal;
+  const n = total?.totalCount;
 
   return (
     <Modal opened onClose={onClose} title="Bulk action" centered>
@@ -112,14 +116,14 @@ function BulkActionDialog({ filter, selectedIds, onClose, onFinished }: { filter
               ? 'Counting the licenses…'
               : n === 0
                 ? 'No license matches: there is nothing to do.'
-                : `This will ${chosen.verb} ${licenses(n)}${chosen.danger ? '. Revocation is final' : ''}. Licenses it cannot change (a revoked one, a perpetual one for a renewal) are listed afterwards.`}
+                : `This will ${chosen.verb} ${selectionSize(total!)}${chosen.danger ? '. Revocation is final' : ''}. Licenses it cannot change (a revoked one, a perpetual one for a renewal) are listed afterwards.`}
           </Alert>
           <ModalFooter
             onCancel={onClose}
             danger={chosen.danger}
             disabled={!n}
             loading={start.saving}
-            confirmLabel={n ? `${chosen.label.replace(' (final)', '')} ${licenses(n)}` : chosen.label.replace(' (final)', '')}
+            confirmLabel={n ? `${chosen.label.replace(' (final)', '')} ${total!.totalCountCapped ? 'all matching' : licenses(n)}` : chosen.label.replace(' (final)', '')}
             onConfirm={async () => {
               if (action === 'TRANSFER' && !email.trim()) return setFieldError('Enter the new customer email.');
               if (action === 'RENEW' && !renewOn) return setFieldError('Pick the new expiry date.');

@@ -209,9 +209,13 @@ export const ReissueLicenseKeyMutation = graphql(
   [LicenseDetailFields],
 );
 
+/** What the bulk action's confirmation states: the licenses it changes, counted up to 10,000 ("more than 10,000"). */
 export const BulkSelectionCountQuery = graphql(`
   query BulkSelectionCount($selection: BulkLicenseSelection!) {
-    bulkSelectionCount(selection: $selection)
+    bulkSelectionTotal(selection: $selection) {
+      totalCount
+      totalCountCapped
+    }
   }
 `);
 
