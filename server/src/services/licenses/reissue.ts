@@ -4,6 +4,7 @@ import { KEY_DIGEST_VERSION } from '../../crypto/secrets.js';
 import { AppError } from '../../domain/errors.js';
 import { recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin } from '../auth/actor.js';
+import { requireRecentReauth } from '../auth/reauth.js';
 import type { ServiceContext, SystemContext } from '../context.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 import { emitLicenseLifecycleEvent, refuseRevoked } from './lifecycle.js';
@@ -31,6 +32,7 @@ const ReissueInput = z.object({
  */
 export async function reissueLicenseKey(ctx: ServiceContext, input: { id: string; overlapHours?: number | null }) {
   const { tenantId } = requireAdmin(ctx);
+  await requireRecentReauth(ctx, 'tenant');
   const { id, overlapHours } = parseInput(ReissueInput, { ...input, overlapHours: input.overlapHours ?? undefined });
   const license = await findTenantLicense(ctx, tenantId, id);
   refuseRevoked(license, 'reissued');
