@@ -32,10 +32,10 @@ const ReissueInput = z.object({
  */
 export async function reissueLicenseKey(ctx: ServiceContext, input: { id: string; overlapHours?: number | null }) {
   const { tenantId } = requireAdmin(ctx);
-  await requireRecentReauth(ctx, 'tenant');
   const { id, overlapHours } = parseInput(ReissueInput, { ...input, overlapHours: input.overlapHours ?? undefined });
   const license = await findTenantLicense(ctx, tenantId, id);
   refuseRevoked(license, 'reissued');
+  await requireRecentReauth(ctx, 'tenant');
   const tenant = await ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: tenantId }, select: { keyPrefix: true } });
   const previousKeyValidUntil = overlapHours > 0 ? new Date(ctx.now.getTime() + overlapHours * 3600_000) : null;
 
