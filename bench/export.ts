@@ -1,4 +1,4 @@
-// `pnpm bench:export`: the license export at a million rows (issue 27 item 4). Seeds (once) one company with
+// `pnpm bench:export`: the license export at a million rows. Seeds (once) one company with
 // EXPORT_LICENSES licenses (default 1,000,000) in its own database, builds the real app and
 // downloads POST /api/licenses/export through its fetch handler (the body is a stream read chunk by chunk) while sampling this process's heap (after a full GC) every 100,000 rows,
 // and reports heap against rows exported: a streamed export's heap stays flat however many rows went out.

@@ -41,7 +41,7 @@ if (process.env.BENCH_POOLER && !POOLER) throw new Error(`BENCH_POOLER: only 'pg
 const DEFAULT_ENTRY = 'server/dist/main.js';
 const SERVER_ENTRY = process.env.BENCH_SERVER_ENTRY ?? DEFAULT_ENTRY;
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const GOAL = 0.9; // validate ≥ 0.9× floor (issue 23; activate's goal is 0.7×)
+const GOAL = 0.9; // validate ≥ 0.9× floor (activate: 0.7×)
 const RETRY_WAIT_MS = 60_000; // a colleague may be mid-edit: wait a minute, then retry
 const HARD_LIMIT_MS = (6 + 5 * (ROUNDS - 1)) * 60_000; // watchdog, generous enough for the retries
 const CLK_TCK = 100; // /proc/<pid>/stat CPU times are in ticks of 1/100 s on Linux

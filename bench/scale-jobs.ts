@@ -1,4 +1,4 @@
-// `pnpm bench:scale-jobs`: the daily expiry job and the weekly digest at volume (issue 11). Seeds (once) ~50,000
+// `pnpm bench:scale-jobs`: the daily expiry job and the weekly digest at volume. Seeds (once) ~50,000
 // licenses of the biggest tenant onto the 30/7/1-day thresholds (plus 100 per other tenant), all with a customer
 // email, and 2 admins per tenant; then times each job end to end through the service layer (queueing: notices,
 // rendering, outbox rows), sampling this process's RSS. Notices, outbox rows and run records are deleted before

@@ -1,4 +1,4 @@
-// `pnpm bench:scale`: the management reads of issue 11 on a large data set. Seeds (once) a scratch database
+// `pnpm bench:scale`: the management reads on a large data set. Seeds (once) a scratch database
 // with set-based SQL — by default 20 tenants, 1M licenses (one tenant 500k), ~5M activations, 1M audit
 // rows — then times each read through the service layer (≥ 20 runs, p50/p95) against the 100 ms goal, twice:
 // freshly vacuumed, then after a phase of ordinary writes with no vacuum in between (see `measure`).

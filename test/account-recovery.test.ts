@@ -9,7 +9,7 @@ import { PASSWORD, seedTwoTenants, type SeededTenant } from './support/tenants.j
 // Account recovery without downtime (README "Management API: accounts and access", Recovery): "Forgot password?",
 // an admin's unlock / MFA reset / reset link for a member, a password someone else set, and redacted previews.
 
-const FORGOT = 'mutation($email: String!) { requestPasswordReset(input: { email: $email }) { message } }';
+const FORGOT = 'mutation($email: String!) { requestPasswordReset(input: { email: $email }) { message emailDeliveryMode } }';
 const RESET =
   'mutation($token: String!, $password: String!) { resetPassword(input: { token: $token, password: $password }) { __typename ... on LoginSuccess { accessToken user { email } } } }';
 const PREVIEW = 'query($token: String!) { passwordReset(token: $token) { email expiresAt passwordMustChange } }';
@@ -59,7 +59,11 @@ describe('forgot password', () => {
     expect(known.errors).toBeUndefined();
     for (const [response, address] of [[known, 'forgetful@acme.test'], [unknown, 'nobody@acme.test'], [deactivated, 'gone@acme.test']] as const) {
       expect(response.status).toBe(200);
-      expect(response.data.requestPasswordReset.message).toBe(`If ${address} belongs to an account, a link to choose a new password is on its way. It works once, within 30 minutes.`);
+      // No mail provider here: the answer says where the link is kept, not that it was emailed.
+      expect(response.data.requestPasswordReset).toEqual({
+        message: `If ${address} belongs to an account, a link to choose a new password is kept in this server's email outbox: no mail provider is configured, so nothing is emailed. It works once, within 30 minutes.`,
+        emailDeliveryMode: 'DEVELOPMENT',
+      });
     }
     expect(await t.prisma.emailOutbox.count()).toBe(before + 1);
     const { email, token } = await resetEmailTo(member.email);
@@ -114,6 +118,21 @@ describe('forgot password', () => {
     // No session before the second factor: no refresh cookie, no live refresh token.
     expect(reset.setCookie ?? '').not.toMatch(/kf_refresh=[^;]/);
     expect(await t.prisma.refreshToken.count({ where: { userId: member.id, revokedAt: null } })).toBe(0);
+  });
+});
+
+describe('forgot password with a mail provider', () => {
+  it('says the link is on its way', async () => {
+    const mailing = await startTestApp({ env: { POSTMARK_SERVER_TOKEN: 'postmark-token', MAIL_FROM: 'licenses@acme.test', POSTMARK_API_URL: 'http://127.0.0.1:9' } });
+    try {
+      const response = await mailing.gql(FORGOT, { email: 'nobody@acme.test' });
+      expect(response.data.requestPasswordReset).toEqual({
+        message: 'If nobody@acme.test belongs to an account, a link to choose a new password is on its way. It works once, within 30 minutes.',
+        emailDeliveryMode: 'POSTMARK',
+      });
+    } finally {
+      await mailing.close();
+    }
   });
 });
 

@@ -154,6 +154,41 @@ describe('POST /api/v1/activate', () => {
     expect((await t.activate({ licenseKey: expired })).json).toEqual({ isValid: false, message: expect.any(String), errorCode: 'LicenseExpired' });
   });
 
+  it('product: a key of another product is refused with ProductMismatch before any seat is taken; its product or a bundle containing it activates', async () => {
+    const { key, license } = await t.seedLicense(tenantId, productId, { maxActivations: 1 });
+    const nonce = await t.nonce();
+    const mismatch = await t.post('/api/v1/activate', { licenseKey: key, nonce, deviceId: 'other-app-pc', product: 'Acme Render' });
+    expect(mismatch.status).toBe(200);
+    expect(mismatch.json).toEqual({ isValid: false, message: expect.stringContaining('"Acme Render"'), errorCode: 'ProductMismatch' });
+    expect(await seats(license.id)).toEqual({ counter: 0, active: 0 });
+    expect(await t.prisma.activation.count({ where: { licenseId: license.id } })).toBe(0);
+    // The nonce is spent, as by every rejection.
+    expect((await t.post('/api/v1/activate', { licenseKey: key, nonce, deviceId: 'other-app-pc' })).status).toBe(422);
+    // Several names: one of them is the license's product. Names match exactly.
+    expect((await t.activate({ licenseKey: key, deviceId: 'pc-1', product: ['acme studio', 'Acme Render'] })).json.errorCode).toBe('ProductMismatch');
+    expect((await t.activate({ licenseKey: key, deviceId: 'pc-1', product: ['Acme Render', 'Acme Studio'] })).json).toMatchObject({ isValid: true, remainingActivations: 0 });
+    expect(await seats(license.id)).toEqual({ counter: 1, active: 1 });
+    // Another product's key is refused as such even when every seat is taken or the license is revoked.
+    expect((await t.activate({ licenseKey: key, deviceId: 'pc-2', product: 'Acme Render' })).json.errorCode).toBe('ProductMismatch');
+
+    // A bundle license activates for any of its member products.
+    const render = await t.seedProduct(tenantId, 'Acme Render');
+    const suite = await t.seedProduct(tenantId, 'Acme Suite 2', ['Acme Render']);
+    const bundle = await t.seedLicense(tenantId, suite.id);
+    expect((await t.activate({ licenseKey: bundle.key, deviceId: 'pc-3', product: 'Acme Render' })).json).toMatchObject({ isValid: true, productName: 'Acme Suite 2' });
+    expect((await t.activate({ licenseKey: bundle.key, deviceId: 'pc-4', product: 'Acme Suite 2' })).json.isValid).toBe(true);
+    const member = await t.seedLicense(tenantId, render.id);
+    expect((await t.activate({ licenseKey: member.key, deviceId: 'pc-5', product: 'Acme Suite 2' })).json.errorCode).toBe('ProductMismatch');
+    expect(await seats(member.license.id)).toEqual({ counter: 0, active: 0 });
+
+    // Malformed: an empty name or list, too many names, not a string → 400 before anything is spent.
+    for (const product of ['', [], Array.from({ length: 17 }, (_, i) => `P${i}`), 42, ['Acme Studio', 7]]) {
+      const refused = await t.post('/api/v1/activate', { licenseKey: key, nonce: await t.nonce(), deviceId: 'pc-1', product });
+      expect(refused.status, JSON.stringify(product)).toBe(400);
+      expect(refused.json.error).toMatchObject({ code: 'InvalidRequest', fields: { product: expect.any(String) } });
+    }
+  });
+
   it('checks the version bounds', async () => {
     const { key, license } = await t.seedLicense(tenantId, productId, { minVersion: '3.0.0' });
     expect((await t.activate({ licenseKey: key, version: '2.9.0' })).json).toMatchObject({ isValid: false, errorCode: 'VersionNotSupported' });

@@ -388,7 +388,8 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     await inviteDialog.getByLabel('Email').fill('bob@acme.test');
     await inviteDialog.getByLabel('Name').fill('Bob Reader');
     await inviteDialog.getByRole('button', { name: 'Send invitation' }).click(); // read-only, the default role
-    await toast('Invitation sent to bob@acme.test.').waitFor();
+    // No mail provider here: the toast says where the invitation is kept, not that it was sent.
+    await toast('Invitation for bob@acme.test kept in the outbox, not emailed: no mail provider is configured. Open it on the Emails page (Preview) and pass the link on.').waitFor();
     await page.getByText('Pending invitations').waitFor();
     await page.getByRole('row').filter({ hasText: 'bob@acme.test' }).waitFor();
     await shot('12b-team-invitations');
@@ -442,6 +443,10 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     await page.getByRole('heading', { name: 'Scheduled jobs' }).waitFor();
     // No mail provider here: the page says so, and a test email is kept, not "sent".
     await page.getByTestId('development-outbox').waitFor();
+    // The subtitle names every kind of email the page lists.
+    await page
+      .getByText('Every email the service sends — weekly digests, expiry alerts to admins and notices to customers, invitations, password reset links, disabled-webhook alerts and test emails')
+      .waitFor();
     await page.getByRole('button', { name: 'Send test email' }).click();
     await toast(`Test email kept in the development outbox for ${ADMIN.email}`).waitFor();
     const testRow = page.getByRole('row').filter({ hasText: 'test email from Keyforge' });
@@ -569,6 +574,9 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     const locked = page.getByRole('alert').filter({ hasText: 'Account locked' });
     await locked.waitFor();
     expect(await locked.textContent()).toMatch(/Too many failed sign-in attempts: the account is locked until .*2\d{3}/);
+    // With its time zone (Chromium's short name, e.g. UTC or GMT+2).
+    const zone = await page.evaluate(() => new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' }).formatToParts(new Date()).find((part) => part.type === 'timeZoneName')!.value);
+    expect(await locked.textContent()).toContain(zone);
     await shot('19-login-locked');
     await page.getByLabel('Email').fill(ADMIN.email);
     await page.getByLabel(/^Password/).fill(ADMIN.password);

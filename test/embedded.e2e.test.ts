@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,14 +9,51 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { postJson, runCli, startServerProcess, type ServerProcess } from './support/processes.js';
 
 /** The `pnpm start` default: embedded PGlite under DATA_DIR, no database server, real processes and HTTP. */
-const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-embedded-'));
+const parent = mkdtempSync(path.join(tmpdir(), 'kf-embedded-'));
+// Created by the processes (a DATA_DIR that does not exist yet, as on a first start).
+const dataDir = path.join(parent, 'data');
 const env = { DATA_DIR: dataDir, DATABASE_URL: '', SERVER_SECRET: '', LOG_LEVEL: 'info' };
 let server: ServerProcess | undefined;
+// The usual default umask, inherited by every process started here: the files must be private all the same.
+const umask = process.umask(0o022);
 
 afterAll(async () => {
   await server?.stop('SIGKILL');
-  rmSync(dataDir, { recursive: true, force: true });
+  process.umask(umask);
+  rmSync(parent, { recursive: true, force: true });
 });
+
+/** Every path under DATA_DIR (itself included) that its group or others may use, with its mode; and how many paths. */
+function openToOthers(): { open: string[]; paths: number } {
+  const open: string[] = [];
+  let paths = 0;
+  const visit = (at: string) => {
+    const stat = lstatSync(at);
+    paths += 1;
+    if (!stat.isSymbolicLink() && stat.mode & 0o077) open.push(`${path.relative(dataDir, at) || '.'} ${(stat.mode & 0o777).toString(8)}`);
+    if (stat.isDirectory()) for (const entry of readdirSync(at)) visit(path.join(at, entry));
+  };
+  visit(dataDir);
+  return { open, paths };
+}
+
+/** As root, reads `file` as the user nobody (setpriv): what another local user could read. Null when that cannot be tried. */
+function readAsNobody(file: string): number | null {
+  if (process.getuid?.() !== 0 || spawnSync('setpriv', ['--version']).status !== 0) return null;
+  return spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', 'cat', file], { stdio: 'ignore' }).status;
+}
+
+/** Every file and directory under DATA_DIR private (0600/0700), and another user refused a file of each kind. */
+function expectPrivate(files: string[]) {
+  expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+  const { open, paths } = openToOthers();
+  expect(paths).toBeGreaterThan(100); // the embedded database's files are there
+  expect(open).toEqual([]);
+  for (const file of files) {
+    const status = readAsNobody(path.join(dataDir, file));
+    if (status !== null) expect(status, file).not.toBe(0);
+  }
+}
 
 /**
  * A POST on a connection of its own: runCli blocks this event loop for seconds, long enough for the server to close
@@ -43,11 +80,14 @@ describe('embedded mode end to end', () => {
     const created = runCli(['license:create', '--tenant', 'INIT', '--product', 'TPS Reports', '--max-activations', '2', '--offline-grace-days', '5', '--json'], env);
     expect(created.status, created.stderr).toBe(0);
     key = created.json.key;
+    // The CLI opened (created) the embedded database: nothing under DATA_DIR is open to other users.
+    expectPrivate(['server-secret', 'pglite/PG_VERSION', 'pglite/global/pg_control']);
   });
 
   it('the server starts on it, and activate/validate work over HTTP', async () => {
     server = await startServerProcess(env);
     expect(server.output()).toContain('listening');
+    expectPrivate(['server-secret', 'pglite/PG_VERSION', 'pglite/global/pg_control']);
     const { nonce } = (await (await fetch(`${server.url}/api/v1/nonce`)).json()) as { nonce: string };
     const activated = await postJson(`${server.url}/api/v1/activate`, { licenseKey: key, nonce, deviceId: 'pc-1' });
     expect(activated).toMatchObject({ status: 200, json: { isValid: true, remainingActivations: 1 } });
@@ -99,6 +139,25 @@ describe('embedded mode end to end', () => {
     await server.stop('SIGTERM');
     server = undefined;
     expect(runCli(['license:show', '--key', key, '--json'], env).json.license.activations).toHaveLength(1);
+  });
+
+  it('an existing DATA_DIR open to other users is tightened at start, with a warning that counts the paths (server and CLI)', async () => {
+    const loosen = () => spawnSync('chmod', ['-R', 'go+rwX', dataDir]);
+    loosen();
+    const opened = openToOthers().open.length;
+    expect(opened).toBeGreaterThan(100);
+    const cli = runCli(['license:show', '--key', key, '--json'], env);
+    expect(cli.status, cli.stderr).toBe(0);
+    expect(cli.stderr).toContain(`was open to other users: group and other permissions taken off ${opened} path(s)`);
+    expectPrivate(['server-secret']);
+
+    loosen();
+    server = await startServerProcess(env);
+    expect(server.output()).toMatch(/was open to other users: group and other permissions taken off \d+ path\(s\)/);
+    expect(server.output()).not.toContain(readFileSync(path.join(dataDir, 'server-secret'), 'utf8').trim());
+    expectPrivate(['server-secret', 'pglite/PG_VERSION']);
+    await server.stop('SIGTERM');
+    server = undefined;
   });
 
   it('a port in use: one clear line, exit 1, nothing created', async () => {

@@ -15,7 +15,7 @@ import { SEED_PASSWORD, seedDatabase } from './support/seed.js';
 import { waitUntil } from './support/wait.js';
 
 /**
- * Issue 10: the database stops (pg_ctl -m immediate) under load while `pnpm start` (JOBS_WORKER=true)
+ * The database stops (pg_ctl -m immediate) under load while `pnpm start` (JOBS_WORKER=true)
  * serves; every request answers 503 + Retry-After, the process stays up and serves again once it returns.
  * The job store's LISTEN backend terminated alone changes nothing for clients. Under activation, deactivation
  * and management load through an outage, what clients were told holds afterwards: seat counters equal the

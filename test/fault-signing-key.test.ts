@@ -7,7 +7,7 @@ import { runCli } from './support/processes.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { waitUntil } from './support/wait.js';
 
-/** Issue 10: `signing-key:rotate` run while a process is up; that process signs with the new key soon after. */
+/** `signing-key:rotate` run while a process is up; that process signs with the new key soon after. */
 let t: TestApp;
 let running: OpenDeps;
 beforeAll(async () => {
@@ -51,7 +51,7 @@ describe('signing key rotation', () => {
   }, 60_000);
 });
 
-describe('a rotated key is published before it signs (issue 24 item 5)', () => {
+describe('a rotated key is published before it signs', () => {
   it('the new key is in the JWKS at once and signs only once a JWKS cache lifetime (its max-age) has passed', async () => {
     const clock = new TestClock();
     const process2 = await openDeps({ ...t.config, signingKeyRefreshSeconds: 1 }, createLogger('silent'), clock.now);

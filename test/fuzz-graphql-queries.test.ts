@@ -1,7 +1,7 @@
 import { describe, it } from 'vitest';
 import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, useFuzzTarget } from './support/fuzz-graphql.js';
 
-// Issue 12 item 6: every query with arguments, hostile variables, as an admin (so they reach the services).
+// Every query with arguments, hostile variables, as an admin (so they reach the services).
 let ids: string[] = [];
 const fuzz = useFuzzTarget((target) => (ids = [target.admin.user.id, target.product.id, target.license.id]));
 
@@ -58,7 +58,7 @@ const operations: Operation[] = [
     variables: { licenseId: 'id', from: 'date', to: 'date', bucket: ['HOUR', 'DAY', 'WEEK', 'hour'] },
   },
   { name: 'usageTotals', query: 'query($licenseId: ID!, $event: String, $period: MeterPeriod!) { usageTotals(licenseId: $licenseId, event: $event, period: $period) { __typename } }', variables: { licenseId: 'id', event: 'string', period } },
-  // Issue 26: the verification against kept checkpoints (any text; hostile strings hold no checkpoint).
+  // The verification against kept checkpoints (any text; hostile strings hold no checkpoint).
   { name: 'activityLogVerification', query: 'query($checkpoints: String!) { activityLogVerification(checkpoints: $checkpoints) { valid brokenAtSeq } }', variables: { checkpoints: 'string' } },
   { name: 'analytics', query: 'query($range: AnalyticsRange!, $granularity: Granularity) { analytics(range: $range, granularity: $granularity) { __typename } }', variables: { range: ['TODAY', 'LAST_7_DAYS', 'LAST_30_DAYS'], granularity: ['DAY', 'WEEK', 'MONTH'] } },
   { name: 'bulkSelectionCount', query: 'query($selection: BulkLicenseSelection!) { bulkSelectionCount(selection: $selection) }', variables: { selection: { licenseIds: 'json', filter: 'json' } } },

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { hostileValue } from './support/hostile.js';
 
-// Issue 12 item 6: hostile bodies on every public route never give a 5xx, and every error has the documented shape.
+// Hostile bodies on every public route never give a 5xx, and every error has the documented shape.
 // Over HTTP on the harness's loopback server (the production handler). FUZZ_REST_BODIES overrides the count per route
 // (default 10,000). Each route is fuzzed from a template with its real fields that the route is first shown to accept
 // (expectTemplateAccepted).
@@ -126,7 +126,8 @@ describe(`public API under hostile bodies (${RUNS} per route, each from a templa
   it('activate', () =>
     fuzz({
       path: '/api/v1/activate',
-      template: { licenseKey: key, nonce: fresh('nonce'), deviceId: DEVICE, deviceName: 'Fuzz box', version: '1.0.0', userEmail: 'user@customer.test' },
+      // product: the license's own (seedBasic's), so the unmutated body passes the product check and takes the seat.
+      template: { licenseKey: key, nonce: fresh('nonce'), deviceId: DEVICE, deviceName: 'Fuzz box', version: '1.0.0', userEmail: 'user@customer.test', product: 'Acme Studio' },
       fresh: { nonce: () => t.nonce() },
       accepted: (json) => json.isValid === true,
     }));

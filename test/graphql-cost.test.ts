@@ -42,7 +42,7 @@ describe('GraphQL query cost: activityLogIntegrity', () => {
   });
 });
 
-describe('GraphQL query cost: the other activity-log checks (issue 26)', () => {
+describe('GraphQL query cost: the other activity-log checks', () => {
   it('the checkpoint file and the verification against kept checkpoints cost the whole budget too', async () => {
     const file = await t.gql('{ activityLogCheckpointFile }', {}, { token });
     expect(file.errors).toBeUndefined();

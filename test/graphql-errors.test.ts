@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.js';
 
-// Issue 12 item 8: GraphQL errors quote the real request id; anonymous callers get no field suggestions.
+// GraphQL errors quote the real request id; anonymous callers get no field suggestions.
 let t: TestApp;
 let token: string;
 beforeAll(async () => {

@@ -37,7 +37,7 @@ describe('error bodies (README "HTTP errors")', () => {
     });
   }
 
-  // Issue 26 item 3: the NUL guard read the media type case-sensitively, so these reached the routes and gave 500.
+  // The NUL guard read the media type case-sensitively, so these reached the routes and gave 500.
   const OTHER_MEDIA_TYPES = ['application/JSON', 'Application/Json; charset=utf-8', 'application/vnd.api+json', 'application/merge-patch+json', 'APPLICATION/JSON; charset=latin1', 'text/json', 'application/json; foo=bar', 'application/json;;', 'not a media type'];
   it.each(OTHER_MEDIA_TYPES)('validate with content-type %j and a NUL in a field → 400, never 500', async (contentType) => {
     const response = await t.request('POST', '/api/v1/validate', JSON.stringify({ licenseKey: `${key}\u0000` }), { 'content-type': contentType });
@@ -219,6 +219,10 @@ describe('serving the admin console', () => {
     expect((await get('/.well-known/jwks.json')).json.keys).toEqual(expect.arrayContaining([expect.objectContaining({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA', kid: expect.any(String) })]));
     // A key in a console path is still refused.
     expect((await get(`/licenses/${key}`)).status).toBe(400);
+    // With metrics off (this server has none), /metrics is not a console page: a scraper gets a 404, not HTML.
+    const metrics = await get('/metrics');
+    expect(metrics.status).toBe(404);
+    expect(metrics.text).not.toContain('Keyforge console');
   });
 });
 

@@ -50,6 +50,10 @@ describe('integration snippets', () => {
     const { code } = snippets[0];
     expect(code).toContain(`baseUrl: "${publicUrl}"`);
     expect(code).toContain('const PRODUCT = "Acme Studio"');
+    // The package is not on a public registry: the snippet says how to pack and install it.
+    expect(code).not.toContain('npm install @keyforge/client');
+    expect(code).toContain('pnpm --filter @keyforge/client build && cd sdk && npm pack');
+    expect(code).toContain('npm install /path/to/keyforge-client-*.tgz');
     // `@keyforge/client` as the vendor installs it: here, the workspace package's sources.
     const sdk = path.resolve('sdk/src');
     const runnable = code.replace("from '@keyforge/client/node'", `from '${sdk}/node.ts'`).replace("from '@keyforge/client'", `from '${sdk}/index.ts'`);

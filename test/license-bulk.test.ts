@@ -3,7 +3,7 @@ import { runBulkJobs } from '../server/src/services/licenses/bulk.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
-// Bulk license actions (issue 27 item 4) through GraphQL, run by the bulk job's service function as a worker runs
+// Bulk license actions through GraphQL, run by the bulk job's service function as a worker runs
 // it: the confirmation's count, every change audited and emitted as a single one, the failures with their reason,
 // tenant scoping, and a job interrupted midway finishing without changing any license twice.
 

@@ -10,7 +10,7 @@ import { hostileString, hostileValue } from './support/hostile.js';
 import { runCli } from './support/processes.js';
 import { seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
-// The license list as CSV (issue 27 item 4): POST /api/licenses/export and `pnpm cli license:export`. The rows are
+// The license list as CSV: POST /api/licenses/export and `pnpm cli license:export`. The rows are
 // the list's, with its filters, in the caller's company only; cells are RFC 4180 and formula-safe; the keyset walk
 // neither skips nor repeats a row across pages (many licenses share a createdAt).
 

@@ -6,7 +6,7 @@ import { createLicense } from '../server/src/services/licenses/management.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { adminContext, seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
-// Importing licenses from CSV (issue 27 item 4) through GraphQL, the job run by the bulk job runner as a worker runs
+// Importing licenses from CSV through GraphQL, the job run by the bulk job runner as a worker runs
 // it: the dry run's every error by line and column, the import (audited and emitted like single creates, provided
 // keys hashed, generated keys downloadable once), a re-run of the same file creating nothing, and a job that dies
 // midway resumed without a duplicate.
@@ -102,7 +102,7 @@ describe('license import: dry run', () => {
     const reissued = await ok('mutation($input: ReissueLicenseKeyInput!) { reissueLicenseKey(input: $input) { key } }', { input: { id: license.id, overlapHours: 24 } });
     expect(reissued.reissueLicenseKey.key).not.toBe(oldKey);
     const report = await check(['product,key,seats', `Retired Studio,${oldKey},1`].join('\r\n'));
-    expect(report).toMatchObject({ rows: 1, valid: 0, errorCount: 1, errors: [{ line: 2, column: 'key', message: 'a license with this key exists already' }] });
+    expect(report).toMatchObject({ rows: 1, valid: 0, errorCount: 1, errors: [{ line: 2, column: 'key', message: 'cannot be used; leave it empty to generate a new key' }] });
     await expect(t.seedLicense(A.tenantId, product.id)).resolves.toBeTruthy(); // generated keys are unaffected
     const direct = createLicense(adminContext(t, A), { productId: product.id, maxActivations: 1 }, { key: oldKey });
     await expect(direct).rejects.toMatchObject({ code: 'Conflict' });
@@ -173,7 +173,7 @@ describe('license import: the job', () => {
     expect(await licensesOf(product.id)).toHaveLength(3);
     // Another file with the same provided key: reported, not duplicated.
     const other = `product,key,seats\nImported Studio,${providedKey.toLowerCase()},1\n`;
-    expect((await check(other)).errors).toEqual([{ line: 2, column: 'key', message: 'a license with this key exists already' }]);
+    expect((await check(other)).errors).toEqual([{ line: 2, column: 'key', message: 'cannot be used; leave it empty to generate a new key' }]);
   });
 
   it('a job that dies midway is resumed by the next run: no row is created twice', async () => {
@@ -196,5 +196,54 @@ describe('license import: the job', () => {
     expect(licenses).toHaveLength(12);
     expect(new Set(licenses.map((license) => license.customerEmail)).size).toBe(12);
     expect(await t.prisma.auditLogEntry.count({ where: { tenantId: A.tenantId, action: 'CreateLicense', entityId: { in: licenses.map((license) => license.id) } } })).toBe(12);
+  });
+});
+
+describe('a key is issued once in the whole installation', () => {
+  it("another company cannot revive a key ACME retired: BETA takes the prefix, imports the key, and is refused without learning where it lives", async () => {
+    const PREFIX = `mutation($input: UpdateCompanySettingsInput!) { updateCompanySettings(input: $input) { company { keyPrefix } } }`;
+    const acmeProduct = await t.seedProduct(A.tenantId, 'Revival App');
+    const betaProduct = await t.seedProduct(B.tenantId, 'Revival App');
+    const { key: K, license } = await t.seedLicense(A.tenantId, acmeProduct.id);
+    expect((await validate(K)).isValid).toBe(true);
+    // ACME reissues K without overlap (K stops at once) and changes its prefix.
+    const reissued = (await ok('mutation($input: ReissueLicenseKeyInput!) { reissueLicenseKey(input: $input) { key previousKeyValidUntil } }', { input: { id: license.id, overlapHours: 0 } })).reissueLicenseKey;
+    expect(reissued.previousKeyValidUntil).toBeNull();
+    expect((await validate(K)).isValid).toBe(false);
+    await ok(PREFIX, { input: { keyPrefix: 'ACMX' } });
+    try {
+      // BETA takes the prefix "ACME" and imports K.
+      await ok(PREFIX, { input: { keyPrefix: 'ACME' } }, { token: B.admin.token });
+      const csv = `product,key,seats\nRevival App,${K},1\nRevival App,${reissued.key},1\n`;
+      const report = await check(csv, { token: B.admin.token });
+      // K (retired at ACME) and ACME's live key: refused alike, in words that name no company and no existing license.
+      expect(report).toMatchObject({ rows: 2, valid: 0, errorCount: 2 });
+      expect(report.errors).toEqual([
+        { line: 2, column: 'key', message: 'cannot be used; leave it empty to generate a new key' },
+        { line: 3, column: 'key', message: 'cannot be used; leave it empty to generate a new key' },
+      ]);
+      const started = await t.gql(START, { input: { csv } }, { token: B.admin.token });
+      expect(started.errors?.[0].extensions?.code).toBe('InvalidRequest');
+      // A create with the key (the import's own path, past its dry run) is refused with the same words.
+      for (const key of [K, reissued.key]) {
+        const direct = createLicense(adminContext(t, B), { productId: betaProduct.id, maxActivations: 1 }, { key });
+        await expect(direct).rejects.toMatchObject({ code: 'Conflict', message: 'This key cannot be used; generate a new one.' });
+      }
+      for (const text of [JSON.stringify(report), JSON.stringify(started)]) expect(text).not.toMatch(/exist|another|other company|ACME Corp|acme/i);
+      // The database itself refuses the digest, whichever statement writes it.
+      const digest = t.deps.secrets.digest(K);
+      await expect(
+        t.prisma.$executeRaw`INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, created_at, updated_at)
+          VALUES (gen_random_uuid(), ${B.tenantId}::uuid, ${betaProduct.id}::uuid, ${digest}, 'ACME-…-XXXX', 1, now(), now())`,
+      ).rejects.toThrow(/license_key_digests_pkey|unique/i);
+      // K does not validate, for BETA or anyone; BETA has no license of that product.
+      expect((await validate(K)).isValid).toBe(false);
+      expect(await t.prisma.license.count({ where: { tenantId: B.tenantId, productId: betaProduct.id } })).toBe(0);
+      // The app role cannot forget a digest either.
+      await expect(t.prisma.$executeRaw`DELETE FROM license_key_digests WHERE key_digest = ${digest}`).rejects.toThrow(/permission denied/);
+    } finally {
+      await ok(PREFIX, { input: { keyPrefix: 'GLBX' } }, { token: B.admin.token });
+      await ok(PREFIX, { input: { keyPrefix: 'ACME' } });
+    }
   });
 });

@@ -3,7 +3,7 @@ import { queueExpiryNotifications } from '../server/src/services/notifications/e
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
-// License lifecycle (issue 14 item 2) through the public API: GraphQL for the vendor, /api/v1 for the
+// License lifecycle through the public API: GraphQL for the vendor, /api/v1 for the
 // customer's application. Suspend/reinstate (seats kept), renew (expiry notices fire again), transfer; audited
 // with diffs; roles, tenants, and revocation staying final.
 

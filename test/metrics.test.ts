@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { JOB_NAMES } from '../server/src/jobs/index.js';
 import { startJobs, type Jobs } from '../server/src/jobs/scheduler.js';
 import { systemActor } from '../server/src/services/auth/actor.js';
 import { createMetrics } from '../server/src/metrics/index.js';
@@ -67,6 +68,14 @@ describe('GET /metrics on the server', () => {
     expect(families.get('keyforge_http_requests_total')?.type).toBe('COUNTER');
     expect(families.get('keyforge_licensing_requests_total')?.type).toBe('COUNTER');
     expect(families.get('keyforge_rate_limit_refusals_total')?.type).toBe('COUNTER');
+  });
+
+  it('before the first full verification, keyforge_audit_verification_ok is absent (not 0: the critical alert would fire on a fresh install)', async () => {
+    expect(await t.prisma.auditVerdict.count()).toBe(0);
+    const { families, samples } = await scrape(`${server.url}/metrics`, TOKEN);
+    expect(families.get('keyforge_audit_verification_ok')?.metrics ?? []).toEqual([]);
+    expect(samples.get('keyforge_audit_verification_ok')?.metrics ?? []).toEqual([]);
+    expect(samples.get('keyforge_audit_last_verification_timestamp_seconds')?.metrics ?? []).toEqual([]);
   });
 
   it('counts requests, licensing outcomes by rejection and error code, and rate-limit refusals by limit', async () => {
@@ -142,6 +151,15 @@ describe('GET /metrics on the server', () => {
 });
 
 describe('the worker’s metrics listener (METRICS_PORT)', () => {
+  it("every job's run counters exist at 0 before its first run, so a first failure is an increase (KeyforgeJobFailing)", async () => {
+    const scraped = await scrape(workerMetricsUrl);
+    const series = scraped.samples.get('keyforge_job_runs_total')!.metrics;
+    for (const job of JOB_NAMES) {
+      for (const outcome of ['success', 'failure']) expect(series.some((metric) => metric.labels?.job === job && metric.labels?.outcome === outcome), `${job} ${outcome}`).toBe(true);
+    }
+    expect(valueOf(scraped, 'keyforge_job_runs_total', { job: 'weekly-digest', outcome: 'failure' })).toBe(0);
+  });
+
   it('counts job runs with their outcome, duration and last success, and email attempts, and reads the outbox backlog', async () => {
     await t.prisma.emailOutbox.create({ data: { kind: 'test', idempotencyKey: `metrics-test-${Date.now()}`, toAddress: 'ops@acme.test', subject: 'Hello', html: '<p>Hello</p>', text: 'Hello' } });
     const before = await scrape(workerMetricsUrl);

@@ -11,7 +11,7 @@ import { uniqueName } from './support/pg.js';
 import { waitUntil } from './support/wait.js';
 
 /**
- * Issue 24, item 5: a database error is an outage (503 + Retry-After) or not (500) by what it is — its SQLSTATE,
+ * A database error is an outage (503 + Retry-After) or not (500) by what it is — its SQLSTATE,
  * socket error, Prisma code or the driver adapter's kind — never by its message. Each case is a real fault on a
  * private cluster, through the server's own pool (db/database.ts) and Prisma client.
  */

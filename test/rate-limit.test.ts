@@ -49,7 +49,7 @@ describe('rate limits (README "HTTP errors": 429 with Retry-After)', () => {
     expect((await t.post('/api/v1/validate', { licenseKey: otherKey }, from('10.0.0.4'))).json.isValid).toBe(true);
   });
 
-  it('limits each license below its tenant: one customer key cannot spend the tenant budget (issue 12 item 8)', async () => {
+  it('limits each license below its tenant: one customer key cannot spend the tenant budget', async () => {
     const t = await start({ RATE_LIMIT_LICENSE_PER_MINUTE: '2', RATE_LIMIT_TENANT_PER_MINUTE: '5' });
     const { tenant, product, key } = await t.seedBasic();
     const { key: otherKey } = await t.seedLicense(tenant.id, product.id);

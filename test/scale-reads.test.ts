@@ -10,7 +10,7 @@ import { isExpiring, licenseStatus, type ExpiryWindow } from '../server/src/serv
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { seedLicensesInBulk } from './support/seed.js';
 
-// Reads that stay fast at 1M licenses (issue 11): capped list counts and the 8-row expiry widget. The rows
+// Reads that stay fast at 1M licenses: capped list counts and the 8-row expiry widget. The rows
 // are inserted in SQL (a few thousand licenses), then the answers are compared with the plain definitions.
 
 const T = Date.parse('2026-06-15T12:00:00.000Z');

@@ -16,11 +16,13 @@ import {
   NetworkError,
   VerificationError,
   type KeyforgeClientOptions,
+  type LicenseState,
   type TokenStore,
+  type UsageFlush,
 } from '../sdk/src/index.js';
 import { FileStore, machineFingerprint, machineId } from '../sdk/src/node.js';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
-import { revokeLicense } from '../server/src/services/licenses/management.js';
+import { deactivateActivation, revokeLicense, updateLicense } from '../server/src/services/licenses/management.js';
 import { setMeterQuota } from '../server/src/services/metering/management.js';
 import { rotateSigningKey } from '../server/src/services/signing/signing-keys.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
@@ -74,6 +76,8 @@ type Action =
   | 'drop-answer'
   /** Never answer. */
   | 'hang'
+  /** Cut the connection without forwarding: the server is out of reach. */
+  | 'cut'
   | { status: number; headers?: Record<string, string>; body?: unknown; raw?: string }
   /** Forward, then answer this JSON instead of the server's. */
   | { replace: (answer: { status: number; json: any }) => unknown };
@@ -116,6 +120,10 @@ class FaultProxy {
     const index = this.seen.push(seen) - 1;
     const action = this.rule(seen, index);
     if (action === 'hang') return;
+    if (action === 'cut') {
+      request.socket.destroy();
+      return;
+    }
     if (typeof action === 'object' && 'status' in action) {
       response.writeHead(action.status, { 'content-type': 'application/json', ...action.headers });
       response.end(action.raw ?? (action.body === undefined ? '' : JSON.stringify(action.body)));
@@ -280,6 +288,20 @@ describe('activate', () => {
     // The SDK always sends a device (the installation id by default), so a node-locked license just works.
     expect(await sdk.activate({ licenseKey: locked.key })).toMatchObject({ isValid: true, nodeLocked: true });
     expect((await failure(client().activate({ licenseKey: 'ACME-AAAA-AAAA-AAAA-AAAA' }))).code).toBe('LicenseNotFound');
+  });
+
+  it("a key of another product is refused before a seat is taken (the client sends its product); several names go as a list", async () => {
+    const { key, license: row } = await license({ maxActivations: 1 });
+    proxy.reset();
+    const error = await failure<LicenseRejectedError>(client({ product: 'Acme Render' }).activate({ licenseKey: key, deviceId: 'render-box' }));
+    expect(error).toBeInstanceOf(LicenseRejectedError);
+    expect(error.code).toBe('ProductMismatch');
+    expect(proxy.to('/api/v1/activate').map((request) => request.body.product)).toEqual(['Acme Render']);
+    expect(await activeSeats(row.id)).toBe(0);
+    // The seat is still there for the right application; several product names are sent as a list.
+    expect(await client({ product: ['Acme Render', PRODUCT] }).activate({ licenseKey: key, deviceId: 'studio-box' })).toMatchObject({ isValid: true, remainingActivations: 0 });
+    expect(proxy.to('/api/v1/activate').at(-1)!.body.product).toEqual(['Acme Render', PRODUCT]);
+    expect(await activeSeats(row.id)).toBe(1);
   });
 });
 
@@ -604,6 +626,179 @@ describe('meter', () => {
     expect(invalid.fields).toHaveProperty('event');
     expect(invalid.requestId).toBeTruthy();
     expect(proxy.to('/api/v1/meter')).toHaveLength(2);
+  });
+});
+
+describe('watch', () => {
+  it('reports what changes while the application runs: new features, a freed device, a revocation; nothing else; stops on abort', async () => {
+    const { key, license: row } = await license({ features: ['export'] });
+    const sdk = client();
+    await sdk.activate({ licenseKey: key, deviceId: 'watched-pc' });
+    const changes: [LicenseState, LicenseState | null][] = [];
+    const controller = new AbortController();
+    const watcher = sdk.watch({ licenseKey: key, deviceId: 'watched-pc', intervalSeconds: 1, signal: controller.signal, onChange: (state, previous) => changes.push([state, previous]) });
+    const next = async (count: number, what: string) => {
+      await waitUntil(() => changes.length >= count, { what });
+      return changes[count - 1][0];
+    };
+    expect(await next(1, 'the first finding')).toMatchObject({ status: 'valid', source: 'online', features: ['export'], code: null, entitlement: { licenseId: row.id, device: 'watched-pc', deviceActivated: true } });
+    expect(changes[0][1]).toBeNull();
+    expect(proxy.to('/api/v1/validate')[0].body).toMatchObject({ deviceId: 'watched-pc', requireActivation: true });
+
+    await updateLicense(ctx(), row.id, { features: ['export', 'render'] });
+    expect(await next(2, 'the new features')).toMatchObject({ status: 'valid', source: 'online', features: ['export', 'render'] });
+    expect(changes[1][1]).toBe(changes[0][0]);
+
+    const activation = await t.prisma.activation.findFirstOrThrow({ where: { licenseId: row.id, deviceId: 'watched-pc', deactivatedAt: null } });
+    await deactivateActivation(ctx(), activation.id);
+    expect(await next(3, 'the freed device')).toMatchObject({ status: 'device-freed', code: 'DeviceNotActivated', source: null, entitlement: null, features: [] });
+    await sdk.activate({ licenseKey: key, deviceId: 'watched-pc' });
+    expect(await next(4, 'the device back')).toMatchObject({ status: 'valid', source: 'online' });
+
+    await revokeLicense(ctx(), row.id);
+    const revoked = await next(5, 'the revocation');
+    expect(revoked).toMatchObject({ status: 'revoked', code: 'LicenseRevoked', source: null });
+    expect(revoked.error).toBeInstanceOf(LicenseRejectedError);
+    expect(watcher.state).toBe(revoked);
+
+    // Checks go on; the same finding is not reported again.
+    const checks = proxy.to('/api/v1/validate').length;
+    await waitUntil(() => proxy.to('/api/v1/validate').length >= checks + 2, { what: 'two more checks' });
+    expect(changes).toHaveLength(5);
+
+    controller.abort();
+    expect(watcher.active).toBe(false);
+    await expect(watcher.check()).rejects.toThrow('stopped');
+    const stoppedAt = proxy.to('/api/v1/validate').length;
+    await new Promise((resolve) => setTimeout(resolve, 2500)); // over two intervals and their jitter
+    expect(proxy.to('/api/v1/validate')).toHaveLength(stoppedAt);
+  });
+
+  it('falls back to the stored token while the server is out of reach, and reports the server again when it is back', async () => {
+    const { key } = await license({ features: ['export'], offlineGraceDays: 7 });
+    const sdk = client();
+    const changes: LicenseState[] = [];
+    const errors: unknown[] = [];
+    const watcher = sdk.watch({ licenseKey: key, intervalSeconds: 1, onChange: (state) => changes.push(state), onError: (error) => errors.push(error) });
+    try {
+      await waitUntil(() => changes.length === 1, { what: 'the first finding' });
+      expect(changes[0]).toMatchObject({ status: 'valid', source: 'online' });
+      expect(proxy.to('/api/v1/validate')[0].body.requireActivation).toBeUndefined(); // no deviceId: the license only
+
+      proxy.reset((request) => (request.path === '/api/v1/validate' ? 'cut' : 'forward'));
+      await waitUntil(() => changes.length === 2, { what: 'the offline finding' });
+      expect(changes[1]).toMatchObject({ status: 'valid', source: 'offline', features: ['export'], code: 'NetworkError' });
+      expect(changes[1].error).toBeInstanceOf(NetworkError);
+      // Retried (one attempt per check: the schedule is the retry), still answered by the stored token.
+      await waitUntil(() => proxy.to('/api/v1/validate').length >= 3, { what: 'retries' });
+      expect(changes).toHaveLength(2);
+      expect(errors.length).toBeGreaterThanOrEqual(2);
+      expect(errors.every((error) => error instanceof NetworkError)).toBe(true);
+
+      proxy.reset();
+      await waitUntil(() => changes.length === 3, { what: 'the server back' });
+      expect(changes[2]).toMatchObject({ status: 'valid', source: 'online', code: null });
+    } finally {
+      watcher.stop();
+    }
+
+    // Nothing stored and no server: unreachable.
+    proxy.reset((request) => (request.path === '/api/v1/validate' ? 'cut' : 'forward'));
+    const fresh: LicenseState[] = [];
+    const blind = client().watch({ licenseKey: key, intervalSeconds: 60, onChange: (state) => fresh.push(state) });
+    try {
+      await waitUntil(() => fresh.length === 1, { what: 'the first finding' });
+      expect(fresh[0]).toMatchObject({ status: 'unreachable', source: null, code: 'NetworkError' });
+    } finally {
+      blind.stop();
+    }
+  });
+
+  it('an interval longer than a timer holds (24.8 days) waits, rather than firing at once in a loop', async () => {
+    const { key } = await license();
+    const changes: LicenseState[] = [];
+    const watcher = client().watch({ licenseKey: key, intervalSeconds: 1e9, onChange: (state) => changes.push(state) });
+    try {
+      await waitUntil(() => changes.length === 1, { what: 'the first finding' });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(proxy.to('/api/v1/validate')).toHaveLength(1);
+    } finally {
+      watcher.stop();
+    }
+  });
+});
+
+describe('usage recorded offline', () => {
+  it('queued in the store while the server is out of reach, then sent once, in order, with the original timestamps; sending the queue again counts nothing', async () => {
+    const { key, license: row } = await license();
+    const store = new OpenStore();
+    // The usage happened 4, 3 and 2 minutes ago (inside the 5 minutes clear of midnight the suite waits for).
+    let now = Date.now() - 4 * 60_000;
+    const sdk = client({ store, clock: () => now, retry: { attempts: 2 } });
+    proxy.reset((request) => (request.path === '/api/v1/meter' ? 'cut' : 'forward'));
+    const queued = [];
+    for (const quantity of [3, 1, 2]) {
+      queued.push(await sdk.meter({ licenseKey: key, event: 'api.calls', quantity, queueOffline: true }));
+      now += 60_000;
+    }
+    expect(queued.map((result) => [result.queued, (result as { reason?: unknown }).reason instanceof NetworkError])).toEqual([[true, true], [true, true], [true, true]]);
+    const pending = await sdk.pendingUsage({ licenseKey: key });
+    expect(pending.map((record) => record.quantity)).toEqual([3, 1, 2]);
+    const timestamps = pending.map((record) => record.timestamp);
+    expect(timestamps.map((time) => Date.parse(time))).toEqual([now - 3 * 60_000, now - 2 * 60_000, now - 60_000]);
+    expect(new Set(pending.map((record) => record.idempotencyKey)).size).toBe(3);
+    expect([...store.values.keys()].filter((name) => name.startsWith('usage:'))).toHaveLength(1);
+    expect(JSON.stringify([...store.values])).not.toContain(key);
+    expect(await t.prisma.usageEvent.count({ where: { licenseId: row.id } })).toBe(0);
+    const saved = new Map(store.values);
+
+    // Back online: the next meter call sends what waits first, then itself.
+    proxy.reset();
+    const fourth = await sdk.meter({ licenseKey: key, event: 'api.calls', quantity: 4, queueOffline: true });
+    expect(fourth).toMatchObject({ queued: false, replayed: false, total: 10 });
+    const sent = proxy.to('/api/v1/meter').map((request) => request.body);
+    expect(sent.map((body) => body.quantity)).toEqual([3, 1, 2, 4]);
+    expect(sent.slice(0, 3).map((body) => [body.idempotencyKey, body.timestamp])).toEqual(pending.map((record) => [record.idempotencyKey, record.timestamp]));
+    const recorded = await t.prisma.usageEvent.findMany({ where: { licenseId: row.id }, orderBy: { createdAt: 'asc' }, select: { quantity: true, occurredAt: true, idempotencyKey: true } });
+    expect(recorded.map((event) => event.quantity)).toEqual([3, 1, 2, 4]);
+    expect(recorded.slice(0, 3).map((event) => event.occurredAt.toISOString())).toEqual(timestamps);
+    expect(await sdk.pendingUsage({ licenseKey: key })).toEqual([]);
+
+    // The same queue sent again (a crash after sending, before the store was written): counted once.
+    for (let round = 0; round < 2; round++) {
+      store.values = new Map(saved);
+      const again: UsageFlush = await sdk.flushUsage({ licenseKey: key });
+      expect(again.sent.map((result) => [result.quantity, result.replayed])).toEqual([[3, true], [1, true], [2, true]]);
+      expect(again).toMatchObject({ dropped: [], remaining: 0, stoppedBy: null });
+    }
+    expect(await t.prisma.usageEvent.count({ where: { licenseId: row.id } })).toBe(4);
+    expect((await sdk.meter({ licenseKey: key, event: 'api.calls', quantity: 1 })).total).toBe(11);
+  });
+
+  it('a watcher sends the queue when the server is back; a record refused for good is dropped and reported, the rest stay in order', async () => {
+    const { key, license: row } = await license();
+    await setMeterQuota(ctx(), row.id, { event: 'export', period: 'month', limit: 2 });
+    const sdk = client({ retry: { attempts: 1 } });
+    proxy.reset((request) => (request.path === '/api/v1/meter' ? 'cut' : 'forward'));
+    await sdk.meter({ licenseKey: key, event: 'export', quantity: 2, queueOffline: true });
+    await sdk.meter({ licenseKey: key, event: 'export', quantity: 1, queueOffline: true }); // over the quota
+    await sdk.meter({ licenseKey: key, event: 'api.calls', quantity: 5, queueOffline: true });
+    expect(await sdk.pendingUsage({ licenseKey: key })).toHaveLength(3);
+
+    proxy.reset();
+    const flushed: UsageFlush[] = [];
+    const watcher = sdk.watch({ licenseKey: key, intervalSeconds: 60, onChange: () => undefined, onUsageFlushed: (report) => flushed.push(report) });
+    try {
+      await waitUntil(() => flushed.length === 1, { what: 'the queue sent' });
+    } finally {
+      watcher.stop();
+    }
+    expect(flushed[0].sent.map((result) => [result.event, result.quantity, result.total])).toEqual([['export', 2, 2], ['api.calls', 5, 5]]);
+    expect(flushed[0].dropped).toHaveLength(1);
+    expect(flushed[0].dropped[0].record).toMatchObject({ event: 'export', quantity: 1 });
+    expect(flushed[0].dropped[0].error).toMatchObject({ code: 'QuotaExceeded' });
+    expect(flushed[0].remaining).toBe(0);
+    expect(await t.prisma.usageEvent.count({ where: { licenseId: row.id } })).toBe(2);
   });
 });
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.js';
 
-// Issue 12 item 3: a key created with X-Api-Key has a human owner; deactivating the owner or revoking the
+// A key created with X-Api-Key has a human owner; deactivating the owner or revoking the
 // parent disables every derived key.
 let t: TestApp;
 let admin: Awaited<ReturnType<TestApp['setupAdmin']>>;
@@ -56,7 +56,7 @@ describe('API keys trace to a human', () => {
   });
 });
 
-describe("a key never acts above its owner's current role (issue 26 item 4)", () => {
+describe("a key never acts above its owner's current role", () => {
   it("a demoted owner's admin keys (and the keys they minted) act read-only at most, and again as admins once re-promoted", async () => {
     const owner = await t.seedUser(admin.user.tenantId, { email: 'demoted@acme.test' });
     const session = await t.login('demoted@acme.test');

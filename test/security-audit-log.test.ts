@@ -12,7 +12,7 @@ import { loadTokenSigner } from '../server/src/services/signing/signing-keys.js'
 import { startTestApp, type TestApp } from './support/harness.js';
 import { runCli } from './support/processes.js';
 
-// Issue 12 item 5 (chain): keyed hashes and signed checkpoints detect what the owner role (or a one-URL
+// Keyed hashes and signed checkpoints detect what the owner role (or a one-URL
 // setup) can still do to the table; the app role cannot even try (security-db-roles.test.ts).
 let t: TestApp;
 let admin: Awaited<ReturnType<TestApp['setupAdmin']>>;

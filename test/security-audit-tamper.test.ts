@@ -7,9 +7,10 @@ import { entryHash } from '../server/src/services/audit/audit-log.js';
 import { auditCheckpointJob, auditVerifyJob } from '../server/src/jobs/audit-integrity.js';
 import type { JobContext } from '../server/src/jobs/types.js';
 import { startTestApp, type TestApp } from './support/harness.js';
+import { MAX_CHECKPOINT_TEXT, MAX_KEPT_CHECKPOINTS } from '../server/src/services/audit/verification.js';
 import { runCli } from './support/processes.js';
 
-// Issue 26 item 1: the tamper matrix, played as the database's owner (the schema owner, here also a superuser:
+// The tamper matrix, played as the database's owner (the schema owner, here also a superuser:
 // it switches the append-only triggers off, rewrites, deletes and truncates at will). Whoever kept one signed
 // checkpoint from before the tampering detects it — the checkpoint file downloaded from the console, the line of the
 // process log, the `audit.checkpoint` webhook payload — and so does every check inside the database that can: the
@@ -277,6 +278,18 @@ describe('the verifier outside the console', () => {
     expect(result.checkpoints.map((report: { status: string }) => report.status)).toEqual(['UNVERIFIABLE', 'OTHER_COMPANY', 'OTHER_COMPANY']);
     const nothing = await t.gql(VERIFY, { checkpoints: 'no checkpoints here' }, { apiKey: c.apiKey });
     expect(nothing.errors?.[0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { checkpoints: expect.stringContaining('holds no checkpoint') } });
+  });
+
+  it('hostile text is scanned in linear time up to the cap (a run of "eyJ" fills it), and refused past it', async () => {
+    const c = await prepare('HOSTILE');
+    // The whole cap of a run that made a backtracking expression take minutes: answered at once, with no checkpoint in it.
+    const run = await t.gql(VERIFY, { checkpoints: 'eyJ'.repeat(MAX_CHECKPOINT_TEXT / 3) }, { apiKey: c.apiKey });
+    expect(run.errors?.[0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { checkpoints: expect.stringContaining('holds no checkpoint') } });
+    const over = await t.gql(VERIFY, { checkpoints: `${c.kept}\n${'x'.repeat(MAX_CHECKPOINT_TEXT)}` }, { apiKey: c.apiKey });
+    expect(over.errors?.[0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { checkpoints: expect.stringContaining('at most 250,000 characters') } });
+    // The cap holds as many bare checkpoints, one a line, as one verification reads.
+    const token = /eyJ[\w-]+\.eyJ[\w-]+\.[\w-]+/.exec(c.kept)![0];
+    expect(MAX_KEPT_CHECKPOINTS * (token.length + 1)).toBeLessThanOrEqual(MAX_CHECKPOINT_TEXT);
   });
 
   it('a verdict the server did not write is itself reported', async () => {

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../server/src/config.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
-// Issue 12 item 4: X-Forwarded-For is written by the client; only hops appended by trusted proxies count.
+// X-Forwarded-For is written by the client; only hops appended by trusted proxies count.
 const apps: TestApp[] = [];
 afterAll(async () => {
   for (const app of apps) await app.close();

@@ -3,8 +3,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDatabase, databaseUrl, dropDatabase, uniqueName, withAdmin } from './support/pg.js';
 import { startTestApp, type TestApp } from './support/harness.js';
+import { publicJwks, rotateSigningKey } from '../server/src/services/signing/signing-keys.js';
 
-// Issue 12 item 5 (roles): the server's own database role cannot rewrite the activity log.
+// The server's own database role cannot rewrite the activity log.
 let t: TestApp;
 let app: pg.Client;
 beforeAll(async () => {
@@ -41,7 +42,7 @@ describe('the app role', () => {
       `INSERT INTO audit_chain_legacy (tenant_id, last_legacy_seq) SELECT id, 1000000 FROM tenants`,
       'UPDATE audit_chain_legacy SET last_legacy_seq = 1000000',
       'DROP FUNCTION audit_log_refuse_change() CASCADE',
-      // Issue 26: the checkpoints and the verification verdicts are append-only too.
+      // The checkpoints and the verification verdicts are append-only too.
       'UPDATE audit_checkpoints SET seq = 1',
       'ALTER TABLE audit_checkpoints DISABLE TRIGGER ALL',
       'DELETE FROM audit_verdicts',
@@ -51,6 +52,25 @@ describe('the app role', () => {
       'DROP FUNCTION audit_refuse_change() CASCADE',
     ];
     for (const sql of attacks) expect(await attempt(sql), sql).toMatch(/permission denied|must be owner/);
+  });
+
+  it('cannot change or delete a signing key (retiring every key would make every check UNVERIFIABLE); rotation still works', async () => {
+    const before = await t.prisma.signingKey.findMany({ orderBy: { createdAt: 'asc' } });
+    expect(before.length).toBeGreaterThan(0);
+    for (const sql of [
+      'UPDATE signing_keys SET retired_at = now()',
+      `UPDATE signing_keys SET public_jwk = '{}'::jsonb`,
+      'DELETE FROM signing_keys',
+      'TRUNCATE signing_keys',
+      'ALTER TABLE signing_keys DISABLE TRIGGER ALL',
+    ]) {
+      expect(await attempt(sql), sql).toMatch(/permission denied|must be owner/);
+    }
+    expect(await t.prisma.signingKey.findMany({ orderBy: { createdAt: 'asc' } })).toEqual(before);
+    // The app role rotates with an INSERT alone; the old keys stay published.
+    const rotated = await rotateSigningKey({ db: t.deps.db, secrets: t.deps.secrets, now: new Date() }, { immediately: true });
+    const jwks = await publicJwks(t.deps);
+    expect(jwks.keys.map((key) => key.kid)).toEqual(expect.arrayContaining([rotated.kid, ...before.map((row) => row.kid)]));
   });
 
   it('keeps read/write on ordinary tables, including tables a later migration creates (default privileges)', async () => {
@@ -97,8 +117,9 @@ describe('pnpm db:migrate with MIGRATION_DATABASE_URL and DATABASE_URL', () => {
         const { rows } = await client.query(`SELECT has_table_privilege('audit_log', 'INSERT') AS ins, has_table_privilege('audit_log', 'DELETE') AS del,
           has_table_privilege('audit_log', 'TRUNCATE') AS trunc, has_table_privilege('licenses', 'DELETE') AS lic,
           has_table_privilege('audit_verdicts', 'INSERT') AS verdict_ins, has_table_privilege('audit_verdicts', 'UPDATE') AS verdict_upd,
-          has_table_privilege('audit_checkpoints', 'DELETE') AS checkpoint_del`);
-        expect(rows[0]).toEqual({ ins: true, del: false, trunc: false, lic: true, verdict_ins: true, verdict_upd: false, checkpoint_del: false });
+          has_table_privilege('audit_checkpoints', 'DELETE') AS checkpoint_del, has_table_privilege('signing_keys', 'INSERT') AS key_ins,
+          has_table_privilege('signing_keys', 'UPDATE') AS key_upd, has_table_privilege('signing_keys', 'DELETE') AS key_del`);
+        expect(rows[0]).toEqual({ ins: true, del: false, trunc: false, lic: true, verdict_ins: true, verdict_upd: false, checkpoint_del: false, key_ins: true, key_upd: false, key_del: false });
       } finally {
         await client.end();
       }

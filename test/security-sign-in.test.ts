@@ -5,7 +5,7 @@ import { MAX_FAILED_LOGINS, failureIsAudited, login } from '../server/src/servic
 import { passwordHashesRunning } from '../server/src/services/auth/passwords.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
-// Issue 12 items 1 and 2: sign-in limits, bounded argon2 work, bounded failure logging, no user enumeration.
+// Sign-in limits, bounded argon2 work, bounded failure logging, no user enumeration.
 const apps: TestApp[] = [];
 afterAll(async () => {
   for (const app of apps) await app.close();
@@ -123,7 +123,7 @@ describe('no user enumeration', () => {
   });
 });
 
-// Issue 26 item 2: throttle attackers, not the account holder (OWASP device cookies).
+// Throttle attackers, not the account holder (OWASP device cookies).
 describe("the account holder's browser cannot be locked out (device cookie)", () => {
   const LIMITS = { RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: '30', RATE_LIMIT_SIGNIN_PER_ACCOUNT_PER_MINUTE: '10' };
   /** A login call, as a browser sends it: the cookies it holds, from an address. */

@@ -372,6 +372,24 @@ describe('endpoint limit', () => {
   });
 });
 
+describe('deleting an endpoint', () => {
+  it("answers the deleted endpoint with the console's selection (endpoint { id }), and the row and its deliveries are gone", async () => {
+    const { endpoint } = await createEndpoint(A);
+    await emitEvent(t.deps.db.prisma, A.tenantId, 'license.created', { test: true }, clock.now());
+    expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id } })).toBe(1);
+    const response = await t.gql('mutation DeleteWebhookEndpoint($id: ID!) { deleteWebhookEndpoint(input: { id: $id }) { endpoint { id } } }', { id: endpoint.id }, { token: A.admin.token });
+    expect(response.errors).toBeUndefined();
+    expect(response.data.deleteWebhookEndpoint).toEqual({ endpoint: { id: endpoint.id } });
+    expect(await t.prisma.webhookEndpoint.count({ where: { id: endpoint.id } })).toBe(0);
+    expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id } })).toBe(0);
+    // Every field of the type resolves from the deleted row as well.
+    const second = await createEndpoint(A);
+    const full = await t.gql('mutation($id: ID!) { deleteWebhookEndpoint(input: { id: $id }) { endpoint { id url eventTypes enabled consecutiveFailures disabledReason createdAt updatedAt } } }', { id: second.endpoint.id }, { token: A.admin.token });
+    expect(full.errors).toBeUndefined();
+    expect(full.data.deleteWebhookEndpoint.endpoint).toMatchObject({ id: second.endpoint.id, url: receiverUrl, enabled: true });
+  });
+});
+
 describe('tenant isolation', () => {
   it("another company cannot list, change or read the deliveries of an endpoint; a company's events never reach another's endpoints", async () => {
     const mine = await createEndpoint(A);

@@ -1,10 +1,12 @@
 import { decodeJwt } from 'jose';
-import { ApiError, LicenseRejectedError, NetworkError, VerificationError, isTransient } from './errors.js';
+import { ApiError, KeyforgeError, LicenseRejectedError, NetworkError, VerificationError, isTransient } from './errors.js';
 import { FloatingSession, type CheckoutAnswer } from './floating.js';
 import { DEFAULT_RETRY, Transport, type RetryOptions } from './http.js';
 import { KeyRing, type JSONWebKeySet } from './keys.js';
 import { MemoryStore, type TokenStore } from './stores.js';
 import { verifyOfflineToken, type Entitlement } from './tokens.js';
+import { UsageQueue, type QueuedUsage, type UsageFlush } from './usage.js';
+import { LicenseWatcher, type LicenseState, type WatchProbe, type WatchStatus } from './watch.js';
 import type {
   Activation,
   ActivateOptions,
@@ -14,6 +16,9 @@ import type {
   LicenseStatus,
   MeterOptions,
   MeterResult,
+  QueuedMeter,
+  QueueingMeterOptions,
+  WatchOptions,
   Validation,
   ValidateOfflineOptions,
   ValidateOptions,
@@ -25,7 +30,8 @@ export interface KeyforgeClientOptions {
   baseUrl: string;
   /**
    * Your application's product name(s) as the vendor named them in Keyforge. A token for another product is
-   * refused (`WrongProduct`), unless it is a bundle that contains one of them.
+   * refused (`WrongProduct`), unless it is a bundle that contains one of them; `activate` sends them, so the server
+   * refuses such a key (`ProductMismatch`) before it takes a seat.
    */
   product: string | readonly string[];
   /** The expected `iss` of offline tokens: the server's `PUBLIC_URL`. Default: `baseUrl`. */
@@ -71,6 +77,15 @@ function requireKey(licenseKey: unknown): string {
   return licenseKey;
 }
 
+/** The watcher's status for a rejection code (others: `rejected`). */
+const WATCH_STATUS: Record<string, WatchStatus> = {
+  LicenseRevoked: 'revoked',
+  Suspended: 'suspended',
+  LicenseExpired: 'expired',
+  DeviceNotActivated: 'device-freed',
+  LicenseNotFound: 'not-found',
+};
+
 const rejection = (json: Record<string, unknown>) =>
   new LicenseRejectedError(typeof json.errorCode === 'string' ? json.errorCode : 'Rejected', typeof json.message === 'string' ? json.message : 'The server refused the request.', json);
 
@@ -92,6 +107,7 @@ export class KeyforgeClient {
   readonly #store: TokenStore;
   readonly #clock: () => number;
   readonly #toleranceSeconds: number;
+  readonly #usage: UsageQueue;
   #deviceId: Promise<string> | null = null;
 
   constructor(options: KeyforgeClientOptions) {
@@ -109,6 +125,7 @@ export class KeyforgeClient {
     if (!this.products.length || this.products.some((name) => typeof name !== 'string' || !name)) throw new TypeError('product must name your application\'s product (or products).');
     this.#clock = options.clock ?? Date.now;
     this.#store = options.store ?? new MemoryStore();
+    this.#usage = new UsageQueue(this.#store);
     this.#toleranceSeconds = options.clockToleranceSeconds ?? 300;
     const fetchImpl = options.fetch ?? globalThis.fetch?.bind(globalThis);
     if (!fetchImpl) throw new TypeError('No fetch on this platform: pass options.fetch.');
@@ -137,14 +154,18 @@ export class KeyforgeClient {
 
   /**
    * Registers this installation and takes a seat. Each attempt fetches its own fresh nonce; an attempt whose
-   * answer is lost is retried with the same device, which the server answers with the same seat.
+   * answer is lost is retried with the same device, which the server answers with the same seat. The client's
+   * `product` is sent along: a key of another product (not a bundle containing one of them) is refused with
+   * `ProductMismatch` without taking a seat.
    *
-   * @throws {@link LicenseRejectedError} `SeatsExhausted`, `DeviceIdRequired`, `LicenseExpired` …
+   * @throws {@link LicenseRejectedError} `SeatsExhausted`, `ProductMismatch`, `DeviceIdRequired`, `LicenseExpired` …
    */
   async activate(options: ActivateOptions): Promise<Activation> {
     const licenseKey = requireKey(options.licenseKey);
     const deviceId = options.deviceId ?? (await this.deviceId());
-    const body = { licenseKey, deviceId, ...optional({ deviceName: options.deviceName, version: options.version, userEmail: options.userEmail }) };
+    // The client's product(s): the server refuses a key of another product (ProductMismatch) before it takes a seat.
+    const product = this.products.length === 1 ? this.products[0] : [...this.products];
+    const body = { licenseKey, deviceId, product, ...optional({ deviceName: options.deviceName, version: options.version, userEmail: options.userEmail }) };
     const { json } = await this.#transport.retrying(async () => {
       const issued = await this.#transport.once('GET', '/api/v1/nonce', { signal: options.signal });
       if (typeof issued.json.nonce !== 'string') throw new ApiError({ code: 'InvalidResponse', message: 'GET /api/v1/nonce answered without a nonce.', status: issued.status });
@@ -163,7 +184,12 @@ export class KeyforgeClient {
    *   {@link VerificationError} when the token does not check out; {@link NetworkError} / {@link ApiError}
    *   when the server could not answer (unless `offlineFallback` answers from the stored token).
    */
-  async validate(options: ValidateOptions): Promise<Validation> {
+  validate(options: ValidateOptions): Promise<Validation> {
+    return this.#validate(options, true);
+  }
+
+  /** validate, with the transport's retries (`retry`) or one attempt (a watcher: its schedule is the retry). */
+  async #validate(options: ValidateOptions, retry: boolean): Promise<Validation> {
     const licenseKey = requireKey(options.licenseKey);
     const challenge = randomToken(24);
     const { requireActivation } = options;
@@ -172,7 +198,8 @@ export class KeyforgeClient {
     const body = { licenseKey, challenge, ...optional({ version: options.version, deviceId, requireActivation: requireActivation || undefined }) };
     let json: Record<string, unknown>;
     try {
-      ({ json } = await this.#transport.retrying(() => this.#transport.once('POST', '/api/v1/validate', { body, signal: options.signal }), options.signal));
+      const attempt = () => this.#transport.once('POST', '/api/v1/validate', { body, signal: options.signal });
+      ({ json } = retry ? await this.#transport.retrying(attempt, options.signal) : await attempt());
     } catch (error) {
       if (!options.offlineFallback || !isTransient(error) || options.signal?.aborted) throw error;
       try {
@@ -275,16 +302,144 @@ export class KeyforgeClient {
    * Records usage. Every attempt carries the same idempotency key, so a retry after a lost answer is counted
    * once (`replayed: true` on the answer that found it recorded).
    *
+   * With `queueOffline: true`, usage that cannot reach the server (no answer, 429, 502-504 after the retries) is
+   * kept in the store with its idempotency key and the time of this call, and the call resolves with
+   * `{ queued: true }`; while records wait, later calls queue behind them, so usage is sent in the order it
+   * happened. The queue is sent by the next `meter` call that gets through, by {@link KeyforgeClient.flushUsage}
+   * and by a {@link KeyforgeClient.watch} of the license after each online check.
+   *
    * @throws {@link LicenseRejectedError} `QuotaExceeded` (with `total`, `limit`, `remaining` in `response`) …
    */
-  async meter(options: MeterOptions): Promise<MeterResult> {
+  meter(options: QueueingMeterOptions): Promise<MeterResult | QueuedMeter>;
+  meter(options: MeterOptions): Promise<MeterResult>;
+  async meter(options: MeterOptions | QueueingMeterOptions): Promise<MeterResult | QueuedMeter> {
     const licenseKey = requireKey(options.licenseKey);
     const idempotencyKey = options.idempotencyKey ?? randomToken(16);
     const timestamp = options.timestamp instanceof Date ? options.timestamp.toISOString() : options.timestamp;
-    const body = { licenseKey, event: options.event, quantity: options.quantity ?? 1, idempotencyKey, ...optional({ timestamp }) };
-    const { json, headers } = await this.#transport.retrying(() => this.#transport.once('POST', '/api/v1/meter', { body, signal: options.signal }), options.signal);
+    const body = { event: options.event, quantity: options.quantity ?? 1, idempotencyKey, ...optional({ timestamp }) };
+    if (!('queueOffline' in options) || !options.queueOffline) return this.#sendUsage(licenseKey, body, options.signal);
+
+    // The time of the usage as the server's clock would say (the difference measured at the last online validate).
+    const record: QueuedUsage = { event: body.event, quantity: body.quantity, idempotencyKey, timestamp: timestamp ?? new Date(await this.#serverNow(licenseKey)).toISOString() };
+    const name = await this.#usageName(licenseKey);
+    const queued = (reason: unknown): QueuedMeter => ({ queued: true, ...record, reason });
+    if ((await this.#usage.list(name)).length) {
+      // Behind what is waiting, so the server gets usage in the order it happened.
+      await this.#usage.append(name, record);
+      const flushed = await this.flushUsage({ licenseKey, signal: options.signal });
+      const sent = flushed.sent.find((result) => result.idempotencyKey === idempotencyKey);
+      if (sent) return sent;
+      const dropped = flushed.dropped.find((entry) => entry.record.idempotencyKey === idempotencyKey);
+      if (dropped) throw dropped.error;
+      return queued(flushed.stoppedBy);
+    }
+    try {
+      return await this.#sendUsage(licenseKey, body, options.signal);
+    } catch (error) {
+      if (!isTransient(error) || options.signal?.aborted) throw error;
+      await this.#usage.append(name, record);
+      return queued(error);
+    }
+  }
+
+  /**
+   * Sends the usage queued for a license while the server could not be reached (`meter` with `queueOffline`), one
+   * record at a time in the order recorded, each with its idempotency key and original timestamp, so a record sent
+   * twice (an answer lost, a flush repeated after a crash) is counted once. A record the server refuses for good
+   * (a rejection such as `QuotaExceeded`, or an invalid record such as a timestamp older than the server's 30 days)
+   * is removed and listed in `dropped`; the first that gets no answer stops the flush, and it and the rest stay queued.
+   */
+  async flushUsage(options: { licenseKey: string; signal?: AbortSignal }): Promise<UsageFlush> {
+    const licenseKey = requireKey(options.licenseKey);
+    const name = await this.#usageName(licenseKey);
+    return this.#usage.exclusive(name, async () => {
+      const report: UsageFlush = { sent: [], dropped: [], remaining: 0, stoppedBy: null };
+      for (const record of await this.#usage.list(name)) {
+        try {
+          report.sent.push(await this.#sendUsage(licenseKey, record, options.signal));
+        } catch (error) {
+          if (options.signal?.aborted) throw error;
+          const definite = error instanceof LicenseRejectedError || (error instanceof ApiError && error.status >= 400 && error.status < 500 && !isTransient(error));
+          if (!definite) {
+            report.stoppedBy = error;
+            break;
+          }
+          report.dropped.push({ record, error: error as KeyforgeError });
+        }
+        await this.#usage.remove(name, record.idempotencyKey);
+      }
+      report.remaining = (await this.#usage.list(name)).length;
+      return report;
+    });
+  }
+
+  /** The usage records of a license waiting to be sent, oldest first. */
+  async pendingUsage(options: { licenseKey: string }): Promise<QueuedUsage[]> {
+    return this.#usage.list(await this.#usageName(requireKey(options.licenseKey)));
+  }
+
+  /**
+   * Revalidates a license in the background and reports what changes: the returned {@link LicenseWatcher} checks
+   * at once, then every `intervalSeconds` (±10 % jitter), and calls `onChange` with the first finding and whenever
+   * the status (`valid`, `suspended`, `revoked`, `expired`, `device-freed` …), its source (online, or the stored
+   * token while the server is out of reach), the features or the license's expiry change. A check that gets no
+   * answer falls back to the stored token (within its offline grace period) and is retried with exponential
+   * backoff; after each online check the license's queued usage is sent. Stops on `signal` or `stop()`.
+   *
+   * With a `deviceId` the watch is device-scoped (`requireActivation`, default true then): a device freed in the
+   * console (or by the customer) is reported as `device-freed`.
+   */
+  watch(options: WatchOptions): LicenseWatcher {
+    const licenseKey = requireKey(options.licenseKey);
+    if (typeof options.onChange !== 'function') throw new TypeError('watch needs an onChange callback.');
+    const requireActivation = options.requireActivation ?? options.deviceId !== undefined;
+    const target = { licenseKey, deviceId: options.deviceId, requireActivation, version: options.version };
+    return new LicenseWatcher((signal) => this.#probe(target, signal), options);
+  }
+
+  /** One check of a watcher: online, else the stored token. */
+  async #probe(target: { licenseKey: string; deviceId?: string; requireActivation: boolean; version?: string }, signal: AbortSignal): Promise<WatchProbe> {
+    const { licenseKey, requireActivation, version } = target;
+    const deviceId = target.deviceId ?? (requireActivation ? await this.deviceId() : undefined);
+    const state = (status: WatchStatus, fields: Partial<LicenseState> = {}): LicenseState => ({ status, source: null, entitlement: null, features: [], code: null, error: null, checkedAt: new Date(this.#clock()), ...fields });
+    let online: Validation;
+    try {
+      online = await this.#validate({ licenseKey, deviceId, requireActivation, version, signal }, false);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      const code = error instanceof KeyforgeError ? error.code : null;
+      if (error instanceof LicenseRejectedError) return { state: state(Object.hasOwn(WATCH_STATUS, error.code) ? WATCH_STATUS[error.code] : 'rejected', { code, error }), transient: null };
+      if (!isTransient(error)) return { state: state('unverified', { code, error }), transient: null };
+      try {
+        const offline = await this.validateOffline({ licenseKey, deviceId, requireActivation });
+        return { state: state('valid', { source: 'offline', entitlement: offline.entitlement, features: offline.entitlement.features, code, error }), transient: error };
+      } catch (offlineError) {
+        const missing = offlineError instanceof VerificationError && offlineError.code === 'TokenMissing';
+        return { state: state('unreachable', missing ? { code, error } : { code: offlineError instanceof KeyforgeError ? offlineError.code : null, error: offlineError }), transient: error };
+      }
+    }
+    const probe: WatchProbe = { state: state('valid', { source: 'online', entitlement: online.entitlement, features: online.entitlement.features }), transient: null };
+    // Back online: what was recorded meanwhile goes now.
+    try {
+      probe.usage = await this.flushUsage({ licenseKey, signal });
+      if (probe.usage.stoppedBy) probe.errors = [probe.usage.stoppedBy];
+    } catch (error) {
+      if (signal.aborted) throw error;
+      probe.errors = [error];
+    }
+    return probe;
+  }
+
+  async #sendUsage(licenseKey: string, body: { event: string; quantity: number; idempotencyKey: string; timestamp?: string }, signal: AbortSignal | undefined): Promise<MeterResult> {
+    const { json, headers } = await this.#transport.retrying(() => this.#transport.once('POST', '/api/v1/meter', { body: { licenseKey, ...body }, signal }), signal);
     if (json.isValid !== true) throw rejection(json);
-    return { ...(json as unknown as MeterResult), idempotencyKey, replayed: headers.get('idempotent-replayed') === 'true' };
+    return { ...(json as unknown as MeterResult), idempotencyKey: body.idempotencyKey, replayed: headers.get('idempotent-replayed') === 'true', queued: false };
+  }
+
+  /** Now on the server's clock as this client estimates it (the local clock when no license token tells the difference). */
+  async #serverNow(licenseKey: string): Promise<number> {
+    const record = await this.#load(licenseKey).catch(() => null);
+    return this.#clock() + (record?.skewMs ?? 0);
   }
 
   /** Deletes the stored token of a license (e.g. when the user removes the key). */
@@ -328,9 +483,17 @@ export class KeyforgeClient {
     return Math.abs(skew) <= SKEW_NOISE_MS ? 0 : skew;
   }
 
+  /** A digest naming a license in the store, so the store never holds the key itself. */
+  async #digest(licenseKey: string): Promise<string> {
+    return (await sha256Hex(`${this.issuer}\n${normalizeKey(licenseKey)}`)).slice(0, 32);
+  }
+
   async #recordKey(licenseKey: string): Promise<string> {
-    // A digest, so the store never holds the key itself.
-    return `license:${(await sha256Hex(`${this.issuer}\n${normalizeKey(licenseKey)}`)).slice(0, 32)}`;
+    return `license:${await this.#digest(licenseKey)}`;
+  }
+
+  async #usageName(licenseKey: string): Promise<string> {
+    return `usage:${await this.#digest(licenseKey)}`;
   }
 
   async #save(licenseKey: string, record: TokenRecord): Promise<void> {

@@ -18,6 +18,8 @@ export type RejectionCode =
   | 'SeatsExhausted'
   | 'VersionNotSupported'
   | 'DeviceIdRequired'
+  /** activate: the license is for another product than the client's `product` (and not a bundle containing it); no seat was taken. */
+  | 'ProductMismatch'
   | 'ActivationNotFound'
   /** validate with `requireActivation`: this device holds no activation of the license (never activated, or deactivated). */
   | 'DeviceNotActivated'

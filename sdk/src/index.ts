@@ -10,6 +10,8 @@ export { FloatingSession, type SessionState } from './floating.js';
 export type { RetryOptions } from './http.js';
 export type { JSONWebKeySet } from './keys.js';
 export { LocalStorageStore, MemoryStore, type TokenStore, type WebStorage } from './stores.js';
+export type { QueuedUsage, UsageFlush } from './usage.js';
+export { LicenseWatcher, type LicenseState, type WatchStatus } from './watch.js';
 export type { Entitlement } from './tokens.js';
 export type {
   Activation,
@@ -22,6 +24,9 @@ export type {
   LicenseStatus,
   MeterOptions,
   MeterResult,
+  QueuedMeter,
+  QueueingMeterOptions,
+  WatchOptions,
   Validation,
   ValidateOfflineOptions,
   ValidateOptions,

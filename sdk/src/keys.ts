@@ -1,4 +1,5 @@
-import { importJWK, type JWK } from 'jose';
+// jose's own CryptoKey type, not the DOM's: the emitted declarations must compile where no DOM lib is loaded (Node).
+import { importJWK, type CryptoKey, type JWK } from 'jose';
 import { VerificationError } from './errors.js';
 import type { Transport } from './http.js';
 import type { TokenStore } from './stores.js';

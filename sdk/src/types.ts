@@ -1,4 +1,6 @@
 import type { Entitlement } from './tokens.js';
+import type { LicenseState } from './watch.js';
+import type { UsageFlush } from './usage.js';
 
 /** Options every call takes. */
 export interface CallOptions {
@@ -165,6 +167,49 @@ export interface MeterResult {
   idempotencyKey: string;
   /** True when the server had already recorded this key: nothing was added (the first answer is repeated). */
   replayed: boolean;
+  /** False: the server recorded it (see {@link QueuedMeter} for `meter` with `queueOffline`). */
+  queued: false;
+}
+
+/** `meter` with `queueOffline: true`: when the server cannot be reached, the record waits in the store. */
+export interface QueueingMeterOptions extends MeterOptions {
+  queueOffline: true;
+}
+
+/** A usage record kept in the store to be sent when the server can be reached (`meter` with `queueOffline`). */
+export interface QueuedMeter {
+  queued: true;
+  event: string;
+  quantity: number;
+  /** When the usage happened, as it will be sent (ISO 8601). */
+  timestamp: string;
+  idempotencyKey: string;
+  /** Why it was not sent now (a {@link NetworkError}, a 429/503 `ApiError`). */
+  reason: unknown;
+}
+
+/** `watch`: revalidate a license in the background. */
+export interface WatchOptions {
+  licenseKey: string;
+  /**
+   * This machine's id (as given to `activate`): binds the checks to it and, by default, makes them device-scoped
+   * (`requireActivation`), so a device freed meanwhile (by the vendor or the customer) shows as `device-freed`.
+   */
+  deviceId?: string;
+  /** Device-scoped checks (default: true when `deviceId` is given; without one, the installation id is checked). */
+  requireActivation?: boolean;
+  /** The running application version, checked against the license's bounds. */
+  version?: string;
+  /** Seconds between checks (default 900, at least 1), each spread by ±10 %. */
+  intervalSeconds?: number;
+  /** Called with the first finding, then whenever the status, its source, the features or the expiry change. */
+  onChange: (state: LicenseState, previous: LicenseState | null) => void;
+  /** Failed checks (the server out of reach: the stored token answers meanwhile), queued usage that could not be sent, a throwing `onChange`. */
+  onError?: (error: unknown) => void;
+  /** Queued usage was sent (or dropped) after an online check. */
+  onUsageFlushed?: (report: UsageFlush) => void;
+  /** Stops the watcher when it aborts. */
+  signal?: AbortSignal;
 }
 
 /** `checkout`: take a floating seat (README "Floating seats"). */

@@ -42,15 +42,29 @@ function fingerprint(inputs) {
   return hash.digest('hex');
 }
 
-const wanted = process.argv.slice(2);
-for (const target of targets.filter((candidate) => wanted.length === 0 || wanted.includes(candidate.name))) {
-  const stamp = path.join(root, target.output, '.build-fingerprint');
-  const current = fingerprint(target.inputs);
-  if (existsSync(stamp) && readFileSync(stamp, 'utf8') === current) {
-    process.stdout.write(`${target.name}: up to date (no source changed since the last build)\n`);
-    continue;
+/**
+ * Builds each wanted target (`console`, `server`; none: both) whose sources changed, one progress line each
+ * ("building console… done in 12 s"); the build's own output is shown only when it fails. False when a build failed.
+ */
+export function buildIfChanged(wanted = [], out = process.stdout) {
+  for (const target of targets.filter((candidate) => wanted.length === 0 || wanted.includes(candidate.name))) {
+    const stamp = path.join(root, target.output, '.build-fingerprint');
+    const current = fingerprint(target.inputs);
+    if (existsSync(stamp) && readFileSync(stamp, 'utf8') === current) continue;
+    out.write(`building ${target.name}… `);
+    const started = Date.now();
+    try {
+      execFileSync('pnpm', target.build, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    } catch (error) {
+      out.write(`failed\n${error.stdout ?? ''}${error.stderr ?? ''}`);
+      return false;
+    }
+    out.write(`done in ${Math.round((Date.now() - started) / 1000)} s\n`);
+    writeFileSync(stamp, current);
   }
-  process.stdout.write(`${target.name}: building…\n`);
-  execFileSync('pnpm', target.build, { cwd: root, stdio: 'inherit' });
-  writeFileSync(stamp, current);
+  return true;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  process.exit(buildIfChanged(process.argv.slice(2)) ? 0 : 1);
 }

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { dataDirWarning, makeFilesPrivate, prepareDataDir } from './data-dir.js';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { ConfigError, loadConfig } from './config.js';
@@ -97,12 +98,14 @@ async function openContext(name: string, command: CliCommand): Promise<CliContex
   const config = loadConfig();
   // Before the secret: a wrong DATA_DIR must not get a new secret file either.
   if (!command.offline) announceDatabase(config, name);
+  prepareDataDir(config, (tightened) => process.stderr.write(`warning: ${dataDirWarning(config.dataDir, tightened)}\n`));
   const secrets = new ServerSecrets(loadServerSecret(config.serverSecret, config.dataDir).secret).useForProcess();
   const db: Database | undefined = command.offline ? undefined : await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2, poolMode: config.databasePoolMode });
   return { db: db as Database, secrets, now: new Date(), actor: CLI_ACTOR, meta: NO_META, close: async () => db?.close() };
 }
 
 async function main(argv: string[]): Promise<number> {
+  makeFilesPrivate(); // before anything is written: the embedded database, a secret, an --out file
   // --json and --help may stand anywhere on the line.
   const json = argv.includes('--json');
   const wantsHelp = argv.includes('--help') || argv.includes('-h');

@@ -28,40 +28,45 @@ const optionalString = z
   .optional()
   .transform((value) => (value === '' ? undefined : value));
 
-const ConfigSchema = z
-  .object({
-    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-    PORT: z.coerce.number().int().min(0).max(65535).default(4000),
-    HOST: z.string().min(1).default('0.0.0.0'),
+/**
+ * The environment the server, the worker and the CLI read. Each variable's `description` (and, where the default is
+ * computed rather than a literal, `shownDefault`) is the documentation: docs/scripts/config-reference.ts writes the
+ * configuration reference (docs/operate/configuration.md) from this schema, and test/docs-config.test.ts fails when a
+ * variable has no description or the page is stale.
+ */
+export const EnvSchema = z.object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development').meta({ description: '`development`, `production` or `test`. Read by libraries; the server\'s own behaviour does not depend on it.' }),
+    PORT: z.coerce.number().int().min(0).max(65535).default(4000).meta({ description: 'HTTP port. Every process on one host needs its own (the systemd unit `keyforge-server@<port>` sets it from the instance name).' }),
+    HOST: z.string().min(1).default('0.0.0.0').meta({ description: 'Interface to listen on.' }),
     DATABASE_URL: optionalString.pipe(
       z
         .string()
         .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
         .optional(),
-    ),
-    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
-    DATABASE_POOL_MODE: z.enum(['session', 'transaction']).default('session'),
+    ).meta({ description: '`postgres://…` to use PostgreSQL. Unset: the embedded PGlite database in `DATA_DIR/pglite`. The server\'s **app role**: with `MIGRATION_DATABASE_URL` set, `pnpm db:migrate` creates this role and grants it read/write on the tables but only SELECT/INSERT on the activity log (see the [Security model](/security)).' }),
+    DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10).meta({ description: 'PostgreSQL connections per process for requests (the job store opens a few more: see [the connection budget](/operate/deployment#connection-poolers-and-the-connection-budget)).' }),
+    DATABASE_POOL_MODE: z.enum(['session', 'transaction']).default('session').meta({ description: '`transaction` when `DATABASE_URL` points at a transaction-mode pooler (PgBouncer `pool_mode = transaction`): the hot-path statements are then sent unnamed, and the job store LISTENs only on `DATABASE_DIRECT_URL`, or polls without it. `session`: PostgreSQL itself or a session-mode pooler; the hot-path statements are named prepared statements, parsed and planned once per connection (left at `session` in front of a transaction-mode pooler, the first statement that meets another connection turns naming off for the process, with one warning in the log).' }),
     DATABASE_DIRECT_URL: optionalString.pipe(
       z
         .string()
         .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
         .optional(),
-    ),
-    DATA_DIR: z.string().min(1).default('./data'),
-    PUBLIC_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
+    ).meta({ description: '`postgres://…` straight to PostgreSQL (bypassing the pooler), used only for the job store\'s LISTEN connection, so a job queued by "Run now" starts at once instead of at the next poll (≤ 5 s).' }),
+    DATA_DIR: z.string().min(1).default('./data').meta({ description: 'Embedded database files, the generated server secret and the CLI\'s socket `cli.sock`.' }),
+    PUBLIC_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()).meta({ description: 'The service\'s public origin (`{base_url}`); also the `iss` of offline tokens.', shownDefault: '`http://localhost:PORT`' }),
     REDIS_URL: optionalString.pipe(
       z.string().regex(/^rediss?:\/\//, 'must be a redis:// or rediss:// URL').optional(),
-    ),
-    REDIS_KEY_PREFIX: z.string().max(64).default('kf:'),
-    RATE_LIMIT_PUBLIC_PER_MINUTE: z.coerce.number().int().min(1).default(600),
-    RATE_LIMIT_TENANT_PER_MINUTE: z.coerce.number().int().min(1).default(6000),
-    RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(30),
-    RATE_LIMIT_SIGNIN_PER_ACCOUNT_PER_MINUTE: z.coerce.number().int().min(1).default(10),
-    PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
-    RATE_LIMIT_LICENSE_PER_MINUTE: z.coerce.number().int().min(1).default(1200),
+    ).meta({ description: '`redis://…` (or `rediss://`): rate-limit counters shared by all processes. Unset: counters in memory per process. While Redis is unreachable each process counts alone (see [Redis](/operate/deployment#redis-shared-rate-limits)).' }),
+    REDIS_KEY_PREFIX: z.string().max(64).default('kf:').meta({ description: 'Prepended to every Redis key: deployments sharing one Redis (staging and production) need different prefixes, or they share counters.' }),
+    RATE_LIMIT_PUBLIC_PER_MINUTE: z.coerce.number().int().min(1).default(600).meta({ description: 'Requests per minute per client IP on `/api/v1/*`.' }),
+    RATE_LIMIT_TENANT_PER_MINUTE: z.coerce.number().int().min(1).default(6000).meta({ description: 'Requests per minute per tenant on the licensing endpoints (all its customers together).' }),
+    RATE_LIMIT_SIGNIN_PER_IP_PER_MINUTE: z.coerce.number().int().min(1).default(30).meta({ description: 'Sign-in steps (login, refresh, MFA and backup codes) per minute per client IP; 429 + `Retry-After` beyond.' }),
+    RATE_LIMIT_SIGNIN_PER_ACCOUNT_PER_MINUTE: z.coerce.number().int().min(1).default(10).meta({ description: 'The same steps per minute per account (email, user or refresh token), whatever the IP. A browser that signed in to the account before (the device cookie, see the [Security model](/security)) has this budget of its own instead of the account\'s and its address\'s.' }),
+    PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional().meta({ description: 'argon2 hashes computed at once; further sign-ins wait, so they cannot starve the licensing API.', shownDefault: 'half the cores (≥ 1)' }),
+    RATE_LIMIT_LICENSE_PER_MINUTE: z.coerce.number().int().min(1).default(1200).meta({ description: 'Requests per minute per license on the licensing endpoints; keep it below the tenant limit so one customer\'s key cannot exhaust its vendor\'s budget. Checked before the tenant limit (a refused call does not count against the tenant); 429 with `Retry-After`.' }),
     SERVER_SECRET: optionalString.pipe(
       z.string().min(32, 'must be at least 32 characters of high-entropy text').optional(),
-    ),
+    ).meta({ description: '≥ 32 characters. Derives the key-digest pepper, the activity log\'s chain key and the key that encrypts signing keys at rest. Unset: generated once into `DATA_DIR/server-secret` (mode 0600). **Every process sharing a database must use the same secret**: set it explicitly when running several hosts, and back it up — without it no stored key can be matched ([Backup and restore](/operate/backup)).', shownDefault: 'generated' }),
     TRUST_PROXY: z
       .string()
       .optional()
@@ -72,27 +77,38 @@ const ConfigSchema = z
           ctx.addIssue({ code: 'custom', message: 'must be false, true, a hop count, or a comma-separated list of addresses/CIDR ranges' });
           return z.NEVER;
         }
-      }),
-    CONSOLE_ORIGIN: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()),
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    MONGODB_URL: optionalString.pipe(z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL').optional()),
-    JOBS_WORKER: boolean.default(true),
-    WEBHOOK_ALLOW_PRIVATE: boolean.default(false),
-    SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(300).default(5),
-    SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().min(1).max(600).default(10),
-    SIGNING_KEY_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
-    POSTMARK_SERVER_TOKEN: optionalString,
-    POSTMARK_API_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).default('https://api.postmarkapp.com')),
-    METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters (a random secret)').optional()),
-    METRICS_PORT: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number<unknown>().int().min(0).max(65535).optional()),
-    METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+      }).meta({ description: 'Whose `X-Forwarded-For` to believe. `false`: the socket peer is the client. `true`: proxies on loopback or private networks (10/8, 172.16/12, 192.168/16, fc00::/7, link-local). A number *n*: the peer plus *n*−1 further hops. Or a comma-separated list of addresses/CIDR ranges (`10.0.0.0/8, 203.0.113.7`). The header is read from the right and only hops appended by trusted proxies are skipped (see the [Security model](/security)).', shownDefault: '`false`' }),
+    CONSOLE_ORIGIN: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()).meta({ description: 'The browser origin allowed to call the management API with credentials (CORS).', shownDefault: 'origin of `PUBLIC_URL`' }),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info').meta({ description: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`. Logs are JSON lines (pino); on a terminal the server first prints a startup banner. At `info` a request is logged only when it fails or is slow; `debug` logs every request (see [Observability](/operate/observability)).' }),
+    MONGODB_URL: optionalString.pipe(z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URL').optional()).meta({ description: '`mongodb://…/db`: the job scheduler\'s store. Unset: the app\'s PostgreSQL (schema `agenda`), or the embedded database.' }),
+    JOBS_WORKER: boolean.default(true).meta({ description: '`false`: this server does not process scheduled jobs (run `pnpm worker` processes instead).' }),
+    WEBHOOK_ALLOW_PRIVATE: boolean.default(false).meta({ description: '`true`: webhook endpoints may resolve to loopback, private, link-local or unique-local addresses. Off, such deliveries are refused (the SSRF guard, see [Webhooks](/integrate/webhooks)). Turn it on only when receivers on your internal network are intended (a warning is logged at start while it is on).' }),
+    SHUTDOWN_DRAIN_SECONDS: z.coerce.number().min(0).max(300).default(5).meta({ description: 'After `SIGTERM`: `/readyz` answers 503 at once while the listener stays open this long, serving in-flight and new requests, so the load balancer\'s health checks take the process out first. Set it above the balancer\'s time to mark a server down (interval × failures). `SIGINT` (Ctrl-C) skips it.' }),
+    SHUTDOWN_TIMEOUT_SECONDS: z.coerce.number().min(1).max(600).default(10).meta({ description: 'After the drain, in-flight requests and running jobs get this long before the process exits anyway (a worker\'s unfinished runs are retried by another once their lock expires).' }),
+    SIGNING_KEY_REFRESH_SECONDS: z.coerce.number().int().min(1).max(3600).default(30).meta({ description: 'How often a running process re-reads the active signing key, so `signing-key:rotate` takes effect everywhere without a restart.' }),
+    POSTMARK_SERVER_TOKEN: optionalString.meta({ description: 'Postmark server token: emails are sent through Postmark. Unset: the development outbox (emails are stored and listable — console *Emails* page, `pnpm cli outbox:list --body` — and nothing is sent).' }),
+    POSTMARK_API_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).default('https://api.postmarkapp.com')).meta({ description: 'Postmark\'s API origin (tests point it at a local peer).' }),
+    METRICS_TOKEN: optionalString.pipe(z.string().min(16, 'must be at least 16 characters (a random secret)').optional()).meta({ description: '≥ 16 characters. Turns the Prometheus metrics on and serves them at `GET /metrics` on the server\'s own port, to `Authorization: Bearer <METRICS_TOKEN>` only (401 otherwise). See [Observability](/operate/observability).' }),
+    METRICS_PORT: z.preprocess((value) => (value === '' ? undefined : value), z.coerce.number<unknown>().int().min(0).max(65535).optional()).meta({ description: 'Turns the metrics on and serves `GET /metrics` on a listener of its own at `METRICS_HOST:METRICS_PORT` (also asking for the bearer token when `METRICS_TOKEN` is set). The way to scrape `pnpm worker`, which serves no other HTTP.' }),
+    METRICS_HOST: z.string().min(1).default('127.0.0.1').meta({ description: 'Interface of the `METRICS_PORT` listener (`0.0.0.0` to let a Prometheus on another host scrape it: firewall it, or set `METRICS_TOKEN`).' }),
     OPERATOR_EMAILS: z
       .string()
       .default('')
       .transform((value) => value.split(',').map((email) => email.trim().toLowerCase()).filter(Boolean))
-      .pipe(z.array(z.email('must be a comma-separated list of email addresses'))),
-    MAIL_FROM: optionalString.pipe(z.string().regex(/^([^<>]*<)?[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+>?$/, 'must be an email address, optionally as "Name <address>"').optional()),
-  })
+      .pipe(z.array(z.email('must be a comma-separated list of email addresses'))).meta({ description: 'Comma-separated emails of the accounts that operate the installation as a whole: a signed-in CompanyAdmin listed here (any case; an API key never) also gets the System page\'s **Installation** tab, every company together (see [Observability](/operate/observability)). Empty: nobody in the console; the CLI and `/metrics` still see the installation. List accounts that exist: whoever later gets an account under a listed address (an invitation from any company) becomes an operator, so the server warns at start about listed addresses without an account.', shownDefault: '*(empty)*' }),
+    MAIL_FROM: optionalString.pipe(z.string().regex(/^([^<>]*<)?[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+>?$/, 'must be an email address, optionally as "Name <address>"').optional()).meta({ description: 'Sender, `address` or `Name <address>`; required with `POSTMARK_SERVER_TOKEN` (a sender signature confirmed in Postmark).', shownDefault: '`Keyforge <no-reply@localhost>`' }),
+});
+
+/** Each variable with its description and its default (what an unset variable parses to), as the reference lists them. */
+export function describeEnvironment(): { name: string; default: unknown; shownDefault?: string; description?: string }[] {
+  return Object.entries(EnvSchema.shape).map(([name, schema]) => {
+    const meta = (z.globalRegistry.get(schema) ?? {}) as { description?: string; shownDefault?: string };
+    const unset = schema.safeParse(undefined);
+    return { name, default: unset.success ? unset.data : undefined, shownDefault: meta.shownDefault, description: meta.description };
+  });
+}
+
+const ConfigSchema = EnvSchema
   .refine((env) => !env.POSTMARK_SERVER_TOKEN || env.MAIL_FROM, { message: 'is required when POSTMARK_SERVER_TOKEN is set (a sender confirmed in Postmark)', path: ['MAIL_FROM'] })
   .transform((env) => ({
     nodeEnv: env.NODE_ENV,
@@ -102,7 +118,7 @@ const ConfigSchema = z
     databasePoolSize: env.DATABASE_POOL_SIZE,
     /** `transaction`: DATABASE_URL is a transaction-mode pooler (PgBouncer), where a session cannot LISTEN. */
     databasePoolMode: env.DATABASE_POOL_MODE,
-    /** A connection straight to PostgreSQL for the job store's LISTEN (README "Connection poolers and the connection budget"). */
+    /** A connection straight to PostgreSQL for the job store's LISTEN (docs/operate/deployment.md "Connection poolers and the connection budget"). */
     databaseDirectUrl: env.DATABASE_DIRECT_URL,
     dataDir: env.DATA_DIR,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
@@ -137,9 +153,9 @@ const ConfigSchema = z
     postmarkServerToken: env.POSTMARK_SERVER_TOKEN,
     postmarkApiUrl: env.POSTMARK_API_URL.replace(/\/+$/, ''),
     mailFrom: env.MAIL_FROM ?? 'Keyforge <no-reply@localhost>',
-    /** Accounts (signed-in CompanyAdmins) that see the installation as a whole on the System page (README "Observability"). */
+    /** Accounts (signed-in CompanyAdmins) that see the installation as a whole on the System page (docs/operate/observability.md). */
     operatorEmails: env.OPERATOR_EMAILS,
-    /** Metrics are collected and served only when one of these is set (README "Observability"). */
+    /** Metrics are collected and served only when one of these is set (docs/operate/observability.md). */
     metrics: env.METRICS_TOKEN || env.METRICS_PORT !== undefined ? { token: env.METRICS_TOKEN, port: env.METRICS_PORT, host: env.METRICS_HOST } : null,
   }));
 

@@ -1,4 +1,5 @@
 import type { Config } from './config.js';
+import { dataDirWarning, prepareDataDir } from './data-dir.js';
 import { ServerSecrets, loadServerSecret } from './crypto/secrets.js';
 import { openDatabase, type Database } from './db/database.js';
 import { canRewriteAuditLog } from './db/roles.js';
@@ -37,6 +38,7 @@ export interface OpenDeps {
 
 /** Opens what the server, the worker and the CLI need, in order: secret → database → signing key → limits. */
 export async function openDeps(config: Config, logger: Logger, clock: () => Date = () => new Date()): Promise<OpenDeps> {
+  prepareDataDir(config, (tightened) => logger.warn({ dataDir: config.dataDir, paths: tightened }, dataDirWarning(config.dataDir, tightened)));
   const { secret, source } = loadServerSecret(config.serverSecret, config.dataDir);
   if (source === 'generated') logger.info({ dataDir: config.dataDir }, 'generated a new server secret in DATA_DIR (set SERVER_SECRET to share one across hosts)');
   const secrets = new ServerSecrets(secret).useForProcess();

@@ -2,6 +2,8 @@ import { createServer, type AddressInfo } from 'node:net';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { DatabaseLockedError, isDatabaseUnavailable, waitForDatabase } from './db/database.js';
 import { startJobs } from './jobs/scheduler.js';
+import { JOB_NAMES } from './jobs/index.js';
+import { DataDirError, makeFilesPrivate } from './data-dir.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics, serveMetrics } from './metrics/index.js';
 import { openDeps, type OpenDeps } from './deps.js';
@@ -16,6 +18,7 @@ import { operatorEmailsWithoutAccount } from './services/system-status.js';
  * the variable), logger, runtime and scheduled jobs. Expected failures exit without a stack trace.
  */
 export async function bootProcess(label: string, jobsWorker: (config: Config) => boolean, preflight?: (config: Config) => Promise<string | null>) {
+  makeFilesPrivate(); // before anything is written: DATA_DIR, the embedded database, a generated secret, the CLI socket
   let config: Config;
   try {
     config = loadConfig();
@@ -41,7 +44,7 @@ export async function bootProcess(label: string, jobsWorker: (config: Config) =>
     runtime = await openDeps(config, logger);
     const unclaimed = await operatorEmailsWithoutAccount(runtime.deps.db, config.operatorEmails);
     if (unclaimed.length) logger.warn({ operatorEmails: unclaimed }, 'OPERATOR_EMAILS lists addresses without an account: whoever gets an account under one becomes an installation operator; create them now (pnpm cli user:create) or remove them');
-    const metrics = config.metrics ? createMetrics({ db: runtime.deps.db, redisReachable: runtime.deps.rateLimits.redisReachable, role: label }) : undefined;
+    const metrics = config.metrics ? createMetrics({ db: runtime.deps.db, redisReachable: runtime.deps.rateLimits.redisReachable, role: label, jobNames: JOB_NAMES }) : undefined;
     runtime.deps.metrics = metrics;
     // Scheduled jobs: weekly digest, expiry alerts, email delivery, house-keeping (server/src/jobs).
     const jobs = await startJobs(runtime.deps, { worker: jobsWorker(config), onRunFinished: metrics?.jobFinished });
@@ -50,7 +53,7 @@ export async function bootProcess(label: string, jobsWorker: (config: Config) =>
     if (metricsServer) logger.info({ metricsUrl: `http://${config.metrics!.host}:${(metricsServer.address() as AddressInfo).port}/metrics` }, 'metrics listening');
     return { config, logger, runtime, jobs, metricsServer };
   } catch (error) {
-    const known = error instanceof DatabaseLockedError;
+    const known = error instanceof DatabaseLockedError || error instanceof DataDirError;
     logger.fatal({ err: known ? undefined : error }, known ? (error as Error).message : `${label} startup failed`);
     await runtime?.close().catch(() => undefined);
     process.exit(1);

@@ -1,7 +1,7 @@
 import { describe, it } from 'vitest';
 import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, useFuzzTarget, type VarKind } from './fuzz-graphql.js';
 
-// Issue 12 item 6: every mutation with arguments, hostile variables, as an admin. Session-ending mutations
+// Every mutation with arguments, hostile variables, as an admin. Session-ending mutations
 // (logout, refreshSession, changePassword) are left out so the admin stays signed in; login and setup are public.
 // runJobNow needs the job store, which this app does not open (it answers 503 ServiceUnavailable here).
 // The list runs in two test files (half each), so two workers share the run's longest suite.
@@ -9,6 +9,7 @@ import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, useFuzzTa
 const role = ['COMPANY_ADMIN', 'READ_ONLY', 'CompanyAdmin'] as const;
 const period = ['DAY', 'MONTH', 'YEAR', 'LIFETIME', 'day'] as const;
 const licenseFields = { customFields: 'json', customerEmail: 'string', expiresAt: 'date', features: 'json', floatingSeats: 'int', gracePeriodDays: 'int', isTrial: 'bool', maxActivations: 'int', maxVersion: 'string', minVersion: 'string', offlineGraceDays: 'int' } as const;
+const { customerEmail: _customer, expiresAt: _expires, ...planFields } = licenseFields;
 /** Every mutation takes one `input` (<Name>Input); the fuzzed variable is that whole object. */
 const mutation = (name: string, input: Record<string, VarKind>): Operation => ({
   name,
@@ -30,8 +31,11 @@ export const operations: Operation[] = [
   mutation('createApiKey', { name: 'string', role }),
   mutation('createProduct', { name: 'string', bundleOf: 'json', bundleMemberIds: 'json' }),
   mutation('updateProduct', { id: 'id', name: 'string', bundleOf: 'json', bundleMemberIds: 'json' }),
-  mutation('createLicense', { productId: 'id', ...licenseFields }),
+  mutation('createLicense', { productId: 'id', planId: 'id', ...licenseFields }),
   mutation('updateLicense', { id: 'id', ...licenseFields }),
+  mutation('createPlan', { productId: 'id', name: 'string', duration: 'string', maintenancePeriod: 'string', quotas: 'json', ...planFields }),
+  mutation('updatePlan', { id: 'id', name: 'string', duration: 'string', maintenancePeriod: 'string', quotas: 'json', archived: 'bool', ...planFields }),
+  mutation('deletePlan', { id: 'id' }),
   mutation('setMeterQuota', { licenseId: 'id', event: 'string', limit: 'int', period }),
   mutation('removeMeterQuota', { licenseId: 'id', event: 'string' }),
   mutation('updateCompanySettings', { name: 'string', keyPrefix: 'string', renewalUrl: 'string', supportEmail: 'string' }),
@@ -74,7 +78,8 @@ export function fuzzMutationsHalf(half: 0 | 1) {
   let ids: string[] = [];
   const fuzz = useFuzzTarget(async (target) => {
     const other = await target.t.seedUser(target.admin.user.tenantId, { email: 'other@acme.test' });
-    ids = [target.product.id, target.license.id, other.id];
+    const plan = await target.t.prisma.plan.create({ data: { tenantId: target.admin.user.tenantId, productId: target.product.id, name: 'Fuzzed plan', maxActivations: 1 } });
+    ids = [target.product.id, target.license.id, other.id, plan.id];
   });
   const middle = Math.ceil(operations.length / 2);
   const mine = half === 0 ? operations.slice(0, middle) : operations.slice(middle);

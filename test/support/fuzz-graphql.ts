@@ -3,7 +3,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { startTestApp, type TestApp } from './harness.js';
 import { hostileString, hostileValue, spliced } from './hostile.js';
 
-/** Runs per GraphQL operation; FUZZ_GRAPHQL_RUNS overrides (default 2,000, issue 12 item 6). */
+/** Runs per GraphQL operation; FUZZ_GRAPHQL_RUNS overrides (default 2,000). */
 export const GRAPHQL_RUNS = Number(process.env.FUZZ_GRAPHQL_RUNS ?? 2_000);
 /** Per test: thousands of in-process requests on a shared machine take minutes, not the default 60 s. */
 export const FUZZ_TIMEOUT_MS = 900_000;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 
-/** Hostile inputs shared by the fuzz tests (issue 12 item 6). */
+/** Hostile inputs shared by the fuzz tests. */
 export const hostileString = fc.oneof(
   fc.string(),
   fc.string({ unit: 'binary' }),

@@ -33,10 +33,12 @@ describe('error helpers', () => {
     expect(fieldErrors(undefined)).toEqual({});
   });
 
-  it('shows the lockout time in local time instead of ISO', () => {
+  it('shows the lockout time in local time instead of ISO, with its time zone', () => {
     const message = humanizeTimestamps('the account is locked until 2026-06-01T12:15:00.000Z.');
     expect(message).not.toContain('T12:15:00');
     expect(message).toMatch(/2026/);
+    const zone = new Intl.DateTimeFormat(undefined, { timeZoneName: 'short' }).formatToParts(new Date('2026-06-01T12:15:00.000Z')).find((part) => part.type === 'timeZoneName')!.value;
+    expect(message).toMatch(new RegExp(`${zone.replace(/[+]/g, '\\+')}\\.$`));
   });
 
   it('no error, no message', () => {

@@ -1,4 +1,5 @@
 import type { CombinedError } from 'urql';
+import { formatDateTimeWithZone } from './format';
 
 /** Error codes the management API puts in `extensions.code` (README, "Errors"). */
 export type ApiErrorCode =
@@ -73,9 +74,7 @@ export function fieldErrors(error: AnyError): Record<string, string> {
   return fields && typeof fields === 'object' ? (fields as Record<string, string>) : {};
 }
 
-/** Server messages carry ISO timestamps (e.g. "locked until 2026-06-01T12:15:00.000Z"): show local time. */
+/** Server messages carry ISO timestamps (e.g. "locked until 2026-06-01T12:15:00.000Z"): show local time, with its zone. */
 export function humanizeTimestamps(message: string): string {
-  return message.replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g, (iso) =>
-    new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }),
-  );
+  return message.replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g, (iso) => formatDateTimeWithZone(iso));
 }

@@ -8,6 +8,11 @@ export function formatDateTime(iso: string | null | undefined, fallback = '—')
   return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : fallback;
 }
 
+/** A moment with its time zone ("Jun 1, 2026, 2:15 PM GMT+2"), for a time the reader acts on, such as a lock's end. */
+export function formatDateTimeWithZone(iso: string): string {
+  return new Date(iso).toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', timeZoneName: 'short' });
+}
+
 /**
  * "in 3d", "today" — the countdown of the widget and the license list (README "Dashboard stats"), from the server's
  * `daysUntilExpiry` (UTC calendar days to the expiry date: the one rule the emails use too).

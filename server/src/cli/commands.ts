@@ -8,6 +8,7 @@ import { loadConfig } from '../config.js';
 import { AppError } from '../domain/errors.js';
 import { createTenant, getTenantByPrefix } from '../services/tenants.js';
 import { createProduct, getProductByName } from '../services/products.js';
+import { createPlan, deletePlan, listPlans, updatePlan, type PlanInput, type PlanWithCount } from '../services/plans.js';
 import { createLicense, findByKey, revokeLicense, showLicenseByKey, type LicenseFilter } from '../services/licenses/management.js';
 import { exportLicensesCsv } from '../services/licenses/export.js';
 import { reissueLicenseKey } from '../services/licenses/reissue.js';
@@ -22,6 +23,50 @@ import { reactivateUserByEmail, resetMfa, resetPassword, unlockAccount } from '.
 import { jobCommands } from './jobs.js';
 import { operatorIn, systemActor } from '../services/auth/actor.js';
 import { int, keyValues, list, need, str, type CliCommand } from './command.js';
+
+const PLAN_FLAGS =
+  '[--duration P1Y|perpetual] [--trial] [--node-locked] [--features a,b] [--custom k=v,...] [--min-version V] [--max-version V] [--offline-grace-days N] [--grace-days N] [--maintenance-period P1Y|none] [--floating-seats N] [--quotas event:period:limit,...]';
+const PLAN_OPTIONS = [
+  '--duration <period>', '--trial', '--node-locked', '--features <list>', '--custom <pairs>', '--min-version <V>', '--max-version <V>', '--offline-grace-days <N>',
+  '--grace-days <N>', '--maintenance-period <period>', '--floating-seats <N>', '--quotas <list>',
+];
+/** A period option: "perpetual" / "none" clear it (null), absent leaves it. */
+const periodOption = (value: string | undefined) => (value === undefined ? undefined : ['perpetual', 'none'].includes(value.toLowerCase()) ? null : value);
+/** The plan fields of the options given (absent ones left out, so an update leaves them as they are). */
+function planOptions(opts: Record<string, string | boolean | undefined>): PlanInput {
+  const quotas = list(opts.quotas)?.map((item) => {
+    const [event, period, limit] = item.split(':');
+    return { event, period, limit: int(limit, 'quotas') };
+  });
+  const fields: PlanInput = {
+    duration: periodOption(str(opts, 'duration')),
+    isTrial: opts.trial === true ? true : undefined,
+    nodeLocked: opts.nodeLocked === true ? true : undefined,
+    features: list(opts.features),
+    customFields: keyValues(opts.custom),
+    minVersion: str(opts, 'minVersion'),
+    maxVersion: str(opts, 'maxVersion'),
+    offlineGraceDays: int(opts.offlineGraceDays, 'offline-grace-days'),
+    gracePeriodDays: int(opts.graceDays, 'grace-days'),
+    maintenancePeriod: periodOption(str(opts, 'maintenancePeriod')),
+    floatingSeats: int(opts.floatingSeats, 'floating-seats'),
+    quotas,
+  };
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
+}
+/** A plan of a product by id or name (archived ones too). */
+async function findPlan(ctx: Parameters<typeof listPlans>[0], productId: string, ref: string) {
+  const plans = await listPlans(ctx, { productId, includeArchived: true });
+  const plan = plans.find((candidate) => candidate.id === ref) ?? plans.find((candidate) => candidate.name.toLowerCase() === ref.toLowerCase());
+  if (!plan) throw new AppError('NotFound', `No plan "${ref}" of this product.`);
+  return plan;
+}
+async function planOf(ctx: Parameters<typeof listPlans>[0], opts: Record<string, string | boolean | undefined>) {
+  const inTenant = operatorIn(ctx, (await getTenantByPrefix(ctx, need(opts, 'tenant'))).id);
+  const product = await getProductByName(inTenant, need(opts, 'product'));
+  return { inTenant, plan: await findPlan(inTenant, product.id, need(opts, 'plan')) };
+}
+const shownPlan = ({ product, ...plan }: PlanWithCount & { product: { name: string } }) => ({ ...plan, productName: product.name });
 
 /** Who the activity log names for changes made here: the system actor, given a tenant once one is named. */
 export const CLI_ACTOR = systemActor(null, 'system (cli)');
@@ -45,23 +90,63 @@ export const commands: Record<string, CliCommand> = {
       return { product: { ...rest, bundleOf: bundleMembers.map((member) => member.product.name) } };
     },
   },
+  'plan:list': {
+    usage: 'plan:list --tenant <PREFIX> [--product <name>] [--archived]   (--archived: archived plans too)',
+    options: ['--tenant <PREFIX>', '--product <name>', '--archived'],
+    async run(ctx, opts) {
+      const inTenant = operatorIn(ctx, (await getTenantByPrefix(ctx, need(opts, 'tenant'))).id);
+      const product = str(opts, 'product') ? await getProductByName(inTenant, need(opts, 'product')) : undefined;
+      return { plans: (await listPlans(inTenant, { productId: product?.id, includeArchived: opts.archived === true })).map(shownPlan) };
+    },
+  },
+  'plan:create': {
+    usage: `plan:create --tenant <PREFIX> --product <name> --name <name> --max-activations N ${PLAN_FLAGS}`,
+    options: ['--tenant <PREFIX>', '--product <name>', '--name <name>', '--max-activations <N>', ...PLAN_OPTIONS],
+    async run(ctx, opts) {
+      const inTenant = operatorIn(ctx, (await getTenantByPrefix(ctx, need(opts, 'tenant'))).id);
+      const product = await getProductByName(inTenant, need(opts, 'product'));
+      const plan = await createPlan(inTenant, { productId: product.id, name: need(opts, 'name'), maxActivations: int(need(opts, 'maxActivations', 'max-activations'), 'max-activations')!, ...planOptions(opts) });
+      return { plan: shownPlan(plan) };
+    },
+  },
+  'plan:update': {
+    usage: `plan:update --tenant <PREFIX> --product <name> --plan <name or id> [--name <new name>] [--max-activations N] ${PLAN_FLAGS} [--archive | --unarchive]`,
+    options: ['--tenant <PREFIX>', '--product <name>', '--plan <plan>', '--name <name>', '--max-activations <N>', ...PLAN_OPTIONS, '--archive', '--unarchive'],
+    async run(ctx, opts) {
+      const { inTenant, plan } = await planOf(ctx, opts);
+      const archived = opts.archive === true ? true : opts.unarchive === true ? false : undefined;
+      const updated = await updatePlan(inTenant, plan.id, { name: str(opts, 'name'), maxActivations: int(opts.maxActivations, 'max-activations'), ...planOptions(opts), archived });
+      return { plan: shownPlan(updated) };
+    },
+  },
+  'plan:delete': {
+    usage: 'plan:delete --tenant <PREFIX> --product <name> --plan <name or id>   (a plan licenses were sold from: archive it with plan:update --archive)',
+    options: ['--tenant <PREFIX>', '--product <name>', '--plan <plan>'],
+    async run(ctx, opts) {
+      const { inTenant, plan } = await planOf(ctx, opts);
+      return { deletedPlanId: await deletePlan(inTenant, plan.id) };
+    },
+  },
   'license:create': {
     usage:
-      'license:create --tenant <PREFIX> --product <name> --max-activations N [--expires-at ISO] [--trial] [--node-locked] [--features a,b] [--custom k=v,...] [--min-version V] [--max-version V] [--offline-grace-days N] [--grace-days N] [--maintenance-expires-at ISO] [--customer-email E] [--floating-seats N]',
+      'license:create --tenant <PREFIX> --product <name> (--max-activations N | --plan <name or id>) [--expires-at ISO] [--trial] [--node-locked] [--features a,b] [--custom k=v,...] [--min-version V] [--max-version V] [--offline-grace-days N] [--grace-days N] [--maintenance-expires-at ISO] [--customer-email E] [--floating-seats N]',
     options: [
-      '--tenant <PREFIX>', '--product <name>', '--max-activations <N>', '--expires-at <ISO>', '--trial', '--node-locked', '--features <list>',
+      '--tenant <PREFIX>', '--product <name>', '--plan <plan>', '--max-activations <N>', '--expires-at <ISO>', '--trial', '--node-locked', '--features <list>',
       '--custom <pairs>', '--min-version <V>', '--max-version <V>', '--offline-grace-days <N>', '--grace-days <N>', '--maintenance-expires-at <ISO>',
       '--customer-email <email>', '--floating-seats <N>',
     ],
     async run(ctx, opts) {
       const tenant = await getTenantByPrefix(ctx, need(opts, 'tenant'));
       const product = await getProductByName(operatorIn(ctx, tenant.id), need(opts, 'product'));
+      const plan = str(opts, 'plan') ? await findPlan(operatorIn(ctx, tenant.id), product.id, need(opts, 'plan')) : undefined;
+      // With a plan, an option given overrides the plan's value; one not given leaves it.
       const { key, license } = await createLicense(operatorIn(ctx, tenant.id), {
         productId: product.id,
-        maxActivations: int(need(opts, 'maxActivations', 'max-activations'), 'max-activations')!,
+        planId: plan?.id,
+        maxActivations: plan ? int(opts.maxActivations, 'max-activations') : int(need(opts, 'maxActivations', 'max-activations'), 'max-activations')!,
         expiresAt: str(opts, 'expiresAt'),
-        isTrial: opts.trial === true,
-        nodeLocked: opts.nodeLocked === true,
+        isTrial: opts.trial === true ? true : undefined,
+        nodeLocked: opts.nodeLocked === true ? true : undefined,
         features: list(opts.features),
         customFields: keyValues(opts.custom),
         minVersion: str(opts, 'minVersion'),

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { securePrivateDir } from '../data-dir.js';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -172,12 +173,24 @@ async function openEmbedded({ dataDir, logger }: OpenDatabaseOptions): Promise<D
     await pglite.waitReady;
     const { applied } = await applyMigrations({ kind: 'pglite', pglite });
     if (applied.length) logger?.info({ applied }, 'applied database migrations');
+    // PGlite sets its files' modes itself (0666 or 0644) whatever the umask: made private now, every minute for the
+    // files it adds while it runs (write-ahead log segments, new relations), and when it closes. DATA_DIR itself is
+    // 0700, so no other user reaches them in between.
+    securePrivateDir(dataDir);
   } catch (error) {
     await pglite?.close().catch(() => undefined);
     await release();
     throw error;
   }
   const db = pglite;
+  const tighten = setInterval(() => {
+    try {
+      securePrivateDir(dataDir);
+    } catch (error) {
+      logger?.warn({ err: (error as Error).message }, 'could not make new embedded database files private');
+    }
+  }, 60_000);
+  tighten.unref();
   const prisma = new PrismaClient({ adapter: new PrismaPGlite(db) });
   return {
     kind: 'pglite',
@@ -192,8 +205,10 @@ async function openEmbedded({ dataDir, logger }: OpenDatabaseOptions): Promise<D
       await db.query('select 1');
     },
     async close() {
+      clearInterval(tighten);
       await prisma.$disconnect();
       await db.close();
+      securePrivateDir(dataDir);
       await release();
     },
   };

@@ -1,7 +1,12 @@
 import pg from 'pg';
 
-/** Tables the app role may read and append to, never change: the activity log, its signed anchors and the verdicts of its verification. */
-export const APPEND_ONLY_TABLES = ['audit_log', 'audit_checkpoints', 'audit_verdicts'];
+/**
+ * Tables the app role may read and append to, never change: the activity log, its signed anchors and the verdicts of
+ * its verification, the signing keys (rotation only adds a key; retiring one, which would make every token it
+ * signed UNVERIFIABLE, is the owner's act), and the record of every license key digest ever issued (a deleted row would
+ * let a retired key be issued again).
+ */
+export const APPEND_ONLY_TABLES = ['audit_log', 'audit_checkpoints', 'audit_verdicts', 'signing_keys', 'license_key_digests'];
 /** Tables the app role may only read: written by migrations alone. */
 export const READ_ONLY_TABLES = ['audit_chain_legacy', '_prisma_migrations'];
 
@@ -17,7 +22,8 @@ export function sameRole(ownerUrl: string, appUrl: string): boolean {
 /**
  * Run by the migrator, as the owner of the schema: creates the app's login role if missing and grants it
  * what the server needs and nothing more. Every table gets SELECT/INSERT/UPDATE/DELETE, now and (through
- * default privileges) for tables later migrations create; the audit tables only SELECT and INSERT. The app
+ * default privileges) for tables later migrations create; the append-only tables (the activity log's, the signing
+ * keys) only SELECT and INSERT. The app
  * role owns no table, so it cannot ALTER, disable triggers or TRUNCATE.
  */
 export async function grantAppRole(ownerUrl: string, appUrl: string): Promise<{ role: string; created: boolean }> {

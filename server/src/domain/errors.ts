@@ -83,6 +83,8 @@ export const REJECTION_CODES = [
   'SeatsExhausted',
   'VersionNotSupported',
   'DeviceIdRequired',
+  // Activate with `product`: the license is for another product (and not a bundle containing one of those named).
+  'ProductMismatch',
   'ActivationNotFound',
   // Validate with requireActivation: the deviceId holds no active activation of the license (never activated, or
   // deactivated since).

@@ -13,6 +13,9 @@ import { QUERY_COST_BUDGET } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { schema } from './schema/index.js';
 
+/** A validation message without its "Did you mean …" (which would list the schema's names to an anonymous caller). */
+export const withoutSuggestions = (message: string) => message.replace(/ ?Did you mean .*$/s, '');
+
 /** What the HTTP layer hands to each GraphQL request. */
 export interface GraphQLServerContext {
   actor: Actor | null;
@@ -30,7 +33,7 @@ const introspectionForAuthenticatedOnly: Plugin<GraphQLContext> = {
     addValidationRule(NoSchemaIntrospectionCustomRule);
     return ({ result, setResult }) => {
       if (result.length === 0) return;
-      setResult(result.map((error) => (/Did you mean/.test(error.message) ? new GraphQLError(error.message.replace(/ ?Did you mean .*$/s, ''), { nodes: error.nodes, extensions: error.extensions }) : error)));
+      setResult(result.map((error) => (/Did you mean/.test(error.message) ? new GraphQLError(withoutSuggestions(error.message), { nodes: error.nodes, extensions: error.extensions }) : error)));
     };
   },
 };

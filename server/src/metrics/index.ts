@@ -38,6 +38,8 @@ export interface MetricsSources {
   db: Database;
   /** ratelimit's getter: true/false, or null without REDIS_URL. */
   redisReachable?: () => boolean | null;
+  /** The jobs this process may run: their run counters start at 0 (see keyforge_job_runs_total). */
+  jobNames?: readonly string[];
   /** `server` or `worker`, as the `process` label of keyforge_process_info. */
   role: string;
   clock?: () => Date;
@@ -50,6 +52,9 @@ export function createMetrics(sources: MetricsSources) {
   const registers = [registry];
   const clock = sources.clock ?? (() => new Date());
   collectDefaultMetrics({ register: registry });
+  // Three of prom-client's defaults are gauges named `…_total`, which Prometheus reserves for counters (`promtool check
+  // metrics` fails on them); nodejs_active_handles, _requests and _resources carry the same numbers.
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
 
   new Gauge({ name: 'keyforge_process_info', help: 'Always 1; the role of this process (server or worker).', labelNames: ['role'], registers }).set({ role: sources.role }, 1);
 
@@ -60,6 +65,9 @@ export function createMetrics(sources: MetricsSources) {
   const databaseErrors = new Counter({ name: 'keyforge_database_errors_total', help: 'Database errors met by requests, by kind (unavailable: answered 503; invalid_input; query).', labelNames: ['kind'], registers });
 
   const jobRuns = new Counter({ name: 'keyforge_job_runs_total', help: 'Job runs in this process, by job and outcome.', labelNames: ['job', 'outcome'], registers });
+  // Every known job's series exist from the start at 0: a counter that first appears at 1 has increased by nothing in
+  // Prometheus's eyes, so KeyforgeJobFailing would miss a job's first failure in a process.
+  for (const job of sources.jobNames ?? []) for (const outcome of ['success', 'failure']) jobRuns.inc({ job, outcome }, 0);
   const jobDuration = new Histogram({ name: 'keyforge_job_duration_seconds', help: 'Duration of job runs in this process.', labelNames: ['job'], buckets: JOB_BUCKETS_SECONDS, registers });
   const jobLastSuccess = new Gauge({ name: 'keyforge_job_last_success_timestamp_seconds', help: 'When a run of the job last finished successfully in this process (Unix time).', labelNames: ['job'], registers });
   const emailAttempts = new Counter({ name: 'keyforge_email_delivery_attempts_total', help: 'Email delivery attempts by outcome (sent, retrying, failed, reconciled).', labelNames: ['outcome'], registers });
@@ -110,18 +118,28 @@ export function createMetrics(sources: MetricsSources) {
     }
     return reading;
   };
-  const fromStatus = (name: string, help: string, read: (s: SystemStatus, now: Date) => number | null) =>
-    new Gauge({
+  // A reading that does not exist yet (null) leaves the gauge without a sample, absent to Prometheus: prom-client's
+  // reset() puts a label-less gauge back at 0, which would claim, say, a failed verification before the first one.
+  const fromStatus = (name: string, help: string, read: (s: SystemStatus, now: Date) => number | null) => {
+    let absent = false;
+    const gauge = new Gauge({
       name,
       help,
       registers,
       async collect() {
         const s = await status();
         const value = s && read(s, clock());
-        if (value === null || value === undefined) this.reset();
-        else this.set(value);
+        absent = value === null || value === undefined;
+        if (!absent) this.set(value!);
       },
     });
+    const get = gauge.get.bind(gauge);
+    gauge.get = async () => {
+      const metric = await get();
+      return absent ? { ...metric, values: [] } : metric;
+    };
+    return gauge;
+  };
   const ageSeconds = (at: Date | null, now: Date) => (at ? Math.max(0, (now.getTime() - at.getTime()) / 1000) : 0);
   const seconds = (at: Date | null) => (at ? at.getTime() / 1000 : null);
   fromStatus('keyforge_email_outbox_pending', 'Emails waiting in the outbox (pending).', (s) => s.emailsPending);

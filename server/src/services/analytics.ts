@@ -205,6 +205,22 @@ export async function licensesByProduct(ctx: SystemContext, w: AnalyticsWindow) 
   return (await productCountsOf(ctx, w)).map(({ productId, productName, licenses, perpetual, future }) => ({ productId, productName, licenses, activeLicenses: perpetual + future }));
 }
 
+/**
+ * Licenses per plan of the tenant (archived plans included), by product then plan name: how many were created from
+ * each and how many of those are active now. Read from the licenses' (tenant_id, plan_id, created_at) index.
+ */
+export async function licensesByPlan({ db }: SystemContext, w: AnalyticsWindow) {
+  return db.prisma.$queryRaw<{ planId: string; planName: string; productId: string; productName: string; archived: boolean; licenses: number; activeLicenses: number }[]>`
+    SELECT p.id::text AS "planId", p.name AS "planName", pr.id::text AS "productId", pr.name AS "productName", p.archived_at IS NOT NULL AS archived,
+           count(l.id)::int AS licenses, (count(l.id) FILTER (WHERE ${statusSql('active', w.to)}))::int AS "activeLicenses"
+      FROM plans p
+      JOIN products pr ON pr.id = p.product_id
+      LEFT JOIN licenses l ON l.tenant_id = p.tenant_id AND l.plan_id = p.id
+     WHERE p.tenant_id = ${w.tenantId}::uuid
+     GROUP BY p.id, p.name, pr.id, pr.name, p.archived_at
+     ORDER BY pr.name, p.name, p.id`;
+}
+
 /** Licenses by status (active / expired / suspended / revoked) and, for the neither revoked nor suspended ones, by expiry bucket. */
 export async function licenseDistribution(ctx: SystemContext, w: AnalyticsWindow) {
   const { active, expired, suspended, revoked, within7Days, within30Days, within90Days, later, perpetual } = licenseCounts(await productCountsOf(ctx, w));

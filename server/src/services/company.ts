@@ -12,7 +12,7 @@ export async function getCompany(ctx: ServiceContext) {
 }
 
 /** What customers see in their expiry emails: where to renew (http or https only) and whom to write to. Empty: none. */
-const CustomerContactSchema = z.object({
+export const CustomerContactSchema = z.object({
   renewalUrl: z
     .string()
     .trim()

@@ -7,6 +7,7 @@ import {
   analyticsWindow,
   dashboardStats,
   licenseDistribution,
+  licensesByPlan,
   licensesByProduct,
   seatPool,
   topProducts,
@@ -57,6 +58,18 @@ const ProductLicensesType = builder.objectRef<{ productId: string; productName: 
   }),
 });
 
+const PlanLicensesType = builder.objectRef<Awaited<ReturnType<typeof licensesByPlan>>[number]>('PlanLicenses').implement({
+  fields: (t) => ({
+    planId: t.exposeID('planId'),
+    planName: t.exposeString('planName'),
+    productId: t.exposeID('productId'),
+    productName: t.exposeString('productName'),
+    archived: t.exposeBoolean('archived'),
+    licenses: t.exposeInt('licenses', { description: 'Licenses created from the plan.' }),
+    activeLicenses: t.exposeInt('activeLicenses'),
+  }),
+});
+
 type Distribution = Awaited<ReturnType<typeof licenseDistribution>>;
 const StatusCountsType = builder.objectRef<Distribution['byStatus']>('LicenseStatusCounts').implement({
   fields: (t) => ({ active: t.exposeInt('active'), expired: t.exposeInt('expired'), suspended: t.exposeInt('suspended'), revoked: t.exposeInt('revoked') }),
@@ -95,6 +108,11 @@ const AnalyticsType = builder.objectRef<AnalyticsWindow>('Analytics').implement(
     to: t.expose('to', { type: 'DateTime' }),
     activationTrend: t.field({ type: [ActivationBucketType], description: 'New activations per bucket within the range.', resolve: (w, _args, ctx) => activationTrend(serviceCtx(ctx), w) }),
     licensesByProduct: t.field({ type: [ProductLicensesType], description: 'Current state, whatever the range.', resolve: (w, _args, ctx) => licensesByProduct(serviceCtx(ctx), w) }),
+    licensesByPlan: t.field({
+      type: [PlanLicensesType],
+      description: 'Licenses created from each plan (archived plans too), by product and plan name; current state, whatever the range.',
+      resolve: (w, _args, ctx) => licensesByPlan(serviceCtx(ctx), w),
+    }),
     licensesByStatus: t.field({ type: StatusCountsType, resolve: async (w, _args, ctx) => (await licenseDistribution(serviceCtx(ctx), w)).byStatus }),
     licensesByExpiry: t.field({ type: ExpiryCountsType, resolve: async (w, _args, ctx) => (await licenseDistribution(serviceCtx(ctx), w)).byExpiry }),
     topProducts: t.field({

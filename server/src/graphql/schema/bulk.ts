@@ -56,9 +56,9 @@ const StartBulkLicenseActionPayload = builder.objectRef<BulkJobShape>('StartBulk
   fields: (t) => ({ job: t.field({ type: BulkJobType, resolve: (job) => job }) }),
 });
 
-const selection = (input: { licenseIds?: (string | number)[] | null; filter?: { productId?: string | number | null } | null }) => ({
+const selection = (input: { licenseIds?: (string | number)[] | null; filter?: { productId?: string | number | null; planId?: string | number | null } | null }) => ({
   licenseIds: input.licenseIds?.map(String),
-  filter: input.filter ? { ...input.filter, productId: input.filter.productId?.toString() } : input.filter,
+  filter: input.filter ? { ...input.filter, productId: input.filter.productId?.toString(), planId: input.filter.planId?.toString() } : input.filter,
 });
 
 builder.queryFields((t) => ({

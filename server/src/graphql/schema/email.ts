@@ -1,6 +1,6 @@
 import { builder, screamingEnumValues } from '../builder.js';
 import { keysetPage, pageConnection } from '../connections.js';
-import { serviceCtx } from '../context.js';
+import { serviceCtx, type GraphQLContext } from '../context.js';
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { EMAIL_SUMMARY, listOutbox, previewOutboxBody, type EmailKind, type OutboxEntry } from '../../services/notifications/outbox.js';
 import { RUNNABLE_JOBS, listJobSchedules, runJobNow, type JobSchedule } from '../../services/notifications/schedules.js';
@@ -23,6 +23,9 @@ export const EmailDeliveryModeEnum = builder.enumType('EmailDeliveryMode', {
   description: 'POSTMARK: emails are delivered. DEVELOPMENT: no mail provider is configured (POSTMARK_SERVER_TOKEN); emails are kept in the outbox, nothing is delivered.',
   values: ['POSTMARK', 'DEVELOPMENT'] as const,
 });
+
+/** POSTMARK when a mail provider is configured; DEVELOPMENT: emails are only kept in the outbox. */
+export const emailDeliveryMode = (ctx: GraphQLContext): 'POSTMARK' | 'DEVELOPMENT' => (ctx.deps.config.postmarkServerToken ? 'POSTMARK' : 'DEVELOPMENT');
 
 const JobScheduleType = builder.objectRef<JobSchedule>('JobSchedule').implement({
   description: 'A scheduled job with its last and next run in the job store.',
@@ -91,7 +94,7 @@ builder.queryFields((t) => ({
     type: EmailDeliveryModeEnum,
     authScopes: { admin: true },
     description: 'Whether emails are delivered (Postmark) or only kept in the development outbox.',
-    resolve: (_root, _args, ctx) => (ctx.deps.config.postmarkServerToken ? 'POSTMARK' : 'DEVELOPMENT'),
+    resolve: (_root, _args, ctx) => emailDeliveryMode(ctx),
   }),
 }));
 

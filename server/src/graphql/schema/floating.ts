@@ -12,7 +12,7 @@ type FloatingSessionShape = Awaited<ReturnType<typeof endFloatingSession>>;
 type ActiveSessions = Awaited<ReturnType<typeof listActiveFloatingSessions>>;
 type Usage = Awaited<ReturnType<typeof usageTotals>>;
 
-const MeterPeriodEnum = builder.enumType('MeterPeriod', {
+export const MeterPeriodEnum = builder.enumType('MeterPeriod', {
   description: 'Calendar period in UTC (DAY, MONTH, YEAR) or the whole LIFETIME.',
   values: screamingEnumValues(METER_PERIODS),
 });

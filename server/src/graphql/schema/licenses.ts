@@ -18,6 +18,7 @@ import { reinstateLicense, renewLicense, suspendLicense, transferLicense } from 
 import { MAX_OVERLAP_HOURS, reissueLicenseKey } from '../../services/licenses/reissue.js';
 import { quotaChangeBlockedReason, remainingActivations } from '../../services/licenses/rules.js';
 import { ProductRefType } from './products.js';
+import { PlanRefType } from './plans.js';
 import { daysUntil } from '../../domain/countdown.js';
 
 type Types = typeof builder extends PothosSchemaTypes.SchemaBuilder<infer T> ? T : never;
@@ -53,6 +54,7 @@ export const LicenseType = builder.prismaObject('License', {
     id: t.exposeID('id'),
     keyHint: t.exposeString('keyHint', { description: 'PREFIX-…-LAST4' }),
     product: t.relation('product', { type: ProductRefType }),
+    plan: t.relation('plan', { type: PlanRefType, nullable: true, description: 'The plan it was created from (its values were copied then); null: none.' }),
     status: t.field({ type: LicenseStatusEnum, resolve: (license, _args, ctx) => licenseStatus(license, ctx.now) }),
     maxActivations: t.exposeInt('maxActivations'),
     currentActivations: t.exposeInt('currentActivations'),
@@ -147,7 +149,14 @@ const attributeFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObj
 });
 
 const CreateLicenseInput = builder.inputType('CreateLicenseInput', {
-  fields: (t) => ({ productId: t.id({ required: true }), maxActivations: t.int({ required: true }), ...attributeFields(t) }),
+  description:
+    "With planId, the plan's values are copied onto the license (expiresAt and maintenanceExpiresAt: now plus its periods, its quotas set); a field given here as well (null included) overrides the plan's. productId and maxActivations are then optional.",
+  fields: (t) => ({
+    productId: t.id({ description: "Required without planId; with it, the plan's product (else InvalidRequest)." }),
+    planId: t.id({ description: 'A plan of your company, not archived.' }),
+    maxActivations: t.int({ description: 'Required without planId.' }),
+    ...attributeFields(t),
+  }),
 });
 const UpdateLicenseInput = builder.inputType('UpdateLicenseInput', {
   description: 'Omitted fields stay unchanged; null clears a nullable attribute.',
@@ -175,6 +184,7 @@ const DeactivateActivationInput = builder.inputType('DeactivateActivationInput',
 export const LicenseFilterInput = builder.inputType('LicenseFilter', {
   fields: (t) => ({
     productId: t.id(),
+    planId: t.id({ description: 'Licenses created from this plan.' }),
     status: t.field({ type: LicenseStatusEnum }),
     expiringWithinDays: t.int({ description: 'Active licenses with now < expiresAt ≤ now + N days (1–3650).' }),
     search: t.string({ description: 'Part of the customer email or key hint (case-insensitive), or a whole license key.' }),
@@ -188,7 +198,7 @@ builder.queryFields((t) => ({
       description: 'Newest first; totalCount counts up to 10,000 (1,000 with a search). first/last: 1–100 (default 20); after: an endCursor (with first), before: a startCursor (with last); not both directions at once.',
       args: { filter: t.arg({ type: LicenseFilterInput }) },
       resolve: async (_root, args, ctx, info) => {
-        const filter = { ...args.filter, productId: args.filter?.productId?.toString() };
+        const filter = { ...args.filter, productId: args.filter?.productId?.toString(), planId: args.filter?.planId?.toString() };
         return pageConnection(await listLicenses(serviceCtx(ctx), filter, keysetPage(args), licenseQuery(ctx, info, [['nodes'], ['edges', 'node']])));
       },
     },
@@ -208,7 +218,10 @@ builder.mutationFields((t) => ({
   createLicense: t.field({
     type: CreateLicensePayload,
     args: { input: t.arg({ type: CreateLicenseInput, required: true }) },
-    resolve: (_root, { input }, ctx) => createLicense(serviceCtx(ctx), { ...input, productId: String(input.productId) }),
+    resolve: (_root, { input: { productId, planId, maxActivations, ...rest } }, ctx) => {
+      const ids = { productId: productId === undefined || productId === null ? undefined : String(productId), planId: planId === undefined || planId === null ? undefined : String(planId) };
+      return createLicense(serviceCtx(ctx), { ...rest, ...(maxActivations !== undefined && { maxActivations }), ...ids });
+    },
   }),
   updateLicense: t.field({
     type: UpdateLicensePayload,

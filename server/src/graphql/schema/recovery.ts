@@ -6,6 +6,7 @@ import { resetTokenDigest } from '../../services/auth/reset-tokens.js';
 import { resetMemberMfa, sendMemberResetLink, unlockMember } from '../../services/auth/recovery.js';
 import { login } from '../../services/auth/sessions.js';
 import { ResetPasswordPayloadType, UserType, loginPayload, signInStep, type PublicUser } from './account.js';
+import { EmailDeliveryModeEnum, emailDeliveryMode } from './email.js';
 
 // Account recovery: "Forgot password?" and the reset page (public), and an admin's unlock, MFA reset and reset link
 // for a member (Team page). Services: services/auth/password-reset.ts and recovery.ts.
@@ -38,9 +39,19 @@ const ResetPasswordInput = builder.inputType('ResetPasswordInput', {
 });
 const MemberInput = (name: string) => builder.inputType(name, { fields: (t) => ({ id: t.id({ required: true, description: 'The member (a user of your company).' }) }) });
 
-const RequestPasswordResetPayload = builder.objectRef<{ email: string }>('RequestPasswordResetPayload').implement({
+const RequestPasswordResetPayload = builder.objectRef<{ email: string; mode: 'POSTMARK' | 'DEVELOPMENT' }>('RequestPasswordResetPayload').implement({
   fields: (t) => ({
-    message: t.string({ resolve: (payload) => `If ${payload.email} belongs to an account, a link to choose a new password is on its way. It works once, within 30 minutes.` }),
+    message: t.string({
+      resolve: (payload) =>
+        payload.mode === 'POSTMARK'
+          ? `If ${payload.email} belongs to an account, a link to choose a new password is on its way. It works once, within 30 minutes.`
+          : `If ${payload.email} belongs to an account, a link to choose a new password is kept in this server's email outbox: no mail provider is configured, so nothing is emailed. It works once, within 30 minutes.`,
+    }),
+    emailDeliveryMode: t.field({
+      type: EmailDeliveryModeEnum,
+      description: 'DEVELOPMENT: no mail provider is configured; the link is only kept in the outbox (an admin reads it on the Emails page, the operator with `pnpm cli outbox:list --kind password-reset --body`).',
+      resolve: (payload) => payload.mode,
+    }),
   }),
 });
 const memberPayload = <T extends { user: PublicUser }>(name: string, extra?: (t: any) => Record<string, unknown>) =>
@@ -55,7 +66,7 @@ builder.mutationFields((t) => ({
     resolve: async (_root, { input }, ctx) => {
       await signInStep(ctx, `reset:${input.email}`);
       await requestPasswordReset(mailCtx(ctx), input);
-      return { email: input.email.trim().toLowerCase() };
+      return { email: input.email.trim().toLowerCase(), mode: emailDeliveryMode(ctx) };
     },
   }),
   resetPassword: t.field({

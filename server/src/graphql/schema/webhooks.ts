@@ -159,7 +159,10 @@ builder.mutationFields((t) => ({
     authScopes: { admin: true },
     description: 'Deletes an endpoint and its delivery log (COMPANY_ADMIN).',
     args: { input: t.arg({ type: DeleteWebhookEndpointInput, required: true }) },
-    resolve: async (_root, { input }, ctx) => ({ endpoint: await deleteWebhookEndpoint(serviceCtx(ctx), String(input.id)) }),
+    // The row is gone once deleted: the payload answers from what the DELETE returned, read with the planned selection.
+    resolve: async (_root, { input }, ctx, info) => ({
+      endpoint: await deleteWebhookEndpoint(serviceCtx(ctx), String(input.id), queryFromInfo({ context: ctx, info, paths: [['endpoint']], typeName: 'WebhookEndpoint' })),
+    }),
   }),
   rotateWebhookSecret: t.field({
     type: secretPayload('RotateWebhookSecretPayload'),

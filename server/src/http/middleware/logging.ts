@@ -4,7 +4,7 @@ import type { AppEnv } from '../env.js';
 import { maskCredentials } from './credentials-in-url.js';
 
 /** Probes and static files: logged at debug only, so `info` stays readable. */
-const QUIET_PATHS = /^\/(healthz|readyz|metrics)$|^\/assets\//;
+export const QUIET_PATHS = /^\/(healthz|readyz|metrics)$|^\/assets\//;
 /** A request slower than this is worth an info line even when it succeeded. */
 const SLOW_MS = 1_000;
 

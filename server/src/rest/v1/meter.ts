@@ -6,7 +6,7 @@ import { EVENT_NAME_MAX_LENGTH, EVENT_NAME_PATTERN, METER_PERIODS } from '../../
 import { licensingContext } from './context.js';
 import { LicenseKey, Rejection, RejectionCode, commonErrors, json, jsonBody, noCredential, rateLimitHeaders } from './schemas.js';
 
-const MeterRequest = z
+export const MeterRequest = z
   .object({
     licenseKey: LicenseKey,
     event: z

@@ -6,6 +6,7 @@ export const LicenseKey = z.string().min(1).max(256).openapi({
   example: 'ACME-7KQ2-M9XH-4TRB-WZ3P',
 });
 export const Version = z.string().min(1).max(64).openapi({ description: 'Running application version (semantic version).', example: '2.4.1' });
+export const ProductName = z.string().min(1).max(200).openapi({ description: 'A product name as the vendor named it in Keyforge.', example: 'Acme Studio' });
 export const DeviceId = z.string().min(1).max(256).openapi({ description: 'SHA-256 hardware fingerprint of the machine.', example: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08' });
 
 export const ErrorResponse = z

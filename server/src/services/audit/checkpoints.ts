@@ -220,12 +220,31 @@ function describeClaims(token: string): string {
   return claims ? ` at seq ${claims.seq}` : '';
 }
 
-/** Checkpoint tokens (compact JWS) anywhere in a text: a file of them, webhook payloads, log lines, the console's download. */
+/** Runs of the characters a compact JWS is made of (base64url and its dots): one pass, nothing to backtrack into. */
+const JWS_RUNS = /[A-Za-z0-9_.-]+/g;
+
+/**
+ * Checkpoint tokens (compact JWS) anywhere in a text: a file of them, webhook payloads, log lines, the console's
+ * download. A hand-rolled scan, linear in the text: each run of base64url characters and dots is split at its dots,
+ * and three consecutive segments make a candidate when the first holds `eyJ` followed by at least 10 characters (a
+ * JSON header; what comes before it in the segment, such as the `n` of an escaped `\n`, is not part of the token),
+ * the second is a whole `eyJ…` segment of at least 13 characters and the third at least 20 (an Ed25519 signature is
+ * 86). A regular expression over the whole text with `{10,}` before a `.` backtracks over every `eyJ` of a long run
+ * (quadratic); this never looks at a character more than a fixed number of times.
+ */
 export function findCheckpointTokens(text: string, limit = 1000): string[] {
   const found = new Set<string>();
-  for (const match of text.matchAll(/eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{20,}/g)) {
-    if (checkpointClaims(match[0])) found.add(match[0]);
-    if (found.size >= limit) break;
+  for (const run of text.matchAll(JWS_RUNS)) {
+    const segments = run[0].split('.'); // base64url only, by construction of the run
+    for (let i = 0; i + 2 < segments.length; i += 1) {
+      const [header, payload, signature] = [segments[i], segments[i + 1], segments[i + 2]];
+      const start = header.indexOf('eyJ');
+      if (start < 0 || header.length - start < 13 || !payload.startsWith('eyJ') || payload.length < 13 || signature.length < 20) continue;
+      const token = `${header.slice(start)}.${payload}.${signature}`;
+      if (checkpointClaims(token)) found.add(token);
+      if (found.size >= limit) return [...found];
+      i += 2;
+    }
   }
   return [...found];
 }

@@ -289,7 +289,15 @@ export async function verifyLog(ctx: SecretsContext, tenantId: string, kept: str
   };
 }
 
-const VerifyInput = z.object({ checkpoints: z.string().max(250_000, 'must be at most 250,000 characters: give the checkpoints you kept, not whole logs') });
+/** The kept checkpoints one verification checks, at most (the first ones found in the text). */
+export const MAX_KEPT_CHECKPOINTS = 500;
+/**
+ * The most text a verification takes, refused (InvalidRequest) past it before it is scanned: MAX_KEPT_CHECKPOINTS bare
+ * checkpoints (~450 characters each), or about 370 as `audit:checkpoints --all` writes them (with their seq, hash and
+ * date); the console's download holds one. Just under the management API's body limit (256 KiB).
+ */
+export const MAX_CHECKPOINT_TEXT = 250_000;
+const VerifyInput = z.object({ checkpoints: z.string().max(MAX_CHECKPOINT_TEXT, `must be at most ${MAX_CHECKPOINT_TEXT.toLocaleString('en-US')} characters: give the checkpoints you kept, not whole logs`) });
 
 /**
  * The console's and CLI's "verify against the checkpoints you kept": `checkpoints` is any text holding checkpoint
@@ -298,7 +306,7 @@ const VerifyInput = z.object({ checkpoints: z.string().max(250_000, 'must be at 
 export async function verifyActivityLog(ctx: ServiceContext, input: { checkpoints: string }): Promise<LogVerification> {
   const tenantId = requireMember(ctx);
   const { checkpoints } = parseInput(VerifyInput, input);
-  const tokens = findCheckpointTokens(checkpoints, 500);
+  const tokens = findCheckpointTokens(checkpoints, MAX_KEPT_CHECKPOINTS);
   if (tokens.length === 0) {
     const problem = 'holds no checkpoint: paste or upload the checkpoint files, webhook payloads or log lines you kept';
     throw new AppError('InvalidRequest', `Invalid input: checkpoints: ${problem}`, { fields: { checkpoints: problem } });

@@ -13,7 +13,9 @@ export const BACKUP_CODE_COUNT = 10;
 const PERIOD = 30;
 
 const totpFor = (secret: string, label = 'account') => new TOTP({ issuer: 'Keyforge', label, secret: Secret.fromBase32(secret), period: PERIOD, digits: 6, algorithm: 'SHA1' });
-const backupDigest = (ctx: SecretsContext, code: string) => ctx.secrets.digest(`backup:${code.replace(/[\s-]/g, '').toLowerCase()}`);
+/** A typed backup code as stored: spaces and dashes dropped, lower case. */
+export const backupCodeText = (code: string) => code.replace(/[\s-]/g, '').toLowerCase();
+const backupDigest = (ctx: SecretsContext, code: string) => ctx.secrets.digest(`backup:${backupCodeText(code)}`);
 
 /**
  * The time step a TOTP code belongs to (±1 step of clock drift), or null. The caller records the step so

@@ -164,7 +164,7 @@ const LICENSE_POOL = `valid AS MATERIALIZED (
  * the table (an index range of at most an hour). Each rollup row is numbered by width_bucket (j = the marks before
  * it) and counts in the buckets after j: a running sum. The rollup rows are read whatever the vacuum state costs
  * the licenses table; reading the tenant's floating licenses from an index instead fetched each from the table on
- * pages changed since the last vacuum (issue 23).
+ * pages changed since the last vacuum.
  */
 const TENANT_POOL = `pool_marks AS (
        SELECT array_agg(${HOUR_OF('bucket_end')} ORDER BY k) AS ends, array_agg(bucket_start + interval '30 minutes' ORDER BY k) AS starts,

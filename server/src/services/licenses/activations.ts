@@ -26,6 +26,8 @@ export interface ActivateInput {
   deviceName?: string;
   version?: string;
   userEmail?: string;
+  /** The product name(s) the application is for: a license of another product (not a bundle with one of them) is refused. */
+  product?: string | string[];
   ip?: string;
 }
 
@@ -49,6 +51,10 @@ const MAX_READS = 3;
  * writes the activation and its webhook event, in one short transaction. The row lock makes "same deviceId reuses
  * its seat" and "never more than maxActivations" hold under concurrency, and makes a retry after an uncertain
  * timeout (same deviceId) safe. A rejected activation spends its nonce too.
+ *
+ * The product check (`product` sent) is one of those decisions on the license as read, so a key of another product
+ * is refused before activation_register runs: no seat is taken. A license's product never changes, and the names it
+ * is matched against are those of the same read that status and expiry are re-checked from under the lock.
  */
 export async function activateLicense(ctx: LicensingContext, input: ActivateInput) {
   const version = input.version === undefined ? null : parseVersion(input.version);
@@ -104,11 +110,27 @@ export async function activateLicense(ctx: LicensingContext, input: ActivateInpu
 
 function activationRejection(license: LicenseRecord, now: Date, version: ReturnType<typeof parseVersion> | null, input: ActivateInput): Rejection | null {
   return (
+    productMismatch(license, input.product) ??
     checkEntitlement(license, now, version) ??
     (license.nodeLocked && !input.deviceId
       ? { errorCode: 'DeviceIdRequired', message: 'This license is node-locked: send the deviceId (SHA-256 hardware fingerprint) of this machine.' }
       : null)
   );
+}
+
+/**
+ * A key of another product than the application's: the license's product must be one of `wanted`, or a bundle one
+ * of whose members is (the rule the SDK applies to the offline token's `product` and `bundleProducts`). Names match
+ * exactly. First among the checks: whatever the license's state, it is not a key for this application.
+ */
+export function productMismatch(license: Pick<LicenseRecord, 'productName' | 'bundleProducts'>, wanted: string | string[] | undefined): Rejection | null {
+  if (wanted === undefined) return null;
+  const names = typeof wanted === 'string' ? [wanted] : wanted;
+  if (names.includes(license.productName) || license.bundleProducts?.some((member) => names.includes(member))) return null;
+  return {
+    errorCode: 'ProductMismatch',
+    message: `This license is for another product, not ${names.map((name) => `"${name}"`).join(' or ')}: no seat was taken. Check that the key is the one for this application.`,
+  };
 }
 
 /** lastSeenAt is written at most once per device per this interval: device-scoped validates do not write per request. */

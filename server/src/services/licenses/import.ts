@@ -10,6 +10,8 @@ import { isUuid } from '../listing.js';
 import { parseInput } from '../validation.js';
 import { EXPORT_COLUMNS, FORMULA_START } from './export.js';
 import { createLicense, LicenseAttributesSchema, type LicenseInput } from './management.js';
+import { planLicenseValues } from '../plans.js';
+import { LicenseAttributesObject } from './attributes.js';
 
 // Importing licenses from CSV (README "Importing licenses from CSV"): a dry run that reports every bad cell by line
 // and column, then a bulk job (action "import", services/licenses/bulk.ts runs it with its lease) that creates each
@@ -26,9 +28,10 @@ export const MAX_IMPORT_ROWS = 2_000;
 export const MAX_REPORTED_ERRORS = 1_000;
 export const IMPORT_ACTION = 'import';
 
-/** CSV columns and the license attribute each sets ('product', 'key' and 'notes' are not attributes). */
+/** CSV columns and the license attribute each sets ('product', 'plan', 'key' and 'notes' are not attributes). */
 const COLUMN_ATTRIBUTES = {
   product: 'productId',
+  plan: 'planId',
   key: 'key',
   customer_email: 'customerEmail',
   max_activations: 'maxActivations',
@@ -78,11 +81,16 @@ export interface ImportReport {
 interface ImportedRow {
   line: number;
   productId: string;
+  /** The plan the row's license is created from: its values copied, the row's own cells overriding them. */
+  planId?: string;
   attributes: LicenseInput;
   notes: string | null;
   key: string | null;
   alreadyImported: boolean;
 }
+
+/** A provided key that cannot be used (management.ts KEY_UNUSABLE), as a cell's error. */
+const KEY_UNUSABLE_CELL = 'cannot be used; leave it empty to generate a new key';
 
 /** What each cell becomes: a value for the attributes, or an error message. */
 type Cell = { value: unknown } | { error: string };
@@ -100,7 +108,8 @@ function wholeNumber(text: string): Cell {
   return /^\d{1,9}$/.test(text) ? ok(Number(text)) : bad('must be a whole number');
 }
 
-function date(text: string): Cell {
+/** A date cell: ISO 8601, a time without a zone read as UTC. */
+export function date(text: string): Cell {
   if (!ISO_DATE.test(text)) return bad('must be an ISO 8601 date, such as 2027-01-31 or 2027-01-31T12:00:00Z');
   // A time without a zone is UTC, as a date alone is.
   const withZone = /[T ]\d{2}:\d{2}/i.test(text) && !/(Z|[+-]\d{2}:?\d{2})$/i.test(text) ? `${text}Z` : text;
@@ -111,7 +120,8 @@ function date(text: string): Cell {
   return real ? ok(withZone.replace(' ', 'T')) : bad('is not a real date');
 }
 
-function list(text: string): Cell {
+/** A list cell: a JSON array of strings, or items separated by ; or ,. */
+export function list(text: string): Cell {
   if (text.startsWith('[')) {
     try {
       const parsed: unknown = JSON.parse(text);
@@ -167,16 +177,20 @@ interface Header {
   columnOf: Map<string, string>;
 }
 
+/** A header cell's column name (lower case, spaces and dashes as `_`) and, for `custom.<name>`, the custom field. */
+export function headerName(raw: string): { name: string; custom: string | null } {
+  return { name: raw.trim().toLowerCase().replace(/[\s-]+/g, '_'), custom: CUSTOM_COLUMN.exec(raw.trim())?.[1] ?? null };
+}
+
 function readHeader(names: string[], errors: ImportError[]): Header | null {
   const header: Header = { cells: [], columnOf: new Map() };
   const seen = new Set<string>();
   for (const raw of names) {
-    const name = raw.trim().toLowerCase().replace(/[\s-]+/g, '_');
-    const custom = CUSTOM_COLUMN.exec(raw.trim());
+    const { name, custom } = headerName(raw);
     if (name !== '' && seen.has(name)) errors.push({ line: 1, column: raw, message: 'appears twice in the header' });
     seen.add(name);
     if (custom) {
-      header.cells.push({ custom: custom[1] });
+      header.cells.push({ custom });
     } else if (name in COLUMN_ATTRIBUTES) {
       const column = name as Column;
       const attribute = COLUMN_ATTRIBUTES[column];
@@ -190,9 +204,9 @@ function readHeader(names: string[], errors: ImportError[]): Header | null {
       header.cells.push(null);
     }
   }
-  for (const required of ['productId', 'maxActivations']) {
-    if (!header.columnOf.has(required)) errors.push({ line: 1, column: null, message: `the header has no ${required === 'productId' ? 'product' : 'max_activations (or seats)'} column` });
-  }
+  if (!header.columnOf.has('productId')) errors.push({ line: 1, column: null, message: 'the header has no product column' });
+  // With a plan column, the seats come from each row's plan unless the row gives them.
+  if (!header.columnOf.has('maxActivations') && !header.columnOf.has('planId')) errors.push({ line: 1, column: null, message: 'the header has no max_activations (or seats) column, nor a plan column' });
   return errors.length ? null : header;
 }
 
@@ -264,6 +278,9 @@ async function checkImport(ctx: ServiceContext, tenantId: string, csv: string): 
   const products = await ctx.db.prisma.product.findMany({ where: { tenantId }, select: { id: true, name: true } });
   const productByName = new Map(products.map((product) => [product.name.toLowerCase(), product.id]));
   const productIds = new Set(products.map((product) => product.id));
+  const plans = header.columnOf.has('planId')
+    ? await ctx.db.prisma.plan.findMany({ where: { tenantId } })
+    : [];
   const imported = new Set(
     (await ctx.db.prisma.licenseImportRecord.findMany({ where: { tenantId, fileDigest }, select: { line: true } })).map((record) => record.line),
   );
@@ -288,7 +305,7 @@ async function checkImport(ctx: ServiceContext, tenantId: string, csv: string): 
       if ('error' in read) fail(columnName, read.error);
       else values[COLUMN_ATTRIBUTES[cell.column]] = read.value;
     });
-    const { productId: productRef, key: keyText, notes, ...attributes } = values as Record<string, unknown> & LicenseInput;
+    const { productId: productRef, planId: planRef, key: keyText, notes, ...attributes } = values as Record<string, unknown> & LicenseInput;
     // custom.<name> columns join the custom_fields object.
     if (Object.keys(customFields).length) attributes.customFields = { ...((attributes.customFields as object | undefined) ?? {}), ...customFields };
 
@@ -298,12 +315,27 @@ async function checkImport(ctx: ServiceContext, tenantId: string, csv: string): 
       productId = productByName.get(productRef.toLowerCase()) ?? (isUuid(productRef) && productIds.has(productRef) ? productRef : undefined);
       if (!productId) fail(header.columnOf.get('productId')!, `no product named "${productRef}"`);
     }
-    const seatsColumn = header.columnOf.get('maxActivations')!;
-    if (attributes.maxActivations === undefined && !rowErrors.some((error) => error.column === seatsColumn)) fail(seatsColumn, 'is required (the seats: a whole number from 1)');
-    // The attributes obey exactly the rules of createLicense (seats stood in for when missing: reported above).
+    // A plan by id, or by name among the row's product's plans (case-insensitive); not archived.
+    let plan: (typeof plans)[number] | undefined;
+    if (typeof planRef === 'string') {
+      const planColumn = header.columnOf.get('planId')!;
+      plan = plans.find((candidate) => candidate.id === planRef) ?? plans.find((candidate) => candidate.productId === productId && candidate.name.toLowerCase() === planRef.toLowerCase());
+      if (!plan) fail(planColumn, productId ? `no plan named "${planRef}" of this product` : `no plan "${planRef}"`);
+      else if (productId && plan.productId !== productId) fail(planColumn, `is a plan of another product`);
+      else if (plan.archivedAt) fail(planColumn, `the plan "${plan.name}" is archived`);
+    }
+    const seatsColumn = header.columnOf.get('maxActivations') ?? header.columnOf.get('planId')!;
+    if (attributes.maxActivations === undefined && !plan && !rowErrors.some((error) => error.column === seatsColumn)) {
+      fail(seatsColumn, header.columnOf.has('maxActivations') ? 'is required (the seats: a whole number from 1), or a plan' : 'is required without a max_activations (or seats) column');
+    }
+    // The attributes obey exactly the rules of createLicense (seats stood in for when missing: reported above); a
+    // plan's values under the row's own, as createLicense merges them (its dates as of now, the job's are later).
+    const given = Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== undefined));
     let parsed: LicenseInput = attributes;
     try {
-      parsed = parseInput(LicenseAttributesSchema, { ...attributes, maxActivations: attributes.maxActivations ?? 1 }) as LicenseInput;
+      const merged = plan ? { ...planLicenseValues(plan, ctx.now), ...given } : { ...attributes, maxActivations: attributes.maxActivations ?? 1 };
+      parseInput(LicenseAttributesSchema, merged);
+      parsed = parseInput(LicenseAttributesObject.partial(), attributes) as LicenseInput;
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       for (const [field, message] of Object.entries(error.details.fields ?? {})) {
@@ -330,24 +362,17 @@ async function checkImport(ctx: ServiceContext, tenantId: string, csv: string): 
     const order = (column: string | null) => (column === null ? -1 : first.cells.indexOf(column));
     errors.push(...rowErrors.sort((a, b) => order(a.column) - order(b.column)));
     if (rowErrors.length === 0) {
-      candidates.push({ line: record.line, productId: productId!, attributes: parsed, notes: (notes as string | undefined) ?? null, key, digest, alreadyImported: imported.has(record.line) });
+      candidates.push({ line: record.line, productId: productId!, ...(plan && { planId: plan.id }), attributes: parsed, notes: (notes as string | undefined) ?? null, key, digest, alreadyImported: imported.has(record.line) });
     }
   }
 
-  // A provided key some license already has is reported (a row imported before from this file has it: skipped).
+  // A provided key that any license of the installation has or had (live or retired, this company or another) is
+  // reported, in words that do not say which (a row imported before from this file has it: skipped).
   const digests = candidates.filter((row) => row.digest && !row.alreadyImported).map((row) => row.digest!);
-  const taken = new Set(
-    digests.length
-      ? [
-          ...(await ctx.db.prisma.license.findMany({ where: { tenantId, keyDigest: { in: digests } }, select: { keyDigest: true } })),
-          // A key retired by a reissue still answers for its license during the overlap: not free to import.
-          ...(await ctx.db.prisma.retiredLicenseKey.findMany({ where: { keyDigest: { in: digests } }, select: { keyDigest: true } })),
-        ].map((row) => row.keyDigest)
-      : [],
-  );
+  const taken = new Set(digests.length ? (await ctx.db.prisma.licenseKeyDigest.findMany({ where: { keyDigest: { in: digests } }, select: { keyDigest: true } })).map((row) => row.keyDigest) : []);
   const rows: ImportedRow[] = [];
   for (const { digest, ...row } of candidates) {
-    if (digest && !row.alreadyImported && taken.has(digest)) errors.push({ line: row.line, column: header.columnOf.get('key')!, message: 'a license with this key exists already' });
+    if (digest && !row.alreadyImported && taken.has(digest)) errors.push({ line: row.line, column: header.columnOf.get('key')!, message: KEY_UNUSABLE_CELL });
     else rows.push(row);
   }
   return report(rows);
@@ -381,7 +406,7 @@ export async function startLicenseImport(ctx: ServiceContext, csv: string) {
     await tx.licenseImportRow.createMany({
       data: rows.map((row) => ({
         jobId: id, line: row.line, keyGenerated: row.key === null, sealedKey: row.key === null ? null : ctx.secrets.encrypt(row.key),
-        input: { productId: row.productId, attributes: row.attributes, notes: row.notes } as Prisma.InputJsonObject,
+        input: { productId: row.productId, ...(row.planId && { planId: row.planId }), attributes: row.attributes, notes: row.notes } as Prisma.InputJsonObject,
       })),
     });
   });
@@ -472,9 +497,9 @@ export async function runImportRows(
         counts.failed++;
         continue;
       }
-      const input = row.input as { productId: string; attributes: LicenseInput; notes: string | null };
+      const input = row.input as { productId: string; planId?: string; attributes: LicenseInput; notes: string | null };
       try {
-        await createLicense(ctx, { ...input.attributes, productId: input.productId }, {
+        await createLicense(ctx, { ...input.attributes, productId: input.productId, planId: input.planId }, {
           key: row.keyGenerated ? undefined : ctx.secrets.decrypt(row.sealedKey!),
           auditDetails: { importedFrom: { fileDigest, line: row.line }, ...(input.notes ? { notes: input.notes } : {}) },
           async inTransaction(tx, license, key) {

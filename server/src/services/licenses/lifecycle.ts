@@ -8,7 +8,7 @@ import { parseInput, StorableDate } from '../validation.js';
 import { emitEvent, licenseData } from '../webhooks/events.js';
 import { findTenantLicense, licenseEntity } from './management.js';
 
-// The license lifecycle beyond create/update/revoke (issue 14): suspend and reinstate (a reversible pause:
+// The license lifecycle beyond create/update/revoke: suspend and reinstate (a reversible pause:
 // refused by validate/activate/floating/meter with errorCode Suspended, seats kept), renew (a later expiresAt;
 // the sent expiry notices are cleared so the thresholds fire again for the new period) and transfer (another
 // customer email). Revocation stays final: a revoked license cannot be suspended, reinstated, renewed or
@@ -30,7 +30,7 @@ export interface LicenseLifecycleEvent {
 
 /**
  * THE place a lifecycle change announces itself, called inside the change's own transaction (after the update
- * and its activity entry). Outbound webhooks (issue 14 item 1) write their outbox row here, so an event exists
+ * and its activity entry). Outbound webhooks write their outbox row here, so an event exists
  * exactly when the change committed (and only for companies with a subscribed endpoint).
  */
 export async function emitLicenseLifecycleEvent(tx: Tx, event: LicenseLifecycleEvent, now: Date): Promise<void> {

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import semver from 'semver';
 import { generateLicenseKey, licenseKeyHint } from '../../crypto/license-key.js';
 import { KEY_DIGEST_VERSION } from '../../crypto/secrets.js';
 import { AppError } from '../../domain/errors.js';
@@ -10,47 +9,13 @@ import type { ServiceContext } from '../context.js';
 import { activationData, emitEvent, licenseData } from '../webhooks/events.js';
 import { releaseSeat } from './activations.js';
 import { licenseKeyDigest } from './license-record.js';
+import { planForNewLicense, planLicenseValues, planQuotas } from '../plans.js';
 import { expiringSql, expiringWhere, LICENSE_STATUSES, statusSql, statusWhere } from './predicates.js';
 import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, isUuid, keyset, searchMatches, toPage, type PageArgs } from '../listing.js';
-import { isUniqueViolation, parseInput, StorableDate } from '../validation.js';
+import { isUniqueViolation, parseInput } from '../validation.js';
+import { LICENSE_ATTRIBUTES, LicenseAttributesObject, LicenseAttributesSchema, VERSION_ORDER, versionsInOrder, type LicenseInput } from './attributes.js';
 
-const version = z
-  .string()
-  .trim()
-  .refine((value) => semver.valid(value, { loose: true }) ?? semver.coerce(value), 'must be a semantic version such as 1.4.2');
-const days = z.number().int().min(0).max(3650);
-
-const LicenseAttributesObject = z
-  .object({
-    maxActivations: z.number().int().min(1).max(1_000_000),
-    expiresAt: StorableDate.nullable().optional(),
-    isTrial: z.boolean().optional(),
-    nodeLocked: z.boolean().optional(),
-    offlineGraceDays: days.nullable().optional(),
-    gracePeriodDays: days.nullable().optional(),
-    features: z.array(z.string().trim().min(1).max(100)).max(100).optional(),
-    customFields: z.record(z.string().min(1).max(100), z.string().max(2000)).nullable().optional(),
-    minVersion: version.nullable().optional(),
-    maxVersion: version.nullable().optional(),
-    maintenanceExpiresAt: StorableDate.nullable().optional(),
-    customerEmail: z.email().nullable().optional(),
-    /** Concurrent floating sessions allowed; null: none. */
-    floatingSeats: z.number().int().min(1).max(1_000_000).nullable().optional(),
-  });
-// Zod runs this object check even when a version failed its own check: an unparsable one is reported there, not here.
-const versionsInOrder = (license: { minVersion?: string | null; maxVersion?: string | null }) => {
-  const min = license.minVersion ? semver.coerce(license.minVersion) : null;
-  const max = license.maxVersion ? semver.coerce(license.maxVersion) : null;
-  return !min || !max || !semver.gt(min, max);
-};
-const VERSION_ORDER = 'minVersion must not be greater than maxVersion';
-
-/** Every attribute of a license a vendor sets. */
-export const LicenseAttributesSchema = LicenseAttributesObject.refine(versionsInOrder, { message: VERSION_ORDER, path: ['minVersion'] });
-const LICENSE_ATTRIBUTES = Object.keys(LicenseAttributesObject.shape) as (keyof typeof LicenseAttributesObject.shape)[];
-/** Attributes as callers send them: any may be absent or null, customFields any JSON (the schema decides what is allowed). */
-type AttributesIn = z.input<typeof LicenseAttributesObject>;
-export type LicenseInput = { [K in keyof AttributesIn]?: (K extends 'customFields' ? unknown : AttributesIn[K]) | null };
+export { LicenseAttributesSchema, type LicenseInput } from './attributes.js';
 
 // Licenses as vendors manage them (GraphQL, the operator CLI): create, change, revoke, list, free a seat. The
 // public protocol on the same licenses is activations.ts (activate/deactivate) and validate.ts.
@@ -61,9 +26,15 @@ export const licenseEntity = (license: { keyHint: string }, productName: string)
 const jsonValues = (values: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]));
 
+/**
+ * The refusal of a provided key that a license has or had, in this company or another: one message whatever the
+ * reason, so that it never tells a company that a key exists elsewhere.
+ */
+export const KEY_UNUSABLE = 'This key cannot be used; generate a new one.';
+
 /** How the CSV import (import.ts) creates a license; a license created by hand uses none of it. */
 export interface CreateLicenseOptions {
-  /** A key the vendor issued before (well-formed, normalised): stored as its digest like a generated one; Conflict when a license has it. */
+  /** A key the vendor issued before (well-formed, normalised): stored as its digest like a generated one; Conflict (KEY_UNUSABLE) when any license has or had it. */
   key?: string;
   /** More details for the activity entry (the import's file line and notes). */
   auditDetails?: Record<string, unknown>;
@@ -71,40 +42,60 @@ export interface CreateLicenseOptions {
   inTransaction?: (tx: Prisma.TransactionClient, license: { id: string; keyHint: string }, key: string) => Promise<void>;
 }
 
+/** A plan's fields a caller gave alongside it: the given ones (null included) override the plan's, omitted ones do not. */
+const given = (input: Record<string, unknown>) => Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined));
+
 /**
  * Creates a license of one of the caller's products (CompanyAdmin) and returns its plaintext key: the only time
  * it exists outside the customer's hands. Audited (CreateLicense, with the attributes and key hint, never the key).
+ *
+ * With `planId`, the license is created from that plan (services/plans.ts): the plan's values are copied onto it,
+ * its expiry and maintenance end computed from the plan's periods from now, the plan's usage quotas set on it, and
+ * it keeps the plan's id. A field given alongside the plan (null included: `expiresAt: null` sells it perpetual)
+ * overrides the plan's value. `productId` may then be omitted; given, it must be the plan's product.
  */
-export async function createLicense(ctx: ServiceContext, input: LicenseInput & { productId: string }, options: CreateLicenseOptions = {}) {
+export async function createLicense(ctx: ServiceContext, input: LicenseInput & { productId?: string | null; planId?: string | null }, options: CreateLicenseOptions = {}) {
   const { tenantId } = requireAdmin(ctx);
-  const { productId, ...rest } = input;
-  const attributes = parseInput(LicenseAttributesSchema, rest);
+  const { productId: productIdIn, planId, ...rest } = input;
+  const plan = planId === undefined || planId === null ? null : await planForNewLicense(ctx, tenantId, String(planId));
+  const productId = productIdIn ?? plan?.productId;
+  if (typeof productId !== 'string') throw new AppError('InvalidRequest', 'Invalid input: productId: is required (or a planId)', { fields: { productId: 'is required (or a planId)' } });
+  const attributes = parseInput(LicenseAttributesSchema, plan ? { ...planLicenseValues(plan, ctx.now), ...given(rest) } : rest);
   const tenant = await ctx.db.prisma.tenant.findUnique({ where: { id: tenantId }, select: { keyPrefix: true } });
   const product = isUuid(productId) ? await ctx.db.prisma.product.findFirst({ where: { id: productId, tenantId }, select: { id: true, name: true } }) : null;
   if (!tenant || !product) throw new AppError('NotFound', 'Product not found.');
+  if (plan && plan.productId !== product.id) {
+    const message = `is a plan of ${plan.product.name}, not of ${product.name}`;
+    throw new AppError('InvalidRequest', `Invalid input: planId: ${message}`, { fields: { planId: message } });
+  }
+  const quotas = plan ? planQuotas(plan) : [];
   const customFields = attributes.customFields ?? undefined;
   // A digest collision is astronomically unlikely (78 bits), but retrying costs nothing.
   for (let attempt = 0; ; attempt++) {
     const key = options.key ?? generateLicenseKey(tenant.keyPrefix);
     try {
       const license = await ctx.db.prisma.$transaction(async (tx) => {
-        // A key retired by a reissue still answers for its license during the overlap (services/licenses/reissue.ts).
-        if (options.key && (await tx.retiredLicenseKey.findUnique({ where: { keyDigest: ctx.secrets.digest(key) }, select: { keyDigest: true } }))) {
-          throw new AppError('Conflict', 'A license with this key exists already.');
+        // A key any license of the installation has or had (live, or retired by a reissue) is never issued again: the
+        // database refuses it too (license_key_digests), this says so before anything is written.
+        if (options.key && (await tx.licenseKeyDigest.findUnique({ where: { keyDigest: ctx.secrets.digest(key) }, select: { keyDigest: true } }))) {
+          throw new AppError('Conflict', KEY_UNUSABLE);
         }
         const created = await tx.license.create({
           data: {
             ...attributes,
             customFields: customFields === null ? undefined : customFields,
             tenantId,
-            productId,
+            productId: product.id,
+            planId: plan?.id ?? null,
             keyDigest: ctx.secrets.digest(key),
             keyDigestVersion: KEY_DIGEST_VERSION,
             keyHint: licenseKeyHint(key),
             createdAt: ctx.now,
           },
         });
-        const details = { productId: product.id, productName: product.name, keyHint: created.keyHint, ...jsonValues(attributes), ...options.auditDetails };
+        if (quotas.length) await tx.meterQuota.createMany({ data: quotas.map((quota) => ({ licenseId: created.id, ...quota })) });
+        const fromPlan = plan ? { planId: plan.id, planName: plan.name, ...(quotas.length ? { quotas } : {}) } : {};
+        const details = { productId: product.id, productName: product.name, ...fromPlan, keyHint: created.keyHint, ...jsonValues(attributes), ...options.auditDetails };
         await emitEvent(tx, tenantId, 'license.created', licenseData(created), ctx.now);
         await recordAudit(tx, { tenantId, action: 'CreateLicense', entityType: 'License', entityId: created.id, entity: licenseEntity(created, product.name), details }, auditActor(ctx), ctx.now);
         await options.inTransaction?.(tx, created, key);
@@ -112,9 +103,9 @@ export async function createLicense(ctx: ServiceContext, input: LicenseInput & {
       });
       return { key, license: await findTenantLicense(ctx, tenantId, license.id) };
     } catch (error) {
-      // The product deleted meanwhile: its foreign key refuses the license.
-      if ((error as { code?: string }).code === 'P2003') throw new AppError('NotFound', 'Product not found.');
-      if (isUniqueViolation(error) && options.key) throw new AppError('Conflict', 'A license with this key exists already.');
+      // The product (or the plan) deleted meanwhile: its foreign key refuses the license.
+      if ((error as { code?: string }).code === 'P2003') throw plan ? new AppError('NotFound', 'Plan not found.', { fields: { planId: 'not found' } }) : new AppError('NotFound', 'Product not found.');
+      if (isUniqueViolation(error) && options.key) throw new AppError('Conflict', KEY_UNUSABLE);
       if (!isUniqueViolation(error) || attempt >= 2) throw error;
     }
   }
@@ -188,6 +179,8 @@ export async function getLicense(ctx: ServiceContext, id: string, query?: Licens
 
 export const LicenseFilterSchema = z.object({
   productId: z.string().trim().nullish(),
+  /** Licenses created from this plan. */
+  planId: z.string().trim().nullish(),
   status: z.enum(LICENSE_STATUSES).nullish(),
   /** Active licenses with now < expiresAt ≤ now + N days. */
   expiringWithinDays: z.number().int().min(1).max(3650).nullish(),
@@ -200,6 +193,7 @@ export function licenseWhere(ctx: ServiceContext, tenantId: string, filter: z.ou
   const { now } = ctx;
   const and: Prisma.LicenseWhereInput[] = [{ tenantId }];
   if (filter.productId) and.push(isUuid(filter.productId) ? { productId: filter.productId } : { id: { in: [] } });
+  if (filter.planId) and.push(isUuid(filter.planId) ? { planId: filter.planId } : { id: { in: [] } });
   if (filter.status) and.push(statusWhere(filter.status, now));
   if (filter.expiringWithinDays) and.push(expiringWhere(now, { to: filter.expiringWithinDays }));
   if (filter.search) {
@@ -226,6 +220,7 @@ interface SearchSql {
 function filterSql(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>) {
   const and: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
   if (filter.productId) and.push(isUuid(filter.productId) ? Prisma.sql`product_id = ${filter.productId}::uuid` : Prisma.sql`false`);
+  if (filter.planId) and.push(isUuid(filter.planId) ? Prisma.sql`plan_id = ${filter.planId}::uuid` : Prisma.sql`false`);
   if (filter.status) and.push(statusSql(filter.status, ctx.now));
   if (filter.expiringWithinDays) and.push(expiringSql(ctx.now, { to: filter.expiringWithinDays }));
   if (!filter.search) return { and, search: null };
@@ -258,7 +253,7 @@ function searchMatchesSql(and: Prisma.Sql[], search: SearchSql): Prisma.Sql {
 }
 
 /** A LIKE pattern for `text` itself (as Prisma's `contains` escapes it): its wildcards and the escape character escaped. */
-const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+export const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
  * The tenant's licenses whose customer email contains `text` (case-insensitive) — the same rows as

@@ -16,7 +16,7 @@ export const EventName = z
   .max(EVENT_NAME_MAX_LENGTH)
   .regex(EVENT_NAME_PATTERN, 'must be lower-case words of a-z, 0-9 and _, separated by dots, starting with a letter (e.g. api.calls)');
 
-const QuotaSchema = z.object({
+export const QuotaSchema = z.object({
   event: EventName,
   period: z.enum(METER_PERIODS),
   limit: z.number().int().min(0).max(2_147_483_647),

@@ -108,10 +108,9 @@ export async function refreshingTokenSigner(ctx: Pick<ServiceContext, 'db' | 'se
 export async function rotateSigningKey({ db, secrets, now }: SecretsContext, { immediately = false } = {}): Promise<{ kid: string; signsFrom: Date }> {
   const created = await newKeyRow(secrets);
   const signsFrom = immediately ? now : new Date(now.getTime() + JWKS_MAX_AGE_SECONDS * 1000);
-  await db.prisma.$transaction([
-    db.prisma.signingKey.updateMany({ where: { active: true }, data: { active: false } }),
-    db.prisma.signingKey.create({ data: { ...created, createdAt: now, signsFrom } }),
-  ]);
+  // Only an INSERT: the app role may not change or delete a signing key (server/src/db/roles.ts). Which key signs
+  // follows from signsFrom alone.
+  await db.prisma.signingKey.create({ data: { ...created, createdAt: now, signsFrom } });
   return { kid: created.kid, signsFrom };
 }
 

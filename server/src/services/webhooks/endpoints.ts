@@ -16,14 +16,14 @@ import { privateTargetWarning } from './ssrf.js';
 // delivery log are integration details). The signing secret is returned once, by create and rotate.
 
 
-const Url = z
+export const WebhookUrl = z
   .string()
   .trim()
   .max(2000)
   .pipe(z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }));
 const EventTypes = z.array(z.enum(WEBHOOK_EVENT_TYPES)).max(WEBHOOK_EVENT_TYPES.length);
-const CreateSchema = z.object({ url: Url, eventTypes: EventTypes.optional(), enabled: z.boolean().optional() });
-const UpdateSchema = z.object({ url: Url.optional(), eventTypes: EventTypes.optional(), enabled: z.boolean().optional() });
+const CreateSchema = z.object({ url: WebhookUrl, eventTypes: EventTypes.optional(), enabled: z.boolean().optional() });
+const UpdateSchema = z.object({ url: WebhookUrl.optional(), eventTypes: EventTypes.optional(), enabled: z.boolean().optional() });
 
 /** What the API shows of an endpoint: never its signing secret. */
 export const ENDPOINT_FIELDS = { id: true, tenantId: true, url: true, eventTypes: true, enabled: true, consecutiveFailures: true, disabledReason: true, createdAt: true, updatedAt: true } as const;
@@ -93,14 +93,25 @@ export async function updateWebhookEndpoint(ctx: ServiceContext, id: string, inp
   return { endpoint: updated, warning: 'url' in changes.after ? await privateTargetWarning(updated.url, target.allowPrivate) : null };
 }
 
-export async function deleteWebhookEndpoint(ctx: ServiceContext, id: string) {
+/**
+ * Deletes an endpoint (its deliveries go with it) and answers the row as it was, read by the DELETE itself with the
+ * caller's planned selection (`query`, the GraphQL layer's `queryFromInfo`): nothing can read it afterwards.
+ */
+export async function deleteWebhookEndpoint(ctx: ServiceContext, id: string, query: { select?: Prisma.WebhookEndpointSelect } = {}) {
   const { tenantId } = requireAdmin(ctx);
-  const endpoint = await findEndpoint(ctx, tenantId, id);
-  await ctx.db.prisma.$transaction(async (tx) => {
-    await tx.webhookEndpoint.delete({ where: { id: endpoint.id } });
-    await recordAudit(tx, { tenantId, action: 'DeleteWebhookEndpoint', entityType: 'WebhookEndpoint', entityId: endpoint.id, entity: endpoint.url }, auditActor(ctx), ctx.now);
-  });
-  return endpoint;
+  if (!isUuid(id)) throw new AppError('NotFound', 'Webhook endpoint not found.');
+  const select = { ...query.select, ...ENDPOINT_FIELDS } as typeof ENDPOINT_FIELDS;
+  try {
+    return await ctx.db.prisma.$transaction(async (tx) => {
+      const endpoint = await tx.webhookEndpoint.delete({ where: { id, tenantId }, select });
+      await recordAudit(tx, { tenantId, action: 'DeleteWebhookEndpoint', entityType: 'WebhookEndpoint', entityId: endpoint.id, entity: endpoint.url }, auditActor(ctx), ctx.now);
+      return endpoint;
+    });
+  } catch (error) {
+    // Another company's endpoint, or one deleted meanwhile: no row matched.
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2025') throw new AppError('NotFound', 'Webhook endpoint not found.');
+    throw error;
+  }
 }
 
 /** A new signing secret, returned once; deliveries from now on are signed with it. */

@@ -91,6 +91,7 @@ export const RequestPasswordResetMutation = graphql(`
   mutation RequestPasswordReset($email: String!) {
     requestPasswordReset(input: { email: $email }) {
       message
+      emailDeliveryMode
     }
   }
 `);

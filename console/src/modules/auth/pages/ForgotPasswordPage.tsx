@@ -1,5 +1,5 @@
-import { Alert, Anchor, Button, Stack, TextInput } from '@mantine/core';
-import { IconMailForward } from '@tabler/icons-react';
+import { Alert, Anchor, Button, Code, Stack, TextInput } from '@mantine/core';
+import { IconInfoCircle, IconMailForward } from '@tabler/icons-react';
 import { Link, useSearchParams } from 'react-router';
 import { useMutation } from 'urql';
 import { z } from 'zod';
@@ -23,6 +23,21 @@ export function ForgotPasswordPage() {
     await request({ email: email.trim() });
   });
 
+  if (data?.requestPasswordReset.emailDeliveryMode === 'DEVELOPMENT') {
+    // No mail provider: say where the link is kept and who can read it, rather than "check your email".
+    return (
+      <AuthCard title="No email is sent" subtitle={data.requestPasswordReset.message}>
+        <Alert color="yellow" variant="light" icon={<IconInfoCircle size={18} />}>
+          This server has no mail provider configured, so the link is kept in its email outbox instead. An admin of your company can open it on the
+          Emails page (Preview) and pass it on, or send you a link from the Team page; the operator reads it with{' '}
+          <Code>pnpm cli outbox:list --kind password-reset --body</Code>.
+        </Alert>
+        <Anchor component={Link} to="/login" size="sm">
+          Back to sign in
+        </Anchor>
+      </AuthCard>
+    );
+  }
   if (data) {
     return (
       <AuthCard title="Check your email" subtitle={data.requestPasswordReset.message}>

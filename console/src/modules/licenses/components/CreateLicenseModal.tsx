@@ -1,5 +1,5 @@
-import { Button, Modal, Stack, Text } from '@mantine/core';
-import { useEffect, useState } from 'react';
+import { Button, Modal, Select, Stack, Text, TextInput } from '@mantine/core';
+import { useEffect, useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import { useQuery } from 'urql';
 import { readFragment } from '../../../graphql';
@@ -20,6 +20,9 @@ const schema = licenseFormSchema();
 export function CreateLicenseModal({ opened, onClose, onCreated, productId }: { opened: boolean; onClose: () => void; onCreated?: () => void; productId?: string }) {
   const form = useZodForm<LicenseForm>(schema, { ...EMPTY_LICENSE_FORM, productId: productId ?? '' });
   const [created, setCreated] = useState<{ key: string; id: string; product: string } | null>(null);
+  // Sold from a plan: the server copies the plan's values (its dates from now); the form asks only for the customer.
+  const [planId, setPlanId] = useState<string | null>(null);
+  const [planEmail, setPlanEmail] = useState('');
   const [{ data }] = useQuery({ query: ProductOptionsQuery, pause: !opened });
   const create = useApiMutation(CreateLicenseMutation, { success: 'License created.' });
   const navigate = useNavigate();
@@ -36,24 +39,51 @@ export function CreateLicenseModal({ opened, onClose, onCreated, productId }: { 
   };
   const close = () => {
     startOver(productId ?? '');
+    setPlanId(null);
+    setPlanEmail('');
     setCreated(null);
     onClose();
   };
 
-  const submit = form.onSubmit(async (values) => {
-    const result = await create.run({ input: { productId: values.productId, ...toLicenseAttributes(values) } }, { form, rename: SERVER_FIELD });
+  const finish = (result: Awaited<ReturnType<typeof create.run>>) => {
     if (!result) return;
     onCreated?.();
     const license = readFragment(LicenseListFields, result.createLicense.license);
     setCreated({ key: result.createLicense.key, id: license.id, product: license.product.name });
-  });
+  };
+  const submit = form.onSubmit(async (values) => finish(await create.run({ input: { productId: values.productId, ...toLicenseAttributes(values) } }, { form, rename: SERVER_FIELD })));
+  const submitPlan = async (event: FormEvent) => {
+    event.preventDefault();
+    finish(await create.run({ input: { planId, customerEmail: planEmail.trim() || null } }));
+  };
+  const plans = data?.plans.nodes ?? [];
+  const plan = plans.find((candidate) => candidate.id === planId);
 
   return (
     <>
       <Modal opened={opened && created === null} onClose={close} title="New license" size="lg" centered returnFocus={created === null}>
-        <form onSubmit={submit} noValidate>
+        <form onSubmit={plan ? submitPlan : submit} noValidate>
           <Stack>
+            <Select
+              label="From a plan"
+              placeholder={plans.length ? 'None: set every value below' : 'No plans yet (Products page)'}
+              clearable
+              disabled={plans.length === 0}
+              data={plans.map((candidate) => ({ value: candidate.id, label: `${candidate.product.name}: ${candidate.name}` }))}
+              value={planId}
+              onChange={setPlanId}
+              description="The plan's values are copied onto the license; later edits of the plan do not change it."
+            />
+            {plan ? (
+              <>
+                <Text size="sm">
+                  A license of <b>{plan.product.name}</b> with {plan.maxActivations} device{plan.maxActivations === 1 ? '' : 's'}, {plan.duration ? `expiring ${plan.duration} from now` : 'perpetual'}.
+                </Text>
+                <TextInput label="Customer email" type="email" value={planEmail} onChange={(event) => setPlanEmail(event.currentTarget.value)} />
+              </>
+            ) : (
             <LicenseFormFields form={form} products={(data?.products.nodes ?? []).map((product) => ({ value: product.id, label: product.isBundle ? `${product.name} (bundle)` : product.name }))} />
+            )}
             <ModalFooter onCancel={close} confirmLabel="Create license" loading={create.saving} />
           </Stack>
         </form>

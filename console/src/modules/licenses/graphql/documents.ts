@@ -72,6 +72,18 @@ export const ProductOptionsQuery = graphql(`
         isBundle
       }
     }
+    plans {
+      nodes {
+        id
+        name
+        product {
+          id
+          name
+        }
+        duration
+        maxActivations
+      }
+    }
   }
 `);
 

@@ -22,7 +22,9 @@ export function integrationSnippets(origin: string, license: SnippetLicense): Sn
   const api = `${origin}/api/v1`;
   const device = license.nodeLocked ? ', "deviceId": "<sha256 of this machine\'s hardware id>"' : ', "deviceId": "my-laptop"';
   const slug = license.productName.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '') || 'app';
-  const sdk = `// npm install @keyforge/client — activation, validation with the signed offline token, retries, offline grace.
+  const sdk = `// @keyforge/client is not on a public registry: pack it in the Keyforge repository
+// (pnpm --filter @keyforge/client build && cd sdk && npm pack), then in your app: npm install /path/to/keyforge-client-*.tgz
+// Activation, validation with the signed offline token, retries, offline grace.
 import os from 'node:os';
 import path from 'node:path';
 import { KeyforgeClient } from '@keyforge/client';

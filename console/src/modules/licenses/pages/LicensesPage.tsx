@@ -20,7 +20,7 @@ import { LicensesQuery, ProductOptionsQuery } from '../graphql/documents';
 import { licensePath } from '../paths';
 
 const PAGE_SIZE = 20;
-const FILTERS = ['product', 'status', 'expiring', 'q'] as const;
+const FILTERS = ['product', 'plan', 'status', 'expiring', 'q'] as const;
 /** A license key (or most of one, being typed) is a credential: searched for, never put in the address (the server refuses keys in URLs). */
 const KEY_SHAPED = /[A-Z][A-Z0-9]{1,11}-[A-Z0-9]{4}/i; // the prefix and one group: a pause while typing a key
 const STATUS_OPTIONS = [
@@ -63,6 +63,7 @@ export function LicensesPage() {
   const filter = {
     search: search || undefined,
     productId: values.product ? values.product : undefined,
+    planId: values.plan ? values.plan : undefined,
     status: (values.status ? values.status.toUpperCase() : undefined) as LicenseStatus | undefined,
     expiringWithinDays: values.expiring ? Number(values.expiring) : undefined,
   };
@@ -100,6 +101,16 @@ export function LicensesPage() {
             data={(products.data?.products.nodes ?? []).map((product) => ({ value: product.id, label: product.name }))}
             value={values.product ? values.product : null}
             onChange={(product) => filters.set({ product: product })}
+          />
+          <Select
+            label="Plan"
+            placeholder="Any plan"
+            clearable
+            searchable
+            w={200}
+            data={(products.data?.plans.nodes ?? []).map((plan) => ({ value: plan.id, label: `${plan.product.name}: ${plan.name}` }))}
+            value={values.plan ? values.plan : null}
+            onChange={(plan) => filters.set({ plan })}
           />
           <Select label="Expiry" placeholder="Any expiry" clearable w={200} data={EXPIRING_OPTIONS} value={values.expiring || null} onChange={(expiring) => filters.set({ expiring })} />
           <div>

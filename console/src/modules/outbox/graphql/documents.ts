@@ -84,3 +84,9 @@ export const SendTestEmailMutation = graphql(`
     }
   }
 `);
+
+export const EmailDeliveryModeQuery = graphql(`
+  query EmailDeliveryMode {
+    emailDeliveryMode
+  }
+`);

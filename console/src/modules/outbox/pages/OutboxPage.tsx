@@ -51,7 +51,7 @@ export function OutboxPage() {
     <>
       <PageHeader
         title="Emails"
-        description="Weekly digests and expiry notices: written to the outbox first, then delivered with retries."
+        description="Every email the service sends — weekly digests, expiry alerts to admins and notices to customers, invitations, password reset links, disabled-webhook alerts and test emails: written to the outbox first, then delivered with retries."
         actions={
           <Button variant="default" leftSection={<IconSend size={16} />} loading={testEmail.saving} onClick={async () => (await testEmail.run({})) && (pages.reset(), reload({ requestPolicy: 'network-only' }))}>
             Send test email

@@ -10,6 +10,7 @@ import { useApiMutation } from '../../../ui/useApiMutation';
 import { useOpenFromLink } from '../../../ui/useOpenFromLink';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
 import { ProductFormModal } from '../components/ProductFormModal';
+import { PlansSection } from '../../plans/components/PlansSection';
 import { ProductFields, ProductsTable, type Product } from '../components/ProductsTable';
 import { DeleteProductMutation, ProductsQuery } from '../graphql/documents';
 
@@ -48,6 +49,7 @@ export function ProductsPage() {
           )}
         </QueryState>
       </Paper>
+      <PlansSection products={products} canManage={canManage} />
     </>
   );
 }

@@ -7,6 +7,7 @@ import { useZodForm } from '../../../ui/useZodForm';
 import { InviteUserMutation } from '../graphql/documents';
 import { RoleSelect, type Role } from './RoleSelect';
 import { ModalFooter } from '../../../ui/ModalFooter';
+import { emailedNotice, useEmailDeliveryMode } from '../../outbox/delivery';
 
 const EMPTY = { email: '', name: '', role: 'READ_ONLY' as Role };
 // The address is checked by the server (its message shows on the field).
@@ -15,7 +16,8 @@ const schema = z.object({ email: z.string() });
 /** Invites a team member by email: they get a one-time link (7 days) to choose their own password. */
 export function InviteMemberModal({ opened, onClose }: { opened: boolean; onClose: () => void }) {
   const form = useZodForm(schema, EMPTY);
-  const invite = useApiMutation(InviteUserMutation, { success: (data) => `Invitation sent to ${readFragment(InvitationFields, data.inviteUser.invitation).email}.` });
+  const mode = useEmailDeliveryMode();
+  const invite = useApiMutation(InviteUserMutation, { success: (data) => emailedNotice(mode, 'Invitation', readFragment(InvitationFields, data.inviteUser.invitation).email) });
 
   const close = () => {
     form.reset();

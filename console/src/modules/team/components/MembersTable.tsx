@@ -1,7 +1,7 @@
 import { Badge, Group, Stack, Text } from '@mantine/core';
 import type { ReactNode } from 'react';
 import { graphql, readFragment, type FragmentOf, type ResultOf } from '../../../graphql';
-import { relativeTime } from '../../../lib/format';
+import { formatDateTimeWithZone, relativeTime } from '../../../lib/format';
 import { DataTable } from '../../../ui/DataTable';
 import { useCurrentUser } from '../../auth/hooks/useCurrentUser';
 
@@ -81,7 +81,7 @@ function MemberName({ member }: { member: Member }) {
           </Badge>
         )}
         {member.lockedUntil && (
-          <Badge size="xs" color="red" title={`Too many failed sign-ins: locked until ${new Date(member.lockedUntil).toLocaleString()}`}>
+          <Badge size="xs" color="red" title={`Too many failed sign-ins: locked until ${formatDateTimeWithZone(member.lockedUntil)}`}>
             locked
           </Badge>
         )}

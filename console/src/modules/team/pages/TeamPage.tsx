@@ -23,6 +23,7 @@ import {
 } from '../graphql/documents';
 import { InvitationFields, InvitationsTable, type Invitation } from '../components/InvitationsTable';
 import { MembersTable, TeamMemberFields, type Member } from '../components/MembersTable';
+import { emailedNotice, useEmailDeliveryMode } from '../../outbox/delivery';
 
 export function TeamPage() {
   const [result, reload] = useQuery({ query: UsersQuery });
@@ -148,7 +149,8 @@ function MemberActions({ member, canManage }: { member: Member; canManage: boole
 function RecoveryActions({ member }: { member: Member }) {
   const unlock = useApiMutation(UnlockUserMutation, { success: (d) => `${readFragment(TeamMemberFields, d.unlockUser.user).email} can sign in again.` });
   const resetMfa = useApiMutation(ResetUserMfaMutation, { success: (d) => `Two-factor authentication of ${readFragment(TeamMemberFields, d.resetUserMfa.user).email} is off.` });
-  const sendLink = useApiMutation(SendPasswordResetLinkMutation, { success: (d) => `A reset link was emailed to ${readFragment(TeamMemberFields, d.sendPasswordResetLink.user).email}.` });
+  const mode = useEmailDeliveryMode();
+  const sendLink = useApiMutation(SendPasswordResetLinkMutation, { success: (d) => emailedNotice(mode, 'Reset link', readFragment(TeamMemberFields, d.sendPasswordResetLink.user).email) });
   return (
     <>
       {member.lockedUntil && (

@@ -1,0 +1,3 @@
+module example.com/keyforge-license
+
+go 1.19

@@ -1,0 +1,112 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../server/src/config.js';
+import { answers, itWith, needCommands } from './support/optional.js';
+import { clusterUser } from './support/pg-cluster.js';
+import { adminUrl, uniqueName, withAdmin } from './support/pg.js';
+import { needPgBouncer } from './support/pgbouncer.js';
+import { freePort } from './support/processes.js';
+import { waitUntil } from './support/wait.js';
+
+/**
+ * The host-preparation files of server/deploy/ say what the systemd units and PgBouncer need, truthfully: the paths
+ * the units assume are the ones install.sh creates, env.example is a configuration the server accepts, and the
+ * userlist.txt command makes a file the shipped pgbouncer.ini authenticates against with scram-sha-256.
+ */
+const deploy = (name: string) => readFileSync(path.join('server/deploy', name), 'utf8');
+const pgbouncer = needPgBouncer();
+
+describe('server/deploy', () => {
+  it('install.sh creates the user, directories and environment file the systemd units assume', () => {
+    const install = deploy('install.sh');
+    execFileSync('sh', ['-n', 'server/deploy/install.sh']);
+    for (const unit of ['keyforge-server@.service', 'keyforge-worker.service']) {
+      const text = deploy(unit);
+      expect(text).toMatch(/^User=keyforge$/m);
+      expect(install).toContain('useradd --system --user-group');
+      expect(install).toMatch(/ keyforge$/m);
+      const workingDirectory = /^WorkingDirectory=(.+)$/m.exec(text)![1];
+      expect(install).toContain(`install -d -o root -g root -m 0755 ${workingDirectory}`);
+      const environmentFile = /^EnvironmentFile=(.+)$/m.exec(text)![1];
+      expect(install).toContain(`mv ${environmentFile}.new ${environmentFile}`);
+      expect(install).toContain(`install -m 0644 "$SOURCE/server/deploy/keyforge-server@.service" "$SOURCE/server/deploy/keyforge-worker.service" /etc/systemd/system/`);
+      // What the unit runs is what install.sh requires to be built.
+      expect(install).toContain(`$SOURCE/${/^ExecStart=\S+ \S+ (server\/dist\/\S+)$/m.exec(text)![1]}`);
+    }
+  });
+
+  it('env.example is a configuration the server accepts, for PgBouncer in transaction mode with a direct URL for LISTEN', () => {
+    const env = Object.fromEntries(
+      deploy('env.example')
+        .split('\n')
+        .filter((line) => line && !line.startsWith('#'))
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    // install.sh puts a generated secret in place of the placeholder.
+    expect(deploy('install.sh')).toContain('sed "s|^SERVER_SECRET=.*|SERVER_SECRET=$secret|" "$SOURCE/server/deploy/env.example"');
+    const config = loadConfig({ ...env, SERVER_SECRET: 'x'.repeat(64) });
+    expect(config).toMatchObject({ databasePoolMode: 'transaction', dataDir: '/var/lib/keyforge' });
+    expect(config.databaseDirectUrl).toMatch(/:5432\//);
+    expect(env.DATABASE_URL).toMatch(/:6432\//);
+    expect(env).not.toHaveProperty('PORT'); // the unit's Environment=PORT=%i; the file would override it
+  });
+
+  it('pgbouncer.ini fails a waiting query within seconds, not after the 120 s default', () => {
+    const ini = deploy('pgbouncer.ini');
+    const setting = (name: string) => Number(new RegExp(`^${name} = (\\d+)$`, 'm').exec(ini)?.[1]);
+    expect(setting('query_wait_timeout')).toBeGreaterThan(0);
+    expect(setting('query_wait_timeout')).toBeLessThanOrEqual(10);
+    expect(setting('server_connect_timeout')).toBeLessThan(setting('query_wait_timeout'));
+  });
+
+  itWith({ ...needCommands('psql'), ...(pgbouncer.missing ? { missing: pgbouncer.missing } : {}), what: 'psql, PgBouncer' })(
+    "userlist.txt.example's command writes the SCRAM secret the shipped pgbouncer.ini (scram-sha-256) checks passwords against",
+    async () => {
+      const role = uniqueName('kf_scram');
+      const password = 'a long pass phrase for the app role';
+      await withAdmin((client) => client.query(`CREATE ROLE ${role} LOGIN PASSWORD '${password}'`));
+      const dir = mkdtempSync(path.join(tmpdir(), 'kf-pgbouncer-scram-'));
+      let child: ReturnType<typeof spawn> | undefined;
+      try {
+        // The command of userlist.txt.example, for this role, as a superuser.
+        const command = /^;\s+psql -Atc "(.+)" > \/etc\/pgbouncer\/userlist\.txt$/m.exec(deploy('userlist.txt.example'))![1].replace(/\\"/g, '"').replace("'keyforge_app'", `'${role}'`);
+        const userlist = execFileSync('psql', [adminUrl(), '-Atc', command], { encoding: 'utf8' });
+        expect(userlist).toMatch(new RegExp(`^"${role}" "SCRAM-SHA-256\\$4096:[^"]+"\\n$`));
+        writeFileSync(path.join(dir, 'userlist.txt'), userlist);
+        // The shipped file, with only the addresses, the database and the file paths of this machine.
+        const port = await freePort();
+        const postgres = new URL(adminUrl());
+        const ini = deploy('pgbouncer.ini')
+          .replace(/^keyforge = .*$/m, `keyforge = host=${postgres.hostname} port=${postgres.port || 5432} dbname=postgres`)
+          .replace(/^listen_addr = .*$/m, 'listen_addr = 127.0.0.1')
+          .replace(/^listen_port = .*$/m, `listen_port = ${port}\nunix_socket_dir =\nlogfile = ${dir}/pgbouncer.log\npidfile = ${dir}/pgbouncer.pid`)
+          .replace(/^auth_file = .*$/m, `auth_file = ${dir}/userlist.txt`);
+        expect(ini).toMatch(/^auth_type = scram-sha-256$/m);
+        writeFileSync(path.join(dir, 'pgbouncer.ini'), ini);
+        const user = clusterUser();
+        if (user) chownSync(dir, user.uid, user.gid);
+        child = spawn(pgbouncer.path, [path.join(dir, 'pgbouncer.ini')], { stdio: 'ignore', ...(user ? { uid: user.uid, gid: user.gid } : {}) });
+        await waitUntil(() => answers('127.0.0.1', port, 500), { timeout: 20_000, interval: 50, what: 'PgBouncer to listen' });
+        const connect = async (secret: string) => {
+          const client = new pg.Client({ host: '127.0.0.1', port, user: role, password: secret, database: 'keyforge' });
+          try {
+            await client.connect();
+            return (await client.query('SELECT current_user')).rows[0].current_user as string;
+          } finally {
+            await client.end().catch(() => undefined);
+          }
+        };
+        expect(await connect(password)).toBe(role);
+        await expect(connect('not the password')).rejects.toThrow(/SASL authentication failed|password authentication failed/);
+      } finally {
+        child?.kill('SIGINT');
+        await withAdmin((client) => client.query(`DROP ROLE IF EXISTS ${role}`));
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
+});
