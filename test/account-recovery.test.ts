@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemActor, NO_META } from '../server/src/services/auth/actor.js';
 import { currentTotp } from '../server/src/services/auth/mfa.js';
 import { resetPassword } from '../server/src/services/auth/recovery.js';
+import { renderToken } from '../server/src/services/notifications/sealed-token.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { PASSWORD, seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
@@ -33,7 +34,9 @@ afterAll(async () => {
 /** The newest password-reset email to an address, and the token of its link. */
 async function resetEmailTo(address: string) {
   const email = await t.prisma.emailOutbox.findFirstOrThrow({ where: { kind: 'password-reset', toAddress: address }, orderBy: { createdAt: 'desc' } });
-  const token = new RegExp(`${t.config.publicUrl}/reset-password#token=(kfr_[A-Za-z0-9_-]{43})\\b`).exec(email.text)?.[1];
+  // The stored body holds a placeholder; the token is rendered in at send time from its sealed form.
+  expect(email.text).toContain(`${t.config.publicUrl}/reset-password#token=kfr_REDACTED`);
+  const token = new RegExp(`${t.config.publicUrl}/reset-password#token=(kfr_[A-Za-z0-9_-]{43})\\b`).exec(t.outboxText(email))?.[1];
   expect(token).toBeDefined();
   return { email, token: token! };
 }
@@ -65,8 +68,9 @@ describe('forgot password', () => {
     expect(await t.prisma.emailOutbox.count()).toBe(before + 1);
     const { email, token } = await resetEmailTo(member.email);
     expect(email.tenantId).toBe(A.tenantId);
-    expect(email.html).toContain(`${t.config.publicUrl}/reset-password#token=${token}`);
-    // Only a digest is kept; the activity log names the request without the token.
+    expect(email.html).toContain(`${t.config.publicUrl}/reset-password#token=kfr_REDACTED`);
+    expect(renderToken(email.html, token)).toContain(`${t.config.publicUrl}/reset-password#token=${token}`);
+    // Only a digest is kept (and the email's sealed form); the activity log names the request without the token.
     const row = await t.prisma.passwordReset.findFirstOrThrow({ where: { userId: member.id } });
     expect(row.tokenDigest).toBe(t.deps.secrets.digest(`password-reset:${token}`));
     expect(row.expiresAt.getTime() - t.clock.now().getTime()).toBe(30 * 60_000);
@@ -158,7 +162,14 @@ describe('admins recover their members from the Team page', () => {
     expect(unlocked.data.unlockUser).toEqual({ wasLocked: true, user: { id: member.id, lockedUntil: null } });
     expect((await t.login(member.email, PASSWORD)).status).toBe('SUCCESS');
     const audit = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { action: 'UnlockAccount', entityId: member.id } });
-    expect(audit).toMatchObject({ actor: A.admin.email, details: { wasLocked: true, by: 'admin' } });
+    expect(audit).toMatchObject({ actor: A.admin.email, details: { by: 'admin' } });
+  });
+
+  it('an unlock or an MFA reset with nothing to undo answers so and writes no activity-log entry', async () => {
+    const member = await t.seedUser(A.tenantId, { email: 'nothing-to-do@acme.test', role: 'ReadOnly' });
+    expect((await t.gql(UNLOCK, { id: member.id }, { token: A.admin.token })).data.unlockUser.wasLocked).toBe(false);
+    expect((await t.gql(RESET_MFA, { id: member.id }, { token: A.admin.token })).data.resetUserMfa.mfaWasEnabled).toBe(false);
+    expect(await t.prisma.auditLogEntry.count({ where: { entityId: member.id, action: { in: ['UnlockAccount', 'DisableMfa'] } } })).toBe(0);
   });
 
   it("resets a member's MFA (not one's own) and sends a member a reset link; audited", async () => {
@@ -177,7 +188,7 @@ describe('admins recover their members from the Team page', () => {
     const { email, token: link } = await resetEmailTo(member.email);
     expect(email.text).toContain(`${A.admin.email}, an admin of Acme Corp, sent you a link`);
     expect((await t.gql(RESET, { token: link, password: NEW_PASSWORD })).data.resetPassword.__typename).toBe('LoginSuccess');
-    expect(await t.prisma.auditLogEntry.findFirst({ where: { action: 'SendPasswordResetLink', entityId: member.id, actor: A.admin.email, details: { equals: { via: 'admin' } } } })).not.toBeNull();
+    expect(await t.prisma.auditLogEntry.findFirst({ where: { action: 'SendPasswordResetLink', entityId: member.id, actor: A.admin.email, details: { equals: { by: 'admin' } } } })).not.toBeNull();
   });
 
   it('not across companies, not by read-only members or keys', async () => {
@@ -186,6 +197,10 @@ describe('admins recover their members from the Team page', () => {
       expect((await t.gql(mutation, { id: member.id }, { token: B.admin.token })).errors?.[0].extensions?.code).toBe('NotFound');
       expect((await t.gql(mutation, { id: member.id }, { apiKey: B.adminKey.key })).errors?.[0].extensions?.code).toBe('NotFound');
       expect((await t.gql(mutation, { id: member.id }, { token: A.readOnly.token })).errors?.[0].extensions?.code).toBe('Forbidden');
+    }
+    // Keys never act on account security, whatever their role.
+    for (const mutation of [RESET_MFA, SEND_LINK]) {
+      expect((await t.gql(mutation, { id: member.id }, { apiKey: A.adminKey.key })).errors?.[0].extensions?.code).toBe('Forbidden');
     }
     expect(await t.prisma.emailOutbox.count({ where: { toAddress: member.email } })).toBe(0);
     expect(await t.prisma.auditLogEntry.count({ where: { entityId: member.id, action: { in: ['UnlockAccount', 'DisableMfa', 'SendPasswordResetLink'] } } })).toBe(0);
@@ -199,7 +214,7 @@ describe('admins recover their members from the Team page', () => {
       await expect(solo.login(user.email)).rejects.toMatchObject({ code: 'AccountLocked' });
       await solo.gql(FORGOT, { email: user.email });
       const email = await solo.prisma.emailOutbox.findFirstOrThrow({ where: { kind: 'password-reset' } });
-      const token = /#token=(kfr_[\w-]+)/.exec(email.text)![1];
+      const token = /#token=(kfr_[\w-]+)/.exec(solo.outboxText(email))![1];
       const reset = await solo.gql(RESET, { token, password: NEW_PASSWORD });
       expect(reset.data.resetPassword.__typename).toBe('LoginSuccess');
       expect((await solo.gql('{ users { nodes { email role } } }', {}, { token: reset.data.resetPassword.accessToken })).data.users.nodes).toEqual([{ email: user.email, role: 'COMPANY_ADMIN' }]);
@@ -230,12 +245,12 @@ describe('a password someone else set must be changed at the next sign-in', () =
   });
 });
 
-describe('outbox previews redact single-use tokens of emails to someone else', () => {
-  it("an invitation's and a reset link's token are redacted for other admins; the delivered email and the addressee's preview keep them", async () => {
+describe('outbox previews redact single-use tokens', () => {
+  it("an invitation's and a reset link's token are redacted in every preview, the addressee's included; only the sealed form is stored", async () => {
     const invited = await t.gql('mutation { inviteUser(input: { email: "newbie@acme.test", role: READ_ONLY }) { invitation { id } } }', {}, { token: A.admin.token });
     const id = invited.data.inviteUser.invitation.id;
     const stored = await t.prisma.emailOutbox.findFirstOrThrow({ where: { idempotencyKey: `invitation:${id}` } });
-    const token = /#token=(kfi_[\w-]+)/.exec(stored.text)![1];
+    const token = t.outboxToken(stored);
     const preview = async (auth: { token?: string; apiKey?: string }) =>
       (await t.gql('{ emails(first: 100) { nodes { id to textBody htmlBody } } }', {}, auth)).data.emails.nodes as { id: string; to: string; textBody: string; htmlBody: string }[];
     for (const auth of [{ token: A.admin.token }, { apiKey: A.adminKey.key }]) {
@@ -244,12 +259,13 @@ describe('outbox previews redact single-use tokens of emails to someone else', (
       expect(shown.htmlBody).toContain('#token=kfi_REDACTED');
       expect(shown.textBody + shown.htmlBody).not.toContain(token);
     }
-    expect(stored.text).toContain(token);
-    // A reset link sent to the viewer is theirs to see.
+    expect(stored.text + stored.html).not.toContain(token);
+    // A reset link sent to the viewer travels by email only: their own preview is redacted too.
     await t.gql(FORGOT, { email: A.admin.email });
     const own = await resetEmailTo(A.admin.email);
     const mine = (await preview({ token: A.admin.token })).find((email) => email.id === own.email.id)!;
-    expect(mine.textBody).toContain(own.token);
+    expect(mine.textBody).toContain('/reset-password#token=kfr_REDACTED');
+    expect(mine.textBody + mine.htmlBody).not.toContain(own.token);
   });
 });
 

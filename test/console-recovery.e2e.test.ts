@@ -4,6 +4,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ADMIN, SCREENSHOTS, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { postJson, runCli } from './support/processes.js';
+import { ServerSecrets } from '../server/src/crypto/secrets.js';
+import { renderToken, unsealEmailToken } from '../server/src/services/notifications/sealed-token.js';
 
 /**
  * Account recovery in the console (Chromium, the real server on PostgreSQL): "Forgot password?", the reset page, and
@@ -17,8 +19,13 @@ let e2e: ConsoleE2e;
 async function outboxLink(to: string): Promise<string> {
   const db = new pg.Client({ connectionString: e2e.env.DATABASE_URL });
   await db.connect();
-  const rows = await db.query<{ text: string }>("SELECT text FROM email_outbox WHERE kind = 'password-reset' AND to_address = $1 ORDER BY created_at DESC LIMIT 1", [to]).finally(() => db.end());
-  return /\/reset-password#token=kfr_[\w-]+/.exec(rows.rows[0].text)![0];
+  const rows = await db
+    .query<{ text: string; idempotency_key: string; to_address: string; sealed_token: string }>("SELECT text, idempotency_key, to_address, sealed_token FROM email_outbox WHERE kind = 'password-reset' AND to_address = $1 ORDER BY created_at DESC LIMIT 1", [to])
+    .finally(() => db.end());
+  // The stored body holds a placeholder: the link as the addressee receives it has the sealed token rendered in.
+  const row = rows.rows[0];
+  const token = unsealEmailToken(new ServerSecrets(e2e.env.SERVER_SECRET), { idempotencyKey: row.idempotency_key, to: row.to_address, sealedToken: row.sealed_token });
+  return /\/reset-password#token=kfr_[\w-]+/.exec(renderToken(row.text, token))![0];
 }
 
 const newPage = (width: number) => e2e.newPage(width);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MailTransport, OutboxMessage } from '../server/src/services/notifications/delivery.js';
 import { DAY, startTestApp, type TestApp } from './support/harness.js';
 import { seedTwoTenants } from './support/tenants.js';
+import { renderToken } from '../server/src/services/notifications/sealed-token.js';
 
 // Invite a member by email: a one-time link (URL fragment) whose token is stored only as an HMAC.
 
@@ -34,8 +35,10 @@ async function invite(email: string, role: 'COMPANY_ADMIN' | 'READ_ONLY' = 'READ
   const invitation = response.data.inviteUser.invitation as { id: string; email: string; expiresAt: string };
   const emails = await t.prisma.emailOutbox.findMany({ where: { kind: 'invitation', idempotencyKey: `invitation:${invitation.id}` } });
   expect(emails).toHaveLength(1);
-  expect(emails[0].text).toMatch(new RegExp(`${t.config.publicUrl}/accept-invite#token=kfi_[A-Za-z0-9_-]{43}\\b`));
-  const token = /accept-invite#token=(kfi_[A-Za-z0-9_-]{43})/.exec(emails[0].text)?.[1];
+  // Stored with a placeholder; the token is sealed beside it and rendered in when the email is sent.
+  expect(emails[0].text).toContain(`${t.config.publicUrl}/accept-invite#token=kfi_REDACTED`);
+  expect(t.outboxText(emails[0])).toMatch(new RegExp(`${t.config.publicUrl}/accept-invite#token=kfi_[A-Za-z0-9_-]{43}\\b`));
+  const token = /accept-invite#token=(kfi_[A-Za-z0-9_-]{43})/.exec(t.outboxText(emails[0]))?.[1];
   return { invitation, email: emails[0], token: token! };
 }
 
@@ -47,8 +50,9 @@ describe('invitations', () => {
     expect(email.toAddress).toBe('bob@acme.test');
     expect(email.tenantId).toBe(admin.tenantId);
     const link = `${t.config.publicUrl}/accept-invite#token=${token}`;
-    expect(email.text).toContain(link);
-    expect(email.html).toContain(link);
+    expect(t.outboxText(email)).toContain(link);
+    expect(renderToken(email.html, token)).toContain(link);
+    expect(JSON.stringify(email)).not.toContain(token);
     expect(email.html).toContain('Acme Corp');
     expect(email.text).toContain('admin@acme.test invited you');
     const row = await t.prisma.invitation.findUniqueOrThrow({ where: { id: invitation.id } });
@@ -81,6 +85,21 @@ describe('invitations', () => {
     expect(again.errors?.[0].message).toContain('invalid, used or expired');
     expect((await t.gql(PREVIEW, { token })).data.invitation).toBeNull();
     expect((await t.gql(LIST, {}, { token: admin.token })).data.invitations.nodes.map((i: { email: string }) => i.email)).not.toContain('bob@acme.test');
+  });
+
+  it('accepting emits a user.created webhook event, as the other user events are', async () => {
+    const endpoint = await t.prisma.webhookEndpoint.create({ data: { tenantId: admin.tenantId, url: 'https://hooks.acme.test/keyforge', eventTypes: ['user.created'], secretEncrypted: t.deps.secrets.encrypt('whsec_test') } });
+    try {
+      const { token } = await invite('webhooked@acme.test', 'READ_ONLY', 'Wendy');
+      expect((await t.gql(ACCEPT, { token, password: PASSWORD })).errors).toBeUndefined();
+      const user = await t.prisma.user.findUniqueOrThrow({ where: { email: 'webhooked@acme.test' } });
+      const events = await t.prisma.webhookEvent.findMany({ where: { tenantId: admin.tenantId, type: 'user.created' } });
+      expect(events.map((event) => JSON.parse(event.body).data)).toEqual([{ userId: user.id, email: 'webhooked@acme.test', name: 'Wendy', role: 'ReadOnly' }]);
+      expect(await t.prisma.webhookDelivery.count({ where: { endpointId: endpoint.id } })).toBe(1);
+    } finally {
+      await t.prisma.webhookDelivery.deleteMany({ where: { endpointId: endpoint.id } });
+      await t.prisma.webhookEndpoint.delete({ where: { id: endpoint.id } });
+    }
   });
 
   it('two concurrent accepts create exactly one user', async () => {
@@ -146,7 +165,7 @@ describe('invitations', () => {
     }
     expect(answers[0]).toEqual({ ...answers[1], email: 'admin' });
     const outbox = await t.prisma.emailOutbox.findFirstOrThrow({ where: { kind: 'invitation', toAddress: 'admin@globex.test' } });
-    const token = /accept-invite#token=(kfi_[A-Za-z0-9_-]{43})/.exec(outbox.text)![1];
+    const token = t.outboxToken(outbox);
     const accepted = await t.gql(ACCEPT, { token, password: PASSWORD });
     expect(accepted.errors?.[0]).toMatchObject({ message: 'A user with this email already exists: sign in instead.', extensions: { code: 'Conflict' } });
     expect(await t.prisma.user.count({ where: { email: 'admin@globex.test' } })).toBe(1);
@@ -157,7 +176,7 @@ describe('invitations', () => {
   });
 
   it('no token reaches the logs', async () => {
-    const tokens = (await t.prisma.emailOutbox.findMany({ where: { kind: 'invitation' } })).map((e) => /#token=(kfi_[\w-]+)/.exec(e.text)![1]);
+    const tokens = (await t.prisma.emailOutbox.findMany({ where: { kind: 'invitation' } })).map((e) => t.outboxToken(e));
     expect(tokens.length).toBeGreaterThan(5);
     const logs = t.logs.join('');
     expect(logs.length).toBeGreaterThan(0);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { purgeRetiredLicenseKeys, reissueLicenseKey } from '../server/src/services/licenses/reissue.js';
 import { NO_META } from '../server/src/services/auth/actor.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
-import { seedTwoTenants, type SeededTenant } from './support/tenants.js';
+import { adminContext, seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
 // Reissuing a license key (README "Licenses" › reissueLicenseKey): a new key for the same license; the old one stops
 // at once or after the chosen overlap; activations, usage and history stay; audited; emitted as license.key_reissued.
@@ -133,7 +133,7 @@ describe('reissueLicenseKey', () => {
     expect((await reissue({ id: license.id }, { apiKey: A.readOnlyKey.key })).errors?.[0].extensions?.code).toBe('Forbidden');
     expect((await reissue({ id: license.id }, { apiKey: B.adminKey.key })).errors?.[0].extensions?.code).toBe('NotFound');
     // The service authorizes on its own too.
-    const otherAdmin = { kind: 'user' as const, userId: B.admin.userId, tenantId: B.tenantId, role: 'CompanyAdmin' as const, email: B.admin.email, sessionFamilyId: null };
+    const otherAdmin = adminContext(t, B).actor; // in a session that re-authenticated
     await expect(reissueLicenseKey({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor: otherAdmin, meta: NO_META }, { id: license.id })).rejects.toMatchObject({ code: 'NotFound' });
     expect((await validate(key)).json.isValid).toBe(true); // nothing changed
 

@@ -87,7 +87,10 @@ beforeAll(async () => {
   f.tenantId = tenant.id;
   f.otherTenantId = (await t.seedTenant({ name: 'Globex', keyPrefix: 'GLOBEX' })).id;
   const owner = await t.seedUser(tenant.id, { email: 'admin@acme.test' });
-  admin = userActor(owner, 'CompanyAdmin');
+  // The admin's session re-authenticated (services/auth/reauth.ts): account-security actions are open to it.
+  const family = randomUUID();
+  await t.prisma.sessionReauthentication.create({ data: { familyId: family, userId: owner.id, reauthenticatedAt: clock.now() } });
+  admin = { ...(userActor(owner, 'CompanyAdmin') as Extract<ServiceActor, { kind: 'user' }>), sessionFamilyId: family };
   readOnlyUser = userActor(await t.seedUser(tenant.id, { email: 'viewer@acme.test', role: 'ReadOnly' }), 'ReadOnly');
   f.userId = (await t.seedUser(tenant.id, { email: 'member@acme.test' })).id;
   f.leaverId = (await t.seedUser(tenant.id, { email: 'leaver@acme.test' })).id;

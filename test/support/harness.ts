@@ -10,6 +10,7 @@ import { openDeps, type OpenDeps } from '../../server/src/deps.js';
 import { createLogger } from '../../server/src/logger.js';
 import { appRoleUrl, createDatabase, dropDatabase, grantDatabaseToAppRole, uniqueName } from './pg.js';
 import { SEED_PASSWORD, seeder } from './seed.js';
+import { renderToken, unsealEmailToken } from '../../server/src/services/notifications/sealed-token.js';
 
 /** A clock the test moves by hand. */
 export class TestClock {
@@ -93,6 +94,17 @@ export async function startTestApp(options: TestAppOptions = {}) {
 
   const t_prisma = () => runtime.deps.db.prisma;
 
+  /**
+   * Marks the session of an access token as re-authenticated now (what the `reauthenticate` mutation records), so a
+   * test can do account-security actions (README "Recent re-authentication"); test/reauthentication.test.ts covers
+   * the mutation itself. login and setupAdmin do it unless told `reauth: false`.
+   */
+  async function stampReauth(token: string) {
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { sub: string; fam: string };
+    const at = clock.now();
+    await t_prisma().sessionReauthentication.upsert({ where: { familyId: claims.fam }, create: { familyId: claims.fam, userId: claims.sub, reauthenticatedAt: at }, update: { reauthenticatedAt: at } });
+  }
+
   async function request(method: string, pathname: string, body?: unknown, headers: Record<string, string> = {}) {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {
@@ -140,8 +152,22 @@ export async function startTestApp(options: TestAppOptions = {}) {
       if (response.errors) throw new Error(JSON.stringify(response.errors));
       return response.data;
     },
-    /** Runs first-run setup (company ACME + admin) and returns the admin's access token. */
-    async setupAdmin(input: { email?: string; password?: string; keyPrefix?: string; companyName?: string } = {}) {
+    stampReauth,
+    /** The `reauthenticate` mutation for a session (its answer: data and errors). */
+    reauthenticate(token: string, input: { password?: string; totpCode?: string; backupCode?: string } = {}, ip?: string) {
+      return this.gql('mutation($input: ReauthenticateInput!) { reauthenticate(input: $input) { reauthenticatedUntil } }', { input: { password: SEED_PASSWORD, ...input } }, { token, ip });
+    },
+    /** The single-use token (reset link, invitation) an outbox row carries sealed (what its addressee receives). */
+    outboxToken(row: { idempotencyKey: string; toAddress: string; sealedToken: string | null }) {
+      if (!row.sealedToken) throw new Error(`the email ${row.idempotencyKey} carries no sealed token`);
+      return unsealEmailToken(runtime.deps.secrets, { idempotencyKey: row.idempotencyKey, to: row.toAddress, sealedToken: row.sealedToken });
+    },
+    /** An outbox row's text body as its addressee receives it (the sealed token rendered in). */
+    outboxText(row: { idempotencyKey: string; toAddress: string; sealedToken: string | null; text: string }) {
+      return row.sealedToken ? renderToken(row.text, this.outboxToken(row)) : row.text;
+    },
+    /** Runs first-run setup (company ACME + admin) and returns the admin's access token (re-authenticated unless `reauth: false`). */
+    async setupAdmin(input: { email?: string; password?: string; keyPrefix?: string; companyName?: string; reauth?: boolean } = {}) {
       const response = await this.gql(
         `mutation($companyName: String!, $keyPrefix: String!, $email: String!, $password: String!) {
           setup(input: { companyName: $companyName, keyPrefix: $keyPrefix, email: $email, password: $password }) { accessToken user { id tenantId: id } }
@@ -150,13 +176,17 @@ export async function startTestApp(options: TestAppOptions = {}) {
       );
       if (response.errors) throw new Error(JSON.stringify(response.errors));
       const user = await t_prisma().user.findUniqueOrThrow({ where: { email: input.email ?? 'admin@acme.test' } });
+      if (input.reauth !== false) await stampReauth(response.data.setup.accessToken);
       return { token: response.data.setup.accessToken as string, user, cookie: response.setCookie!.split(';')[0] };
     },
     /** A user created directly (as the operator CLI does). */
     seedUser: seed.user,
-    /** Signs in and returns the access token and refresh cookie (throws on any error). */
-    async login(email: string, password = SEED_PASSWORD, extra: { totpCode?: string; backupCode?: string; ip?: string } = {}) {
-      const { ip, ...codes } = extra;
+    /**
+     * Signs in and returns the access token and refresh cookie (throws on any error). The session counts as
+     * re-authenticated now unless `reauth: false`.
+     */
+    async login(email: string, password = SEED_PASSWORD, extra: { totpCode?: string; backupCode?: string; ip?: string; reauth?: boolean } = {}) {
+      const { ip, reauth, ...codes } = extra;
       const response = await this.gql(
         'mutation($input: LoginInput!) { login(input: $input) { __typename ... on LoginSuccess { accessToken } ... on PasswordChangeRequired { resetToken } } }',
         { input: { email, password, ...codes } },
@@ -165,6 +195,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
       if (response.errors) throw Object.assign(new Error(response.errors[0].message), { code: response.errors[0].extensions?.code });
       // status: the login payload's type, as the former LoginStatus values.
       const status = ({ MfaRequired: 'MFA_REQUIRED', PasswordChangeRequired: 'PASSWORD_CHANGE_REQUIRED' } as Record<string, string>)[response.data.login.__typename] ?? 'SUCCESS';
+      if (status === 'SUCCESS' && reauth !== false) await stampReauth(response.data.login.accessToken);
       return { token: response.data.login.accessToken as string, status, cookie: response.setCookie?.split(';')[0], resetToken: response.data.login.resetToken as string | undefined };
     },
     async nonce(): Promise<string> {

@@ -40,7 +40,9 @@ export const PASSWORD = SEED_PASSWORD;
 
 /** Services called as a tenant's admin (a signed-in CompanyAdmin), at the app's clock. */
 export function adminContext(t: TestApp, tenant: { tenantId: string; admin: SeededUser }) {
-  const actor: Actor = { kind: 'user', userId: tenant.admin.userId, tenantId: tenant.tenantId, role: 'CompanyAdmin', email: tenant.admin.email, sessionFamilyId: null };
+  // The admin's own session (its token's family): account-security actions see its re-authentication.
+  const family = (JSON.parse(Buffer.from(tenant.admin.token.split('.')[1], 'base64url').toString()) as { fam: string }).fam;
+  const actor: Actor = { kind: 'user', userId: tenant.admin.userId, tenantId: tenant.tenantId, role: 'CompanyAdmin', email: tenant.admin.email, sessionFamilyId: family };
   return { db: t.deps.db, secrets: t.deps.secrets, now: t.clock.now(), actor, meta: NO_META };
 }
 

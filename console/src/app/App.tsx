@@ -5,6 +5,7 @@ import { RouterProvider } from 'react-router';
 import { Provider } from 'urql';
 import { createClient } from '../lib/client';
 import { useSessionStatus } from '../modules/auth/hooks/useSession';
+import { ReauthModal } from '../ui/ReauthModal';
 import { router } from './router';
 import { theme } from './theme';
 
@@ -21,6 +22,7 @@ export function App() {
       <Notifications position="top-right" />
       <Provider value={client}>
         <RouterProvider router={router} />
+        <ReauthModal />
       </Provider>
     </MantineProvider>
   );

@@ -70,6 +70,7 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   inviteUser: ['invitations'],
   login: [],
   logout: [],
+  reauthenticate: [],
   reactivateUser: [],
   requestPasswordReset: [],
   resetPassword: [],

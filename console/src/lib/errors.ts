@@ -9,6 +9,7 @@ export type ApiErrorCode =
   | 'Conflict'
   | 'InvalidRequest'
   | 'AccountLocked'
+  | 'ReauthenticationRequired'
   | 'RateLimited'
   | 'ServiceUnavailable'
   | 'InternalError'
@@ -21,6 +22,7 @@ const FALLBACK: Record<ApiErrorCode, string> = {
   Conflict: 'This conflicts with existing data.',
   InvalidRequest: 'Some values are not valid.',
   AccountLocked: 'The account is locked after too many failed sign-ins. Try again later.',
+  ReauthenticationRequired: 'This action needs your password again: it was not done.',
   RateLimited: 'Too many requests. Wait a moment and try again.',
   ServiceUnavailable: 'The service is temporarily unavailable. Try again shortly.',
   InternalError: 'Something went wrong on the server. Try again; if it persists, contact the operator.',

@@ -1,6 +1,7 @@
 import { useCallback } from 'react';
 import { useMutation, type AnyVariables, type TypedDocumentNode } from 'urql';
-import { errorMessage, fieldErrors } from '../lib/errors';
+import { errorCode, errorMessage, fieldErrors } from '../lib/errors';
+import { requestReauth } from '../lib/reauth';
 import { notifyError, notifySuccess } from './notify';
 
 interface Options<Data> {
@@ -37,7 +38,9 @@ export function useApiMutation<Data, Variables extends AnyVariables>(document: T
 
   const run = useCallback(
     async (variables: Variables, target?: FieldErrorTarget): Promise<Data | null> => {
-      const result = await execute(variables);
+      let result = await execute(variables);
+      // An account-security action from a session that has not re-authenticated lately: ask (ReauthModal), retry once.
+      if (errorCode(result.error) === 'ReauthenticationRequired' && (await requestReauth())) result = await execute(variables);
       if (result.error || !result.data) {
         const fields = fieldErrors(result.error);
         let shownOnFields = showsFieldErrors && Object.keys(fields).length > 0;

@@ -11,6 +11,8 @@ export const ERROR_STATUS = {
   NonceInvalid: 422,
   Unauthorized: 401,
   Forbidden: 403,
+  /** An account-security action from a session that has not re-authenticated recently (services/auth/reauth.ts). */
+  ReauthenticationRequired: 403,
   NotFound: 404,
   Conflict: 409,
   AccountLocked: 423,

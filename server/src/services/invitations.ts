@@ -4,13 +4,17 @@ import { AppError } from '../domain/errors.js';
 import { renderInvitationEmail } from '../email/invitation.js';
 import { recordAudit } from './audit/audit-log.js';
 import { auditActor, requireAdmin, requireMember } from './auth/actor.js';
+import { requireRecentReauth } from './auth/reauth.js';
 import { EmailSchema, PasswordSchema, hashPassword } from './auth/passwords.js';
 import { signInNewAccount, type SignedIn } from './auth/sessions.js';
 import type { SecretsContext, ServiceContext } from './context.js';
 import type { Prisma } from '../generated/prisma/client.js';
 import { isUuid } from './listing.js';
+import { userData } from './users.js';
+import { emitEvent } from './webhooks/events.js';
 import { deliverDueEmails, type MailTransport } from './notifications/delivery.js';
 import { enqueueEmails } from './notifications/outbox.js';
+import { sealEmailToken, tokenPlaceholder } from './notifications/sealed-token.js';
 import { isUniqueViolation, parseInput } from './validation.js';
 
 // Invite a team member by email: a one-time link (`/accept-invite#token=kfi_…`, a URL fragment so the token
@@ -55,6 +59,8 @@ export async function inviteUser(
 ) {
   const admin = requireAdmin(ctx);
   const data = parseInput(InviteInputSchema, input);
+  // Inviting an admin hands someone the company's account security.
+  if (data.role === 'CompanyAdmin') await requireRecentReauth(ctx);
   // Only the company's own members are refused: whether the address has an account with another company is not
   // this company's business (the invitee, accepting, is the one told that the address already has an account).
   if (await ctx.db.prisma.user.findFirst({ where: { email: data.email, tenantId: admin.tenantId }, select: { id: true } })) {
@@ -64,7 +70,8 @@ export async function inviteUser(
   const expiresAt = new Date(ctx.now.getTime() + INVITATION_LIFETIME_MS);
   const tenant = await ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: admin.tenantId }, select: { name: true } });
   const invitedBy = admin.kind === 'user' ? admin.email : admin.kind === 'apiKey' ? `${admin.label} (API key)` : admin.label;
-  const email = await renderInvitationEmail({ tenantName: tenant.name, to: data.email, invitedBy, role: data.role, expiresAt, acceptUrl: `${ctx.publicUrl}/accept-invite#token=${token}` });
+  // The stored email holds a placeholder; the token travels sealed and is rendered in at send time (sealed-token.ts).
+  const email = await renderInvitationEmail({ tenantName: tenant.name, to: data.email, invitedBy, role: data.role, expiresAt, acceptUrl: `${ctx.publicUrl}/accept-invite#token=${tokenPlaceholder(token)}` });
   const invitation = await ctx.db.prisma.$transaction(async (tx) => {
     await tx.invitation.updateMany({ where: { tenantId: admin.tenantId, email: data.email, acceptedAt: null, revokedAt: null }, data: { revokedAt: ctx.now } });
     const created = await tx.invitation.create({
@@ -74,7 +81,9 @@ export async function inviteUser(
       },
       select: PUBLIC_INVITATION_FIELDS,
     });
-    await enqueueEmails(tx, [{ tenantId: admin.tenantId, kind: 'invitation', idempotencyKey: `invitation:${created.id}`, to: data.email, ...email }], ctx.now);
+    const idempotencyKey = `invitation:${created.id}`;
+    const sealedToken = sealEmailToken(ctx.secrets, { idempotencyKey, to: data.email }, token);
+    await enqueueEmails(tx, [{ tenantId: admin.tenantId, kind: 'invitation', idempotencyKey, to: data.email, ...email, sealedToken }], ctx.now);
     await recordAudit(tx, { tenantId: admin.tenantId, action: 'InviteUser', entityType: 'Invitation', entityId: created.id, entity: data.email, details: { role: data.role, name: data.name ?? null } }, auditActor(ctx), ctx.now);
     return created;
   });
@@ -141,6 +150,7 @@ export async function acceptInvitation(ctx: ServiceContext, input: { token: stri
         { id: user.id, label: user.email, ip: ctx.meta.ip },
         ctx.now,
       );
+      await emitEvent(tx, user.tenantId, 'user.created', userData(user), ctx.now);
       return user;
     });
   } catch (error) {

@@ -5,6 +5,8 @@ import { emitEvent } from './webhooks/events.js';
 import { auditActor, requireAdmin, requireMember, requireUser } from './auth/actor.js';
 import { EmailSchema, PasswordSchema, hashPassword, verifyPassword } from './auth/passwords.js';
 import { revokeKeysOwnedBy } from './auth/api-keys.js';
+import { requireRecentReauth } from './auth/reauth.js';
+import { spendResetLinks } from './auth/reset-tokens.js';
 import { revokeSessions, signInNewAccount, type SignedIn } from './auth/sessions.js';
 import type { ServiceContext, SystemContext } from './context.js';
 import { TenantInputSchema } from './tenants.js';
@@ -109,6 +111,8 @@ export async function updateUser(ctx: ServiceContext, userId: string, input: { n
   const admin = requireAdmin(ctx);
   const data = parseInput(z.object({ name: z.string().trim().min(1).max(200).nullable().optional(), role: RoleSchema.optional() }), input);
   const user = await findTenantUser(ctx, admin.tenantId, userId);
+  // Making someone an admin hands them the company's account security.
+  if (data.role === 'CompanyAdmin' && user.role !== 'CompanyAdmin') await requireRecentReauth(ctx);
   if (admin.kind === 'user' && admin.userId === userId && data.role === 'ReadOnly') throw new AppError('Conflict', 'You cannot remove your own admin role; ask another admin.');
   const changes = diffChanges({ name: user.name, role: user.role }, data);
   return ctx.db.prisma.$transaction(async (tx) => {
@@ -157,6 +161,7 @@ export async function reactivate(ctx: SystemContext, user: { id: string; tenantI
 /** Needs the current password; ends the user's other sessions. */
 export async function changePassword(ctx: ServiceContext, input: { currentPassword: string; newPassword: string }) {
   const me = requireUser(ctx);
+  await requireRecentReauth(ctx);
   const newPassword = parseInput(z.object({ newPassword: PasswordSchema }), input).newPassword;
   const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: me.userId } });
   if (!(await verifyPassword(user.passwordHash, input.currentPassword))) {
@@ -165,6 +170,7 @@ export async function changePassword(ctx: ServiceContext, input: { currentPasswo
   const passwordHash = await hashPassword(newPassword);
   await ctx.db.prisma.$transaction(async (tx) => {
     await tx.user.update({ where: { id: user.id }, data: { passwordHash, passwordChangedAt: ctx.now } });
+    await spendResetLinks(tx, user.id, ctx.now);
     await revokeSessions(tx, user.id, ctx.now, me.sessionFamilyId);
     await recordAudit(tx, { tenantId: user.tenantId, action: 'ChangePassword', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(ctx), ctx.now);
   });
@@ -186,4 +192,4 @@ export async function updateNotificationPreferences(ctx: ServiceContext, input: 
 }
 
 /** A user in a webhook payload: the GraphQL/REST field names, never a credential. */
-const userData = (user: { id: string; email: string; name: string | null; role: string }) => ({ userId: user.id, email: user.email, name: user.name, role: user.role });
+export const userData = (user: { id: string; email: string; name: string | null; role: string }) => ({ userId: user.id, email: user.email, name: user.name, role: user.role });

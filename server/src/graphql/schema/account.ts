@@ -4,6 +4,7 @@ import { AppError } from '../../domain/errors.js';
 import { requireUser } from '../../services/auth/actor.js';
 import { confirmMfaEnrollment, disableMfa, startMfaEnrollment } from '../../services/auth/mfa.js';
 import { memberLockedUntil } from '../../services/auth/recovery.js';
+import { reauthenticate } from '../../services/auth/reauth.js';
 import { login, logout, refreshSession, type LoginResult, type SessionTokens, type SignedIn } from '../../services/auth/sessions.js';
 import { DEVICE_COOKIE_TTL_MS, issueDeviceToken, verifyDeviceToken } from '../../services/auth/devices.js';
 import type { Prisma } from '../../generated/prisma/client.js';
@@ -180,6 +181,15 @@ const DisableMfaInput = builder.inputType('DisableMfaInput', {
   description: 'One of totpCode or backupCode.',
   fields: (t) => ({ totpCode: t.string(), backupCode: t.string() }),
 });
+const ReauthenticateInput = builder.inputType('ReauthenticateInput', {
+  description: 'Your password, and when MFA is on one of totpCode or backupCode.',
+  fields: (t) => ({ password: t.string({ required: true }), totpCode: t.string(), backupCode: t.string() }),
+});
+const ReauthenticatePayload = builder.objectRef<{ reauthenticatedUntil: Date }>('ReauthenticatePayload').implement({
+  fields: (t) => ({
+    reauthenticatedUntil: t.expose('reauthenticatedUntil', { type: 'DateTime', description: 'Until when this session may do account-security actions without re-authenticating again.' }),
+  }),
+});
 const UpdateNotificationPreferencesInput = builder.inputType('UpdateNotificationPreferencesInput', {
   description: 'Omitted fields stay unchanged.',
   fields: (t) => ({ digestEmailEnabled: t.boolean(), expiryEmailEnabled: t.boolean() }),
@@ -291,6 +301,19 @@ builder.mutationFields((t) => ({
       await signInStep(ctx, `user:${userId}`);
       const { backupCodes } = await confirmMfaEnrollment(serviceCtx(ctx), input.code);
       return { userId, backupCodes };
+    },
+  }),
+  reauthenticate: t.field({
+    type: ReauthenticatePayload,
+    description:
+      'Confirms your password (and a TOTP or backup code when MFA is on) for this session: account-security actions (API keys, MFA, passwords, reset links, admin roles, webhook endpoints, key reissue) answer ReauthenticationRequired without it, and accept it for 10 minutes. A wrong answer counts towards the sign-in lockout.',
+    skipTypeScopes: true,
+    authScopes: { user: true },
+    args: { input: t.arg({ type: ReauthenticateInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      const { userId } = requireUser(ctx);
+      await signInStep(ctx, `user:${userId}`);
+      return reauthenticate(serviceCtx(ctx), input);
     },
   }),
   disableMfa: t.field({

@@ -20,6 +20,8 @@ export const AUDIT_ACTIONS = [
   'Logout',
   'FailedLogin',
   'LockAccount',
+  'Reauthenticate',
+  'FailedReauthentication',
   'EnableMfa',
   'DisableMfa',
   'UseBackupCode',

@@ -8,6 +8,7 @@ import type { ServiceContext } from '../context.js';
 import { isUuid } from '../listing.js';
 import { parseInput } from '../validation.js';
 import { auditActor, requireAdmin, requireMember } from './actor.js';
+import { requireRecentReauth } from './reauth.js';
 
 
 export const API_KEY_FIELDS = { id: true, name: true, role: true, hint: true, createdAt: true, lastUsedAt: true, revokedAt: true, createdById: true } as const;
@@ -20,6 +21,10 @@ export const API_KEY_FIELDS = { id: true, name: true, role: true, hint: true, cr
 export async function createApiKey(ctx: ServiceContext, input: { name: string; role: 'CompanyAdmin' | 'ReadOnly' }) {
   const admin = requireAdmin(ctx);
   const data = parseInput(z.object({ name: z.string().trim().min(1).max(100), role: z.enum(['CompanyAdmin', 'ReadOnly']) }), input);
+  if (admin.kind === 'apiKey') {
+    // A key mints keys of its own role or below (automation rotating its credentials), never above it.
+    if (data.role === 'CompanyAdmin' && admin.role !== 'CompanyAdmin') throw new AppError('Forbidden', 'An API key cannot create a key with a role above its own.');
+  } else await requireRecentReauth(ctx);
   const key = `kf_${randomBytes(24).toString('base64url')}`;
   const apiKey = await ctx.db.prisma.$transaction(async (tx) => {
     let ownerId: string | null = admin.kind === 'user' ? admin.userId : null;

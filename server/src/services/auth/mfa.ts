@@ -5,6 +5,7 @@ import { AppError } from '../../domain/errors.js';
 import { recordAudit } from '../audit/audit-log.js';
 import type { SecretsContext, ServiceContext } from '../context.js';
 import { auditActor, requireUser } from './actor.js';
+import { requireRecentReauth } from './reauth.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -80,6 +81,7 @@ export async function confirmMfaEnrollment(ctx: ServiceContext, code: string): P
 /** Turns MFA off; needs a current TOTP code (or a backup code). */
 export async function disableMfa(ctx: ServiceContext, input: { totpCode?: string | null; backupCode?: string | null }): Promise<void> {
   const actor = requireUser(ctx);
+  await requireRecentReauth(ctx);
   const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: actor.userId } });
   if (!user.mfaSecretEncrypted) throw new AppError('Conflict', 'Two-factor authentication is not enabled.');
   const ok = await ctx.db.prisma.$transaction(async (tx) => {

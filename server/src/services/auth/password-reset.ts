@@ -5,9 +5,10 @@ import { recordAudit, type AuditActor } from '../audit/audit-log.js';
 import type { SecretsContext, ServiceContext } from '../context.js';
 import { deliverDueEmails, type MailTransport } from '../notifications/delivery.js';
 import { enqueueEmails } from '../notifications/outbox.js';
+import { sealEmailToken, tokenPlaceholder } from '../notifications/sealed-token.js';
 import { parseInput } from '../validation.js';
 import { EmailSchema, PasswordSchema, hashPassword } from './passwords.js';
-import { issueResetToken, resetTokenDigest, type ResetReason } from './reset-tokens.js';
+import { issueResetToken, resetTokenDigest, spendResetLinks, type ResetReason } from './reset-tokens.js';
 import { revokeSessions } from './sessions.js';
 
 // "Forgot password?" and an admin's "Send reset link": an emailed single-use link (reset-tokens.ts). Using it sets
@@ -27,15 +28,18 @@ export async function emailResetLink(ctx: MailCtx, user: { id: string; tenantId:
   const tenant = await ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: user.tenantId }, select: { name: true } });
   await ctx.db.prisma.$transaction(async (tx) => {
     const link = await issueResetToken(tx, ctx, user.id, reason);
+    // The stored email holds a placeholder; the token travels sealed and is rendered in at send time (sealed-token.ts).
     const email = await renderPasswordResetEmail({
       tenantName: tenant.name,
       to: user.email,
       requestedBy: reason === 'admin' ? { kind: 'admin', email: by.label } : { kind: 'self' },
       lifetimeMinutes: link.lifetimeMinutes,
-      resetUrl: `${ctx.publicUrl}/reset-password#token=${link.token}`,
+      resetUrl: `${ctx.publicUrl}/reset-password#token=${tokenPlaceholder(link.token)}`,
     });
-    await enqueueEmails(tx, [{ tenantId: user.tenantId, kind: 'password-reset', idempotencyKey: `password-reset:${link.id}`, to: user.email, ...email }], ctx.now);
-    await recordAudit(tx, { tenantId: user.tenantId, action: 'SendPasswordResetLink', entityType: 'User', entityId: user.id, entity: user.email, details: { via: reason } }, by, ctx.now);
+    const idempotencyKey = `password-reset:${link.id}`;
+    const sealedToken = sealEmailToken(ctx.secrets, { idempotencyKey, to: user.email }, link.token);
+    await enqueueEmails(tx, [{ tenantId: user.tenantId, kind: 'password-reset', idempotencyKey, to: user.email, ...email, sealedToken }], ctx.now);
+    await recordAudit(tx, { tenantId: user.tenantId, action: 'SendPasswordResetLink', entityType: 'User', entityId: user.id, entity: user.email, details: reason === 'admin' ? { by: 'admin' } : { via: reason } }, by, ctx.now);
   });
 }
 
@@ -82,7 +86,7 @@ export async function completePasswordReset(ctx: ServiceContext, input: { token:
     const user = claimed && (await tx.user.findUnique({ where: { id: claimed.user_id } }));
     if (!user || user.deactivatedAt) throw new AppError('InvalidRequest', INVALID_LINK);
     await tx.user.update({ where: { id: user.id }, data: { passwordHash, passwordChangedAt: ctx.now, passwordMustChange: false } });
-    await tx.passwordReset.updateMany({ where: { userId: user.id, usedAt: null }, data: { usedAt: ctx.now } });
+    await spendResetLinks(tx, user.id, ctx.now);
     await revokeSessions(tx, user.id, ctx.now);
     await tx.loginFailure.deleteMany({ where: { email: user.email } });
     await recordAudit(tx, { tenantId: user.tenantId, action: 'ResetPassword', entityType: 'User', entityId: user.id, entity: user.email, details: { via: claimed.reason } }, { id: user.id, label: user.email, ip: ctx.meta.ip }, ctx.now);

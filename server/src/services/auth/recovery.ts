@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import { recordAudit, type AuditActor } from '../audit/audit-log.js';
 import { auditActor, requireAdmin, requireOperator } from './actor.js';
+import { requireRecentReauth } from './reauth.js';
 import type { ServiceContext, SystemContext } from '../context.js';
 import type { MailTransport } from '../notifications/delivery.js';
 import { deliverDueEmails } from '../notifications/delivery.js';
@@ -10,6 +11,7 @@ import { parseInput } from '../validation.js';
 import { EmailSchema, PasswordSchema, hashPassword } from './passwords.js';
 import { emailResetLink } from './password-reset.js';
 import { revokeSessions } from './sessions.js';
+import { spendResetLinks } from './reset-tokens.js';
 import { findTenantUser, publicUser, reactivate } from '../users.js';
 
 // Account recovery. The operator (the CLI, whoever runs the server) recovers any account by email, also a
@@ -57,6 +59,8 @@ export async function resetPassword(ctx: ServiceContext, email: string, newPassw
   const passwordHash = await hashPassword(password);
   await ctx.db.prisma.$transaction(async (tx) => {
     await tx.user.update({ where: { id: user.id }, data: { passwordHash, passwordChangedAt: ctx.now, passwordMustChange: true } });
+    // A pending reset link would let its holder set another password and clear the "must change" flag.
+    await spendResetLinks(tx, user.id, ctx.now);
     await revokeSessions(tx, user.id, ctx.now);
     await tx.loginFailure.deleteMany({ where: { email: user.email } });
     await audit(ctx, user, 'ChangePassword', { reset: true, mustChange: true })(tx);
@@ -64,25 +68,35 @@ export async function resetPassword(ctx: ServiceContext, email: string, newPassw
   return { email: user.email, generatedPassword: generated };
 }
 
-/** Forgets the failed sign-ins of the user's address (and so its lock); whether it was locked. */
+/**
+ * Forgets the failed sign-ins of the user's address (and so its lock); whether it was locked. Only lifting a real
+ * lock is an activity-log entry: unlocking an address that was not locked changes nothing anyone relies on.
+ */
 async function liftLock(ctx: ServiceContext, user: Target): Promise<boolean> {
   return ctx.db.prisma.$transaction(async (tx) => {
     const failures = await tx.loginFailure.findUnique({ where: { email: user.email } });
     const wasLocked = lockedUntilOf(failures, ctx.now) !== null;
     await tx.loginFailure.deleteMany({ where: { email: user.email } });
-    await audit(ctx, user, 'UnlockAccount', { wasLocked })(tx);
+    if (wasLocked) await audit(ctx, user, 'UnlockAccount')(tx);
     return wasLocked;
   });
 }
 
-/** Turns MFA off (lost authenticator and backup codes): the user can enrol again. Whether it was on. */
+/**
+ * Turns MFA off (lost authenticator and backup codes): the user can enrol again. Whether it was on; only then is it
+ * an activity-log entry (a reset of MFA that was off changes nothing but a pending enrollment).
+ */
 async function turnMfaOff(ctx: ServiceContext, user: Target): Promise<boolean> {
-  await ctx.db.prisma.$transaction(async (tx) => {
-    await tx.user.update({ where: { id: user.id }, data: { mfaSecretEncrypted: null, mfaPendingEncrypted: null, mfaLastStep: null } });
+  return ctx.db.prisma.$transaction(async (tx) => {
+    const { count } = await tx.user.updateMany({ where: { id: user.id, mfaSecretEncrypted: { not: null } }, data: { mfaSecretEncrypted: null, mfaPendingEncrypted: null, mfaLastStep: null } });
+    if (count === 0) {
+      await tx.user.update({ where: { id: user.id }, data: { mfaPendingEncrypted: null } });
+      return false;
+    }
     await tx.backupCode.deleteMany({ where: { userId: user.id } });
     await audit(ctx, user, 'DisableMfa', { reset: true })(tx);
+    return true;
   });
-  return user.mfaSecretEncrypted !== null;
 }
 
 /** Operator: lifts the sign-in lock (and forgets the failed attempts) of an email. */
@@ -117,6 +131,7 @@ export async function unlockMember(ctx: ServiceContext, userId: string) {
  */
 export async function resetMemberMfa(ctx: ServiceContext, userId: string) {
   const { admin, user } = await memberOf(ctx, userId);
+  await requireRecentReauth(ctx);
   if (admin.kind === 'user' && admin.userId === user.id) {
     throw new AppError('Conflict', 'Turn your own MFA off on your profile (it takes a code); without your authenticator, ask another admin.');
   }
@@ -127,6 +142,7 @@ export async function resetMemberMfa(ctx: ServiceContext, userId: string) {
 /** Team page: emails a member a single-use link to choose a new password (CompanyAdmin, own company). */
 export async function sendMemberResetLink(ctx: ServiceContext & { publicUrl: string; transport?: MailTransport | null }, userId: string) {
   const { user } = await memberOf(ctx, userId);
+  await requireRecentReauth(ctx);
   if (user.deactivatedAt) throw new AppError('Conflict', `${user.email} is deactivated: reactivate them first.`);
   const actor: AuditActor = auditActor(ctx);
   await emailResetLink(ctx, user, 'admin', actor);

@@ -13,9 +13,14 @@ export const MUST_CHANGE_LIFETIME_MS = 15 * 60_000;
 
 export const resetTokenDigest = (ctx: Pick<ServiceContext, 'secrets'>, token: string) => ctx.secrets.digest(`password-reset:${token}`);
 
+/** Spends every pending link of the user: every password change, by anyone, does (a link must not undo it). */
+export async function spendResetLinks(tx: Prisma.TransactionClient, userId: string, now: Date): Promise<void> {
+  await tx.passwordReset.updateMany({ where: { userId, usedAt: null }, data: { usedAt: now } });
+}
+
 /** Issues a new link for the user (spending any earlier one) and returns its token, to be shown or emailed once. */
 export async function issueResetToken(tx: Prisma.TransactionClient, ctx: Pick<ServiceContext, 'secrets' | 'now'>, userId: string, reason: ResetReason) {
-  await tx.passwordReset.updateMany({ where: { userId, usedAt: null }, data: { usedAt: ctx.now } });
+  await spendResetLinks(tx, userId, ctx.now);
   const token = `kfr_${randomBytes(32).toString('base64url')}`;
   const lifetime = reason === 'must-change' ? MUST_CHANGE_LIFETIME_MS : RESET_LINK_LIFETIME_MS;
   const reset = await tx.passwordReset.create({

@@ -103,7 +103,7 @@ export async function login(ctx: SecretsContext & Pick<ServiceContext, 'meta'>, 
   }
 }
 
-type AttemptState = { failed_count: number; locked_until: Date | null };
+export type AttemptState = { failed_count: number; locked_until: Date | null };
 
 /**
  * Counts one sign-in attempt for a key (an email, or a trusted browser's `device:…`) before any password work, in
@@ -111,7 +111,7 @@ type AttemptState = { failed_count: number; locked_until: Date | null };
  * MAX_FAILED_LOGINS sets the lock. An attempt numbered above MAX_FAILED_LOGINS is refused unchecked, so concurrent
  * guesses cannot all slip past a lock that an earlier one is about to set. A success forgets the key's attempts.
  */
-async function countAttempt(db: Tx, key: string, now: Date): Promise<AttemptState> {
+export async function countAttempt(db: Tx, key: string, now: Date): Promise<AttemptState> {
   const windowStart = new Date(now.getTime() - FAILED_LOGIN_WINDOW_MS);
   const lockedUntil = new Date(now.getTime() + LOCK_MS);
   const ongoing = Prisma.sql`(login_failures.first_failed_at > ${windowStart} OR login_failures.locked_until > ${now})`;
@@ -135,7 +135,7 @@ async function countAttempt(db: Tx, key: string, now: Date): Promise<AttemptStat
 }
 
 /** Gives back an attempt that turned out to be no failure (the password was right, a second factor is due). */
-async function uncountAttempt(tx: Tx, key: string): Promise<void> {
+export async function uncountAttempt(tx: Tx, key: string): Promise<void> {
   await tx.$executeRaw`UPDATE login_failures SET failed_count = greatest(failed_count - 1, 0),
     locked_until = CASE WHEN failed_count - 1 < ${MAX_FAILED_LOGINS} THEN NULL ELSE locked_until END WHERE email = ${key}`;
 }
@@ -144,7 +144,7 @@ async function uncountAttempt(tx: Tx, key: string): Promise<void> {
  * A sign-in failure's activity-log entry, or for an unknown email the same work undone: the same statements run in a
  * savepoint (the insert fails on the missing company and is rolled back), so the two cannot be told apart by timing.
  */
-async function auditFailure(tx: Tx, user: { id: string; tenantId: string; email: string } | null, email: string, action: 'FailedLogin' | 'LockAccount', details: Record<string, unknown>, ip: string | null, now: Date) {
+export async function auditFailure(tx: Tx, user: { id: string; tenantId: string; email: string } | null, email: string, action: 'FailedLogin' | 'LockAccount' | 'FailedReauthentication', details: Record<string, unknown>, ip: string | null, now: Date) {
   await tx.$executeRaw`SAVEPOINT sign_in_failure`;
   if (user) {
     await recordAudit(tx, { tenantId: user.tenantId, action, entityType: 'User', entityId: user.id, entity: user.email, details }, { id: user.id, label: user.email, ip }, now);

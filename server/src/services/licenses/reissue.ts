@@ -4,6 +4,7 @@ import { KEY_DIGEST_VERSION } from '../../crypto/secrets.js';
 import { AppError } from '../../domain/errors.js';
 import { recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin } from '../auth/actor.js';
+import { requireRecentReauth } from '../auth/reauth.js';
 import type { ServiceContext, SystemContext } from '../context.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 import { emitLicenseLifecycleEvent, refuseRevoked } from './lifecycle.js';
@@ -34,6 +35,7 @@ export async function reissueLicenseKey(ctx: ServiceContext, input: { id: string
   const { id, overlapHours } = parseInput(ReissueInput, { ...input, overlapHours: input.overlapHours ?? undefined });
   const license = await findTenantLicense(ctx, tenantId, id);
   refuseRevoked(license, 'reissued');
+  await requireRecentReauth(ctx, 'tenant');
   const tenant = await ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: tenantId }, select: { keyPrefix: true } });
   const previousKeyValidUntil = overlapHours > 0 ? new Date(ctx.now.getTime() + overlapHours * 3600_000) : null;
 

@@ -1,5 +1,7 @@
 import { Prisma } from '../../generated/prisma/client.js';
+import { currentServerSecrets, type ServerSecrets } from '../../crypto/secrets.js';
 import type { SystemContext } from '../context.js';
+import { redactSingleUseTokens, renderToken, unsealEmailToken } from './sealed-token.js';
 import { claimDue, drainOutbox, fenced, nextAttempt, renewClaims, type Claim, type OutboxPolicy } from '../leases.js';
 
 /**
@@ -54,9 +56,15 @@ export const EMAIL_OUTBOX: OutboxPolicy = {
   budgetMs: 45_000,
 };
 
-type Claimed = OutboxMessage & Claim;
+type Claimed = OutboxMessage & Claim & { idempotencyKey: string; sealedToken: string | null };
 
-const COLUMNS = Prisma.sql`id, kind, to_address AS "to", subject, html, text, attempts`;
+const COLUMNS = Prisma.sql`id, kind, to_address AS "to", subject, html, text, attempts, idempotency_key AS "idempotencyKey", sealed_token AS "sealedToken"`;
+
+/** Emails that carry a single-use token (sealed-token.ts). */
+const TOKEN_KINDS = new Set(['invitation', 'password-reset']);
+
+/** Delivery's context: the server secret opens sealed tokens (the process's own when the caller has none at hand). */
+type DeliveryContext = SystemContext & { secrets?: ServerSecrets };
 
 /** Claims up to `limit` due rows for this worker (see 2. above); the lease runs from `leaseFrom` (default now). */
 export function claimDueEmails(ctx: SystemContext, limit = EMAIL_OUTBOX.batch, leaseFrom = ctx.now): Promise<Claimed[]> {
@@ -71,14 +79,14 @@ export interface DeliveryReport {
 }
 
 /** Delivers every due email (claimed in batches, for up to the policy's budget) and records each outcome. */
-export async function deliverDueEmails(ctx: SystemContext, transport: MailTransport, options: { maxBatches?: number } = {}): Promise<DeliveryReport> {
+export async function deliverDueEmails(ctx: DeliveryContext, transport: MailTransport, options: { maxBatches?: number } = {}): Promise<DeliveryReport> {
   const report: DeliveryReport = { sent: 0, retrying: 0, failed: 0, reconciled: 0 };
   await drainOutbox(ctx, EMAIL_OUTBOX, (leaseFrom) => claimDueEmails(ctx, EMAIL_OUTBOX.batch, leaseFrom), (claimed, clock) => deliverClaimed(ctx, transport, claimed, report, clock), options.maxBatches);
   return report;
 }
 
 /** Sends claimed rows: earlier attempts are reconciled with the provider first (see 3. above). */
-export async function deliverClaimed(ctx: SystemContext, transport: MailTransport, claimed: Claimed[], report: DeliveryReport = { sent: 0, retrying: 0, failed: 0, reconciled: 0 }, clock = () => ctx.now) {
+export async function deliverClaimed(ctx: DeliveryContext, transport: MailTransport, claimed: Claimed[], report: DeliveryReport = { sent: 0, retrying: 0, failed: 0, reconciled: 0 }, clock = () => ctx.now) {
   let toSend: Claimed[] = [];
   for (const row of claimed) {
     if (row.attempts === 1) {
@@ -95,7 +103,7 @@ export async function deliverClaimed(ctx: SystemContext, transport: MailTranspor
     }
     if (earlier) {
       report.reconciled++;
-      await record(ctx, row, { ok: true, messageId: earlier }, report);
+      await record(ctx, row, { ok: true, messageId: earlier }, report, transport);
     } else toSend.push(row);
   }
   if (!toSend.length) return report;
@@ -103,29 +111,62 @@ export async function deliverClaimed(ctx: SystemContext, transport: MailTranspor
   const ours = await renewClaims(ctx, EMAIL_OUTBOX, toSend, clock());
   toSend = toSend.filter((row) => ours.has(row.id));
   if (!toSend.length) return report;
+  // The messages as the addressees receive them: a sealed token rendered in (never written back).
+  const messages: OutboxMessage[] = [];
+  const rendered: Claimed[] = [];
+  for (const row of toSend) {
+    const message = renderMessage(ctx, row);
+    if (message) {
+      messages.push(message);
+      rendered.push(row);
+    } else await record(ctx, row, { ok: false, permanent: true, error: 'the sealed token of this email cannot be opened with this server secret' }, report, transport);
+  }
+  if (!messages.length) return report;
   let outcomes: SendOutcome[];
   try {
-    outcomes = await transport.send(toSend);
+    outcomes = await transport.send(messages);
   } catch (error) {
-    outcomes = toSend.map(() => ({ ok: false, permanent: false, error: (error as Error).message }));
+    outcomes = messages.map(() => ({ ok: false, permanent: false, error: (error as Error).message }));
   }
-  for (const [index, row] of toSend.entries()) await record(ctx, row, outcomes[index], report);
+  for (const [index, row] of rendered.entries()) await record(ctx, row, outcomes[index], report, transport);
   return report;
 }
 
-async function record(ctx: SystemContext, row: Claimed, outcome: SendOutcome, report: DeliveryReport) {
+/** The message of a row, its sealed token rendered into the bodies; null when the token cannot be opened. */
+function renderMessage(ctx: DeliveryContext, row: Claimed): OutboxMessage | null {
+  const message: OutboxMessage = { id: row.id, kind: row.kind, to: row.to, subject: row.subject, html: row.html, text: row.text };
+  if (!row.sealedToken) return message;
+  try {
+    const token = unsealEmailToken(ctx.secrets ?? currentServerSecrets(), { idempotencyKey: row.idempotencyKey, to: row.to, sealedToken: row.sealedToken });
+    return { ...message, html: renderToken(row.html, token), text: renderToken(row.text, token) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * What a token email keeps once it is delivered or has failed for good: no sealed token and no token in its bodies
+ * (a row written before tokens were sealed carried it in clear). The development outbox is the mailbox when nothing
+ * is sent: it keeps the sealed token for the operator's `outbox:list --body` (the token expires by itself).
+ */
+function scrubbed(row: Claimed, transport: MailTransport | null) {
+  if (!TOKEN_KINDS.has(row.kind) || transport?.name === 'development') return {};
+  return { sealedToken: null, html: redactSingleUseTokens(row.html), text: redactSingleUseTokens(row.text) };
+}
+
+async function record(ctx: SystemContext, row: Claimed, outcome: SendOutcome, report: DeliveryReport, transport: MailTransport | null = null) {
   // Fenced by `attempts`: a worker whose lease was taken over changes nothing.
   const where = fenced(row);
   if (outcome.ok) {
     report.sent++;
-    await ctx.db.prisma.emailOutbox.updateMany({ where, data: { status: 'sent', sentAt: ctx.now, providerMessageId: outcome.messageId, lastError: null } });
+    await ctx.db.prisma.emailOutbox.updateMany({ where, data: { status: 'sent', sentAt: ctx.now, providerMessageId: outcome.messageId, lastError: null, ...scrubbed(row, transport) } });
     return;
   }
   const error = outcome.error.slice(0, 1000);
   const retryAt = nextAttempt(EMAIL_OUTBOX, row.attempts, ctx.now, outcome.permanent);
   if (!retryAt) {
     report.failed++;
-    await ctx.db.prisma.emailOutbox.updateMany({ where, data: { status: 'failed', lastError: error } });
+    await ctx.db.prisma.emailOutbox.updateMany({ where, data: { status: 'failed', lastError: error, ...scrubbed(row, null) } });
     return;
   }
   report.retrying++;

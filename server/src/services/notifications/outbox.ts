@@ -5,6 +5,7 @@ import { Prisma } from '../../generated/prisma/client.js';
 import { cappedCount, countUpTo, createdAtIdWhere, isUuid, keyset, toPage, type Page, type PageArgs } from '../listing.js';
 import { requireAdmin } from '../auth/actor.js';
 import type { ActorContext, ServiceContext } from '../context.js';
+import { redactSingleUseTokens, renderToken, unsealEmailToken } from './sealed-token.js';
 
 // The email outbox. Every email is written here first under an idempotency key (tenant + kind + period/threshold
 // + recipient), with or after the decision to send it (expiry.ts, digest.ts); delivery (delivery.ts) reads it
@@ -23,6 +24,8 @@ export interface OutgoingEmail {
   subject: string;
   html: string;
   text: string;
+  /** A single-use token the bodies carry as its placeholder, sealed (sealed-token.ts); null for other emails. */
+  sealedToken?: string | null;
 }
 
 /**
@@ -33,11 +36,12 @@ export async function enqueueEmails(tx: Pick<Db, '$executeRaw'>, emails: Outgoin
   if (!emails.length) return 0;
   const column = <K extends keyof OutgoingEmail>(key: K) => emails.map((email) => email[key]);
   return tx.$executeRaw`
-    INSERT INTO email_outbox (id, tenant_id, kind, idempotency_key, to_address, subject, html, text, created_at, next_attempt_at)
-    SELECT id, tenant_id, kind, idempotency_key, to_address, subject, html, text, ${now}, ${now}
+    INSERT INTO email_outbox (id, tenant_id, kind, idempotency_key, to_address, subject, html, text, sealed_token, created_at, next_attempt_at)
+    SELECT id, tenant_id, kind, idempotency_key, to_address, subject, html, text, sealed_token, ${now}, ${now}
       FROM unnest(${emails.map(() => randomUUID())}::uuid[], ${column('tenantId')}::uuid[], ${column('kind')}::text[], ${column('idempotencyKey')}::text[],
-                  ${column('to')}::text[], ${column('subject')}::text[], ${column('html')}::text[], ${column('text')}::text[])
-           AS e(id, tenant_id, kind, idempotency_key, to_address, subject, html, text)
+                  ${column('to')}::text[], ${column('subject')}::text[], ${column('html')}::text[], ${column('text')}::text[],
+                  ${emails.map((email) => email.sealedToken ?? null)}::text[])
+           AS e(id, tenant_id, kind, idempotency_key, to_address, subject, html, text, sealed_token)
     ON CONFLICT (idempotency_key) DO NOTHING`;
 }
 
@@ -88,14 +92,16 @@ export async function listOutbox(ctx: ServiceContext, filter: OutboxFilter = {},
     ...(filter.kind && { kind: filter.kind }),
   };
   const view = { ...EMAIL_SUMMARY, html: filter.includeBody === true, text: filter.includeBody === true };
+  // The operator's CLI reads the development outbox as the mailbox: its bodies come with their token rendered.
+  const operatorBodies = filter.includeBody === true && ctx.actor?.kind === 'system';
   const [rows, totalCount] = await Promise.all([
     ctx.db.prisma.emailOutbox.findMany({
       where: { AND: [where, createdAtIdWhere(page)] },
       // The caller's selection rides along; the rows are typed as the summary (with the bodies when asked for).
-      select: { ...view, ...query.select } as typeof view,
+      select: { ...view, ...query.select, ...(operatorBodies && { idempotencyKey: true, sealedToken: true }) } as typeof view,
       orderBy: [{ createdAt: page.order }, { id: page.order }],
       take: page.size + 1,
-    }),
+    }).then((found) => (operatorBodies ? found.map((row) => withTokenRendered(ctx, row)) : found)),
     cappedCount(countUpTo(ctx.db, Prisma.sql`email_outbox`, outboxConditions(tenantId, filter))),
   ]);
   return toPage(rows, page, totalCount, (row) => [row.createdAt.toISOString(), row.id]);
@@ -117,22 +123,30 @@ export async function getOutboxEntry(ctx: Pick<ServiceContext, 'db'>, tenantId: 
   return ctx.db.prisma.emailOutbox.findFirstOrThrow({ where: { idempotencyKey, tenantId }, select: { ...EMAIL_SUMMARY, html: true, text: true } });
 }
 
-/** Single-use tokens an email may carry: an invitation's (`kfi_`) and a password reset link's (`kfr_`). */
-const SINGLE_USE_TOKEN = /\b(kf[ir]_)[A-Za-z0-9_-]+/g;
+/** A row read for the operator with its sealed token rendered into its bodies (and the sealed value left out). */
+function withTokenRendered<T extends { html?: string; text?: string; idempotencyKey?: string; sealedToken?: string | null; toAddress: string }>(ctx: ServiceContext, row: T): T {
+  const { sealedToken, idempotencyKey, ...rest } = row;
+  if (!sealedToken || !idempotencyKey || rest.html === undefined || rest.text === undefined) return rest as T;
+  let token: string;
+  try {
+    token = unsealEmailToken(ctx.secrets, { idempotencyKey, to: row.toAddress, sealedToken });
+  } catch {
+    return rest as T;
+  }
+  return { ...rest, html: renderToken(rest.html, token), text: renderToken(rest.text, token) } as T;
+}
 
-/** The email with its single-use tokens replaced: what a preview shows anyone but the addressee. */
-export const redactSingleUseTokens = (body: string) => body.replace(SINGLE_USE_TOKEN, '$1REDACTED');
+export { redactSingleUseTokens };
 
 /**
  * A body (HTML or text) of an email already read, as a preview for the caller (CompanyAdmin; null when the email is
- * not the caller's tenant's): the single-use tokens of an email addressed to someone else are redacted (the delivered
- * email keeps them; such tokens are stored only as digests, and an admin must not act with another person's link).
+ * not the caller's tenant's). Single-use tokens are redacted for everyone, the addressee included: such a token
+ * travels by email only (stored bodies hold a placeholder, sealed-token.ts; older rows are redacted here).
  */
 export function previewOutboxBody(ctx: ActorContext, email: { tenantId: string | null; toAddress: string }, body: string) {
   const { tenantId } = requireAdmin(ctx);
   if (email.tenantId !== tenantId) return null;
-  const viewer = ctx.actor?.kind === 'user' ? ctx.actor.email : null;
-  return viewer !== null && viewer === email.toAddress.toLowerCase() ? body : redactSingleUseTokens(body);
+  return redactSingleUseTokens(body);
 }
 
 /** The bodies of one email of the caller's tenant as previews (previewOutboxBody); null when it is not that tenant's. */

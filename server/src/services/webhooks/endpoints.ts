@@ -4,6 +4,7 @@ import { AppError } from '../../domain/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { diffChanges, recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin } from '../auth/actor.js';
+import { requireRecentReauth } from '../auth/reauth.js';
 import type { ServiceContext } from '../context.js';
 import { cappedCount, countUpTo, createdAtIdWhere, isUuid, keyset, toPage, type PageArgs } from '../listing.js';
 import { parseInput } from '../validation.js';
@@ -48,6 +49,7 @@ interface EndpointTargetOptions {
 /** Adds an endpoint; `warning` says when deliveries to its URL will be refused (an internal address). */
 export async function createWebhookEndpoint(ctx: ServiceContext, input: { url: string; eventTypes?: string[] | null; enabled?: boolean | null }, target: EndpointTargetOptions) {
   const { tenantId } = requireAdmin(ctx);
+  await requireRecentReauth(ctx, 'tenant');
   const data = parseInput(CreateSchema, { url: input.url, eventTypes: input.eventTypes ?? undefined, enabled: input.enabled ?? undefined });
   const secret = newSecret();
   const endpoint = await ctx.db.prisma.$transaction(async (tx) => {

@@ -1,0 +1,134 @@
+import { z } from 'zod';
+import { AppError } from '../../domain/errors.js';
+import { recordAudit } from '../audit/audit-log.js';
+import type { ServiceContext } from '../context.js';
+import { parseInput } from '../validation.js';
+import { auditActor, requireUser, type ActorContext } from './actor.js';
+import { checkSecondFactor } from './mfa.js';
+import { verifyPassword } from './passwords.js';
+import { LOCK_MS, MAX_FAILED_LOGINS, REFUSED_SIGN_IN_MIN_MS, auditFailure, countAttempt, failureIsAudited, uncountAttempt } from './sessions.js';
+
+// Recent re-authentication ("sudo mode", as GitHub's and Stripe's): an account-security action — minting an API key,
+// resetting or disabling MFA, sending a reset link, changing one's password, inviting or promoting an admin, adding a
+// webhook endpoint, reissuing a license key — needs a session that proved its password (and its second factor when
+// MFA is on) within the last REAUTH_WINDOW_MS. A stolen access token alone then cannot turn into a stolen account.
+// The stamp is a row per session (refresh-token family) in the database, so every replica sees it.
+
+export const REAUTH_WINDOW_MS = 10 * 60_000;
+
+export const REAUTH_REQUIRED_MESSAGE =
+  'This action needs a recent re-authentication: confirm your password (and your two-factor code when MFA is on) with reauthenticate, then retry within 10 minutes.';
+
+/**
+ * What an account-security action may be done by:
+ * - 'account': acts on users' account security (MFA, passwords, reset links, API keys, admin roles): sessions that
+ *   re-authenticated recently and the operator; never an API key, whatever its role.
+ * - 'tenant': a tenant-wide sensitive action (webhook endpoints, key reissue): sessions that re-authenticated recently,
+ *   the operator, and API keys (a key is its own credential and has no session to re-authenticate).
+ */
+export type ReauthScope = 'account' | 'tenant';
+
+/** Refuses the action unless the caller may do it without re-authenticating or its session re-authenticated recently. */
+export async function requireRecentReauth(ctx: ActorContext & Pick<ServiceContext, 'db' | 'now'>, scope: ReauthScope = 'account'): Promise<void> {
+  const actor = ctx.actor;
+  if (!actor) throw new AppError('Unauthorized', 'Sign in, or send an API key in X-Api-Key.');
+  if (actor.kind === 'system') return;
+  if (actor.kind === 'apiKey') {
+    if (scope === 'tenant') return;
+    throw new AppError('Forbidden', 'API keys cannot act on account security (API keys, MFA, passwords, reset links, admin roles): do this signed in, after re-authenticating.');
+  }
+  const since = new Date(ctx.now.getTime() - REAUTH_WINDOW_MS);
+  const stamp = actor.sessionFamilyId
+    ? await ctx.db.prisma.sessionReauthentication.findFirst({ where: { familyId: actor.sessionFamilyId, userId: actor.userId, reauthenticatedAt: { gt: since, lte: ctx.now } }, select: { familyId: true } })
+    : null;
+  if (!stamp) throw new AppError('ReauthenticationRequired', REAUTH_REQUIRED_MESSAGE);
+}
+
+/** Until when the caller's session counts as recently re-authenticated; null when it does not (or it is no session). */
+export async function reauthenticatedUntil(ctx: ActorContext & Pick<ServiceContext, 'db' | 'now'>): Promise<Date | null> {
+  const actor = ctx.actor;
+  if (actor?.kind !== 'user' || !actor.sessionFamilyId) return null;
+  const stamp = await ctx.db.prisma.sessionReauthentication.findUnique({ where: { familyId: actor.sessionFamilyId }, select: { reauthenticatedAt: true, userId: true } });
+  if (!stamp || stamp.userId !== actor.userId) return null;
+  const until = new Date(stamp.reauthenticatedAt.getTime() + REAUTH_WINDOW_MS);
+  return until > ctx.now ? until : null;
+}
+
+const ReauthInput = z.object({
+  password: z.string().min(1).max(200),
+  totpCode: z.string().max(20).nullish(),
+  backupCode: z.string().max(40).nullish(),
+});
+
+/**
+ * Re-authenticates the caller's session: its password, and a TOTP or backup code when MFA is on. A failure counts
+ * towards the sign-in lockout of the address exactly as a failed sign-in does (and is in the activity log as
+ * FailedReauthentication, the lock as LockAccount); while the address is locked, nothing is checked. Success stamps
+ * the session for REAUTH_WINDOW_MS and is logged (Reauthenticate). Refusals take at least REFUSED_SIGN_IN_MIN_MS.
+ */
+export async function reauthenticate(ctx: ServiceContext, input: z.input<typeof ReauthInput>): Promise<{ reauthenticatedUntil: Date }> {
+  const actor = requireUser(ctx);
+  if (!actor.sessionFamilyId) throw new AppError('Forbidden', 'Only a signed-in session can re-authenticate.');
+  const data = parseInput(ReauthInput, input);
+  const started = performance.now();
+  try {
+    return await attemptReauth(ctx, actor, data);
+  } catch (error) {
+    const remaining = REFUSED_SIGN_IN_MIN_MS - (performance.now() - started);
+    if (remaining > 0) await new Promise((resolve) => setTimeout(resolve, remaining));
+    throw error;
+  }
+}
+
+async function attemptReauth(ctx: ServiceContext, actor: ReturnType<typeof requireUser>, data: z.output<typeof ReauthInput>) {
+  const familyId = actor.sessionFamilyId!;
+  const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: actor.userId } });
+  // Counted against the address before any password work, as a sign-in is (sessions.ts countAttempt).
+  const attempt = await countAttempt(ctx.db.prisma, user.email, ctx.now);
+
+  const failure = async (reason: string, message: string): Promise<never> => {
+    const count = attempt.failed_count;
+    await ctx.db.prisma.$transaction(async (tx) => {
+      if (failureIsAudited(count)) await auditFailure(tx, user, user.email, 'FailedReauthentication', { reason, attempts: count }, ctx.meta.ip, ctx.now);
+      if (count === MAX_FAILED_LOGINS) await auditFailure(tx, user, user.email, 'LockAccount', { failedAttempts: count, lockedForMinutes: LOCK_MS / 60_000, during: 'reauthentication' }, ctx.meta.ip, ctx.now);
+    });
+    if (reason === 'locked') {
+      const lockedUntil = attempt.locked_until ?? new Date(ctx.now.getTime() + LOCK_MS);
+      throw new AppError('AccountLocked', `Too many failed attempts: the account is locked until ${lockedUntil.toISOString()}.`, {
+        retryAfterSeconds: Math.ceil((lockedUntil.getTime() - ctx.now.getTime()) / 1000),
+      });
+    }
+    throw new AppError('Unauthorized', message, { fields: { [reason === 'wrong password' ? 'password' : 'code']: message } });
+  };
+
+  if (attempt.failed_count > MAX_FAILED_LOGINS) return failure('locked', '');
+  if (!(await verifyPassword(user.passwordHash, data.password))) return failure('wrong password', 'The password is not correct.');
+  if (user.mfaSecretEncrypted && !data.totpCode && !data.backupCode) {
+    // The password was right: no failure, but the second factor is due (as a sign-in answers MFA_REQUIRED).
+    await uncountAttempt(ctx.db.prisma, user.email);
+    const message = 'Two-factor authentication is on: enter the code from your authenticator app or a backup code.';
+    throw new AppError('InvalidRequest', message, { fields: { code: message } });
+  }
+
+  const until = new Date(ctx.now.getTime() + REAUTH_WINDOW_MS);
+  const outcome = await ctx.db.prisma.$transaction(async (tx) => {
+    let method: 'totp' | 'backupCode' | null = null;
+    if (user.mfaSecretEncrypted) {
+      const check = await checkSecondFactor(tx, ctx, user, { totpCode: data.totpCode, backupCode: data.backupCode });
+      if (!check.ok) return { ok: false as const, reason: check.reason };
+      method = check.method;
+    }
+    await tx.loginFailure.deleteMany({ where: { email: user.email } });
+    await tx.sessionReauthentication.upsert({
+      where: { familyId },
+      create: { familyId, userId: user.id, reauthenticatedAt: ctx.now },
+      update: { userId: user.id, reauthenticatedAt: ctx.now },
+    });
+    const entry = { tenantId: user.tenantId, entityType: 'User', entityId: user.id, entity: user.email } as const;
+    if (method === 'backupCode') await recordAudit(tx, { ...entry, action: 'UseBackupCode' }, auditActor(ctx), ctx.now);
+    await recordAudit(tx, { ...entry, action: 'Reauthenticate', details: method ? { mfa: method === 'backupCode' ? 'backup code' : 'totp' } : undefined }, auditActor(ctx), ctx.now);
+    return { ok: true as const };
+  });
+  if (!outcome.ok) return failure(outcome.reason, 'Invalid or already used authentication code.');
+  return { reauthenticatedUntil: until };
+}
