@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { ADMIN, confirmIdentity, SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { runCli } from './support/processes.js';
 
@@ -106,6 +106,7 @@ describeWith(chromiumNeed)('console details', () => {
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     await page.getByLabel('URL').fill('http://127.0.0.1:9/keyforge');
     await page.getByRole('dialog').getByRole('button', { name: 'Add endpoint' }).click();
+    await confirmIdentity(page, ADMIN.password); // adding an endpoint needs a recent re-authentication
     await page.getByText('Deliveries to this URL will be refused').waitFor();
     await page.getByText(/127\.0\.0\.1 is an internal address/).waitFor();
     await shot(page, 'webhook-warning-1280');

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { ADMIN, confirmIdentity, SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { postJson } from './support/processes.js';
 
@@ -40,6 +40,9 @@ afterAll(async () => {
   await e2e?.stop();
 });
 
+/** The page's session re-authenticated (a reissue asks for it once, then not again for 10 minutes). */
+let identityConfirmed = false;
+
 /** Opens Reissue key, picks the overlap, confirms; returns the key the dialog shows once (copied with its button). */
 async function reissueInConsole(overlap: RegExp): Promise<string> {
   await page.getByRole('button', { name: 'Reissue key' }).click();
@@ -47,6 +50,10 @@ async function reissueInConsole(overlap: RegExp): Promise<string> {
   await expect.poll(() => confirm.getByText('its activations keep their seats').count()).toBe(1);
   await confirm.getByRole('radio', { name: overlap }).check();
   await confirm.getByRole('button', { name: 'Reissue key' }).click();
+  if (!identityConfirmed) {
+    await confirmIdentity(page, ADMIN.password);
+    identityConfirmed = true;
+  }
   const shown = page.getByRole('dialog', { name: 'New license key' });
   const key = (await shown.getByTestId('secret-value').textContent())!.trim();
   expect(key).toMatch(/^ACME(-[A-Z0-9]{4}){4}$/);

@@ -1,11 +1,8 @@
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ADMIN, SCREENSHOTS, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { ADMIN, confirmIdentity, outboxLink, SCREENSHOTS, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { postJson, runCli } from './support/processes.js';
-import { ServerSecrets } from '../server/src/crypto/secrets.js';
-import { renderToken, unsealEmailToken } from '../server/src/services/notifications/sealed-token.js';
 
 /**
  * Account recovery in the console (Chromium, the real server on PostgreSQL): "Forgot password?", the reset page, and
@@ -15,18 +12,6 @@ const chromiumNeed = needChromium();
 const MEMBER = 'bob@acme.test';
 
 let e2e: ConsoleE2e;
-
-async function outboxLink(to: string): Promise<string> {
-  const db = new pg.Client({ connectionString: e2e.env.DATABASE_URL });
-  await db.connect();
-  const rows = await db
-    .query<{ text: string; idempotency_key: string; to_address: string; sealed_token: string }>("SELECT text, idempotency_key, to_address, sealed_token FROM email_outbox WHERE kind = 'password-reset' AND to_address = $1 ORDER BY created_at DESC LIMIT 1", [to])
-    .finally(() => db.end());
-  // The stored body holds a placeholder: the link as the addressee receives it has the sealed token rendered in.
-  const row = rows.rows[0];
-  const token = unsealEmailToken(new ServerSecrets(e2e.env.SERVER_SECRET), { idempotencyKey: row.idempotency_key, to: row.to_address, sealedToken: row.sealed_token });
-  return /\/reset-password#token=kfr_[\w-]+/.exec(renderToken(row.text, token))![0];
-}
 
 const newPage = (width: number) => e2e.newPage(width);
 
@@ -65,6 +50,7 @@ describeWith(chromiumNeed)('account recovery in the console', () => {
         await expect.poll(() => row.getByText('locked', { exact: true }).count()).toBe(0);
         await row.getByRole('button', { name: 'Send reset link' }).click();
         await page.getByRole('dialog').getByRole('button', { name: 'Send link' }).click();
+        await confirmIdentity(page, ADMIN.password); // sending a reset link is an account-security action
         // No mail provider here: the toast says where the link is kept.
         await page.getByText(`Reset link for ${MEMBER} kept in the outbox, not emailed: no mail provider is configured. Open it on the Emails page (Preview) and pass the link on.`).waitFor();
       } else {
@@ -75,7 +61,7 @@ describeWith(chromiumNeed)('account recovery in the console', () => {
     }
     // The member opens the link in their own browser.
     const bob = await newPage(1280);
-    await bob.goto(await outboxLink(MEMBER));
+    await bob.goto(await outboxLink(e2e.env, 'password-reset', MEMBER));
     await bob.getByText(`for ${MEMBER}`).waitFor();
     await bob.screenshot({ path: path.join(SCREENSHOTS, 'recovery-reset-1280.png'), fullPage: true });
     await bob.getByLabel('New password').fill('bobs brand new password');
@@ -106,7 +92,7 @@ describeWith(chromiumNeed)('account recovery in the console', () => {
       await page.context().close();
     }
     const page = await newPage(375);
-    await page.goto(await outboxLink(MEMBER));
+    await page.goto(await outboxLink(e2e.env, 'password-reset', MEMBER));
     await page.getByText(`for ${MEMBER}`).waitFor();
     await page.screenshot({ path: path.join(SCREENSHOTS, 'recovery-reset-375.png'), fullPage: true });
     await page.context().close();

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { currentTotp } from '../server/src/services/auth/mfa.js';
+import { confirmIdentity, outboxLink } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
 import { postJson, runCli, startServerProcess, type ServerProcess } from './support/processes.js';
@@ -22,6 +23,7 @@ const SCREENSHOTS = path.join(ROOT, 'test-output/screenshots');
 const chromiumNeed = needChromium();
 const CHROMIUM = chromiumNeed.path;
 const ADMIN = { email: 'ada@acme.test', password: 'correct horse battery' };
+const SERVER_SECRET = 'console-e2e-secret-0123456789abcdef0123456789';
 const DAY = 86_400_000;
 
 /** Builds console/dist unless it is up to date with the console's sources (the same check `pnpm start` makes). */
@@ -87,7 +89,7 @@ beforeAll(async () => {
   server = await startServerProcess({
     DATABASE_URL: databaseUrl,
     DATA_DIR: dataDir,
-    SERVER_SECRET: 'console-e2e-secret-0123456789abcdef0123456789',
+    SERVER_SECRET,
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PUBLIC_PER_MINUTE: '100000',
     RATE_LIMIT_TENANT_PER_MINUTE: '100000',
@@ -393,11 +395,7 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     await page.getByText('Pending invitations').waitFor();
     await page.getByRole('row').filter({ hasText: 'bob@acme.test' }).waitFor();
     await shot('12b-team-invitations');
-    const db = new pg.Client({ connectionString: databaseUrl });
-    await db.connect();
-    const outbox = await db.query<{ text: string }>("SELECT text FROM email_outbox WHERE kind = 'invitation' AND to_address = 'bob@acme.test'").finally(() => db.end());
-    expect(outbox.rows).toHaveLength(1);
-    const link = /\/accept-invite#token=kfi_[\w-]+/.exec(outbox.rows[0].text)![0];
+    const link = await outboxLink({ DATABASE_URL: databaseUrl, SERVER_SECRET }, 'invitation', 'bob@acme.test');
     const fresh = await browser.newContext({ viewport: { width: 1280, height: 860 }, baseURL: server.url, locale: 'en-US', timezoneId: 'UTC', reducedMotion: 'reduce' });
     try {
       const bob = await fresh.newPage();
@@ -426,6 +424,8 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     const dialog = page.getByRole('dialog');
     await dialog.getByLabel('Name').fill('billing backend');
     await dialog.getByRole('button', { name: 'Create key' }).click();
+    // Minting a key is an account-security action: the console asks for the password and a code, then retries.
+    await confirmIdentity(page, ADMIN.password, await nextTotp(mfaSecret));
     const key = (await dialog.getByTestId('secret-value').textContent())!.trim();
     expect(key).toMatch(/^kf_/);
     await dialog.getByRole('button', { name: 'I have stored it' }).click();
@@ -590,7 +590,7 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
   it('works on a 375 px phone: tables become cards, nothing is off-screen', async () => {
     // A license expiring in 3 days (the first one is revoked now), so the widget shows.
     const cli = runCli(['license:create', '--tenant', 'ACME', '--product', 'Acme Studio', '--max-activations', '1', '--expires-at', new Date(Date.now() + 3 * DAY).toISOString(), '--customer-email', 'a.very.long.customer.address@example.com', '--json'],
-      { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET: 'console-e2e-secret-0123456789abcdef0123456789' });
+      { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, SERVER_SECRET });
     expect(cli.status, cli.stderr).toBe(0);
     await page.setViewportSize({ width: 375, height: 812 });
     await page.getByRole('button', { name: 'Open navigation' }).click();

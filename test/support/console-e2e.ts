@@ -3,7 +3,10 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
+import pg from 'pg';
 import { inject } from 'vitest';
+import { ServerSecrets } from '../../server/src/crypto/secrets.js';
+import { renderToken, unsealEmailToken } from '../../server/src/services/notifications/sealed-token.js';
 import { createDatabase, dropDatabase, uniqueName } from './pg.js';
 import { postJson, startServerProcess, type ServerProcess } from './processes.js';
 
@@ -87,4 +90,37 @@ export async function signInAsAdmin(page: Page, who: { email: string; password: 
   await page.getByLabel(/^Password/).fill(who.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+}
+
+/**
+ * Answers the console's "Confirm it is you" dialog (recent re-authentication, docs/security.md) with the password and,
+ * when MFA is on, a code; the console then retries the action that asked for it.
+ */
+export async function confirmIdentity(page: Page, password: string, code?: string) {
+  const dialog = page.getByRole('dialog', { name: 'Confirm it is you' });
+  await dialog.waitFor();
+  await dialog.getByLabel(/^Password/).fill(password);
+  if (code !== undefined) await dialog.getByLabel(/^Authentication code/).fill(code);
+  await dialog.getByRole('button', { name: 'Confirm' }).click();
+  await dialog.waitFor({ state: 'hidden' });
+}
+
+/**
+ * The newest single-use link of one kind mailed to `to`, as its addressee receives it: the stored body holds a
+ * placeholder, and the token is sealed under the server secret (docs/security.md).
+ */
+export async function outboxLink(env: Record<string, string>, kind: 'password-reset' | 'invitation', to: string): Promise<string> {
+  const db = new pg.Client({ connectionString: env.DATABASE_URL });
+  await db.connect();
+  const { rows } = await db
+    .query<{ text: string; idempotency_key: string; to_address: string; sealed_token: string }>(
+      'SELECT text, idempotency_key, to_address, sealed_token FROM email_outbox WHERE kind = $1 AND to_address = $2 ORDER BY created_at DESC LIMIT 1',
+      [kind, to],
+    )
+    .finally(() => db.end());
+  if (rows.length !== 1) throw new Error(`no ${kind} email to ${to} in the outbox`);
+  const row = rows[0];
+  const token = unsealEmailToken(new ServerSecrets(env.SERVER_SECRET), { idempotencyKey: row.idempotency_key, to: row.to_address, sealedToken: row.sealed_token });
+  const pathname = kind === 'invitation' ? 'accept-invite' : 'reset-password';
+  return new RegExp(`/${pathname}#token=kf[ri]_[\\w-]+`).exec(renderToken(row.text, token))![0];
 }
