@@ -5,11 +5,11 @@
 //      the ratio reported is the median of the rounds' ratios),
 //      BENCH_CPU_PROF=1 (profile both servers into bench/results/profiles/), BENCH_SERVER_ENTRY (default
 //      server/dist/main.js, e.g. a patched copy for a what-if), BENCH_DATABASE_URL or TEST_DATABASE_URL (admin URL),
-//      BENCH_METRICS=1 (the real server with its Prometheus metrics on: METRICS_TOKEN set; README "Observability"),
+//      BENCH_METRICS=1 (the real server with its Prometheus metrics on: METRICS_TOKEN set; docs/operate/observability.md),
 //      BENCH_METRICS=compare (validate on two real servers, metrics off and on, in BENCH_COMPARE_ROUNDS (5) alternating
 //      rounds; the median on/off ratio),
 //      BENCH_POOLER=pgbouncer (both servers reach PostgreSQL through Debian's PgBouncer in transaction mode, the floor
-//      with unnamed statements like the real server: README "Connection pooling"),
+//      with unnamed statements like the real server: docs/operate/deployment.md "What makes transaction pooling work"),
 //      BENCH_EXISTING_DB=<name> (run against that database, e.g. the 1M-license one of `pnpm bench:scale`, instead of a
 //      fresh one: it is migrated, gets its own bench tenant and is kept afterwards).
 import { spawn, type ChildProcess } from 'node:child_process';

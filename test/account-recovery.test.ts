@@ -6,7 +6,7 @@ import { renderToken } from '../server/src/services/notifications/sealed-token.j
 import { startTestApp, type TestApp } from './support/harness.js';
 import { PASSWORD, seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
-// Account recovery without downtime (README "Management API: accounts and access", Recovery): "Forgot password?",
+// Account recovery without downtime (docs/integrate/management-api.md "Management API: accounts and access", Recovery): "Forgot password?",
 // an admin's unlock / MFA reset / reset link for a member, a password someone else set, and redacted previews.
 
 const FORGOT = 'mutation($email: String!) { requestPasswordReset(input: { email: $email }) { message emailDeliveryMode } }';

@@ -34,7 +34,7 @@ describe('GET /api/v1/nonce', () => {
   });
 });
 
-describe('POST /api/v1/activate: nonce rules (README "`POST /api/v1/activate`")', () => {
+describe('POST /api/v1/activate: nonce rules (docs/integrate/rest-api.md "`POST /api/v1/activate`")', () => {
   it('missing nonce → 400 NonceRequired', async () => {
     const { key } = await t.seedLicense(tenantId, productId);
     const response = await t.post('/api/v1/activate', { licenseKey: key });

@@ -10,7 +10,7 @@ import { startTestApp, type TestApp } from './support/harness.js';
 import { itWith, needCommands } from './support/optional.js';
 
 /**
- * The alert rules and the Grafana dashboard that ship in server/deploy (README "Observability"): the rules pass
+ * The alert rules and the Grafana dashboard that ship in server/deploy (docs/operate/observability.md): the rules pass
  * `promtool check rules` and their unit tests, and every expression of both parses as PromQL and names only
  * metrics the service exports.
  */

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { postJson, runCli, startServerProcess, type ServerProcess } from './support/processes.js';
 
-// `pnpm cli license:import` (README "Importing licenses from CSV"): the dry run's errors and exit code, the import
+// `pnpm cli license:import` (docs/integrate/management-api.md "Importing licenses from CSV"): the dry run's errors and exit code, the import
 // with its keys written once to --out, a re-run creating nothing; and through a running embedded server.
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kf-cli-import-'));

@@ -15,7 +15,7 @@ import { freePort, startServerProcess, startWorkerProcess, stopAllProcesses, typ
 import { waitUntil } from './support/wait.js';
 
 /**
- * README "Running on PostgreSQL and several processes": the recipe's topology on loopback ports —
+ * docs/operate/deployment.md: the recipe's topology on loopback ports —
  * Debian's HAProxy configured from the shipped server/deploy/haproxy.cfg (only addresses, ports and the health-check
  * interval substituted) → three servers (JOBS_WORKER=false, one SERVER_SECRET, shared Redis, TRUST_PROXY naming the
  * balancer) and a worker → PgBouncer in transaction mode → PostgreSQL with the owner and app roles. Every guarantee is

@@ -91,7 +91,7 @@ describe('database loss', () => {
       },
       { timeout: 30_000, what: 'an answer below 500 after the restart' },
     );
-    // README "Operating through failures" documents this figure.
+    // docs/operate/failures.md documents this figure.
     const firstOk = Date.now() - restarted;
     loading = false;
     await load;

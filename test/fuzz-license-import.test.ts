@@ -5,7 +5,7 @@ import { IMPORT_COLUMNS } from '../server/src/services/licenses/import.js';
 import { FUZZ_TIMEOUT_MS, GRAPHQL_RUNS, useFuzzTarget } from './support/fuzz-graphql.js';
 import { hostileString } from './support/hostile.js';
 
-// Hostile CSV bodies for the license import (README "Importing licenses from CSV"): headers from the real columns
+// Hostile CSV bodies for the license import (docs/integrate/management-api.md "Importing licenses from CSV"): headers from the real columns
 // and garbage, cells mixing valid-looking values with quotes, separators, line breaks, NULs and lone surrogates.
 // Neither the dry run nor the start answers a server error, and every import a file starts finishes.
 

@@ -33,7 +33,7 @@ const fresh = (field: string) => `<fresh ${field}>`;
 
 interface Route {
   path: string;
-  /** A valid body with the route's real fields (server/src/rest/v1/*.ts, README "Public licensing API"). */
+  /** A valid body with the route's real fields (server/src/rest/v1/*.ts, docs/integrate/rest-api.md "Public licensing API (`/api/v1`)"). */
   template: Record<string, unknown>;
   fresh?: Record<string, () => Promise<unknown>>;
   /** The answer the template gets: accepted, not a rejection. */

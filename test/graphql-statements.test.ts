@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OutageAwareClient } from '../server/src/db/pg-client.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 
-// The SQL statements one GraphQL answer costs. Relations of the table-backed types (README "GraphQL API" ›
+// The SQL statements one GraphQL answer costs. Relations of the table-backed types (docs/integrate/management-api.md ›
 // "Loading relations") are loaded by @pothos/plugin-prisma together with their parent rows: a page of licenses
 // with their products, activations and counts is a fixed number of statements however many licenses it shows,
 // where a resolver per row (an N+1) would add statements with every license.

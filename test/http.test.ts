@@ -18,7 +18,7 @@ afterAll(async () => {
   await t.close();
 });
 
-describe('error bodies (README "HTTP errors")', () => {
+describe('error bodies (docs/integrate/rest-api.md "HTTP errors")', () => {
   const bad: [string, string | undefined, Record<string, string>?][] = [
     ['malformed JSON', '{"licenseKey": '],
     ['not an object', '[1,2,3]'],

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-// The layers of server/src import one way only (README "Architecture"). Every relative import of every source file
+// The layers of server/src import one way only (docs/architecture.md). Every relative import of every source file
 // (type-only imports too: they couple the code just the same) is an arrow between two areas: a top folder of
 // server/src, or a file at its top. An arrow may point to the same layer or a lower one, never up; and the arrows
 // between areas, like those between files, must form no cycle, whatever the layers say.

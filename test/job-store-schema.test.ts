@@ -9,7 +9,7 @@ import { needPgBouncer, startPgBouncer, type PgBouncer } from './support/pgbounc
 import { waitUntil } from './support/wait.js';
 
 /**
- * Processes starting together create the job store's schema (README "Connection poolers and the connection budget"):
+ * Processes starting together create the job store's schema (docs/operate/deployment.md "Connection poolers and the connection budget"):
  * the loser of the race waits on the winner's advisory lock and must then find the schema there. CI met the loser
  * failing on pg_namespace's unique index behind PgBouncer: a schema lookup that missed in an earlier transaction on
  * the same server connection stays cached in that backend through the lock wait. Each test stages the race: the test

@@ -4,7 +4,7 @@ import { NO_META } from '../server/src/services/auth/actor.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { adminContext, seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
-// Reissuing a license key (README "Licenses" › reissueLicenseKey): a new key for the same license; the old one stops
+// Reissuing a license key (docs/integrate/management-api.md "Licenses" › reissueLicenseKey): a new key for the same license; the old one stops
 // at once or after the chosen overlap; activations, usage and history stay; audited; emitted as license.key_reissued.
 
 let t: TestApp;

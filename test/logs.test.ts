@@ -6,7 +6,7 @@ import { itWith, needCommands } from './support/optional.js';
 import { freePort, startServerProcess, stopAllProcesses } from './support/processes.js';
 import { waitUntil } from './support/wait.js';
 
-/** Logs an operator can read (README "Observability"): quiet probes, request ids on every line, a startup banner. */
+/** Logs an operator can read (docs/operate/observability.md): quiet probes, request ids on every line, a startup banner. */
 let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp({ env: { LOG_LEVEL: 'info' } });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { seedTwoTenants } from './support/tenants.js';
 
-// Activity log (README "Activity log"): the GraphQL query, its filters and pagination, tenant isolation, the
+// Activity log (docs/integrate/management-api.md "Activity log"): the GraphQL query, its filters and pagination, tenant isolation, the
 // append-only table and the hash chain.
 
 let t: TestApp;

@@ -4,7 +4,7 @@ import { findByKey, revokeLicense } from '../server/src/services/licenses/manage
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { seedTwoTenants } from './support/tenants.js';
 
-// Dashboard stats (README "Dashboard stats") and analytics (README "Analytics") on a seeded data set whose answers
+// Dashboard stats (docs/integrate/management-api.md "Dashboard stats: `GET /api/dashboard/stats`") and analytics (docs/integrate/management-api.md "Analytics") on a seeded data set whose answers
 // were worked out by hand. "Expiring within N days": active, not expired yet, and at most N UTC calendar days to
 // the expiry date (the countdown rule, server/src/domain/countdown.ts).
 

@@ -364,7 +364,7 @@ describe('team, API keys, roles and tenants', () => {
   });
 });
 
-describe('notification preferences (README "Notification preferences (REST)")', () => {
+describe('notification preferences (docs/integrate/management-api.md "Notification preferences (REST)")', () => {
   it('defaults to true, changes only the caller, validates types and returns what is stored', async () => {
     await t.seedUser(admin.user.tenantId, { email: 'second-admin@acme.test' });
     const other = await t.login('second-admin@acme.test');

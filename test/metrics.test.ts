@@ -11,7 +11,7 @@ import { promtoolMetricsLint, scrape, valueOf, type Family, type Scrape } from '
 import { waitUntil } from './support/wait.js';
 
 /**
- * /metrics on a real server and a real `pnpm worker` (README "Observability"): scraped after real traffic, parsed
+ * /metrics on a real server and a real `pnpm worker` (docs/operate/observability.md): scraped after real traffic, parsed
  * with a Prometheus text-format parser, every counter checked to have moved by exactly the traffic sent.
  */
 const TOKEN = 'metrics-token-0123456789abcdef';

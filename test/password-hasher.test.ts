@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { argon2Hash, argon2Verify, hasherPid } from '../server/src/services/auth/password-hasher.js';
 
 // The argon2 hasher's child process is a real module (server/src/services/auth/password-hasher-child.ts), started
-// from the sources through tsx and from the built server as plain JavaScript, at nice 19 (README "Security").
+// from the sources through tsx and from the built server as plain JavaScript, at nice 19 (docs/security.md).
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const commandLine = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);

@@ -7,7 +7,7 @@ import { needPgBouncer, startPgBouncer, type PgBouncer } from './support/pgbounc
 import { postJson, runCli, startServerProcess, startWorkerProcess, stopAllProcesses } from './support/processes.js';
 
 /**
- * README "Connection poolers and the connection budget": the server, the worker and the CLI start
+ * docs/operate/deployment.md "Connection poolers and the connection budget": the server, the worker and the CLI start
  * and work through PgBouncer in transaction mode, start after start, with the job store's schema created by processes
  * racing each other (its lock must be transaction-scoped: a session lock taken on one pooled connection and released
  * on another hung later starts), and no LISTEN through the pooler (DATABASE_POOL_MODE=transaction: workers poll).

@@ -8,7 +8,7 @@ import { adminUrl } from './support/pg.js';
 import { needPgBouncer, startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
 
 /**
- * README "Performance" › "Connection pooling": the server works through PgBouncer in transaction
+ * docs/performance.md › "Connection pooling": the server works through PgBouncer in transaction
  * mode, which hands each transaction whichever server connection is free. Three server connections for the app's
  * ten pooled clients, so statements of one client land on several sessions: a named prepared statement or a startup
  * option would fail here (the first test shows PgBouncer refusing the latter).

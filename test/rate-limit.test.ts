@@ -16,7 +16,7 @@ const start = async (env: Record<string, string>) => {
 };
 const from = (ip: string) => ({ 'x-forwarded-for': ip });
 
-describe('rate limits (README "HTTP errors": 429 with Retry-After)', () => {
+describe('rate limits (docs/integrate/rest-api.md "HTTP errors": 429 with Retry-After)', () => {
   it('limits each IP on /api/v1/* and answers 429 with Retry-After and the error body', async () => {
     const t = await start({ RATE_LIMIT_PUBLIC_PER_MINUTE: '3' });
     for (let i = 0; i < 3; i++) expect((await t.get('/api/v1/nonce', from('198.51.100.1'))).status).toBe(200);

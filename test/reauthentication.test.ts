@@ -7,7 +7,7 @@ import { deliverDueEmails, type MailTransport } from '../server/src/services/not
 import { startTestApp, TestClock, type TestApp } from './support/harness.js';
 import { PASSWORD, seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
-// Recent re-authentication (README "Recent re-authentication"): account-security actions need a session that proved
+// Recent re-authentication (docs/security.md): account-security actions need a session that proved
 // its password (and second factor) within 10 minutes; API keys never act on users' account security; single-use
 // tokens travel by email only and are never stored in clear.
 

@@ -7,7 +7,7 @@ import { freePort } from './support/processes.js';
 import { waitUntil } from './support/wait.js';
 
 /**
- * README "Redis (shared rate limits)": a private redis-server (its own port, no persistence) is stopped and started again
+ * docs/operate/deployment.md "Redis (shared rate limits)": a private redis-server (its own port, no persistence) is stopped and started again
  * under load. Nothing answers 5xx, each process says so once, /readyz shows it, and the budget is shared again after.
  */
 const redisNeed = needCommands('redis-server');

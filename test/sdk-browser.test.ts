@@ -14,7 +14,7 @@ import { startServerProcess, type ServerProcess } from './support/processes.js';
  */
 const SDK = path.resolve(import.meta.dirname, '../sdk');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** README "Client SDK": the minified browser bundle, gzipped, stays within this. */
+/** docs/integrate/sdk.md: the minified browser bundle, gzipped, stays within this. */
 const GZIP_BUDGET_BYTES = 16 * 1024;
 const ISSUER = 'https://licenses.acme.test';
 

@@ -95,7 +95,7 @@ describe('the SDK package', () => {
       );
       const { publicKey } = generateKeyPairSync('ed25519');
       writeFileSync(path.join(app, 'keyforge-jwks.json'), JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1', alg: 'EdDSA', use: 'sig' }] }));
-      // The public API as an application uses it (README "Client SDK"), typed against the published declarations.
+      // The public API as an application uses it (docs/integrate/sdk.md), typed against the published declarations.
       writeFileSync(
         path.join(app, 'app.ts'),
         `import os from 'node:os';

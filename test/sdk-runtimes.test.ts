@@ -71,7 +71,7 @@ const RUNTIMES: Runtime[] = [
   {
     name: 'deno',
     need: platformBinary('deno', (platform) => (platform === 'win32' ? 'deno.exe' : 'deno')),
-    // The permissions README "Client SDK" › "Runtimes" names: the server, the FileStore's folder, the machine id.
+    // The permissions docs/integrate/sdk.md › "Runtimes" names: the server, the FileStore's folder, the machine id.
     args: (script, allow) => [
       'run',
       '--no-prompt',

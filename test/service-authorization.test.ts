@@ -58,7 +58,7 @@ import {
 } from '../server/src/services/webhooks/endpoints.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 
-// Services authorize their caller themselves (README "Architecture"): a GraphQL scope is only a second line. Each
+// Services authorize their caller themselves (docs/architecture.md): a GraphQL scope is only a second line. Each
 // management service is called directly, with no transport in front, as a read-only user, a read-only API key,
 // an admin of another tenant, a system actor without a tenant and nobody, and must refuse — changing nothing.
 

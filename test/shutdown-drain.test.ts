@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startServerProcess, stopAllProcesses } from './support/processes.js';
 import { waitUntil } from './support/wait.js';
 
-/** README "Graceful shutdown and rolling restarts": SIGTERM drains before the listener closes. A real process over real HTTP. */
+/** docs/operate/deployment.md "Graceful shutdown and rolling restarts": SIGTERM drains before the listener closes. A real process over real HTTP. */
 const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-drain-'));
 
 afterAll(async () => {

@@ -12,7 +12,7 @@ import { scrape, valueOf } from './support/prometheus.js';
 import { PASSWORD, seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
 /**
- * The System page's Installation tab (README "Observability"): installation operators only (OPERATOR_EMAILS), every
+ * The System page's Installation tab (docs/operate/observability.md): installation operators only (OPERATOR_EMAILS), every
  * company together, and the same numbers a scrape of /metrics reads.
  */
 const TOKEN = 'metrics-token-0123456789abcdef';

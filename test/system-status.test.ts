@@ -5,7 +5,7 @@ import { systemStatus } from '../server/src/services/system-status.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
-/** The System page's query (README "Observability"): a company's admins see their company's numbers, the same the metrics count. */
+/** The System page's query (docs/operate/observability.md): a company's admins see their company's numbers, the same the metrics count. */
 const QUERY = `{ systemStatus { emailsPending oldestPendingEmailAt webhookDeliveriesPending webhookEndpointsDisabled lastAuditCheckpointAt auditVerificationHolds unfinishedRuns { job } redis mailProvider } }`;
 
 let t: TestApp;

@@ -14,7 +14,7 @@ import { expiryOnCountdown } from './support/time.js';
 // metering periods — run at the instants where a rule written against the wall clock goes wrong: just after
 // midnight, either side of noon, just before midnight, a Monday either side of the digest's 09:00, and the last
 // minute of a month. Every expectation is computed from the instant by the rule, never from a fixed date, so each
-// instant checks the same promises. README "Development" says how to run other suites at an injected instant.
+// instant checks the same promises. docs/development.md says how to run other suites at an injected instant.
 export const INSTANTS = [
   '2026-06-02T00:00:30.000Z', // just after midnight
   '2026-06-03T11:59:00.000Z', // before noon (the fault-worker test failed after noon only)

@@ -252,7 +252,7 @@ describe('offlineCacheToken', () => {
   });
 });
 
-// Validate's device-scoped opt-in (README "POST /api/v1/validate", `requireActivation`): entitlement only by default;
+// Validate's device-scoped opt-in (docs/integrate/rest-api.md "POST /api/v1/validate", `requireActivation`): entitlement only by default;
 // with the opt-in, a device without an active activation answers DeviceNotActivated, and lastSeenAt is kept current
 // with at most one write per device per LAST_SEEN_INTERVAL_MS.
 const claimsOf = async (token: string) => {

@@ -3,7 +3,7 @@ import { backoff, type Transport } from './http.js';
 import type { CheckinResult, CheckoutOptions } from './types.js';
 import { monotonic, unref } from './util.js';
 
-/** What checkout answered (README "Floating seats"). */
+/** What checkout answered (docs/integrate/rest-api.md "Floating seats: `POST /api/v1/float/checkout`, `/heartbeat`, `/checkin`"). */
 export interface CheckoutAnswer {
   sessionToken: string;
   sessionId: string;

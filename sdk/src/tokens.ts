@@ -3,7 +3,7 @@ import { KeyforgeError, VerificationError } from './errors.js';
 import type { KeyRing } from './keys.js';
 
 /**
- * The entitlement the server signed (the claims of `offlineCacheToken`, README "Verifying an offline token").
+ * The entitlement the server signed (the claims of `offlineCacheToken`, docs/integrate/rest-api.md "Verifying an offline token").
  * Unlike the rest of a validate answer, every field here is covered by the Ed25519 signature.
  */
 export interface Entitlement {

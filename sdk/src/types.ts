@@ -8,7 +8,7 @@ export interface CallOptions {
   signal?: AbortSignal;
 }
 
-/** `activate`: register this installation and take a seat (README "POST /api/v1/activate"). */
+/** `activate`: register this installation and take a seat (docs/integrate/rest-api.md "POST /api/v1/activate"). */
 export interface ActivateOptions extends CallOptions {
   licenseKey: string;
   /**
@@ -80,7 +80,7 @@ export interface ValidateOfflineOptions {
   requireActivation?: boolean;
 }
 
-/** What the validate endpoint answers for a valid license (README "POST /api/v1/validate"). Fields are not signed: trust {@link Validation.entitlement}. */
+/** What the validate endpoint answers for a valid license (docs/integrate/rest-api.md "POST /api/v1/validate"). Fields are not signed: trust {@link Validation.entitlement}. */
 export interface LicenseStatus {
   isValid: true;
   errorCode: null;
@@ -135,7 +135,7 @@ export interface Deactivation {
   remainingActivations: number | null;
 }
 
-/** `meter`: record usage (README "POST /api/v1/meter"). */
+/** `meter`: record usage (docs/integrate/rest-api.md "POST /api/v1/meter"). */
 export interface MeterOptions extends CallOptions {
   licenseKey: string;
   /** Event name, e.g. `api.calls` (lower-case words separated by dots). */
@@ -212,7 +212,7 @@ export interface WatchOptions {
   signal?: AbortSignal;
 }
 
-/** `checkout`: take a floating seat (README "Floating seats"). */
+/** `checkout`: take a floating seat (docs/integrate/rest-api.md "Floating seats: `POST /api/v1/float/checkout`, `/heartbeat`, `/checkin`"). */
 export interface CheckoutOptions extends CallOptions {
   licenseKey: string;
   /**

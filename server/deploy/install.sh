@@ -5,7 +5,7 @@
 # An existing /etc/keyforge/env is left as it is. Run as root from a built checkout:
 #   pnpm install --frozen-lockfile && pnpm build
 #   sudo sh server/deploy/install.sh
-# then edit /etc/keyforge/env, run the migrations as the owner role (README "Database and migrations"), and
+# then edit /etc/keyforge/env, run the migrations as the owner role (docs/operate/upgrades.md), and
 #   sudo systemctl daemon-reload && sudo systemctl enable --now keyforge-server@4000 keyforge-worker
 set -eu
 SOURCE=$(cd "$(dirname "$0")/../.." && pwd)

@@ -71,7 +71,7 @@ export function createApp(deps: AppDeps, options: HttpOptions = {}): Hono<AppEnv
   app.use(securityHeaders());
   app.use(refuseCredentialsInUrl());
 
-  // Management API: GraphQL plus the REST endpoints of README "Management API".
+  // Management API: GraphQL plus the REST endpoints of docs/integrate/management-api.md "Management API".
   const management = [
     requestLogScope(),
     managementCors(deps.config.consoleOrigin),

@@ -26,7 +26,7 @@ export interface AppDeps {
   lifecycle?: { draining: boolean };
   /** The job store (schedules, "Run now") and the mail transport; set by the server once jobs have started. */
   jobs?: JobScheduleSource & { transport: MailTransport };
-  /** Prometheus metrics, when METRICS_TOKEN or METRICS_PORT is set (README "Observability"); absent, nothing is counted. */
+  /** Prometheus metrics, when METRICS_TOKEN or METRICS_PORT is set (docs/operate/observability.md); absent, nothing is counted. */
   metrics?: Metrics;
 }
 
@@ -46,7 +46,7 @@ export async function openDeps(config: Config, logger: Logger, clock: () => Date
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, poolMode: config.databasePoolMode, logger });
   try {
     if (db.kind === 'postgres' && (await canRewriteAuditLog((sql) => db.sql.query(sql, [])))) {
-      logger.warn('DATABASE_URL connects as a role that owns or may rewrite the activity log: run the server as a separate app role (MIGRATION_DATABASE_URL for migrations, see README "Security"); until then only the signed checkpoints detect tampering');
+      logger.warn('DATABASE_URL connects as a role that owns or may rewrite the activity log: run the server as a separate app role (MIGRATION_DATABASE_URL for migrations, see docs/security.md); until then only the signed checkpoints detect tampering');
     }
     const signer = await refreshingTokenSigner({ db, secrets }, clock, config.publicUrl, config.signingKeyRefreshSeconds * 1000, (error) =>
       logger.warn({ err: error.message }, 'signing key refresh failed; keeping the current key'),

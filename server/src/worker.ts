@@ -11,7 +11,7 @@ async function main() {
   const timeoutMs = config.shutdownTimeoutSeconds * 1000;
   onShutdown(logger, config.shutdownTimeoutSeconds + 2, async (signal) => {
     logger.info({ signal }, 'worker shutting down: waiting for running jobs');
-    // Runs still going at the timeout are handed back through their lock's expiry (README "Scheduled jobs and email").
+    // Runs still going at the timeout are handed back through their lock's expiry (docs/operate/jobs-and-email.md).
     metricsServer?.close();
     await jobs.stop(timeoutMs);
     await runtime.close();

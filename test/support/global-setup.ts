@@ -12,7 +12,7 @@ declare module 'vitest' {
 }
 
 /**
- * The PostgreSQL server of this run (README "Development" › "What `pnpm test` needs"): TEST_DATABASE_URL when set,
+ * The PostgreSQL server of this run (docs/development.md › "What `pnpm test` needs"): TEST_DATABASE_URL when set,
  * else the one on 127.0.0.1:5432 when something answers there, else a cluster started for this run alone (on a free
  * port, stopped at the end). KEYFORGE_TEST_PG=provision starts one whatever answers. Its URL reaches every test
  * file, and every process they start, as TEST_DATABASE_URL.

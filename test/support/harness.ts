@@ -17,7 +17,7 @@ export class TestClock {
   constructor(private time = Date.parse('2026-06-01T12:00:00.000Z')) {}
   /**
    * A clock that starts at the wall time, for suites whose app shares rules with processes on the wall clock (the
-   * CLI, a worker). Such a suite must not depend on the hour: see test/time-of-day.test.ts and README "Development".
+   * CLI, a worker). Such a suite must not depend on the hour: see test/time-of-day.test.ts and docs/development.md.
    */
   static startingNow() {
     return new TestClock(Date.now());
@@ -96,7 +96,7 @@ export async function startTestApp(options: TestAppOptions = {}) {
 
   /**
    * Marks the session of an access token as re-authenticated now (what the `reauthenticate` mutation records), so a
-   * test can do account-security actions (README "Recent re-authentication"); test/reauthentication.test.ts covers
+   * test can do account-security actions (docs/security.md); test/reauthentication.test.ts covers
    * the mutation itself. login and setupAdmin do it unless told `reauth: false`.
    */
   async function stampReauth(token: string) {

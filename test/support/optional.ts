@@ -7,7 +7,7 @@ import { beforeAll, describe, it } from 'vitest';
  * What some suites need besides Node.js and PostgreSQL — Redis, Chromium, curl and jq. A suite runs when its need is
  * there; when not, it is skipped, with the reason in the test's name and on the console. `.ci/run` installs them
  * all and sets KEYFORGE_TEST_STRICT=1: there nothing is skipped, and a missing need fails the test with the reason
- * (README "Development" › "What `pnpm test` needs").
+ * (docs/development.md › "What `pnpm test` needs").
  */
 export interface Need {
   what: string;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { freePort } from './processes.js';
 
 /**
- * PostgreSQL clusters the tests start themselves (README "Development" › "What `pnpm test` needs"): the server of a
+ * PostgreSQL clusters the tests start themselves (docs/development.md › "What `pnpm test` needs"): the server of a
  * `pnpm test` run when none answers (global-setup.ts), and the private clusters of the fault tests (private-pg.ts),
  * which stop and crash their database under a running server.
  *

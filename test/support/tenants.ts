@@ -4,7 +4,7 @@ import type { TestApp } from './harness.js';
 import { SEED_PASSWORD } from './seed.js';
 
 /**
- * The two-tenant starting point of the cross-tenant suites (README "Architecture"): tenant A is the
+ * The two-tenant starting point of the cross-tenant suites (docs/architecture.md): tenant A is the
  * first-run company (Acme Corp, ACME, admin@acme.test), tenant B a second one (Globex, GLBX, admin@globex.test).
  * Each has a signed-in admin, a signed-in read-only member, a CompanyAdmin and a ReadOnly API key and a revoked
  * one, and — unless `catalog: false` (files that count their own products and licenses) — a product with two

@@ -14,7 +14,7 @@ export function formatDateTimeWithZone(iso: string): string {
 }
 
 /**
- * "in 3d", "today" — the countdown of the widget and the license list (README "Dashboard stats"), from the server's
+ * "in 3d", "today" — the countdown of the widget and the license list (docs/integrate/management-api.md "Dashboard stats: `GET /api/dashboard/stats`"), from the server's
  * `daysUntilExpiry` (UTC calendar days to the expiry date: the one rule the emails use too).
  */
 export function countdown(daysUntilExpiry: number): string {
@@ -45,7 +45,7 @@ export const plural = (count: number, noun: string, nouns = `${noun}s`) => `${fo
 /** "3 / 5" seats. */
 export const seats = (used: number, max: number) => `${used} / ${max}`;
 
-/** "2026-06-01 12:00:03 UTC" — activity-log timestamps are shown in UTC (README "Activity log"). */
+/** "2026-06-01 12:00:03 UTC" — activity-log timestamps are shown in UTC (docs/integrate/management-api.md "Activity log"). */
 export function formatUtc(iso: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`;
 }

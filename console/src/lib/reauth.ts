@@ -1,4 +1,4 @@
-// Recent re-authentication (README "Recent re-authentication"): an account-security mutation answers
+// Recent re-authentication (docs/security.md): an account-security mutation answers
 // ReauthenticationRequired until the session confirmed its password (and second factor) within 10 minutes.
 // useApiMutation asks here; the one ReauthModal mounted by the app shows the dialog and answers whether the session
 // re-authenticated, and the mutation is then sent again. Concurrent asks share one dialog.

@@ -10,7 +10,7 @@ import { NO_META } from '../services/auth/actor.js';
 import type { Opts } from './command.js';
 import { CLI_ACTOR, commands } from './commands.js';
 
-// The operator CLI while the server runs on the embedded database (README "Operator CLI"). PGlite has one owner:
+// The operator CLI while the server runs on the embedded database (docs/operate/cli.md). PGlite has one owner:
 // the server holds the data directory, so the CLI hands its command to the server over a unix socket in DATA_DIR
 // (mode 0600: only the data directory's owner can connect) and proves it read the server secret there with a token
 // derived from it. The server runs the same command handler against its own database and answers with the result.

@@ -208,7 +208,7 @@ export const commands: Record<string, CliCommand> = {
   },
   'license:import': {
     usage:
-      'license:import <file.csv> --tenant <PREFIX> [--dry-run] [--out <keys.csv>]   (README "Importing licenses from CSV"; the generated keys go to --out (mode 0600), else are printed: once)',
+      'license:import <file.csv> --tenant <PREFIX> [--dry-run] [--out <keys.csv>]   (docs/integrate/management-api.md "Importing licenses from CSV"; the generated keys go to --out (mode 0600), else are printed: once)',
     options: ['--tenant <PREFIX>', '--dry-run', '--out <file>'],
     argument: '<file>',
     exitCode: (result: { report: { errorCount: number }; job?: { failed: number } }) => (result.report.errorCount > 0 || (result.job?.failed ?? 0) > 0 ? 1 : 0),

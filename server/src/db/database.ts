@@ -20,7 +20,7 @@ export type { PrismaClient };
 /**
  * Raw SQL for the few hot-path statements where Prisma's per-query overhead matters (see bench/). `text` is a
  * constant (values go in `values`): on PostgreSQL each text becomes a named prepared statement, parsed and planned
- * once per connection, except behind a transaction-mode pooler (README "Performance" › "Connection pooling").
+ * once per connection, except behind a transaction-mode pooler (docs/performance.md › "Connection pooling").
  */
 export interface SqlRunner {
   query<T>(statement: string | PlannedRead, values: unknown[]): Promise<T[]>;
@@ -31,7 +31,7 @@ export interface SqlRunner {
  * statement on a direct connection, parsed and planned once per connection. `viaFunction`: a call of a plpgsql
  * function, whose plan the server session keeps, for where statements run unnamed (a transaction-mode pooler, the
  * embedded database): there plain SQL would be planned on every call, while on a direct connection the function
- * call would cost PostgreSQL ~25 µs more per call than the prepared plain statement (README "Performance").
+ * call would cost PostgreSQL ~25 µs more per call than the prepared plain statement (docs/performance.md).
  */
 export interface PlannedRead {
   prepared: string;

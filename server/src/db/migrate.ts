@@ -48,7 +48,7 @@ export async function applyMigrations(target: MigrationTarget): Promise<{ applie
 
 /**
  * Settings the server relies on, as defaults of the database rather than connection startup options, which a
- * transaction-mode pooler refuses (README "Performance" › "Connection pooling"). Every new session gets them.
+ * transaction-mode pooler refuses (docs/performance.md › "Connection pooling"). Every new session gets them.
  * jit = off: the management reads are short index-driven queries over large tables, where the planner's cost estimate
  * triggers JIT compilation that costs more (~40 ms a statement, measured by pnpm bench:scale) than it saves.
  */

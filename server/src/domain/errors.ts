@@ -72,7 +72,7 @@ export function toAppError(error: unknown, logger: ErrorLogger, requestId: strin
 
 /**
  * Reasons a license is refused. They travel inside an HTTP 200 body (`isValid: false`), never as an HTTP error
- * (README "Rejection codes (HTTP 200, `isValid: false`)").
+ * (docs/integrate/rest-api.md "Rejection codes (HTTP 200, `isValid: false`)").
  */
 export const REJECTION_CODES = [
   'LicenseNotFound',

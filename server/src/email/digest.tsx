@@ -3,7 +3,7 @@ import { MjmlColumn, MjmlGroup, MjmlSection, MjmlText } from '@faire/mjml-react'
 import { COLORS, Button, DateCell, Page, Table, formatDate, plural, renderEmail, type RenderedEmail } from './layout.js';
 import { digestHighlights, type Highlight } from '../domain/notification-thresholds.js';
 
-/** Everything the weekly digest shows (README "Scheduled jobs and email"). */
+/** Everything the weekly digest shows (docs/operate/jobs-and-email.md). */
 export interface DigestData {
   tenantName: string;
   /** Monday of the digest's ISO week. */

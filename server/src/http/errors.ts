@@ -7,7 +7,7 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; requestId: string; fields?: Record<string, string> };
 }
 
-/** The HTTP error body of README "HTTP errors": `{ error: { code, message, requestId, fields? } }`. */
+/** The HTTP error body of docs/integrate/rest-api.md "HTTP errors": `{ error: { code, message, requestId, fields? } }`. */
 export function errorBody(error: AppError, requestId: string): ErrorBody {
   const body: ErrorBody = { error: { code: error.code, message: error.message, requestId } };
   if (error.details.fields) body.error.fields = error.details.fields;

@@ -15,7 +15,7 @@ import { requestIdOf } from './middleware/request-id.js';
 
 /**
  * The public licensing API (`/api/v1/*`) served straight on `node:http`: no web Request/Response objects, no
- * middleware chain, no AsyncLocalStorage scope per call (README "Performance"). It is the transport only: each route
+ * middleware chain, no AsyncLocalStorage scope per call (docs/performance.md). It is the transport only: each route
  * is a `createRoute` definition (its schema validates the body; rest/v1 builds the OpenAPI document from the same
  * objects) and a transport-neutral handler (validated body and request facts in, JSON answer out) that calls a service.
  * What the Hono app's middleware does for every other path happens here, in this order, for every call: request id,
@@ -56,7 +56,7 @@ export function publicRoute<R extends RouteConfig>(definition: R, handle: (call:
   return { definition, handle: handle as PublicRoute['handle'] };
 }
 
-// Idempotent-Replayed tells a browser client that a meter call was a repeat (README "Client SDK").
+// Idempotent-Replayed tells a browser client that a meter call was a repeat (docs/integrate/sdk.md).
 const EXPOSED_HEADERS = 'x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset, idempotent-replayed';
 const NOT_JSON = 'Send the body as JSON with Content-Type: application/json.';
 const TOO_LARGE = `The request body is larger than ${MAX_PUBLIC_BODY_BYTES / 1024} KiB.`;
@@ -228,7 +228,7 @@ function readText(request: IncomingMessage): Promise<string> {
   });
 }
 
-/** The body checked against the route's schema; every problem named by its field (README "HTTP errors"). */
+/** The body checked against the route's schema; every problem named by its field (docs/integrate/rest-api.md "HTTP errors"). */
 function validated(schema: z.ZodType, body: unknown): unknown {
   const result = schema.safeParse(body);
   if (result.success) return result.data;

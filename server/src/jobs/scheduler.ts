@@ -23,7 +23,7 @@ export interface JobsOptions {
   /** Polling interval in ms (default 5 s); tests go faster. */
   processEvery?: number;
   transport?: MailTransport;
-  /** Told of every run of this process as it ends (the metrics: README "Observability"); must not throw. */
+  /** Told of every run of this process as it ends (the metrics: docs/operate/observability.md); must not throw. */
   onRunFinished?: (job: string, outcome: 'success' | 'failure', durationSeconds: number, result?: Record<string, unknown>) => void;
 }
 

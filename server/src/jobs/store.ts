@@ -9,7 +9,7 @@ import type { Logger } from '../logger.js';
 import { ResilientListenChannel } from './listen-channel.js';
 
 /**
- * Agenda's job store (README "Scheduled jobs and email"): MongoDB when MONGODB_URL is set; otherwise the app's own PostgreSQL,
+ * Agenda's job store (docs/operate/jobs-and-email.md): MongoDB when MONGODB_URL is set; otherwise the app's own PostgreSQL,
  * in a schema of its own (`agenda`), which Prisma neither manages nor diffs, so `pnpm db:migration`
  * sees no drift. On the embedded PGlite database the same PostgreSQL backend runs over a small pg-compatible
  * pool that shares the PGlite session (one transaction per statement, search_path set locally), with
@@ -29,7 +29,7 @@ export interface JobStore {
 export interface JobStoreOptions {
   mongodbUrl?: string;
   databaseUrl?: string;
-  /** Where LISTEN runs (a session of its own); undefined: no LISTEN, workers poll (README "Connection poolers and the connection budget"). */
+  /** Where LISTEN runs (a session of its own); undefined: no LISTEN, workers poll (docs/operate/deployment.md "Connection poolers and the connection budget"). */
   listenUrl?: string;
   db: Database;
   logger: Logger;
@@ -68,7 +68,7 @@ export async function openJobStore(options: JobStoreOptions): Promise<JobStore> 
   }
 }
 
-/** The job store's own connections through DATABASE_URL (README "Connection poolers and the connection budget" counts them). */
+/** The job store's own connections through DATABASE_URL (docs/operate/deployment.md "Connection poolers and the connection budget" counts them). */
 export const JOB_STORE_CONNECTIONS = 3;
 /** A schema setup waits this long for another process's (which takes a second) before it fails loudly. */
 const SCHEMA_LOCK_TIMEOUT = '30s';

@@ -9,7 +9,7 @@ import { systemActor } from '../services/auth/actor.js';
 import { systemStatus, type SystemStatus } from '../services/system-status.js';
 
 /**
- * Prometheus metrics of one process (README "Observability"). Label values are bounded: route templates, methods,
+ * Prometheus metrics of one process (docs/operate/observability.md). Label values are bounded: route templates, methods,
  * status classes, job names, rejection and error codes, limit names — never a key, an email or an id.
  * Request and job counters are bumped by the transports and the job runner; everything read from the database, the
  * pool or Redis is read at scrape time (collect callbacks), so the hot path pays for none of it.

@@ -94,7 +94,7 @@ export async function createRateLimits(options: RateLimitOptions, logger?: Logge
   };
 }
 
-/** `name` says which limit refused (a bounded metric label: README "Observability"). */
+/** `name` says which limit refused (a bounded metric label: docs/operate/observability.md). */
 async function consume(limiter: RateLimiterAbstract, limit: number, key: string, name: RateLimitName): Promise<RateLimitState> {
   try {
     const res = await limiter.consume(key);

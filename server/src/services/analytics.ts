@@ -5,7 +5,7 @@ import type { ActorContext, SystemContext } from './context.js';
 import { DAY_MS, daysFrom, daysUntil, startOfUtcDay } from '../domain/countdown.js';
 import { expiringSql, expiringWhere, statusSql } from './licenses/predicates.js';
 
-// Dashboard figures (README "Dashboard stats: `GET /api/dashboard/stats`") and analytics (README "Analytics"), computed in SQL for the caller's tenant.
+// Dashboard figures (docs/integrate/management-api.md "Dashboard stats: `GET /api/dashboard/stats`") and analytics (docs/integrate/management-api.md "Analytics"), computed in SQL for the caller's tenant.
 // License states and "expiring within N days" are licenses/predicates.ts's. Buckets are UTC calendar periods.
 
 // The entry points (`dashboardStats`, `analyticsWindow`) take a caller and authorize it; the window they return is
@@ -43,7 +43,7 @@ function datedActive(tenantId: string, now: Date) {
     SELECT product_id, 0, false, count(*) FROM licenses WHERE ${todays} AND ${expiringSql(now, { to: 0 })} GROUP BY 1`;
 }
 
-/** Per countdown window of the analytics (README "Analytics": ≤ 7 days, 8–30, 31–90, later), over `datedActive`'s rows. */
+/** Per countdown window of the analytics (docs/integrate/management-api.md "Analytics": ≤ 7 days, 8–30, 31–90, later), over `datedActive`'s rows. */
 const EXPIRY_WINDOW_SUMS = Prisma.sql`coalesce(sum(n) FILTER (WHERE expired), 0) AS expired, coalesce(sum(n) FILTER (WHERE NOT expired), 0) AS n,
   coalesce(sum(n) FILTER (WHERE NOT expired AND days <= 7), 0) AS w7, coalesce(sum(n) FILTER (WHERE NOT expired AND days BETWEEN 8 AND 30), 0) AS w30,
   coalesce(sum(n) FILTER (WHERE NOT expired AND days BETWEEN 31 AND 90), 0) AS w90, coalesce(sum(n) FILTER (WHERE NOT expired AND days >= 91), 0) AS later`;
@@ -107,7 +107,7 @@ async function activeActivations({ db }: SystemContext, tenantId: string) {
   return row.n;
 }
 
-/** The widget lists at most this many (README "Dashboard stats"); the counts say how many more there are. */
+/** The widget lists at most this many (docs/integrate/management-api.md "Dashboard stats: `GET /api/dashboard/stats`"); the counts say how many more there are. */
 export const EXPIRING_LIST_LIMIT = 8;
 
 /**

@@ -4,7 +4,7 @@ import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
 import type { ActorContext, RequestMeta, ServiceActor } from './auth/actor.js';
 
-// The contexts services receive, named once (README "Architecture"). A service called on someone's behalf takes
+// The contexts services receive, named once (docs/architecture.md). A service called on someone's behalf takes
 // a ServiceContext and authorizes its `actor`; a service the server calls for itself (jobs, sweeps, deliveries,
 // sign-in before anyone is signed in) takes a SystemContext or SecretsContext, which carry no actor at all, so it
 // cannot be handed a caller to trust by mistake.

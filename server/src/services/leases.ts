@@ -5,7 +5,7 @@ import type { SystemContext } from './context.js';
 
 /**
  * How a worker holds work so that another one takes it over when it dies: one module, with each queue's policy
- * passed in (README "Scheduled jobs and email", "Webhooks"). Two shapes:
+ * passed in (docs/operate/jobs-and-email.md, "Webhooks"). Two shapes:
  *
  * - An outbox (`email_outbox`, `webhook_deliveries`): rows `pending` until their outcome is recorded. A worker
  *   claims due rows in one statement (`FOR UPDATE SKIP LOCKED`), incrementing `attempts` and moving

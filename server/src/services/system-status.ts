@@ -2,7 +2,7 @@ import { requireAdmin, requireInstallationOperator, type ServiceActor } from './
 import type { ServiceContext } from './context.js';
 
 /**
- * What an operator watches (README "Observability"): outbox backlogs, the audit chain's anchors, resumable runs and
+ * What an operator watches (docs/operate/observability.md): outbox backlogs, the audit chain's anchors, resumable runs and
  * the signing key. One reading serves both the Prometheus collectors (the installation, as the system actor) and the
  * console's System page (a company's members: their company only), so both show the same numbers.
  */
@@ -171,7 +171,7 @@ export async function installationStatus(ctx: StatusCtx & { now: Date; operatorE
 
 /**
  * OPERATOR_EMAILS entries no account has yet: whoever later gets an account under one (an invitation from any
- * company) becomes an operator, so the server warns about them at start (README "Configuration").
+ * company) becomes an operator, so the server warns about them at start (docs/operate/configuration.md).
  */
 export async function operatorEmailsWithoutAccount(db: StatusCtx['db'], operatorEmails: readonly string[]): Promise<string[]> {
   if (operatorEmails.length === 0) return [];

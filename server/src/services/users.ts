@@ -184,7 +184,7 @@ export async function getNotificationPreferences(ctx: ServiceContext): Promise<N
   return ctx.db.prisma.user.findUniqueOrThrow({ where: { id: me.userId }, select: { digestEmailEnabled: true, expiryEmailEnabled: true } });
 }
 
-/** Changes only the caller's own preferences (README "Notification preferences (REST)"); returns what is stored. */
+/** Changes only the caller's own preferences (docs/integrate/management-api.md "Notification preferences (REST)"); returns what is stored. */
 export async function updateNotificationPreferences(ctx: ServiceContext, input: unknown): Promise<NotificationPreferences> {
   const me = requireUser(ctx);
   const data = parseInput(NotificationPreferencesSchema, input);

@@ -9,7 +9,7 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
   throw invalidFields(result.error, 'Invalid input');
 }
 
-/** A schema's refusal as the caller's mistake: InvalidRequest with the first problem of each field (README "HTTP errors"). */
+/** A schema's refusal as the caller's mistake: InvalidRequest with the first problem of each field (docs/integrate/rest-api.md "HTTP errors"). */
 export function invalidFields(error: z.ZodError, summaryPrefix: string): AppError {
   const fields: Record<string, string> = {};
   for (const issue of error.issues) fields[issue.path.join('.') || '(body)'] ??= issue.message;

@@ -1,6 +1,6 @@
 import type { EnumOf } from '../../graphql';
 
-// Activity-log action names (README "Activity log") and their wording in the console. Every action of the schema is
+// Activity-log action names (docs/integrate/management-api.md "Activity log") and their wording in the console. Every action of the schema is
 // listed: a missing or stale one fails the type check after `graphql:types`.
 const ACTIONS: Record<ActivityAction, true> = {
   CHANGE_PASSWORD: true,

@@ -1,7 +1,7 @@
 import { countdown } from '../../lib/format';
 import { licensePath } from '../licenses/paths';
 
-/** The "Licenses Expiring Soon" widget lists at most 8 licenses (README "Admin console"). */
+/** The "Licenses Expiring Soon" widget lists at most 8 licenses (docs/console.md). */
 export const EXPIRING_SOON_MAX_ROWS = 8;
 
 export interface ExpiryStats {
@@ -33,7 +33,7 @@ export interface ExpiringSoonView {
 }
 
 /**
- * The widget (README "Dashboard stats"): shown only when an active license expires within 30 days (null: hidden); two badges
+ * The widget (docs/integrate/management-api.md "Dashboard stats: `GET /api/dashboard/stats`"): shown only when an active license expires within 30 days (null: hidden); two badges
  * (7-day red, 30-day yellow); up to 8 rows with product, customer email and an "in Nd" countdown, each linking to
  * the license's page. Which licenses are expiring, their order (soonest first) and their countdowns are the
  * server's (services/licenses/predicates.ts): the console only lays them out.

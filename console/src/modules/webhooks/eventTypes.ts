@@ -3,7 +3,7 @@ import type { EnumOf } from '../../graphql';
 export type WebhookEventType = EnumOf<'WebhookEventType'>;
 
 /**
- * Every value of the schema's `WebhookEventType` enum with the name its payloads carry (README "Webhooks"), in the
+ * Every value of the schema's `WebhookEventType` enum with the name its payloads carry (docs/integrate/webhooks.md), in the
  * order the filter offers them. Typed by the schema (graphql-env.d.ts): an event type added to or dropped from the
  * enum fails the typecheck here until it is named.
  */

@@ -5,7 +5,7 @@ import { installationStatus, systemStatus, type InstallationStatus, type SystemS
 import type { GraphQLContext } from '../context.js';
 import { EmailDeliveryModeEnum } from './email.js';
 
-// The console's System page: the numbers the metrics export (README "Observability"), for the caller's company,
+// The console's System page: the numbers the metrics export (docs/operate/observability.md), for the caller's company,
 // and for an installation operator (OPERATOR_EMAILS) the installation as a whole.
 
 type Dependencies = { redis: 'UP' | 'DOWN' | 'NOT_CONFIGURED'; mailProvider: 'POSTMARK' | 'DEVELOPMENT' };

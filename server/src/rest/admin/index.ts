@@ -5,7 +5,7 @@ import { mountDashboardRoutes } from './dashboard.js';
 import { mountLicenseRoutes } from './licenses.js';
 import { mountNotificationRoutes } from './notifications.js';
 
-/** Management REST endpoints README "Management API" documents (the rest of the management API is GraphQL). */
+/** Management REST endpoints docs/integrate/management-api.md "Management API" documents (the rest of the management API is GraphQL). */
 export function mountAdminRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   mountDashboardRoutes(app, deps);
   mountNotificationRoutes(app, deps);

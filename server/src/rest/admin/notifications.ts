@@ -5,7 +5,7 @@ import type { AppEnv } from '../../http/env.js';
 import { getNotificationPreferences, updateNotificationPreferences } from '../../services/users.js';
 import { adminServiceContext } from './context.js';
 
-/** README "Notification preferences (REST)": the calling user's own notification preferences. */
+/** docs/integrate/management-api.md "Notification preferences (REST)": the calling user's own notification preferences. */
 export function mountNotificationRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   app.get('/api/users/me/notifications', async (c) => c.json(await getNotificationPreferences(adminServiceContext(deps, c))));
   app.patch('/api/users/me/notifications', async (c) => {

@@ -6,7 +6,7 @@ import { cappedCount, COUNT_CAP, countUpTo, keyset, searchMatches, toPage, type 
 import { parseInput, StorableDate } from '../validation.js';
 import { AUDIT_ACTIONS } from './audit-log.js';
 
-// The activity log as the management API reads it (README "Activity log"). Writing happens in audit-log.ts, inside
+// The activity log as the management API reads it (docs/integrate/management-api.md "Activity log"). Writing happens in audit-log.ts, inside
 // each change's own transaction.
 
 /** The columns of an entry the API shows: not the chain's hashes (verification.ts reads those). */

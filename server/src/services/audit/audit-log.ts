@@ -5,7 +5,7 @@ import { currentServerSecrets } from '../../crypto/secrets.js';
 
 type Tx = Prisma.TransactionClient;
 
-/** Every action the activity log records (README "Activity log"). */
+/** Every action the activity log records (docs/integrate/management-api.md "Activity log"). */
 export const AUDIT_ACTIONS = [
   'CreateLicense',
   'UpdateLicense',

@@ -83,7 +83,7 @@ export function requireOperator(ctx: ActorContext): SystemActor {
 }
 
 /**
- * Whether the caller operates the whole installation (README "Observability"): the system actor without a tenant,
+ * Whether the caller operates the whole installation (docs/operate/observability.md): the system actor without a tenant,
  * or a signed-in CompanyAdmin (a session, not an API key) whose email OPERATOR_EMAILS lists. Emails are unique
  * across the installation and stored lower-case, as the list is read.
  */

@@ -14,7 +14,7 @@ import { IMPORT_ACTION, runImportRows } from './import.js';
 import { reinstateLicense, renewLicense, suspendLicense, transferLicense } from './lifecycle.js';
 import { countLicenses, licenseConditions, LicenseFilterSchema, revokeLicense, type LicenseFilter } from './management.js';
 
-// Bulk actions (README "Bulk actions"): suspend, reinstate, revoke, renew or transfer a selection of licenses (up
+// Bulk actions (docs/integrate/management-api.md "Bulk actions"): suspend, reinstate, revoke, renew or transfer a selection of licenses (up
 // to MAX_SELECTED ids) or every license matching a filter, as a background job. The selection is fixed when the
 // job is queued (bulk_job_items); the bulk-license-jobs job works through it with the single-license service
 // functions, as the person who asked, so each change is audited and emitted exactly like a single one.

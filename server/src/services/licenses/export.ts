@@ -5,7 +5,7 @@ import { parseInput } from '../validation.js';
 import { licenseWhere, LicenseFilterSchema, type LicenseFilter } from './management.js';
 import { licenseStatus } from './predicates.js';
 
-// The license list as CSV (README "Exporting licenses as CSV"): the list's filters, newest first, streamed page by
+// The license list as CSV (docs/integrate/management-api.md "Exporting licenses as CSV"): the list's filters, newest first, streamed page by
 // page so that a million rows cost the memory of one page. Never the key (only its digest is stored).
 
 /** Rows read per query: one page is all the export holds in memory at a time. */

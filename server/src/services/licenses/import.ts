@@ -13,7 +13,7 @@ import { createLicense, LicenseAttributesSchema, type LicenseInput } from './man
 import { planLicenseValues } from '../plans.js';
 import { LicenseAttributesObject } from './attributes.js';
 
-// Importing licenses from CSV (README "Importing licenses from CSV"): a dry run that reports every bad cell by line
+// Importing licenses from CSV (docs/integrate/management-api.md "Importing licenses from CSV"): a dry run that reports every bad cell by line
 // and column, then a bulk job (action "import", services/licenses/bulk.ts runs it with its lease) that creates each
 // row's license with createLicense, so an imported license obeys the rules of, and is audited and emitted like,
 // one created by hand. A row's idempotency key is the file's SHA-256 and its line (license_import_records, written

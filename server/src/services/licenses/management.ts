@@ -157,7 +157,7 @@ const LICENSE_VIEW = { select: { ...LICENSE_COLUMNS, product: { select: { id: tr
 
 /**
  * Relations a caller wants loaded with the license rows, in the same query: the GraphQL layer passes what the
- * request selects (README "GraphQL API" › "Loading relations"), so a page of licenses and their relations is one
+ * request selects (docs/integrate/management-api.md "Loading relations"), so a page of licenses and their relations is one
  * query per relation, not one per license.
  */
 export interface LicenseQuery {

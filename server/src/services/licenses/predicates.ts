@@ -5,7 +5,7 @@ import { DAY_MS, daysUntil, startOfUtcDay } from '../../domain/countdown.js';
 // over the `licenses` table (unqualified columns). test/license-predicates.test.ts checks that all three select
 // the same licenses.
 //
-// The license states (README "Licenses"): revoked wins; then suspended (a vendor's reversible pause, whatever the expiry date); otherwise a
+// The license states (docs/integrate/management-api.md "Licenses"): revoked wins; then suspended (a vendor's reversible pause, whatever the expiry date); otherwise a
 // license is expired once expiresAt has passed (expiresAt ≤ now, so it is expired at its expiry instant);
 // otherwise active (no expiresAt: perpetual). "Expiring" is an active license that has not expired yet, with its
 // countdown (domain/countdown.ts: UTC calendar days to the expiry date) in a window: a suspended license is never

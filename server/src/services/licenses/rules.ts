@@ -28,7 +28,7 @@ export const LICENSE_SUSPENDED: Rejection = {
 };
 
 /**
- * The validity rule (README "`POST /api/v1/validate`"), for every public call that lets software run (validate,
+ * The validity rule (docs/integrate/rest-api.md "`POST /api/v1/validate`"), for every public call that lets software run (validate,
  * activate, floating checkout and heartbeat): valid only when active (not suspended), unexpired, unrevoked; then
  * the version bounds, when a version is given.
  */

@@ -49,7 +49,7 @@ export async function validateLicense(ctx: LicensingContext, input: ValidateInpu
   return describeLicense(license, ctx.now, rejection, offlineCacheToken);
 }
 
-/** The full validate body of README "`POST /api/v1/validate`", null where a field does not apply. */
+/** The full validate body of docs/integrate/rest-api.md "`POST /api/v1/validate`", null where a field does not apply. */
 export function describeLicense(license: LicenseRecord, now: Date, rejection: Rejection | null, offlineCacheToken: string | null) {
   return {
     isValid: rejection === null,

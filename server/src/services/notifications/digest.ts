@@ -17,7 +17,7 @@ export function isoWeek(now: Date): { monday: Date; label: string } {
   return { monday, label: `${thursday.getUTCFullYear()}-W${String(week).padStart(2, '0')}` };
 }
 
-/** A tenant's digest figures at `now` (README "Scheduled jobs and email"). */
+/** A tenant's digest figures at `now` (docs/operate/jobs-and-email.md). */
 export async function digestFigures(ctx: SystemContext, tenantId: string) {
   const { now } = ctx;
   const prisma = ctx.db.prisma;

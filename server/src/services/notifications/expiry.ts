@@ -27,7 +27,7 @@ export const expiryRun: PeriodicJob<ExpiryReport> = { name: 'expiry-notification
 export const emptyExpiryReport = (): ExpiryReport => ({ notices: 0, adminEmails: 0, customerEmails: 0 });
 
 /**
- * Expiry notices (README "Scheduled jobs and email"), computed from `now`, tenant by tenant (runs.ts records each one; a failing
+ * Expiry notices (docs/operate/jobs-and-email.md), computed from `now`, tenant by tenant (runs.ts records each one; a failing
  * tenant is logged and retried, the others go on). Each (license, threshold) fires once: the ExpiryNotice row
  * is the claim, inserted in the same short transaction as that license's customer email, so a rerun or a
  * concurrent worker finds it taken and sends nothing. A notice fired for an earlier expiry date (the license

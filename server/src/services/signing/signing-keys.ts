@@ -63,7 +63,7 @@ export async function loadTokenSigner({ db, secrets, now }: SecretsContext, issu
     kid,
     // A compact JWS (RFC 7515) signed by node:crypto's one-shot Ed25519 on the thread pool: ~15 µs of CPU less per
     // token than jose's WebCrypto path (its algorithm normalisation and key wrapping), and, unlike a synchronous
-    // signature, not on the event loop's thread (README "Performance"). Verified with jose (test/validate.test.ts, the SDK).
+    // signature, not on the event loop's thread (docs/performance.md). Verified with jose (test/validate.test.ts, the SDK).
     sign: async (claims, { issuedAt, expiresAt }) => {
       const payload = { ...claims, iss: issuer, iat: Math.floor(issuedAt.getTime() / 1000), exp: Math.floor(expiresAt.getTime() / 1000) };
       const signingInput = `${header}.${base64url(JSON.stringify(payload))}`;

@@ -5,7 +5,7 @@ import { formatDate } from '../../../lib/format';
 import { expiringSoonView, type ExpiryStats } from '../expiringSoon';
 import { DataTable } from '../../../ui/DataTable';
 
-/** "Licenses Expiring Soon" (README "Dashboard stats"): renders nothing when no active license expires within 30 days. */
+/** "Licenses Expiring Soon" (docs/integrate/management-api.md "Dashboard stats: `GET /api/dashboard/stats`"): renders nothing when no active license expires within 30 days. */
 export function ExpiringSoonPanel({ stats }: { stats: ExpiryStats }) {
   const view = expiringSoonView(stats);
   if (!view) return null;

@@ -1,6 +1,6 @@
 import { graphql } from '../../../graphql';
 
-// The CSV import (README "Importing licenses from CSV"): the dry run's report, the job's progress, the keys once.
+// The CSV import (docs/integrate/management-api.md "Importing licenses from CSV"): the dry run's report, the job's progress, the keys once.
 
 export const LicenseImportReportFields = graphql(`
   fragment LicenseImportReportFields on LicenseImportReport {

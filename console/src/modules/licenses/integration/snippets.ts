@@ -1,6 +1,6 @@
 // Copy-paste integration snippets for one license: the real server origin, the license's product and its
 // key hint (the key itself is shown once, at creation, so the snippets read it from LICENSE_KEY).
-// The SDK snippet comes first (README "Client SDK"); the raw HTTP ones are for other languages.
+// The SDK snippet comes first (docs/integrate/sdk.md); the raw HTTP ones are for other languages.
 
 export interface SnippetLicense {
   keyHint: string;

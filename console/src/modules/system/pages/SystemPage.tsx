@@ -9,7 +9,7 @@ import { SystemStatusQuery } from '../graphql/documents';
 
 /**
  * The System page (CompanyAdmins): what the Prometheus metrics count, for this company; for an installation operator
- * (OPERATOR_EMAILS) also an Installation tab with every company together (README "Observability").
+ * (OPERATOR_EMAILS) also an Installation tab with every company together (docs/operate/observability.md).
  */
 export function SystemPage() {
   const [result, reload] = useQuery({ query: SystemStatusQuery, requestPolicy: 'cache-and-network' });
