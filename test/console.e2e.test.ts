@@ -41,7 +41,13 @@ let dataDir: string;
 let databaseUrl: string;
 const pageErrors: string[] = [];
 
-async function shot(name: string) {
+/**
+ * The Console guide's and README's images (docs/public/images) are these pages as this suite drives them: with
+ * DOCS_SCREENSHOTS=1 the named shots are also written there, at the viewport's size.
+ */
+const DOCS_IMAGES = path.resolve(import.meta.dirname, '../docs/public/images');
+
+async function shot(name: string, docsImage?: string) {
   await expect.poll(() => page.getByRole('status').count(), { timeout: 15_000 }).toBe(0); // loading states done
   // Toasts were checked where they matter; close them so they do not cover the page.
   // A toast may still be arriving (a slow machine): keep closing until none is left.
@@ -55,6 +61,7 @@ async function shot(name: string) {
     )
     .toBe(0);
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  if (docsImage && process.env.DOCS_SCREENSHOTS === '1') await page.screenshot({ path: path.join(DOCS_IMAGES, `${docsImage}.png`) });
 }
 
 async function nav(label: string) {
@@ -248,7 +255,7 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     await dialog.getByRole('button', { name: 'Save changes' }).click();
     await toast('License saved.').waitFor();
     await expect.poll(() => page.getByText('1 of 5 used').count()).toBe(1);
-    await shot('05-license-detail');
+    await shot('05-license-detail', 'console-license');
   });
 
   it('the dashboard shows totals and the Licenses Expiring Soon panel', async () => {
@@ -264,7 +271,7 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     expect(await page.getByTestId('stat-activations').textContent()).toBe('1');
     // Product, license, integrate (a snippet was copied) and the first activation: the checklist says it is done.
     expect(await page.getByRole('region', { name: 'Getting started' }).getByText('You are set up').count()).toBe(1);
-    await shot('06-dashboard');
+    await shot('06-dashboard', 'console-dashboard');
     await row.getByRole('link', { name: 'Acme Studio' }).click();
     await page.waitForURL(`**${licenseUrl}`);
   });
@@ -308,7 +315,7 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     const diff = page.getByTestId('details-diff');
     await diff.waitFor();
     expect(await diff.textContent()).toMatch(/maxActivations\s*3\s*5/);
-    await shot('08-activity');
+    await shot('08-activity', 'console-activity');
   });
 
   it('the activity log hands out a signed checkpoint to keep, and verifies the log against it', async () => {
@@ -556,7 +563,7 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
 
     await nav('Licenses');
     await page.getByTestId('license-row').first().waitFor();
-    await shot('16-licenses');
+    await shot('16-licenses', 'console-licenses');
   });
 
   it('five failed sign-ins lock the account, and the sign-in page says so', async () => {
