@@ -18,6 +18,7 @@ export const EMBEDDED_TYPES = [
   'ActivityLogVerification',
   'Analytics',
   'BulkJobFailure',
+  'BulkSelectionTotal',
   'DashboardStats',
   'FloatingPoolBucket',
   'FloatingSessions',

@@ -6,6 +6,10 @@ import { errorMessage, fieldErrors } from '../lib/errors';
 import { setReauthPrompter } from '../lib/reauth';
 import { ModalFooter } from './ModalFooter';
 
+// The dialog opens over the dialog whose action asked for it (Create API key, Add endpoint, …): it must stack above
+// that one's overlay (Mantine's modals sit at z-index 200) or its buttons cannot be reached.
+const REAUTH_MODAL_Z_INDEX = 300;
+
 const ReauthMe = graphql(`
   query ReauthMe {
     me {
@@ -72,7 +76,7 @@ export function ReauthModal() {
   };
 
   return (
-    <Modal opened={open} onClose={() => finish(false)} title="Confirm it is you" centered>
+    <Modal opened={open} onClose={() => finish(false)} title="Confirm it is you" centered zIndex={REAUTH_MODAL_Z_INDEX}>
       <form onSubmit={submit}>
         <Stack>
           <Text size="sm">This action changes your company's account security. Enter your password{mfa ? ' and a code from your authenticator app (or a backup code)' : ''} to continue; you will not be asked again for 10 minutes.</Text>
