@@ -21,7 +21,7 @@ const LAYERS: { name: string; areas: string[] }[] = [
   { name: 'infrastructure over the services', areas: ['metrics', 'ratelimit'] },
   { name: 'business logic', areas: ['services'] },
   { name: 'email templates', areas: ['email'] },
-  { name: 'infrastructure', areas: ['db', 'generated', 'crypto', 'config', 'logger', 'session-cookie'] },
+  { name: 'infrastructure', areas: ['db', 'generated', 'crypto', 'config', 'logger', 'session-cookie', 'data-dir'] },
   { name: 'rules and types that depend on nothing', areas: ['domain'] },
 ];
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { currentTotp } from '../server/src/services/auth/mfa.js';
-import { REAUTH_WINDOW_MS } from '../server/src/services/auth/reauth.js';
+import { REAUTH_WINDOW_MS } from '../server/src/services/auth/recent-reauth.js';
 import { resetPassword } from '../server/src/services/auth/recovery.js';
 import { deliverDueEmails, type MailTransport } from '../server/src/services/notifications/delivery.js';
 import { startTestApp, TestClock, type TestApp } from './support/harness.js';

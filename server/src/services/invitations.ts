@@ -4,7 +4,7 @@ import { AppError } from '../domain/errors.js';
 import { renderInvitationEmail } from '../email/invitation.js';
 import { recordAudit } from './audit/audit-log.js';
 import { auditActor, requireAdmin, requireMember } from './auth/actor.js';
-import { requireRecentReauth } from './auth/reauth.js';
+import { requireRecentReauth } from './auth/recent-reauth.js';
 import { EmailSchema, PasswordSchema, hashPassword } from './auth/passwords.js';
 import { signInNewAccount, type SignedIn } from './auth/sessions.js';
 import type { SecretsContext, ServiceContext } from './context.js';

@@ -5,7 +5,7 @@ import { emitEvent } from './webhooks/events.js';
 import { auditActor, requireAdmin, requireMember, requireUser } from './auth/actor.js';
 import { EmailSchema, PasswordSchema, hashPassword, verifyPassword } from './auth/passwords.js';
 import { revokeKeysOwnedBy } from './auth/api-keys.js';
-import { requireRecentReauth } from './auth/reauth.js';
+import { requireRecentReauth } from './auth/recent-reauth.js';
 import { spendResetLinks } from './auth/reset-tokens.js';
 import { revokeSessions, signInNewAccount, type SignedIn } from './auth/sessions.js';
 import type { ServiceContext, SystemContext } from './context.js';

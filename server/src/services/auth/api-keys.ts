@@ -8,7 +8,7 @@ import type { ServiceContext } from '../context.js';
 import { isUuid } from '../listing.js';
 import { parseInput } from '../validation.js';
 import { auditActor, requireAdmin, requireMember } from './actor.js';
-import { requireRecentReauth } from './reauth.js';
+import { requireRecentReauth } from './recent-reauth.js';
 
 
 export const API_KEY_FIELDS = { id: true, name: true, role: true, hint: true, createdAt: true, lastUsedAt: true, revokedAt: true, createdById: true } as const;

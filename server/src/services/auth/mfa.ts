@@ -5,7 +5,7 @@ import { AppError } from '../../domain/errors.js';
 import { recordAudit } from '../audit/audit-log.js';
 import type { SecretsContext, ServiceContext } from '../context.js';
 import { auditActor, requireUser } from './actor.js';
-import { requireRecentReauth } from './reauth.js';
+import { requireRecentReauth } from './recent-reauth.js';
 
 type Tx = Prisma.TransactionClient;
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import { recordAudit, type AuditActor } from '../audit/audit-log.js';
 import { auditActor, requireAdmin, requireOperator } from './actor.js';
-import { requireRecentReauth } from './reauth.js';
+import { requireRecentReauth } from './recent-reauth.js';
 import type { ServiceContext, SystemContext } from '../context.js';
 import type { MailTransport } from '../notifications/delivery.js';
 import { deliverDueEmails } from '../notifications/delivery.js';

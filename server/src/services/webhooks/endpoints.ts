@@ -4,7 +4,7 @@ import { AppError } from '../../domain/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { diffChanges, recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin } from '../auth/actor.js';
-import { requireRecentReauth } from '../auth/reauth.js';
+import { requireRecentReauth } from '../auth/recent-reauth.js';
 import type { ServiceContext } from '../context.js';
 import { cappedCount, countUpTo, createdAtIdWhere, isUuid, keyset, toPage, type PageArgs } from '../listing.js';
 import { parseInput } from '../validation.js';
