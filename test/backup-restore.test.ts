@@ -131,5 +131,5 @@ describe('backup and restore (PostgreSQL)', () => {
     // Restored under another secret, the same log does not verify: the secret is part of the backup.
     const otherSecret = runCli(['audit:check', '--tenant', 'ACME', '--json'], { ...restoredEnv, SERVER_SECRET: Buffer.alloc(48, 7).toString('base64') });
     expect(otherSecret.status).not.toBe(0);
-  });
+  }, 420_000); // two server starts and five cold CLI runs: under a minute on an idle machine, minutes on a loaded one
 });
