@@ -32,14 +32,9 @@ const PLAN_OPTIONS = [
 ];
 /** A period option: "perpetual" / "none" clear it (null), absent leaves it. */
 const periodOption = (value: string | undefined) => (value === undefined ? undefined : ['perpetual', 'none'].includes(value.toLowerCase()) ? null : value);
-/** The plan fields of the options given (absent ones left out, so an update leaves them as they are). */
-function planOptions(opts: Record<string, string | boolean | undefined>): PlanInput {
-  const quotas = list(opts.quotas)?.map((item) => {
-    const [event, period, limit] = item.split(':');
-    return { event, period, limit: int(limit, 'quotas') };
-  });
-  const fields: PlanInput = {
-    duration: periodOption(str(opts, 'duration')),
+/** The options a plan and a license share (`--trial`, `--node-locked`, `--features`, …); absent ones undefined. */
+function sharedAttributeOptions(opts: Record<string, string | boolean | undefined>) {
+  return {
     isTrial: opts.trial === true ? true : undefined,
     nodeLocked: opts.nodeLocked === true ? true : undefined,
     features: list(opts.features),
@@ -48,6 +43,17 @@ function planOptions(opts: Record<string, string | boolean | undefined>): PlanIn
     maxVersion: str(opts, 'maxVersion'),
     offlineGraceDays: int(opts.offlineGraceDays, 'offline-grace-days'),
     gracePeriodDays: int(opts.graceDays, 'grace-days'),
+  };
+}
+/** The plan fields of the options given (absent ones left out, so an update leaves them as they are). */
+function planOptions(opts: Record<string, string | boolean | undefined>): PlanInput {
+  const quotas = list(opts.quotas)?.map((item) => {
+    const [event, period, limit] = item.split(':');
+    return { event, period, limit: int(limit, 'quotas') };
+  });
+  const fields: PlanInput = {
+    duration: periodOption(str(opts, 'duration')),
+    ...sharedAttributeOptions(opts),
     maintenancePeriod: periodOption(str(opts, 'maintenancePeriod')),
     floatingSeats: int(opts.floatingSeats, 'floating-seats'),
     quotas,
@@ -145,14 +151,7 @@ export const commands: Record<string, CliCommand> = {
         planId: plan?.id,
         maxActivations: plan ? int(opts.maxActivations, 'max-activations') : int(need(opts, 'maxActivations', 'max-activations'), 'max-activations')!,
         expiresAt: str(opts, 'expiresAt'),
-        isTrial: opts.trial === true ? true : undefined,
-        nodeLocked: opts.nodeLocked === true ? true : undefined,
-        features: list(opts.features),
-        customFields: keyValues(opts.custom),
-        minVersion: str(opts, 'minVersion'),
-        maxVersion: str(opts, 'maxVersion'),
-        offlineGraceDays: int(opts.offlineGraceDays, 'offline-grace-days'),
-        gracePeriodDays: int(opts.graceDays, 'grace-days'),
+        ...sharedAttributeOptions(opts),
         maintenanceExpiresAt: str(opts, 'maintenanceExpiresAt'),
         customerEmail: str(opts, 'customerEmail'),
         floatingSeats: int(opts.floatingSeats, 'floating-seats'),
