@@ -6,6 +6,7 @@ import { mountConsole } from './http/console.js';
 import type { AppEnv } from './http/env.js';
 import { mountGraphQL } from './http/graphql-route.js';
 import { mountHealthAndKeys } from './http/health.js';
+import { mountPortal } from './http/portal.js';
 import { managementAuth } from './http/middleware/auth.js';
 import { bodySizeLimit } from './http/middleware/body-size.js';
 import { clientIpMiddleware } from './http/middleware/client-ip.js';
@@ -83,6 +84,8 @@ export function createApp(deps: AppDeps, options: HttpOptions = {}): Hono<AppEnv
   mountAdminRoutes(app, deps);
 
   mountHealthAndKeys(app, deps);
+  // The customer portal: its own GraphQL endpoint and session cookie, no management auth (http/portal.ts).
+  mountPortal(app, deps, options.consoleDir);
   if (deps.metrics && deps.config.metrics?.token) app.get('/metrics', metricsRoute(deps.metrics, deps.config.metrics.token));
   if (options.consoleDir) mountConsole(app, options.consoleDir);
 

@@ -17,3 +17,11 @@ export function refreshCookieAttributes(publicUrl: string) {
 export function deviceCookieAttributes(publicUrl: string) {
   return { ...refreshCookieAttributes(publicUrl), name: DEVICE_COOKIE };
 }
+
+/** A customer's portal session (services/portal/sign-in.ts): its own cookie, never the staff refresh cookie. */
+export const PORTAL_COOKIE = 'kf_portal';
+
+/** httpOnly, SameSite=Strict, scoped to one company's portal (`/portal/<handle>`), so no other portal's requests carry it. */
+export function portalCookieAttributes(publicUrl: string, handle: string) {
+  return { name: PORTAL_COOKIE, path: `/portal/${handle}`, httpOnly: true, sameSite: 'strict' as const, secure: publicUrl.startsWith('https:'), domain: null };
+}

@@ -76,7 +76,7 @@ const limitExpensiveFields: Plugin<GraphQLContext> = {
 const currentRequestId = new AsyncLocalStorage<string>();
 
 /** A NUL or lone surrogate in a variable or a string literal is refused before any resolver runs (PostgreSQL cannot store it). */
-const refuseUnstorableStrings: Plugin<GraphQLContext> = {
+export const refuseUnstorableStrings: Plugin = {
   onExecute({ args, setResultAndStopExecution }) {
     let error = unstorableStringError(args.variableValues ?? {});
     if (!error) {
@@ -90,18 +90,10 @@ const refuseUnstorableStrings: Plugin<GraphQLContext> = {
   },
 };
 
-export function createGraphQLHandler(deps: AppDeps) {
-  const yoga = createYoga<GraphQLServerContext, GraphQLContext>({
-    schema,
-    graphqlEndpoint: '/api/graphql',
-    graphiql: false,
-    landingPage: false,
-    logging: false,
-    cors: false, // handled by the HTTP layer (console origin only)
-    context: ({ actor, meta, requestId, request }) => ({ deps, actor, meta, requestId, cookies: request.cookieStore!, now: deps.clock() }),
-    maskedErrors: {
-      // Client errors keep their code and message; anything unexpected is logged and masked.
-      maskError: (error) => {
+/** Client errors keep their code and message; anything unexpected is logged and masked (both GraphQL endpoints). */
+export const maskError =
+  (deps: AppDeps) =>
+  (error: unknown): Error => {
         const original = error instanceof GraphQLError ? error.originalError ?? null : error;
         if (error instanceof GraphQLError && !original) return error;
         // graphql-js wraps a scalar's parse error (a bad variable value) in another GraphQLError: a client mistake.
@@ -119,8 +111,21 @@ export function createGraphQLHandler(deps: AppDeps) {
           },
           path: error instanceof GraphQLError ? error.path : undefined,
         });
-      },
-    },
+      };
+
+/** Runs a GraphQL request with its request id in scope for maskError. */
+export const withRequestId = <T>(requestId: string, run: () => T): T => currentRequestId.run(requestId, run);
+
+export function createGraphQLHandler(deps: AppDeps) {
+  const yoga = createYoga<GraphQLServerContext, GraphQLContext>({
+    schema,
+    graphqlEndpoint: '/api/graphql',
+    graphiql: false,
+    landingPage: false,
+    logging: false,
+    cors: false, // handled by the HTTP layer (console origin only)
+    context: ({ actor, meta, requestId, request }) => ({ deps, actor, meta, requestId, cookies: request.cookieStore!, now: deps.clock() }),
+    maskedErrors: { maskError: maskError(deps) },
     plugins: [
       // request.cookieStore: the session cookie is read and set through it (Set-Cookie on the response).
       useCookies(),
@@ -141,6 +146,6 @@ export function createGraphQLHandler(deps: AppDeps) {
     ],
   });
   return {
-    fetch: (request: Request, context: GraphQLServerContext) => currentRequestId.run(context.requestId, () => yoga.fetch(request, context)),
+    fetch: (request: Request, context: GraphQLServerContext) => withRequestId(context.requestId, () => yoga.fetch(request, context)),
   };
 }

@@ -4,7 +4,7 @@ import { serveStatic } from '@hono/node-server/serve-static';
 import type { Hono } from 'hono';
 import type { AppEnv } from './env.js';
 
-export const NOT_CONSOLE = /^\/(api|\.well-known|healthz|readyz|metrics)(\/|$)/;
+export const NOT_CONSOLE = /^\/(api|\.well-known|healthz|readyz|metrics|portal)(\/|$)/;
 
 /**
  * Serves the built admin console: hashed assets cached for a year, other files as they are, and

@@ -22,7 +22,7 @@ export function mountGraphQL(app: Hono<AppEnv>, deps: AppDeps): void {
 }
 
 /** A GraphQL answer whose error is RateLimited (the sign-in limits): its body and Retry-After, else null. */
-async function rateLimitedGraphQL(response: Response): Promise<{ body: string; retryAfterSeconds: number } | null> {
+export async function rateLimitedGraphQL(response: Response): Promise<{ body: string; retryAfterSeconds: number } | null> {
   if (response.status !== 200 || !response.headers.get('content-type')?.includes('json')) return null;
   const body = await response.clone().text();
   if (!body.includes('"RateLimited"')) return null;

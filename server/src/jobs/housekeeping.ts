@@ -3,13 +3,14 @@ import { sweepExpiredFloatingSessions } from '../services/floating/sessions.js';
 import { purgeNonces } from '../services/licenses/nonces.js';
 import { purgeRetiredLicenseKeys } from '../services/licenses/reissue.js';
 import { purgeRunRecords } from '../services/notifications/runs.js';
+import { purgePortalSignIns } from '../services/portal/sign-in.js';
 import { purgeWebhookEvents } from '../services/webhooks/delivery.js';
 import type { JobDefinition } from './types.js';
 
 export const housekeepingJob: JobDefinition = {
   name: 'housekeeping',
   lockLifetimeMs: 90_000,
-  description: 'Purges spent nonces, old job-run records and webhook events older than 35 days and reissued keys past their overlap, records lapsed floating leases as ended, and sums seat-pool history older than 35 days.',
+  description: 'Purges spent nonces, old job-run records and webhook events older than 35 days and reissued keys past their overlap and customer portal links and sessions a day past their end, records lapsed floating leases as ended, and sums seat-pool history older than 35 days.',
   schedule: '*/10 * * * *',
   frequent: true,
   async run(ctx) {
@@ -20,6 +21,7 @@ export const housekeepingJob: JobDefinition = {
     const webhookEventsPurged = await purgeWebhookEvents(ctx);
     const retiredKeysPurged = await purgeRetiredLicenseKeys(ctx);
     const seatPoolRowsFolded = await foldSeatPoolHistory(ctx);
-    return { noncesPurged, floatingSessionsEnded, runRecordsPurged, webhookEventsPurged, retiredKeysPurged, seatPoolRowsFolded };
+    const portalSignInsPurged = await purgePortalSignIns(ctx);
+    return { portalSignInsPurged, noncesPurged, floatingSessionsEnded, runRecordsPurged, webhookEventsPurged, retiredKeysPurged, seatPoolRowsFolded };
   },
 };

@@ -6,6 +6,18 @@ import { auditActor, requireAdmin, requireMember } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
 import { isUuid } from './listing.js';
 import { isUniqueViolation, parseInput } from './validation.js';
+import { CustomerContactSchema } from './company.js';
+
+/**
+ * What the customer portal offers for a product: where to renew it (null: the company's renewal address), and how
+ * many devices a customer may free per window of days (null: none; the portal then only lists devices).
+ */
+export const ProductPortalSchema = z.object({
+  renewalUrl: CustomerContactSchema.shape.renewalUrl,
+  deviceFreeLimit: z.number().int().min(0).max(1000).nullish(),
+  deviceFreeWindowDays: z.number().int().min(1).max(365).optional(),
+});
+const portalFields = (data: z.output<typeof ProductPortalSchema>) => ({ renewalUrl: data.renewalUrl, deviceFreeLimit: data.deviceFreeLimit, deviceFreeWindowDays: data.deviceFreeWindowDays });
 
 export const ProductInputSchema = z.object({
   name: z.string().trim().min(1).max(200),
@@ -13,6 +25,7 @@ export const ProductInputSchema = z.object({
   bundleOf: z.array(z.string().trim().min(1)).max(100).optional(),
   /** Ids of member products (the same, by id; both lists may be given). */
   bundleMemberIds: z.array(z.string().trim()).max(100).optional(),
+  ...ProductPortalSchema.shape,
 });
 
 type Tx = Prisma.TransactionClient;
@@ -58,10 +71,10 @@ export async function createProduct(ctx: ServiceContext, input: z.input<typeof P
   try {
     return await db.prisma.$transaction(async (tx) => {
       const product = await tx.product.create({
-        data: { tenantId, name: data.name, isBundle: members.length > 0, createdAt: now, bundleMembers: { create: members.map((member) => ({ productId: member.id })) } },
+        data: { tenantId, name: data.name, ...portalFields(data), isBundle: members.length > 0, createdAt: now, bundleMembers: { create: members.map((member) => ({ productId: member.id })) } },
         include: PRODUCT_INCLUDE,
       });
-      const details = { name: product.name, isBundle: product.isBundle, bundleOf: memberNames(members) };
+      const details = { name: product.name, isBundle: product.isBundle, bundleOf: memberNames(members), ...portalFields(data) };
       await recordAudit(tx, { tenantId, action: 'CreateProduct', entityType: 'Product', entityId: product.id, entity: product.name, details }, auditActor(ctx), now);
       return product;
     });
@@ -123,8 +136,8 @@ export async function updateProduct(ctx: ServiceContext, id: string, input: Part
   if (newMembers?.length && (await ctx.db.prisma.bundleItem.count({ where: { productId: product.id } }))) {
     throw new AppError('InvalidRequest', `"${product.name}" is part of a bundle, so it cannot become a bundle itself.`, { fields: { bundleOf: 'bundle in bundle' } });
   }
-  const before = { name: product.name, bundleOf: bundleNames(product) };
-  const changes = diffChanges(before, { name: data.name, bundleOf: newMembers && memberNames(newMembers) });
+  const before = { name: product.name, bundleOf: bundleNames(product), ...portalFields(product) };
+  const changes = diffChanges(before, { name: data.name, bundleOf: newMembers && memberNames(newMembers), ...portalFields(data) });
   if (!changes) return product;
   try {
     return await ctx.db.prisma.$transaction(async (tx) => {
@@ -132,6 +145,7 @@ export async function updateProduct(ctx: ServiceContext, id: string, input: Part
         where: { id: product.id },
         data: {
           name: data.name,
+          ...portalFields(data),
           ...(newMembers && { isBundle: newMembers.length > 0, bundleMembers: { deleteMany: {}, create: newMembers.map((member) => ({ productId: member.id })) } }),
         },
         include: PRODUCT_INCLUDE,

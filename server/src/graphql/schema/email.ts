@@ -2,7 +2,7 @@ import { builder, screamingEnumValues } from '../builder.js';
 import { keysetPage, pageConnection } from '../connections.js';
 import { serviceCtx, type GraphQLContext } from '../context.js';
 import { queryFromInfo } from '@pothos/plugin-prisma';
-import { EMAIL_SUMMARY, listOutbox, previewOutboxBody, type EmailKind, type OutboxEntry } from '../../services/notifications/outbox.js';
+import { EMAIL_KINDS, EMAIL_SUMMARY, listOutbox, previewOutboxBody, type EmailKind, type OutboxEntry } from '../../services/notifications/outbox.js';
 import { RUNNABLE_JOBS, listJobSchedules, runJobNow, type JobSchedule } from '../../services/notifications/schedules.js';
 import { sendTestEmail } from '../../services/notifications/test-email.js';
 import { AppError } from '../../domain/errors.js';
@@ -16,7 +16,7 @@ const EmailStatusEnum = builder.enumType('EmailStatus', {
 });
 
 const EmailKindEnum = builder.enumType('EmailKind', {
-  values: screamingEnumValues(['weekly-digest', 'expiry-admin', 'expiry-customer', 'test', 'invitation', 'password-reset', 'webhook-disabled'] as const),
+  values: screamingEnumValues(EMAIL_KINDS),
 });
 
 export const EmailDeliveryModeEnum = builder.enumType('EmailDeliveryMode', {

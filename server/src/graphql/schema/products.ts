@@ -28,6 +28,9 @@ const ProductType = builder.prismaObject('Product', {
     // Every service that answers a product sets _count.licenses (the list from the license_tallies rollup, which a
     // planned count of a big tenant's licenses per product would not use).
     licenseCount: t.int({ description: 'Licenses of this product: a product with licenses cannot be deleted.', resolve: (product) => (product as ProductShape)._count.licenses }),
+    renewalUrl: t.exposeString('renewalUrl', { nullable: true, description: 'Where a customer renews this product (the portal’s Renew button); null: the company’s renewal address.' }),
+    deviceFreeLimit: t.exposeInt('deviceFreeLimit', { nullable: true, description: 'Devices a customer may free in the customer portal per deviceFreeWindowDays days; null: none.' }),
+    deviceFreeWindowDays: t.exposeInt('deviceFreeWindowDays', { description: 'The window deviceFreeLimit counts over, in days (1–365).' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
@@ -55,6 +58,9 @@ builder.queryFields((t) => ({
 const bundleFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) => ({
   bundleOf: t.stringList({ description: 'Member products by name.' }),
   bundleMemberIds: t.idList({ description: 'Member products by id.' }),
+  renewalUrl: t.string({ description: 'Where a customer renews this product (http or https); empty: the company’s renewal address.' }),
+  deviceFreeLimit: t.int({ description: 'Devices a customer may free in the customer portal per window (0–1000); null: none.' }),
+  deviceFreeWindowDays: t.int({ description: 'The window of deviceFreeLimit in days (1–365, default 30).' }),
 });
 const CreateProductInput = builder.inputType('CreateProductInput', {
   description: 'With bundleOf and/or bundleMemberIds, the product is a bundle of those products.',
@@ -74,9 +80,18 @@ const DeleteProductPayload = builder.objectRef<{ id: string }>('DeleteProductPay
   fields: (t) => ({ deletedProductId: t.exposeID('id') }),
 });
 
-const members = (args: { bundleOf?: string[] | null; bundleMemberIds?: (string | number)[] | null }) => ({
+const members = (args: {
+  bundleOf?: string[] | null;
+  bundleMemberIds?: (string | number)[] | null;
+  renewalUrl?: string | null;
+  deviceFreeLimit?: number | null;
+  deviceFreeWindowDays?: number | null;
+}) => ({
   bundleOf: args.bundleOf ?? undefined,
   bundleMemberIds: args.bundleMemberIds?.map(String),
+  renewalUrl: args.renewalUrl,
+  deviceFreeLimit: args.deviceFreeLimit,
+  deviceFreeWindowDays: args.deviceFreeWindowDays ?? undefined,
 });
 
 builder.mutationFields((t) => ({

@@ -41,6 +41,9 @@ export const CompanyType = builder.prismaObject('Tenant', {
     subscriptionEndsAt: t.expose('subscriptionEndsAt', { type: 'DateTime', nullable: true }),
     renewalUrl: t.exposeString('renewalUrl', { nullable: true, description: 'Where customers renew: a button in their expiry emails.' }),
     supportEmail: t.exposeString('supportEmail', { nullable: true, description: 'Named in customers’ expiry emails for questions.' }),
+    portalHandle: t.exposeString('portalHandle', { nullable: true, description: 'The customer portal is served at /portal/<portalHandle>; null: no portal.' }),
+    portalLogoUrl: t.exposeString('portalLogoUrl', { nullable: true, description: 'The logo the customer portal shows (https).' }),
+    portalAccentColor: t.exposeString('portalAccentColor', { nullable: true, description: 'The customer portal’s accent colour (#rrggbb); null: the default.' }),
   }),
 });
 
@@ -80,7 +83,10 @@ const UpdateCompanySettingsInput = builder.inputType('UpdateCompanySettingsInput
     name: t.string(),
     keyPrefix: t.string(),
     renewalUrl: t.string({ description: 'Shown to customers in their expiry emails.' }),
-    supportEmail: t.string({ description: 'Shown to customers in their expiry emails.' }),
+    supportEmail: t.string({ description: 'Shown to customers in their expiry emails and the customer portal.' }),
+    portalHandle: t.string({ description: 'Turns the customer portal on at /portal/<handle> (1–40 lower-case letters, digits, hyphens); empty turns it off.' }),
+    portalLogoUrl: t.string({ description: 'An https:// address of the logo the portal shows; empty: none.' }),
+    portalAccentColor: t.string({ description: 'The portal’s accent colour as #rrggbb; empty: the default.' }),
   }),
 });
 
@@ -127,7 +133,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, { input }, ctx) =>
       updateCompanySettings(
         serviceCtx(ctx),
-        { name: input.name ?? undefined, keyPrefix: input.keyPrefix ?? undefined, renewalUrl: input.renewalUrl, supportEmail: input.supportEmail },
+        { name: input.name ?? undefined, keyPrefix: input.keyPrefix ?? undefined, renewalUrl: input.renewalUrl, supportEmail: input.supportEmail, portalHandle: input.portalHandle, portalLogoUrl: input.portalLogoUrl, portalAccentColor: input.portalAccentColor },
       ),
   }),
 }));

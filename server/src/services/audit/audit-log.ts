@@ -51,6 +51,8 @@ export const AUDIT_ACTIONS = [
   'DisableWebhookEndpoint',
   'ResendWebhookDelivery',
   'SendTestWebhookEvent',
+  'CustomerSignIn',
+  'CustomerSignOut',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -441,15 +441,27 @@ export async function revokeLicense(ctx: ServiceContext, id: string) {
   return findTenantLicense(ctx, tenantId, id);
 }
 
+/** How the customer portal frees a device (services/portal/customer.ts): only activations it may, counted in the same transaction. */
+export interface DeactivateOptions {
+  /** Extra conditions on the activation (its license's customer): another activation answers NotFound. */
+  licenseWhere?: Prisma.LicenseWhereInput;
+  /** Runs in the transaction once the seat is released (not for one already free); a throw undoes the release. */
+  inTransaction?: (tx: Prisma.TransactionClient, activation: Activation & { license: { keyHint: string; productId: string } }) => Promise<void>;
+}
+
 /** Frees one activation's seat (idempotent: only the first deactivation is audited). Returns its license. */
-export async function deactivateActivation(ctx: ServiceContext, activationId: string) {
+export async function deactivateActivation(ctx: ServiceContext, activationId: string, options: DeactivateOptions = {}) {
   const admin = requireAdmin(ctx);
   const activation = isUuid(activationId)
-    ? await ctx.db.prisma.activation.findFirst({ where: { id: activationId, tenantId: admin.tenantId }, include: { license: { select: { keyHint: true } } } })
+    ? await ctx.db.prisma.activation.findFirst({
+        where: { id: activationId, tenantId: admin.tenantId, ...(options.licenseWhere && { license: options.licenseWhere }) },
+        include: { license: { select: { keyHint: true, productId: true } } },
+      })
     : null;
   if (!activation) throw new AppError('NotFound', 'Activation not found.');
   await ctx.db.prisma.$transaction(async (tx) => {
     if (!(await releaseSeat(tx, activation, ctx.now))) return;
+    await options.inTransaction?.(tx, activation);
     await emitEvent(tx, admin.tenantId, 'activation.deactivated', activationData({ ...activation, deactivatedAt: ctx.now }), ctx.now);
     const device = activation.deviceName ?? activation.deviceId ?? activation.id;
     const details = { licenseId: activation.licenseId, deviceId: activation.deviceId, deviceName: activation.deviceName };

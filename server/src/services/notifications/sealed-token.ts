@@ -10,8 +10,8 @@ import type { ServerSecrets } from '../../crypto/secrets.js';
 /** The placeholder of a token in a stored body: its kind prefix and REDACTED. */
 export const tokenPlaceholder = (token: string) => `${token.slice(0, 4)}REDACTED`;
 
-/** Single-use tokens an email may carry: an invitation's (`kfi_`) and a password reset link's (`kfr_`). */
-const SINGLE_USE_TOKEN = /\b(kf[ir]_)[A-Za-z0-9_-]+/g;
+/** Single-use tokens an email may carry: an invitation's (`kfi_`), a password reset link's (`kfr_`) and a customer portal sign-in link's (`kfp_`). */
+const SINGLE_USE_TOKEN = /\b(kf[irp]_)[A-Za-z0-9_-]+/g;
 
 /** A body with its single-use tokens replaced by their placeholder (what every preview shows). */
 export const redactSingleUseTokens = (body: string) => body.replace(SINGLE_USE_TOKEN, '$1REDACTED');
@@ -35,7 +35,7 @@ export function unsealEmailToken(secrets: ServerSecrets, email: SealedFor & { se
   return opened.token;
 }
 
-const SINGLE_USE_TOKEN_EXACT = /^kf[ir]_[A-Za-z0-9_-]{1,100}$/;
+const SINGLE_USE_TOKEN_EXACT = /^kf[irp]_[A-Za-z0-9_-]{1,100}$/;
 
 /** A stored body with the token in place of its placeholder: the message as the addressee receives it. */
 export const renderToken = (body: string, token: string) => body.split(tokenPlaceholder(token)).join(token);

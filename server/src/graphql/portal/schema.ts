@@ -1,0 +1,174 @@
+import { AppError } from '../../domain/errors.js';
+import { LICENSE_STATUSES } from '../../services/licenses/predicates.js';
+import { confirmCustomerKey, customerLicenses, freeCustomerDevice, type CustomerLicense, type DeviceFreeAllowance } from '../../services/portal/customer.js';
+import { requestPortalSignIn, signInWithPortalLink, signOutPortal, type PortalCompany, type PortalCustomer } from '../../services/portal/sign-in.js';
+import { portalCookieAttributes } from '../../session-cookie.js';
+import { screamingEnumValues } from '../builder.js';
+import { portalBuilder as builder, portalCtx, type PortalGraphQLContext } from './builder.js';
+
+// The customer portal's schema (docs/guide/customer-portal.md). Sign-in is public; everything else needs the
+// customer's session at this company (`signedIn`), and the services scope every read by the company and the email.
+
+const signedIn = (ctx: PortalGraphQLContext): PortalCustomer => {
+  if (!ctx.customer) throw new AppError('Unauthorized', 'Sign in with the link emailed to you.');
+  return ctx.customer;
+};
+
+/** Sign-in steps share the sign-in budgets (per client IP and per account) with the console's. */
+const signInStep = (ctx: PortalGraphQLContext, account: string | null) => ctx.deps.rateLimits.signIn(ctx.meta.ip ?? 'unknown', account);
+
+const setSessionCookie = async (ctx: PortalGraphQLContext, token: string | null, expires?: Date) => {
+  const attributes = portalCookieAttributes(ctx.deps.config.publicUrl, ctx.company.handle);
+  await ctx.cookies.set(token && expires ? { ...attributes, value: token, expires: expires.getTime() } : { ...attributes, value: '', expires: 0 });
+};
+
+const PortalType = builder.objectRef<PortalCompany>('Portal').implement({
+  description: 'The company whose portal this is, as its customers see it.',
+  fields: (t) => ({
+    name: t.exposeString('name'),
+    handle: t.exposeString('handle'),
+    logoUrl: t.exposeString('logoUrl', { nullable: true }),
+    accentColor: t.exposeString('accentColor', { nullable: true, description: '#rrggbb; null: the default.' }),
+    supportEmail: t.exposeString('supportEmail', { nullable: true }),
+  }),
+});
+
+const CustomerType = builder.objectRef<PortalCustomer>('Customer').implement({
+  fields: (t) => ({
+    email: t.exposeString('email'),
+    sessionExpiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'The session ends then: sign in again with a new link.' }),
+  }),
+});
+
+const LicenseStatusEnum = builder.enumType('LicenseStatus', { values: screamingEnumValues(LICENSE_STATUSES) });
+
+type Device = CustomerLicense['devices'][number];
+const DeviceType = builder.objectRef<Device>('Device').implement({
+  description: 'A device (an installation) holding a seat of the license.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('deviceName', { nullable: true }),
+    deviceId: t.exposeString('deviceId', { nullable: true, description: 'The identifier the application reported for the device.' }),
+    version: t.exposeString('version', { nullable: true }),
+    lastSeenAt: t.expose('lastSeenAt', { type: 'DateTime' }),
+    activatedAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+const DeviceFreeAllowanceType = builder.objectRef<DeviceFreeAllowance>('DeviceFreeAllowance').implement({
+  description: 'Devices of the product the customer may free in the portal: limit per windowDays, and how many are left.',
+  fields: (t) => ({
+    limit: t.exposeInt('limit'),
+    windowDays: t.exposeInt('windowDays'),
+    used: t.exposeInt('used'),
+    remaining: t.exposeInt('remaining'),
+    nextAt: t.expose('nextAt', { type: 'DateTime', nullable: true, description: 'When none is left: when the next one becomes available.' }),
+  }),
+});
+
+const LicenseType = builder.objectRef<CustomerLicense>('License').implement({
+  description: 'One of your licenses. Its key is never shown: only its hint (the key stays with you).',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    keyHint: t.exposeString('keyHint'),
+    status: t.field({ type: LicenseStatusEnum, resolve: (license) => license.state }),
+    productName: t.exposeString('productName'),
+    features: t.exposeStringList('features'),
+    isTrial: t.exposeBoolean('isTrial'),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', nullable: true, description: 'Null: perpetual.' }),
+    gracePeriodDays: t.exposeInt('gracePeriodDays', { nullable: true }),
+    graceEndsAt: t.expose('graceEndsAt', { type: 'DateTime', nullable: true, description: 'After expiry the license keeps working until then; null: no grace.' }),
+    maintenanceExpiresAt: t.expose('maintenanceExpiresAt', { type: 'DateTime', nullable: true }),
+    seatsUsed: t.exposeInt('currentActivations'),
+    seatsTotal: t.exposeInt('maxActivations'),
+    floatingSeats: t.exposeInt('floatingSeats', { nullable: true, description: 'The floating (concurrent) pool; null: none.' }),
+    floatingInUse: t.exposeInt('floatingInUse'),
+    renewalUrl: t.exposeString('renewalUrl', { nullable: true }),
+    devices: t.field({ type: [DeviceType], description: 'Active devices, most recently seen first (at most 200).', resolve: (license) => license.devices }),
+    deviceFrees: t.field({ type: DeviceFreeAllowanceType, nullable: true, description: 'Null: devices of this product cannot be freed in the portal.', resolve: (license) => license.deviceFrees }),
+  }),
+});
+
+builder.queryType({
+  fields: (t) => ({
+    portal: t.field({ type: PortalType, description: 'Public: the company and its branding.', resolve: (_root, _args, ctx) => ctx.company }),
+    me: t.field({ type: CustomerType, nullable: true, description: 'The signed-in customer; null when signed out.', resolve: (_root, _args, ctx) => ctx.customer }),
+    licenses: t.field({
+      type: [LicenseType],
+      description: 'Your licenses of this company, newest first (at most 200).',
+      resolve: (_root, _args, ctx) => customerLicenses(portalCtx(ctx), ctx.company, signedIn(ctx)),
+    }),
+  }),
+});
+
+const RequestSignInLinkInput = builder.inputType('RequestSignInLinkInput', { fields: (t) => ({ email: t.string({ required: true }) }) });
+const SignInInput = builder.inputType('SignInInput', { fields: (t) => ({ token: t.string({ required: true, description: 'From the link in the email (after #token=).' }) }) });
+const SignOutInput = builder.inputType('SignOutInput', { fields: (t) => ({ everywhere: t.boolean({ description: 'End every session of yours at this company, not only this one.' }) }) });
+const FreeDeviceInput = builder.inputType('FreeDeviceInput', { fields: (t) => ({ id: t.id({ required: true, description: 'Device.id' }) }) });
+const ConfirmLicenseKeyInput = builder.inputType('ConfirmLicenseKeyInput', { fields: (t) => ({ licenseId: t.id({ required: true }), key: t.string({ required: true }) }) });
+
+const RequestSignInLinkPayload = builder.objectRef<{ email: string }>('RequestSignInLinkPayload').implement({
+  description: 'The same answer whether or not the address has licenses here: a link is emailed only if it does.',
+  fields: (t) => ({ email: t.exposeString('email') }),
+});
+const SignInPayload = builder.objectRef<PortalCustomer>('SignInPayload').implement({ fields: (t) => ({ customer: t.field({ type: CustomerType, resolve: (customer) => customer }) }) });
+const SignOutPayload = builder.objectRef<{ sessionsEnded: number }>('SignOutPayload').implement({ fields: (t) => ({ sessionsEnded: t.exposeInt('sessionsEnded') }) });
+const FreeDevicePayload = builder.objectRef<CustomerLicense>('FreeDevicePayload').implement({ fields: (t) => ({ license: t.field({ type: LicenseType, resolve: (license) => license }) }) });
+const ConfirmLicenseKeyPayload = builder.objectRef<{ matches: boolean }>('ConfirmLicenseKeyPayload').implement({
+  description: 'Whether the key you typed is this license’s key (Keyforge keeps only a digest of it).',
+  fields: (t) => ({ matches: t.exposeBoolean('matches') }),
+});
+
+builder.mutationType({
+  fields: (t) => ({
+    requestSignInLink: t.field({
+      type: RequestSignInLinkPayload,
+      description: 'Public: emails a sign-in link (single use, 15 minutes) when the address has licenses of this company. The answer is the same either way.',
+      args: { input: t.arg({ type: RequestSignInLinkInput, required: true }) },
+      resolve: async (_root, { input }, ctx) => {
+        await signInStep(ctx, `portal-link:${ctx.company.id}:${input.email.slice(0, 400)}`);
+        await requestPortalSignIn({ ...portalCtx(ctx), publicUrl: ctx.deps.config.publicUrl, transport: ctx.deps.jobs?.transport }, ctx.company, input);
+        return { email: input.email.trim().toLowerCase() };
+      },
+    }),
+    signIn: t.field({
+      type: SignInPayload,
+      description: 'Public: signs in with an emailed link (it works once) and sets the session cookie.',
+      args: { input: t.arg({ type: SignInInput, required: true }) },
+      resolve: async (_root, { input }, ctx) => {
+        await signInStep(ctx, null);
+        const { token, customer } = await signInWithPortalLink(portalCtx(ctx), ctx.company, input);
+        await setSessionCookie(ctx, token, customer.expiresAt);
+        return customer;
+      },
+    }),
+    signOut: t.field({
+      type: SignOutPayload,
+      description: 'Ends this session, or with everywhere every session of yours at this company.',
+      args: { input: t.arg({ type: SignOutInput, required: true }) },
+      resolve: async (_root, { input }, ctx) => {
+        const sessionsEnded = await signOutPortal(portalCtx(ctx), signedIn(ctx), { everywhere: input.everywhere === true });
+        await setSessionCookie(ctx, null);
+        return { sessionsEnded };
+      },
+    }),
+    freeDevice: t.field({
+      type: FreeDevicePayload,
+      description: 'Frees a device’s seat (deactivates it), within the product’s limit of frees per window.',
+      args: { input: t.arg({ type: FreeDeviceInput, required: true }) },
+      resolve: (_root, { input }, ctx) => freeCustomerDevice(portalCtx(ctx), ctx.company, signedIn(ctx), { deviceId: String(input.id) }),
+    }),
+    confirmLicenseKey: t.field({
+      type: ConfirmLicenseKeyPayload,
+      description: 'Whether a key you typed is this license’s key. Rate limited like a sign-in.',
+      args: { input: t.arg({ type: ConfirmLicenseKeyInput, required: true }) },
+      resolve: async (_root, { input }, ctx) => {
+        const customer = signedIn(ctx);
+        await signInStep(ctx, `portal-key:${customer.sessionId}`);
+        return { matches: await confirmCustomerKey(portalCtx(ctx), ctx.company, customer, { licenseId: String(input.licenseId), key: input.key }) };
+      },
+    }),
+  }),
+});
+
+export const portalSchema = builder.toSchema({ sortSchema: false });
