@@ -12,6 +12,10 @@ import type { Actor, RequestMeta } from '../services/auth/actor.js';
 import { QUERY_COST_BUDGET } from './builder.js';
 import type { GraphQLContext } from './context.js';
 import { schema } from './schema/index.js';
+import type { PortalGraphQLContext } from './portal/builder.js';
+import { portalSchema } from './portal/schema.js';
+import { authenticatePortalSession, type PortalCompany } from '../services/portal/sign-in.js';
+import { PORTAL_COOKIE } from '../session-cookie.js';
 
 /** A validation message without its "Did you mean …" (which would list the schema's names to an anonymous caller). */
 export const withoutSuggestions = (message: string) => message.replace(/ ?Did you mean .*$/s, '');
@@ -147,5 +151,61 @@ export function createGraphQLHandler(deps: AppDeps) {
   });
   return {
     fetch: (request: Request, context: GraphQLServerContext) => withRequestId(context.requestId, () => yoga.fetch(request, context)),
+  };
+}
+
+// ─── The customer portal's endpoint (graphql/portal): its own schema, cookie and context ───────────────────────
+
+/** What the HTTP layer hands to each portal GraphQL request: the company of the URL's handle. */
+export interface PortalServerContext {
+  company: PortalCompany;
+  meta: RequestMeta;
+  requestId: string;
+}
+
+/** No introspection and no "Did you mean …" for anyone: the portal's client knows its operations. */
+const noIntrospection: Plugin<PortalGraphQLContext> = {
+  onValidate({ addValidationRule }) {
+    addValidationRule(NoSchemaIntrospectionCustomRule);
+    return ({ result, setResult }) => {
+      if (result.length) setResult(result.map((error) => (/Did you mean/.test(error.message) ? new GraphQLError(withoutSuggestions(error.message), { nodes: error.nodes, extensions: error.extensions }) : error)));
+    };
+  },
+};
+
+/** The customer portal's GraphQL endpoint (`/portal/<handle>/graphql`): its own schema, cookie and context. */
+export function createPortalGraphQLHandler(deps: AppDeps) {
+  const yoga = createYoga<PortalServerContext, PortalGraphQLContext>({
+    schema: portalSchema,
+    graphqlEndpoint: '/portal/:handle/graphql',
+    graphiql: false,
+    landingPage: false,
+    logging: false,
+    cors: false, // same origin only: the portal is served by this server
+    context: async ({ company, meta, requestId, request }) => {
+      const now = deps.clock();
+      const token = (await request.cookieStore!.get(PORTAL_COOKIE))?.value;
+      const customer = await authenticatePortalSession({ db: deps.db, secrets: deps.secrets, now }, company, token);
+      return { deps, company, customer, meta, requestId, cookies: request.cookieStore!, now };
+    },
+    maskedErrors: { maskError: maskError(deps) },
+    plugins: [
+      useCookies(),
+      // The session cookie is SameSite=Strict; a cross-site form is refused besides, as on the management endpoint.
+      useCSRFPrevention({ requestHeaders: ['x-keyforge-csrf'] }),
+      noIntrospection,
+      refuseUnstorableStrings,
+      EnvelopArmorPlugin({
+        maxDepth: { n: 6 },
+        costLimit: { maxCost: 2000 },
+        maxAliases: { n: 10 },
+        maxDirectives: { n: 10 },
+        maxTokens: { n: 1000 },
+        blockFieldSuggestion: { enabled: false },
+      }),
+    ],
+  });
+  return {
+    fetch: (request: Request, context: PortalServerContext) => withRequestId(context.requestId, () => yoga.fetch(request, context)),
   };
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Context, Hono } from 'hono';
 import type { AppDeps } from '../deps.js';
 import { AppError } from '../domain/errors.js';
-import { createPortalGraphQLHandler } from '../graphql/portal/handler.js';
+import { createPortalGraphQLHandler } from '../graphql/handler.js';
 import { portalCompany } from '../services/portal/sign-in.js';
 import type { AppEnv } from './env.js';
 import { rateLimitedGraphQL } from './graphql-route.js';
