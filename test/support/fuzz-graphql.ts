@@ -61,20 +61,28 @@ export interface Operation {
 /** Bodies sent at once: the server's database round trips overlap, so thousands of bodies take a fraction of the time. */
 const FUZZ_CONCURRENCY = Number(process.env.FUZZ_CONCURRENCY ?? 4);
 
-/** Hostile variables for `op`; no answer may be a 5xx or carry an InternalError. */
-export async function fuzzOperation(t: TestApp, auth: { token: string }, op: Operation, ids: () => string[]) {
+/** How a fuzzer sends one body: the management endpoint (t.gql) unless given, e.g. the customer portal's. */
+export type GraphQLSender = (query: string, variables: Record<string, unknown>) => Promise<{ status: number; text: string; errors?: { extensions?: { code?: string } }[] }>;
+
+/**
+ * Hostile variables for `op`; no answer may be a 5xx or carry an InternalError. `send` replaces the management
+ * endpoint; `concurrency` the bodies sent at once (an operation that answers no sooner than a floor takes more).
+ */
+export async function fuzzOperation(t: TestApp, auth: { token: string }, op: Operation, ids: () => string[], options: { send?: GraphQLSender; concurrency?: number } = {}) {
   const variables = fc.record(Object.fromEntries(Object.entries(op.variables).map(([name, kind]) => [name, valueOf(kind, ids())])), { requiredKeys: [] });
+  const send: GraphQLSender = options.send ?? ((query, vars) => t.gql(query, vars, auth));
+  const concurrency = options.concurrency ?? FUZZ_CONCURRENCY;
   const check = async (vars: unknown) => {
-    const response = await t.gql(op.query, vars as Record<string, unknown>, auth);
+    const response = await send(op.query, vars as Record<string, unknown>);
     const detail = `${op.name} ${JSON.stringify(vars).slice(0, 300)} → ${response.text.slice(0, 300)}`;
     expect(response.status, detail).toBeLessThan(500);
     for (const error of response.errors ?? []) expect(error.extensions?.code, detail).not.toBe('InternalError');
   };
   // GRAPHQL_RUNS bodies in all, FUZZ_CONCURRENCY per run (a failing batch still shrinks to its smallest body).
   await fc.assert(
-    fc.asyncProperty(fc.array(variables, { minLength: FUZZ_CONCURRENCY, maxLength: FUZZ_CONCURRENCY }), async (batch) => {
+    fc.asyncProperty(fc.array(variables, { minLength: concurrency, maxLength: concurrency }), async (batch) => {
       await Promise.all(batch.map(check));
     }),
-    { numRuns: Math.ceil(GRAPHQL_RUNS / FUZZ_CONCURRENCY) },
+    { numRuns: Math.ceil(GRAPHQL_RUNS / concurrency) },
   );
 }
