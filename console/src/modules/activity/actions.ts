@@ -10,6 +10,8 @@ const ACTIONS: Record<ActivityAction, true> = {
   CREATE_PRODUCT: true,
   CREATE_USER: true,
   CREATE_WEBHOOK_ENDPOINT: true,
+  CUSTOMER_SIGN_IN: true,
+  CUSTOMER_SIGN_OUT: true,
   DEACTIVATE_ACTIVATION: true,
   DEACTIVATE_USER: true,
   DELETE_PLAN: true,

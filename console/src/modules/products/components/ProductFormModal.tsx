@@ -1,4 +1,4 @@
-import { Modal, MultiSelect, Stack, Switch, TextInput } from '@mantine/core';
+import { Group, Modal, MultiSelect, NumberInput, Stack, Switch, TextInput } from '@mantine/core';
 import { useEffect } from 'react';
 import { z } from 'zod';
 import { readFragment } from '../../../graphql';
@@ -9,10 +9,25 @@ import { ProductFields, type Product } from './ProductsTable';
 import { ModalFooter } from '../../../ui/ModalFooter';
 
 const schema = z
-  .object({ name: z.string().trim().min(1, 'Name the product.'), isBundle: z.boolean(), bundleMemberIds: z.array(z.string()) })
+  .object({
+    name: z.string().trim().min(1, 'Name the product.'),
+    isBundle: z.boolean(),
+    bundleMemberIds: z.array(z.string()),
+    renewalUrl: z.string(),
+    /** Empty: customers cannot free devices in the portal. */
+    deviceFreeLimit: z.union([z.number().int().min(0).max(1000), z.literal('')]),
+    deviceFreeWindowDays: z.number().int().min(1).max(365),
+  })
   .refine((form) => !form.isBundle || form.bundleMemberIds.length > 0, { path: ['bundleMemberIds'], message: 'Pick at least one member product.', when: () => true });
 
-const valuesOf = (product?: Product) => ({ name: product?.name ?? '', isBundle: product?.isBundle ?? false, bundleMemberIds: product?.bundleMembers.map((member) => member.id) ?? [] });
+const valuesOf = (product?: Product) => ({
+  name: product?.name ?? '',
+  isBundle: product?.isBundle ?? false,
+  bundleMemberIds: product?.bundleMembers.map((member) => member.id) ?? [],
+  renewalUrl: product?.renewalUrl ?? '',
+  deviceFreeLimit: (product?.deviceFreeLimit ?? '') as number | '',
+  deviceFreeWindowDays: product?.deviceFreeWindowDays ?? 30,
+});
 
 /** Creates a product or bundle, or edits one (rename, change bundle members). */
 export function ProductFormModal({ opened, onClose, product, products }: { opened: boolean; onClose: () => void; product?: Product; products: readonly Product[] }) {
@@ -32,10 +47,11 @@ export function ProductFormModal({ opened, onClose, product, products }: { opene
   const memberOptions = products.filter((candidate) => !candidate.isBundle && candidate.id !== product?.id).map((candidate) => ({ value: candidate.id, label: candidate.name }));
   const values = form.getValues();
 
-  const submit = form.onSubmit(async ({ name, isBundle, bundleMemberIds }) => {
+  const submit = form.onSubmit(async ({ name, isBundle, bundleMemberIds, renewalUrl, deviceFreeLimit, deviceFreeWindowDays }) => {
+    const portal = { renewalUrl: renewalUrl.trim(), deviceFreeLimit: deviceFreeLimit === '' ? null : deviceFreeLimit, deviceFreeWindowDays };
     const done = product
-      ? await update.run({ id: product.id, name: name.trim(), bundleMemberIds: isBundle ? bundleMemberIds : [] }, { form })
-      : await create.run({ name: name.trim(), bundleMemberIds: isBundle ? bundleMemberIds : null }, { form });
+      ? await update.run({ id: product.id, name: name.trim(), bundleMemberIds: isBundle ? bundleMemberIds : [], ...portal }, { form })
+      : await create.run({ name: name.trim(), bundleMemberIds: isBundle ? bundleMemberIds : null, ...portal }, { form });
     if (done) onClose();
   });
 
@@ -55,6 +71,25 @@ export function ProductFormModal({ opened, onClose, product, products }: { opene
               {...form.getInputProps('bundleMemberIds')}
             />
           )}
+          <TextInput
+            label="Renewal page"
+            type="url"
+            placeholder="https://acme.example/renew/studio"
+            {...form.getInputProps('renewalUrl')}
+            description="The customer portal's Renew button for this product. Empty: the company's renewal page."
+          />
+          <Group grow align="flex-start">
+            <NumberInput
+              label="Devices a customer may free"
+              placeholder="None"
+              min={0}
+              max={1000}
+              allowDecimal={false}
+              {...form.getInputProps('deviceFreeLimit')}
+              description="In the customer portal. Empty: none."
+            />
+            <NumberInput label="Per (days)" min={1} max={365} allowDecimal={false} {...form.getInputProps('deviceFreeWindowDays')} description="The window the limit counts over." />
+          </Group>
           <ModalFooter onCancel={onClose} confirmLabel={product ? 'Save' : 'Create product'} loading={saving} disabled={!values.name.trim() || (values.isBundle && values.bundleMemberIds.length === 0)} />
         </Stack>
       </form>

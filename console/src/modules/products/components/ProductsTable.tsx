@@ -13,6 +13,9 @@ export const ProductFields = graphql(`
     isBundle
     licenseCount
     createdAt
+    renewalUrl
+    deviceFreeLimit
+    deviceFreeWindowDays
     bundleMembers {
       id
       name
@@ -65,6 +68,18 @@ export function ProductsTable({ products, renderActions }: { products: readonly 
               {product.licenseCount}
             </Anchor>
           ),
+        },
+        {
+          accessor: 'deviceFreeLimit',
+          title: 'Portal frees',
+          render: (product) =>
+            product.deviceFreeLimit === null ? (
+              <Text size="sm" c="dimmed">
+                None
+              </Text>
+            ) : (
+              `${product.deviceFreeLimit} per ${product.deviceFreeWindowDays} days`
+            ),
         },
         { accessor: 'createdAt', title: 'Created', render: (product) => formatDate(product.createdAt) },
         { accessor: 'actions', title: '', render: (product) => renderActions(product) },

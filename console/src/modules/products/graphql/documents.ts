@@ -16,8 +16,10 @@ export const ProductsQuery = graphql(
 
 export const CreateProductMutation = graphql(
   `
-    mutation CreateProduct($name: String!, $bundleMemberIds: [ID!]) {
-      createProduct(input: { name: $name, bundleMemberIds: $bundleMemberIds }) {
+    mutation CreateProduct($name: String!, $bundleMemberIds: [ID!], $renewalUrl: String, $deviceFreeLimit: Int, $deviceFreeWindowDays: Int) {
+      createProduct(
+        input: { name: $name, bundleMemberIds: $bundleMemberIds, renewalUrl: $renewalUrl, deviceFreeLimit: $deviceFreeLimit, deviceFreeWindowDays: $deviceFreeWindowDays }
+      ) {
         product {
           ...ProductFields
         }
@@ -29,8 +31,17 @@ export const CreateProductMutation = graphql(
 
 export const UpdateProductMutation = graphql(
   `
-    mutation UpdateProduct($id: ID!, $name: String, $bundleMemberIds: [ID!]) {
-      updateProduct(input: { id: $id, name: $name, bundleMemberIds: $bundleMemberIds }) {
+    mutation UpdateProduct($id: ID!, $name: String, $bundleMemberIds: [ID!], $renewalUrl: String, $deviceFreeLimit: Int, $deviceFreeWindowDays: Int) {
+      updateProduct(
+        input: {
+          id: $id
+          name: $name
+          bundleMemberIds: $bundleMemberIds
+          renewalUrl: $renewalUrl
+          deviceFreeLimit: $deviceFreeLimit
+          deviceFreeWindowDays: $deviceFreeWindowDays
+        }
+      ) {
         product {
           ...ProductFields
         }

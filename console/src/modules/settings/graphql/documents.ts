@@ -9,13 +9,34 @@ export const CompanyQuery = graphql(`
       subscriptionEndsAt
       renewalUrl
       supportEmail
+      portalHandle
+      portalLogoUrl
+      portalAccentColor
     }
   }
 `);
 
 export const UpdateCompanySettingsMutation = graphql(`
-  mutation UpdateCompanySettings($name: String, $keyPrefix: String, $renewalUrl: String, $supportEmail: String) {
-    updateCompanySettings(input: { name: $name, keyPrefix: $keyPrefix, renewalUrl: $renewalUrl, supportEmail: $supportEmail }) {
+  mutation UpdateCompanySettings(
+    $name: String
+    $keyPrefix: String
+    $renewalUrl: String
+    $supportEmail: String
+    $portalHandle: String
+    $portalLogoUrl: String
+    $portalAccentColor: String
+  ) {
+    updateCompanySettings(
+      input: {
+        name: $name
+        keyPrefix: $keyPrefix
+        renewalUrl: $renewalUrl
+        supportEmail: $supportEmail
+        portalHandle: $portalHandle
+        portalLogoUrl: $portalLogoUrl
+        portalAccentColor: $portalAccentColor
+      }
+    ) {
       company {
         id
         name
@@ -23,6 +44,9 @@ export const UpdateCompanySettingsMutation = graphql(`
         subscriptionEndsAt
         renewalUrl
         supportEmail
+        portalHandle
+        portalLogoUrl
+        portalAccentColor
       }
     }
   }

@@ -1,4 +1,4 @@
-import { Alert, Button, Group, Paper, Stack, Text, TextInput } from '@mantine/core';
+import { Alert, Button, ColorInput, Group, Paper, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useEffect } from 'react';
 import { useQuery } from 'urql';
 import { z } from 'zod';
@@ -23,10 +23,38 @@ export function CompanySettingsPage() {
   );
 }
 
-type Company = { name: string; keyPrefix: string; subscriptionEndsAt: string | null; renewalUrl: string | null; supportEmail: string | null };
+type Company = {
+  name: string;
+  keyPrefix: string;
+  subscriptionEndsAt: string | null;
+  renewalUrl: string | null;
+  supportEmail: string | null;
+  portalHandle: string | null;
+  portalLogoUrl: string | null;
+  portalAccentColor: string | null;
+};
 
-const schema = z.object({ name: z.string().trim().min(1, 'Name your company.'), keyPrefix: keyPrefixSchema, renewalUrl: z.string(), supportEmail: z.string() });
-const valuesOf = (company: Company) => ({ name: company.name, keyPrefix: company.keyPrefix, renewalUrl: company.renewalUrl ?? '', supportEmail: company.supportEmail ?? '' });
+const schema = z.object({
+  name: z.string().trim().min(1, 'Name your company.'),
+  keyPrefix: keyPrefixSchema,
+  renewalUrl: z.string(),
+  supportEmail: z.string(),
+  portalHandle: z
+    .string()
+    .trim()
+    .regex(/^$|^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$/, 'Use 1–40 lower-case letters, digits or hyphens.'),
+  portalLogoUrl: z.string(),
+  portalAccentColor: z.string(),
+});
+const valuesOf = (company: Company) => ({
+  name: company.name,
+  keyPrefix: company.keyPrefix,
+  renewalUrl: company.renewalUrl ?? '',
+  supportEmail: company.supportEmail ?? '',
+  portalHandle: company.portalHandle ?? '',
+  portalLogoUrl: company.portalLogoUrl ?? '',
+  portalAccentColor: company.portalAccentColor ?? '',
+});
 
 function CompanyForm({ company }: { company: Company }) {
   const form = useZodForm(schema, valuesOf(company));
@@ -43,9 +71,21 @@ function CompanyForm({ company }: { company: Company }) {
   const values = form.getValues();
   const prefixProblem = validateKeyPrefix(values.keyPrefix);
 
-  const submit = form.onSubmit(async ({ name, keyPrefix, renewalUrl, supportEmail }) => {
-    await save.run({ name: name.trim(), keyPrefix, renewalUrl: renewalUrl.trim(), supportEmail: supportEmail.trim() }, { form });
+  const submit = form.onSubmit(async ({ name, keyPrefix, renewalUrl, supportEmail, portalHandle, portalLogoUrl, portalAccentColor }) => {
+    await save.run(
+      {
+        name: name.trim(),
+        keyPrefix,
+        renewalUrl: renewalUrl.trim(),
+        supportEmail: supportEmail.trim(),
+        portalHandle: portalHandle.trim(),
+        portalLogoUrl: portalLogoUrl.trim(),
+        portalAccentColor: portalAccentColor.trim(),
+      },
+      { form },
+    );
   });
+  const portalUrl = values.portalHandle ? `${window.location.origin}/portal/${values.portalHandle}` : null;
 
   return (
     <Paper p="lg" maw={640}>
@@ -77,6 +117,32 @@ function CompanyForm({ company }: { company: Company }) {
             {...form.getInputProps('supportEmail')}
             disabled={!canManage}
             description="Named in customers' expiry emails for questions. Empty: not named."
+          />
+          <Title order={2} size="h4" mt="md">
+            Customer portal
+          </Title>
+          <Text size="sm" c="dimmed">
+            Your customers sign in with a link emailed to the address on their licenses, see their licenses and devices, and free a device within each
+            product's limit (set on the product).
+          </Text>
+          <TextInput
+            label="Portal address"
+            placeholder="acme"
+            leftSection={<Text size="xs">/portal/</Text>}
+            leftSectionWidth={64}
+            {...form.getInputProps('portalHandle')}
+            onChange={(e) => form.setFieldValue('portalHandle', e.currentTarget.value.toLowerCase())}
+            disabled={!canManage}
+            description={portalUrl ? `Customers sign in at ${portalUrl}` : 'A short handle turns the portal on. Empty: no portal.'}
+          />
+          <TextInput label="Portal logo" type="url" placeholder="https://acme.example/logo.svg" {...form.getInputProps('portalLogoUrl')} disabled={!canManage} description="An https:// image shown in the portal's header." />
+          <ColorInput
+            label="Portal accent colour"
+            placeholder="#1c7ed6"
+            format="hex"
+            {...form.getInputProps('portalAccentColor')}
+            disabled={!canManage}
+            description="Buttons and links in the portal. Empty: the default blue."
           />
           {company.subscriptionEndsAt && (
             <Alert variant="light" color="blue">
