@@ -5,11 +5,13 @@ import { defineConfig } from 'vite';
 const api = `http://localhost:${process.env.PORT ?? 4000}`;
 export default defineConfig({
   plugins: [react()],
-  server: { proxy: { '/api': api, '/.well-known': api, '/healthz': api, '/readyz': api } },
+  server: { proxy: { '/api': api, '/.well-known': api, '/healthz': api, '/readyz': api, '^/portal/[^/]+/graphql': api } },
   build: {
     outDir: 'dist',
     emptyOutDir: true,
     rolldownOptions: {
+      // The console, and the customer portal the server serves at /portal/<handle> (src/portal).
+      input: { console: 'index.html', portal: 'portal.html' },
       output: {
         // Libraries change less often than the app: separate chunks stay cached across console releases.
         manualChunks(id: string) {

@@ -1,0 +1,20 @@
+import { colorsTuple, createTheme } from '@mantine/core';
+
+/**
+ * The portal's theme: the console's type and shapes in the vendor's accent colour (#rrggbb; the default blue
+ * without one). autoContrast picks dark or light text on filled accent buttons, so a light accent stays readable.
+ */
+export function portalTheme(accent: string | null) {
+  const valid = accent && /^#[0-9a-f]{6}$/i.test(accent) ? accent : null;
+  return createTheme({
+    primaryColor: valid ? 'accent' : 'blue',
+    ...(valid && { colors: { accent: colorsTuple(valid) } }),
+    primaryShade: valid ? 6 : 7,
+    autoContrast: true,
+    respectReducedMotion: true,
+    defaultRadius: 'md',
+    fontFamily: 'Inter, system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif',
+    headings: { fontWeight: '650' },
+    components: { Paper: { defaultProps: { withBorder: true, radius: 'md' } } },
+  });
+}
