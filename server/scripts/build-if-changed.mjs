@@ -12,7 +12,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const targets = [
   {
     name: 'console',
-    inputs: ['console/src', 'console/index.html', 'console/vite.config.ts', 'console/postcss.config.cjs', 'console/tsconfig.json', 'console/package.json', 'pnpm-lock.yaml'],
+    inputs: ['console/src', 'console/index.html', 'console/portal.html', 'console/vite.config.ts', 'console/postcss.config.cjs', 'console/tsconfig.json', 'console/package.json', 'pnpm-lock.yaml'],
     output: 'console/dist',
     build: ['--filter', './console', 'build'],
   },

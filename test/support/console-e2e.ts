@@ -109,7 +109,7 @@ export async function confirmIdentity(page: Page, password: string, code?: strin
  * The newest single-use link of one kind mailed to `to`, as its addressee receives it: the stored body holds a
  * placeholder, and the token is sealed under the server secret (docs/security.md).
  */
-export async function outboxLink(env: Record<string, string>, kind: 'password-reset' | 'invitation', to: string): Promise<string> {
+export async function outboxLink(env: Record<string, string>, kind: 'password-reset' | 'invitation' | 'portal-sign-in', to: string): Promise<string> {
   const db = new pg.Client({ connectionString: env.DATABASE_URL });
   await db.connect();
   const { rows } = await db
@@ -121,6 +121,6 @@ export async function outboxLink(env: Record<string, string>, kind: 'password-re
   if (rows.length !== 1) throw new Error(`no ${kind} email to ${to} in the outbox`);
   const row = rows[0];
   const token = unsealEmailToken(new ServerSecrets(env.SERVER_SECRET), { idempotencyKey: row.idempotency_key, to: row.to_address, sealedToken: row.sealed_token });
-  const pathname = kind === 'invitation' ? 'accept-invite' : 'reset-password';
-  return new RegExp(`/${pathname}#token=kf[ri]_[\\w-]+`).exec(renderToken(row.text, token))![0];
+  const pathname = { invitation: 'accept-invite', 'password-reset': 'reset-password', 'portal-sign-in': 'portal/[\\w-]+/sign-in' }[kind];
+  return new RegExp(`/${pathname}#token=kf[rip]_[\\w-]+`).exec(renderToken(row.text, token))![0];
 }

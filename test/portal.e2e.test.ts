@@ -1,0 +1,122 @@
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { outboxLink, SCREENSHOTS, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { describeWith, needChromium } from './support/optional.js';
+import { postJson } from './support/processes.js';
+
+/**
+ * The customer portal in Chromium at 1280 and 375 px, on the real server and PostgreSQL: the vendor turns it on
+ * (handle, accent colour, a product's device-free limit), a customer signs in from the link in the development
+ * outbox, sees their license and devices, frees a device, and signs out. axe-core checks every portal page (0 serious
+ * or critical violations). Screenshots go to test-output/screenshots/portal-*.png.
+ */
+const chromiumNeed = needChromium();
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
+const CUSTOMER = 'pat@customer.test';
+
+let e2e: ConsoleE2e;
+
+/** Serious and critical axe-core violations of the page as it is now: "rule: targets". */
+async function seriousViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: AXE });
+  const result = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> } }).axe;
+    return axe.run(document, { resultTypes: ['violations'] });
+  });
+  return result.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => `${violation.id}: ${violation.nodes.map((node) => JSON.stringify(node.target)).join(', ')}`);
+}
+
+async function activate(licenseKey: string, deviceId: string, deviceName: string) {
+  const { nonce } = (await (await fetch(`${e2e.server.url}/api/v1/nonce`)).json()) as { nonce: string };
+  const response = await postJson(`${e2e.server.url}/api/v1/activate`, { nonce, licenseKey, deviceId, deviceName, version: '4.2.0' });
+  expect(response.status).toBe(200);
+}
+
+beforeAll(async () => {
+  if (chromiumNeed.missing) return; // describeWith reports the skip
+  e2e = await startConsoleE2e('portal', chromiumNeed.path);
+  await e2e.gql('mutation($input: UpdateCompanySettingsInput!) { updateCompanySettings(input: $input) { company { portalHandle } } }', {
+    input: { portalHandle: 'acme', portalAccentColor: '#0b7285', supportEmail: 'help@acme.test', renewalUrl: 'https://acme.test/renew' },
+  });
+  const { createProduct } = await e2e.gql('mutation($input: CreateProductInput!) { createProduct(input: $input) { product { id } } }', {
+    input: { name: 'Acme Studio', deviceFreeLimit: 3, deviceFreeWindowDays: 30, renewalUrl: 'https://acme.test/renew/studio' },
+  });
+  const { createLicense } = await e2e.gql('mutation($input: CreateLicenseInput!) { createLicense(input: $input) { key } }', {
+    input: { productId: createProduct.product.id, customerEmail: CUSTOMER, maxActivations: 5, features: ['export', 'cloud-sync'], expiresAt: '2030-01-31T00:00:00.000Z', gracePeriodDays: 14 },
+  });
+  for (const [id, name] of [
+    ['dev-studio', 'Studio workstation'],
+    ['dev-laptop', 'Pat’s old laptop'],
+    ['dev-render', 'Render node 2'],
+    ['dev-home', 'Home office PC'],
+  ]) {
+    await activate(createLicense.key, id, name);
+  }
+}, 600_000);
+
+afterAll(async () => {
+  const errors = e2e?.errors ?? [];
+  await e2e?.stop();
+  expect(errors, 'browser errors').toEqual([]);
+});
+
+describeWith(chromiumNeed)('customer portal in Chromium', () => {
+  it('a customer signs in from the emailed link, sees their license and devices, frees a device and signs out (1280 and 375 px)', async () => {
+    const freed = ['Pat’s old laptop', 'Render node 2'];
+    for (const [index, width] of [1280, 375].entries()) {
+      const page = await e2e.newPage(width);
+      await page.goto('/portal/acme');
+      await page.getByRole('heading', { name: 'Your Acme Corp licenses' }).waitFor();
+      expect(await seriousViolations(page), `sign-in page at ${width}px`).toEqual([]);
+      await page.screenshot({ path: path.join(SCREENSHOTS, `portal-sign-in-${width}.png`), fullPage: true });
+
+      await page.getByLabel('Email address').fill(CUSTOMER);
+      await page.getByRole('button', { name: 'Email me a sign-in link' }).click();
+      await page.getByRole('heading', { name: 'Check your inbox' }).waitFor();
+      expect(await seriousViolations(page), `check-your-inbox at ${width}px`).toEqual([]);
+
+      // The link from the development outbox, as the customer receives it.
+      const link = await outboxLink(e2e.env, 'portal-sign-in', CUSTOMER);
+      await page.goto(link);
+      await page.getByRole('heading', { name: 'Your licenses' }).waitFor();
+      // The token left the address bar at once.
+      expect(new URL(page.url()).hash).toBe('');
+      const license = page.getByRole('region', { name: 'Acme Studio' });
+      await license.getByText('4 of 5 used').or(license.getByText('3 of 5 used')).waitFor();
+      await license.getByText('Keeps working until Feb 14, 2030').waitFor();
+      expect(await seriousViolations(page), `licenses page at ${width}px`).toEqual([]);
+      await page.screenshot({ path: path.join(SCREENSHOTS, `portal-licenses-${width}.png`), fullPage: true });
+
+      // Free one device: it leaves the list and one fewer free is left.
+      await license.getByRole('button', { name: `Free ${freed[index]}` }).click();
+      const dialog = page.getByRole('dialog', { name: 'Free this device?' });
+      await dialog.waitFor();
+      expect(await seriousViolations(page), `free dialog at ${width}px`).toEqual([]);
+      await dialog.getByRole('button', { name: 'Free device' }).click();
+      await dialog.waitFor({ state: 'hidden' });
+      await license.getByText(`You can free ${index === 0 ? '2 more devices' : '1 more device'} in the next 30 days`).waitFor();
+      expect(await license.getByText(freed[index]).count()).toBe(0);
+
+      // Sign out: back to the sign-in page, and the session is gone.
+      await page.getByRole('button', { name: `Account: ${CUSTOMER}` }).click();
+      await page.getByRole('menuitem', { name: 'Sign out', exact: true }).click();
+      await page.getByRole('heading', { name: 'Your Acme Corp licenses' }).waitFor();
+      await page.reload();
+      await page.getByRole('heading', { name: 'Your Acme Corp licenses' }).waitFor();
+      await page.context().close();
+    }
+    // The vendor's activity log names the customer for each free.
+    const { activityLog } = await e2e.gql('{ activityLog(first: 20, filter: { action: DEACTIVATE_ACTIVATION }) { nodes { user } } }', {});
+    expect(activityLog.nodes.map((entry: { user: string }) => entry.user)).toEqual([`customer ${CUSTOMER}`, `customer ${CUSTOMER}`]);
+  });
+
+  it('a used link shows why, on the sign-in page', async () => {
+    const page = await e2e.newPage(1280);
+    await page.goto('/portal/acme/sign-in#token=kfp_not-a-real-token');
+    await page.getByText('That link did not work').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.context().close();
+  });
+});
