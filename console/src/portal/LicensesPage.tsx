@@ -24,12 +24,14 @@ export function ago(iso: string, now = Date.now()): string {
   return 'just now';
 }
 
+// Dark enough for white text (WCAG AA) whatever the vendor's accent colour.
 const STATUS: Record<LicenseStatus, { label: string; color: string }> = {
-  ACTIVE: { label: 'Active', color: 'green.8' },
-  EXPIRED: { label: 'Expired', color: 'orange.9' },
-  SUSPENDED: { label: 'Suspended', color: 'orange.9' },
-  REVOKED: { label: 'Revoked', color: 'red.8' },
+  ACTIVE: { label: 'Active', color: '#1e6b34' },
+  EXPIRED: { label: 'Expired', color: '#9a3d00' },
+  SUSPENDED: { label: 'Suspended', color: '#9a3d00' },
+  REVOKED: { label: 'Revoked', color: '#b3261e' },
 };
+const NEUTRAL = '#495057';
 
 const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
 
@@ -99,7 +101,7 @@ function LicenseCard({ license: initial, portal }: { license: License; portal: P
                 {status.label}
               </Badge>
               {license.isTrial && (
-                <Badge color="gray.8" variant="outline">
+                <Badge color={NEUTRAL} variant="outline">
                   Trial
                 </Badge>
               )}
@@ -165,7 +167,7 @@ function LicenseCard({ license: initial, portal }: { license: License; portal: P
         {license.features.length > 0 && (
           <Group gap={6}>
             {license.features.map((feature) => (
-              <Badge key={feature} variant="light" color="gray.8" tt="none">
+              <Badge key={feature} variant="outline" color={NEUTRAL} tt="none">
                 {feature}
               </Badge>
             ))}
@@ -244,7 +246,7 @@ function Devices({ license, onChanged }: { license: License; onChanged: (license
           </Group>
         ))}
       </Stack>
-      <Modal opened={freeing !== null} onClose={() => setFreeing(null)} title="Free this device?" centered>
+      <Modal opened={freeing !== null} onClose={() => setFreeing(null)} title="Free this device?" centered closeButtonProps={{ 'aria-label': 'Close' }}>
         <Stack>
           <Text size="sm">
             <strong>{freeing?.name ?? freeing?.deviceId}</strong> gives its seat back. The application on it stops working until it is activated again.
@@ -290,7 +292,7 @@ function KeyModal({ opened, onClose, license }: { opened: boolean; onClose: () =
     } else setProblem(`That is not the key of this license (it ends like ${license.keyHint}).`);
   };
   return (
-    <Modal opened={opened} onClose={close} title="Your license key" centered>
+    <Modal opened={opened} onClose={close} title="Your license key" centered closeButtonProps={{ 'aria-label': 'Close' }}>
       {confirmed ? (
         <Stack>
           <Alert color="green" variant="light" icon={<IconKey size={18} aria-hidden />}>

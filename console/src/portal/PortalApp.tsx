@@ -5,7 +5,7 @@ import { Provider, useMutation, useQuery } from 'urql';
 import { createPortalClient, errorMessage, portalBase, PortalQuery, SignInMutation, SignOutMutation, type Portal } from './api';
 import { LicensesPage } from './LicensesPage';
 import { SignInPage } from './SignInPage';
-import { portalTheme } from './theme';
+import { portalCssVariables, portalTheme } from './theme';
 
 /** The customer portal: `/portal/<handle>` (sign-in or the customer's licenses) and `/portal/<handle>/sign-in#token=…`. */
 export function PortalApp() {
@@ -47,7 +47,7 @@ function PortalRoot() {
 
   if (!redeemed || (result.fetching && !result.data)) {
     return (
-      <MantineProvider theme={portalTheme(null)}>
+      <MantineProvider theme={portalTheme(null)} cssVariablesResolver={portalCssVariables}>
         <Center h="100vh" component="main">
           <Loader aria-label="Loading" />
         </Center>
@@ -56,7 +56,7 @@ function PortalRoot() {
   }
   if (!portal) {
     return (
-      <MantineProvider theme={portalTheme(null)}>
+      <MantineProvider theme={portalTheme(null)} cssVariablesResolver={portalCssVariables}>
         <Container size="xs" py={80} component="main">
           <Title order={1} size="h3" mb="sm">
             No portal here
@@ -68,7 +68,7 @@ function PortalRoot() {
   }
   const me = result.data?.me ?? null;
   return (
-    <MantineProvider theme={portalTheme(portal.accentColor)}>
+    <MantineProvider theme={portalTheme(portal.accentColor)} cssVariablesResolver={portalCssVariables}>
       <Box mih="100vh" bg="gray.0" style={{ display: 'flex', flexDirection: 'column' }}>
         <PortalHeader portal={portal} email={me?.email ?? null} onSignedOut={() => reload({ requestPolicy: 'network-only' })} />
         <Box component="main" style={{ flex: 1 }}>
@@ -142,7 +142,7 @@ function PortalFooter({ portal }: { portal: Portal }) {
           {portal.supportEmail && (
             <Text size="sm" c="dimmed" ta="center">
               Questions about your licenses? Write to{' '}
-              <Anchor href={`mailto:${portal.supportEmail}`} size="sm">
+              <Anchor href={`mailto:${portal.supportEmail}`} size="sm" underline="always">
                 {portal.supportEmail}
               </Anchor>
             </Text>

@@ -49,7 +49,7 @@ export function SignInPage({ portal, notice }: { portal: Portal; notice: string 
                 </Text>
               </div>
               {notice && (
-                <Alert color="orange" variant="light" title="That link did not work">
+                <Alert color="#9a3d00" variant="outline" title="That link did not work">
                   {notice}
                 </Alert>
               )}
