@@ -45,7 +45,13 @@ export default defineConfig({
           { text: 'Webhooks', link: '/integrate/webhooks' },
         ],
       },
-      { text: 'Console guide', items: [{ text: 'The admin console', link: '/console' }] },
+      {
+        text: 'Console guide',
+        items: [
+          { text: 'The admin console', link: '/console' },
+          { text: 'Customer portal', link: '/guide/customer-portal' },
+        ],
+      },
       {
         text: 'Operate',
         items: [
