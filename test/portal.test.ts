@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
+import { updateCompanySettings } from '../server/src/services/company.js';
 import { startTestApp } from './support/harness.js';
 
 // The customer portal's server side (services/portal, graphql/portal, http/portal.ts): sign-in by an emailed
@@ -283,5 +285,29 @@ describe('portal: rate limits', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe('portal: the vendor’s settings', () => {
+  const settings = (tenantId: string, input: Parameters<typeof updateCompanySettings>[1]) =>
+    updateCompanySettings({ db: t.deps.db, secrets: t.deps.secrets, now: t.clock.now(), actor: systemActor(tenantId, 'system (test)'), meta: NO_META }, input);
+  const refusal = (promise: Promise<unknown>) => promise.then(() => null, (error: { code?: string; details?: { fields?: Record<string, string> } }) => ({ code: error.code, fields: Object.keys(error.details?.fields ?? {}) }));
+
+  it('a handle is unique, well-formed and not reserved; the logo is https and the colour #rrggbb', async () => {
+    expect(await refusal(settings(acme.tenantId, { portalHandle: 'globex' }))).toEqual({ code: 'Conflict', fields: ['portalHandle'] });
+    expect(await refusal(settings(acme.tenantId, { portalHandle: 'graphql' }))).toMatchObject({ code: 'InvalidRequest' });
+    expect(await refusal(settings(acme.tenantId, { portalHandle: '-acme' }))).toMatchObject({ code: 'InvalidRequest' });
+    expect(await refusal(settings(acme.tenantId, { portalLogoUrl: 'http://acme.test/logo.png' }))).toMatchObject({ code: 'InvalidRequest' });
+    expect(await refusal(settings(acme.tenantId, { portalAccentColor: 'red' }))).toMatchObject({ code: 'InvalidRequest' });
+    const saved = await settings(acme.tenantId, { portalHandle: ' Acme-Labs ', portalAccentColor: '#0B7285', portalLogoUrl: 'https://acme.test/logo.svg' });
+    expect(saved).toMatchObject({ portalHandle: 'acme-labs', portalAccentColor: '#0b7285', portalLogoUrl: 'https://acme.test/logo.svg' });
+    // The old handle answers 404 at once; the new one serves the portal with its branding.
+    expect((await portal('acme', '{ portal { name } }')).status).toBe(404);
+    expect((await portal('acme-labs', '{ portal { accentColor logoUrl } }')).data.portal).toEqual({ accentColor: '#0b7285', logoUrl: 'https://acme.test/logo.svg' });
+    // Empty turns the portal off.
+    await settings(acme.tenantId, { portalHandle: '' });
+    expect((await portal('acme-labs', '{ portal { name } }')).status).toBe(404);
+    const entry = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { tenantId: acme.tenantId, action: 'UpdateCompanySettings' }, orderBy: { seq: 'desc' } });
+    expect(entry.details).toMatchObject({ before: { portalHandle: 'acme-labs' }, after: { portalHandle: null } });
   });
 });
