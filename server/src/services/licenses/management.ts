@@ -11,8 +11,8 @@ import { activationData, emitEvent, licenseData } from '../webhooks/events.js';
 import { releaseSeat } from './activations.js';
 import { licenseKeyDigest } from './license-record.js';
 import { planForNewLicense, planLicenseValues, planQuotas } from '../plans.js';
-import { expiringSql, expiringWhere, LICENSE_STATUSES, statusSql, statusWhere } from './predicates.js';
-import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, isUuid, keyset, searchMatches, toPage, type Count, type PageArgs } from '../listing.js';
+import { expiringSql, expiringWhere, LICENSE_STATUSES, statusRangesSql, statusSql, statusWhere } from './predicates.js';
+import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, isUuid, keyset, SEARCH_COUNT_CAP, searchMatches, toPage, type Count, type Keyset, type PageArgs } from '../listing.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 import { LICENSE_ATTRIBUTES, LicenseAttributesObject, LicenseAttributesSchema, VERSION_ORDER, versionsInOrder, type LicenseInput } from './attributes.js';
 
@@ -212,31 +212,37 @@ export function licenseWhere(ctx: ServiceContext, tenantId: string, filter: z.ou
 }
 
 /**
- * A text search as SQL: a license matches when any of `branches` holds. Each branch is one condition that one index
- * answers (the domain btree, the trigram index of the local part or of the key hint, the key digest), so a search is
- * a UNION ALL of index scans (`searchMatchesSql`) rather than one OR condition, which PostgreSQL can only answer by
- * a bitmap over every index or by scanning the rows another filter selects.
+ * A text search as SQL, in two forms. `branches`: a license matches when any holds; each is one condition that one
+ * index answers (the domain btree, the trigram index of the local part or of the key hint, the key digest), so the
+ * search's matches are a UNION ALL of index scans (`searchMatchesSql`) rather than one OR condition, which PostgreSQL
+ * can only answer by a bitmap over every index or by scanning the rows another filter selects. `check`: the same
+ * test on a row already read (the whole email and the key hint, no index can answer it), for walking the list's
+ * order (`walkedSql`).
  */
 interface SearchSql {
   branches: Prisma.Sql[];
+  check: Prisma.Sql;
 }
 
-/** The filter's conditions as SQL over `licenses`: all but the search (`and`), and the search. */
+/** The filter's conditions as SQL over `licenses`: all but the search (`and`), the same split into index ranges (`ranges`, see `statusRangesSql`), and the search. */
 async function filterSql(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>) {
-  const and: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
-  if (filter.productId) and.push(isUuid(filter.productId) ? Prisma.sql`product_id = ${filter.productId}::uuid` : Prisma.sql`false`);
-  if (filter.planId) and.push(isUuid(filter.planId) ? Prisma.sql`plan_id = ${filter.planId}::uuid` : Prisma.sql`false`);
-  if (filter.status) and.push(statusSql(filter.status, ctx.now));
-  if (filter.expiringWithinDays) and.push(expiringSql(ctx.now, { to: filter.expiringWithinDays }));
-  if (!filter.search) return { and, search: null };
+  const base: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
+  if (filter.productId) base.push(isUuid(filter.productId) ? Prisma.sql`product_id = ${filter.productId}::uuid` : Prisma.sql`false`);
+  if (filter.planId) base.push(isUuid(filter.planId) ? Prisma.sql`plan_id = ${filter.planId}::uuid` : Prisma.sql`false`);
+  if (filter.expiringWithinDays) base.push(expiringSql(ctx.now, { to: filter.expiringWithinDays }));
+  const and = filter.status ? [...base, statusSql(filter.status, ctx.now)] : base;
+  const ranges = filter.status ? statusRangesSql(filter.status, ctx.now).map((range) => Prisma.join([...base, range], ' AND ')) : [Prisma.join(base, ' AND ')];
+  if (!filter.search) return { and, ranges, search: null };
   // As Prisma's `contains` (insensitive): the text literally, anywhere in the email or the key hint.
   const text = filter.search.replaceAll('...', '…');
+  const pattern = `%${likeLiteral(text)}%`;
   const digest = licenseKeyDigest(ctx.secrets, filter.search);
   const branches = await emailContains(ctx.db, tenantId, text);
-  branches.push(Prisma.sql`key_hint ILIKE ${`%${likeLiteral(text)}%`}`);
+  branches.push(Prisma.sql`key_hint ILIKE ${pattern}`);
   if (digest) branches.push(Prisma.sql`key_digest = ${digest}`);
-  const search: SearchSql = { branches };
-  return { and, search };
+  const check = Prisma.sql`(customer_email ILIKE ${pattern} OR key_hint ILIKE ${pattern}${digest ? Prisma.sql` OR key_digest = ${digest}` : Prisma.empty})`;
+  const search: SearchSql = { branches, check };
+  return { and, ranges, search };
 }
 
 /** The same filter as `licenseWhere`, as SQL over `licenses` (the bulk actions' selection). */
@@ -264,7 +270,7 @@ function searchMatchesSql(and: Prisma.Sql[], search: SearchSql): Prisma.Sql {
   );
 }
 
-/** How many licenses match the filter and the search, counting at most `take` (for `cappedCount`). */
+/** How many licenses match the filter and the search by the search's indexes (`searchMatchesSql`), counting at most `take` (for `cappedCount`). */
 function countSearchUpTo(db: Database, and: Prisma.Sql[], search: SearchSql) {
   return async (take: number) => {
     const [row] = await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (${searchMatchesSql(and, search)} LIMIT ${take}) AS matching`;
@@ -273,12 +279,83 @@ function countSearchUpTo(db: Database, and: Prisma.Sql[], search: SearchSql) {
 }
 
 /**
+ * A search is first answered by walking the list's order: the filter's first SEARCH_PROBE_ROWS rows (newest
+ * first, from the cursor) are read by the list's own index and tested with the search's `check`. A search most
+ * licenses match ("customer1": one in five) is answered there — its page, and its count walked on to the cap
+ * when the walk's density says that takes at most SEARCH_WALK_ROWS rows — where the trigram index would have
+ * listed every match in every company (111,000 for "customer1") before the first row. A rarer one, whose page the
+ * probe does not fill, is answered by the search's indexes (`searchMatchesSql`). The walk's LIMIT is on the
+ * filter's rows, never on the matches, so its plan is the plain list's whatever PostgreSQL guesses of the search.
+ */
+export const SEARCH_PROBE_ROWS = 1_000;
+export const SEARCH_WALK_ROWS = 20_000;
+
+/** The first `rows` licenses of the filter in the walk's order (from `page`'s cursor when given), with the columns `check` reads. */
+function walkedSql(and: Prisma.Sql[], rows: number, page?: Keyset<readonly [string, string]>): Prisma.Sql {
+  const order = page?.sqlOrder ?? Prisma.raw('DESC');
+  const cursor = page?.cursor
+    ? Prisma.sql` AND created_at ${Prisma.raw(page.backward ? '>=' : '<=')} ${page.cursor[0]}::timestamptz AND (created_at, id) ${page.sqlCmp} (${page.cursor[0]}::timestamptz, ${page.cursor[1]}::uuid)`
+    : Prisma.empty;
+  return Prisma.sql`SELECT id, created_at, customer_email, key_hint, key_digest FROM licenses WHERE ${Prisma.join(and, ' AND ')}${cursor}
+    ORDER BY created_at ${order}, id ${order} LIMIT ${rows}`;
+}
+
+interface Probe {
+  /** Rows of the filter read (fewer than SEARCH_PROBE_ROWS: all of them from the cursor on). */
+  scanned: number;
+  hits: number;
+  /** The first page's worth of matches (size + 1), in the walk's order. */
+  keys: string[];
+}
+
+/** The search's matches among the filter's first SEARCH_PROBE_ROWS rows from the page's cursor: how many, and the page's keys. */
+async function probeSearch(db: Database, and: Prisma.Sql[], search: SearchSql, page: Keyset<readonly [string, string]>): Promise<Probe> {
+  const [row] = await db.prisma.$queryRaw<{ scanned: number; hits: number; keys: string[] | null }[]>`
+    SELECT count(*)::int AS scanned, count(*) FILTER (WHERE hit)::int AS hits,
+           (array_agg(id::text ORDER BY created_at ${page.sqlOrder}, id ${page.sqlOrder}) FILTER (WHERE hit))[1:${page.size + 1}] AS keys
+      FROM (SELECT id, created_at, ${search.check} AS hit FROM (${walkedSql(and, SEARCH_PROBE_ROWS, page)}) AS walked) AS probed`;
+  return { scanned: row.scanned, hits: row.hits, keys: row.keys ?? [] };
+}
+
+/**
+ * The search's matches among the filter's first `rows` rows (newest first), counted up to `take`: `more` when the
+ * filter has rows past them (so fewer than `take` is an exact count only without `more`).
+ */
+async function walkCount(db: Database, and: Prisma.Sql[], search: SearchSql, rows: number, take: number) {
+  const [row] = await db.prisma.$queryRaw<{ hits: number; more: boolean }[]>`
+    SELECT count(*) FILTER (WHERE n <= ${rows})::int AS hits, count(*) FILTER (WHERE n > ${rows}) > 0 AS more
+      FROM (SELECT n FROM (SELECT ${search.check} AS hit, row_number() OVER () AS n FROM (${walkedSql(and, rows + 1)}) AS walked) AS tested
+             WHERE hit OR n > ${rows} LIMIT ${take}) AS counted`;
+  return row;
+}
+
+/**
+ * How many licenses match the filter and the search, up to `cap` (`Count`). Walked in the list's order when the
+ * first SEARCH_PROBE_ROWS rows say the cap is reached within SEARCH_WALK_ROWS (`probe`: that walk's figures when
+ * the caller has them), else counted by the search's indexes.
+ */
+async function countSearch(db: Database, and: Prisma.Sql[], search: SearchSql, cap: number, probe?: Pick<Probe, 'scanned' | 'hits'>): Promise<Count> {
+  const take = cap + 1;
+  const counted = (hits: number): Count => (hits > cap ? { totalCount: cap, totalCountCapped: true } : { totalCount: hits, totalCountCapped: false });
+  const first = probe ? { hits: probe.hits, more: probe.scanned >= SEARCH_PROBE_ROWS } : await walkCount(db, and, search, SEARCH_PROBE_ROWS, take);
+  if (first.hits >= take || !first.more) return counted(first.hits);
+  if (first.hits > 0 && (take * SEARCH_PROBE_ROWS) / first.hits <= SEARCH_WALK_ROWS) {
+    const walked = await walkCount(db, and, search, SEARCH_WALK_ROWS, take);
+    if (walked.hits >= take || !walked.more) return counted(walked.hits);
+  }
+  return cappedCount(countSearchUpTo(db, and, search), cap);
+}
+
+/**
  * How many licenses match the filter: exactly, or (with `cap`) up to `cap` and whether more do (`cappedCount`).
- * The bulk actions' confirmation; the list counts its own way (one pass with its page).
+ * A text search is counted up to SEARCH_COUNT_CAP at most, as the list counts it: finding 10,000 matches of a
+ * search one license in five matches costs a walk of 50,000 rows. The bulk actions' confirmation; the list counts
+ * its own way (with its page).
  */
 export async function countLicenses(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>, cap?: number): Promise<Count> {
-  const { and, search } = await filterSql(ctx, tenantId, filter);
-  const count = search ? countSearchUpTo(ctx.db, and, search) : countUpTo(ctx.db, Prisma.sql`licenses`, Prisma.join(and, ' AND '));
+  const { and, ranges, search } = await filterSql(ctx, tenantId, filter);
+  if (search && cap !== undefined) return countSearch(ctx.db, and, search, Math.min(cap, SEARCH_COUNT_CAP));
+  const count = search ? countSearchUpTo(ctx.db, and, search) : countUpTo(ctx.db, Prisma.sql`licenses`, ranges);
   if (cap !== undefined) return cappedCount(count, cap);
   return { totalCount: await count(2 ** 31 - 1), totalCountCapped: false };
 }
@@ -336,7 +413,7 @@ export async function listLicenses(ctx: ServiceContext, filterInput: LicenseFilt
   const filter = parseInput(LicenseFilterSchema, filterInput);
   const page = keyset(pageArgs, LicenseCursor);
   const where = licenseWhere(ctx, tenantId, filter);
-  const { and, search } = await filterSql(ctx, tenantId, filter);
+  const { and, ranges, search } = await filterSql(ctx, tenantId, filter);
   const cursorOf = (row: { createdAt: Date; id: string }) => [row.createdAt.toISOString(), row.id];
   const walk = () =>
     ctx.db.prisma.license.findMany({
@@ -346,8 +423,14 @@ export async function listLicenses(ctx: ServiceContext, filterInput: LicenseFilt
       ...licenseView(query),
     });
   if (!search) {
-    const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`licenses`, Prisma.join(and, ' AND ')), COUNT_CAP)]);
+    const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`licenses`, ranges), COUNT_CAP)]);
     return toPage(rows, page, totalCount, cursorOf);
+  }
+  // A search most of the filter's rows match: its page from the first rows of the list (see SEARCH_PROBE_ROWS).
+  const probe = await probeSearch(ctx.db, and, search, page);
+  if (probe.hits > page.size || probe.scanned < SEARCH_PROBE_ROWS) {
+    const count = await countSearch(ctx.db, and, search, SEARCH_COUNT_CAP, page.cursor ? undefined : probe);
+    return toPage(await licensesByIds(ctx, probe.keys, query), page, count, cursorOf);
   }
   const cursorSql = page.cursor ? Prisma.sql`WHERE (created_at, id) ${page.sqlCmp} (${page.cursor[0]}::timestamptz, ${page.cursor[1]}::uuid)` : Prisma.empty;
   const { count, keys } = await searchMatches<string>(
@@ -356,10 +439,14 @@ export async function listLicenses(ctx: ServiceContext, filterInput: LicenseFilt
     Prisma.sql`SELECT id::text FROM counted ${cursorSql} ORDER BY created_at ${page.sqlOrder}, id ${page.sqlOrder} LIMIT ${page.size + 1}`,
   );
   if (!keys) return toPage(await walk(), page, count, cursorOf);
-  const found = await ctx.db.prisma.license.findMany({ where: { id: { in: keys } }, ...licenseView(query) });
+  return toPage(await licensesByIds(ctx, keys, query), page, count, cursorOf);
+}
+
+/** The licenses of `ids` (a page's keys, found in the caller's tenant), in that order. */
+async function licensesByIds(ctx: ServiceContext, ids: string[], query?: LicenseQuery) {
+  const found = ids.length ? await ctx.db.prisma.license.findMany({ where: { id: { in: ids } }, ...licenseView(query) }) : [];
   const byId = new Map(found.map((row) => [row.id, row]));
-  const rows = keys.flatMap((id) => byId.get(id) ?? []);
-  return toPage(rows, page, count, cursorOf);
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 /**
