@@ -133,8 +133,9 @@ export async function cappedCount(count: (take: number) => Promise<number>, cap 
 export function countUpTo(db: Database, table: Prisma.Sql, conditions: Prisma.Sql | Prisma.Sql[]) {
   const each = Array.isArray(conditions) ? conditions : [conditions];
   return async (take: number) => {
-    const union = Prisma.join(each.map((where) => Prisma.sql`(SELECT 1 FROM ${table} WHERE ${where} LIMIT ${take})`), ' UNION ALL ');
-    const [row] = await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (${union} LIMIT ${take}) AS matching`;
+    const parts = each.map((where) => Prisma.sql`SELECT 1 FROM ${table} WHERE ${where} LIMIT ${take}`);
+    const matching = parts.length === 1 ? parts[0] : Prisma.sql`${Prisma.join(parts.map((part) => Prisma.sql`(${part})`), ' UNION ALL ')} LIMIT ${take}`;
+    const [row] = await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (${matching}) AS matching`;
     return row.n;
   };
 }
