@@ -3,7 +3,7 @@ import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { Prisma } from '../server/src/generated/prisma/client.js';
 import { analyticsWindow, dashboardStats, foldSeatPoolHistory, licenseDistribution, licensesByProduct, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
 import { listProducts } from '../server/src/services/products.js';
-import { listLicenses, SEARCH_PROBE_ROWS, type LicenseFilter } from '../server/src/services/licenses/management.js';
+import { listLicenses, SEARCH_WALK, type LicenseFilter } from '../server/src/services/licenses/management.js';
 import { countBulkSelection } from '../server/src/services/licenses/bulk.js';
 import { floatingPoolConsumption, POOL_BUCKETS } from '../server/src/services/floating/management.js';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '../server/src/services/listing.js';
@@ -610,9 +610,10 @@ describe('license search combined with each filter', () => {
         customerEmail: emails[index % emails.length], ...states[Math.floor(index / emails.length)], createdAt: new Date(T - index * 60_000),
       }));
     }
-    // Older licenses after them, more than a search first walks (SEARCH_PROBE_ROWS): a rare term is then found by the
-    // search's indexes, a common one by walking the list ('@': every license; 'pad1': one in five).
-    await seedLicensesInBulk(t.prisma, { tenantId: tenant.id, productId: products[0].id, count: SEARCH_PROBE_ROWS + 100, hintPrefix: 'PADD' }, (index) => ({
+    // Older licenses after them, more than a search's walk first reads (SEARCH_WALK.probeFactor × 101 rows for pages of
+    // 100): a term rare in the newest rows is then found by the search's indexes after all ('@': every license;
+    // 'pad1': one in five).
+    await seedLicensesInBulk(t.prisma, { tenantId: tenant.id, productId: products[0].id, count: SEARCH_WALK.probeFactor * 101 + 100, hintPrefix: 'PADD' }, (index) => ({
       customerEmail: `pad${index}@padding.org`, createdAt: new Date(T - (200 + index) * 60_000), ...(index % 7 === 0 ? { status: 'revoked' as const } : {}),
     }));
     const ctx = { db: t.deps.db, secrets: t.deps.secrets, now, actor: systemActor(tenant.id), meta: NO_META };
@@ -622,8 +623,13 @@ describe('license search combined with each filter', () => {
       { productId: products[0].id, status: 'active', expiringWithinDays: 30 }, { productId: products[1].id, status: 'expired' },
     ];
     const terms = ['example.test', '@example.t', 'ann@', 'n@example.t', '.test', '@', '_', 'COMB1-…-00', 'comb0-...-01', 'nobody-zz', 'sub.example', 'x.test', 'pad1', 'pad10'];
-    for (const term of terms) {
-      for (const filter of filters) {
+    // Both ways of answering a search: by its indexes (a small company: every term is rare), and walking the list first
+    // (as a search common in a large company is: here every term is taken as one).
+    const cases = [0, SEARCH_WALK.commonRows].flatMap((commonRows) => terms.flatMap((term) => filters.map((filter) => ({ commonRows, term, filter }))));
+    const { commonRows: defaultCommonRows } = SEARCH_WALK;
+    for (const { commonRows, term, filter } of cases) {
+      SEARCH_WALK.commonRows = commonRows;
+      try {
         const text = term.replaceAll('...', '…').toLowerCase();
         // The plain definitions: the text anywhere in the email or the key hint, ignoring case; each filter by the code form of the rule.
         const expected = all
@@ -633,7 +639,7 @@ describe('license search combined with each filter', () => {
           .filter((license) => !filter.expiringWithinDays || isExpiring(license, now, { to: filter.expiringWithinDays }))
           .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (b.id < a.id ? -1 : 1))
           .map((license) => license.id);
-        const label = `${term} ${JSON.stringify(filter)}`;
+        const label = `${term} ${JSON.stringify(filter)} ${commonRows ? 'by the indexes' : 'walked first'}`;
         const page = await listLicenses(ctx, { ...filter, search: term }, { first: 100 });
         expect(page.nodes.map((node) => node.id), label).toEqual(expected.slice(0, 100));
         // A search counts up to SEARCH_COUNT_CAP, the list and the bulk action's confirmation alike.
@@ -648,6 +654,8 @@ describe('license search combined with each filter', () => {
         // The bulk action's counts: exact, and capped.
         expect(await countBulkSelection(ctx, { filter: { ...filter, search: term } }), label).toEqual({ totalCount: expected.length, totalCountCapped: false });
         expect(await countBulkSelection(ctx, { filter: { ...filter, search: term } }, COUNT_CAP), label).toEqual(capped);
+      } finally {
+        SEARCH_WALK.commonRows = defaultCommonRows;
       }
     }
   });

@@ -12,7 +12,7 @@ import { releaseSeat } from './activations.js';
 import { licenseKeyDigest } from './license-record.js';
 import { planForNewLicense, planLicenseValues, planQuotas } from '../plans.js';
 import { expiringSql, expiringWhere, LICENSE_STATUSES, statusRangesSql, statusSql, statusWhere } from './predicates.js';
-import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, isUuid, keyset, SEARCH_COUNT_CAP, searchMatches, toPage, type Count, type Keyset, type PageArgs } from '../listing.js';
+import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, DEFAULT_PAGE_SIZE, isUuid, keyset, SEARCH_COUNT_CAP, searchMatches, toPage, type Count, type Keyset, type PageArgs } from '../listing.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 import { LICENSE_ATTRIBUTES, LicenseAttributesObject, LicenseAttributesSchema, VERSION_ORDER, versionsInOrder, type LicenseInput } from './attributes.js';
 
@@ -222,6 +222,8 @@ export function licenseWhere(ctx: ServiceContext, tenantId: string, filter: z.ou
 interface SearchSql {
   branches: Prisma.Sql[];
   check: Prisma.Sql;
+  /** The text as a LIKE pattern (`%text%`). */
+  pattern: string;
 }
 
 /** The filter's conditions as SQL over `licenses`: all but the search (`and`), the same split into index ranges (`ranges`, see `statusRangesSql`), and the search. */
@@ -241,7 +243,7 @@ async function filterSql(ctx: ServiceContext, tenantId: string, filter: z.output
   branches.push(Prisma.sql`key_hint ILIKE ${pattern}`);
   if (digest) branches.push(Prisma.sql`key_digest = ${digest}`);
   const check = Prisma.sql`(customer_email ILIKE ${pattern} OR key_hint ILIKE ${pattern}${digest ? Prisma.sql` OR key_digest = ${digest}` : Prisma.empty})`;
-  const search: SearchSql = { branches, check };
+  const search: SearchSql = { branches, check, pattern };
   return { and, ranges, search };
 }
 
@@ -279,16 +281,31 @@ function countSearchUpTo(db: Database, and: Prisma.Sql[], search: SearchSql) {
 }
 
 /**
- * A search is first answered by walking the list's order: the filter's first SEARCH_PROBE_ROWS rows (newest
- * first, from the cursor) are read by the list's own index and tested with the search's `check`. A search most
- * licenses match ("customer1": one in five) is answered there — its page, and its count walked on to the cap
- * when the walk's density says that takes at most SEARCH_WALK_ROWS rows — where the trigram index would have
- * listed every match in every company (111,000 for "customer1") before the first row. A rarer one, whose page the
- * probe does not fill, is answered by the search's indexes (`searchMatchesSql`). The walk's LIMIT is on the
- * filter's rows, never on the matches, so its plan is the plain list's whatever PostgreSQL guesses of the search.
+ * A search most of a company's licenses match ("customer1": one in five of 500,000) is answered by walking the
+ * list's order: the search's indexes would list every match (111,000 from the trigram index) before the first row.
+ * Which it is, PostgreSQL's own estimate of the term's rows in the company says (`looksCommon`, a plan without
+ * running it): up to SEARCH_WALK.commonRows, the search's indexes (`searchMatchesSql`) answer; past it the filter's
+ * newest rows are read by the list's own index and tested with the search's `check` — first
+ * SEARCH_WALK.probeFactor × (page size + 1) rows (`probeSearch`), which hold the page when one row in that many matches,
+ * and the count walks on to the cap when that density says it takes at most SEARCH_WALK.maxRows rows. Should the walk
+ * come short (the estimate was wrong), the indexes answer after all. A walk's LIMIT is on the filter's rows, never
+ * on the matches, so its plan is the plain list's whatever PostgreSQL guesses of the search.
  */
-export const SEARCH_PROBE_ROWS = 1_000;
-export const SEARCH_WALK_ROWS = 20_000;
+export const SEARCH_WALK = {
+  /** More estimated matches than this in the company: the walk is tried first. (Tests lower it to walk a small company.) */
+  commonRows: 5_000,
+  /** The probe reads this many times the page's rows (page size + 1). */
+  probeFactor: 10,
+  /** The most rows a count walks. */
+  maxRows: 20_000,
+};
+
+/** Whether PostgreSQL expects more than SEARCH_WALK.commonRows of the tenant's licenses to have the text in the email's local part or the key hint. */
+async function looksCommon(db: Database, tenantId: string, search: SearchSql): Promise<boolean> {
+  const [row] = await db.prisma.$queryRaw<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>`
+    EXPLAIN (FORMAT JSON) SELECT 1 FROM licenses WHERE tenant_id = ${tenantId}::uuid AND (customer_email_local ILIKE ${search.pattern} OR key_hint ILIKE ${search.pattern})`;
+  return row['QUERY PLAN'][0].Plan['Plan Rows'] > SEARCH_WALK.commonRows;
+}
 
 /** The first `rows` licenses of the filter in the walk's order (from `page`'s cursor when given), with the columns `check` reads. */
 function walkedSql(and: Prisma.Sql[], rows: number, page?: Keyset<readonly [string, string]>): Prisma.Sql {
@@ -301,20 +318,25 @@ function walkedSql(and: Prisma.Sql[], rows: number, page?: Keyset<readonly [stri
 }
 
 interface Probe {
-  /** Rows of the filter read (fewer than SEARCH_PROBE_ROWS: all of them from the cursor on). */
+  /** Rows of the filter read (fewer than asked: all of them from the cursor on). */
   scanned: number;
+  /** Complete: the filter has no more rows from the cursor on. */
+  complete: boolean;
   hits: number;
   /** The first page's worth of matches (size + 1), in the walk's order. */
   keys: string[];
 }
 
-/** The search's matches among the filter's first SEARCH_PROBE_ROWS rows from the page's cursor: how many, and the page's keys. */
+const probeRows = (size: number) => SEARCH_WALK.probeFactor * (size + 1);
+
+/** The search's matches among the filter's first `probeRows` rows from the page's cursor: how many, and the page's keys. */
 async function probeSearch(db: Database, and: Prisma.Sql[], search: SearchSql, page: Keyset<readonly [string, string]>): Promise<Probe> {
+  const rows = probeRows(page.size);
   const [row] = await db.prisma.$queryRaw<{ scanned: number; hits: number; keys: string[] | null }[]>`
     SELECT count(*)::int AS scanned, count(*) FILTER (WHERE hit)::int AS hits,
            (array_agg(id::text ORDER BY created_at ${page.sqlOrder}, id ${page.sqlOrder}) FILTER (WHERE hit))[1:${page.size + 1}] AS keys
-      FROM (SELECT id, created_at, ${search.check} AS hit FROM (${walkedSql(and, SEARCH_PROBE_ROWS, page)}) AS walked) AS probed`;
-  return { scanned: row.scanned, hits: row.hits, keys: row.keys ?? [] };
+      FROM (SELECT id, created_at, ${search.check} AS hit FROM (${walkedSql(and, rows, page)}) AS walked) AS probed`;
+  return { scanned: row.scanned, complete: row.scanned < rows, hits: row.hits, keys: row.keys ?? [] };
 }
 
 /**
@@ -330,17 +352,18 @@ async function walkCount(db: Database, and: Prisma.Sql[], search: SearchSql, row
 }
 
 /**
- * How many licenses match the filter and the search, up to `cap` (`Count`). Walked in the list's order when the
- * first SEARCH_PROBE_ROWS rows say the cap is reached within SEARCH_WALK_ROWS (`probe`: that walk's figures when
- * the caller has them), else counted by the search's indexes.
+ * How many licenses match the filter and a search that `looksCommon`, up to `cap` (`Count`): walked in the list's
+ * order when a probe of its newest rows (`probe`: the caller's, from the top, when it has one) says the cap is
+ * reached within SEARCH_WALK.maxRows, else counted by the search's indexes.
  */
-async function countSearch(db: Database, and: Prisma.Sql[], search: SearchSql, cap: number, probe?: Pick<Probe, 'scanned' | 'hits'>): Promise<Count> {
+async function countCommonSearch(db: Database, and: Prisma.Sql[], search: SearchSql, cap: number, probe?: Probe): Promise<Count> {
   const take = cap + 1;
   const counted = (hits: number): Count => (hits > cap ? { totalCount: cap, totalCountCapped: true } : { totalCount: hits, totalCountCapped: false });
-  const first = probe ? { hits: probe.hits, more: probe.scanned >= SEARCH_PROBE_ROWS } : await walkCount(db, and, search, SEARCH_PROBE_ROWS, take);
+  const rows = probe?.scanned ?? probeRows(DEFAULT_PAGE_SIZE);
+  const first = probe ? { hits: probe.hits, more: !probe.complete } : await walkCount(db, and, search, rows, take);
   if (first.hits >= take || !first.more) return counted(first.hits);
-  if (first.hits > 0 && (take * SEARCH_PROBE_ROWS) / first.hits <= SEARCH_WALK_ROWS) {
-    const walked = await walkCount(db, and, search, SEARCH_WALK_ROWS, take);
+  if (first.hits > 0 && (take * rows) / first.hits <= SEARCH_WALK.maxRows) {
+    const walked = await walkCount(db, and, search, SEARCH_WALK.maxRows, take);
     if (walked.hits >= take || !walked.more) return counted(walked.hits);
   }
   return cappedCount(countSearchUpTo(db, and, search), cap);
@@ -354,7 +377,11 @@ async function countSearch(db: Database, and: Prisma.Sql[], search: SearchSql, c
  */
 export async function countLicenses(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>, cap?: number): Promise<Count> {
   const { and, ranges, search } = await filterSql(ctx, tenantId, filter);
-  if (search && cap !== undefined) return countSearch(ctx.db, and, search, Math.min(cap, SEARCH_COUNT_CAP));
+  if (search && cap !== undefined) {
+    const searchCap = Math.min(cap, SEARCH_COUNT_CAP);
+    if (await looksCommon(ctx.db, tenantId, search)) return countCommonSearch(ctx.db, and, search, searchCap);
+    return cappedCount(countSearchUpTo(ctx.db, and, search), searchCap);
+  }
   const count = search ? countSearchUpTo(ctx.db, and, search) : countUpTo(ctx.db, Prisma.sql`licenses`, ranges);
   if (cap !== undefined) return cappedCount(count, cap);
   return { totalCount: await count(2 ** 31 - 1), totalCountCapped: false };
@@ -426,11 +453,13 @@ export async function listLicenses(ctx: ServiceContext, filterInput: LicenseFilt
     const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`licenses`, ranges), COUNT_CAP)]);
     return toPage(rows, page, totalCount, cursorOf);
   }
-  // A search most of the filter's rows match: its page from the first rows of the list (see SEARCH_PROBE_ROWS).
-  const probe = await probeSearch(ctx.db, and, search, page);
-  if (probe.hits > page.size || probe.scanned < SEARCH_PROBE_ROWS) {
-    const count = await countSearch(ctx.db, and, search, SEARCH_COUNT_CAP, page.cursor ? undefined : probe);
-    return toPage(await licensesByIds(ctx, probe.keys, query), page, count, cursorOf);
+  // A search most of the company's licenses match: its page from the list's newest rows (see SEARCH_WALK).
+  if (await looksCommon(ctx.db, tenantId, search)) {
+    const probe = await probeSearch(ctx.db, and, search, page);
+    if (probe.hits > page.size || probe.complete) {
+      const count = await countCommonSearch(ctx.db, and, search, SEARCH_COUNT_CAP, page.cursor ? undefined : probe);
+      return toPage(await licensesByIds(ctx, probe.keys, query), page, count, cursorOf);
+    }
   }
   const cursorSql = page.cursor ? Prisma.sql`WHERE (created_at, id) ${page.sqlCmp} (${page.cursor[0]}::timestamptz, ${page.cursor[1]}::uuid)` : Prisma.empty;
   const { count, keys } = await searchMatches<string>(
