@@ -304,9 +304,11 @@ export const SEARCH_WALK = {
 
 /** Whether PostgreSQL expects more than SEARCH_WALK.commonRows of the tenant's licenses to have the text in the email's local part or the key hint. */
 async function looksCommon(db: Database, tenantId: string, search: SearchSql): Promise<boolean> {
-  const [row] = await db.prisma.$queryRaw<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }[]>`
+  const [row] = await db.prisma.$queryRaw<{ 'QUERY PLAN': string | [{ Plan: { 'Plan Rows': number } }] }[]>`
     EXPLAIN (FORMAT JSON) SELECT 1 FROM licenses WHERE tenant_id = ${tenantId}::uuid AND (customer_email_local ILIKE ${search.pattern} OR key_hint ILIKE ${search.pattern})`;
-  return row['QUERY PLAN'][0].Plan['Plan Rows'] > SEARCH_WALK.commonRows;
+  const plan = row['QUERY PLAN'];
+  const [{ Plan }] = typeof plan === 'string' ? (JSON.parse(plan) as Exclude<typeof plan, string>) : plan;
+  return Plan['Plan Rows'] > SEARCH_WALK.commonRows;
 }
 
 /** The first `rows` licenses of the filter in the walk's order (from `page`'s cursor when given), with the columns `check` reads. */
