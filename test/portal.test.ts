@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PORTAL_SCHEMA_FILE, printPortalSdl } from '../server/src/graphql/print-schema.js';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { updateCompanySettings } from '../server/src/services/company.js';
 import { startTestApp } from './support/harness.js';
@@ -285,6 +287,14 @@ describe('portal: rate limits', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe('portal: its schema', () => {
+  it('is the committed server/portal-schema.graphql (pnpm schema:print), and holds no staff type', () => {
+    const sdl = printPortalSdl();
+    expect(readFileSync(PORTAL_SCHEMA_FILE, 'utf8')).toBe(sdl);
+    for (const staff of ['User', 'ApiKey', 'WebhookEndpoint', 'Company', 'licenseKey', 'customerEmail', 'activityLog']) expect(sdl).not.toMatch(new RegExp(`\\b${staff}\\b`));
   });
 });
 
