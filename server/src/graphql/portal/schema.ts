@@ -171,4 +171,8 @@ builder.mutationType({
   }),
 });
 
+// PENDING (signed license files, air-gapped activation): "download a license file for one of my devices" and the
+// upload of an offline activation request or deactivation proof belong here, over services/license-files
+// (issueLicenseFile, activateFromRequest, deactivateFromProof) with the actor "customer <email>".
+
 export const portalSchema = builder.toSchema({ sortSchema: false });
