@@ -3,6 +3,7 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServerSecrets } from '../../crypto/secrets.js';
 import { normalizeLicenseKey } from '../../crypto/license-key.js';
 import type { StoredLicenseStatus } from './predicates.js';
+import type { LicenseCache } from './license-cache.js';
 
 /** Everything the public endpoints need about a license, read in one statement. */
 export interface LicenseRecord {
@@ -61,11 +62,16 @@ const CURRENT_DIGEST_OF_RETIRED =
 const SELECT_LICENSE_BY_RETIRED_DIGEST = `SELECT * FROM license_by_digest(${CURRENT_DIGEST_OF_RETIRED})`;
 const SELECT_LICENSE_BY_RETIRED_DIGEST_FOR_UPDATE = `SELECT * FROM license_by_digest(${CURRENT_DIGEST_OF_RETIRED}, true)`;
 
-/** The license of a key (its current key, or a reissued one within its overlap at `now`); null when unknown or malformed. */
-export async function findLicenseByKey(sql: SqlRunner, secrets: ServerSecrets, licenseKey: string, now: Date): Promise<LicenseRecord | null> {
+/**
+ * The license of a key (its current key, or a reissued one within its overlap at `now`); null when unknown or malformed.
+ * With `cache` (validate only: license-cache.ts), a current key is answered from memory when the cache holds it; a
+ * reissued key within its overlap and an unknown key always read the database (their answer depends on `now`).
+ */
+export async function findLicenseByKey(sql: SqlRunner, secrets: ServerSecrets, licenseKey: string, now: Date, cache?: LicenseCache): Promise<LicenseRecord | null> {
   const digest = licenseKeyDigest(secrets, licenseKey);
   if (!digest) return null;
-  const [license] = await sql.query<LicenseRecord>(SELECT_LICENSE_BY_DIGEST, [digest]);
+  const byDigest = async () => (await sql.query<LicenseRecord>(SELECT_LICENSE_BY_DIGEST, [digest]))[0] ?? null;
+  const license = cache ? await cache.read(digest, byDigest) : await byDigest();
   if (license) return license;
   const [byRetiredKey] = await sql.query<LicenseRecord>(SELECT_LICENSE_BY_RETIRED_DIGEST, [digest, now]);
   return byRetiredKey ?? null;
