@@ -85,7 +85,8 @@ export function pgNotificationListener(url: string, channel: string, handler: No
 
   const connect = async () => {
     if (stopped) return;
-    const next = new OutageAwareClient({ connectionString: url, connectionTimeoutMillis: 5_000, keepAlive: true });
+    // Named, so an operator (and a test) can find the session in pg_stat_activity.
+    const next = new OutageAwareClient({ connectionString: url, connectionTimeoutMillis: 5_000, keepAlive: true, application_name: `keyforge-listen-${channel}` });
     next.on('error', (error) => drop(next, error.message));
     next.on('end', () => drop(next, 'connection ended'));
     next.on('notification', (message) => {
