@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import fc from 'fast-check';
 import pg from 'pg';
@@ -5,12 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateLicenseKey, normalizeLicenseKey } from '../server/src/crypto/license-key.js';
 import { ServerSecrets } from '../server/src/crypto/secrets.js';
 import { applyMigrations } from '../server/src/db/migrate.js';
+import { createHttpServer } from '../server/src/app.js';
+import { loadConfig } from '../server/src/config.js';
+import { openDeps } from '../server/src/deps.js';
+import { createLogger } from '../server/src/logger.js';
 import { LicenseCache } from '../server/src/services/licenses/license-cache.js';
 import type { LicenseRecord } from '../server/src/services/licenses/license-record.js';
 import { startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
 import { postJson, startServerProcess, stopAllProcesses, type ServerProcess } from './support/processes.js';
 import { startPrivatePg, type PrivatePg } from './support/private-pg.js';
-import { seedDatabase } from './support/seed.js';
+import { seedDatabase, seeder } from './support/seed.js';
 import { waitUntil } from './support/wait.js';
 
 /**
@@ -108,6 +116,28 @@ describe('LicenseCache (in memory)', () => {
     expect(byBytes.stats().bytes).toBeLessThanOrEqual(4_000);
     expect(byBytes.stats().entries).toBeGreaterThan(0);
   });
+});
+
+describe('the embedded database (PGlite)', () => {
+  it('caches, and a change is forgotten before its writer hears it committed (one session, notified in process)', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-lcache-pglite-'));
+    const runtime = await openDeps(loadConfig({ DATA_DIR: dataDir, SERVER_SECRET: 'pglite-cache-secret-0123456789abcdef0123456789', LOG_LEVEL: 'silent' }), createLogger('silent'));
+    const server = createHttpServer(runtime.deps);
+    try {
+      expect(runtime.deps.licenseCache).toBeDefined();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/validate`;
+      const { key, license } = await seeder({ db: runtime.deps.db, secrets: runtime.deps.secrets, now: () => new Date() }).basic();
+      for (let i = 0; i < 3; i++) expect((await postJson(url, { licenseKey: key })).json.isValid).toBe(true);
+      expect(runtime.deps.licenseCache!.stats().hits).toBe(2);
+      await runtime.deps.db.prisma.license.update({ where: { id: license.id }, data: { status: 'suspended', suspendedAt: new Date() } });
+      expect((await postJson(url, { licenseKey: key })).json.errorCode).toBe('Suspended');
+    } finally {
+      server.close();
+      await runtime.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 // ─── Three server processes on one private PostgreSQL ─────────────────────────────────────────────────────────────

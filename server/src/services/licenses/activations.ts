@@ -34,6 +34,9 @@ export interface ActivateInput {
 // Seat changes of one license queue on its row lock; give a burst of them time to get through.
 const SEAT_TRANSACTION = { maxWait: 20_000, timeout: 20_000 } as const;
 
+/** The activation in one statement (migration activation_register; also bench/floor.ts's). */
+export const ACTIVATION_REGISTER = 'SELECT * FROM activation_register($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
+
 /** What activation_register (migration activation_register) did, with the license's seats after it. */
 interface Registration {
   outcome: 'changed' | 'nonce_invalid' | 'seats_exhausted' | 'reused' | 'activated';
@@ -74,7 +77,7 @@ export async function activateLicense(ctx: LicensingContext, input: ActivateInpu
     const activation = { id: activationId, licenseId: license.id, deviceId: input.deviceId ?? null, deviceName: input.deviceName ?? null, createdAt: ctx.now };
     const body = eventBody({ id: eventId, type: 'activation.created', createdAt: ctx.now, tenantId: license.tenantId, data: activationData(activation) });
     const [registration] = await ctx.db.sql.query<Registration>(
-      'SELECT * FROM activation_register($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
+      ACTIVATION_REGISTER,
       [license.id, license.status, license.expiresAt, sha256(nonce), ctx.now, activationId, input.deviceId ?? null, input.deviceName ?? null, input.version ?? null, input.userEmail ?? null, input.ip ?? null, eventId, body],
     );
     switch (registration.outcome) {
@@ -142,22 +145,25 @@ export const DEVICE_NOT_ACTIVATED: Rejection = {
 };
 
 /**
- * Whether `deviceId` holds an active activation of the license (validate's device-scoped opt-in). In the same
- * statement its lastSeenAt moves to now when older than LAST_SEEN_INTERVAL_MS: the condition sits on the updated row,
- * so concurrent validates of one device write it once, and a device validating every second writes once per interval.
+ * The device-scoped check of validate in one statement (also bench/floor.ts's): the device's active activation of the
+ * license, its lastSeenAt refreshed when older than $5. $1 tenant, $2 license, $3 device, $4 now.
  */
-export async function touchActiveDevice(ctx: LicensingContext, license: Pick<LicenseRecord, 'id' | 'tenantId'>, deviceId: string): Promise<boolean> {
-  const rows = await ctx.db.sql.query<{ id: string }>(
-    `WITH device AS (
+export const TOUCH_ACTIVE_DEVICE = `WITH device AS (
        SELECT id FROM activations
         WHERE tenant_id = $1 AND license_id = $2 AND device_id = $3 AND deactivated_at IS NULL
         LIMIT 1
      ), seen AS (
        UPDATE activations a SET last_seen_at = $4 FROM device WHERE a.id = device.id AND a.last_seen_at < $5
      )
-     SELECT id FROM device`,
-    [license.tenantId, license.id, deviceId, ctx.now, new Date(ctx.now.getTime() - LAST_SEEN_INTERVAL_MS)],
-  );
+     SELECT id FROM device`;
+
+/**
+ * Whether `deviceId` holds an active activation of the license (validate's device-scoped opt-in). In the same
+ * statement its lastSeenAt moves to now when older than LAST_SEEN_INTERVAL_MS: the condition sits on the updated row,
+ * so concurrent validates of one device write it once, and a device validating every second writes once per interval.
+ */
+export async function touchActiveDevice(ctx: LicensingContext, license: Pick<LicenseRecord, 'id' | 'tenantId'>, deviceId: string): Promise<boolean> {
+  const rows = await ctx.db.sql.query<{ id: string }>(TOUCH_ACTIVE_DEVICE, [license.tenantId, license.id, deviceId, ctx.now, new Date(ctx.now.getTime() - LAST_SEEN_INTERVAL_MS)]);
   return rows.length > 0;
 }
 
