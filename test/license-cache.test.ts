@@ -15,7 +15,9 @@ import { openDeps } from '../server/src/deps.js';
 import { createLogger } from '../server/src/logger.js';
 import { LicenseCache } from '../server/src/services/licenses/license-cache.js';
 import type { LicenseRecord } from '../server/src/services/licenses/license-record.js';
+import { itWith, needCommands } from './support/optional.js';
 import { startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
+import { promtoolMetricsLint } from './support/prometheus.js';
 import { postJson, startServerProcess, stopAllProcesses, type ServerProcess } from './support/processes.js';
 import { startPrivatePg, type PrivatePg } from './support/private-pg.js';
 import { seedDatabase, seeder } from './support/seed.js';
@@ -170,8 +172,9 @@ const validate = async (server: ServerProcess, key: string) => {
   expect(status).toBe(200);
   return json;
 };
+const metricsText = async (server: ServerProcess) => (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
 const cacheCounter = async (server: ServerProcess, name: string) => {
-  const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+  const text = await metricsText(server);
   return Number(text.match(new RegExp(`^keyforge_license_cache_${name}_total (\\S+)$`, 'm'))?.[1] ?? NaN);
 };
 
@@ -298,6 +301,14 @@ describe('two cached servers and an uncached one sharing a database', () => {
     expect(await cacheCounter(cachedB, 'hits')).toBeGreaterThan(0);
     expect(await cacheCounter(cachedA, 'invalidations')).toBeGreaterThan(0);
   }, 180_000);
+});
+
+describe('metrics', () => {
+  itWith(needCommands('promtool'))('the license cache metrics pass promtool check metrics', async () => {
+    const text = await metricsText(cachedA);
+    for (const name of ['hits_total', 'misses_total', 'invalidations_total', 'bypassed_total', 'bypass_seconds_total', 'entries', 'bytes']) expect(text).toContain(`keyforge_license_cache_${name}`);
+    expect(promtoolMetricsLint(text)).toBeNull();
+  });
 });
 
 describe('faults: each followed by a revocation honoured within the bound', () => {
