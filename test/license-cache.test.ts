@@ -198,7 +198,7 @@ beforeAll(async () => {
   await owner.connect();
   // Requests through PgBouncer in transaction mode, LISTEN straight to PostgreSQL: the supported production shape.
   const common = { SERVER_SECRET: SECRET, LOG_LEVEL: 'warn', METRICS_TOKEN, ...UNLIMITED };
-  const cached = { ...common, DATABASE_URL: bouncer.urlFor(cluster.url), DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: cluster.url, LICENSE_CACHE_STALENESS_MS: String(BOUND_MS) };
+  const cached = { ...common, DATABASE_URL: bouncer.urlFor(cluster.url), DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: cluster.url, LICENSE_CACHE: 'on', LICENSE_CACHE_STALENESS_MS: String(BOUND_MS) };
   [cachedA, cachedB, reference] = await Promise.all([
     startServerProcess({ ...cached, DATA_DIR: `/tmp/kf-lcache-a-${process.pid}` }),
     startServerProcess({ ...cached, DATA_DIR: `/tmp/kf-lcache-b-${process.pid}` }),
@@ -382,4 +382,48 @@ describe('faults: each followed by a revocation honoured within the bound', () =
     expect((await validate(cachedB, currentKey(index))).errorCode).toBe('LicenseRevoked');
     expect(await cacheCounter(cachedA, 'bypass_seconds')).toBeGreaterThan(0);
   }, 120_000);
+});
+
+describe('what the database announces (migration license_cache_notify)', () => {
+  it('license deletes, bulk changes, bundle members and product deletes, from any statement', async () => {
+    const listener = new pg.Client({ connectionString: cluster.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    await listener.query('LISTEN license_cache');
+    const expectHeard = (token: string) => waitUntil(() => heard.some((payload) => payload.split(',').includes(token)), { timeout: 30_000, interval: 20, what: `a notification with ${token}` });
+    try {
+      const copy = (count: number) =>
+        owner.query<{ id: string }>(
+          `INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, updated_at)
+           SELECT gen_random_uuid(), tenant_id, product_id, md5(random()::text) || md5(random()::text), 'X', 1, now() FROM licenses, generate_series(1, $2) WHERE id = $1 RETURNING id`,
+          [ids[0], count],
+        );
+      const { rows: [one] } = await copy(1);
+      await owner.query('DELETE FROM licenses WHERE id = $1', [one.id]);
+      await expectHeard(`l${one.id}`);
+
+      // More than 150 licenses in one statement: named by company instead.
+      const many = (await copy(200)).rows.map((row) => row.id);
+      heard.length = 0;
+      await owner.query(`UPDATE licenses SET features = ARRAY['bulk'] WHERE id = ANY($1)`, [many]);
+      await expectHeard(`t${tenantId}`);
+      heard.length = 0;
+      await owner.query('DELETE FROM licenses WHERE id = ANY($1)', [many]);
+      await expectHeard(`t${tenantId}`);
+
+      const { rows: [bundle] } = await owner.query<{ id: string }>(`INSERT INTO products (id, tenant_id, name, is_bundle, updated_at) VALUES (gen_random_uuid(), $1, 'Suite', true, now()) RETURNING id`, [tenantId]);
+      for (const statement of [
+        ['INSERT INTO bundle_items (bundle_id, product_id) VALUES ($1, $2)', [bundle.id, productId]],
+        ['DELETE FROM bundle_items WHERE bundle_id = $1', [bundle.id]],
+        ['DELETE FROM products WHERE id = $1', [bundle.id]],
+      ] as const) {
+        heard.length = 0;
+        await owner.query(statement[0], [...statement[1]]);
+        await expectHeard(`t${tenantId}`);
+      }
+    } finally {
+      await listener.end();
+    }
+  }, 60_000);
 });

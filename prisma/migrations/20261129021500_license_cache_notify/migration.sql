@@ -11,7 +11,7 @@ CREATE FUNCTION license_cache_notify(ids uuid[], tenants uuid[]) RETURNS void LA
 BEGIN
   IF coalesce(cardinality(ids), 0) = 0 AND coalesce(cardinality(tenants), 0) = 0 THEN
     RETURN;
-  ELSIF coalesce(cardinality(ids), 0) <= 150 AND coalesce(cardinality(tenants), 0) = 0 THEN
+  ELSIF coalesce(cardinality(ids), 0) BETWEEN 1 AND 150 THEN
     PERFORM pg_notify('license_cache', (SELECT string_agg('l' || i::text, ',') FROM unnest(ids) i));
   ELSIF coalesce(cardinality(tenants), 0) BETWEEN 1 AND 150 THEN
     PERFORM pg_notify('license_cache', (SELECT string_agg('t' || i::text, ',') FROM unnest(tenants) i));
@@ -21,36 +21,26 @@ BEGIN
 END $$;
 
 -- Licenses: a changed row (any column: whatever validate reads now or later), a deleted one. A new license needs
--- nothing: a cache keeps only licenses it found, and a new key digest was never found before.
-CREATE FUNCTION license_cache_licenses_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+-- nothing: a cache keeps only licenses it found, and a new key digest was never found before. (Each branch's
+-- statement is planned when it first runs: the DELETE trigger never reads new_licenses.)
+CREATE FUNCTION license_cache_licenses_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   ids uuid[];
+  tenants uuid[];
 BEGIN
-  SELECT array_agg(o.id) INTO ids FROM old_licenses o JOIN new_licenses n USING (id) WHERE o IS DISTINCT FROM n;
-  IF coalesce(cardinality(ids), 0) > 150 THEN
-    PERFORM license_cache_notify(ids, (SELECT array_agg(DISTINCT o.tenant_id) FROM old_licenses o));
+  IF TG_OP = 'UPDATE' THEN
+    SELECT array_agg(o.id), array_agg(DISTINCT o.tenant_id) INTO ids, tenants
+      FROM old_licenses o JOIN new_licenses n USING (id) WHERE o IS DISTINCT FROM n;
   ELSE
-    PERFORM license_cache_notify(ids, NULL);
+    SELECT array_agg(o.id), array_agg(DISTINCT o.tenant_id) INTO ids, tenants FROM old_licenses o;
   END IF;
+  PERFORM license_cache_notify(ids, tenants);
   RETURN NULL;
 END $$;
 CREATE TRIGGER license_cache_licenses_update AFTER UPDATE ON licenses
-  REFERENCING OLD TABLE AS old_licenses NEW TABLE AS new_licenses FOR EACH STATEMENT EXECUTE FUNCTION license_cache_licenses_updated();
-
-CREATE FUNCTION license_cache_licenses_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  ids uuid[];
-BEGIN
-  SELECT array_agg(o.id) INTO ids FROM old_licenses o;
-  IF coalesce(cardinality(ids), 0) > 150 THEN
-    PERFORM license_cache_notify(ids, (SELECT array_agg(DISTINCT o.tenant_id) FROM old_licenses o));
-  ELSE
-    PERFORM license_cache_notify(ids, NULL);
-  END IF;
-  RETURN NULL;
-END $$;
+  REFERENCING OLD TABLE AS old_licenses NEW TABLE AS new_licenses FOR EACH STATEMENT EXECUTE FUNCTION license_cache_licenses_changed();
 CREATE TRIGGER license_cache_licenses_delete AFTER DELETE ON licenses
-  REFERENCING OLD TABLE AS old_licenses FOR EACH STATEMENT EXECUTE FUNCTION license_cache_licenses_deleted();
+  REFERENCING OLD TABLE AS old_licenses FOR EACH STATEMENT EXECUTE FUNCTION license_cache_licenses_changed();
 
 CREATE FUNCTION license_cache_forget_all() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
