@@ -65,16 +65,20 @@ describe('LicenseCache (in memory)', () => {
     expect(cache.stats()).toMatchObject({ hits: 1, bypassed: 4 });
   });
 
-  it('does not keep a read that a notification overtook (the change committed after the read began)', async () => {
-    const cache = open();
-    let release!: (value: LicenseRecord) => void;
-    const pending = cache.read('d', () => new Promise<LicenseRecord>((resolve) => (release = resolve)));
-    cache.notify('lb'); // any change, even of another license, while the read is out
-    release(record('a'));
-    await pending;
-    let loads = 0;
-    await cache.read('d', async () => (loads++, record('a')));
-    expect(loads).toBe(1);
+  it('does not keep a read that a notification naming its license overtook (the change committed after the read began)', async () => {
+    for (const [announced, kept] of [['la', false], ['tt1', false], ['*', false], ['lb', true], ['tt2', true]] as const) {
+      const cache = open();
+      let release!: (value: LicenseRecord) => void;
+      const pending = cache.read('d', () => new Promise<LicenseRecord>((resolve) => (release = resolve)));
+      const other = cache.read('e', async () => record('c')); // another read out at the same time, finished first
+      await other;
+      cache.notify(announced);
+      release(record('a', 't1'));
+      await pending;
+      let loads = 0;
+      await cache.read('d', async () => (loads++, record('a', 't1')));
+      expect(loads, `after ${announced}`).toBe(kept ? 0 : 1);
+    }
   });
 
   it('forgets by license, by tenant and everything; a reissued digest replaces the old one', async () => {

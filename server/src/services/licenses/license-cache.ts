@@ -61,14 +61,21 @@ function freeze(record: LicenseRecord): LicenseRecord {
  *   new session LISTENs and a round trip on it came back (`confirmed`).
  * - A read that fills the cache may race a change: the change commits after the read's snapshot, its notification
  *   arrives before the read's answer, and finds nothing to forget. Each fill therefore takes `generation` before its
- *   read and stores the answer only if no notification, flush or session change happened meanwhile. A change that
- *   committed after the snapshot but is announced after the fill forgets the entry when it arrives.
+ *   read and stores the answer only if nothing that names its license (the license, its company, everything) was
+ *   announced meanwhile, and the session did not change: `forgottenAt` keeps, per license and per company, the
+ *   generation of the last announcement while reads are out. A change that committed after the snapshot but is
+ *   announced after the fill forgets the entry when it arrives.
  */
 export class LicenseCache implements NotificationHandler {
   private readonly entries: LRUCache<string, LicenseRecord>;
   /** Digest of the cached entry of each license id (a license has one current digest). */
   private readonly digestOfLicense = new Map<string, string>();
   private generation = 0;
+  /** The generation of the last announcement naming each license (`l…`) or company (`t…`), while reads are out. */
+  private readonly forgottenAt = new Map<string, number>();
+  /** The generation of the last flush or session change: no read that began before it may fill. */
+  private flushedAt = 0;
+  private readsOut = 0;
   private listeningNow = false;
   private validUntil = Number.NEGATIVE_INFINITY;
   private bypassStartedAt: number | undefined = performance.now();
@@ -115,14 +122,25 @@ export class LicenseCache implements NotificationHandler {
     }
     this.counts.misses++;
     const generation = this.generation;
-    const record = await load();
-    if (record && generation === this.generation && this.current()) {
-      const previous = this.digestOfLicense.get(record.id);
-      if (previous !== undefined && previous !== digest) this.entries.delete(previous);
-      this.entries.set(digest, freeze(record));
-      if (this.entries.has(digest)) this.digestOfLicense.set(record.id, digest);
+    this.readsOut++;
+    try {
+      const record = await load();
+      if (record && this.untouchedSince(generation, record) && this.current()) {
+        const previous = this.digestOfLicense.get(record.id);
+        if (previous !== undefined && previous !== digest) this.entries.delete(previous);
+        this.entries.set(digest, freeze(record));
+        if (this.entries.has(digest)) this.digestOfLicense.set(record.id, digest);
+      }
+      return record;
+    } finally {
+      // Nothing reads the announcements once no read is out: forget them (bounded by the reads in flight otherwise).
+      if (--this.readsOut === 0) this.forgottenAt.clear();
     }
-    return record;
+  }
+
+  /** True when nothing announced since `generation` names the license (a change that may postdate the read). */
+  private untouchedSince(generation: number, record: LicenseRecord): boolean {
+    return this.flushedAt <= generation && (this.forgottenAt.get(`l${record.id}`) ?? 0) <= generation && (this.forgottenAt.get(`t${record.tenantId}`) ?? 0) <= generation;
   }
 
   /** A notification: `l<license id>`, `t<tenant id>` or `*`, comma-separated (migration license_cache_notify). */
@@ -134,6 +152,14 @@ export class LicenseCache implements NotificationHandler {
         return;
       }
       const id = token.slice(1);
+      if (this.readsOut > 0) {
+        this.forgottenAt.set(token, this.generation);
+        // Bounded: past this many announcements during reads, treat them as one flush (conservative).
+        if (this.forgottenAt.size > 100_000) {
+          this.flush();
+          return;
+        }
+      }
       if (token[0] === 'l') {
         const digest = this.digestOfLicense.get(id);
         if (digest !== undefined && this.entries.delete(digest)) this.counts.invalidations++;
@@ -168,6 +194,8 @@ export class LicenseCache implements NotificationHandler {
 
   private flush() {
     this.generation++;
+    this.flushedAt = this.generation;
+    this.forgottenAt.clear();
     this.counts.invalidations += this.entries.size;
     this.entries.clear();
     this.digestOfLicense.clear();
