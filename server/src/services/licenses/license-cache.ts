@@ -3,7 +3,7 @@ import { LRUCache } from 'lru-cache';
 import type { Database } from '../../db/database.js';
 import { listenUrl, pgNotificationListener, pgliteNotificationListener, type NotificationHandler, type NotificationListener } from '../../db/notification-listener.js';
 import type { Logger } from '../../logger.js';
-import type { LicenseRecord } from './license-record.js';
+import type { LicenseLookupCache, LicenseRecord } from './license-record.js';
 
 /** The channel the database announces changes on (migration license_cache_notify). */
 export const LICENSE_CACHE_CHANNEL = 'license_cache';
@@ -66,7 +66,7 @@ function freeze(record: LicenseRecord): LicenseRecord {
  *   generation of the last announcement while reads are out. A change that committed after the snapshot but is
  *   announced after the fill forgets the entry when it arrives.
  */
-export class LicenseCache implements NotificationHandler {
+export class LicenseCache implements NotificationHandler, LicenseLookupCache {
   private readonly entries: LRUCache<string, LicenseRecord>;
   /** Digest of the cached entry of each license id (a license has one current digest). */
   private readonly digestOfLicense = new Map<string, string>();

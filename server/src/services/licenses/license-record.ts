@@ -3,7 +3,6 @@ import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServerSecrets } from '../../crypto/secrets.js';
 import { normalizeLicenseKey } from '../../crypto/license-key.js';
 import type { StoredLicenseStatus } from './predicates.js';
-import type { LicenseCache } from './license-cache.js';
 
 /** Everything the public endpoints need about a license, read in one statement. */
 export interface LicenseRecord {
@@ -62,12 +61,17 @@ const CURRENT_DIGEST_OF_RETIRED =
 const SELECT_LICENSE_BY_RETIRED_DIGEST = `SELECT * FROM license_by_digest(${CURRENT_DIGEST_OF_RETIRED})`;
 const SELECT_LICENSE_BY_RETIRED_DIGEST_FOR_UPDATE = `SELECT * FROM license_by_digest(${CURRENT_DIGEST_OF_RETIRED}, true)`;
 
+/** What findLicenseByKey reads a current digest through: the license cache (license-cache.ts). */
+export interface LicenseLookupCache {
+  read(digest: string, load: () => Promise<LicenseRecord | null>): Promise<LicenseRecord | null>;
+}
+
 /**
  * The license of a key (its current key, or a reissued one within its overlap at `now`); null when unknown or malformed.
  * With `cache` (validate only: license-cache.ts), a current key is answered from memory when the cache holds it; a
  * reissued key within its overlap and an unknown key always read the database (their answer depends on `now`).
  */
-export async function findLicenseByKey(sql: SqlRunner, secrets: ServerSecrets, licenseKey: string, now: Date, cache?: LicenseCache): Promise<LicenseRecord | null> {
+export async function findLicenseByKey(sql: SqlRunner, secrets: ServerSecrets, licenseKey: string, now: Date, cache?: LicenseLookupCache): Promise<LicenseRecord | null> {
   const digest = licenseKeyDigest(secrets, licenseKey);
   if (!digest) return null;
   const byDigest = async () => (await sql.query<LicenseRecord>(SELECT_LICENSE_BY_DIGEST, [digest]))[0] ?? null;
