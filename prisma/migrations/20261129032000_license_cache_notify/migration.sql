@@ -23,6 +23,8 @@ END $$;
 -- Licenses: a changed row (any column: whatever validate reads now or later), a deleted one. A new license needs
 -- nothing: a cache keeps only licenses it found, and a new key digest was never found before. (Each branch's
 -- statement is planned when it first runs: the DELETE trigger never reads new_licenses.)
+-- The rows are compared whole (`o IS DISTINCT FROM n`): every column type of licenses needs an equality operator
+-- (jsonb, not json).
 CREATE FUNCTION license_cache_licenses_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   ids uuid[];
