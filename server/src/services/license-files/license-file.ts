@@ -109,7 +109,8 @@ export function encryptLicenseFile(token: string, licenseKey: string, deviceId: 
   return { v: 1, enc: 'A256GCM', kdf: 'HKDF-SHA256', device: deviceId !== null, salt: salt.toString('base64url'), iv: iv.toString('base64url'), ct: ciphertext.toString('base64url') };
 }
 
-async function productTtlDays(ctx: SecretsContext, productId: string): Promise<number> {
+/** The product's licenseFileTtlDays. */
+export async function productTtlDays(ctx: SecretsContext, productId: string): Promise<number> {
   const product = await ctx.db.prisma.product.findUnique({ where: { id: productId }, select: { licenseFileTtlDays: true } });
   return product?.licenseFileTtlDays ?? LICENSE_FILE_TTL_DAYS.default;
 }

@@ -10,7 +10,7 @@ import { findLicenseByKey, type LicenseRecord } from '../licenses/license-record
 import { parseVersion, remainingActivations } from '../licenses/rules.js';
 import { activationData, emitEvent, eventBody } from '../webhooks/events.js';
 import { invalidArmoredInput as invalid, readArmor, readJsonObject } from './armor.js';
-import { isKeyOf, signLicenseFile, tenantLicenseRecord, type IssuedLicenseFile, type LicenseFileContext } from './license-file.js';
+import { productTtlDays, signLicenseFile, tenantLicenseRecord, type IssuedLicenseFile, type LicenseFileContext } from './license-file.js';
 
 /** The HKDF info of the request's MAC key, and the first element of the MAC's message. */
 const REQUEST_MAC_INFO = 'keyforge activation request v1';
@@ -114,12 +114,15 @@ export async function activateFromRequest(ctx: LicenseFileContext, input: Activa
   const request = parseActivationRequest(input.requestText);
   const version = request.version === null ? null : parseVersion(request.version);
   const licenseId = await requestLicenseId(ctx, input, request);
+  let ttlDays: number | null = null;
   for (let read = 1; ; read++) {
     const license = await tenantLicenseRecord(ctx, input.tenantId, licenseId);
+    // Read before the transaction: inside it, a second pooled connection would be waited for while the row lock is held.
+    ttlDays ??= await productTtlDays(ctx, license.productId);
     const rejection = activationRejection(license, ctx.now, version, { deviceId: request.device, product: request.product ?? undefined });
     if (rejection) throw new AppError('Conflict', `${rejection.message} (${rejection.errorCode})`);
     try {
-      return await registerOffline(ctx, license, request, input.actor);
+      return await registerOffline(ctx, license, request, input.actor, ttlDays);
     } catch (error) {
       if (!(error instanceof Rollback)) throw error;
       if (error.registration) {
@@ -156,7 +159,7 @@ async function requestLicenseId(ctx: LicenseFileContext, input: ActivateFromRequ
   return candidates[0].id;
 }
 
-async function registerOffline(ctx: LicenseFileContext, license: LicenseRecord, request: ActivationRequest, actor: AuditActor): Promise<OfflineActivation> {
+async function registerOffline(ctx: LicenseFileContext, license: LicenseRecord, request: ActivationRequest, actor: AuditActor, ttlDays: number): Promise<OfflineActivation> {
   return ctx.db.prisma.$transaction(async (tx) => {
     const activationId = randomUUID();
     const eventId = randomUUID();
@@ -188,6 +191,7 @@ async function registerOffline(ctx: LicenseFileContext, license: LicenseRecord, 
       challenge: request.challenge,
       devicePublicKey: request.pub,
       activationId: activation.id,
+      ttlDays,
     });
     const { keyHint } = await tx.license.findUniqueOrThrow({ where: { id: license.id }, select: { keyHint: true } });
     const details = { licenseId: license.id, deviceId: request.device, deviceName: request.name, reused, expiresAt: issued.expiresAt.toISOString() };
