@@ -313,6 +313,19 @@ describe('license files', () => {
     expect((await rejects(client({ product: 'Acme Draw' }).verifyLicenseFile(whole.licenseFile)))?.code).toBe('WrongProduct');
   });
 
+  it("the product's licenseFileTtlDays sets a file's life, never past the license's expiry", async () => {
+    const product = (await t.gqlData('mutation($input: CreateProductInput!) { createProduct(input: $input) { product { id licenseFileTtlDays } } }', { input: { name: 'Acme Lab', licenseFileTtlDays: 7 } }, { token: admin })).createProduct.product;
+    expect(product.licenseFileTtlDays).toBe(7);
+    const { license: short } = await t.seedLicense(tenantId, product.id, { expiresAt: new Date(t.clock.now().getTime() + 3 * DAY) });
+    const { license: long } = await t.seedLicense(tenantId, product.id);
+    const issue = async (licenseId: string) => (await t.gqlData(ISSUE, { input: { licenseId } }, { token: admin })).issueLicenseFile;
+    expect(new Date((await issue(long.id)).expiresAt).getTime()).toBe(t.clock.now().getTime() + 7 * DAY);
+    expect(new Date((await issue(short.id)).expiresAt).getTime()).toBe(t.clock.now().getTime() + 3 * DAY);
+    const updated = await t.gql('mutation($input: UpdateProductInput!) { updateProduct(input: $input) { product { licenseFileTtlDays } } }', { input: { id: product.id, licenseFileTtlDays: 0 } }, { token: admin });
+    expect(code(updated)).toBe('InvalidRequest');
+    expect(code(await t.gql(ISSUE, { input: { licenseId: long.id, ttlDays: 4000 } }, { token: admin }))).toBe('InvalidRequest');
+  });
+
   it('encrypted files reveal nothing without the key (and the device); the key must be the license\'s', async () => {
     const { key, license: created } = await license({ features: ['secret-feature'], customerEmail: 'buyer@example.test' });
     const other = await license();
