@@ -22,6 +22,26 @@ async function textOf(file: File | null, pasted: string): Promise<string> {
   return file ? await file.text() : pasted;
 }
 
+/** Armored text the device wrote: a file to choose, or the text pasted. */
+function ArmoredInput({ what, label, text, onText, file, onFile }: { what: string; label: string; text: string; onText: (text: string) => void; file: File | null; onFile: (file: File | null) => void }) {
+  return (
+    <>
+      <FileInput label={`${what.charAt(0).toUpperCase()}${what.slice(1)} file`} placeholder="Choose a file" clearable value={file} onChange={onFile} accept=".txt,.req,text/plain" />
+      <Textarea
+        label={`Or paste the ${what}`}
+        placeholder={`-----BEGIN KEYFORGE ${label}-----`}
+        value={text}
+        onChange={(event) => onText(event.currentTarget.value)}
+        disabled={file !== null}
+        autosize
+        minRows={5}
+        maxRows={10}
+        styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
+      />
+    </>
+  );
+}
+
 /**
  * Offline use of a license: download a signed license file, activate an air-gapped device from its activation
  * request (the answer is its device license file), and free a device from its deactivation proof.
@@ -119,18 +139,7 @@ function ActivateOfflineModal({ license, opened, onClose }: { license: OfflineLi
               Paste the activation request the device wrote (or choose its file). A seat is taken as for an online activation, and the answer is a license file
               bound to that device.
             </Text>
-            <FileInput label="Request file" placeholder="Choose a file" clearable value={file} onChange={setFile} accept=".txt,.req,text/plain" />
-            <Textarea
-              label="Or paste the request"
-              placeholder="-----BEGIN KEYFORGE ACTIVATION REQUEST-----"
-              value={pasted}
-              onChange={(event) => setPasted(event.currentTarget.value)}
-              disabled={file !== null}
-              autosize
-              minRows={5}
-              maxRows={10}
-              styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
-            />
+            <ArmoredInput what="request" label="ACTIVATION REQUEST" text={pasted} onText={setPasted} file={file} onFile={setFile} />
             <ModalFooter confirmLabel="Activate" loading={activate.saving} disabled={!file && !pasted.trim()} onCancel={reset} />
           </Stack>
         </form>
@@ -159,18 +168,7 @@ function DeactivateOfflineModal({ license, opened, onClose }: { license: Offline
       <form onSubmit={(event) => { event.preventDefault(); if (confirming) void submit(); else confirm(); }}>
         <Stack>
           <Text size="sm">Paste the deactivation proof the device wrote when its license file was removed. It frees that one device, once.</Text>
-          <FileInput label="Proof file" placeholder="Choose a file" clearable value={file} onChange={setFile} accept=".txt,text/plain" />
-          <Textarea
-            label="Or paste the proof"
-            placeholder="-----BEGIN KEYFORGE DEACTIVATION PROOF-----"
-            value={proof}
-            onChange={(event) => setProof(event.currentTarget.value)}
-            disabled={file !== null}
-            autosize
-            minRows={5}
-            maxRows={10}
-            styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
-          />
+          <ArmoredInput what="proof" label="DEACTIVATION PROOF" text={proof} onText={setProof} file={file} onFile={setFile} />
           {confirming && <Alert color="orange">The device&apos;s seat is freed. Press &quot;Free the device&quot; again to confirm.</Alert>}
           <ModalFooter confirmLabel={confirming ? 'Free the device' : 'Check and free'} danger={confirming} loading={deactivate.saving} disabled={!file && !proof.trim()} onCancel={reset} />
         </Stack>
