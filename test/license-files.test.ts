@@ -353,6 +353,12 @@ describe('license files', () => {
     expect((await t.post('/api/v1/license-file', { licenseKey: key, deviceId: 'not-activated' })).json).toMatchObject({ isValid: false, errorCode: 'DeviceNotActivated' });
     expect((await t.post('/api/v1/license-file', { licenseKey: 'ACME-AAAA-BBBB-CCCC-DDDD' })).json).toMatchObject({ isValid: false, errorCode: 'LicenseNotFound' });
     expect((await t.post('/api/v1/license-file', { licenseKey: key, deviceId: 'x'.repeat(300) })).status).toBe(400);
+    // The SDK fetches and installs one: validateOffline then answers from it.
+    const sdk = client();
+    const fetched = await sdk.fetchLicenseFile({ licenseKey: key, deviceId: 'rest-device', encrypt: true });
+    expect(fetched.entitlement).toMatchObject({ licenseId: created.id, device: 'rest-device', deviceActivated: true });
+    expect((await sdk.validateOffline({ licenseKey: key, deviceId: 'rest-device', requireActivation: true })).entitlement.claims.kind).toBe('license-file');
+    await expect(sdk.fetchLicenseFile({ licenseKey: key, deviceId: 'not-activated' })).rejects.toMatchObject({ code: 'DeviceNotActivated' });
     await t.prisma.license.update({ where: { id: created.id }, data: { status: 'revoked', revokedAt: t.clock.now() } });
     expect((await t.post('/api/v1/license-file', { licenseKey: key })).json).toMatchObject({ isValid: false, errorCode: 'LicenseRevoked' });
     expect(code(await t.gql(ISSUE, { input: { licenseId: created.id } }, { token: admin }))).toBe('Conflict');

@@ -303,6 +303,25 @@ export class KeyforgeClient {
   }
 
   /**
+   * Fetches a signed license file while online (`POST /api/v1/license-file`) and installs it (as
+   * {@link KeyforgeClient.installLicenseFile}), so the application keeps working offline until the file expires,
+   * whatever the license's offline grace period. With `deviceId` the file is bound to this device, which must hold an
+   * activation; `encrypt` asks for a file that reveals nothing without the key (and device).
+   *
+   * @throws {@link LicenseRejectedError} `LicenseNotFound`, `LicenseRevoked`, `Suspended`, `LicenseExpired`,
+   *   `DeviceNotActivated`; {@link VerificationError} when the file does not check out.
+   */
+  async fetchLicenseFile(options: { licenseKey: string; deviceId?: string; encrypt?: boolean; signal?: AbortSignal }): Promise<Validation & { licenseFile: string }> {
+    const licenseKey = requireKey(options.licenseKey);
+    const body = { licenseKey, ...optional({ deviceId: options.deviceId, encrypt: options.encrypt }) };
+    const { json } = await this.#transport.retrying(() => this.#transport.once('POST', '/api/v1/license-file', { body, signal: options.signal }), options.signal);
+    if (json.isValid !== true) throw rejection(json);
+    if (typeof json.licenseFile !== 'string') throw new ApiError({ code: 'InvalidResponse', message: 'POST /api/v1/license-file answered without a file.', status: 200 });
+    const validation = await this.installLicenseFile(json.licenseFile, { licenseKey, deviceId: options.deviceId, requireActivation: options.deviceId !== undefined });
+    return { ...validation, licenseFile: json.licenseFile };
+  }
+
+  /**
    * Writes an activation request for a machine that cannot reach the server. It carries this device's id and name, a
    * fresh Ed25519 public key (the private half stays in the store), a random challenge, the key's public hint (which
    * license) and a MAC under the license key (proof the key was at hand, without the key). Carry `request` (or the
