@@ -86,19 +86,7 @@ export async function signOfflineToken(ctx: LicensingContext, license: LicenseRe
   if (license.expiresAt) expires = Math.min(expires, license.expiresAt.getTime());
   return ctx.signer.sign(
     {
-      sub: license.id,
-      tenant: license.tenantId,
-      productId: license.productId,
-      product: license.productName,
-      bundleProducts: license.bundleProducts,
-      features: license.features,
-      licenseExpiresAt: license.expiresAt?.toISOString() ?? null,
-      isTrial: license.isTrial,
-      nodeLocked: license.nodeLocked,
-      offlineGraceDays: license.offlineGraceDays,
-      maintenanceExpiresAt: license.maintenanceExpiresAt?.toISOString() ?? null,
-      minVersion: license.minVersion,
-      maxVersion: license.maxVersion,
+      ...entitlementClaims(license),
       ...(input.deviceId ? { device: input.deviceId } : {}),
       // Only a device-scoped validate signs this (and only when the device held an activation).
       ...(input.deviceId && input.requireActivation ? { deviceActivated: true } : {}),
@@ -106,4 +94,23 @@ export async function signOfflineToken(ctx: LicensingContext, license: LicenseRe
     },
     { issuedAt, expiresAt: new Date(expires) },
   );
+}
+
+/** The entitlement an offline token and a license file sign (the SDK's `Entitlement`): the license by id, never by key. */
+export function entitlementClaims(license: LicenseRecord) {
+  return {
+    sub: license.id,
+    tenant: license.tenantId,
+    productId: license.productId,
+    product: license.productName,
+    bundleProducts: license.bundleProducts,
+    features: license.features,
+    licenseExpiresAt: license.expiresAt?.toISOString() ?? null,
+    isTrial: license.isTrial,
+    nodeLocked: license.nodeLocked,
+    offlineGraceDays: license.offlineGraceDays,
+    maintenanceExpiresAt: license.maintenanceExpiresAt?.toISOString() ?? null,
+    minVersion: license.minVersion,
+    maxVersion: license.maxVersion,
+  };
 }
