@@ -1,4 +1,5 @@
 import { describe, it } from 'vitest';
+import { armoredText, seedArmoredSamples } from './fuzz-armor.js';
 import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, useFuzzTarget, type VarKind } from './fuzz-graphql.js';
 
 // Every mutation with arguments, hostile variables, as an admin. Session-ending mutations
@@ -29,8 +30,8 @@ export const operations: Operation[] = [
   mutation('inviteUser', { email: 'string', name: 'string', role }),
   mutation('acceptInvitation', { token: 'string', password: 'string', name: 'string' }),
   mutation('createApiKey', { name: 'string', role }),
-  mutation('createProduct', { name: 'string', bundleOf: 'json', bundleMemberIds: 'json', renewalUrl: 'string', deviceFreeLimit: 'int', deviceFreeWindowDays: 'int' }),
-  mutation('updateProduct', { id: 'id', name: 'string', bundleOf: 'json', bundleMemberIds: 'json', renewalUrl: 'string', deviceFreeLimit: 'int', deviceFreeWindowDays: 'int' }),
+  mutation('createProduct', { name: 'string', bundleOf: 'json', bundleMemberIds: 'json', licenseFileTtlDays: 'int', renewalUrl: 'string', deviceFreeLimit: 'int', deviceFreeWindowDays: 'int' }),
+  mutation('updateProduct', { id: 'id', name: 'string', bundleOf: 'json', bundleMemberIds: 'json', licenseFileTtlDays: 'int', renewalUrl: 'string', deviceFreeLimit: 'int', deviceFreeWindowDays: 'int' }),
   mutation('createLicense', { productId: 'id', planId: 'id', ...licenseFields }),
   mutation('updateLicense', { id: 'id', ...licenseFields }),
   mutation('createPlan', { productId: 'id', name: 'string', duration: 'string', maintenancePeriod: 'string', quotas: 'json', ...planFields }),
@@ -62,6 +63,9 @@ export const operations: Operation[] = [
   mutation('startLicenseImport', { csv: 'string' }),
   mutation('takeLicenseImportKeys', { jobId: 'id' }),
   mutation('startBulkLicenseAction', { action: ['SUSPEND', 'RENEW', 'TRANSFER', 'REVOKE', 'suspend'], licenseIds: 'json', filter: 'json', expiresAt: 'date', customerEmail: 'string' }),
+  mutation('issueLicenseFile', { licenseId: 'id', deviceId: 'string', ttlDays: 'int', licenseKey: 'string' }),
+  mutation('activateOffline', { licenseId: 'id', request: armoredText, licenseKey: 'string' }),
+  mutation('deactivateOffline', { licenseId: 'id', proof: armoredText }),
   mutation('setup', { companyName: 'string', keyPrefix: 'string', email: 'string', password: 'string', name: 'string' }),
 ];
 
@@ -79,7 +83,8 @@ export function fuzzMutationsHalf(half: 0 | 1) {
   const fuzz = useFuzzTarget(async (target) => {
     const other = await target.t.seedUser(target.admin.user.tenantId, { email: 'other@acme.test' });
     const plan = await target.t.prisma.plan.create({ data: { tenantId: target.admin.user.tenantId, productId: target.product.id, name: 'Fuzzed plan', maxActivations: 1 } });
-    ids = [target.product.id, target.license.id, other.id, plan.id];
+    const offlineLicense = await seedArmoredSamples(target.t, target.auth.token, target.admin.user.tenantId, target.product.id);
+    ids = [target.product.id, target.license.id, other.id, plan.id, offlineLicense];
   });
   const middle = Math.ceil(operations.length / 2);
   const mine = half === 0 ? operations.slice(0, middle) : operations.slice(middle);

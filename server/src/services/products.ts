@@ -25,6 +25,8 @@ export const ProductInputSchema = z.object({
   bundleOf: z.array(z.string().trim().min(1)).max(100).optional(),
   /** Ids of member products (the same, by id; both lists may be given). */
   bundleMemberIds: z.array(z.string().trim()).max(100).optional(),
+  /** Days a signed license file of the product stays valid after it is issued (never past the license's expiry). */
+  licenseFileTtlDays: z.number().int().min(1).max(3650).optional(),
   ...ProductPortalSchema.shape,
 });
 
@@ -71,7 +73,7 @@ export async function createProduct(ctx: ServiceContext, input: z.input<typeof P
   try {
     return await db.prisma.$transaction(async (tx) => {
       const product = await tx.product.create({
-        data: { tenantId, name: data.name, ...portalFields(data), isBundle: members.length > 0, createdAt: now, bundleMembers: { create: members.map((member) => ({ productId: member.id })) } },
+        data: { tenantId, name: data.name, ...portalFields(data), isBundle: members.length > 0, licenseFileTtlDays: data.licenseFileTtlDays, createdAt: now, bundleMembers: { create: members.map((member) => ({ productId: member.id })) } },
         include: PRODUCT_INCLUDE,
       });
       const details = { name: product.name, isBundle: product.isBundle, bundleOf: memberNames(members), ...portalFields(data) };
@@ -136,8 +138,8 @@ export async function updateProduct(ctx: ServiceContext, id: string, input: Part
   if (newMembers?.length && (await ctx.db.prisma.bundleItem.count({ where: { productId: product.id } }))) {
     throw new AppError('InvalidRequest', `"${product.name}" is part of a bundle, so it cannot become a bundle itself.`, { fields: { bundleOf: 'bundle in bundle' } });
   }
-  const before = { name: product.name, bundleOf: bundleNames(product), ...portalFields(product) };
-  const changes = diffChanges(before, { name: data.name, bundleOf: newMembers && memberNames(newMembers), ...portalFields(data) });
+  const before = { name: product.name, bundleOf: bundleNames(product), licenseFileTtlDays: product.licenseFileTtlDays, ...portalFields(product) };
+  const changes = diffChanges(before, { name: data.name, bundleOf: newMembers && memberNames(newMembers), licenseFileTtlDays: data.licenseFileTtlDays, ...portalFields(data) });
   if (!changes) return product;
   try {
     return await ctx.db.prisma.$transaction(async (tx) => {
@@ -145,6 +147,7 @@ export async function updateProduct(ctx: ServiceContext, id: string, input: Part
         where: { id: product.id },
         data: {
           name: data.name,
+          licenseFileTtlDays: data.licenseFileTtlDays,
           ...portalFields(data),
           ...(newMembers && { isBundle: newMembers.length > 0, bundleMembers: { deleteMany: {}, create: newMembers.map((member) => ({ productId: member.id })) } }),
         },
