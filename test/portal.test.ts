@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PORTAL_SCHEMA_FILE, printPortalSdl } from '../server/src/graphql/print-schema.js';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { updateCompanySettings } from '../server/src/services/company.js';
+import { KeyforgeClient, MemoryStore } from '../sdk/src/index.js';
 import { startTestApp } from './support/harness.js';
 
 // The customer portal's server side (services/portal, graphql/portal, http/portal.ts): sign-in by an emailed
@@ -287,6 +288,56 @@ describe('portal: rate limits', () => {
     } finally {
       await limited.close();
     }
+  });
+});
+
+describe('portal: license files and machines without internet', () => {
+  const DOWNLOAD = 'mutation($l: ID!, $d: ID) { downloadLicenseFile(input: { licenseId: $l, deviceId: $d }) { licenseFile expiresAt deviceId encrypted } }';
+  const UPLOAD = 'mutation($l: ID!, $r: String!) { uploadActivationRequest(input: { licenseId: $l, request: $r }) { licenseFile deviceId } }';
+  const PROOF = 'mutation($l: ID!, $p: String!) { uploadDeactivationProof(input: { licenseId: $l, proof: $p }) { license { id seatsUsed devices { deviceId } } } }';
+
+  it('a customer downloads a device file of their own license only; the file verifies offline with the SDK', async () => {
+    const cookie = await signIn(globex);
+    const [license] = (await portal('globex', LICENSES, {}, { cookie })).data.licenses;
+    const device = license.devices[0];
+    const answer = await portal('globex', DOWNLOAD, { l: license.id, d: device.id }, { cookie });
+    expect(answer.errors).toBeUndefined();
+    const file = answer.data.downloadLicenseFile;
+    expect(file).toMatchObject({ deviceId: device.deviceId, encrypted: false });
+    expect(file.licenseFile).toMatch(/^-----BEGIN KEYFORGE LICENSE FILE-----\n/);
+    const jwks = (await t.get('/.well-known/jwks.json')).json;
+    const sdk = new KeyforgeClient({ baseUrl: t.baseUrl, issuer: t.config.publicUrl, product: 'Globex Studio', jwks, store: new MemoryStore(), clock: () => t.clock.now().getTime() });
+    const entitlement = await sdk.verifyLicenseFile(file.licenseFile, { licenseKey: globex.keys[0], deviceId: device.deviceId });
+    expect(entitlement).toMatchObject({ licenseId: license.id, device: device.deviceId, deviceActivated: true });
+    const entry = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { tenantId: globex.tenantId, action: 'IssueLicenseFile' }, orderBy: { seq: 'desc' } });
+    expect(entry.actor).toBe(`customer ${pat}`);
+
+    // Another vendor's license, another customer's, a device of another license: none of the customer's.
+    expect((await portal('globex', DOWNLOAD, { l: acme.licenseIds[0], d: null }, { cookie })).errors?.[0].extensions?.code).toBe('NotFound');
+    const acmeDevice = await t.prisma.activation.findFirstOrThrow({ where: { licenseId: acme.licenseIds[0], deactivatedAt: null } });
+    expect((await portal('globex', DOWNLOAD, { l: license.id, d: acmeDevice.id }, { cookie })).errors?.[0].extensions?.code).toBe('NotFound');
+  });
+
+  it('a machine without internet: its activation request uploaded in the portal takes a seat; its deactivation proof frees it', async () => {
+    const cookie = await signIn(globex);
+    const [license] = (await portal('globex', LICENSES, {}, { cookie })).data.licenses;
+    const jwks = (await t.get('/.well-known/jwks.json')).json;
+    const machine = new KeyforgeClient({ baseUrl: t.baseUrl, issuer: t.config.publicUrl, product: 'Globex Studio', jwks, store: new MemoryStore(), clock: () => t.clock.now().getTime() });
+    const { request, deviceId } = await machine.createActivationRequest({ licenseKey: globex.keys[0], deviceId: 'lab-pc-7', deviceName: 'Lab PC 7' });
+    const uploaded = await portal('globex', UPLOAD, { l: license.id, r: request }, { cookie });
+    expect(uploaded.errors).toBeUndefined();
+    expect(uploaded.data.uploadActivationRequest.deviceId).toBe(deviceId);
+    const applied = await machine.applyActivationResponse(uploaded.data.uploadActivationRequest.licenseFile);
+    expect(applied.entitlement).toMatchObject({ licenseId: license.id, device: deviceId, deviceActivated: true });
+    // The same request again is refused (single use); at another customer's license it is not found.
+    expect((await portal('globex', UPLOAD, { l: license.id, r: request }, { cookie })).errors?.[0].extensions?.code).toBe('Conflict');
+    expect((await portal('globex', UPLOAD, { l: acme.licenseIds[0], r: request }, { cookie })).errors?.[0].extensions?.code).toBe('NotFound');
+
+    const { proof } = await machine.deactivateOffline({ licenseKey: globex.keys[0] });
+    const freed = await portal('globex', PROOF, { l: license.id, p: proof }, { cookie });
+    expect(freed.errors).toBeUndefined();
+    expect(freed.data.uploadDeactivationProof.license.devices.map((device: { deviceId: string }) => device.deviceId)).not.toContain(deviceId);
+    expect((await portal('globex', PROOF, { l: license.id, p: proof }, { cookie })).errors?.[0].extensions?.code).toMatch(/Conflict|NotFound|InvalidRequest/);
   });
 });
 

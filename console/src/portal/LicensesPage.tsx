@@ -1,10 +1,21 @@
 import { Alert, Anchor, Badge, Button, Code, Container, CopyButton, Divider, Group, Modal, Paper, Progress, SimpleGrid, Stack, Text, TextInput, Title } from '@mantine/core';
-import { IconDeviceDesktop, IconExternalLink, IconKey, IconMail } from '@tabler/icons-react';
+import { IconDeviceDesktop, IconDownload, IconExternalLink, IconKey, IconMail } from '@tabler/icons-react';
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
-import { ConfirmKeyMutation, errorMessage, FreeDeviceMutation, LicensesQuery, type Device, type License, type LicenseStatus, type Portal } from './api';
-// TODO(license files): a "Download license file" action per device, and the upload of an offline activation
-// request or deactivation proof, once the license-file services (services/license-files) are on this branch.
+import {
+  ConfirmKeyMutation,
+  DownloadLicenseFileMutation,
+  errorMessage,
+  fileNamePart,
+  FreeDeviceMutation,
+  LicensesQuery,
+  saveTextFile,
+  type Device,
+  type License,
+  type LicenseStatus,
+  type Portal,
+} from './api';
+import { OfflineMachineModal } from './OfflineMachineModal';
 
 const dateFormat = new Intl.DateTimeFormat('en', { dateStyle: 'medium' });
 const formatDate = (iso: string) => dateFormat.format(new Date(iso));
@@ -34,6 +45,7 @@ const STATUS: Record<LicenseStatus, { label: string; color: string }> = {
 const NEUTRAL = '#495057';
 
 const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
+const deviceLabel = (device: Device) => device.name ?? device.deviceId ?? 'this device';
 
 /** The signed-in customer's licenses at this company. */
 export function LicensesPage({ portal, email }: { portal: Portal; email: string }) {
@@ -194,6 +206,18 @@ function Devices({ license, onChanged }: { license: License; onChanged: (license
   const [free, send] = useMutation(FreeDeviceMutation);
   const [problem, setProblem] = useState<string | null>(null);
   const canFree = (license.deviceFrees?.remaining ?? 0) > 0;
+  const [, issue] = useMutation(DownloadLicenseFileMutation);
+  const [downloading, setDownloading] = useState<string | null>(null);
+  const [offline, setOffline] = useState(false);
+
+  /** A signed license file bound to the device, saved as <product>-<device>.lic. */
+  const download = async (device: Device) => {
+    setDownloading(device.id);
+    const answer = await issue({ licenseId: license.id, deviceId: device.id });
+    setDownloading(null);
+    setProblem(errorMessage(answer.error));
+    if (answer.data) saveTextFile(`${fileNamePart(license.productName)}-${fileNamePart(deviceLabel(device))}.lic`, answer.data.downloadLicenseFile.licenseFile);
+  };
 
   const confirm = async () => {
     if (!freeing) return;
@@ -205,14 +229,19 @@ function Devices({ license, onChanged }: { license: License; onChanged: (license
 
   return (
     <Stack gap="sm">
-      <div>
-        <Title order={3} size="h5">
-          Devices
-        </Title>
-        <Text size="sm" c="dimmed">
-          {allowanceText(license)}
-        </Text>
-      </div>
+      <Group justify="space-between" align="flex-start" gap="xs">
+        <div>
+          <Title order={3} size="h5">
+            Devices
+          </Title>
+          <Text size="sm" c="dimmed">
+            {allowanceText(license)}
+          </Text>
+        </div>
+        <Button size="xs" variant="light" onClick={() => setOffline(true)}>
+          Machine without internet
+        </Button>
+      </Group>
       {problem && (
         <Alert color="red" variant="light" withCloseButton onClose={() => setProblem(null)} closeButtonLabel="Dismiss">
           {problem}
@@ -230,7 +259,7 @@ function Devices({ license, onChanged }: { license: License; onChanged: (license
               <IconDeviceDesktop size={22} stroke={1.5} aria-hidden style={{ flexShrink: 0 }} />
               <div style={{ minWidth: 0 }}>
                 <Text size="sm" fw={600} truncate="end">
-                  {device.name ?? device.deviceId ?? 'Unnamed device'}
+                  {deviceLabel(device)}
                 </Text>
                 <Text size="xs" c="dimmed">
                   Last seen {ago(device.lastSeenAt)}
@@ -238,14 +267,29 @@ function Devices({ license, onChanged }: { license: License; onChanged: (license
                 </Text>
               </div>
             </Group>
-            {license.deviceFrees && (
-              <Button size="xs" variant="default" disabled={!canFree} onClick={() => setFreeing(device)} aria-label={`Free ${device.name ?? device.deviceId ?? 'this device'}`}>
-                Free
+            <Group gap={6} wrap="nowrap">
+              <Button
+                size="xs"
+                variant="subtle"
+                loading={downloading === device.id}
+                onClick={() => void download(device)}
+                leftSection={<IconDownload size={14} aria-hidden />}
+                aria-label={`License file for ${deviceLabel(device)}`}
+              >
+                <Text span size="xs" fw={600} visibleFrom="sm">
+                  License file
+                </Text>
               </Button>
-            )}
+              {license.deviceFrees && (
+                <Button size="xs" variant="default" disabled={!canFree} onClick={() => setFreeing(device)} aria-label={`Free ${deviceLabel(device)}`}>
+                  Free
+                </Button>
+              )}
+            </Group>
           </Group>
         ))}
       </Stack>
+      <OfflineMachineModal opened={offline} onClose={() => setOffline(false)} license={license} onChanged={onChanged} />
       <Modal opened={freeing !== null} onClose={() => setFreeing(null)} title="Free this device?" centered closeButtonProps={{ 'aria-label': 'Close' }}>
         <Stack>
           <Text size="sm">

@@ -131,3 +131,51 @@ export function errorMessage(error: { graphQLErrors?: { message: string }[]; net
   if (error.graphQLErrors?.length) return error.graphQLErrors[0].message;
   return 'The portal cannot be reached right now. Try again in a moment.';
 }
+
+export interface IssuedLicenseFile {
+  licenseFile: string;
+  expiresAt: string;
+  deviceId: string | null;
+  encrypted: boolean;
+}
+
+export const DownloadLicenseFileMutation = gql<{ downloadLicenseFile: IssuedLicenseFile }, { licenseId: string; deviceId: string | null }>`
+  mutation DownloadLicenseFile($licenseId: ID!, $deviceId: ID) {
+    downloadLicenseFile(input: { licenseId: $licenseId, deviceId: $deviceId }) {
+      licenseFile
+      expiresAt
+      deviceId
+      encrypted
+    }
+  }
+`;
+
+export const UploadActivationRequestMutation = gql<{ uploadActivationRequest: IssuedLicenseFile }, { licenseId: string; request: string }>`
+  mutation UploadActivationRequest($licenseId: ID!, $request: String!) {
+    uploadActivationRequest(input: { licenseId: $licenseId, request: $request }) {
+      licenseFile
+      expiresAt
+      deviceId
+      encrypted
+    }
+  }
+`;
+
+export const UploadDeactivationProofMutation = gql<{ uploadDeactivationProof: { license: License } }, { licenseId: string; proof: string }>(
+  `mutation UploadDeactivationProof($licenseId: ID!, $proof: String!) { uploadDeactivationProof(input: { licenseId: $licenseId, proof: $proof }) { license { ${LICENSE_FIELDS} } } }`,
+);
+
+/** Saves text as a file the browser downloads. */
+export function saveTextFile(name: string, text: string) {
+  const url = URL.createObjectURL(new Blob([text], { type: 'text/plain' }));
+  const anchor = document.createElement('a');
+  anchor.href = url;
+  anchor.download = name;
+  document.body.append(anchor);
+  anchor.click();
+  anchor.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+/** A file name from free text (a product or device name): letters, digits and hyphens. */
+export const fileNamePart = (text: string) => text.normalize('NFKD').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase() || 'license';

@@ -1,6 +1,15 @@
 import { AppError } from '../../domain/errors.js';
 import { LICENSE_STATUSES } from '../../services/licenses/predicates.js';
-import { confirmCustomerKey, customerLicenses, freeCustomerDevice, type CustomerLicense, type DeviceFreeAllowance } from '../../services/portal/customer.js';
+import {
+  confirmCustomerKey,
+  customerActivateFromRequest,
+  customerDeactivateFromProof,
+  customerLicenseFile,
+  customerLicenses,
+  freeCustomerDevice,
+  type CustomerLicense,
+  type DeviceFreeAllowance,
+} from '../../services/portal/customer.js';
 import { requestPortalSignIn, signInWithPortalLink, signOutPortal, type PortalCompany, type PortalCustomer } from '../../services/portal/sign-in.js';
 import { portalCookieAttributes } from '../../session-cookie.js';
 import { screamingEnumValues } from '../builder.js';
@@ -171,8 +180,60 @@ builder.mutationType({
   }),
 });
 
-// PENDING (signed license files, air-gapped activation): "download a license file for one of my devices" and the
-// upload of an offline activation request or deactivation proof belong here, over services/license-files
-// (issueLicenseFile, activateFromRequest, deactivateFromProof) with the actor "customer <email>".
+// License files and air-gapped activation (services/license-files, through services/portal/customer.ts).
+const fileCtx = (ctx: PortalGraphQLContext) => ({ ...portalCtx(ctx), signer: ctx.deps.signer, issuer: ctx.deps.config.publicUrl });
+
+const DownloadLicenseFileInput = builder.inputType('DownloadLicenseFileInput', {
+  fields: (t) => ({
+    licenseId: t.id({ required: true }),
+    deviceId: t.id({ description: 'Device.id: a file bound to that device. Omitted: a file for the license alone.' }),
+    key: t.string({ description: 'The license key, re-entered: the file is then encrypted under it.' }),
+  }),
+});
+const UploadActivationRequestInput = builder.inputType('UploadActivationRequestInput', {
+  fields: (t) => ({
+    licenseId: t.id({ required: true }),
+    request: t.string({ required: true, description: 'The armored activation request the application wrote (-----BEGIN KEYFORGE ACTIVATION REQUEST-----).' }),
+    key: t.string({ description: 'The license key, re-entered: the request’s proof of possession is verified too.' }),
+  }),
+});
+const UploadDeactivationProofInput = builder.inputType('UploadDeactivationProofInput', {
+  fields: (t) => ({ licenseId: t.id({ required: true }), proof: t.string({ required: true, description: 'The armored deactivation proof the application wrote.' }) }),
+});
+
+type IssuedFile = { licenseFile: string; issuedAt: Date; expiresAt: Date; deviceId: string | null; encrypted: boolean };
+const LicenseFilePayload = builder.objectRef<IssuedFile>('LicenseFilePayload').implement({
+  description: 'A signed license file: save it as a .lic file next to the application (it verifies it offline).',
+  fields: (t) => ({
+    licenseFile: t.exposeString('licenseFile', { description: 'The armored file (-----BEGIN KEYFORGE LICENSE FILE-----).' }),
+    issuedAt: t.expose('issuedAt', { type: 'DateTime' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime', description: 'The application stops accepting it then: download a new one before.' }),
+    deviceId: t.exposeString('deviceId', { nullable: true }),
+    encrypted: t.exposeBoolean('encrypted'),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  downloadLicenseFile: t.field({
+    type: LicenseFilePayload,
+    description: 'A signed license file for one of your licenses, for one of its devices or the license alone.',
+    args: { input: t.arg({ type: DownloadLicenseFileInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      customerLicenseFile(fileCtx(ctx), signedIn(ctx), { licenseId: String(input.licenseId), deviceId: input.deviceId === null || input.deviceId === undefined ? null : String(input.deviceId), licenseKey: input.key }),
+  }),
+  uploadActivationRequest: t.field({
+    type: LicenseFilePayload,
+    description: 'Activates a machine without internet from its activation request: the device license file to take back to it.',
+    args: { input: t.arg({ type: UploadActivationRequestInput, required: true }) },
+    resolve: (_root, { input }, ctx) => customerActivateFromRequest(fileCtx(ctx), signedIn(ctx), { licenseId: String(input.licenseId), requestText: input.request, licenseKey: input.key }),
+  }),
+  uploadDeactivationProof: t.field({
+    type: FreeDevicePayload,
+    description: 'Frees the device a deactivation proof names (the application wrote it when it gave its seat up offline).',
+    args: { input: t.arg({ type: UploadDeactivationProofInput, required: true }) },
+    resolve: (_root, { input }, ctx) => customerDeactivateFromProof(fileCtx(ctx), ctx.company, signedIn(ctx), { licenseId: String(input.licenseId), proofText: input.proof }),
+  }),
+}));
+
 
 export const portalSchema = builder.toSchema({ sortSchema: false });

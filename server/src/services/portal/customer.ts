@@ -2,13 +2,15 @@ import { z } from 'zod';
 import { DAY_MS } from '../../domain/countdown.js';
 import { AppError } from '../../domain/errors.js';
 import { systemActor } from '../auth/actor.js';
+import type { TokenSigner } from '../context.js';
 import { heldSessionWhere } from '../floating/sessions.js';
+import { activateFromRequest, deactivateFromProof, issueLicenseFile } from '../license-files/index.js';
 import { licenseKeyDigest } from '../licenses/license-record.js';
 import { deactivateActivation } from '../licenses/management.js';
 import { licenseStatus } from '../licenses/predicates.js';
 import { isUuid } from '../listing.js';
 import { parseInput } from '../validation.js';
-import { emailParts, type PortalCompany, type PortalContext, type PortalCustomer } from './sign-in.js';
+import { customerActor, emailParts, type PortalCompany, type PortalContext, type PortalCustomer } from './sign-in.js';
 
 // What a signed-in customer sees and does in the portal: only the licenses of this company whose customerEmail is
 // theirs (every query is scoped by both), and their devices. Freeing a device is the console's deactivation
@@ -167,4 +169,50 @@ export async function confirmCustomerKey(ctx: PortalContext, company: PortalComp
   if (!digest) return false;
   const found = await ctx.db.prisma.license.count({ where: { id: license.id, tenantId: customer.tenantId, keyDigest: digest } });
   return found === 1;
+}
+
+// ─── License files and air-gapped activation for the customer (services/license-files) ──────────────────────
+
+/** The portal's context for license files: the token signer and issuer besides. */
+export type CustomerFileContext = PortalContext & { signer: TokenSigner; issuer: string };
+
+/** One of the customer's licenses by id, or NotFound. */
+async function requireCustomerLicense(ctx: PortalContext, customer: PortalCustomer, licenseId: string): Promise<string> {
+  const ids = await customerLicenseIds(ctx, customer);
+  if (!ids.includes(licenseId)) throw new AppError('NotFound', 'License not found.');
+  return licenseId;
+}
+
+/**
+ * A signed license file of one of the customer's licenses, for one of its devices (Device.id) or for the license
+ * alone; encrypted under the key when the customer re-entered it. Logged as IssueLicenseFile by "customer <email>".
+ */
+export async function customerLicenseFile(ctx: CustomerFileContext, customer: PortalCustomer, input: { licenseId: string; deviceId?: string | null; licenseKey?: string | null }) {
+  const data = parseInput(z.object({ licenseId: z.string().max(100), deviceId: z.string().max(100).nullish(), licenseKey: z.string().max(200).nullish() }), input);
+  const licenseId = await requireCustomerLicense(ctx, customer, data.licenseId);
+  let deviceId: string | null = null;
+  if (data.deviceId) {
+    const activation = isUuid(data.deviceId)
+      ? await ctx.db.prisma.activation.findFirst({ where: { id: data.deviceId, licenseId, tenantId: customer.tenantId, deactivatedAt: null }, select: { deviceId: true } })
+      : null;
+    if (!activation?.deviceId) throw new AppError('NotFound', 'Device not found.');
+    deviceId = activation.deviceId;
+  }
+  return issueLicenseFile(ctx, { tenantId: customer.tenantId, licenseId, deviceId, licenseKey: data.licenseKey || null, actor: customerActor(customer.email, ctx.meta) });
+}
+
+/** An offline activation request uploaded by the customer for one of their licenses: the device license file in answer. */
+export async function customerActivateFromRequest(ctx: CustomerFileContext, customer: PortalCustomer, input: { licenseId: string; requestText: string; licenseKey?: string | null }) {
+  const licenseId = await requireCustomerLicense(ctx, customer, String(input.licenseId).slice(0, 100));
+  return activateFromRequest(ctx, { tenantId: customer.tenantId, licenseId, requestText: input.requestText, licenseKey: input.licenseKey || null, actor: customerActor(customer.email, ctx.meta) });
+}
+
+/**
+ * A deactivation proof uploaded by the customer: frees the one device of their license it names. Not counted against
+ * the product's device-free limit: the proof shows the application has already given the seat up on that device.
+ */
+export async function customerDeactivateFromProof(ctx: CustomerFileContext, company: PortalCompany, customer: PortalCustomer, input: { licenseId: string; proofText: string }) {
+  const licenseId = await requireCustomerLicense(ctx, customer, String(input.licenseId).slice(0, 100));
+  await deactivateFromProof(ctx, { tenantId: customer.tenantId, licenseId, proofText: input.proofText, actor: customerActor(customer.email, ctx.meta) });
+  return customerLicense(ctx, company, customer, licenseId);
 }
