@@ -37,6 +37,9 @@ const operations: (Operation & { concurrency?: number })[] = [
   { name: 'signIn', query: 'mutation($input: SignInInput!) { signIn(input: $input) { customer { email } } }', variables: { input: { token: 'string' } } },
   { name: 'freeDevice', query: 'mutation($input: FreeDeviceInput!) { freeDevice(input: $input) { license { id } } }', variables: { input: { id: 'id' } } },
   { name: 'confirmLicenseKey', query: 'mutation($input: ConfirmLicenseKeyInput!) { confirmLicenseKey(input: $input) { matches } }', variables: { input: { licenseId: 'id', key: 'string' } } },
+  { name: 'downloadLicenseFile', query: 'mutation($input: DownloadLicenseFileInput!) { downloadLicenseFile(input: $input) { licenseFile } }', variables: { input: { licenseId: 'id', deviceId: 'id', key: 'string' } } },
+  { name: 'uploadActivationRequest', query: 'mutation($input: UploadActivationRequestInput!) { uploadActivationRequest(input: $input) { licenseFile } }', variables: { input: { licenseId: 'id', request: 'string', key: 'string' } } },
+  { name: 'uploadDeactivationProof', query: 'mutation($input: UploadDeactivationProofInput!) { uploadDeactivationProof(input: $input) { license { id } } }', variables: { input: { licenseId: 'id', proof: 'string' } } },
   // Last: it may end the session the others use.
   { name: 'signOut', query: 'mutation($input: SignOutInput!) { signOut(input: $input) { sessionsEnded } }', variables: { input: { everywhere: 'bool' } } },
 ];

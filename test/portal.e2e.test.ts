@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -9,7 +10,7 @@ import { postJson } from './support/processes.js';
 /**
  * The customer portal in Chromium at 1280 and 375 px, on the real server and PostgreSQL: the vendor turns it on
  * (handle, accent colour, a product's device-free limit), a customer signs in from the link in the development
- * outbox, sees their license and devices, frees a device, and signs out. axe-core checks every portal page (0 serious
+ * outbox, sees their license and devices, downloads a device's license file, frees a device, and signs out. axe-core checks every portal page (0 serious
  * or critical violations). Screenshots go to test-output/screenshots/portal-*.png.
  */
 const chromiumNeed = needChromium();
@@ -88,6 +89,20 @@ describeWith(chromiumNeed)('customer portal in Chromium', () => {
       await license.getByText('Keeps working until Feb 14, 2030').waitFor();
       expect(await seriousViolations(page), `licenses page at ${width}px`).toEqual([]);
       await page.screenshot({ path: path.join(SCREENSHOTS, `portal-licenses-${width}.png`), fullPage: true });
+
+      // A license file for a device: downloaded as <product>-<device>.lic, armored and signed.
+      if (index === 0) {
+        const [download] = await Promise.all([page.waitForEvent('download'), license.getByRole('button', { name: 'License file for Studio workstation' }).click()]);
+        expect(download.suggestedFilename()).toBe('acme-studio-studio-workstation.lic');
+        expect(readFileSync((await download.path())!, 'utf8')).toMatch(/^-----BEGIN KEYFORGE LICENSE FILE-----\n[\s\S]+-----END KEYFORGE LICENSE FILE-----\n$/);
+        // The dialog for a machine without internet passes axe too.
+        await license.getByRole('button', { name: 'Machine without internet' }).click();
+        const offline = page.getByRole('dialog', { name: 'Machine without internet' });
+        await offline.getByLabel(/^Activation request/).waitFor();
+        expect(await seriousViolations(page), 'offline machine dialog').toEqual([]);
+        await offline.getByRole('button', { name: 'Close' }).click();
+        await offline.waitFor({ state: 'hidden' });
+      }
 
       // Free one device: it leaves the list and one fewer free is left.
       await license.getByRole('button', { name: `Free ${freed[index]}` }).click();
