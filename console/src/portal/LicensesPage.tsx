@@ -15,25 +15,8 @@ import {
   type LicenseStatus,
   type Portal,
 } from './api';
+import { formatDate, plural, relativeTime } from '../lib/format';
 import { OfflineMachineModal } from './OfflineMachineModal';
-
-const dateFormat = new Intl.DateTimeFormat('en', { dateStyle: 'medium' });
-const formatDate = (iso: string) => dateFormat.format(new Date(iso));
-const relative = new Intl.RelativeTimeFormat('en', { numeric: 'auto' });
-
-/** "3 minutes ago", "yesterday", "2 months ago": when a device last reached the server. */
-export function ago(iso: string, now = Date.now()): string {
-  const seconds = Math.round((new Date(iso).getTime() - now) / 1000);
-  const units: [Intl.RelativeTimeFormatUnit, number][] = [
-    ['year', 31_536_000],
-    ['month', 2_592_000],
-    ['day', 86_400],
-    ['hour', 3_600],
-    ['minute', 60],
-  ];
-  for (const [unit, size] of units) if (Math.abs(seconds) >= size) return relative.format(Math.round(seconds / size), unit);
-  return 'just now';
-}
 
 // Dark enough for white text (WCAG AA) whatever the vendor's accent colour.
 const STATUS: Record<LicenseStatus, { label: string; color: string }> = {
@@ -44,7 +27,6 @@ const STATUS: Record<LicenseStatus, { label: string; color: string }> = {
 };
 const NEUTRAL = '#495057';
 
-const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
 const deviceLabel = (device: Device) => device.name ?? device.deviceId ?? 'this device';
 
 /** The signed-in customer's licenses at this company. */
@@ -262,7 +244,7 @@ function Devices({ license, onChanged }: { license: License; onChanged: (license
                   {deviceLabel(device)}
                 </Text>
                 <Text size="xs" c="dimmed">
-                  Last seen {ago(device.lastSeenAt)}
+                  Last seen {relativeTime(device.lastSeenAt)}
                   {device.version && ` · version ${device.version}`}
                 </Text>
               </div>
