@@ -16,7 +16,7 @@ const EmailStatusEnum = builder.enumType('EmailStatus', {
 });
 
 const EmailKindEnum = builder.enumType('EmailKind', {
-  values: screamingEnumValues(['weekly-digest', 'expiry-admin', 'expiry-customer', 'test', 'invitation', 'password-reset', 'webhook-disabled'] as const),
+  values: screamingEnumValues(['weekly-digest', 'expiry-admin', 'expiry-customer', 'test', 'invitation', 'password-reset', 'webhook-disabled', 'license-key'] as const),
 });
 
 export const EmailDeliveryModeEnum = builder.enumType('EmailDeliveryMode', {
