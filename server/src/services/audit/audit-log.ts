@@ -51,6 +51,11 @@ export const AUDIT_ACTIONS = [
   'DisableWebhookEndpoint',
   'ResendWebhookDelivery',
   'SendTestWebhookEvent',
+  'CreatePaymentConnection',
+  'UpdatePaymentConnection',
+  'DeletePaymentConnection',
+  'MapPaymentPrice',
+  'UnmapPaymentPrice',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

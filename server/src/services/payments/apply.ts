@@ -144,7 +144,7 @@ async function lockState(tx: Tx, connection: PaymentConnection, subject: string 
   if (subject) {
     await tx.$executeRaw`
       INSERT INTO payment_subscriptions (id, tenant_id, connection_id, subject, refs, created_at, updated_at)
-      VALUES (gen_random_uuid(), ${connection.tenantId}::uuid, ${connection.id}::uuid, ${subject}, ${refs}::text[], now(), now())
+      VALUES (gen_random_uuid(), ${connection.tenantId}::uuid, ${connection.id}::uuid, ${subject}, ARRAY[]::text[], now(), now())
       ON CONFLICT (connection_id, subject) DO NOTHING`;
     const [row] = await tx.$queryRaw<{ id: string }[]>`SELECT id::text FROM payment_subscriptions WHERE connection_id = ${connection.id}::uuid AND subject = ${subject} FOR UPDATE`;
     return tx.paymentSubscription.findUniqueOrThrow({ where: { id: row.id } });
