@@ -205,7 +205,10 @@ describe('Stripe', () => {
     const runOrder = async (order: number[]) => {
       const sub = `sub_shuffle_${++run}`;
       const events = eventsFor(sub);
-      for (const index of order) expect((await sendStripe(events[index])).status).toBe(200);
+      for (const index of order) {
+        const answer = await sendStripe(events[index]);
+        expect(answer.status, answer.text).toBe(200);
+      }
       const license = (await licenseOf(connections.stripe.id, sub))!;
       expect(license).not.toBeNull();
       expect(await t.prisma.emailOutbox.count({ where: { toAddress: `${sub}@example.com` } })).toBe(1);

@@ -5,6 +5,7 @@ import { addPeriod, parsePeriod } from '../../domain/period.js';
 import { AppError } from '../../domain/errors.js';
 import { renderLicenseKeyEmail } from '../../email/license-key.js';
 import { Prisma, type PaymentConnection } from '../../generated/prisma/client.js';
+import { lockTenantAudit } from '../audit/audit-log.js';
 import { NO_META, systemActor } from '../auth/actor.js';
 import type { SecretsContext, ServiceContext } from '../context.js';
 import { writeLifecycleChange } from '../licenses/lifecycle.js';
@@ -99,6 +100,7 @@ export async function applyPaymentEvent(sys: SecretsContext, connection: Payment
     }
   }
   return ctx.db.prisma.$transaction(async (tx) => {
+    await lockTenantAudit(tx, connection.tenantId);
     // The row first: a concurrent duplicate waits here until this transaction ends, then finds it and stops.
     const claimed = await tx.$queryRaw<{ id: string }[]>`
       INSERT INTO payment_events (id, tenant_id, connection_id, provider_event_id, type, outcome, occurred_at, received_at)
