@@ -9,6 +9,7 @@ import './floating.js';
 import './invitations.js';
 import './licenses.js';
 import './license-import.js';
+import './payments.js';
 import './plans.js';
 import './products.js';
 import './system.js';
