@@ -6,6 +6,7 @@ import {
   deletePaymentConnection,
   listPaymentConnections,
   listPaymentEvents,
+  listPaymentPrices,
   mapPaymentPrice,
   paymentWebhookPath,
   unmapPaymentPrice,
@@ -14,8 +15,9 @@ import {
 import { PAYMENT_PROVIDERS, type PaymentProvider } from '../../services/payments/model.js';
 import { PlanRefType } from './plans.js';
 
-// Payment connections (Stripe, Paddle Billing, Lemon Squeezy): thin resolvers over services/payments. The signing
-// secret goes in and never comes out (only its last characters).
+// Payment integrations (the services' payment connections: Stripe, Paddle Billing, Lemon Squeezy): thin resolvers over services/payments. The signing
+// secret goes in and never comes out (only its last characters). Named integrations here: a GraphQL type named
+// …Connection would read as a Relay connection.
 
 const PaymentProviderEnum = builder.enumType('PaymentProvider', { values: screamingEnumValues(PAYMENT_PROVIDERS) });
 const RefundActionEnum = builder.enumType('PaymentRefundAction', {
@@ -41,6 +43,7 @@ const PaymentPriceMappingType = builder.prismaObject('PaymentPriceMapping', {
 
 // Select mode: never the encrypted secret.
 const PaymentConnectionType = builder.prismaObject('PaymentConnection', {
+  name: 'PaymentIntegration',
   select: { id: true, provider: true, name: true, secretHint: true, refundAction: true, enabled: true, createdAt: true, updatedAt: true },
   description: 'A payment provider connected to your company: its webhooks create, renew and end licenses.',
   fields: (t) => ({
@@ -51,7 +54,6 @@ const PaymentConnectionType = builder.prismaObject('PaymentConnection', {
     secretHint: t.exposeString('secretHint', { description: "The signing secret's last characters (the secret is never shown)." }),
     refundAction: t.field({ type: RefundActionEnum, resolve: (connection) => connection.refundAction as 'suspend' | 'revoke' }),
     enabled: t.exposeBoolean('enabled'),
-    prices: t.relation('prices', { type: PaymentPriceMappingType, query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
@@ -74,28 +76,38 @@ const PaymentEventType = builder.prismaObject('PaymentEvent', {
 });
 
 builder.queryFields((t) => ({
-  paymentConnections: t.connection(
+  paymentIntegrations: t.connection(
     {
       type: PaymentConnectionType,
       description: "Your company's payment connections, oldest first. first/last: 0–100 (default 100).",
       resolve: async (_root, args, ctx) => arrayConnection(args, await listPaymentConnections(serviceCtx(ctx))),
     },
-    { name: 'PaymentConnectionConnection' },
-    { name: 'PaymentConnectionEdge' },
+    { name: 'PaymentIntegrationConnection' },
+    { name: 'PaymentIntegrationEdge' },
+  ),
+  paymentPrices: t.connection(
+    {
+      type: PaymentPriceMappingType,
+      description: "One connection's price mappings, oldest first. first/last: 0–100 (default 100).",
+      args: { integrationId: t.arg.id({ required: true }) },
+      resolve: async (_root, args, ctx) => arrayConnection(args, await listPaymentPrices(serviceCtx(ctx), String(args.integrationId))),
+    },
+    { name: 'PaymentPriceMappingConnection' },
+    { name: 'PaymentPriceMappingEdge' },
   ),
   paymentEvents: t.connection(
     {
       type: PaymentEventType,
       description: 'The events one connection received, newest first. first/last: 1–100 (default 20).',
-      args: { connectionId: t.arg.id({ required: true }) },
-      resolve: async (_root, args, ctx) => pageConnection(await listPaymentEvents(serviceCtx(ctx), String(args.connectionId), keysetPage(args))),
+      args: { integrationId: t.arg.id({ required: true }) },
+      resolve: async (_root, args, ctx) => pageConnection(await listPaymentEvents(serviceCtx(ctx), String(args.integrationId), keysetPage(args))),
     },
     { name: 'PaymentEventConnection' },
     { name: 'PaymentEventEdge' },
   ),
 }));
 
-const CreatePaymentConnectionInput = builder.inputType('CreatePaymentConnectionInput', {
+const CreatePaymentConnectionInput = builder.inputType('CreatePaymentIntegrationInput', {
   fields: (t) => ({
     provider: t.field({ type: PaymentProviderEnum, required: true }),
     name: t.string({ description: "Default: the provider's name." }),
@@ -103,7 +115,7 @@ const CreatePaymentConnectionInput = builder.inputType('CreatePaymentConnectionI
     refundAction: t.field({ type: RefundActionEnum, description: 'Default: SUSPEND.' }),
   }),
 });
-const UpdatePaymentConnectionInput = builder.inputType('UpdatePaymentConnectionInput', {
+const UpdatePaymentConnectionInput = builder.inputType('UpdatePaymentIntegrationInput', {
   description: 'Omitted fields stay unchanged. A new signing secret needs a recent re-authentication.',
   fields: (t) => ({
     id: t.id({ required: true }),
@@ -113,10 +125,10 @@ const UpdatePaymentConnectionInput = builder.inputType('UpdatePaymentConnectionI
     enabled: t.boolean({ description: 'false: deliveries are answered 404 (the provider retries them, then gives up).' }),
   }),
 });
-const DeletePaymentConnectionInput = builder.inputType('DeletePaymentConnectionInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
+const DeletePaymentConnectionInput = builder.inputType('DeletePaymentIntegrationInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
 const MapPaymentPriceInput = builder.inputType('MapPaymentPriceInput', {
   fields: (t) => ({
-    connectionId: t.id({ required: true }),
+    integrationId: t.id({ required: true }),
     priceId: t.string({ required: true, description: 'Stripe price id (price_…), Paddle price id (pri_…) or Lemon Squeezy variant id.' }),
     planId: t.id({ required: true }),
   }),
@@ -125,10 +137,10 @@ const UnmapPaymentPriceInput = builder.inputType('UnmapPaymentPriceInput', { fie
 
 type ConnectionRow = Awaited<ReturnType<typeof createPaymentConnection>>;
 const connectionPayload = (name: string) =>
-  builder.objectRef<ConnectionRow>(name).implement({ fields: (t) => ({ paymentConnection: t.field({ type: PaymentConnectionType, resolve: (row) => row }) }) });
-const CreatePaymentConnectionPayload = connectionPayload('CreatePaymentConnectionPayload');
-const UpdatePaymentConnectionPayload = connectionPayload('UpdatePaymentConnectionPayload');
-const DeletePaymentConnectionPayload = builder.objectRef<{ id: string }>('DeletePaymentConnectionPayload').implement({ fields: (t) => ({ deletedPaymentConnectionId: t.exposeID('id') }) });
+  builder.objectRef<ConnectionRow>(name).implement({ fields: (t) => ({ paymentIntegration: t.field({ type: PaymentConnectionType, resolve: (row) => row }) }) });
+const CreatePaymentConnectionPayload = connectionPayload('CreatePaymentIntegrationPayload');
+const UpdatePaymentConnectionPayload = connectionPayload('UpdatePaymentIntegrationPayload');
+const DeletePaymentConnectionPayload = builder.objectRef<{ id: string }>('DeletePaymentIntegrationPayload').implement({ fields: (t) => ({ deletedPaymentIntegrationId: t.exposeID('id') }) });
 type MappingRow = Awaited<ReturnType<typeof mapPaymentPrice>>;
 const MapPaymentPricePayload = builder.objectRef<MappingRow>('MapPaymentPricePayload').implement({ fields: (t) => ({ paymentPriceMapping: t.field({ type: PaymentPriceMappingType, resolve: (row) => row }) }) });
 const UnmapPaymentPricePayload = builder.objectRef<{ id: string }>('UnmapPaymentPricePayload').implement({ fields: (t) => ({ deletedPaymentPriceMappingId: t.exposeID('id') }) });
@@ -136,7 +148,7 @@ const UnmapPaymentPricePayload = builder.objectRef<{ id: string }>('UnmapPayment
 const lower = <T extends string>(value: T | null | undefined) => (value ? (value.toLowerCase() as Lowercase<T>) : undefined);
 
 builder.mutationFields((t) => ({
-  createPaymentConnection: t.field({
+  createPaymentIntegration: t.field({
     type: CreatePaymentConnectionPayload,
     authScopes: { admin: true },
     description: "Connects a payment provider (COMPANY_ADMIN, recently re-authenticated). Paste the answer's webhookUrl into the provider.",
@@ -144,7 +156,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, { input }, ctx) =>
       createPaymentConnection(serviceCtx(ctx), { provider: input.provider as PaymentProvider, name: input.name ?? undefined, signingSecret: input.signingSecret, refundAction: lower(input.refundAction) }),
   }),
-  updatePaymentConnection: t.field({
+  updatePaymentIntegration: t.field({
     type: UpdatePaymentConnectionPayload,
     authScopes: { admin: true },
     description: 'Renames, enables or disables a connection, changes its refund action or its signing secret (COMPANY_ADMIN).',
@@ -152,7 +164,7 @@ builder.mutationFields((t) => ({
     resolve: (_root, { input }, ctx) =>
       updatePaymentConnection(serviceCtx(ctx), String(input.id), { name: input.name ?? undefined, signingSecret: input.signingSecret ?? undefined, refundAction: lower(input.refundAction), enabled: input.enabled ?? undefined }),
   }),
-  deletePaymentConnection: t.field({
+  deletePaymentIntegration: t.field({
     type: DeletePaymentConnectionPayload,
     authScopes: { admin: true },
     description: 'Disconnects a provider, with its price mappings and event log; licenses stay (COMPANY_ADMIN, recently re-authenticated).',
@@ -164,7 +176,7 @@ builder.mutationFields((t) => ({
     authScopes: { admin: true },
     description: "Sells a provider's price as a plan: a purchase of it creates a license from the plan, its seats times the quantity (COMPANY_ADMIN). Mapping a price again moves it.",
     args: { input: t.arg({ type: MapPaymentPriceInput, required: true }) },
-    resolve: (_root, { input }, ctx) => mapPaymentPrice(serviceCtx(ctx), String(input.connectionId), { priceId: input.priceId, planId: String(input.planId) }),
+    resolve: (_root, { input }, ctx) => mapPaymentPrice(serviceCtx(ctx), String(input.integrationId), { priceId: input.priceId, planId: String(input.planId) }),
   }),
   unmapPaymentPrice: t.field({
     type: UnmapPaymentPricePayload,

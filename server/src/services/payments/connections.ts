@@ -134,7 +134,8 @@ export async function unmapPaymentPrice(ctx: ServiceContext, mappingId: string) 
 
 export async function listPaymentPrices(ctx: ServiceContext, connectionId: string) {
   const tenantId = requireMember(ctx);
-  return ctx.db.prisma.paymentPriceMapping.findMany({ where: { tenantId, connectionId }, include: { plan: true }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  const connection = await findTenantConnection(ctx, tenantId, connectionId);
+  return ctx.db.prisma.paymentPriceMapping.findMany({ where: { tenantId, connectionId: connection.id }, include: { plan: true }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
 }
 
 const Cursor = z.tuple([z.iso.datetime(), z.guid()]);
