@@ -15,8 +15,9 @@ export function verifyStripe(rawBody: string, header: (name: string) => string |
   try {
     return Stripe.webhooks.constructEvent(rawBody, signature, secret, STRIPE_TOLERANCE_SECONDS, undefined, now.getTime());
   } catch (error) {
-    if (error instanceof Stripe.errors.StripeSignatureVerificationError) throw new SignatureError(`Stripe signature refused: ${error.message.split('\n')[0]}`);
-    throw error;
+    // constructEvent parses the body once the signature holds: a SyntaxError is a signed body that is not JSON.
+    if (error instanceof SyntaxError) throw error;
+    throw new SignatureError(`Stripe signature refused: ${(error as Error).message.split('\n')[0]}`);
   }
 }
 
