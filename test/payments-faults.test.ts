@@ -104,6 +104,47 @@ const headerSets = {
 
 const safeHeaders = (headers: Record<string, string>) => Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, value.replace(/[^\t\x20-\x7e]/g, '?')]));
 
+describe('a database outage in the middle of a purchase', () => {
+  it('answers 503 with nothing half-written; the retry applies it once', async () => {
+    const event = {
+      id: 'evt_outage_1',
+      object: 'event',
+      created: now(),
+      type: 'invoice.paid',
+      data: { object: { id: 'in_outage', object: 'invoice', billing_reason: 'subscription_create', customer_email: 'outage@example.com', subscription: 'sub_outage', lines: { data: [{ price: { id: 'price_pro' }, quantity: 1, period: { end: now() + 365 * 86400 } }] } } },
+    };
+    const payload = JSON.stringify(event);
+    const send = () => t.post(paymentWebhookPath(ids.stripe), payload, { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: secrets.stripe, timestamp: now() }) });
+    const before = await counts();
+    // Hold the outbox so the delivery's transaction stops after the license is written, then cut the database off.
+    const blocker = new pg.Client({ connectionString: t.ownerUrl });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query('LOCK TABLE email_outbox IN EXCLUSIVE MODE');
+    let settled: unknown;
+    const delivery = send().then((answer) => (settled = answer));
+    await waitUntil(
+      async () => (await blocker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%email_outbox%'`)).rows[0].n > 0,
+      { timeout: 40_000, what: `the delivery to wait on the outbox (answered: ${JSON.stringify(settled)})` },
+    );
+    relayOpen = false;
+    for (const socket of sockets) socket.destroy();
+    const answer = await delivery;
+    expect(answer.status, answer.text).toBe(503);
+    expect(answer.headers.get('retry-after')).toBeTruthy();
+    await blocker.query('ROLLBACK');
+    await blocker.end();
+    relayOpen = true;
+    expect(await counts()).toEqual(before);
+    // The provider retries: applied once, then a duplicate.
+    let retry = await send();
+    for (let attempt = 0; retry.status === 503 && attempt < 20; attempt++) retry = await send();
+    expect(retry.json).toEqual({ received: true, outcome: 'applied' });
+    expect((await send()).json).toEqual({ received: true, outcome: 'duplicate' });
+    expect(await counts()).toEqual({ ...before, events: before.events + 1, states: before.states + 1, licenses: before.licenses + 1, emails: before.emails + 1 });
+  }, 60_000);
+});
+
 describe(`the payment webhook route under ${RUNS} hostile deliveries per provider`, { timeout: 300_000 }, () => {
   for (const provider of ['stripe', 'paddle', 'lemonsqueezy'] as const) {
     it(`${provider}: unsigned or badly signed → 4xx, never a server error, nothing written`, async () => {
@@ -137,45 +178,4 @@ describe(`the payment webhook route under ${RUNS} hostile deliveries per provide
       );
     }
   });
-});
-
-describe('a database outage in the middle of a purchase', () => {
-  it('answers 503 with nothing half-written; the retry applies it once', async () => {
-    const event = {
-      id: 'evt_outage_1',
-      object: 'event',
-      created: now(),
-      type: 'invoice.paid',
-      data: { object: { id: 'in_outage', object: 'invoice', billing_reason: 'subscription_create', customer_email: 'outage@example.com', subscription: 'sub_outage', lines: { data: [{ price: { id: 'price_pro' }, quantity: 1, period: { end: now() + 365 * 86400 } }] } } },
-    };
-    const payload = JSON.stringify(event);
-    const send = () => t.post(paymentWebhookPath(ids.stripe), payload, { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: secrets.stripe, timestamp: now() }) });
-    const before = await counts();
-    // Hold the outbox so the delivery's transaction stops after the license is written, then cut the database off.
-    const blocker = new pg.Client({ connectionString: t.ownerUrl });
-    await blocker.connect();
-    await blocker.query('BEGIN');
-    await blocker.query('LOCK TABLE email_outbox IN EXCLUSIVE MODE');
-    let settled: unknown;
-    const delivery = send().then((answer) => (settled = answer));
-    await waitUntil(
-      async () => (await blocker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%email_outbox%'`)).rows[0].n > 0,
-      { timeout: 20_000, what: `the delivery to wait on the outbox (answered: ${JSON.stringify(settled)})` },
-    );
-    relayOpen = false;
-    for (const socket of sockets) socket.destroy();
-    const answer = await delivery;
-    expect(answer.status, answer.text).toBe(503);
-    expect(answer.headers.get('retry-after')).toBeTruthy();
-    await blocker.query('ROLLBACK');
-    await blocker.end();
-    relayOpen = true;
-    expect(await counts()).toEqual(before);
-    // The provider retries: applied once, then a duplicate.
-    let retry = await send();
-    for (let attempt = 0; retry.status === 503 && attempt < 20; attempt++) retry = await send();
-    expect(retry.json).toEqual({ received: true, outcome: 'applied' });
-    expect((await send()).json).toEqual({ received: true, outcome: 'duplicate' });
-    expect(await counts()).toEqual({ ...before, events: before.events + 1, states: before.states + 1, licenses: before.licenses + 1, emails: before.emails + 1 });
-  }, 60_000);
 });

@@ -43,6 +43,7 @@ export default defineConfig({
           { text: 'REST API guide (other languages)', link: '/integrate/rest-api' },
           { text: 'Management API', link: '/integrate/management-api' },
           { text: 'Webhooks', link: '/integrate/webhooks' },
+          { text: 'Payment providers', link: '/integrate/payments' },
         ],
       },
       { text: 'Console guide', items: [{ text: 'The admin console', link: '/console' }] },

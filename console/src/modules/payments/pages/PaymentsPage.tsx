@@ -110,6 +110,16 @@ function IntegrationCard({ integration, plans, onChanged }: { integration: Payme
   const unmap = useApiMutation(UnmapPaymentPriceMutation, { success: 'Mapping removed.' });
   const update = useApiMutation(UpdatePaymentIntegrationMutation, { success: 'Saved.' });
   const remove = useApiMutation(DeletePaymentIntegrationMutation, { success: 'Provider disconnected.' });
+  const [replacing, setReplacing] = useState(false);
+  const [newSecret, setNewSecret] = useState('');
+  const replaceSecret = async (event: React.FormEvent) => {
+    event.preventDefault();
+    if (await update.run({ input: { id: integration.id, signingSecret: newSecret } })) {
+      setNewSecret('');
+      setReplacing(false);
+      onChanged();
+    }
+  };
   const provider = providerOf(integration.provider);
   const planLabel = (plan: PlanOption) => `${plan.product.name} — ${plan.name}`;
   const addMapping = async (event: React.FormEvent) => {
@@ -122,6 +132,14 @@ function IntegrationCard({ integration, plans, onChanged }: { integration: Payme
   };
   return (
     <Paper p="md" withBorder>
+      <Modal opened={replacing} onClose={() => setReplacing(false)} title={`Replace the signing secret of ${integration.name}`} centered>
+        <form onSubmit={replaceSecret}>
+          <Stack>
+            <PasswordInput label="New signing secret" description={`${provider.secret}. Stored encrypted and never shown again.`} required value={newSecret} onChange={(event) => setNewSecret(event.currentTarget.value)} data-autofocus />
+            <ModalFooter onCancel={() => setReplacing(false)} confirmLabel="Replace secret" loading={update.saving} />
+          </Stack>
+        </form>
+      </Modal>
       <Stack>
         <Group justify="space-between">
           <Group gap="xs">
@@ -132,6 +150,9 @@ function IntegrationCard({ integration, plans, onChanged }: { integration: Payme
             {!integration.enabled && <Badge color="gray">Disabled</Badge>}
           </Group>
           <Group gap="xs">
+            <Button variant="default" size="xs" onClick={() => setReplacing(true)}>
+              Replace secret
+            </Button>
             <Button variant="default" size="xs" loading={update.saving} onClick={async () => (await update.run({ input: { id: integration.id, enabled: !integration.enabled } })) && onChanged()}>
               {integration.enabled ? 'Disable' : 'Enable'}
             </Button>
