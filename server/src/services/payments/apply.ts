@@ -118,6 +118,13 @@ export async function applyPaymentEvent(sys: SecretsContext, connection: Payment
   });
 }
 
+/** A pending event's effect as stored (JSON): its times back to Dates. */
+function storedEffect(json: Prisma.JsonValue): PaymentEffect {
+  const effect = { ...(json as Record<string, unknown>) };
+  for (const key of ['periodEnd', 'at', 'endsAt']) if (typeof effect[key] === 'string') effect[key] = new Date(effect[key] as string);
+  return effect as unknown as PaymentEffect;
+}
+
 const effectRefs = (effect: PaymentEffect) => ('refs' in effect ? effect.refs : []);
 
 async function recordFailure(db: Database, connection: PaymentConnection, event: PaymentEventIn, detail: string, now: Date) {
@@ -221,7 +228,7 @@ async function applyEffect(tx: Tx, ctx: ServiceContext, connection: PaymentConne
   if (added.length) {
     const waiting = await tx.paymentEvent.findMany({ where: { connectionId: connection.id, outcome: 'pending', refs: { hasSome: added } }, orderBy: [{ receivedAt: 'asc' }, { id: 'asc' }] });
     for (const pending of waiting) {
-      next = await merge(tx, connection, next, pending.effect as unknown as PaymentEffect, pending.occurredAt, ctx.now);
+      next = await merge(tx, connection, next, storedEffect(pending.effect), pending.occurredAt, ctx.now);
       await tx.paymentEvent.update({ where: { id: pending.id }, data: { outcome: 'applied', detail: `applied with ${event.id}`, subject: next.subject, effect: Prisma.DbNull } });
     }
   }
