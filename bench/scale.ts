@@ -26,6 +26,7 @@ import { COUNT_CAP, encodeCursor } from '../server/src/services/listing.js';
 import { countBulkSelection } from '../server/src/services/licenses/bulk.js';
 import { listProducts } from '../server/src/services/products.js';
 import { floatingPoolConsumption } from '../server/src/services/floating/management.js';
+import { capturedSelects } from '../test/support/statements.js';
 import { benchExpiryJob } from './scale-jobs.js';
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -133,12 +134,16 @@ async function measure() {
   const ctx: ServiceContext = { db, now: new Date(), secrets: new ServerSecrets('scale-bench-secret-0123456789abcdef0123456789'), actor: null, meta: NO_META };
   const [big] = await sql(`SELECT t.id, count(l.id)::int AS n FROM tenants t JOIN licenses l ON l.tenant_id = t.id GROUP BY t.id ORDER BY n DESC LIMIT 1`);
   ctx.actor = systemActor(big.id);
+  const [small] = await sql(`SELECT t.id FROM tenants t JOIN licenses l ON l.tenant_id = t.id WHERE t.id <> '${big.id}' GROUP BY t.id ORDER BY count(*) DESC LIMIT 1`);
+  const smallCtx: ServiceContext = { ...ctx, actor: systemActor(small.id) };
   const [product] = await sql(`SELECT id FROM products WHERE tenant_id = '${big.id}' ORDER BY name LIMIT 1`);
   const [widest] = await sql(`SELECT id, tenant_id AS "tenantId" FROM licenses WHERE tenant_id = '${big.id}' ORDER BY max_activations DESC LIMIT 1`);
   // Deep pages: the cursors of the rows half-way down the big tenant's license list and activity log.
   const [middle] = await sql(`SELECT created_at, id FROM licenses WHERE tenant_id = '${big.id}' ORDER BY created_at DESC, id DESC OFFSET ${Math.floor(big.n / 2)} LIMIT 1`);
   const deepLicenses = encodeCursor([new Date(middle.created_at).toISOString(), middle.id]);
   const deepActivity = encodeCursor([250000]);
+  // The second page of a search most licenses match: the first page's end cursor.
+  const searchPage2 = (await listLicenses(ctx, { search: 'customer1', status: 'active' })).pageInfo.endCursor;
   const w = (range: 'TODAY' | 'LAST_7_DAYS' | 'LAST_30_DAYS') => analyticsWindow(ctx, range);
   /** A search text with each of the list's filters, alone and together. */
   const searchWithFilters = (search: string): [string, LicenseFilter][] => [
@@ -176,6 +181,7 @@ async function measure() {
     ['license list, first page + count', () => listLicenses(ctx, {})],
     ['license list, product filter', () => listLicenses(ctx, { productId: product.id })],
     ['license list, product + status', () => listLicenses(ctx, { productId: product.id, status: 'active' })],
+    ['license list, status active', () => listLicenses(ctx, { status: 'active' })],
     ['license list, status expired', () => listLicenses(ctx, { status: 'expired' })],
     ['license list, expiring within 30 days', () => listLicenses(ctx, { expiringWithinDays: 30 })],
     [`license list, deep page (row ${Math.floor(big.n / 2).toLocaleString('en')})`, () => listLicenses(ctx, {}, { after: deepLicenses })],
@@ -188,11 +194,15 @@ async function measure() {
     // A search combined with each filter: one matching ~53,000 of the tenant's active licenses (customer1…), and one
     // matching nothing (its email domains come first from the tally: none).
     ['license search + status active', () => listLicenses(ctx, { search: 'customer1', status: 'active' })],
+    ['license search + status active, page 2', () => listLicenses(ctx, { search: 'customer1', status: 'active' }, { after: searchPage2 })],
+    // The same search in a company of ~26,000 licenses where it matches none: the trigram index is read for that company only.
+    ['license search + status active, small company', () => listLicenses(smallCtx, { search: 'customer1', status: 'active' })],
     ...searchWithFilters('nobody-zz').map(([name, filter]): [string, () => Promise<unknown>] => [`license search, no match, + ${name}`, () => listLicenses(ctx, filter)]),
     // The bulk action's confirmation (bulkSelectionTotal): counted up to COUNT_CAP, then "more than".
     ['bulk count, search acme.test', () => countBulkSelection(ctx, { filter: { search: 'acme.test' } }, COUNT_CAP)],
     ['bulk count, search example4 (~57,000)', () => countBulkSelection(ctx, { filter: { search: 'example4' } }, COUNT_CAP)],
     ['bulk count, search customer1 + status active', () => countBulkSelection(ctx, { filter: { search: 'customer1', status: 'active' } }, COUNT_CAP)],
+    ['bulk count, search customer1 + status active, small company', () => countBulkSelection(smallCtx, { filter: { search: 'customer1', status: 'active' } }, COUNT_CAP)],
     ['bulk count, status active', () => countBulkSelection(ctx, { filter: { status: 'active' } }, COUNT_CAP)],
     ['bulk count, product + status expired', () => countBulkSelection(ctx, { filter: { productId: product.id, status: 'expired' } }, COUNT_CAP)],
     ...searchWithFilters('nobody-zz').map(([name, filter]): [string, () => Promise<unknown>] => [`bulk count, no match, + ${name}`, () => countBulkSelection(ctx, { filter }, COUNT_CAP)]),
@@ -250,29 +260,14 @@ async function measure() {
 /** The paths whose statements are explained (EXPLAIN (ANALYZE, BUFFERS)) in each phase: the license list and the bulk counts. */
 const EXPLAINED = /^(license (list|search)|bulk count)/;
 
-/**
- * The plan of every SELECT `run` sends (recorded at the pg driver, as bench/explain-paging.ts does), each run once
- * more under EXPLAIN (ANALYZE, BUFFERS) on a connection of its own.
- */
+/** The plan of every SELECT `run` sends (`capturedSelects`), each run once more under EXPLAIN (ANALYZE, BUFFERS) on a connection of its own. */
 async function explain(run: () => Promise<unknown>): Promise<string[]> {
-  const sent: { text: string; values: unknown[] }[] = [];
-  const query = pg.Client.prototype.query as (...args: any[]) => any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  pg.Client.prototype.query = function (this: pg.Client, ...args: any[]) { // eslint-disable-line @typescript-eslint/no-explicit-any
-    const [config, values] = args;
-    if (typeof config === 'string') sent.push({ text: config, values: values ?? [] });
-    else if (config && typeof config.text === 'string') sent.push({ text: config.text, values: config.values ?? values ?? [] });
-    return query.apply(this, args);
-  } as any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  try {
-    await run();
-  } finally {
-    pg.Client.prototype.query = query as any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  }
+  const sent = await capturedSelects(run);
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   const lines: string[] = [];
   try {
-    for (const { text, values } of sent.filter((q) => /^\s*(SELECT|WITH|\()/i.test(q.text))) {
+    for (const { text, values } of sent) {
       const plan = await client.query(`EXPLAIN (ANALYZE, BUFFERS) ${text}`, values);
       lines.push('```', text.replace(/\s+/g, ' ').trim(), `-- values: ${JSON.stringify(values).slice(0, 300)}`, ...plan.rows.map((row) => row['QUERY PLAN'] as string), '```');
     }

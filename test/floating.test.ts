@@ -84,6 +84,15 @@ describe('POST /api/v1/float/checkout', () => {
     expect(JSON.stringify(row)).not.toContain(response.json.sessionToken.slice(4));
   });
 
+  it('product: a key of another product is refused with ProductMismatch and takes no seat; its own product checks out', async () => {
+    const { key, license } = await floatingLicense(2);
+    expect((await checkout(key, { deviceId: 'other-app', product: 'Acme Render' })).json).toEqual({ isValid: false, message: expect.stringContaining('"Acme Render"'), errorCode: 'ProductMismatch' });
+    expect((await checkout(key, { deviceId: 'other-app', product: ['Acme Render', 'acme studio'] })).json.errorCode).toBe('ProductMismatch');
+    expect(await activeInDb(license.id)).toBe(0);
+    expect((await checkout(key, { deviceId: 'studio', product: ['Acme Render', 'Acme Studio'] })).json).toMatchObject({ isValid: true, remainingFloatingSeats: 1 });
+    expect(await activeInDb(license.id)).toBe(1);
+  });
+
   it('refuses unknown, revoked, expired and pool-less licenses with HTTP 200 rejections', async () => {
     const { key: noPool } = await floatingLicense(null);
     const { key: revoked, license } = await floatingLicense(2);

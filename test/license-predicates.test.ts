@@ -9,6 +9,7 @@ import {
   LICENSE_STATUSES,
   isExpiring,
   licenseStatus,
+  statusRangesSql,
   statusSql,
   statusWhere,
   type ExpiryWindow,
@@ -76,6 +77,9 @@ describe(`license predicates agree (seed ${seed})`, () => {
       expect(expected.length, status).toBeGreaterThan(0);
       expect(await byWhere(statusWhere(status, now)), `${status} (where)`).toEqual(expected);
       expect(await bySql(statusSql(status, now)), `${status} (sql)`).toEqual(expected);
+      // The index ranges: disjoint, together the same rows.
+      const ranges = await Promise.all(statusRangesSql(status, now).map(bySql));
+      expect(sorted(ranges.flat()), `${status} (sql ranges)`).toEqual(expected);
     }
   });
 

@@ -3,7 +3,7 @@ import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { Prisma } from '../server/src/generated/prisma/client.js';
 import { analyticsWindow, dashboardStats, foldSeatPoolHistory, licenseDistribution, licensesByProduct, seatPool, type AnalyticsRange, type Granularity } from '../server/src/services/analytics.js';
 import { listProducts } from '../server/src/services/products.js';
-import { listLicenses, type LicenseFilter } from '../server/src/services/licenses/management.js';
+import { listLicenses, SEARCH_WALK, type LicenseFilter } from '../server/src/services/licenses/management.js';
 import { countBulkSelection } from '../server/src/services/licenses/bulk.js';
 import { floatingPoolConsumption, POOL_BUCKETS } from '../server/src/services/floating/management.js';
 import { COUNT_CAP, SEARCH_COUNT_CAP } from '../server/src/services/listing.js';
@@ -610,15 +610,26 @@ describe('license search combined with each filter', () => {
         customerEmail: emails[index % emails.length], ...states[Math.floor(index / emails.length)], createdAt: new Date(T - index * 60_000),
       }));
     }
+    // Older licenses after them, more than a search's walk first reads (SEARCH_WALK.probeFactor × 101 rows for pages of
+    // 100): a term rare in the newest rows is then found by the search's indexes after all ('@': every license;
+    // 'pad1': one in five).
+    await seedLicensesInBulk(t.prisma, { tenantId: tenant.id, productId: products[0].id, count: SEARCH_WALK.probeFactor * 101 + 100, hintPrefix: 'PADD' }, (index) => ({
+      customerEmail: `pad${index}@padding.org`, createdAt: new Date(T - (200 + index) * 60_000), ...(index % 7 === 0 ? { status: 'revoked' as const } : {}),
+    }));
     const ctx = { db: t.deps.db, secrets: t.deps.secrets, now, actor: systemActor(tenant.id), meta: NO_META };
     const all = await t.prisma.license.findMany({ where: { tenantId: tenant.id } });
     const filters: LicenseFilter[] = [
       {}, { status: 'active' }, { status: 'expired' }, { status: 'suspended' }, { status: 'revoked' }, { productId: products[1].id }, { expiringWithinDays: 30 },
       { productId: products[0].id, status: 'active', expiringWithinDays: 30 }, { productId: products[1].id, status: 'expired' },
     ];
-    const terms = ['example.test', '@example.t', 'ann@', 'n@example.t', '.test', '@', '_', 'COMB1-…-00', 'comb0-...-01', 'nobody-zz', 'sub.example', 'x.test'];
-    for (const term of terms) {
-      for (const filter of filters) {
+    const terms = ['example.test', '@example.t', 'ann@', 'n@example.t', '.test', '@', '_', 'COMB1-…-00', 'comb0-...-01', 'nobody-zz', 'sub.example', 'x.test', 'pad1', 'pad10'];
+    // Both ways of answering a search: by its indexes (a small company: every term is rare), and walking the list first
+    // (as a search common in a large company is: here every term is taken as one).
+    const cases = [0, SEARCH_WALK.commonRows].flatMap((commonRows) => terms.flatMap((term) => filters.map((filter) => ({ commonRows, term, filter }))));
+    const { commonRows: defaultCommonRows } = SEARCH_WALK;
+    for (const { commonRows, term, filter } of cases) {
+      SEARCH_WALK.commonRows = commonRows;
+      try {
         const text = term.replaceAll('...', '…').toLowerCase();
         // The plain definitions: the text anywhere in the email or the key hint, ignoring case; each filter by the code form of the rule.
         const expected = all
@@ -628,13 +639,23 @@ describe('license search combined with each filter', () => {
           .filter((license) => !filter.expiringWithinDays || isExpiring(license, now, { to: filter.expiringWithinDays }))
           .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (b.id < a.id ? -1 : 1))
           .map((license) => license.id);
-        const label = `${term} ${JSON.stringify(filter)}`;
+        const label = `${term} ${JSON.stringify(filter)} ${commonRows ? 'by the indexes' : 'walked first'}`;
         const page = await listLicenses(ctx, { ...filter, search: term }, { first: 100 });
         expect(page.nodes.map((node) => node.id), label).toEqual(expected.slice(0, 100));
-        expect(page.totalCount, label).toBe(expected.length);
-        // The bulk action's counts: exact, and capped (here below the cap: exact too).
+        // A search counts up to SEARCH_COUNT_CAP, the list and the bulk action's confirmation alike.
+        const capped = { totalCount: Math.min(expected.length, SEARCH_COUNT_CAP), totalCountCapped: expected.length > SEARCH_COUNT_CAP };
+        expect({ totalCount: page.totalCount, totalCountCapped: page.totalCountCapped }, label).toEqual(capped);
+        if (expected.length > 100) {
+          const next = await listLicenses(ctx, { ...filter, search: term }, { first: 100, after: page.pageInfo.endCursor });
+          expect(next.nodes.map((node) => node.id), `${label} page 2`).toEqual(expected.slice(100, 200));
+          const back = await listLicenses(ctx, { ...filter, search: term }, { last: 50, before: next.pageInfo.startCursor });
+          expect(back.nodes.map((node) => node.id), `${label} back`).toEqual(expected.slice(50, 100));
+        }
+        // The bulk action's counts: exact, and capped.
         expect(await countBulkSelection(ctx, { filter: { ...filter, search: term } }), label).toEqual({ totalCount: expected.length, totalCountCapped: false });
-        expect(await countBulkSelection(ctx, { filter: { ...filter, search: term } }, COUNT_CAP), label).toEqual({ totalCount: expected.length, totalCountCapped: false });
+        expect(await countBulkSelection(ctx, { filter: { ...filter, search: term } }, COUNT_CAP), label).toEqual(capped);
+      } finally {
+        SEARCH_WALK.commonRows = defaultCommonRows;
       }
     }
   });

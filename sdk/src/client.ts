@@ -285,7 +285,8 @@ export class KeyforgeClient {
   async checkout(options: CheckoutOptions): Promise<FloatingSession> {
     const licenseKey = requireKey(options.licenseKey);
     const deviceId = options.deviceId ?? randomToken(24);
-    const body = { licenseKey, deviceId, ...optional({ deviceName: options.deviceName, version: options.version }) };
+    const product = this.products.length === 1 ? this.products[0] : [...this.products];
+    const body = { licenseKey, deviceId, product, ...optional({ deviceName: options.deviceName, version: options.version }) };
     const { json } = await this.#transport.retrying(() => this.#transport.once('POST', '/api/v1/float/checkout', { body, signal: options.signal }), options.signal);
     if (json.isValid !== true) throw rejection(json);
     if (typeof json.sessionToken !== 'string' || typeof json.sessionId !== 'string') {

@@ -25,7 +25,8 @@ export type FuzzTarget = { t: TestApp } & Awaited<ReturnType<typeof seedFuzzTarg
 export function useFuzzTarget(ready?: (fuzz: FuzzTarget) => unknown) {
   const fuzz = {} as FuzzTarget;
   beforeAll(async () => {
-    fuzz.t = await startTestApp();
+    // Warnings and errors only: thousands of requests' debug lines cost a tenth of the run and no fuzz test reads them.
+    fuzz.t = await startTestApp({ env: { LOG_LEVEL: 'warn' } });
     Object.assign(fuzz, await seedFuzzTarget(fuzz.t));
     await ready?.(fuzz);
   });

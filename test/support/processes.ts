@@ -1,10 +1,18 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { waitUntil } from './wait.js';
+
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The command line of `pnpm cli` (package.json), run without pnpm's own start-up: the suite runs the CLI often. */
+const CLI = ['--import', 'tsx', path.join(REPO_ROOT, 'server/src/cli.ts')];
 
 /** Runs `pnpm cli …` synchronously and returns its exit code and output. */
 export function runCli(args: string[], env: Record<string, string>) {
-  const result = spawnSync('pnpm', ['-s', 'cli', ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 120_000 }); // a cold tsx start on a loaded machine can take most of a minute
+  // A cold tsx start on a loaded machine can take most of a minute.
+  const result = spawnSync(process.execPath, [...CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 120_000 });
   let json: any;
   try {
     json = JSON.parse(result.stdout);

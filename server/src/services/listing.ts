@@ -127,10 +127,15 @@ export async function cappedCount(count: (take: number) => Promise<number>, cap 
 /**
  * `cappedCount`'s counter for `SELECT … FROM table WHERE conditions`: counts at most `take` rows, in no order.
  * (Prisma's `count({ take })` adds ORDER BY id, which makes PostgreSQL walk the primary key or sort every match.)
+ * Several conditions (disjoint: each an index range, e.g. `statusRangesSql`) are counted one after the other in a
+ * UNION ALL, each stopping at `take`, and the whole at `take`: a later one is not read once the cap is reached.
  */
-export function countUpTo(db: Database, table: Prisma.Sql, conditions: Prisma.Sql) {
+export function countUpTo(db: Database, table: Prisma.Sql, conditions: Prisma.Sql | Prisma.Sql[]) {
+  const each = Array.isArray(conditions) ? conditions : [conditions];
   return async (take: number) => {
-    const [row] = await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (SELECT 1 FROM ${table} WHERE ${conditions} LIMIT ${take}) AS matching`;
+    const parts = each.map((where) => Prisma.sql`SELECT 1 FROM ${table} WHERE ${where} LIMIT ${take}`);
+    const matching = parts.length === 1 ? parts[0] : Prisma.sql`${Prisma.join(parts.map((part) => Prisma.sql`(${part})`), ' UNION ALL ')} LIMIT ${take}`;
+    const [row] = await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (${matching}) AS matching`;
     return row.n;
   };
 }

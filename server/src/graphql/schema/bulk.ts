@@ -3,7 +3,7 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import { serviceCtx, type GraphQLContext } from '../context.js';
 import { BULK_ACTIONS, BULK_JOB_COLUMNS, bulkJobFailures, countBulkSelection, getBulkJob, startBulkLicenseAction, MAX_SELECTED } from '../../services/licenses/bulk.js';
 import { LicenseFilterInput } from './licenses.js';
-import { COUNT_CAP, type Count } from '../../services/listing.js';
+import { COUNT_CAP, SEARCH_COUNT_CAP, type Count } from '../../services/listing.js';
 
 // Bulk license actions (services/licenses/bulk.ts): the count a confirmation states, the job, its progress.
 
@@ -78,7 +78,7 @@ builder.queryFields((t) => ({
   }),
   bulkSelectionTotal: t.field({
     type: BulkSelectionTotalType,
-    description: `What the confirmation of a bulk action states: how many licenses it would change now, counted up to ${COUNT_CAP.toLocaleString('en-US')} (then totalCountCapped: "more than 10,000").`,
+    description: `What the confirmation of a bulk action states: how many licenses it would change now, counted up to ${COUNT_CAP.toLocaleString('en-US')} (then totalCountCapped: "more than 10,000"); a filter with a text search up to ${SEARCH_COUNT_CAP.toLocaleString('en-US')}, as the license list counts it.`,
     args: { selection: t.arg({ type: BulkSelectionInput, required: true }) },
     resolve: (_root, args, ctx) => countBulkSelection(serviceCtx(ctx), selection(args.selection), COUNT_CAP),
   }),

@@ -3,7 +3,7 @@ import type { AppDeps } from '../../deps.js';
 import { publicRoute } from '../../http/public-api.js';
 import { HEARTBEAT_INTERVAL_SECONDS, LEASE_SECONDS, checkoutFloatingSeat } from '../../services/floating/sessions.js';
 import { licensingContext } from './context.js';
-import { DeviceId, LicenseKey, Rejection, Version, commonErrors, json, jsonBody, noCredential } from './schemas.js';
+import { DeviceId, LicenseKey, ProductName, Rejection, Version, commonErrors, json, jsonBody, noCredential } from './schemas.js';
 
 const CheckoutRequest = z
   .object({
@@ -11,6 +11,13 @@ const CheckoutRequest = z
     deviceId: DeviceId.optional().openapi({ description: 'Optional. One seat per deviceId: a checkout with the deviceId of an active session replaces that session (its token stops working), so a retry after a timeout never takes a second seat. Several instances on one machine that each need a seat send distinct values (or none).' }),
     deviceName: z.string().min(1).max(200).optional().openapi({ description: 'Label shown to the vendor.', example: 'Ada’s MacBook Pro' }),
     version: Version.optional().openapi({ description: 'Optional: checked against minVersion/maxVersion like activate.' }),
+    product: z
+      .union([ProductName, z.array(ProductName).min(1).max(16)])
+      .optional()
+      .openapi({
+        description: 'The product name(s) the application is for, exactly as activate takes them: a license of another product (not a bundle containing one of them) is refused with `ProductMismatch` and no seat is taken.',
+        example: 'Acme Studio',
+      }),
   })
   .openapi('FloatCheckoutRequest');
 
@@ -38,7 +45,7 @@ const route = createRoute({
   security: noCredential,
   tags: ['Floating'],
   summary: 'Check out a floating (concurrent) seat',
-  description: `Takes one seat of the license's floating pool for a lease of ${LEASE_SECONDS} s, renewed by heartbeats every ${HEARTBEAT_INTERVAL_SECONDS} s. Concurrent checkouts never exceed the pool. A full pool answers HTTP 200 with \`isValid: false\` and errorCode FloatingSeatsExhausted; a license without a pool FloatingNotEnabled; also LicenseNotFound, LicenseRevoked, Suspended, LicenseExpired, VersionNotSupported.`,
+  description: `Takes one seat of the license's floating pool for a lease of ${LEASE_SECONDS} s, renewed by heartbeats every ${HEARTBEAT_INTERVAL_SECONDS} s. Concurrent checkouts never exceed the pool. A full pool answers HTTP 200 with \`isValid: false\` and errorCode FloatingSeatsExhausted; a license without a pool FloatingNotEnabled; a key of another product than \`product\` ProductMismatch; also LicenseNotFound, LicenseRevoked, Suspended, LicenseExpired, VersionNotSupported.`,
   request: jsonBody(CheckoutRequest),
   responses: { 200: json(z.union([CheckoutSuccess, Rejection]), 'A session, or a rejection with an errorCode.'), ...commonErrors },
 });

@@ -6,7 +6,7 @@ import { leaseHeldFilter, leaseLapsed, leaseLapsedSql } from '../leases.js';
 import { emitEvent } from '../webhooks/events.js';
 import { lockLicenseByKey } from '../licenses/license-record.js';
 import type { StoredLicenseStatus } from '../licenses/predicates.js';
-import { LICENSE_NOT_FOUND, checkEntitlement, parseVersion, rejected, vendorWarning, type Rejection } from '../licenses/rules.js';
+import { LICENSE_NOT_FOUND, checkEntitlement, parseVersion, productMismatch, rejected, vendorWarning, type Rejection } from '../licenses/rules.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -51,6 +51,8 @@ export interface CheckoutInput {
   deviceId?: string;
   deviceName?: string;
   version?: string;
+  /** The application's product name(s): a key of another product is refused before a seat is taken. */
+  product?: string | string[];
   ip?: string;
 }
 
@@ -66,7 +68,7 @@ export async function checkoutFloatingSeat(ctx: LicensingContext, input: Checkou
     const license = await lockLicenseByKey(tx, ctx.secrets, input.licenseKey, ctx.now);
     if (!license) return rejected(LICENSE_NOT_FOUND);
     await ctx.chargeTenant(license.tenantId, license.id);
-    const rejection = checkEntitlement(license, ctx.now, version);
+    const rejection = productMismatch(license, input.product) ?? checkEntitlement(license, ctx.now, version);
     if (rejection) return rejected(rejection);
     const { floatingSeats } = await tx.license.findUniqueOrThrow({ where: { id: license.id }, select: { floatingSeats: true } });
     if (floatingSeats === null) {

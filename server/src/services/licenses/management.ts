@@ -11,8 +11,8 @@ import { activationData, emitEvent, licenseData } from '../webhooks/events.js';
 import { releaseSeat } from './activations.js';
 import { licenseKeyDigest } from './license-record.js';
 import { planForNewLicense, planLicenseValues, planQuotas } from '../plans.js';
-import { expiringSql, expiringWhere, LICENSE_STATUSES, statusSql, statusWhere } from './predicates.js';
-import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, isUuid, keyset, searchMatches, toPage, type Count, type PageArgs } from '../listing.js';
+import { expiringSql, expiringWhere, LICENSE_STATUSES, statusRangesSql, statusSql, statusWhere } from './predicates.js';
+import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, DEFAULT_PAGE_SIZE, isUuid, keyset, SEARCH_COUNT_CAP, searchMatches, toPage, type Count, type Keyset, type PageArgs } from '../listing.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 import { LICENSE_ATTRIBUTES, LicenseAttributesObject, LicenseAttributesSchema, VERSION_ORDER, versionsInOrder, type LicenseInput } from './attributes.js';
 
@@ -228,31 +228,41 @@ export function licenseWhere(ctx: ServiceContext, tenantId: string, filter: z.ou
 }
 
 /**
- * A text search as SQL: a license matches when any of `branches` holds. Each branch is one condition that one index
- * answers (the domain btree, the trigram index of the local part or of the key hint, the key digest), so a search is
- * a UNION ALL of index scans (`searchMatchesSql`) rather than one OR condition, which PostgreSQL can only answer by
- * a bitmap over every index or by scanning the rows another filter selects.
+ * A text search as SQL, in two forms. `branches`: a license matches when any holds; each is one condition that one
+ * index answers (the domain btree, the trigram index of the local part or of the key hint, the key digest), so the
+ * search's matches are a UNION ALL of index scans (`searchMatchesSql`) rather than one OR condition, which PostgreSQL
+ * can only answer by a bitmap over every index or by scanning the rows another filter selects. `check`: the same
+ * test on a row already read (the whole email and the key hint, no index can answer it), for walking the list's
+ * order (`walkedSql`).
  */
 interface SearchSql {
   branches: Prisma.Sql[];
+  check: Prisma.Sql;
+  /** The text as a LIKE pattern (`%text%`). */
+  pattern: string;
 }
 
-/** The filter's conditions as SQL over `licenses`: all but the search (`and`), and the search. */
+/** The filter's conditions as SQL over `licenses`: all but the search (`and`), the same split into index ranges (`ranges`, see `statusRangesSql`), and the search. */
 async function filterSql(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>) {
-  const and: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
-  if (filter.productId) and.push(isUuid(filter.productId) ? Prisma.sql`product_id = ${filter.productId}::uuid` : Prisma.sql`false`);
-  if (filter.planId) and.push(isUuid(filter.planId) ? Prisma.sql`plan_id = ${filter.planId}::uuid` : Prisma.sql`false`);
-  if (filter.status) and.push(statusSql(filter.status, ctx.now));
-  if (filter.expiringWithinDays) and.push(expiringSql(ctx.now, { to: filter.expiringWithinDays }));
-  if (!filter.search) return { and, search: null };
+  const base: Prisma.Sql[] = [Prisma.sql`tenant_id = ${tenantId}::uuid`];
+  if (filter.productId) base.push(isUuid(filter.productId) ? Prisma.sql`product_id = ${filter.productId}::uuid` : Prisma.sql`false`);
+  if (filter.planId) base.push(isUuid(filter.planId) ? Prisma.sql`plan_id = ${filter.planId}::uuid` : Prisma.sql`false`);
+  if (filter.expiringWithinDays) base.push(expiringSql(ctx.now, { to: filter.expiringWithinDays }));
+  const and = filter.status ? [...base, statusSql(filter.status, ctx.now)] : base;
+  const ranges = filter.status ? statusRangesSql(filter.status, ctx.now).map((range) => Prisma.join([...base, range], ' AND ')) : [Prisma.join(base, ' AND ')];
+  if (!filter.search) return { and, ranges, search: null };
   // As Prisma's `contains` (insensitive): the text literally, anywhere in the email or the key hint.
   const text = filter.search.replaceAll('...', '…');
+  const pattern = `%${likeLiteral(text)}%`;
   const digest = licenseKeyDigest(ctx.secrets, filter.search);
   const branches = await emailContains(ctx.db, tenantId, text);
-  branches.push(Prisma.sql`key_hint ILIKE ${`%${likeLiteral(text)}%`}`);
+  branches.push(Prisma.sql`key_hint ILIKE ${pattern}`);
   if (digest) branches.push(Prisma.sql`key_digest = ${digest}`);
-  const search: SearchSql = { branches };
-  return { and, search };
+  // ILIKE '%text%' in a UTF-8 database is lower(value) LIKE lower('%text%'): strpos finds the same rows, at about half
+  // the cost per row of a walk.
+  const check = Prisma.sql`(strpos(lower(customer_email), lower(${text})) > 0 OR strpos(lower(key_hint), lower(${text})) > 0${digest ? Prisma.sql` OR key_digest = ${digest}` : Prisma.empty})`;
+  const search: SearchSql = { branches, check, pattern };
+  return { and, ranges, search };
 }
 
 /** The same filter as `licenseWhere`, as SQL over `licenses` (the bulk actions' selection). */
@@ -280,7 +290,7 @@ function searchMatchesSql(and: Prisma.Sql[], search: SearchSql): Prisma.Sql {
   );
 }
 
-/** How many licenses match the filter and the search, counting at most `take` (for `cappedCount`). */
+/** How many licenses match the filter and the search by the search's indexes (`searchMatchesSql`), counting at most `take` (for `cappedCount`). */
 function countSearchUpTo(db: Database, and: Prisma.Sql[], search: SearchSql) {
   return async (take: number) => {
     const [row] = await db.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM (${searchMatchesSql(and, search)} LIMIT ${take}) AS matching`;
@@ -289,12 +299,110 @@ function countSearchUpTo(db: Database, and: Prisma.Sql[], search: SearchSql) {
 }
 
 /**
+ * A search most of a company's licenses match ("customer1": one in five of 500,000) is answered by walking the
+ * list's order: the search's indexes would list every match (111,000 from the trigram index) before the first row.
+ * Which it is, PostgreSQL's own estimate of the term's rows in the company says (`looksCommon`, a plan without
+ * running it): up to SEARCH_WALK.commonRows, the search's indexes (`searchMatchesSql`) answer; past it the filter's
+ * newest rows are read by the list's own index and tested with the search's `check` — first
+ * SEARCH_WALK.probeFactor × (page size + 1) rows (`probeSearch`), which hold the page when one row in that many matches,
+ * and the count walks on to the cap when that density says it takes at most SEARCH_WALK.maxRows rows. Should the walk
+ * come short (the estimate was wrong), the indexes answer after all. A walk's LIMIT is on the filter's rows, never
+ * on the matches, so its plan is the plain list's whatever PostgreSQL guesses of the search.
+ */
+export const SEARCH_WALK = {
+  /** More estimated matches than this in the company: the walk is tried first. (Tests lower it to walk a small company.) */
+  commonRows: 5_000,
+  /** The probe reads this many times the page's rows (page size + 1). */
+  probeFactor: 10,
+  /** The most rows a count walks. */
+  maxRows: 20_000,
+};
+
+/** Whether PostgreSQL expects more than SEARCH_WALK.commonRows of the tenant's licenses to have the text in the email's local part or the key hint. */
+async function looksCommon(db: Database, tenantId: string, search: SearchSql): Promise<boolean> {
+  const [row] = await db.prisma.$queryRaw<{ 'QUERY PLAN': string | [{ Plan: { 'Plan Rows': number } }] }[]>`
+    EXPLAIN (FORMAT JSON) SELECT 1 FROM licenses WHERE tenant_id = ${tenantId}::uuid AND (customer_email_local ILIKE ${search.pattern} OR key_hint ILIKE ${search.pattern})`;
+  const plan = row['QUERY PLAN'];
+  const [{ Plan }] = typeof plan === 'string' ? (JSON.parse(plan) as Exclude<typeof plan, string>) : plan;
+  return Plan['Plan Rows'] > SEARCH_WALK.commonRows;
+}
+
+/** The first `rows` licenses of the filter in the walk's order (from `page`'s cursor when given), with the columns `check` reads. */
+function walkedSql(and: Prisma.Sql[], rows: number, page?: Keyset<readonly [string, string]>): Prisma.Sql {
+  const order = page?.sqlOrder ?? Prisma.raw('DESC');
+  const cursor = page?.cursor
+    ? Prisma.sql` AND created_at ${Prisma.raw(page.backward ? '>=' : '<=')} ${page.cursor[0]}::timestamptz AND (created_at, id) ${page.sqlCmp} (${page.cursor[0]}::timestamptz, ${page.cursor[1]}::uuid)`
+    : Prisma.empty;
+  return Prisma.sql`SELECT id, created_at, customer_email, key_hint, key_digest FROM licenses WHERE ${Prisma.join(and, ' AND ')}${cursor}
+    ORDER BY created_at ${order}, id ${order} LIMIT ${rows}`;
+}
+
+interface Probe {
+  /** Rows of the filter read (fewer than asked: all of them from the cursor on). */
+  scanned: number;
+  /** Complete: the filter has no more rows from the cursor on. */
+  complete: boolean;
+  hits: number;
+  /** The first page's worth of matches (size + 1), in the walk's order. */
+  keys: string[];
+}
+
+const probeRows = (size: number) => SEARCH_WALK.probeFactor * (size + 1);
+
+/** The search's matches among the filter's first `probeRows` rows from the page's cursor: how many, and the page's keys. */
+async function probeSearch(db: Database, and: Prisma.Sql[], search: SearchSql, page: Keyset<readonly [string, string]>): Promise<Probe> {
+  const rows = probeRows(page.size);
+  const [row] = await db.prisma.$queryRaw<{ scanned: number; hits: number; keys: string[] | null }[]>`
+    SELECT count(*)::int AS scanned, count(*) FILTER (WHERE hit)::int AS hits,
+           (array_agg(id::text ORDER BY created_at ${page.sqlOrder}, id ${page.sqlOrder}) FILTER (WHERE hit))[1:${page.size + 1}] AS keys
+      FROM (SELECT id, created_at, ${search.check} AS hit FROM (${walkedSql(and, rows, page)}) AS walked) AS probed`;
+  return { scanned: row.scanned, complete: row.scanned < rows, hits: row.hits, keys: row.keys ?? [] };
+}
+
+/**
+ * The search's matches among the filter's first `rows` rows (newest first), counted up to `take`: `more` when the
+ * filter has rows past them (so fewer than `take` is an exact count only without `more`).
+ */
+async function walkCount(db: Database, and: Prisma.Sql[], search: SearchSql, rows: number, take: number) {
+  const [row] = await db.prisma.$queryRaw<{ hits: number; more: boolean }[]>`
+    SELECT count(*) FILTER (WHERE n <= ${rows})::int AS hits, count(*) FILTER (WHERE n > ${rows}) > 0 AS more
+      FROM (SELECT n FROM (SELECT ${search.check} AS hit, row_number() OVER () AS n FROM (${walkedSql(and, rows + 1)}) AS walked) AS tested
+             WHERE hit OR n > ${rows} LIMIT ${take}) AS counted`;
+  return row;
+}
+
+/**
+ * How many licenses match the filter and a search that `looksCommon`, up to `cap` (`Count`): walked in the list's
+ * order when a probe of its newest rows (`probe`: the caller's, from the top, when it has one) says the cap is
+ * reached within SEARCH_WALK.maxRows, else counted by the search's indexes.
+ */
+async function countCommonSearch(db: Database, and: Prisma.Sql[], search: SearchSql, cap: number, probe?: Probe): Promise<Count> {
+  const take = cap + 1;
+  const counted = (hits: number): Count => (hits > cap ? { totalCount: cap, totalCountCapped: true } : { totalCount: hits, totalCountCapped: false });
+  const rows = probe?.scanned ?? probeRows(DEFAULT_PAGE_SIZE);
+  const first = probe ? { hits: probe.hits, more: !probe.complete } : await walkCount(db, and, search, rows, take);
+  if (first.hits >= take || !first.more) return counted(first.hits);
+  if (first.hits > 0 && (take * rows) / first.hits <= SEARCH_WALK.maxRows) {
+    const walked = await walkCount(db, and, search, SEARCH_WALK.maxRows, take);
+    if (walked.hits >= take || !walked.more) return counted(walked.hits);
+  }
+  return cappedCount(countSearchUpTo(db, and, search), cap);
+}
+
+/**
  * How many licenses match the filter: exactly, or (with `cap`) up to `cap` and whether more do (`cappedCount`).
- * The bulk actions' confirmation; the list counts its own way (one pass with its page).
+ * A text search is counted up to SEARCH_COUNT_CAP at most, as the list counts it: finding 10,000 matches of a
+ * search one license in five matches costs a walk of 50,000 rows. The bulk actions' confirmation; the list counts
+ * its own way (with its page).
  */
 export async function countLicenses(ctx: ServiceContext, tenantId: string, filter: z.output<typeof LicenseFilterSchema>, cap?: number): Promise<Count> {
-  const { and, search } = await filterSql(ctx, tenantId, filter);
-  const count = search ? countSearchUpTo(ctx.db, and, search) : countUpTo(ctx.db, Prisma.sql`licenses`, Prisma.join(and, ' AND '));
+  const { and, ranges, search } = await filterSql(ctx, tenantId, filter);
+  if (search && cap !== undefined) {
+    const searchCap = Math.min(cap, SEARCH_COUNT_CAP);
+    if (await looksCommon(ctx.db, tenantId, search)) return countCommonSearch(ctx.db, and, search, searchCap);
+    return cappedCount(countSearchUpTo(ctx.db, and, search), searchCap);
+  }
+  const count = search ? countSearchUpTo(ctx.db, and, search) : countUpTo(ctx.db, Prisma.sql`licenses`, ranges);
   if (cap !== undefined) return cappedCount(count, cap);
   return { totalCount: await count(2 ** 31 - 1), totalCountCapped: false };
 }
@@ -352,7 +460,7 @@ export async function listLicenses(ctx: ServiceContext, filterInput: LicenseFilt
   const filter = parseInput(LicenseFilterSchema, filterInput);
   const page = keyset(pageArgs, LicenseCursor);
   const where = licenseWhere(ctx, tenantId, filter);
-  const { and, search } = await filterSql(ctx, tenantId, filter);
+  const { and, ranges, search } = await filterSql(ctx, tenantId, filter);
   const cursorOf = (row: { createdAt: Date; id: string }) => [row.createdAt.toISOString(), row.id];
   const walk = () =>
     ctx.db.prisma.license.findMany({
@@ -362,8 +470,16 @@ export async function listLicenses(ctx: ServiceContext, filterInput: LicenseFilt
       ...licenseView(query),
     });
   if (!search) {
-    const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`licenses`, Prisma.join(and, ' AND ')), COUNT_CAP)]);
+    const [rows, totalCount] = await Promise.all([walk(), cappedCount(countUpTo(ctx.db, Prisma.sql`licenses`, ranges), COUNT_CAP)]);
     return toPage(rows, page, totalCount, cursorOf);
+  }
+  // A search most of the company's licenses match: its page from the list's newest rows (see SEARCH_WALK).
+  if (await looksCommon(ctx.db, tenantId, search)) {
+    const probe = await probeSearch(ctx.db, and, search, page);
+    if (probe.hits > page.size || probe.complete) {
+      const count = await countCommonSearch(ctx.db, and, search, SEARCH_COUNT_CAP, page.cursor ? undefined : probe);
+      return toPage(await licensesByIds(ctx, probe.keys, query), page, count, cursorOf);
+    }
   }
   const cursorSql = page.cursor ? Prisma.sql`WHERE (created_at, id) ${page.sqlCmp} (${page.cursor[0]}::timestamptz, ${page.cursor[1]}::uuid)` : Prisma.empty;
   const { count, keys } = await searchMatches<string>(
@@ -372,10 +488,14 @@ export async function listLicenses(ctx: ServiceContext, filterInput: LicenseFilt
     Prisma.sql`SELECT id::text FROM counted ${cursorSql} ORDER BY created_at ${page.sqlOrder}, id ${page.sqlOrder} LIMIT ${page.size + 1}`,
   );
   if (!keys) return toPage(await walk(), page, count, cursorOf);
-  const found = await ctx.db.prisma.license.findMany({ where: { id: { in: keys } }, ...licenseView(query) });
+  return toPage(await licensesByIds(ctx, keys, query), page, count, cursorOf);
+}
+
+/** The licenses of `ids` (a page's keys, found in the caller's tenant), in that order. */
+async function licensesByIds(ctx: ServiceContext, ids: string[], query?: LicenseQuery) {
+  const found = ids.length ? await ctx.db.prisma.license.findMany({ where: { id: { in: ids } }, ...licenseView(query) }) : [];
   const byId = new Map(found.map((row) => [row.id, row]));
-  const rows = keys.flatMap((id) => byId.get(id) ?? []);
-  return toPage(rows, page, count, cursorOf);
+  return ids.flatMap((id) => byId.get(id) ?? []);
 }
 
 /**

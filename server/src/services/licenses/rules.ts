@@ -88,3 +88,18 @@ export function quotaChangeBlockedReason(license: Pick<LicenseRecord, 'status'>)
 }
 
 export const LICENSE_NOT_FOUND: Rejection = { errorCode: 'LicenseNotFound', message: 'License key not found.' };
+
+/**
+ * A key of another product than the application's: the license's product must be one of `wanted`, or a bundle one
+ * of whose members is (the rule the SDK applies to the offline token's `product` and `bundleProducts`). Names match
+ * exactly. First among the checks: whatever the license's state, it is not a key for this application.
+ */
+export function productMismatch(license: Pick<LicenseRecord, 'productName' | 'bundleProducts'>, wanted: string | string[] | undefined): Rejection | null {
+  if (wanted === undefined) return null;
+  const names = typeof wanted === 'string' ? [wanted] : wanted;
+  if (names.includes(license.productName) || license.bundleProducts?.some((member) => names.includes(member))) return null;
+  return {
+    errorCode: 'ProductMismatch',
+    message: `This license is for another product, not ${names.map((name) => `"${name}"`).join(' or ')}: no seat was taken. Check that the key is the one for this application.`,
+  };
+}
