@@ -10,7 +10,7 @@ import { publicRoutes } from './rest/v1/index.js';
 // Only config.publicUrl is read while building the document; no service runs.
 const deps = { config: { publicUrl: 'https://licensing.vendor.test' } } as unknown as AppDeps;
 const documentRoute = publicRoutes(deps).find((route) => route.definition.path === '/openapi.json')!;
-const { body } = await documentRoute.handle({ body: undefined, clientIp: '127.0.0.1', header: () => undefined, params: {} });
+const { body } = await documentRoute.handle({ body: undefined, clientIp: '127.0.0.1', header: () => undefined });
 const dir = mkdtempSync(path.join(tmpdir(), 'kf-openapi-'));
 const file = path.join(dir, 'openapi.json');
 writeFileSync(file, JSON.stringify(body));

@@ -33,8 +33,8 @@ export interface PublicCall<Body> {
   clientIp: string;
   /** A request header by its lower-case name. */
   header(name: string): string | undefined;
-  /** The values of the path's `{name}` segments. */
-  params: Record<string, string>;
+  /** The values of the path's `{name}` segments (a route with a templated path). */
+  params?: Record<string, string>;
   /** The body exactly as received (UTF-8), for a route that takes it raw (signature checks). */
   rawBody?: string;
 }
