@@ -121,20 +121,28 @@ describe('a database outage in the middle of a purchase', () => {
     await blocker.connect();
     await blocker.query('BEGIN');
     await blocker.query('LOCK TABLE email_outbox IN EXCLUSIVE MODE');
-    let settled: unknown;
-    const delivery = send().then((answer) => (settled = answer));
-    await waitUntil(
-      async () => (await blocker.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%email_outbox%'`)).rows[0].n > 0,
-      { timeout: 40_000, what: `the delivery to wait on the outbox (answered: ${JSON.stringify(settled)})` },
-    );
-    relayOpen = false;
-    for (const socket of sockets) socket.destroy();
-    const answer = await delivery;
+    // pg_stat_activity is read from another session: within the blocker's transaction it would be a snapshot.
+    const watcher = new pg.Client({ connectionString: t.ownerUrl });
+    await watcher.connect();
+    let answer: Awaited<ReturnType<typeof send>>;
+    try {
+      let settled: unknown;
+      const delivery = send().then((response) => (settled = response));
+      await waitUntil(
+        async () => (await watcher.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query ILIKE '%email_outbox%'`)).rows[0].n > 0,
+        { timeout: 40_000, what: `the delivery to wait on the outbox (answered: ${JSON.stringify(settled)})` },
+      );
+      relayOpen = false;
+      for (const socket of sockets) socket.destroy();
+      answer = await delivery;
+    } finally {
+      relayOpen = true;
+      await blocker.query('ROLLBACK');
+      await blocker.end();
+      await watcher.end();
+    }
     expect(answer.status, answer.text).toBe(503);
     expect(answer.headers.get('retry-after')).toBeTruthy();
-    await blocker.query('ROLLBACK');
-    await blocker.end();
-    relayOpen = true;
     expect(await counts()).toEqual(before);
     // The provider retries: applied once, then a duplicate.
     let retry = await send();
