@@ -199,25 +199,42 @@ describe('Stripe', () => {
       ];
     };
     const finals = new Set<string>();
-    // A seeded sample of 200 of the 720 orders; subscriptions are independent, so ten are delivered at a time.
+    // Subscriptions are independent, but one company's changes queue on its activity log: the sample is spread over
+    // five companies (each its own Stripe connection and plans), two subscriptions of each delivered at a time.
+    const shops = [{ connection: connections.stripe, tenant: tenantId }];
+    for (let index = 1; index < 5; index++) {
+      const tenant = await t.seedTenant({ name: `Shop ${index}`, keyPrefix: `SHOP${index}` });
+      const ctx = { ...sys(), actor: systemActor(tenant.id) };
+      const product = await t.seedProduct(tenant.id, 'Acme Studio');
+      const pro = await createPlan(ctx, { productId: product.id, name: 'Pro monthly', duration: 'P1M', maxActivations: 2, features: ['pro'] });
+      const team = await createPlan(ctx, { productId: product.id, name: 'Team monthly', duration: 'P1M', maxActivations: 5, features: ['pro', 'team'] });
+      const connection = await createPaymentConnection(ctx, { provider: 'stripe', signingSecret: connections.stripe.secret });
+      await mapPaymentPrice(ctx, connection.id, { priceId: 'price_pro', planId: pro.id });
+      await mapPaymentPrice(ctx, connection.id, { priceId: 'price_team', planId: team.id });
+      shops.push({ connection: { id: connection.id, secret: connections.stripe.secret }, tenant: tenant.id });
+    }
+    // A seeded sample of 200 of the 720 orders.
     const orders = fc.sample(fc.shuffledSubarray([0, 1, 2, 3, 4, 5], { minLength: 6, maxLength: 6 }), { numRuns: 200, seed: 37 });
     expect(new Set(orders.map((order) => order.join())).size).toBeGreaterThan(150);
-    const runOrder = async (order: number[]) => {
+    const runOrder = async (order: number[], at: number) => {
+      const shop = shops[at % shops.length];
       const sub = `sub_shuffle_${++run}`;
       const events = eventsFor(sub);
       for (const index of order) {
-        const answer = await sendStripe(events[index]);
+        const answer = await sendStripe(events[index], { connectionId: shop.connection.id });
         expect(answer.status, answer.text).toBe(200);
       }
-      const license = (await licenseOf(connections.stripe.id, sub))!;
+      const license = (await licenseOf(shop.connection.id, sub))!;
       expect(license).not.toBeNull();
       expect(await t.prisma.emailOutbox.count({ where: { toAddress: `${sub}@example.com` } })).toBe(1);
-      const final = JSON.stringify({ plan: license.planId, seats: license.maxActivations, expiresAt: license.expiresAt!.getTime() - base, status: license.status, features: license.features });
+      const plan = await t.prisma.plan.findUniqueOrThrow({ where: { id: license.planId! } });
+      expect(plan.tenantId).toBe(shop.tenant);
+      const final = JSON.stringify({ plan: plan.name, seats: license.maxActivations, expiresAt: license.expiresAt!.getTime() - base, status: license.status, features: license.features });
       finals.add(final);
       expect(finals.size, `order ${order.join(',')}: ${final}`).toBe(1);
     };
-    for (let at = 0; at < orders.length; at += 10) await Promise.all(orders.slice(at, at + 10).map(runOrder));
-    expect(JSON.parse([...finals][0])).toEqual({ plan: plans.team.id, seats: 10, expiresAt: sec(base + 60 * DAY) * 1000 - base, status: 'suspended', features: ['pro', 'team'] });
+    for (let at = 0; at < orders.length; at += 10) await Promise.all(orders.slice(at, at + 10).map((order, offset) => runOrder(order, at + offset)));
+    expect(JSON.parse([...finals][0])).toEqual({ plan: 'Team monthly', seats: 10, expiresAt: sec(base + 60 * DAY) * 1000 - base, status: 'suspended', features: ['pro', 'team'] });
   }, 300_000);
 });
 
