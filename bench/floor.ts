@@ -7,6 +7,7 @@ import { SignJWT, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jos
 import pg from 'pg';
 import { normalizeLicenseKey } from '../server/src/crypto/license-key.js';
 import { ServerSecrets } from '../server/src/crypto/secrets.js';
+import { ACTIVATION_REGISTER, LAST_SEEN_INTERVAL_MS, TOUCH_ACTIVE_DEVICE } from '../server/src/services/licenses/activations.js';
 import { SELECT_LICENSE_BY_DIGEST, type LicenseRecord } from '../server/src/services/licenses/license-record.js';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 }); // the server's default pool size
@@ -21,7 +22,6 @@ const DAY_MS = 86_400_000;
 // The server's own license lookup, as the floor's own named prepared statements: the least a lookup can cost on a
 // direct connection (the real server runs the same text as a named prepared statement: license-record.ts).
 const SELECT_LICENSE = SELECT_LICENSE_BY_DIGEST.prepared;
-const SELECT_LICENSE_FOR_UPDATE = `${SELECT_LICENSE_BY_DIGEST.prepared} FOR UPDATE OF l`;
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 const digestOf = (licenseKey: unknown) => {
@@ -55,6 +55,11 @@ async function validate(body: any) {
   const l = rows[0];
   if (!l) return notFound;
   const now = new Date();
+  // The device-scoped check (the `device` scenario): the server's own statement, which also refreshes lastSeenAt.
+  if (body.requireActivation && typeof body.deviceId === 'string') {
+    const device = await pool.query({ name: statementName('touch_active_device'), text: TOUCH_ACTIVE_DEVICE, values: [l.tenantId, l.id, body.deviceId, now, new Date(now.getTime() - LAST_SEEN_INTERVAL_MS)] });
+    if (device.rowCount === 0) return { isValid: false, errorCode: 'DeviceNotActivated', message: 'This device holds no activation of the license.' };
+  }
   // Same fields as the real response (the test license is active, perpetual, not a trial).
   return {
     isValid: true, errorCode: null, productName: l.productName, remainingActivations: Math.max(0, l.maxActivations - l.currentActivations),
@@ -65,49 +70,33 @@ async function validate(body: any) {
   };
 }
 
-/** One transaction: consume the nonce, lock the license, take a seat (or reuse the device's), record the activation. */
+/**
+ * The server's one-statement activation: the license read without a lock (named prepared statement), then
+ * activation_register, which locks the row, checks it is as read, spends the nonce, takes or reuses the seat, inserts
+ * the activation and writes the webhook event, in one statement.
+ */
 async function activate(body: any, ip: string): Promise<[number, object]> {
   const digest = digestOf(body.licenseKey);
   if (typeof body.nonce !== 'string') return [400, { error: { code: 'NonceRequired' } }];
   const now = new Date();
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const run = (name: string, text: string, values: unknown[]) => client.query({ name: statementName(name), text, values });
-    const nonce = await run('consume_nonce', 'UPDATE nonces SET consumed_at = $2 WHERE digest = $1 AND consumed_at IS NULL AND expires_at > $2 RETURNING digest',
-      [createHash('sha256').update(body.nonce).digest('hex'), now]);
-    if (nonce.rowCount !== 1) return await rollback(client, [422, { error: { code: 'NonceInvalid' } }]);
-    const l: LicenseRecord | undefined = digest ? (await run('license_for_update', SELECT_LICENSE_FOR_UPDATE, [digest])).rows[0] : undefined;
-    if (!l) return await rollback(client, [200, notFound]);
-    let used = l.currentActivations;
-    const existing = body.deviceId
-      ? (await run('find_activation', 'SELECT id FROM activations WHERE license_id = $1 AND device_id = $2 AND deactivated_at IS NULL LIMIT 1', [l.id, body.deviceId])).rows[0]
-      : undefined;
-    if (existing) {
-      await run('touch_activation', 'UPDATE activations SET last_seen_at = $2, ip = $3 WHERE id = $1', [existing.id, now, ip]);
-    } else {
-      const seat = await run('take_seat', 'UPDATE licenses SET current_activations = current_activations + 1, updated_at = $2 WHERE id = $1 AND current_activations < max_activations', [l.id, now]);
-      if (seat.rowCount !== 1) return await rollback(client, [200, { isValid: false, errorCode: 'SeatsExhausted', message: 'All activations are in use.' }]);
-      used += 1;
-      await run('insert_activation', 'INSERT INTO activations (id, tenant_id, license_id, device_id, ip, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5, $6, $6)',
-        [randomUUID(), l.tenantId, l.id, body.deviceId ?? null, ip, now]);
-    }
-    await client.query('COMMIT');
-    return [200, {
-      isValid: true, productName: l.productName, remainingActivations: Math.max(0, l.maxActivations - used), expiresAt: iso(l.expiresAt),
-      features: l.features, isTrial: l.isTrial, nodeLocked: l.nodeLocked, offlineGraceDays: l.offlineGraceDays, vendorWarning: null,
-    }];
-  } catch (error) {
-    await client.query('ROLLBACK').catch(() => undefined);
-    throw error;
-  } finally {
-    client.release();
-  }
-}
-
-async function rollback(client: pg.PoolClient, answer: [number, object]): Promise<[number, object]> {
-  await client.query('ROLLBACK');
-  return answer;
+  const l: LicenseRecord | undefined = digest ? (await pool.query<LicenseRecord>({ name: statementName('license_by_digest'), text: SELECT_LICENSE, values: [digest] })).rows[0] : undefined;
+  if (!l) return [200, notFound];
+  const activationId = randomUUID();
+  const eventId = randomUUID();
+  const event = JSON.stringify({ id: eventId, type: 'activation.created', createdAt: now.toISOString(), tenantId: l.tenantId,
+    data: { id: activationId, licenseId: l.id, deviceId: body.deviceId ?? null, deviceName: null, createdAt: now.toISOString() } });
+  const { rows } = await pool.query<{ outcome: string; seats_used: number; max_activations: number }>({
+    name: statementName('activation_register'), text: ACTIVATION_REGISTER,
+    values: [l.id, l.status, l.expiresAt, createHash('sha256').update(body.nonce).digest('hex'), now, activationId, body.deviceId ?? null, null, null, null, ip, eventId, event],
+  });
+  const registration = rows[0];
+  if (registration.outcome === 'nonce_invalid') return [422, { error: { code: 'NonceInvalid' } }];
+  if (registration.outcome === 'seats_exhausted') return [200, { isValid: false, errorCode: 'SeatsExhausted', message: 'All activations are in use.' }];
+  if (registration.outcome === 'changed') return [503, { error: { code: 'ServiceUnavailable' } }];
+  return [200, {
+    isValid: true, productName: l.productName, remainingActivations: Math.max(0, registration.max_activations - registration.seats_used), expiresAt: iso(l.expiresAt),
+    features: l.features, isTrial: l.isTrial, nodeLocked: l.nodeLocked, offlineGraceDays: l.offlineGraceDays, vendorWarning: null,
+  }];
 }
 
 async function readJson(req: IncomingMessage): Promise<any> {

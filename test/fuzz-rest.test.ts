@@ -166,6 +166,10 @@ describe(`public API under hostile bodies (${RUNS} per route, each from a templa
   });
   it('float checkin', () =>
     fuzz({ path: '/api/v1/float/checkin', template: { sessionToken: fresh('sessionToken') }, fresh: { sessionToken: () => checkedOutSession() }, accepted: (json) => json.checkedIn === true }));
+  it('license file', async () => {
+    expect((await t.activate({ licenseKey: key, deviceId: DEVICE })).json.isValid).toBe(true);
+    await fuzz({ path: '/api/v1/license-file', template: { licenseKey: key, deviceId: DEVICE, encrypt: true }, accepted: (json) => json.isValid === true && typeof json.licenseFile === 'string' });
+  });
   it('meter', () =>
     fuzz({
       path: '/api/v1/meter',

@@ -11,6 +11,7 @@ import { metricsAuthorized } from '../server/src/metrics/index.js';
 import { sessionTokenOf } from '../server/src/rest/v1/float-heartbeat.js';
 import { MeterRequest } from '../server/src/rest/v1/meter.js';
 import { findCheckpointTokens } from '../server/src/services/audit/checkpoints.js';
+import { readArmor } from '../server/src/services/license-files/armor.js';
 import { backupCodeText } from '../server/src/services/auth/mfa.js';
 import { EmailSchema } from '../server/src/services/auth/passwords.js';
 import { CustomerContactSchema } from '../server/src/services/company.js';
@@ -45,6 +46,7 @@ const quietly = (run: (text: string) => unknown) => (text: string) => {
     return error;
   }
 };
+const armored = (body: string) => `-----BEGIN KEYFORGE LICENSE FILE-----\n${body}\n-----END KEYFORGE LICENSE FILE-----\n`;
 const repeat = (unit: string, size: number) => unit.repeat(Math.max(1, Math.floor(size / unit.length)));
 const meter = (fields: object) => MeterRequest.safeParse({ licenseKey: 'ACME-AAAA-BBBB-CCCC-DDDD', event: 'api.calls', quantity: 1, ...fields });
 const call = (authorization: string) => ({ body: {}, clientIp: '127.0.0.1', header: (name: string) => (name === 'authorization' ? authorization : undefined) });
@@ -94,6 +96,11 @@ const CASES: Case[] = [
   // Email bodies (previews redact single-use tokens; bodies hold names and addresses callers chose).
   { name: 'email preview: single-use token redaction', input: (n) => repeat('kfr_', n), run: redactSingleUseTokens },
   { name: 'email preview: a long token', input: (n) => `kfi_${repeat('a', n)}`, run: redactSingleUseTokens },
+  // Armored text (license files, activation requests, deactivation proofs), within its 16,384-character limit.
+  { name: 'armored text: a line of spaces, no quote marker', input: (n) => armored(`${repeat(' \t', n)}x`), run: quietly((text) => readArmor('LICENSE FILE', text, 'file')), size: 2_000 },
+  { name: 'armored text: quote markers', input: (n) => armored(`${repeat('> ', n)}x`), run: quietly((text) => readArmor('LICENSE FILE', text, 'file')), size: 2_000 },
+  { name: 'armored text: base64 then a stray character', input: (n) => armored(`${repeat('AAAA', n)}!`), run: quietly((text) => readArmor('LICENSE FILE', text, 'file')), size: 2_000 },
+  { name: 'armored text: BEGIN lines of another label', input: (n) => repeat('-----BEGIN KEYFORGE X', n), run: quietly((text) => readArmor('LICENSE FILE', text, 'file')), size: 2_000 },
   // GraphQL validation messages quote the caller's field names.
   { name: 'GraphQL suggestions stripped', input: (n) => `Cannot query field "${repeat('Did you mea', n)}". Did you mean "x"?`, run: withoutSuggestions },
 ];

@@ -107,6 +107,16 @@ describe('the served OpenAPI document matches real responses', () => {
     expect((await call(t, 'post', '/deactivate', {})).status).toBe(400);
   });
 
+  it('POST /license-file: a file (plain, encrypted, for a device), rejections, 400', async () => {
+    const { key } = await t.seedLicense(tenantId, productId);
+    await t.activate({ licenseKey: key, deviceId: 'pc' });
+    expect((await call(t, 'post', '/license-file', { licenseKey: key })).json).toMatchObject({ isValid: true, encrypted: false, deviceId: null });
+    expect((await call(t, 'post', '/license-file', { licenseKey: key, deviceId: 'pc', encrypt: true })).json).toMatchObject({ isValid: true, encrypted: true, deviceId: 'pc' });
+    expect((await call(t, 'post', '/license-file', { licenseKey: key, deviceId: 'other' })).json.errorCode).toBe('DeviceNotActivated');
+    expect((await call(t, 'post', '/license-file', { licenseKey: 'ACME-0000-0000-0000-0000' })).json.errorCode).toBe('LicenseNotFound');
+    expect((await call(t, 'post', '/license-file', { encrypt: 'yes' })).status).toBe(400);
+  });
+
   it('floating: checkout, heartbeat, checkin (body and Bearer), rejections, 400', async () => {
     const { key } = await t.seedLicense(tenantId, productId, { floatingSeats: 1 });
     const out = await call(t, 'post', '/float/checkout', { licenseKey: key, deviceId: 'seat-1' });

@@ -41,6 +41,7 @@ export default defineConfig({
         items: [
           { text: 'SDK guide (TypeScript, JavaScript)', link: '/integrate/sdk' },
           { text: 'REST API guide (other languages)', link: '/integrate/rest-api' },
+          { text: 'License files and air-gapped activation', link: '/integrate/license-files' },
           { text: 'Management API', link: '/integrate/management-api' },
           { text: 'Webhooks', link: '/integrate/webhooks' },
           { text: 'Payment providers', link: '/integrate/payments' },

@@ -22,8 +22,22 @@ import type {
   Validation,
   ValidateOfflineOptions,
   ValidateOptions,
+  ActivationRequest,
+  ActivationRequestOptions,
+  LicenseFileOptions,
+  OfflineDeactivation,
 } from './types.js';
 import { normalizeKey, randomToken, sha256Hex } from './util.js';
+import {
+  LICENSE_FILE_KIND,
+  encodeRequest,
+  keyHint,
+  newDeviceKey,
+  openLicenseFile,
+  requestMac,
+  signDeactivationProof,
+  type DeviceKey,
+} from './license-files.js';
 
 export interface KeyforgeClientOptions {
   /** The licensing server's origin, without `/api/v1` (e.g. `https://licenses.example.com`). */
@@ -63,6 +77,15 @@ interface TokenRecord {
   skewMs: number;
   /** The latest server-clock time seen for this license (detects a clock set back). */
   lastSeenAt: number;
+}
+
+/** What the store keeps of a license's offline activation: the device key pairs (private halves included). */
+interface DeviceKeyRecord {
+  v: 1;
+  /** The key of the activation the installed license file is bound to. */
+  active?: DeviceKey & { deviceId: string; activation: string; license: string };
+  /** The key of the request written last and not yet answered. */
+  pending?: DeviceKey & { deviceId: string; challenge: string };
 }
 
 /** Below this, a measured clock difference is noise (whole-second `iat`, network latency). */
@@ -244,12 +267,187 @@ export class KeyforgeClient {
     if (now < entitlement.issuedAt.getTime() - toleranceMs) {
       throw new VerificationError('ClockRollback', 'The clock is earlier than the time the token was issued: it has been set back.');
     }
-    if (!entitlement.offlineGraceDays) {
+    // A license file is the vendor's own grant of offline use, until its ttl.
+    if (!entitlement.offlineGraceDays && entitlement.claims.kind !== LICENSE_FILE_KIND) {
       throw new VerificationError('OfflineNotAllowed', 'This license has no offline grace period: it must be validated online.');
     }
     // Best effort: a read-only store still answers offline (it only loses the rollback high-water mark).
     if (now > record.lastSeenAt) await this.#save(licenseKey, { ...record, lastSeenAt: now }).catch(() => undefined);
     return { source: 'offline', entitlement, license: null, offlineToken: record.token, offlineUntil: entitlement.expiresAt, clockSkewSeconds: Math.round(record.skewMs / 1000) };
+  }
+
+  /**
+   * Verifies a signed license file offline (`-----BEGIN KEYFORGE LICENSE FILE-----`, from the console, the customer
+   * portal, `POST /api/v1/license-file` or an offline activation): opened with the license key when encrypted, signed
+   * by a pinned or cached key (EdDSA), not expired, for this product and (when given) bound to this device, and the
+   * clock not set back (before the file's issue time, or before a time already seen for this license).
+   *
+   * @throws {@link VerificationError} `TokenInvalid` (tampered, or not a license file), `TokenExpired`, `WrongDevice`,
+   *   `WrongProduct`, `ClockRollback`, `KeyUnknown` — the errors of {@link KeyforgeClient.validateOffline}.
+   */
+  async verifyLicenseFile(text: string, options: LicenseFileOptions = {}): Promise<Entitlement> {
+    const token = await openLicenseFile(text, options);
+    const highWater = options.licenseKey ? (await this.#load(options.licenseKey).catch(() => null))?.lastSeenAt : undefined;
+    return this.#verifyFileToken(token, { ...options, highWater });
+  }
+
+  /**
+   * Verifies a license file (as {@link KeyforgeClient.verifyLicenseFile}) and stores it for the license, so
+   * `validateOffline` answers from it until it expires: for a file the vendor or the customer portal handed out.
+   */
+  async installLicenseFile(text: string, options: LicenseFileOptions & { licenseKey: string }): Promise<Validation> {
+    const licenseKey = requireKey(options.licenseKey);
+    const token = await openLicenseFile(text, options);
+    const recordKey = await this.#recordKey(licenseKey);
+    return this.#storeFile(recordKey, token, options);
+  }
+
+  /**
+   * Fetches a signed license file while online (`POST /api/v1/license-file`) and installs it (as
+   * {@link KeyforgeClient.installLicenseFile}), so the application keeps working offline until the file expires,
+   * whatever the license's offline grace period. With `deviceId` the file is bound to this device, which must hold an
+   * activation; `encrypt` asks for a file that reveals nothing without the key (and device).
+   *
+   * @throws {@link LicenseRejectedError} `LicenseNotFound`, `LicenseRevoked`, `Suspended`, `LicenseExpired`,
+   *   `DeviceNotActivated`; {@link VerificationError} when the file does not check out.
+   */
+  async fetchLicenseFile(options: { licenseKey: string; deviceId?: string; encrypt?: boolean; signal?: AbortSignal }): Promise<Validation & { licenseFile: string }> {
+    const licenseKey = requireKey(options.licenseKey);
+    const body = { licenseKey, ...optional({ deviceId: options.deviceId, encrypt: options.encrypt }) };
+    const { json } = await this.#transport.retrying(() => this.#transport.once('POST', '/api/v1/license-file', { body, signal: options.signal }), options.signal);
+    if (json.isValid !== true) throw rejection(json);
+    if (typeof json.licenseFile !== 'string') throw new ApiError({ code: 'InvalidResponse', message: 'POST /api/v1/license-file answered without a file.', status: 200 });
+    const validation = await this.installLicenseFile(json.licenseFile, { licenseKey, deviceId: options.deviceId, requireActivation: options.deviceId !== undefined });
+    return { ...validation, licenseFile: json.licenseFile };
+  }
+
+  /**
+   * Writes an activation request for a machine that cannot reach the server. It carries this device's id and name, a
+   * fresh Ed25519 public key (the private half stays in the store), a random challenge, the key's public hint (which
+   * license) and a MAC under the license key (proof the key was at hand, without the key). Carry `request` (or the
+   * one-line `compact` form, for a QR code) to the customer portal or to the vendor; pass what they give back to
+   * {@link KeyforgeClient.applyActivationResponse}. A newer request replaces an unanswered one.
+   */
+  async createActivationRequest(options: ActivationRequestOptions): Promise<ActivationRequest> {
+    const licenseKey = requireKey(options.licenseKey);
+    const deviceId = options.deviceId ?? (await this.deviceId());
+    const key = await newDeviceKey();
+    const challenge = randomToken(32);
+    const fields = {
+      v: 1 as const,
+      hint: keyHint(licenseKey),
+      device: deviceId,
+      name: options.deviceName ?? null,
+      pub: key.pub,
+      challenge,
+      iat: Math.floor(this.#clock() / 1000),
+      product: [...this.products],
+      version: options.version ?? null,
+    };
+    const mac = await requestMac(licenseKey, fields);
+    const digest = await this.#digest(licenseKey);
+    const record = await this.#deviceKeys(digest);
+    await this.#store.set(`device-key:${digest}`, JSON.stringify({ ...record, pending: { ...key, deviceId, challenge } }));
+    await this.#store.set(`offline-request:${challenge}`, digest);
+    return { ...encodeRequest({ ...fields, mac }), deviceId, challenge };
+  }
+
+  /**
+   * Installs the answer to this installation's activation request: a device license file that must echo the
+   * request's challenge, be bound to its device and device key, attest the activation and verify as
+   * {@link KeyforgeClient.verifyLicenseFile} does. From then on `validateOffline` answers from it until it expires.
+   * `licenseKey` is needed only when the response was encrypted.
+   *
+   * @throws {@link VerificationError} `ChallengeMismatch` (not the answer to this installation's last request, or
+   *   used already), `WrongDevice`, `TokenInvalid` (altered) …
+   */
+  async applyActivationResponse(text: string, options: { licenseKey?: string } = {}): Promise<Validation> {
+    const pendingOf = async (challenge: unknown) => {
+      const digest = typeof challenge === 'string' ? await this.#store.get(`offline-request:${challenge}`) : null;
+      const pending = digest ? (await this.#deviceKeys(digest)).pending : undefined;
+      return digest && pending && pending.challenge === challenge ? { digest, pending } : null;
+    };
+    // The request this answers: named by the challenge the (signed) file echoes, checked again after verification.
+    let token: string;
+    let found: Awaited<ReturnType<typeof pendingOf>> = null;
+    if (options.licenseKey) {
+      const record = await this.#deviceKeys(await this.#digest(options.licenseKey));
+      token = await openLicenseFile(text, { licenseKey: options.licenseKey, deviceId: record.pending?.deviceId });
+    } else {
+      token = await openLicenseFile(text, {});
+    }
+    try {
+      found = await pendingOf(decodeJwt(token).nonce);
+    } catch (error) {
+      throw new VerificationError('TokenInvalid', 'The activation response is damaged: its token is not readable.', { cause: error });
+    }
+    if (!found) throw new VerificationError('ChallengeMismatch', 'This is not the answer to the last activation request of this installation (or it was applied already).');
+    const { digest, pending } = found;
+    const validation = await this.#storeFile(`license:${digest}`, token, { deviceId: pending.deviceId, requireActivation: true, challenge: pending.challenge });
+    const claims = validation.entitlement.claims;
+    if (claims.deviceKey !== pending.pub || typeof claims.activation !== 'string') {
+      await this.#store.delete(`license:${digest}`);
+      throw new VerificationError('WrongDevice', 'The response is bound to another device key: not the answer to this installation\'s request.');
+    }
+    const active = { jwk: pending.jwk, pub: pending.pub, deviceId: pending.deviceId, activation: claims.activation, license: validation.entitlement.licenseId };
+    await this.#store.set(`device-key:${digest}`, JSON.stringify({ v: 1, active } satisfies DeviceKeyRecord));
+    await this.#store.delete(`offline-request:${pending.challenge}`);
+    return validation;
+  }
+
+  /**
+   * Offline deactivation: deletes the license file (and token) stored for the license and returns a proof, signed
+   * with this device's private key, that the customer portal or the vendor uploads to free the seat. The proof frees
+   * this one device only, once. Keep it until it has been uploaded: the file it replaces is gone.
+   *
+   * @throws {@link VerificationError} `TokenMissing` when this installation holds no offline activation of the license.
+   */
+  async deactivateOffline(options: { licenseKey: string }): Promise<OfflineDeactivation> {
+    const licenseKey = requireKey(options.licenseKey);
+    const digest = await this.#digest(licenseKey);
+    const { active } = await this.#deviceKeys(digest);
+    if (!active) throw new VerificationError('TokenMissing', 'This installation holds no offline activation of this license (apply an activation response first).');
+    const proof = await signDeactivationProof(active.jwk, { activation: active.activation, license: active.license, device: active.deviceId, iat: Math.floor(this.#clock() / 1000) });
+    await this.forget(licenseKey);
+    await this.#store.delete(`device-key:${digest}`);
+    return { proof, activationId: active.activation, deviceId: active.deviceId };
+  }
+
+  /** Verifies a license file's token: a signed file (`kind`), then the clock checks of validateOffline. */
+  async #verifyFileToken(token: string, options: LicenseFileOptions & { highWater?: number; challenge?: string }): Promise<Entitlement> {
+    const now = this.#clock();
+    const toleranceMs = this.#toleranceSeconds * 1000;
+    if (options.highWater !== undefined && now < options.highWater - toleranceMs) {
+      throw new VerificationError('ClockRollback', 'The clock is earlier than a time already seen for this license: it has been set back.');
+    }
+    const entitlement = await this.#verify(token, { online: options.fetchKeys === true, now, deviceId: options.deviceId, requireActivation: options.requireActivation, challenge: options.challenge });
+    if (entitlement.claims.kind !== LICENSE_FILE_KIND) throw new VerificationError('TokenInvalid', 'This is not a license file (an online token, or something else).');
+    if (now < entitlement.issuedAt.getTime() - toleranceMs) {
+      throw new VerificationError('ClockRollback', 'The clock is earlier than the time the license file was issued: it has been set back.');
+    }
+    return entitlement;
+  }
+
+  /** Verifies a license file's token and stores it as the license's record (validateOffline then answers from it). */
+  async #storeFile(recordKey: string, token: string, options: LicenseFileOptions & { challenge?: string }): Promise<Validation> {
+    const raw = await this.#store.get(recordKey);
+    const previous = raw ? (JSON.parse(raw) as Partial<TokenRecord>) : null;
+    const highWater = Number.isFinite(previous?.lastSeenAt) ? previous!.lastSeenAt : undefined;
+    const entitlement = await this.#verifyFileToken(token, { ...options, highWater });
+    const now = this.#clock();
+    // A file is verified with the local clock (an air-gapped machine has no other): no clock difference is assumed.
+    await this.#store.set(recordKey, JSON.stringify({ v: 1, token, skewMs: 0, lastSeenAt: Math.max(now, highWater ?? 0) } satisfies TokenRecord));
+    return { source: 'offline', entitlement, license: null, offlineToken: token, offlineUntil: entitlement.expiresAt, clockSkewSeconds: 0 };
+  }
+
+  async #deviceKeys(digest: string): Promise<DeviceKeyRecord> {
+    try {
+      const raw = await this.#store.get(`device-key:${digest}`);
+      const parsed = raw ? (JSON.parse(raw) as DeviceKeyRecord) : null;
+      return parsed?.v === 1 ? parsed : { v: 1 };
+    } catch {
+      return { v: 1 };
+    }
   }
 
   /**

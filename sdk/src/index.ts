@@ -16,6 +16,10 @@ export type { Entitlement } from './tokens.js';
 export type {
   Activation,
   ActivateOptions,
+  ActivationRequest,
+  ActivationRequestOptions,
+  LicenseFileOptions,
+  OfflineDeactivation,
   CallOptions,
   CheckinResult,
   CheckoutOptions,

@@ -240,3 +240,45 @@ export interface CheckinResult {
   /** `checkin`, or how the session had already ended (`expired`, `replaced`, `revoked` …). */
   endReason: string;
 }
+
+/** `verifyLicenseFile` / `installLicenseFile`: how to open and check a signed license file. */
+export interface LicenseFileOptions {
+  /** The license key: opens an encrypted file, and names the license in the store (rollback check, `installLicenseFile`). */
+  licenseKey?: string;
+  /** This machine's id: a device file must be bound to it (an encrypted device file opens only with it). */
+  deviceId?: string;
+  /** Refuse a file that does not attest this device's activation (`deviceActivated`). */
+  requireActivation?: boolean;
+  /** Fetch the server's JWKS when the file's key is not pinned or cached (default false: fully offline). */
+  fetchKeys?: boolean;
+}
+
+/** `createActivationRequest`: what the air-gapped machine asks for. */
+export interface ActivationRequestOptions {
+  licenseKey: string;
+  /** Default: this installation's id (as `activate`). */
+  deviceId?: string;
+  /** Label the vendor (and the customer) sees. */
+  deviceName?: string;
+  /** The running application version, checked against the license's `minVersion`/`maxVersion`. */
+  version?: string;
+}
+
+/** An activation request, to carry to a machine that reaches the server (the customer portal, or the vendor). */
+export interface ActivationRequest {
+  /** The armored request (`-----BEGIN KEYFORGE ACTIVATION REQUEST-----`): for a file, an email, copy-paste. */
+  request: string;
+  /** The same request on one line (`KFREQ1:…`, about 500 characters): for a QR code. */
+  compact: string;
+  deviceId: string;
+  /** The request's challenge: the response must echo it. */
+  challenge: string;
+}
+
+/** `deactivateOffline`: the proof to carry to the server, which frees the seat. */
+export interface OfflineDeactivation {
+  /** The armored proof (`-----BEGIN KEYFORGE DEACTIVATION PROOF-----`), signed by this device's key. */
+  proof: string;
+  activationId: string;
+  deviceId: string;
+}

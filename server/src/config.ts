@@ -51,7 +51,11 @@ export const EnvSchema = z.object({
         .string()
         .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
         .optional(),
-    ).meta({ description: '`postgres://…` straight to PostgreSQL (bypassing the pooler), used only for the job store\'s LISTEN connection, so a job queued by "Run now" starts at once instead of at the next poll (≤ 5 s).' }),
+    ).meta({ description: '`postgres://…` straight to PostgreSQL (bypassing the pooler), used only for the LISTEN connections: the job store\'s, so a job queued by "Run now" starts at once instead of at the next poll (≤ 5 s), and the license cache\'s (`LICENSE_CACHE`), which stays off behind a transaction-mode pooler without it.' }),
+    LICENSE_CACHE: z.enum(['on', 'off']).default('on').meta({ description: '`on`: each process keeps what validate reads about a license (the license, its product, the vendor\'s subscription end) in memory, so a repeated validate of a key costs the database nothing; every change to those rows is announced by the database itself (triggers, `NOTIFY license_cache`) and forgotten by every process within `LICENSE_CACHE_STALENESS_MS` (see [the license cache](/architecture#license-cache)). The cache listens on `DATABASE_DIRECT_URL`, or on `DATABASE_URL` unless that is a transaction-mode pooler; without either it stays off. `off`: every validate reads the database.' }),
+    LICENSE_CACHE_STALENESS_MS: z.coerce.number().int().min(100).max(60_000).default(1000).meta({ description: 'The staleness bound of the license cache: a process answers from its cache only while it has proof (a round trip on its notification connection sent less than this long ago) that it has received every change committed before; otherwise it reads the database. A change to a license is honoured by every process within this time.' }),
+    LICENSE_CACHE_MAX_ENTRIES: z.coerce.number().int().min(1).max(10_000_000).default(1_000_000).meta({ description: 'The most licenses the license cache of one process holds (`LICENSE_CACHE_MAX_MB` usually binds first); the least recently validated go first.' }),
+    LICENSE_CACHE_MAX_MB: z.coerce.number().int().min(1).max(65_536).default(128).meta({ description: 'The most memory (estimated, in MiB) the license cache of one process holds; the least recently validated go first. A typical license is estimated at about 1.25 KiB (about 1.1 KiB measured): the default holds about 100,000 licenses within the 384 MiB heap `pnpm start` gives Node. To keep 1,000,000 licenses per process, set 1250 and raise the heap cap (`node --max-old-space-size=1700`).' }),
     DATA_DIR: z.string().min(1).default('./data').meta({ description: 'Embedded database files, the generated server secret and the CLI\'s socket `cli.sock`.' }),
     PUBLIC_URL: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()).meta({ description: 'The service\'s public origin (`{base_url}`); also the `iss` of offline tokens.', shownDefault: '`http://localhost:PORT`' }),
     REDIS_URL: optionalString.pipe(
@@ -121,6 +125,8 @@ const ConfigSchema = EnvSchema
     /** A connection straight to PostgreSQL for the job store's LISTEN (docs/operate/deployment.md "Connection poolers and the connection budget"). */
     databaseDirectUrl: env.DATABASE_DIRECT_URL,
     dataDir: env.DATA_DIR,
+    /** The license cache of validate (services/licenses/license-cache.ts); null: off. */
+    licenseCache: env.LICENSE_CACHE === 'on' ? { stalenessMs: env.LICENSE_CACHE_STALENESS_MS, maxEntries: env.LICENSE_CACHE_MAX_ENTRIES, maxBytes: env.LICENSE_CACHE_MAX_MB * 1024 * 1024 } : null,
     publicUrl: (env.PUBLIC_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
     redisUrl: env.REDIS_URL,
     /** Prepended to Redis keys: deployments (staging, production) sharing one Redis keep their counters apart. */

@@ -10,6 +10,7 @@ import { setPasswordHashConcurrency } from './services/auth/passwords.js';
 import type { MailTransport } from './services/notifications/delivery.js';
 import type { JobScheduleSource } from './services/notifications/schedules.js';
 import type { TokenSigner } from './services/context.js';
+import { openLicenseCache, type LicenseCache } from './services/licenses/license-cache.js';
 import { refreshingTokenSigner } from './services/signing/signing-keys.js';
 
 /** Long-lived dependencies of the HTTP app, built once at boot (or by the test harness). */
@@ -26,6 +27,8 @@ export interface AppDeps {
   lifecycle?: { draining: boolean };
   /** The job store (schedules, "Run now") and the mail transport; set by the server once jobs have started. */
   jobs?: JobScheduleSource & { transport: MailTransport };
+  /** What validate reads, kept in memory (LICENSE_CACHE); absent: off, every validate reads the database. */
+  licenseCache?: LicenseCache;
   /** Prometheus metrics, when METRICS_TOKEN or METRICS_PORT is set (docs/operate/observability.md); absent, nothing is counted. */
   metrics?: Metrics;
 }
@@ -63,10 +66,12 @@ export async function openDeps(config: Config, logger: Logger, clock: () => Date
       },
       logger,
     );
+    const licenseCache = await openLicenseCache(config, db, logger);
     return {
-      deps: { config, db, secrets, signer, logger, rateLimits, clock },
+      deps: { config, db, secrets, signer, logger, rateLimits, clock, licenseCache: licenseCache?.cache },
       async close() {
         signer.stop();
+        await licenseCache?.stop();
         await rateLimits.close();
         await db.close();
       },

@@ -41,10 +41,11 @@ export async function bootProcess(label: string, jobsWorker: (config: Config) =>
   let runtime: OpenDeps | undefined;
   try {
     if (config.databaseUrl) await waitForDatabase(config.databaseUrl, logger);
-    runtime = await openDeps(config, logger);
+    // Only a server answers validate: a worker keeps no license cache (and opens no LISTEN session for one).
+    runtime = await openDeps(label === 'server' ? config : { ...config, licenseCache: null }, logger);
     const unclaimed = await operatorEmailsWithoutAccount(runtime.deps.db, config.operatorEmails);
     if (unclaimed.length) logger.warn({ operatorEmails: unclaimed }, 'OPERATOR_EMAILS lists addresses without an account: whoever gets an account under one becomes an installation operator; create them now (pnpm cli user:create) or remove them');
-    const metrics = config.metrics ? createMetrics({ db: runtime.deps.db, redisReachable: runtime.deps.rateLimits.redisReachable, role: label, jobNames: JOB_NAMES }) : undefined;
+    const metrics = config.metrics ? createMetrics({ db: runtime.deps.db, redisReachable: runtime.deps.rateLimits.redisReachable, role: label, jobNames: JOB_NAMES, licenseCache: runtime.deps.licenseCache ? () => runtime!.deps.licenseCache!.stats() : undefined }) : undefined;
     runtime.deps.metrics = metrics;
     // Scheduled jobs: weekly digest, expiry alerts, email delivery, house-keeping (server/src/jobs).
     const jobs = await startJobs(runtime.deps, { worker: jobsWorker(config), onRunFinished: metrics?.jobFinished });

@@ -1,4 +1,5 @@
 import { describe, it } from 'vitest';
+import { armoredText, seedArmoredSamples } from './fuzz-armor.js';
 import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, useFuzzTarget, type VarKind } from './fuzz-graphql.js';
 
 // Every mutation with arguments, hostile variables, as an admin. Session-ending mutations
@@ -29,8 +30,8 @@ export const operations: Operation[] = [
   mutation('inviteUser', { email: 'string', name: 'string', role }),
   mutation('acceptInvitation', { token: 'string', password: 'string', name: 'string' }),
   mutation('createApiKey', { name: 'string', role }),
-  mutation('createProduct', { name: 'string', bundleOf: 'json', bundleMemberIds: 'json' }),
-  mutation('updateProduct', { id: 'id', name: 'string', bundleOf: 'json', bundleMemberIds: 'json' }),
+  mutation('createProduct', { name: 'string', bundleOf: 'json', bundleMemberIds: 'json', licenseFileTtlDays: 'int' }),
+  mutation('updateProduct', { id: 'id', name: 'string', bundleOf: 'json', bundleMemberIds: 'json', licenseFileTtlDays: 'int' }),
   mutation('createLicense', { productId: 'id', planId: 'id', ...licenseFields }),
   mutation('updateLicense', { id: 'id', ...licenseFields }),
   mutation('createPlan', { productId: 'id', name: 'string', duration: 'string', maintenancePeriod: 'string', quotas: 'json', ...planFields }),
@@ -67,6 +68,9 @@ export const operations: Operation[] = [
   mutation('deletePaymentIntegration', { id: 'id' }),
   mutation('mapPaymentPrice', { integrationId: 'id', priceId: 'string', planId: 'id' }),
   mutation('unmapPaymentPrice', { id: 'id' }),
+  mutation('issueLicenseFile', { licenseId: 'id', deviceId: 'string', ttlDays: 'int', licenseKey: 'string' }),
+  mutation('activateOffline', { licenseId: 'id', request: armoredText, licenseKey: 'string' }),
+  mutation('deactivateOffline', { licenseId: 'id', proof: armoredText }),
   mutation('setup', { companyName: 'string', keyPrefix: 'string', email: 'string', password: 'string', name: 'string' }),
 ];
 
@@ -87,7 +91,8 @@ export function fuzzMutationsHalf(half: 0 | 1) {
     const tenantId = target.admin.user.tenantId;
     const integration = await target.t.prisma.paymentConnection.create({ data: { tenantId, provider: 'stripe', name: 'Stripe', secretEncrypted: target.t.deps.secrets.encrypt('whsec_fuzz_0000'), secretHint: '…0000' } });
     const mapping = await target.t.prisma.paymentPriceMapping.create({ data: { tenantId, connectionId: integration.id, priceId: 'price_fuzz', planId: plan.id } });
-    ids = [target.product.id, target.license.id, other.id, plan.id, integration.id, mapping.id];
+    const offlineLicense = await seedArmoredSamples(target.t, target.auth.token, target.admin.user.tenantId, target.product.id);
+    ids = [target.product.id, target.license.id, other.id, plan.id, offlineLicense, integration.id, mapping.id];
   });
   const middle = Math.ceil(operations.length / 2);
   const mine = half === 0 ? operations.slice(0, middle) : operations.slice(middle);

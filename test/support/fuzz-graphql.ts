@@ -36,20 +36,21 @@ export function useFuzzTarget(ready?: (fuzz: FuzzTarget) => unknown) {
   return fuzz;
 }
 
-export type VarKind = 'id' | 'string' | 'int' | 'bool' | 'date' | 'json' | readonly string[] | { [field: string]: VarKind };
+export type VarKind = 'id' | 'string' | 'int' | 'bool' | 'date' | 'json' | readonly string[] | fc.Arbitrary<unknown> | { [field: string]: VarKind };
 
 const uuid = fc.uuid();
 /** A value of the declared kind, mostly valid-looking, often hostile. */
 export function valueOf(kind: VarKind, ids: string[]): fc.Arbitrary<unknown> {
   const valid: fc.Arbitrary<unknown> =
-    kind === 'id' ? fc.oneof(fc.constantFrom(...ids), uuid, spliced, hostileString)
+    kind instanceof fc.Arbitrary ? kind
+    : kind === 'id' ? fc.oneof(fc.constantFrom(...ids), uuid, spliced, hostileString)
     : kind === 'string' ? fc.oneof(fc.string({ maxLength: 40 }), spliced, hostileString)
     : kind === 'int' ? fc.oneof(fc.integer({ min: -5, max: 200 }), fc.integer(), fc.double())
     : kind === 'bool' ? fc.boolean()
     : kind === 'date' ? fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), spliced)
     : kind === 'json' ? hostileValue
     : Array.isArray(kind) ? fc.oneof(fc.constantFrom(...(kind as string[])), spliced)
-    : fc.record(Object.fromEntries(Object.entries(kind).map(([field, k]) => [field, valueOf(k as VarKind, ids)])), { requiredKeys: [] });
+    : fc.record(Object.fromEntries(Object.entries(kind as { [field: string]: VarKind }).map(([field, k]) => [field, valueOf(k as VarKind, ids)])), { requiredKeys: [] });
   return fc.oneof({ arbitrary: valid, weight: 5 }, { arbitrary: hostileValue, weight: 1 });
 }
 

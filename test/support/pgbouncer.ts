@@ -29,13 +29,13 @@ export interface PgBouncer {
  * on 127.0.0.1 and a free port: every database of that server, trust authentication for `users` (the URL's user and
  * the tests' app role always). As root it runs as the clusters' user (it refuses to run as root).
  */
-export async function startPgBouncer(postgresUrl: string, options: { users?: string[]; poolSize?: number; settings?: Record<string, string | number> } = {}): Promise<PgBouncer> {
+export async function startPgBouncer(postgresUrl: string, options: { users?: string[]; poolSize?: number; settings?: Record<string, string | number>; port?: number } = {}): Promise<PgBouncer> {
   const need = needPgBouncer();
   if (need.missing) throw new Error(need.missing);
   const server = new URL(postgresUrl);
   const users = new Set([decodeURIComponent(server.username || 'postgres'), APP_ROLE, ...(options.users ?? [])]);
   const dir = mkdtempSync(path.join(tmpdir(), 'keyforge-pgbouncer-'));
-  const port = await freePort();
+  const port = options.port ?? (await freePort()); // a given port: a restart in place
   const logFile = path.join(dir, 'pgbouncer.log');
   writeFileSync(path.join(dir, 'users.txt'), [...users].map((user) => `"${user}" ""`).join('\n') + '\n');
   writeFileSync(

@@ -91,11 +91,13 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts the real server (`tsx server/src/main.ts`) and waits until /readyz answers; on `env.PORT` when given (a restart in place), else a free port. */
+/** Starts the real server (`tsx server/src/main.ts`) and waits until /readyz answers; on `env.PORT` when given (a restart in place), else a free port. LICENSE_CACHE is off unless `env` sets it. */
 export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   // One process (tsx as a loader, not a wrapper), so signals reach the server itself.
-  const child = track(spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  // The license cache is off unless `env` turns it on: a test that changes a license and validates at once must not
+  // depend on the notification beating its request (test/license-cache.test.ts covers the cache).
+  const child = track(spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts'], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', LICENSE_CACHE: 'off', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));

@@ -53,6 +53,7 @@ export const EMBEDDED_TYPES = [
  */
 export const MUTATIONS: Record<string, readonly string[]> = {
   acceptInvitation: [],
+  activateOffline: ['dashboardStats', 'analytics'],
   changePassword: [],
   checkLicenseImport: [],
   confirmMfaEnrollment: ['me', 'users'],
@@ -63,6 +64,7 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   createProduct: ['products', 'dashboardStats'],
   createWebhookEndpoint: ['webhookEndpoints'],
   deactivateActivation: ['dashboardStats', 'analytics'],
+  deactivateOffline: ['dashboardStats', 'analytics'],
   deactivateUser: [],
   deletePaymentIntegration: ['paymentIntegrations', 'paymentPrices', 'paymentEvents'],
   deletePlan: ['plans', 'analytics'],
@@ -71,6 +73,7 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   disableMfa: ['me', 'users'],
   endFloatingSession: ['floatingSessions', 'floatingPoolConsumption'],
   inviteUser: ['invitations'],
+  issueLicenseFile: [],
   login: [],
   logout: [],
   reauthenticate: [],
@@ -133,10 +136,10 @@ const afterMutation: UpdateResolver = (_result, args, cache, info) => {
   const stale = [...(MUTATIONS[info.fieldName] ?? [])];
   if (!NOT_LOGGED.has(info.fieldName)) stale.push('activityLog', 'activityLogIntegrity');
   invalidateRootFields(cache, stale);
-  // A deleted product, and the activations list of a license one of whose devices was deactivated.
+  // A deleted product, and the activations list of a license one of whose devices was activated or deactivated.
   const id = (args as { id?: unknown; input?: { id?: unknown } }).id ?? (args as { input?: { id?: unknown } }).input?.id;
   if (info.fieldName === 'deleteProduct' && typeof id === 'string') cache.invalidate({ __typename: 'Product', id });
-  if (info.fieldName === 'deactivateActivation') {
+  if (info.fieldName === 'deactivateActivation' || info.fieldName === 'activateOffline' || info.fieldName === 'deactivateOffline') {
     for (const license of cache.inspectFields('Query').filter((field) => field.fieldName === 'license')) {
       const key = cache.resolve('Query', license.fieldKey);
       if (typeof key === 'string') for (const field of cache.inspectFields(key)) if (field.fieldName === 'activations') cache.invalidate(key, field.fieldKey);

@@ -1,3 +1,4 @@
+import { listenUrl } from '../db/notification-listener.js';
 import { hostname } from 'node:os';
 import { Agenda, type JobWithState } from 'agenda';
 import type { Config } from '../config.js';
@@ -129,14 +130,6 @@ export async function startJobs(deps: JobDeps, options: JobsOptions): Promise<Jo
       return stopped;
     },
   };
-}
-
-/**
- * LISTEN needs a session of its own: the direct URL when given, else DATABASE_URL unless that is a
- * transaction-mode pooler (which would hand the LISTEN to whichever client comes next); then workers poll.
- */
-export function listenUrl(config: Pick<Config, 'databaseUrl' | 'databaseDirectUrl' | 'databasePoolMode'>): string | undefined {
-  return config.databaseDirectUrl ?? (config.databasePoolMode === 'transaction' ? undefined : config.databaseUrl);
 }
 
 /** One stored repeating job per name, UTC cron. An overdue run already stored is kept (it runs at start). */

@@ -7,6 +7,7 @@ import { INVALID_INPUT_CODES } from '../domain/errors.js';
 import type { Logger } from '../logger.js';
 import { systemActor } from '../services/auth/actor.js';
 import { systemStatus, type SystemStatus } from '../services/system-status.js';
+import type { LicenseCacheStats } from '../services/licenses/license-cache.js';
 
 /**
  * Prometheus metrics of one process (docs/operate/observability.md). Label values are bounded: route templates, methods,
@@ -43,6 +44,8 @@ export interface MetricsSources {
   /** `server` or `worker`, as the `process` label of keyforge_process_info. */
   role: string;
   clock?: () => Date;
+  /** The license cache's counters (services/licenses/license-cache.ts), when it is on. */
+  licenseCache?: () => LicenseCacheStats;
 }
 
 export type Metrics = ReturnType<typeof createMetrics>;
@@ -176,6 +179,31 @@ export function createMetrics(sources: MetricsSources) {
       }
     },
   });
+
+  // The license cache counts in plain numbers on the hot path; the counters catch up with them at scrape time.
+  if (sources.licenseCache) {
+    const read = sources.licenseCache;
+    const counter = (name: string, help: string, pick: (stats: LicenseCacheStats) => number) => {
+      let reported = 0;
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          const value = pick(read());
+          if (value > reported) this.inc(value - reported);
+          reported = Math.max(reported, value);
+        },
+      });
+    };
+    counter('keyforge_license_cache_hits_total', 'Validate lookups answered from the license cache.', (s) => s.hits);
+    counter('keyforge_license_cache_misses_total', 'Validate lookups the license cache did not hold (read from the database, then kept).', (s) => s.misses);
+    counter('keyforge_license_cache_invalidations_total', 'License cache entries forgotten because the database announced a change (or the notification session was lost).', (s) => s.invalidations);
+    counter('keyforge_license_cache_bypassed_total', 'Validate lookups sent to the database because the license cache could not prove itself current.', (s) => s.bypassed);
+    counter('keyforge_license_cache_bypass_seconds_total', 'Time the license cache could not prove itself current (notification session lost or not confirmed within LICENSE_CACHE_STALENESS_MS) and was bypassed.', (s) => s.bypassSeconds);
+    new Gauge({ name: 'keyforge_license_cache_entries', help: 'Licenses held by the license cache.', registers, collect() { this.set(read().entries); } });
+    new Gauge({ name: 'keyforge_license_cache_bytes', help: 'Estimated memory held by the license cache.', registers, collect() { this.set(read().bytes); } });
+  }
 
   // Hot path: one child per (route, method) and per status class, looked up in a Map rather than hashing labels.
   const children = new Map<string, { duration: Histogram.Internal<string>; byClass: Counter.Internal[] }>();

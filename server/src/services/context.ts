@@ -2,6 +2,7 @@ import type { JWTPayload } from 'jose';
 import type { ServerSecrets } from '../crypto/secrets.js';
 import type { Database } from '../db/database.js';
 import type { Logger } from '../logger.js';
+import type { LicenseCache } from './licenses/license-cache.js';
 import type { ActorContext, RequestMeta, ServiceActor } from './auth/actor.js';
 
 // The contexts services receive, named once (docs/architecture.md). A service called on someone's behalf takes
@@ -47,6 +48,8 @@ export interface LicensingContext extends SecretsContext {
   issuer: string;
   /** Throws AppError('RateLimited') when the license, then the tenant, is over its per-minute limit. */
   chargeTenant(tenantId: string, licenseId: string): Promise<void>;
+  /** What validate reads, kept in memory (LICENSE_CACHE); absent: validate reads the database. */
+  licenseCache?: LicenseCache;
 }
 
 /** The scheduled notification runs (expiry, digest): system-only, with the links their emails carry. */

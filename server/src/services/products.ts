@@ -13,6 +13,8 @@ export const ProductInputSchema = z.object({
   bundleOf: z.array(z.string().trim().min(1)).max(100).optional(),
   /** Ids of member products (the same, by id; both lists may be given). */
   bundleMemberIds: z.array(z.string().trim()).max(100).optional(),
+  /** Days a signed license file of the product stays valid after it is issued (never past the license's expiry). */
+  licenseFileTtlDays: z.number().int().min(1).max(3650).optional(),
 });
 
 type Tx = Prisma.TransactionClient;
@@ -58,7 +60,7 @@ export async function createProduct(ctx: ServiceContext, input: z.input<typeof P
   try {
     return await db.prisma.$transaction(async (tx) => {
       const product = await tx.product.create({
-        data: { tenantId, name: data.name, isBundle: members.length > 0, createdAt: now, bundleMembers: { create: members.map((member) => ({ productId: member.id })) } },
+        data: { tenantId, name: data.name, isBundle: members.length > 0, licenseFileTtlDays: data.licenseFileTtlDays, createdAt: now, bundleMembers: { create: members.map((member) => ({ productId: member.id })) } },
         include: PRODUCT_INCLUDE,
       });
       const details = { name: product.name, isBundle: product.isBundle, bundleOf: memberNames(members) };
@@ -123,8 +125,8 @@ export async function updateProduct(ctx: ServiceContext, id: string, input: Part
   if (newMembers?.length && (await ctx.db.prisma.bundleItem.count({ where: { productId: product.id } }))) {
     throw new AppError('InvalidRequest', `"${product.name}" is part of a bundle, so it cannot become a bundle itself.`, { fields: { bundleOf: 'bundle in bundle' } });
   }
-  const before = { name: product.name, bundleOf: bundleNames(product) };
-  const changes = diffChanges(before, { name: data.name, bundleOf: newMembers && memberNames(newMembers) });
+  const before = { name: product.name, bundleOf: bundleNames(product), licenseFileTtlDays: product.licenseFileTtlDays };
+  const changes = diffChanges(before, { name: data.name, bundleOf: newMembers && memberNames(newMembers), licenseFileTtlDays: data.licenseFileTtlDays });
   if (!changes) return product;
   try {
     return await ctx.db.prisma.$transaction(async (tx) => {
@@ -132,6 +134,7 @@ export async function updateProduct(ctx: ServiceContext, id: string, input: Part
         where: { id: product.id },
         data: {
           name: data.name,
+          licenseFileTtlDays: data.licenseFileTtlDays,
           ...(newMembers && { isBundle: newMembers.length > 0, bundleMembers: { deleteMany: {}, create: newMembers.map((member) => ({ productId: member.id })) } }),
         },
         include: PRODUCT_INCLUDE,

@@ -3,6 +3,7 @@ import type { EnumOf } from '../../graphql';
 // Activity-log action names (docs/integrate/management-api.md "Activity log") and their wording in the console. Every action of the schema is
 // listed: a missing or stale one fails the type check after `graphql:types`.
 const ACTIONS: Record<ActivityAction, true> = {
+  ACTIVATE_OFFLINE: true,
   CHANGE_PASSWORD: true,
   CREATE_API_KEY: true,
   CREATE_LICENSE: true,
@@ -16,6 +17,7 @@ const ACTIONS: Record<ActivityAction, true> = {
   CREATE_USER: true,
   CREATE_WEBHOOK_ENDPOINT: true,
   DEACTIVATE_ACTIVATION: true,
+  DEACTIVATE_OFFLINE: true,
   DEACTIVATE_USER: true,
   DELETE_PLAN: true,
   DELETE_PRODUCT: true,
@@ -26,6 +28,7 @@ const ACTIONS: Record<ActivityAction, true> = {
   FAILED_LOGIN: true,
   FAILED_REAUTHENTICATION: true,
   INVITE_USER: true,
+  ISSUE_LICENSE_FILE: true,
   LOCK_ACCOUNT: true,
   LOGIN: true,
   LOGOUT: true,
@@ -67,6 +70,8 @@ const SPECIAL: Partial<Record<string, string>> = {
   LOGIN: 'Sign in',
   LOGOUT: 'Sign out',
   FAILED_LOGIN: 'Failed sign-in',
+  ACTIVATE_OFFLINE: 'Offline activation',
+  DEACTIVATE_OFFLINE: 'Offline deactivation',
 };
 
 /** "CREATE_LICENSE" → "Create license". */
@@ -78,7 +83,7 @@ export function actionLabel(action: string): string {
 export function actionColor(action: string): string {
   if (/^(REVOKE|DELETE|DEACTIVATE|LOCK|FAILED|DISABLE)_/.test(action)) return 'red';
   if (/^(SUSPEND|REISSUE)_/.test(action)) return 'orange';
-  if (/^(CREATE|ENABLE|REACTIVATE|REINSTATE|RENEW|UNLOCK)_/.test(action)) return 'teal';
+  if (/^(CREATE|ENABLE|REACTIVATE|REINSTATE|RENEW|UNLOCK|ACTIVATE)_/.test(action)) return 'teal';
   if (/^(UPDATE|CHANGE|TRANSFER)_/.test(action)) return 'blue';
   return 'gray';
 }

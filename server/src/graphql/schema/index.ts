@@ -8,6 +8,7 @@ import './email.js';
 import './floating.js';
 import './invitations.js';
 import './licenses.js';
+import './license-files.js';
 import './license-import.js';
 import './payments.js';
 import './plans.js';

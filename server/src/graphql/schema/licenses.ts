@@ -41,6 +41,10 @@ const ActivationType = builder.prismaObject('Activation', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     lastSeenAt: t.expose('lastSeenAt', { type: 'DateTime' }),
     deactivatedAt: t.expose('deactivatedAt', { type: 'DateTime', nullable: true }),
+    offline: t.boolean({
+      description: 'Activated offline from an activation request: its device key is on record, so a deactivation proof signed by the device can free it.',
+      resolve: (activation) => activation.devicePublicKey !== null,
+    }),
   }),
 });
 

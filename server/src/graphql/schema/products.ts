@@ -19,6 +19,7 @@ const ProductType = builder.prismaObject('Product', {
     id: t.exposeID('id'),
     name: t.exposeString('name'),
     isBundle: t.exposeBoolean('isBundle'),
+    licenseFileTtlDays: t.exposeInt('licenseFileTtlDays', { description: "Days a signed license file of the product stays valid after it is issued (never past the license's expiry)." }),
     bundleMembers: t.field({
       type: [ProductRefType],
       description: 'Member products of a bundle, by name.',
@@ -56,13 +57,15 @@ const bundleFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject
   bundleOf: t.stringList({ description: 'Member products by name.' }),
   bundleMemberIds: t.idList({ description: 'Member products by id.' }),
 });
+const licenseFileTtlField = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) =>
+  t.int({ description: 'Days a signed license file of the product stays valid (1–3650; default 30).' });
 const CreateProductInput = builder.inputType('CreateProductInput', {
   description: 'With bundleOf and/or bundleMemberIds, the product is a bundle of those products.',
-  fields: (t) => ({ name: t.string({ required: true }), ...bundleFields(t) }),
+  fields: (t) => ({ name: t.string({ required: true }), ...bundleFields(t), licenseFileTtlDays: licenseFileTtlField(t) }),
 });
 const UpdateProductInput = builder.inputType('UpdateProductInput', {
   description: 'Omitted fields stay unchanged; an empty member list makes the product a plain one.',
-  fields: (t) => ({ id: t.id({ required: true }), name: t.string(), ...bundleFields(t) }),
+  fields: (t) => ({ id: t.id({ required: true }), name: t.string(), ...bundleFields(t), licenseFileTtlDays: licenseFileTtlField(t) }),
 });
 const DeleteProductInput = builder.inputType('DeleteProductInput', { fields: (t) => ({ id: t.id({ required: true }) }) });
 
@@ -83,13 +86,13 @@ builder.mutationFields((t) => ({
   createProduct: t.field({
     type: CreateProductPayload,
     args: { input: t.arg({ type: CreateProductInput, required: true }) },
-    resolve: (_root, { input }, ctx) => createProduct(serviceCtx(ctx), { name: input.name, ...members(input) }),
+    resolve: (_root, { input }, ctx) => createProduct(serviceCtx(ctx), { name: input.name, ...members(input), licenseFileTtlDays: input.licenseFileTtlDays ?? undefined }),
   }),
   updateProduct: t.field({
     type: UpdateProductPayload,
     description: 'Renames and/or replaces the bundle members.',
     args: { input: t.arg({ type: UpdateProductInput, required: true }) },
-    resolve: (_root, { input }, ctx) => updateProduct(serviceCtx(ctx), String(input.id), { name: input.name ?? undefined, ...members(input) }),
+    resolve: (_root, { input }, ctx) => updateProduct(serviceCtx(ctx), String(input.id), { name: input.name ?? undefined, ...members(input), licenseFileTtlDays: input.licenseFileTtlDays ?? undefined }),
   }),
   deleteProduct: t.field({
     type: DeleteProductPayload,

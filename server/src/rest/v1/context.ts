@@ -9,6 +9,7 @@ export function licensingContext(deps: AppDeps): LicensingContext {
     signer: deps.signer,
     issuer: deps.config.publicUrl,
     now: deps.clock(),
+    licenseCache: deps.licenseCache,
     chargeTenant: async (tenantId, licenseId) => {
       // The license first: one customer's key over its own limit must not spend the tenant's budget.
       await deps.rateLimits.perLicense(licenseId);

@@ -33,10 +33,13 @@ export interface ActivateInput {
 }
 
 // Seat changes of one license queue on its row lock; give a burst of them time to get through.
-const SEAT_TRANSACTION = { maxWait: 20_000, timeout: 20_000 } as const;
+export const SEAT_TRANSACTION = { maxWait: 20_000, timeout: 20_000 } as const;
+
+/** The activation in one statement (migration activation_register; also bench/floor.ts's). */
+export const ACTIVATION_REGISTER = 'SELECT * FROM activation_register($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
 
 /** What activation_register (migration activation_register) did, with the license's seats after it. */
-interface Registration {
+export interface Registration {
   outcome: 'changed' | 'nonce_invalid' | 'seats_exhausted' | 'reused' | 'activated';
   seats_used: number;
   max_activations: number;
@@ -44,7 +47,7 @@ interface Registration {
 
 // A license whose status or expiry changes between the read and the lock is read again; more than a few changes
 // within one activation means something rewrites it in a loop.
-const MAX_READS = 3;
+export const MAX_READS = 3;
 
 /**
  * Registers an installation. The entitlement is decided here on the license as read; then one statement
@@ -75,7 +78,7 @@ export async function activateLicense(ctx: LicensingContext, input: ActivateInpu
     const activation = { id: activationId, licenseId: license.id, deviceId: input.deviceId ?? null, deviceName: input.deviceName ?? null, createdAt: ctx.now };
     const body = eventBody({ id: eventId, type: 'activation.created', createdAt: ctx.now, tenantId: license.tenantId, data: activationData(activation) });
     const [registration] = await ctx.db.sql.query<Registration>(
-      'SELECT * FROM activation_register($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)',
+      ACTIVATION_REGISTER,
       [license.id, license.status, license.expiresAt, sha256(nonce), ctx.now, activationId, input.deviceId ?? null, input.deviceName ?? null, input.version ?? null, input.userEmail ?? null, input.ip ?? null, eventId, body],
     );
     switch (registration.outcome) {
@@ -84,15 +87,8 @@ export async function activateLicense(ctx: LicensingContext, input: ActivateInpu
         throw new AppError('ServiceUnavailable', 'The license is being changed right now; retry shortly.', { retryAfterSeconds: 1 });
       case 'nonce_invalid':
         throw new AppError('NonceInvalid', NONCE_INVALID);
-      case 'seats_exhausted': {
-        // Rejections are counted by throttling: at most one event per license per hour, however often clients retry.
-        const data = { licenseId: license.id, productId: license.productId, maxActivations: registration.max_activations, currentActivations: registration.seats_used };
-        await emitEvent(ctx.db.prisma, license.tenantId, 'license.seats_exhausted', data, ctx.now, { throttleKey: license.id });
-        return rejected({
-          errorCode: 'SeatsExhausted',
-          message: `All ${registration.max_activations} activations of this license are in use. Deactivate an installation to free a seat.`,
-        });
-      }
+      case 'seats_exhausted':
+        return rejected(await seatsExhausted(ctx, license, registration));
     }
     return {
       isValid: true as const,
@@ -109,7 +105,17 @@ export async function activateLicense(ctx: LicensingContext, input: ActivateInpu
   }
 }
 
-function activationRejection(license: LicenseRecord, now: Date, version: ReturnType<typeof parseVersion> | null, input: ActivateInput): Rejection | null {
+/** The SeatsExhausted rejection, and its webhook event (throttled: at most one per license per hour, however often clients retry). */
+export async function seatsExhausted(ctx: Pick<LicensingContext, 'db' | 'now'>, license: Pick<LicenseRecord, 'id' | 'tenantId' | 'productId'>, registration: Registration): Promise<Rejection> {
+  const data = { licenseId: license.id, productId: license.productId, maxActivations: registration.max_activations, currentActivations: registration.seats_used };
+  await emitEvent(ctx.db.prisma, license.tenantId, 'license.seats_exhausted', data, ctx.now, { throttleKey: license.id });
+  return {
+    errorCode: 'SeatsExhausted',
+    message: `All ${registration.max_activations} activations of this license are in use. Deactivate an installation to free a seat.`,
+  };
+}
+
+export function activationRejection(license: LicenseRecord, now: Date, version: ReturnType<typeof parseVersion> | null, input: Pick<ActivateInput, 'deviceId' | 'product'>): Rejection | null {
   return (
     productMismatch(license, input.product) ??
     checkEntitlement(license, now, version) ??
@@ -128,22 +134,25 @@ export const DEVICE_NOT_ACTIVATED: Rejection = {
 };
 
 /**
- * Whether `deviceId` holds an active activation of the license (validate's device-scoped opt-in). In the same
- * statement its lastSeenAt moves to now when older than LAST_SEEN_INTERVAL_MS: the condition sits on the updated row,
- * so concurrent validates of one device write it once, and a device validating every second writes once per interval.
+ * The device-scoped check of validate in one statement (also bench/floor.ts's): the device's active activation of the
+ * license, its lastSeenAt refreshed when older than $5. $1 tenant, $2 license, $3 device, $4 now.
  */
-export async function touchActiveDevice(ctx: LicensingContext, license: Pick<LicenseRecord, 'id' | 'tenantId'>, deviceId: string): Promise<boolean> {
-  const rows = await ctx.db.sql.query<{ id: string }>(
-    `WITH device AS (
+export const TOUCH_ACTIVE_DEVICE = `WITH device AS (
        SELECT id FROM activations
         WHERE tenant_id = $1 AND license_id = $2 AND device_id = $3 AND deactivated_at IS NULL
         LIMIT 1
      ), seen AS (
        UPDATE activations a SET last_seen_at = $4 FROM device WHERE a.id = device.id AND a.last_seen_at < $5
      )
-     SELECT id FROM device`,
-    [license.tenantId, license.id, deviceId, ctx.now, new Date(ctx.now.getTime() - LAST_SEEN_INTERVAL_MS)],
-  );
+     SELECT id FROM device`;
+
+/**
+ * Whether `deviceId` holds an active activation of the license (validate's device-scoped opt-in). In the same
+ * statement its lastSeenAt moves to now when older than LAST_SEEN_INTERVAL_MS: the condition sits on the updated row,
+ * so concurrent validates of one device write it once, and a device validating every second writes once per interval.
+ */
+export async function touchActiveDevice(ctx: LicensingContext, license: Pick<LicenseRecord, 'id' | 'tenantId'>, deviceId: string): Promise<boolean> {
+  const rows = await ctx.db.sql.query<{ id: string }>(TOUCH_ACTIVE_DEVICE, [license.tenantId, license.id, deviceId, ctx.now, new Date(ctx.now.getTime() - LAST_SEEN_INTERVAL_MS)]);
   return rows.length > 0;
 }
 

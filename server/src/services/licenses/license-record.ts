@@ -32,7 +32,7 @@ export interface LicenseRecord {
 // join as a named prepared statement (what bench/floor.ts runs); where statements run unnamed it is the function
 // license_by_digest (migration pooler_safe_hot_path), the same join with its plan kept per server session.
 // test/pooler.test.ts checks that both give the same rows.
-const LICENSE_BY_DIGEST_JOIN = `
+const LICENSE_RECORD_SELECT = `
   SELECT l.id, l.tenant_id AS "tenantId", l.status::text AS status, l.max_activations AS "maxActivations",
          l.current_activations AS "currentActivations", l.expires_at AS "expiresAt", l.is_trial AS "isTrial",
          l.node_locked AS "nodeLocked", l.offline_grace_days AS "offlineGraceDays", l.grace_period_days AS "gracePeriodDays",
@@ -41,7 +41,8 @@ const LICENSE_BY_DIGEST_JOIN = `
          p.name AS "productName", CASE WHEN p.is_bundle THEN ARRAY(SELECT m.name FROM bundle_items b JOIN products m
          ON m.id = b.product_id WHERE b.bundle_id = p.id ORDER BY m.name) END AS "bundleProducts",
          t.subscription_ends_at AS "subscriptionEndsAt"
-    FROM licenses l JOIN products p ON p.id = l.product_id JOIN tenants t ON t.id = l.tenant_id
+    FROM licenses l JOIN products p ON p.id = l.product_id JOIN tenants t ON t.id = l.tenant_id`;
+const LICENSE_BY_DIGEST_JOIN = `${LICENSE_RECORD_SELECT}
    WHERE l.key_digest = $1`;
 export const SELECT_LICENSE_BY_DIGEST: PlannedRead = { prepared: LICENSE_BY_DIGEST_JOIN, viaFunction: 'SELECT * FROM license_by_digest($1)' };
 // The same, with the row locked first: seat changes (activations, floating checkouts) of one license queue on it.
@@ -61,11 +62,21 @@ const CURRENT_DIGEST_OF_RETIRED =
 const SELECT_LICENSE_BY_RETIRED_DIGEST = `SELECT * FROM license_by_digest(${CURRENT_DIGEST_OF_RETIRED})`;
 const SELECT_LICENSE_BY_RETIRED_DIGEST_FOR_UPDATE = `SELECT * FROM license_by_digest(${CURRENT_DIGEST_OF_RETIRED}, true)`;
 
-/** The license of a key (its current key, or a reissued one within its overlap at `now`); null when unknown or malformed. */
-export async function findLicenseByKey(sql: SqlRunner, secrets: ServerSecrets, licenseKey: string, now: Date): Promise<LicenseRecord | null> {
+/** What findLicenseByKey reads a current digest through: the license cache (license-cache.ts). */
+export interface LicenseLookupCache {
+  read(digest: string, load: () => Promise<LicenseRecord | null>): Promise<LicenseRecord | null>;
+}
+
+/**
+ * The license of a key (its current key, or a reissued one within its overlap at `now`); null when unknown or malformed.
+ * With `cache` (validate only: license-cache.ts), a current key is answered from memory when the cache holds it; a
+ * reissued key within its overlap and an unknown key always read the database (their answer depends on `now`).
+ */
+export async function findLicenseByKey(sql: SqlRunner, secrets: ServerSecrets, licenseKey: string, now: Date, cache?: LicenseLookupCache): Promise<LicenseRecord | null> {
   const digest = licenseKeyDigest(secrets, licenseKey);
   if (!digest) return null;
-  const [license] = await sql.query<LicenseRecord>(SELECT_LICENSE_BY_DIGEST, [digest]);
+  const byDigest = async () => (await sql.query<LicenseRecord>(SELECT_LICENSE_BY_DIGEST, [digest]))[0] ?? null;
+  const license = cache ? await cache.read(digest, byDigest) : await byDigest();
   if (license) return license;
   const [byRetiredKey] = await sql.query<LicenseRecord>(SELECT_LICENSE_BY_RETIRED_DIGEST, [digest, now]);
   return byRetiredKey ?? null;
@@ -82,4 +93,10 @@ export async function lockLicenseByKey(tx: Prisma.TransactionClient, secrets: Se
   if (license) return license;
   const [byRetiredKey] = await tx.$queryRawUnsafe<LicenseRecord[]>(SELECT_LICENSE_BY_RETIRED_DIGEST_FOR_UPDATE, digest, now);
   return byRetiredKey ?? null;
+}
+
+/** The license of an id within a tenant, as the public endpoints read it by key (staff and customer paths name it by id). */
+export async function findLicenseRecordById(sql: SqlRunner, tenantId: string, licenseId: string): Promise<LicenseRecord | null> {
+  const [license] = await sql.query<LicenseRecord>(`${LICENSE_RECORD_SELECT}\n   WHERE l.id = $1 AND l.tenant_id = $2`, [licenseId, tenantId]);
+  return license ?? null;
 }

@@ -30,14 +30,15 @@ export interface ValidateInput {
 export const MIN_TOKEN_TTL_MS = 60 * 60_000;
 
 /**
- * Checks entitlement; changes nothing in the database. With `requireActivation` it also checks that the device
+ * Checks entitlement; changes nothing in the database. The license is read through the license cache when the
+ * context has one (license-cache.ts): what the database announces as changed is forgotten within its staleness bound. With `requireActivation` it also checks that the device
  * holds an activation, and refreshes that activation's lastSeenAt (at most once per LAST_SEEN_INTERVAL_MS).
  */
 export async function validateLicense(ctx: LicensingContext, input: ValidateInput) {
   // Bad input is refused whatever the license's state (the REST body schema says the same before this runs).
   if (input.requireActivation && !input.deviceId) throw new AppError('InvalidRequest', 'requireActivation needs the deviceId of this machine.', { fields: { deviceId: 'required with requireActivation' } });
   const version = input.version === undefined ? null : parseVersion(input.version);
-  const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey, ctx.now);
+  const license = await findLicenseByKey(ctx.db.sql, ctx.secrets, input.licenseKey, ctx.now, ctx.licenseCache);
   if (!license) return rejected(LICENSE_NOT_FOUND);
   await ctx.chargeTenant(license.tenantId, license.id);
 
@@ -85,19 +86,7 @@ export async function signOfflineToken(ctx: LicensingContext, license: LicenseRe
   if (license.expiresAt) expires = Math.min(expires, license.expiresAt.getTime());
   return ctx.signer.sign(
     {
-      sub: license.id,
-      tenant: license.tenantId,
-      productId: license.productId,
-      product: license.productName,
-      bundleProducts: license.bundleProducts,
-      features: license.features,
-      licenseExpiresAt: license.expiresAt?.toISOString() ?? null,
-      isTrial: license.isTrial,
-      nodeLocked: license.nodeLocked,
-      offlineGraceDays: license.offlineGraceDays,
-      maintenanceExpiresAt: license.maintenanceExpiresAt?.toISOString() ?? null,
-      minVersion: license.minVersion,
-      maxVersion: license.maxVersion,
+      ...entitlementClaims(license),
       ...(input.deviceId ? { device: input.deviceId } : {}),
       // Only a device-scoped validate signs this (and only when the device held an activation).
       ...(input.deviceId && input.requireActivation ? { deviceActivated: true } : {}),
@@ -105,4 +94,23 @@ export async function signOfflineToken(ctx: LicensingContext, license: LicenseRe
     },
     { issuedAt, expiresAt: new Date(expires) },
   );
+}
+
+/** The entitlement an offline token and a license file sign (the SDK's `Entitlement`): the license by id, never by key. */
+export function entitlementClaims(license: LicenseRecord) {
+  return {
+    sub: license.id,
+    tenant: license.tenantId,
+    productId: license.productId,
+    product: license.productName,
+    bundleProducts: license.bundleProducts,
+    features: license.features,
+    licenseExpiresAt: license.expiresAt?.toISOString() ?? null,
+    isTrial: license.isTrial,
+    nodeLocked: license.nodeLocked,
+    offlineGraceDays: license.offlineGraceDays,
+    maintenanceExpiresAt: license.maintenanceExpiresAt?.toISOString() ?? null,
+    minVersion: license.minVersion,
+    maxVersion: license.maxVersion,
+  };
 }

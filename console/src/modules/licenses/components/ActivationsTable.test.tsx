@@ -10,7 +10,7 @@ import { ActivationsTable } from './ActivationsTable';
 function activationsServer() {
   const asked: { first?: number; after?: string | null }[] = [];
   const activation = (n: number) => ({
-    __typename: 'Activation', id: `act-${n}`, active: n > 4, deviceId: `dev-${n}`, deviceName: `Device ${n}`, version: null, userEmail: null,
+    __typename: 'Activation', id: `act-${n}`, active: n > 4, offline: n === 5, deviceId: `dev-${n}`, deviceName: `Device ${n}`, version: null, userEmail: null,
     ip: null, createdAt: '2026-06-01T12:00:00.000Z', lastSeenAt: '2026-06-01T12:00:00.000Z', deactivatedAt: n > 4 ? null : '2026-06-02T12:00:00.000Z',
   });
   const client = new Client({

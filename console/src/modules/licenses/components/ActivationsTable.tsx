@@ -80,9 +80,16 @@ function ActivationRows({ connection, canManage, busy, fetching, onDeactivate, o
               title: 'Device',
               render: (activation) => (
                 <div>
-                  <Text size="sm" fw={500}>
-                    {activation.deviceName ?? 'Unnamed device'}
-                  </Text>
+                  <Group gap={6} wrap="nowrap">
+                    <Text size="sm" fw={500}>
+                      {activation.deviceName ?? 'Unnamed device'}
+                    </Text>
+                    {activation.offline && (
+                      <Badge size="xs" variant="light" color="grape" title="Activated offline from an activation request">
+                        Offline
+                      </Badge>
+                    )}
+                  </Group>
                   {activation.deviceId && (
                     <Text size="xs" c="dimmed" ff="monospace" title={activation.deviceId}>
                       {activation.deviceId.length > 20 ? `${activation.deviceId.slice(0, 20)}…` : activation.deviceId}

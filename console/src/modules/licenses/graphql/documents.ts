@@ -18,6 +18,7 @@ export const LicenseActivationsQuery = graphql(`
         nodes {
           id
           active
+          offline
           deviceId
           deviceName
           version
@@ -258,4 +259,47 @@ export const BulkJobQuery = graphql(
     }
   `,
   [BulkJobFields],
+);
+
+// Signed license files and air-gapped activation (docs/integrate/license-files.md).
+export const IssueLicenseFileMutation = graphql(`
+  mutation IssueLicenseFile($input: IssueLicenseFileInput!) {
+    issueLicenseFile(input: $input) {
+      licenseFile
+      expiresAt
+      deviceId
+      encrypted
+    }
+  }
+`);
+
+export const ActivateOfflineMutation = graphql(
+  `
+    mutation ActivateOffline($input: ActivateOfflineInput!) {
+      activateOffline(input: $input) {
+        licenseFile
+        expiresAt
+        reused
+        remainingActivations
+        license {
+          ...LicenseDetailFields
+        }
+      }
+    }
+  `,
+  [LicenseDetailFields],
+);
+
+export const DeactivateOfflineMutation = graphql(
+  `
+    mutation DeactivateOffline($input: DeactivateOfflineInput!) {
+      deactivateOffline(input: $input) {
+        deviceId
+        license {
+          ...LicenseDetailFields
+        }
+      }
+    }
+  `,
+  [LicenseDetailFields],
 );

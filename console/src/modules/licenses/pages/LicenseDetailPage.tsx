@@ -17,6 +17,7 @@ import { EditLicenseModal } from '../components/EditLicenseModal';
 import { LicenseDetailFields, LicenseOverview } from '../components/LicenseOverview';
 import { LicenseStatusBadge } from '../components/LicenseStatus';
 import { LifecycleActions } from '../components/LifecycleActions';
+import { OfflineCard } from '../components/OfflineCard';
 import { ReissueKeyAction } from '../components/ReissueKeyAction';
 import { IntegratePanel } from '../integration/IntegratePanel';
 import { LicenseQuery, RevokeLicenseMutation } from '../graphql/documents';
@@ -95,6 +96,7 @@ export function LicenseDetailPage() {
             <Stack gap="lg">
               <LicenseOverview license={ref} />
               <ActivationsTable licenseId={license.id} canManage={canManage && license.status !== 'REVOKED'} />
+              {canManage && license.status !== 'REVOKED' && <OfflineCard license={license} />}
               {license.floatingSeats !== null && <FloatingSessionsCard licenseId={license.id} />}
               {license.status !== 'REVOKED' && <IntegratePanel license={{ keyHint: license.keyHint, productName: license.product.name, nodeLocked: license.nodeLocked, floatingSeats: license.floatingSeats }} />}
               <UsageCard licenseId={license.id} inactive={ref.quotaChangeBlockedReason} />

@@ -1,0 +1,433 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import fc from 'fast-check';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateLicenseKey, normalizeLicenseKey } from '../server/src/crypto/license-key.js';
+import { ServerSecrets } from '../server/src/crypto/secrets.js';
+import { applyMigrations } from '../server/src/db/migrate.js';
+import { createHttpServer } from '../server/src/app.js';
+import { loadConfig } from '../server/src/config.js';
+import { openDeps } from '../server/src/deps.js';
+import { createLogger } from '../server/src/logger.js';
+import { LicenseCache } from '../server/src/services/licenses/license-cache.js';
+import type { LicenseRecord } from '../server/src/services/licenses/license-record.js';
+import { itWith, needCommands } from './support/optional.js';
+import { startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
+import { promtoolMetricsLint } from './support/prometheus.js';
+import { postJson, startServerProcess, stopAllProcesses, type ServerProcess } from './support/processes.js';
+import { startPrivatePg, type PrivatePg } from './support/private-pg.js';
+import { seedDatabase, seeder } from './support/seed.js';
+import { waitUntil } from './support/wait.js';
+
+/**
+ * The license cache of validate (services/licenses/license-cache.ts, migration license_cache_notify): what the
+ * database announces is forgotten, and a process answers from memory only while it can prove it has heard every
+ * change committed more than LICENSE_CACHE_STALENESS_MS ago. The checks below compare answers with the commit times
+ * of changes, never with how long something took: a slow machine only makes the servers bypass their caches more.
+ */
+
+const record = (id: string, tenantId = 't1', status = 'active'): LicenseRecord =>
+  ({ id, tenantId, status, features: [], customFields: null, bundleProducts: null, productName: 'P' }) as unknown as LicenseRecord;
+
+describe('LicenseCache (in memory)', () => {
+  const open = () => {
+    const cache = new LicenseCache({ stalenessMs: 60_000, maxEntries: 100, maxBytes: 1 << 20 });
+    cache.listening();
+    cache.confirmed(performance.now());
+    return cache;
+  };
+
+  it('serves nothing before LISTEN is confirmed, and nothing after the session is lost until it is confirmed again', async () => {
+    const cache = new LicenseCache({ stalenessMs: 60_000, maxEntries: 100, maxBytes: 1 << 20 });
+    let loads = 0;
+    const load = async () => (loads++, record('a'));
+    await cache.read('d', load);
+    await cache.read('d', load);
+    expect(loads).toBe(2);
+    cache.listening();
+    await cache.read('d', load);
+    expect(loads).toBe(3);
+    cache.confirmed(performance.now());
+    await cache.read('d', load);
+    await cache.read('d', load);
+    expect(loads).toBe(4);
+    cache.lost();
+    await cache.read('d', load);
+    expect(loads).toBe(5);
+    cache.listening();
+    cache.confirmed(performance.now());
+    await cache.read('d', load);
+    expect(loads).toBe(6); // flushed by the loss: read again
+    expect(cache.stats()).toMatchObject({ hits: 1, bypassed: 4 });
+  });
+
+  it('does not keep a read that a notification naming its license overtook (the change committed after the read began)', async () => {
+    for (const [announced, kept] of [['la', false], ['tt1', false], ['*', false], ['lb', true], ['tt2', true]] as const) {
+      const cache = open();
+      let release!: (value: LicenseRecord) => void;
+      const pending = cache.read('d', () => new Promise<LicenseRecord>((resolve) => (release = resolve)));
+      const other = cache.read('e', async () => record('c')); // another read out at the same time, finished first
+      await other;
+      cache.notify(announced);
+      release(record('a', 't1'));
+      await pending;
+      let loads = 0;
+      await cache.read('d', async () => (loads++, record('a', 't1')));
+      expect(loads, `after ${announced}`).toBe(kept ? 0 : 1);
+    }
+  });
+
+  it('forgets by license, by tenant and everything; a reissued digest replaces the old one', async () => {
+    const cache = open();
+    let loads = 0;
+    const load = (id: string, tenant: string) => async () => (loads++, record(id, tenant));
+    await cache.read('da', load('a', 't1'));
+    await cache.read('db', load('b', 't1'));
+    await cache.read('dc', load('c', 't2'));
+    cache.notify('la');
+    await cache.read('da', load('a', 't1'));
+    await cache.read('db', load('b', 't1'));
+    expect(loads).toBe(4);
+    cache.notify('tt1');
+    await cache.read('da', load('a', 't1'));
+    await cache.read('db', load('b', 't1'));
+    await cache.read('dc', load('c', 't2'));
+    expect(loads).toBe(6);
+    cache.notify('*');
+    await cache.read('dc', load('c', 't2'));
+    expect(loads).toBe(7);
+    await cache.read('dc2', load('c', 't2')); // license c under a new digest
+    cache.notify('lc');
+    await cache.read('dc', load('c', 't2'));
+    await cache.read('dc2', load('c', 't2'));
+    expect(loads).toBe(10);
+    cache.notify('x-unknown');
+    expect(cache.stats().entries).toBe(0);
+  });
+
+  it('is bounded by entries and by bytes', async () => {
+    const byEntries = new LicenseCache({ stalenessMs: 60_000, maxEntries: 3, maxBytes: 1 << 30 });
+    byEntries.listening();
+    byEntries.confirmed(performance.now());
+    for (let i = 0; i < 10; i++) await byEntries.read(`d${i}`, async () => record(`l${i}`));
+    expect(byEntries.stats().entries).toBe(3);
+    const byBytes = new LicenseCache({ stalenessMs: 60_000, maxEntries: 1000, maxBytes: 4_000 });
+    byBytes.listening();
+    byBytes.confirmed(performance.now());
+    for (let i = 0; i < 50; i++) await byBytes.read(`d${i}`, async () => record(`l${i}`));
+    expect(byBytes.stats().bytes).toBeLessThanOrEqual(4_000);
+    expect(byBytes.stats().entries).toBeGreaterThan(0);
+  });
+});
+
+describe('the embedded database (PGlite)', () => {
+  it('caches, and a change is forgotten before its writer hears it committed (one session, notified in process)', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-lcache-pglite-'));
+    const runtime = await openDeps(loadConfig({ DATA_DIR: dataDir, SERVER_SECRET: 'pglite-cache-secret-0123456789abcdef0123456789', LOG_LEVEL: 'silent' }), createLogger('silent'));
+    const server = createHttpServer(runtime.deps);
+    try {
+      expect(runtime.deps.licenseCache).toBeDefined();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1/validate`;
+      const { key, license } = await seeder({ db: runtime.deps.db, secrets: runtime.deps.secrets, now: () => new Date() }).basic();
+      for (let i = 0; i < 3; i++) expect((await postJson(url, { licenseKey: key })).json.isValid).toBe(true);
+      expect(runtime.deps.licenseCache!.stats().hits).toBe(2);
+      await runtime.deps.db.prisma.license.update({ where: { id: license.id }, data: { status: 'suspended', suspendedAt: new Date() } });
+      expect((await postJson(url, { licenseKey: key })).json.errorCode).toBe('Suspended');
+    } finally {
+      server.close();
+      await runtime.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+// ─── Three server processes on one private PostgreSQL ─────────────────────────────────────────────────────────────
+const SECRET = 'license-cache-secret-0123456789abcdef0123456789';
+const BOUND_MS = 400;
+const METRICS_TOKEN = 'license-cache-metrics-0123456789abcdef';
+const UNLIMITED = { RATE_LIMIT_PUBLIC_PER_MINUTE: '1000000', RATE_LIMIT_TENANT_PER_MINUTE: '1000000', RATE_LIMIT_LICENSE_PER_MINUTE: '1000000' };
+const KEYS = 6;
+
+let cluster: PrivatePg;
+let bouncer: PgBouncer;
+let owner: pg.Client;
+let cachedA: ServerProcess;
+let cachedB: ServerProcess;
+let reference: ServerProcess;
+/** Every key ever given (a reissued license's former key answers LicenseNotFound), and each license's current one. */
+let keys: string[] = [];
+let current: string[] = [];
+let ids: string[] = [];
+let tenantId = '';
+let productId = '';
+const secrets = new ServerSecrets(SECRET);
+/** The fault's own duration (how long a process stays paused), and the bound a test waits out: not waits for a condition. */
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+type Answer = { isValid: boolean; errorCode: string | null; productName?: string; features?: string[]; expiresAt?: string | null; remainingActivations?: number; vendorWarning?: string | null };
+const project = (body: any): string => JSON.stringify({ isValid: body.isValid, errorCode: body.errorCode, productName: body.productName, features: body.features, expiresAt: body.expiresAt, remainingActivations: body.remainingActivations, vendorWarning: body.vendorWarning } satisfies Answer);
+const validate = async (server: ServerProcess, key: string) => {
+  const { status, json } = await postJson(`${server.url}/api/v1/validate`, { licenseKey: key });
+  expect(status).toBe(200);
+  return json;
+};
+const metricsText = async (server: ServerProcess) => (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).text();
+const cacheCounter = async (server: ServerProcess, name: string) => {
+  const text = await metricsText(server);
+  return Number(text.match(new RegExp(`^keyforge_license_cache_${name}_total (\\S+)$`, 'm'))?.[1] ?? NaN);
+};
+
+beforeAll(async () => {
+  cluster = await startPrivatePg();
+  await applyMigrations({ kind: 'pg', url: cluster.url });
+  bouncer = await startPgBouncer(cluster.url);
+  const seeded = await seedDatabase(cluster.url, SECRET, async (seed) => {
+    const tenant = await seed.tenant();
+    const product = await seed.product(tenant.id);
+    const made = [];
+    for (let i = 0; i < KEYS; i++) made.push(await seed.license(tenant.id, product.id, { features: ['base'], maxActivations: 5 }));
+    return { tenant, product, made };
+  });
+  tenantId = seeded.tenant.id;
+  productId = seeded.product.id;
+  keys = seeded.made.map((m) => m.key);
+  current = [...keys];
+  ids = seeded.made.map((m) => m.license.id);
+  owner = new pg.Client({ connectionString: cluster.url });
+  await owner.connect();
+  // Requests through PgBouncer in transaction mode, LISTEN straight to PostgreSQL: the supported production shape.
+  const common = { SERVER_SECRET: SECRET, LOG_LEVEL: 'warn', METRICS_TOKEN, ...UNLIMITED };
+  const cached = { ...common, DATABASE_URL: bouncer.urlFor(cluster.url), DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: cluster.url, LICENSE_CACHE: 'on', LICENSE_CACHE_STALENESS_MS: String(BOUND_MS) };
+  [cachedA, cachedB, reference] = await Promise.all([
+    startServerProcess({ ...cached, DATA_DIR: `/tmp/kf-lcache-a-${process.pid}` }),
+    startServerProcess({ ...cached, DATA_DIR: `/tmp/kf-lcache-b-${process.pid}` }),
+    startServerProcess({ ...common, DATABASE_URL: cluster.url, LICENSE_CACHE: 'off', DATA_DIR: `/tmp/kf-lcache-ref-${process.pid}` }),
+  ]);
+}, 240_000);
+
+afterAll(async () => {
+  await stopAllProcesses();
+  await owner?.end().catch(() => undefined);
+  await bouncer?.stop();
+  cluster?.destroy();
+});
+
+// Changes made straight in the database, as any write path would (a service, a migration, psql): only the triggers
+// can tell the caches.
+const CHANGES = ['revoke', 'suspend', 'reinstate', 'expire', 'renew', 'features', 'activations', 'rename', 'subscription', 'reissue'] as const;
+type Change = (typeof CHANGES)[number];
+let renames = 0;
+async function change(kind: Change, index: number) {
+  const id = ids[index];
+  switch (kind) {
+    case 'revoke':
+      return owner.query(`UPDATE licenses SET status = 'revoked', revoked_at = now() WHERE id = $1`, [id]);
+    case 'suspend':
+      return owner.query(`UPDATE licenses SET status = 'suspended', suspended_at = now() WHERE id = $1`, [id]);
+    case 'reinstate':
+      return owner.query(`UPDATE licenses SET status = 'active', suspended_at = NULL, revoked_at = NULL WHERE id = $1`, [id]);
+    case 'expire':
+      return owner.query(`UPDATE licenses SET expires_at = now() - interval '30 days' WHERE id = $1`, [id]);
+    case 'renew':
+      return owner.query(`UPDATE licenses SET expires_at = now() + interval '30 days' WHERE id = $1`, [id]);
+    case 'features':
+      return owner.query(`UPDATE licenses SET features = ARRAY['base', $2] WHERE id = $1`, [id, `f${Math.floor(Math.random() * 1000)}`]);
+    case 'activations':
+      return owner.query(`UPDATE licenses SET current_activations = (current_activations + 1) % 5 WHERE id = $1`, [id]);
+    case 'rename':
+      return owner.query(`UPDATE products SET name = $2 WHERE id = $1`, [productId, `Studio ${++renames}`]);
+    case 'subscription':
+      return owner.query(`UPDATE tenants SET subscription_ends_at = now() + ($2 || ' days')::interval WHERE id = $1`, [tenantId, String(-5 + Math.floor(Math.random() * 10))]);
+    case 'reissue': {
+      const key = generateLicenseKey('ACME');
+      await owner.query(`UPDATE licenses SET key_digest = $2 WHERE id = $1`, [id, secrets.digest(normalizeLicenseKey(key)!)]);
+      // The old key is simply unknown from now on (no overlap row): both keys are checked.
+      keys.push(key);
+      current[index] = key;
+      return;
+    }
+  }
+}
+
+describe('two cached servers and an uncached one sharing a database', () => {
+  it(`never answer differently from the uncached server for longer than the bound (${BOUND_MS} ms), whatever the interleaving`, async () => {
+    // The answer history of every key: (since, answer) per version, `since` recorded once the change's commit returned.
+    const history = new Map<string, { since: number; answer: string }[]>();
+    const record = async () => {
+      const at = performance.now();
+      for (const key of keys) {
+        const answer = project(await validate(reference, key));
+        const versions = history.get(key) ?? [];
+        if (versions.at(-1)?.answer !== answer) versions.push({ since: at, answer });
+        history.set(key, versions);
+      }
+    };
+    await record();
+    const op = fc.oneof(
+      { arbitrary: fc.record({ change: fc.constantFrom(...CHANGES), license: fc.nat(KEYS - 1) }), weight: 2 },
+      { arbitrary: fc.record({ validate: fc.constantFrom('A', 'B'), key: fc.nat(1000) }), weight: 6 },
+      { arbitrary: fc.constant({ wait: true as const }), weight: 1 },
+    );
+    let checked = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 20, maxLength: 40 }), async (ops) => {
+        for (const step of ops) {
+          if ('change' in step) {
+            await change(step.change, step.license);
+            await record();
+          } else if ('validate' in step) {
+            const key = keys[step.key % keys.length];
+            const started = performance.now();
+            const answer = project(await validate(step.validate === 'A' ? cachedA : cachedB, key));
+            const versions = history.get(key)!;
+            // Allowed: a version current at some moment in [started - bound, now].
+            const allowed = versions.filter((version, i) => {
+              const until = versions[i + 1]?.since ?? Number.POSITIVE_INFINITY;
+              return until > started - BOUND_MS && version.since <= performance.now();
+            });
+            expect(allowed.map((version) => version.answer), `server ${step.validate}, key #${keys.indexOf(key)}`).toContain(answer);
+            checked++;
+          } else {
+            await pause(BOUND_MS); // the bound passes: from here on only the newest answers are allowed
+          }
+        }
+      }),
+      { numRuns: 4 },
+    );
+    expect(checked).toBeGreaterThan(40);
+    // The caches did serve (else this proves nothing about them).
+    expect(await cacheCounter(cachedA, 'hits')).toBeGreaterThan(0);
+    expect(await cacheCounter(cachedB, 'hits')).toBeGreaterThan(0);
+    expect(await cacheCounter(cachedA, 'invalidations')).toBeGreaterThan(0);
+  }, 180_000);
+});
+
+describe('metrics', () => {
+  itWith(needCommands('promtool'))('the license cache metrics pass promtool check metrics', async () => {
+    const text = await metricsText(cachedA);
+    for (const name of ['hits_total', 'misses_total', 'invalidations_total', 'bypassed_total', 'bypass_seconds_total', 'entries', 'bytes']) expect(text).toContain(`keyforge_license_cache_${name}`);
+    expect(promtoolMetricsLint(text)).toBeNull();
+  });
+});
+
+describe('faults: each followed by a revocation honoured within the bound', () => {
+  let victim = 0;
+  /** Reinstates a license, has both servers cache it valid, and returns its index. */
+  async function cachedValid(): Promise<number> {
+    const index = victim++ % KEYS;
+    await change('reinstate', index);
+    await change('renew', index);
+    const key = currentKey(index);
+    await waitUntil(async () => (await validate(cachedA, key)).isValid && (await validate(cachedB, key)).isValid, { timeout: 30_000, interval: 50, what: 'both servers to answer valid' });
+    return index;
+  }
+  const currentKey = (index: number) => current[index];
+  async function revokeAndCheck(index: number, servers = [cachedA, cachedB]) {
+    const key = currentKey(index);
+    await change('revoke', index);
+    await pause(BOUND_MS); // the bound, from the commit: past it no server may call the key valid
+    for (const server of servers) expect((await validate(server, key)).errorCode).toBe('LicenseRevoked');
+  }
+  async function cacheServesAgain(server: ServerProcess) {
+    const index = await cachedValid();
+    const before = await cacheCounter(server, 'hits');
+    await waitUntil(async () => (await validate(server, currentKey(index)), (await cacheCounter(server, 'hits')) > before), { timeout: 60_000, interval: 100, what: 'the cache to serve again' });
+  }
+
+  it('the LISTEN session killed (pg_terminate_backend)', async () => {
+    const index = await cachedValid();
+    const { rowCount } = await owner.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'keyforge-listen-license_cache'`);
+    expect(rowCount).toBe(2);
+    await revokeAndCheck(index);
+    await cacheServesAgain(cachedA);
+    await cacheServesAgain(cachedB);
+  }, 120_000);
+
+  it('PgBouncer restarted', async () => {
+    const index = await cachedValid();
+    const port = bouncer.port;
+    await bouncer.stop();
+    bouncer = await startPgBouncer(cluster.url, { port });
+    await revokeAndCheck(index);
+    await cacheServesAgain(cachedA);
+  }, 120_000);
+
+  it('PostgreSQL restarted', async () => {
+    const index = await cachedValid();
+    await owner.end();
+    cluster.stopImmediate();
+    cluster.start();
+    owner = new pg.Client({ connectionString: cluster.url });
+    await owner.connect();
+    // While the servers reconnect, requests may answer 503; the revocation must then be honoured within the bound.
+    await waitUntil(async () => (await postJson(`${cachedA.url}/api/v1/validate`, { licenseKey: keys[0] })).status === 200 && (await postJson(`${cachedB.url}/api/v1/validate`, { licenseKey: keys[0] })).status === 200, { timeout: 60_000, interval: 200, what: 'the servers to answer again' });
+    await revokeAndCheck(index);
+    await cacheServesAgain(cachedA);
+    await cacheServesAgain(cachedB);
+  }, 180_000);
+
+  it('a server paused (SIGSTOP) past the bound answers from the database at once when resumed', async () => {
+    const index = await cachedValid();
+    cachedA.child.kill('SIGSTOP');
+    try {
+      await change('revoke', index);
+      await pause(BOUND_MS * 3); // the fault: paused well past the bound
+    } finally {
+      cachedA.child.kill('SIGCONT');
+    }
+    // Its very first answer after the pause: no wait at all.
+    expect((await validate(cachedA, currentKey(index))).errorCode).toBe('LicenseRevoked');
+    await pause(BOUND_MS);
+    expect((await validate(cachedB, currentKey(index))).errorCode).toBe('LicenseRevoked');
+    expect(await cacheCounter(cachedA, 'bypass_seconds')).toBeGreaterThan(0);
+  }, 120_000);
+});
+
+describe('what the database announces (migration license_cache_notify)', () => {
+  it('license deletes, bulk changes, bundle members and product deletes, from any statement', async () => {
+    const listener = new pg.Client({ connectionString: cluster.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (message) => heard.push(message.payload ?? ''));
+    await listener.query('LISTEN license_cache');
+    const expectHeard = (token: string) => waitUntil(() => heard.some((payload) => payload.split(',').includes(token)), { timeout: 30_000, interval: 20, what: `a notification with ${token}` });
+    try {
+      const copy = (count: number) =>
+        owner.query<{ id: string }>(
+          `INSERT INTO licenses (id, tenant_id, product_id, key_digest, key_hint, max_activations, updated_at)
+           SELECT gen_random_uuid(), tenant_id, product_id, md5(random()::text) || md5(random()::text), 'X', 1, now() FROM licenses, generate_series(1, $2) WHERE id = $1 RETURNING id`,
+          [ids[0], count],
+        );
+      const { rows: [one] } = await copy(1);
+      await owner.query('DELETE FROM licenses WHERE id = $1', [one.id]);
+      await expectHeard(`l${one.id}`);
+
+      // More than 150 licenses in one statement: named by company instead.
+      const many = (await copy(200)).rows.map((row) => row.id);
+      heard.length = 0;
+      await owner.query(`UPDATE licenses SET features = ARRAY['bulk'] WHERE id = ANY($1)`, [many]);
+      await expectHeard(`t${tenantId}`);
+      heard.length = 0;
+      await owner.query('DELETE FROM licenses WHERE id = ANY($1)', [many]);
+      await expectHeard(`t${tenantId}`);
+
+      const { rows: [bundle] } = await owner.query<{ id: string }>(`INSERT INTO products (id, tenant_id, name, is_bundle, updated_at) VALUES (gen_random_uuid(), $1, 'Suite', true, now()) RETURNING id`, [tenantId]);
+      for (const statement of [
+        ['INSERT INTO bundle_items (bundle_id, product_id) VALUES ($1, $2)', [bundle.id, productId]],
+        ['DELETE FROM bundle_items WHERE bundle_id = $1', [bundle.id]],
+        ['DELETE FROM products WHERE id = $1', [bundle.id]],
+      ] as const) {
+        heard.length = 0;
+        await owner.query(statement[0], [...statement[1]]);
+        await expectHeard(`t${tenantId}`);
+      }
+    } finally {
+      await listener.end();
+    }
+  }, 60_000);
+});
