@@ -3,7 +3,10 @@ import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, useFuzzTa
 
 // Every query with arguments, hostile variables, as an admin (so they reach the services).
 let ids: string[] = [];
-const fuzz = useFuzzTarget((target) => (ids = [target.admin.user.id, target.product.id, target.license.id]));
+const fuzz = useFuzzTarget(async (target) => {
+  const integration = await target.t.prisma.paymentConnection.create({ data: { tenantId: target.admin.user.tenantId, provider: 'stripe', name: 'Stripe', secretEncrypted: target.t.deps.secrets.encrypt('whsec_fuzz_0000'), secretHint: '…0000' } });
+  ids = [target.admin.user.id, target.product.id, target.license.id, integration.id];
+});
 
 const period = ['DAY', 'MONTH', 'YEAR', 'LIFETIME', 'day'] as const;
 /** Relay connection arguments: every list takes them. */
@@ -41,6 +44,17 @@ const operations: Operation[] = [
   connection('apiKeys'),
   connection('invitations'),
   connection('webhookEndpoints'),
+  connection('paymentIntegrations'),
+  {
+    name: 'paymentPrices',
+    query: 'query($integrationId: ID!, $first: Int, $after: String, $last: Int, $before: String) { paymentPrices(integrationId: $integrationId, first: $first, after: $after, last: $last, before: $before) { totalCount edges { node { id priceId } } } }',
+    variables: { integrationId: 'id', ...page },
+  },
+  {
+    name: 'paymentEvents',
+    query: 'query($integrationId: ID!, $first: Int, $after: String, $last: Int, $before: String) { paymentEvents(integrationId: $integrationId, first: $first, after: $after, last: $last, before: $before) { totalCount edges { node { id outcome } } } }',
+    variables: { integrationId: 'id', ...page },
+  },
   {
     name: 'webhookDeliveries',
     query: 'query($endpointId: ID!, $first: Int, $after: String, $last: Int, $before: String) { webhookDeliveries(endpointId: $endpointId, first: $first, after: $after, last: $last, before: $before) { totalCount edges { node { id } } } }',

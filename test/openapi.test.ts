@@ -2,7 +2,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Stripe from 'stripe';
 import { setMeterQuota } from '../server/src/services/metering/management.js';
+import { createPaymentConnection } from '../server/src/services/payments/connections.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 
 // Real responses of every public route, validated against the document the server serves (Ajv, JSON Schema
@@ -40,8 +42,8 @@ afterAll(async () => {
 const pointer = (...parts: string[]) => parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');
 
 /** Sends the request and checks the answer against the document: documented status, body schema, documented headers. */
-async function call(app: TestApp, method: 'get' | 'post', route: string, body?: unknown, headers?: Record<string, string>) {
-  const response = await app.request(method.toUpperCase(), `/api/v1${route}`, body, headers);
+async function call(app: TestApp, method: 'get' | 'post', route: string, body?: unknown, headers?: Record<string, string>, path = route) {
+  const response = await app.request(method.toUpperCase(), `/api/v1${path}`, body, headers);
   expect(Object.keys(doc.paths[route] ?? {}), `${method} ${route} is documented`).toContain(method);
   const operation = doc.paths[route][method];
   expect(Object.keys(operation.responses), `${method} ${route} answered ${response.status}, which the document does not list: ${response.text}`).toContain(String(response.status));
@@ -140,6 +142,25 @@ describe('the served OpenAPI document matches real responses', () => {
     expect((await call(t, 'post', '/meter', { licenseKey: key, event: 'ai.tokens', quantity: 11 })).json.errorCode).toBe('QuotaExceeded');
     expect((await call(t, 'post', '/meter', { licenseKey: 'ACME-0000-0000-0000-0000', event: 'api.calls', quantity: 1 })).json.errorCode).toBe('LicenseNotFound');
     expect((await call(t, 'post', '/meter', { licenseKey: key, event: '', quantity: -1 })).status).toBe(400);
+  });
+
+  it('POST /payments/{connectionId}/webhook: received, 400, 401, 404, 409', async () => {
+    const ctx = { db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor: systemActor(tenantId), meta: NO_META };
+    const secret = 'whsec_openapi_0123456789';
+    const connection = await createPaymentConnection(ctx, { provider: 'stripe', signingSecret: secret });
+    const route = '/payments/{connectionId}/webhook';
+    const send = (event: unknown, connectionId = connection.id) => {
+      const payload = typeof event === 'string' ? event : JSON.stringify(event);
+      const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp: Math.floor(clock.now().getTime() / 1000) });
+      return call(t, 'post', route, payload, { 'stripe-signature': signature }, `/payments/${connectionId}/webhook`);
+    };
+    const event = (type: string, object: object) => ({ id: `evt_${type}`, object: 'event', created: Math.floor(clock.now().getTime() / 1000), type, data: { object } });
+    expect((await send(event('customer.created', { id: 'cus_1', object: 'customer' }))).json).toEqual({ received: true, outcome: 'ignored' });
+    const purchase = event('invoice.paid', { id: 'in_1', object: 'invoice', billing_reason: 'subscription_create', customer_email: 'a@example.com', subscription: 'sub_1', lines: { data: [{ price: { id: 'price_none' }, quantity: 1, period: { end: 1900000000 } }] } });
+    expect((await send(purchase)).status).toBe(409);
+    expect((await send('not json')).status).toBe(400);
+    expect((await send(event('customer.created', {}), '00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await call(t, 'post', route, JSON.stringify(purchase), {}, `/payments/${connection.id}/webhook`)).status).toBe(401);
   });
 
   it('429 carries the documented Retry-After and RateLimit-* headers', async () => {

@@ -44,6 +44,7 @@ export default defineConfig({
           { text: 'License files and air-gapped activation', link: '/integrate/license-files' },
           { text: 'Management API', link: '/integrate/management-api' },
           { text: 'Webhooks', link: '/integrate/webhooks' },
+          { text: 'Payment providers', link: '/integrate/payments' },
         ],
       },
       {

@@ -63,6 +63,11 @@ export const operations: Operation[] = [
   mutation('startLicenseImport', { csv: 'string' }),
   mutation('takeLicenseImportKeys', { jobId: 'id' }),
   mutation('startBulkLicenseAction', { action: ['SUSPEND', 'RENEW', 'TRANSFER', 'REVOKE', 'suspend'], licenseIds: 'json', filter: 'json', expiresAt: 'date', customerEmail: 'string' }),
+  mutation('createPaymentIntegration', { provider: ['STRIPE', 'PADDLE', 'LEMONSQUEEZY', 'stripe'], name: 'string', signingSecret: 'string', refundAction: ['SUSPEND', 'REVOKE', 'revoke'] }),
+  mutation('updatePaymentIntegration', { id: 'id', name: 'string', signingSecret: 'string', refundAction: ['SUSPEND', 'REVOKE', 'revoke'], enabled: 'bool' }),
+  mutation('deletePaymentIntegration', { id: 'id' }),
+  mutation('mapPaymentPrice', { integrationId: 'id', priceId: 'string', planId: 'id' }),
+  mutation('unmapPaymentPrice', { id: 'id' }),
   mutation('issueLicenseFile', { licenseId: 'id', deviceId: 'string', ttlDays: 'int', licenseKey: 'string' }),
   mutation('activateOffline', { licenseId: 'id', request: armoredText, licenseKey: 'string' }),
   mutation('deactivateOffline', { licenseId: 'id', proof: armoredText }),
@@ -83,8 +88,11 @@ export function fuzzMutationsHalf(half: 0 | 1) {
   const fuzz = useFuzzTarget(async (target) => {
     const other = await target.t.seedUser(target.admin.user.tenantId, { email: 'other@acme.test' });
     const plan = await target.t.prisma.plan.create({ data: { tenantId: target.admin.user.tenantId, productId: target.product.id, name: 'Fuzzed plan', maxActivations: 1 } });
+    const tenantId = target.admin.user.tenantId;
+    const integration = await target.t.prisma.paymentConnection.create({ data: { tenantId, provider: 'stripe', name: 'Stripe', secretEncrypted: target.t.deps.secrets.encrypt('whsec_fuzz_0000'), secretHint: '…0000' } });
+    const mapping = await target.t.prisma.paymentPriceMapping.create({ data: { tenantId, connectionId: integration.id, priceId: 'price_fuzz', planId: plan.id } });
     const offlineLicense = await seedArmoredSamples(target.t, target.auth.token, target.admin.user.tenantId, target.product.id);
-    ids = [target.product.id, target.license.id, other.id, plan.id, offlineLicense];
+    ids = [target.product.id, target.license.id, other.id, plan.id, offlineLicense, integration.id, mapping.id];
   });
   const middle = Math.ceil(operations.length / 2);
   const mine = half === 0 ? operations.slice(0, middle) : operations.slice(middle);

@@ -9,7 +9,7 @@ function Where() {
   return <p>{`at ${pathname}${search}${hash}`}</p>;
 }
 
-const SETTINGS_PAGES = ['/settings/team', '/settings/api-keys', '/settings/company', '/settings/webhooks', '/settings/profile'];
+const SETTINGS_PAGES = ['/settings/team', '/settings/api-keys', '/settings/company', '/settings/webhooks', '/settings/payments', '/settings/profile'];
 
 describe('one address scheme for settings', () => {
   it('every Settings entry of the navigation lives under /settings/', () => {

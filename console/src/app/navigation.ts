@@ -1,4 +1,5 @@
 import {
+  IconCreditCard,
   IconBuilding,
   IconChartBar,
   IconHistory,
@@ -46,6 +47,7 @@ export const NAVIGATION: NavSection[] = [
       { label: 'API keys', to: '/settings/api-keys', icon: IconKey },
       { label: 'Company', to: '/settings/company', icon: IconBuilding },
       { label: 'Webhooks', to: '/settings/webhooks', icon: IconWebhook, adminOnly: true },
+      { label: 'Payments', to: '/settings/payments', icon: IconCreditCard, adminOnly: true },
       { label: 'My profile', to: '/settings/profile', icon: IconUserCircle },
     ],
   },

@@ -15,6 +15,7 @@ import { ProductsPage } from '../modules/products/pages/ProductsPage';
 import { ProfilePage } from '../modules/profile/pages/ProfilePage';
 import { CompanySettingsPage } from '../modules/settings/pages/CompanySettingsPage';
 import { WebhooksPage } from '../modules/webhooks/pages/WebhooksPage';
+import { PaymentsPage } from '../modules/payments/pages/PaymentsPage';
 import { ApiKeysPage } from '../modules/team/pages/ApiKeysPage';
 import { TeamPage } from '../modules/team/pages/TeamPage';
 import { PublicOnly, RequireAdmin, RequireSession } from './guards';
@@ -60,6 +61,7 @@ export const router = createBrowserRouter([
               { path: '/settings/api-keys', element: <ApiKeysPage /> },
               { path: '/settings/company', element: <CompanySettingsPage /> },
               { path: '/settings/webhooks', element: <RequireAdmin page={<WebhooksPage />} /> },
+              { path: '/settings/payments', element: <RequireAdmin page={<PaymentsPage />} /> },
               { path: '/settings/profile', element: <ProfilePage /> },
               ...Object.entries(MOVED_ADDRESSES).map(([path, to]) => ({ path, element: <MovedTo to={to} /> })),
               { path: '*', element: <NotFoundPage /> },

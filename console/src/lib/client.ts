@@ -59,12 +59,14 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   confirmMfaEnrollment: ['me', 'users'],
   createApiKey: ['apiKeys'],
   createLicense: ['licenses', 'products', 'plans', 'dashboardStats', 'analytics', 'floatingPoolConsumption'],
+  createPaymentIntegration: ['paymentIntegrations'],
   createPlan: ['plans', 'analytics'],
   createProduct: ['products', 'dashboardStats'],
   createWebhookEndpoint: ['webhookEndpoints'],
   deactivateActivation: ['dashboardStats', 'analytics'],
   deactivateOffline: ['dashboardStats', 'analytics'],
   deactivateUser: [],
+  deletePaymentIntegration: ['paymentIntegrations', 'paymentPrices', 'paymentEvents'],
   deletePlan: ['plans', 'analytics'],
   deleteProduct: ['products', 'plans', 'dashboardStats'],
   deleteWebhookEndpoint: ['webhookEndpoints', 'webhookDeliveries'],
@@ -113,6 +115,9 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   updateProduct: ['products', 'plans'],
   updateUser: [],
   updateWebhookEndpoint: ['webhookEndpoints'],
+  mapPaymentPrice: ['paymentPrices'],
+  unmapPaymentPrice: ['paymentPrices'],
+  updatePaymentIntegration: ['paymentIntegrations'],
 };
 
 /** The payload type of a mutation (`createLicense` → `CreateLicensePayload`): embedded, it has no id. */

@@ -33,6 +33,10 @@ export interface PublicCall<Body> {
   clientIp: string;
   /** A request header by its lower-case name. */
   header(name: string): string | undefined;
+  /** The values of the path's `{name}` segments (a route with a templated path). */
+  params?: Record<string, string>;
+  /** The body exactly as received (UTF-8), for a route that takes it raw (signature checks). */
+  rawBody?: string;
 }
 
 /** A handler's answer: HTTP 200 with this JSON body (and these headers). Errors are thrown as AppError. */
@@ -45,6 +49,8 @@ export interface PublicRoute {
   /** The `createRoute` object: method, path under /api/v1, JSON body schema; the OpenAPI document lists it. */
   definition: RouteConfig;
   handle(call: PublicCall<unknown>): Promise<PublicAnswer>;
+  /** Takes its body raw (any media type, at most this many bytes), not parsed by the route's schema. */
+  rawBodyBytes?: number;
 }
 
 type JsonSchemaOf<R> = R extends { request: { body: { content: { 'application/json': { schema: infer S } } } } } ? S : never;
@@ -52,8 +58,8 @@ type JsonSchemaOf<R> = R extends { request: { body: { content: { 'application/js
 export type BodyOf<R> = [JsonSchemaOf<R>] extends [never] ? undefined : JsonSchemaOf<R> extends z.ZodType ? z.output<JsonSchemaOf<R>> : never;
 
 /** A public route: its definition and its handler, typed by the definition's body schema. */
-export function publicRoute<R extends RouteConfig>(definition: R, handle: (call: PublicCall<BodyOf<R>>) => Promise<PublicAnswer>): PublicRoute {
-  return { definition, handle: handle as PublicRoute['handle'] };
+export function publicRoute<R extends RouteConfig>(definition: R, handle: (call: PublicCall<BodyOf<R>>) => Promise<PublicAnswer>, options: { rawBodyBytes?: number } = {}): PublicRoute {
+  return { definition, handle: handle as PublicRoute['handle'], ...options };
 }
 
 // Idempotent-Replayed tells a browser client that a meter call was a repeat (docs/integrate/sdk.md).
@@ -85,17 +91,39 @@ interface Endpoint {
   schema?: z.ZodType;
   /** Counted as a licensing operation (its outcome: valid, or the rejection's errorCode). */
   licensing: boolean;
+  /** A templated path's segments (`{name}` matches one non-empty segment). */
+  segments?: string[];
+}
+
+/** The endpoint of a path with `{name}` segments, and the values; none when no template matches. */
+function matchTemplate(templated: Endpoint[], method: string, path: string): { endpoint: Endpoint; params: Record<string, string> } | undefined {
+  const parts = path.split('/');
+  for (const endpoint of templated) {
+    if (endpoint.route.definition.method.toUpperCase() !== method || endpoint.segments!.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    const matches = endpoint.segments!.every((segment, index) => {
+      if (!segment.startsWith('{')) return segment === parts[index];
+      if (!parts[index] || parts[index].length > 100) return false;
+      params[segment.slice(1, -1)] = parts[index];
+      return true;
+    });
+    if (matches) return { endpoint, params };
+  }
+  return undefined;
 }
 
 /** The request handler of the public API for `routes`; answers every URL isPublicApiUrl accepts. */
 export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request: IncomingMessage, response: ServerResponse) => void {
   const clientIpOf = clientIpResolver(deps.config.trustProxy);
   const endpoints = new Map<string, Endpoint>();
+  const templated: Endpoint[] = [];
   for (const route of routes) {
     const template = PUBLIC_API_PREFIX + route.definition.path;
     const media = route.definition.request?.body?.content?.['application/json'];
-    const schema = media && 'schema' in media ? (media.schema as z.ZodType) : undefined;
-    endpoints.set(`${route.definition.method.toUpperCase()} ${template}`, { route, template, schema, licensing: template in LICENSING_OPERATIONS });
+    const schema = media && 'schema' in media && !route.rawBodyBytes ? (media.schema as z.ZodType) : undefined;
+    const endpoint = { route, template, schema, licensing: template in LICENSING_OPERATIONS };
+    if (template.includes('{')) templated.push({ ...endpoint, segments: template.split('/') });
+    else endpoints.set(`${route.definition.method.toUpperCase()} ${template}`, endpoint);
   }
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -107,7 +135,9 @@ export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request
     const requestId = requestIdOf(header(request, 'x-request-id'));
     const clientIp = clientIpOf(request.socket.remoteAddress, header(request, 'x-forwarded-for'));
     // HEAD is GET without the body (node:http leaves it out).
-    const endpoint = endpoints.get(`${method === 'HEAD' ? 'GET' : method} ${path}`);
+    const routed = endpoints.get(`${method === 'HEAD' ? 'GET' : method} ${path}`);
+    const matched = routed ? undefined : matchTemplate(templated, method === 'HEAD' ? 'GET' : method, path);
+    const endpoint = routed ?? matched?.endpoint;
     const headers: Record<string, string> = { 'X-Request-Id': requestId, 'X-Content-Type-Options': 'nosniff' };
     if (request.headers.origin !== undefined) {
       // Any origin may call the public API (web apps validate too); it never uses cookies. The CORS headers go only to
@@ -129,8 +159,10 @@ export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request
       } else {
         Object.assign(headers, rateLimitHeaders(await deps.rateLimits.perIp(clientIp)));
         if (!endpoint) throw new AppError('NotFound', `No route for ${method} ${maskCredentials(path)}.`);
+        const rawBodyBytes = endpoint.route.rawBodyBytes;
+        const rawBody = rawBodyBytes ? await readText(request, rawBodyBytes) : undefined;
         const input = endpoint.schema ? validated(endpoint.schema, await jsonBody(request)) : undefined;
-        const answer = await endpoint.route.handle({ body: input, clientIp, header: (name) => header(request, name) });
+        const answer = await endpoint.route.handle({ body: input, clientIp, header: (name) => header(request, name), params: matched?.params ?? {}, rawBody });
         body = answer.body;
         if (answer.headers) Object.assign(headers, answer.headers);
       }
@@ -210,17 +242,23 @@ async function jsonBody(request: IncomingMessage): Promise<unknown> {
   return parsed;
 }
 
-/** The body as UTF-8 text, at most MAX_PUBLIC_BODY_BYTES (the rest of a larger one is discarded unread). */
-function readText(request: IncomingMessage): Promise<string> {
+/** The body as UTF-8 text, at most `maxBytes` (the rest of a larger one is discarded unread). */
+function readText(request: IncomingMessage, maxBytes = MAX_PUBLIC_BODY_BYTES): Promise<string> {
   return new Promise((resolve, reject) => {
+    const length = request.headers['content-length'];
+    if (length !== undefined && request.headers['transfer-encoding'] === undefined && Number(length) > maxBytes) {
+      request.resume();
+      reject(new AppError('InvalidRequest', `The request body is larger than ${maxBytes / 1024} KiB.`));
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_PUBLIC_BODY_BYTES) {
+      if (size > maxBytes) {
         request.off('data', onData).off('end', onEnd).off('error', reject);
         request.resume();
-        reject(new AppError('InvalidRequest', TOO_LARGE));
+        reject(new AppError('InvalidRequest', `The request body is larger than ${maxBytes / 1024} KiB.`));
       } else chunks.push(chunk);
     };
     const onEnd = () => resolve(utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));

@@ -10,6 +10,7 @@ import './invitations.js';
 import './licenses.js';
 import './license-files.js';
 import './license-import.js';
+import './payments.js';
 import './plans.js';
 import './products.js';
 import './system.js';

@@ -10,11 +10,12 @@ import { floatHeartbeat, sessionTokenScheme } from './float-heartbeat.js';
 import { licenseFile } from './license-file.js';
 import { meter } from './meter.js';
 import { nonce } from './nonce.js';
+import { paymentWebhook } from './payment-webhook.js';
 import { validate } from './validate.js';
 
 /** The public licensing API, `/api/v1` (served by http/public-api.ts), with its OpenAPI 3.1 document at /openapi.json. */
 export function publicRoutes(deps: AppDeps): PublicRoute[] {
-  const api = [nonce, activate, validate, deactivate, floatCheckout, floatHeartbeat, floatCheckin, meter, licenseFile].map((route) => route(deps));
+  const api = [nonce, activate, validate, deactivate, floatCheckout, floatHeartbeat, floatCheckin, meter, licenseFile, paymentWebhook].map((route) => route(deps));
   let document: object | undefined;
   const documentRoute = publicRoute(createRoute({ method: 'get', path: '/openapi.json', responses: { 200: { description: 'This document.' } } }), async () => ({
     body: (document ??= publicApiDocument(api, deps.config.publicUrl)),

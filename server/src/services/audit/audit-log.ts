@@ -56,6 +56,11 @@ export const AUDIT_ACTIONS = [
   'SendTestWebhookEvent',
   'CustomerSignIn',
   'CustomerSignOut',
+  'CreatePaymentConnection',
+  'UpdatePaymentConnection',
+  'DeletePaymentConnection',
+  'MapPaymentPrice',
+  'UnmapPaymentPrice',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -112,11 +117,20 @@ export function entryHash(entry: Hashable, key: Buffer | null): string {
 }
 
 /**
+ * The tenant's activity-log lock, until the transaction ends. recordAudit takes it; a transaction that locks rows and
+ * then writes several entries (payments/apply.ts) takes it first, so that it never waits for it while holding rows
+ * another writer of the tenant needs (a deadlock).
+ */
+export async function lockTenantAudit(tx: Pick<Tx, '$executeRaw'>, tenantId: string): Promise<void> {
+  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('keyforge.audit'), hashtext(${tenantId}))`;
+}
+
+/**
  * Appends one entry, inside the caller's transaction (so it commits or rolls back with the change).
  * A per-tenant advisory lock orders concurrent writers; each entry's keyed hash covers the previous one's.
  */
 export async function recordAudit(tx: Tx, event: AuditEvent, actor: AuditActor, now: Date): Promise<void> {
-  await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('keyforge.audit'), hashtext(${event.tenantId}))`;
+  await lockTenantAudit(tx, event.tenantId);
   const last = await tx.auditLogEntry.findFirst({ where: { tenantId: event.tenantId }, orderBy: { seq: 'desc' }, select: { seq: true, hash: true } });
   const entry: Hashable = {
     tenantId: event.tenantId,

@@ -55,15 +55,29 @@ async function change(
   changes: { before: Record<string, unknown>; after: Record<string, unknown> },
   afterUpdate?: (tx: Tx) => Promise<void>,
 ) {
-  await ctx.db.prisma.$transaction(async (tx) => {
-    const { count } = await tx.license.updateMany({ where: { AND: [{ id: license.id, tenantId: license.tenantId }, where] }, data });
-    if (!count) return;
-    await afterUpdate?.(tx);
-    const event = { tenantId: license.tenantId, action, entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name), details: changes };
-    await recordAudit(tx, event, auditActor(ctx), ctx.now);
-    await emitLicenseLifecycleEvent(tx, { type, tenantId: license.tenantId, licenseId: license.id, changes }, ctx.now);
-  });
+  await ctx.db.prisma.$transaction((tx) => writeLifecycleChange(tx, ctx, license, action, type, where, data, changes, afterUpdate));
   return findTenantLicense(ctx, license.tenantId, license.id);
+}
+
+/** change() in the caller's transaction (payments/apply.ts applies a provider's event this way); false when the license was no longer in `where`. */
+export async function writeLifecycleChange(
+  tx: Tx,
+  ctx: ServiceContext,
+  license: License,
+  action: AuditAction,
+  type: LicenseLifecycleEventType,
+  where: Prisma.LicenseWhereInput,
+  data: Prisma.LicenseUpdateManyMutationInput,
+  changes: { before: Record<string, unknown>; after: Record<string, unknown> },
+  afterUpdate?: (tx: Tx) => Promise<void>,
+): Promise<boolean> {
+  const { count } = await tx.license.updateMany({ where: { AND: [{ id: license.id, tenantId: license.tenantId }, where] }, data });
+  if (!count) return false;
+  await afterUpdate?.(tx);
+  const event = { tenantId: license.tenantId, action, entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name), details: changes };
+  await recordAudit(tx, event, auditActor(ctx), ctx.now);
+  await emitLicenseLifecycleEvent(tx, { type, tenantId: license.tenantId, licenseId: license.id, changes }, ctx.now);
+  return true;
 }
 
 const IdInput = z.object({ id: z.string().trim().min(1) });

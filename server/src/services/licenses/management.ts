@@ -56,6 +56,37 @@ const given = (input: Record<string, unknown>) => Object.fromEntries(Object.entr
  * overrides the plan's value. `productId` may then be omitted; given, it must be the plan's product.
  */
 export async function createLicense(ctx: ServiceContext, input: LicenseInput & { productId?: string | null; planId?: string | null }, options: CreateLicenseOptions = {}) {
+  const prepared = await prepareLicense(ctx, input);
+  const { plan, tenantId } = prepared;
+  // A digest collision is astronomically unlikely (78 bits), but retrying costs nothing.
+  for (let attempt = 0; ; attempt++) {
+    const key = options.key ?? generateLicenseKey(prepared.keyPrefix);
+    try {
+      const license = await ctx.db.prisma.$transaction(async (tx) => {
+        // A key any license of the installation has or had (live, or retired by a reissue) is never issued again: the
+        // database refuses it too (license_key_digests), this says so before anything is written.
+        if (options.key && (await tx.licenseKeyDigest.findUnique({ where: { keyDigest: ctx.secrets.digest(key) }, select: { keyDigest: true } }))) {
+          throw new AppError('Conflict', KEY_UNUSABLE);
+        }
+        const created = await insertLicense(tx, ctx, prepared, key, options.auditDetails);
+        await options.inTransaction?.(tx, created, key);
+        return created;
+      });
+      return { key, license: await findTenantLicense(ctx, tenantId, license.id) };
+    } catch (error) {
+      // The product (or the plan) deleted meanwhile: its foreign key refuses the license.
+      if ((error as { code?: string }).code === 'P2003') throw plan ? new AppError('NotFound', 'Plan not found.', { fields: { planId: 'not found' } }) : new AppError('NotFound', 'Product not found.');
+      if (isUniqueViolation(error) && options.key) throw new AppError('Conflict', KEY_UNUSABLE);
+      if (!isUniqueViolation(error) || attempt >= 2) throw error;
+    }
+  }
+}
+
+/** A license checked and computed, ready to be written (createLicense; payments/apply.ts inside its own transaction). */
+export type PreparedLicense = Awaited<ReturnType<typeof prepareLicense>>;
+
+/** Authorizes and validates a new license (its plan's values applied), reading what it needs; writes nothing. */
+export async function prepareLicense(ctx: ServiceContext, input: LicenseInput & { productId?: string | null; planId?: string | null }) {
   const { tenantId } = requireAdmin(ctx);
   const { productId: productIdIn, planId, ...rest } = input;
   const plan = planId === undefined || planId === null ? null : await planForNewLicense(ctx, tenantId, String(planId));
@@ -69,47 +100,32 @@ export async function createLicense(ctx: ServiceContext, input: LicenseInput & {
     const message = `is a plan of ${plan.product.name}, not of ${product.name}`;
     throw new AppError('InvalidRequest', `Invalid input: planId: ${message}`, { fields: { planId: message } });
   }
-  const quotas = plan ? planQuotas(plan) : [];
+  return { tenantId, keyPrefix: tenant.keyPrefix, product, plan, attributes, quotas: plan ? planQuotas(plan) : [] };
+}
+
+/** Writes a prepared license with `key` in the caller's transaction: the row, its quotas, the license.created event and the activity entry. */
+export async function insertLicense(tx: Prisma.TransactionClient, ctx: ServiceContext, prepared: PreparedLicense, key: string, auditDetails?: Record<string, unknown>) {
+  const { tenantId, product, plan, attributes, quotas } = prepared;
   const customFields = attributes.customFields ?? undefined;
-  // A digest collision is astronomically unlikely (78 bits), but retrying costs nothing.
-  for (let attempt = 0; ; attempt++) {
-    const key = options.key ?? generateLicenseKey(tenant.keyPrefix);
-    try {
-      const license = await ctx.db.prisma.$transaction(async (tx) => {
-        // A key any license of the installation has or had (live, or retired by a reissue) is never issued again: the
-        // database refuses it too (license_key_digests), this says so before anything is written.
-        if (options.key && (await tx.licenseKeyDigest.findUnique({ where: { keyDigest: ctx.secrets.digest(key) }, select: { keyDigest: true } }))) {
-          throw new AppError('Conflict', KEY_UNUSABLE);
-        }
-        const created = await tx.license.create({
-          data: {
-            ...attributes,
-            customFields: customFields === null ? undefined : customFields,
-            tenantId,
-            productId: product.id,
-            planId: plan?.id ?? null,
-            keyDigest: ctx.secrets.digest(key),
-            keyDigestVersion: KEY_DIGEST_VERSION,
-            keyHint: licenseKeyHint(key),
-            createdAt: ctx.now,
-          },
-        });
-        if (quotas.length) await tx.meterQuota.createMany({ data: quotas.map((quota) => ({ licenseId: created.id, ...quota })) });
-        const fromPlan = plan ? { planId: plan.id, planName: plan.name, ...(quotas.length ? { quotas } : {}) } : {};
-        const details = { productId: product.id, productName: product.name, ...fromPlan, keyHint: created.keyHint, ...jsonValues(attributes), ...options.auditDetails };
-        await emitEvent(tx, tenantId, 'license.created', licenseData(created), ctx.now);
-        await recordAudit(tx, { tenantId, action: 'CreateLicense', entityType: 'License', entityId: created.id, entity: licenseEntity(created, product.name), details }, auditActor(ctx), ctx.now);
-        await options.inTransaction?.(tx, created, key);
-        return created;
-      });
-      return { key, license: await findTenantLicense(ctx, tenantId, license.id) };
-    } catch (error) {
-      // The product (or the plan) deleted meanwhile: its foreign key refuses the license.
-      if ((error as { code?: string }).code === 'P2003') throw plan ? new AppError('NotFound', 'Plan not found.', { fields: { planId: 'not found' } }) : new AppError('NotFound', 'Product not found.');
-      if (isUniqueViolation(error) && options.key) throw new AppError('Conflict', KEY_UNUSABLE);
-      if (!isUniqueViolation(error) || attempt >= 2) throw error;
-    }
-  }
+  const created = await tx.license.create({
+    data: {
+      ...attributes,
+      customFields: customFields === null ? undefined : customFields,
+      tenantId,
+      productId: product.id,
+      planId: plan?.id ?? null,
+      keyDigest: ctx.secrets.digest(key),
+      keyDigestVersion: KEY_DIGEST_VERSION,
+      keyHint: licenseKeyHint(key),
+      createdAt: ctx.now,
+    },
+  });
+  if (quotas.length) await tx.meterQuota.createMany({ data: quotas.map((quota) => ({ licenseId: created.id, ...quota })) });
+  const fromPlan = plan ? { planId: plan.id, planName: plan.name, ...(quotas.length ? { quotas } : {}) } : {};
+  const details = { productId: product.id, productName: product.name, ...fromPlan, keyHint: created.keyHint, ...jsonValues(attributes), ...auditDetails };
+  await emitEvent(tx, tenantId, 'license.created', licenseData(created), ctx.now);
+  await recordAudit(tx, { tenantId, action: 'CreateLicense', entityType: 'License', entityId: created.id, entity: licenseEntity(created, product.name), details }, auditActor(ctx), ctx.now);
+  return created;
 }
 
 /** The license of a plaintext key, in any tenant (operator CLI only); NotFound when no license has it. */
@@ -498,14 +514,23 @@ export async function updateLicense(ctx: ServiceContext, id: string, input: Lice
   const before = Object.fromEntries(LICENSE_ATTRIBUTES.map((key) => [key, license[key]]));
   const changes = diffChanges(before, data);
   if (!changes) return license;
-  const { customFields, ...rest } = data;
-  await ctx.db.prisma.$transaction(async (tx) => {
-    const updated = await tx.license.update({ where: { id: license.id }, data: { ...rest, customFields: customFields === null ? Prisma.DbNull : customFields } });
-    await emitEvent(tx, admin.tenantId, 'license.updated', { ...licenseData(updated), changes }, ctx.now);
-    const event = { tenantId: admin.tenantId, action: 'UpdateLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name), details: changes } as const;
-    await recordAudit(tx, event, auditActor(ctx), ctx.now);
-  });
+  await ctx.db.prisma.$transaction((tx) => writeLicenseUpdate(tx, ctx, license, data, changes));
   return findTenantLicense(ctx, admin.tenantId, license.id);
+}
+
+/** Writes validated attribute changes of a license in the caller's transaction: the row, the license.updated event, the activity entry (UpdateLicense). */
+export async function writeLicenseUpdate(
+  tx: Prisma.TransactionClient,
+  ctx: ServiceContext,
+  license: { id: string; tenantId: string; keyHint: string; product: { name: string } },
+  data: Partial<z.output<typeof LicenseAttributesObject>> & { planId?: string | null },
+  changes: Record<string, unknown>,
+) {
+  const { customFields, ...rest } = data;
+  const updated = await tx.license.update({ where: { id: license.id }, data: { ...rest, ...(customFields !== undefined && { customFields: customFields === null ? Prisma.DbNull : customFields }) } });
+  await emitEvent(tx, license.tenantId, 'license.updated', { ...licenseData(updated), changes }, ctx.now);
+  const event = { tenantId: license.tenantId, action: 'UpdateLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name), details: changes } as const;
+  await recordAudit(tx, event, auditActor(ctx), ctx.now);
 }
 
 const ActivationCursor = z.tuple([z.iso.datetime(), z.guid()]);
@@ -552,13 +577,18 @@ export async function listLicenseActivations(ctx: ServiceContext, licenses: read
 export async function revokeLicense(ctx: ServiceContext, id: string) {
   const { tenantId } = requireAdmin(ctx);
   const license = await findTenantLicense(ctx, tenantId, id);
-  await ctx.db.prisma.$transaction(async (tx) => {
-    const { count } = await tx.license.updateMany({ where: { id: license.id, tenantId, status: { not: 'revoked' } }, data: { status: 'revoked', revokedAt: ctx.now, suspendedAt: null } });
-    if (!count) return;
-    await emitEvent(tx, tenantId, 'license.revoked', { ...licenseData({ ...license, status: 'revoked' }), revokedAt: ctx.now.toISOString() }, ctx.now);
-    await recordAudit(tx, { tenantId, action: 'RevokeLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name) }, auditActor(ctx), ctx.now);
-  });
+  await ctx.db.prisma.$transaction((tx) => writeRevocation(tx, ctx, license));
   return findTenantLicense(ctx, tenantId, id);
+}
+
+/** Revokes in the caller's transaction (the row, license.revoked, RevokeLicense); false when it was revoked already. */
+export async function writeRevocation(tx: Prisma.TransactionClient, ctx: ServiceContext, license: Awaited<ReturnType<typeof findTenantLicense>>): Promise<boolean> {
+  const { tenantId } = license;
+  const { count } = await tx.license.updateMany({ where: { id: license.id, tenantId, status: { not: 'revoked' } }, data: { status: 'revoked', revokedAt: ctx.now, suspendedAt: null } });
+  if (!count) return false;
+  await emitEvent(tx, tenantId, 'license.revoked', { ...licenseData({ ...license, status: 'revoked' }), revokedAt: ctx.now.toISOString() }, ctx.now);
+  await recordAudit(tx, { tenantId, action: 'RevokeLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name) }, auditActor(ctx), ctx.now);
+  return true;
 }
 
 /** How the customer portal frees a device (services/portal/customer.ts): only activations it may, counted in the same transaction. */

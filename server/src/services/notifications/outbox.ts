@@ -11,7 +11,7 @@ import { redactSingleUseTokens, renderToken, unsealEmailToken } from './sealed-t
 // + recipient), with or after the decision to send it (expiry.ts, digest.ts); delivery (delivery.ts) reads it
 // afterwards. A rerun of a job produces the same keys, so it adds nothing.
 
-export const EMAIL_KINDS = ['weekly-digest', 'expiry-admin', 'expiry-customer', 'test', 'invitation', 'password-reset', 'webhook-disabled', 'portal-sign-in'] as const;
+export const EMAIL_KINDS = ['weekly-digest', 'expiry-admin', 'expiry-customer', 'test', 'invitation', 'password-reset', 'webhook-disabled', 'license-key', 'portal-sign-in'] as const;
 export type EmailKind = (typeof EMAIL_KINDS)[number];
 export const EMAIL_STATUSES = ['pending', 'sent', 'failed'] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];

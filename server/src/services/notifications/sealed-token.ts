@@ -1,14 +1,18 @@
+import { normalizeLicenseKey } from '../../crypto/license-key.js';
 import type { ServerSecrets } from '../../crypto/secrets.js';
 
-// Single-use tokens (a reset link's `kfr_…`, an invitation's `kfi_…`) never sit in clear in a stored email. The
+// Single-use tokens (a reset link's `kfr_…`, an invitation's `kfi_…`) and the license key a purchase mails
+// (payments/apply.ts) never sit in clear in a stored email. The
 // outbox row holds the bodies with a placeholder where the token goes (`kfr_REDACTED`, which is also what any preview
 // shows) and the token sealed under the server secret (AES-256-GCM, crypto/secrets.ts), bound to the row's
 // idempotency key and addressee so a sealed value copied into another row is refused. Delivery renders the token into
 // the message it hands the provider and drops the sealed value once the provider accepted it (delivery.ts); the
 // development outbox, which is the mailbox when nothing is sent, keeps it sealed for the operator's CLI.
 
-/** The placeholder of a token in a stored body: its kind prefix and REDACTED. */
-export const tokenPlaceholder = (token: string) => `${token.slice(0, 4)}REDACTED`;
+/** The placeholder of a token in a stored body: its kind prefix and REDACTED (a license key: its prefix word, `ACME-REDACTED`). */
+export const tokenPlaceholder = (token: string) => (isLicenseKey(token) ? `${token.split('-')[0]}-REDACTED` : `${token.slice(0, 4)}REDACTED`);
+
+const isLicenseKey = (token: string) => normalizeLicenseKey(token) === token;
 
 /** Single-use tokens an email may carry: an invitation's (`kfi_`), a password reset link's (`kfr_`) and a customer portal sign-in link's (`kfp_`). */
 const SINGLE_USE_TOKEN = /\b(kf[irp]_)[A-Za-z0-9_-]+/g;
@@ -29,7 +33,7 @@ export function sealEmailToken(secrets: ServerSecrets, email: SealedFor, token: 
 /** The token sealed for this row; throws when it was sealed for another row or under another secret. */
 export function unsealEmailToken(secrets: ServerSecrets, email: SealedFor & { sealedToken: string }): string {
   const opened = JSON.parse(secrets.decrypt(email.sealedToken)) as { key?: unknown; to?: unknown; token?: unknown };
-  if (opened.key !== email.idempotencyKey || opened.to !== email.to.toLowerCase() || typeof opened.token !== 'string' || !SINGLE_USE_TOKEN_EXACT.test(opened.token)) {
+  if (opened.key !== email.idempotencyKey || opened.to !== email.to.toLowerCase() || typeof opened.token !== 'string' || !(SINGLE_USE_TOKEN_EXACT.test(opened.token) || isLicenseKey(opened.token))) {
     throw new Error('the sealed token belongs to another email');
   }
   return opened.token;

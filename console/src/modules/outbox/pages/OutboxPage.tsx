@@ -26,7 +26,17 @@ const STATUSES: { value: Status; label: string }[] = [
   { value: 'SENT', label: 'sent' },
   { value: 'FAILED', label: 'failed' },
 ];
-export const KIND_LABEL: Record<Kind, string> = { WEEKLY_DIGEST: 'Weekly digest', EXPIRY_ADMIN: 'Expiry alert (admins)', EXPIRY_CUSTOMER: 'Expiry notice (customer)', TEST: 'Test email', INVITATION: 'Invitation', PASSWORD_RESET: 'Password reset link', WEBHOOK_DISABLED: 'Webhook endpoint disabled', PORTAL_SIGN_IN: 'Portal sign-in link (customer)' };
+export const KIND_LABEL: Record<Kind, string> = {
+  WEEKLY_DIGEST: 'Weekly digest',
+  EXPIRY_ADMIN: 'Expiry alert (admins)',
+  EXPIRY_CUSTOMER: 'Expiry notice (customer)',
+  TEST: 'Test email',
+  INVITATION: 'Invitation',
+  PASSWORD_RESET: 'Password reset link',
+  WEBHOOK_DISABLED: 'Webhook endpoint disabled',
+  LICENSE_KEY: 'License key (purchase)',
+  PORTAL_SIGN_IN: 'Portal sign-in link (customer)',
+};
 
 /** The email outbox (every email is written here first, then delivered) and the job schedule. */
 export function OutboxPage() {

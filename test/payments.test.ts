@@ -1,0 +1,341 @@
+import { createHmac } from 'node:crypto';
+import fc from 'fast-check';
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
+import type { ServiceContext } from '../server/src/services/context.js';
+import { createPaymentConnection, mapPaymentPrice, paymentWebhookPath } from '../server/src/services/payments/connections.js';
+import { createPlan } from '../server/src/services/plans.js';
+import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+
+// Payment providers end to end over real HTTP: deliveries signed the way each provider signs them (Stripe's own
+// test helper; Paddle's and Lemon Squeezy's documented HMACs), the full lifecycle of a subscription per provider,
+// refusals that write nothing, exactly-once under concurrent duplicates, and the same final state whatever the
+// delivery order of a subscription's events.
+
+const T0 = Date.parse('2026-06-01T12:00:00.000Z');
+const clock = new TestClock(T0);
+let t: TestApp;
+let tenantId: string;
+const plans: Record<string, { id: string; maxActivations: number }> = {};
+const connections: Record<'stripe' | 'paddle' | 'lemonsqueezy', { id: string; secret: string }> = {} as never;
+
+const sys = (): ServiceContext => ({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor: systemActor(tenantId), meta: NO_META });
+const sec = (ms: number) => Math.floor(ms / 1000);
+
+beforeAll(async () => {
+  t = await startTestApp({ clock });
+  tenantId = (await t.setupAdmin()).user.tenantId;
+  const product = await t.seedProduct(tenantId, 'Acme Studio');
+  plans.pro = await createPlan(sys(), { productId: product.id, name: 'Pro monthly', duration: 'P1M', maxActivations: 2, features: ['pro'] });
+  plans.team = await createPlan(sys(), { productId: product.id, name: 'Team monthly', duration: 'P1M', maxActivations: 5, features: ['pro', 'team'] });
+  for (const [provider, secret] of [['stripe', 'whsec_test_0123456789abcdef'], ['paddle', 'pdl_ntfset_test_0123456789'], ['lemonsqueezy', 'ls-signing-secret-0123']] as const) {
+    const connection = await createPaymentConnection(sys(), { provider, signingSecret: secret, refundAction: provider === 'lemonsqueezy' ? 'revoke' : 'suspend' });
+    connections[provider] = { id: connection.id, secret };
+    const ids = provider === 'stripe' ? ['price_pro', 'price_team'] : provider === 'paddle' ? ['pri_pro', 'pri_team'] : ['101', '102'];
+    await mapPaymentPrice(sys(), connection.id, { priceId: ids[0], planId: plans.pro.id });
+    await mapPaymentPrice(sys(), connection.id, { priceId: ids[1], planId: plans.team.id });
+  }
+}, 60_000);
+afterAll(() => t?.close());
+
+// ---- Stripe fixtures (shapes of Stripe's documented events, API version 2025-03-31 and later) ----
+let stripeSeq = 0;
+const stripeEvent = (type: string, object: Record<string, unknown>, created = sec(clock.now().getTime())) => ({
+  id: `evt_${(++stripeSeq).toString().padStart(6, '0')}${Math.random().toString(36).slice(2, 10)}`,
+  object: 'event',
+  api_version: '2025-08-27.basil',
+  created,
+  data: { object },
+  livemode: false,
+  pending_webhooks: 1,
+  request: { id: null, idempotency_key: null },
+  type,
+});
+const stripeInvoice = (sub: string, invoice: string, reason: string, price: string, quantity: number, periodEnd: number, email = 'buyer@example.com') => ({
+  id: invoice,
+  object: 'invoice',
+  billing_reason: reason,
+  customer: 'cus_1',
+  customer_email: email,
+  status: 'paid',
+  payment_intent: `pi_${invoice}`,
+  parent: { type: 'subscription_details', subscription_details: { subscription: sub, metadata: {} } },
+  lines: { object: 'list', has_more: false, data: [{ id: `il_${invoice}`, object: 'line_item', quantity, period: { start: periodEnd - 30 * 86400, end: periodEnd }, pricing: { type: 'price_details', price_details: { price, product: 'prod_1' } } }] },
+});
+const stripeSubscription = (sub: string, price: string, quantity: number, extra: Record<string, unknown> = {}) => ({
+  id: sub,
+  object: 'subscription',
+  status: 'active',
+  cancel_at_period_end: false,
+  cancel_at: null,
+  canceled_at: null,
+  ended_at: null,
+  items: { object: 'list', data: [{ id: 'si_1', object: 'subscription_item', price: { id: price, object: 'price' }, quantity, current_period_end: sec(T0 + 60 * DAY) }] },
+  ...extra,
+});
+
+async function sendStripe(event: object, options: { secret?: string; timestamp?: number; connectionId?: string } = {}) {
+  const payload = JSON.stringify(event);
+  const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: options.secret ?? connections.stripe.secret, timestamp: options.timestamp ?? sec(clock.now().getTime()) });
+  return t.post(paymentWebhookPath(options.connectionId ?? connections.stripe.id), payload, { 'stripe-signature': header });
+}
+
+async function sendPaddle(event: object, secret = connections.paddle.secret) {
+  const payload = JSON.stringify(event);
+  const ts = sec(Date.now()); // the SDK checks the timestamp against the wall clock
+  const h1 = createHmac('sha256', secret).update(`${ts}:${payload}`).digest('hex');
+  return t.post(paymentWebhookPath(connections.paddle.id), payload, { 'paddle-signature': `ts=${ts};h1=${h1}` });
+}
+
+async function sendLemon(event: object, secret = connections.lemonsqueezy.secret) {
+  const payload = JSON.stringify(event);
+  return t.post(paymentWebhookPath(connections.lemonsqueezy.id), payload, { 'x-signature': createHmac('sha256', secret).update(payload).digest('hex'), 'x-event-name': (event as { meta: { event_name: string } }).meta.event_name });
+}
+
+const licenseOf = async (connectionId: string, subject: string) => {
+  const state = await t.prisma.paymentSubscription.findUnique({ where: { connectionId_subject: { connectionId, subject } } });
+  return state?.licenseId ? t.prisma.license.findUniqueOrThrow({ where: { id: state.licenseId } }) : null;
+};
+const rowCounts = async () => {
+  const [events, states, licenses, emails, audit] = await Promise.all([t.prisma.paymentEvent.count(), t.prisma.paymentSubscription.count(), t.prisma.license.count(), t.prisma.emailOutbox.count(), t.prisma.auditLogEntry.count()]);
+  return { events, states, licenses, emails, audit };
+};
+
+describe('Stripe', () => {
+  it('runs a subscription through purchase, renewal, plan change, cancellation and refund', async () => {
+    const sub = 'sub_lifecycle';
+    expect((await sendStripe(stripeEvent('checkout.session.completed', { id: 'cs_1', object: 'checkout.session', mode: 'subscription', payment_status: 'paid', subscription: sub, invoice: 'in_l1', customer_details: { email: 'buyer@example.com' } }))).json).toEqual({ received: true, outcome: 'applied' });
+    const purchase = await sendStripe(stripeEvent('invoice.paid', stripeInvoice(sub, 'in_l1', 'subscription_create', 'price_pro', 2, sec(T0 + 30 * DAY))));
+    expect(purchase.status).toBe(200);
+    let license = (await licenseOf(connections.stripe.id, sub))!;
+    expect(license).toMatchObject({ planId: plans.pro.id, maxActivations: 4, customerEmail: 'buyer@example.com', status: 'active', features: ['pro'] });
+    expect(license.expiresAt!.getTime()).toBe(sec(T0 + 30 * DAY) * 1000);
+    const emails = await t.prisma.emailOutbox.findMany({ where: { kind: 'license-key', toAddress: 'buyer@example.com' } });
+    expect(emails).toHaveLength(1);
+    expect(emails[0].text).not.toMatch(/ACME-[A-Z0-9]{4}-/); // the stored body has a placeholder; the key is sealed
+    expect(t.outboxText(emails[0])).toMatch(/Your license key: [A-Z0-9]+-[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}/);
+    const audit = await t.prisma.auditLogEntry.findMany({ where: { entityId: license.id }, orderBy: { seq: 'asc' } });
+    expect(audit[0]).toMatchObject({ action: 'CreateLicense' });
+    expect(audit[0].actor).toMatch(/^Stripe evt_/);
+
+    clock.advance(30 * DAY);
+    await sendStripe(stripeEvent('invoice.paid', stripeInvoice(sub, 'in_l2', 'subscription_cycle', 'price_pro', 2, sec(T0 + 60 * DAY))));
+    license = (await licenseOf(connections.stripe.id, sub))!;
+    expect(license.expiresAt!.getTime()).toBe(sec(T0 + 60 * DAY) * 1000);
+
+    await sendStripe(stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_team', 3)));
+    license = (await licenseOf(connections.stripe.id, sub))!;
+    expect(license).toMatchObject({ planId: plans.team.id, maxActivations: 15, features: ['pro', 'team'] });
+
+    clock.advance(DAY);
+    await sendStripe(stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_team', 3, { cancel_at_period_end: true, cancel_at: sec(T0 + 60 * DAY) })));
+    license = (await licenseOf(connections.stripe.id, sub))!;
+    expect(license.expiresAt!.getTime()).toBe(sec(T0 + 60 * DAY) * 1000);
+
+    clock.advance(DAY);
+    await sendStripe(stripeEvent('customer.subscription.deleted', stripeSubscription(sub, 'price_team', 3, { status: 'canceled', ended_at: sec(clock.now().getTime()) })));
+    license = (await licenseOf(connections.stripe.id, sub))!;
+    expect(license.expiresAt!.getTime()).toBe(sec(clock.now().getTime()) * 1000);
+
+    await sendStripe(stripeEvent('charge.refunded', { id: 'ch_l2', object: 'charge', refunded: true, payment_intent: 'pi_in_l2' }));
+    license = (await licenseOf(connections.stripe.id, sub))!;
+    expect(license.status).toBe('suspended');
+    const actions = (await t.prisma.auditLogEntry.findMany({ where: { entityId: license.id }, orderBy: { seq: 'asc' } })).map((entry) => entry.action);
+    expect(actions).toEqual(['CreateLicense', 'RenewLicense', 'UpdateLicense', 'UpdateLicense', 'SuspendLicense']);
+    const events = await t.prisma.paymentEvent.findMany({ where: { connectionId: connections.stripe.id, subject: sub } });
+    expect(events.every((event) => event.outcome === 'applied')).toBe(true);
+  });
+
+  it('refuses unsigned, badly signed, stale and foreign-secret deliveries and writes nothing; ignores unknown types', async () => {
+    const before = await rowCounts();
+    const event = stripeEvent('invoice.paid', stripeInvoice('sub_refused', 'in_r1', 'subscription_create', 'price_pro', 1, sec(T0 + 90 * DAY)));
+    expect((await t.post(paymentWebhookPath(connections.stripe.id), JSON.stringify(event))).status).toBe(401);
+    expect((await sendStripe(event, { secret: 'whsec_wrong_secret_000' })).status).toBe(401);
+    expect((await sendStripe(event, { timestamp: sec(clock.now().getTime()) - 301 })).status).toBe(401);
+    expect((await sendStripe(event, { connectionId: '00000000-0000-4000-8000-000000000000' })).status).toBe(404);
+    expect((await sendStripe(event, { connectionId: connections.paddle.id })).status).toBe(401);
+    expect((await sendStripe({ hello: 'world' })).status).toBe(400);
+    expect(await rowCounts()).toEqual(before);
+    const unknown = await sendStripe(stripeEvent('customer.created', { id: 'cus_9', object: 'customer' }));
+    expect(unknown.json).toEqual({ received: true, outcome: 'ignored' });
+  });
+
+  it('answers 409 for a price mapped to no plan, without consuming the event; the retry applies it once mapped', async () => {
+    const event = stripeEvent('invoice.paid', stripeInvoice('sub_unmapped', 'in_u1', 'subscription_create', 'price_unmapped', 1, sec(clock.now().getTime() + 30 * DAY)));
+    const refused = await sendStripe(event);
+    expect(refused.status).toBe(409);
+    expect(await t.prisma.paymentEvent.findFirst({ where: { providerEventId: event.id } })).toMatchObject({ outcome: 'failed' });
+    await mapPaymentPrice(sys(), connections.stripe.id, { priceId: 'price_unmapped', planId: plans.pro.id });
+    expect((await sendStripe(event)).json.outcome).toBe('applied');
+    expect(await licenseOf(connections.stripe.id, 'sub_unmapped')).toMatchObject({ planId: plans.pro.id });
+    expect((await sendStripe(event)).json.outcome).toBe('duplicate');
+  });
+
+  it('creates exactly one license and one email from 50 concurrent deliveries of one purchase', async () => {
+    const event = stripeEvent('invoice.paid', stripeInvoice('sub_concurrent', 'in_c1', 'subscription_create', 'price_pro', 1, sec(clock.now().getTime() + 30 * DAY), 'many@example.com'));
+    const answers = await Promise.all(Array.from({ length: 50 }, () => sendStripe(event)));
+    expect(answers.map((answer) => answer.status)).toEqual(Array(50).fill(200));
+    expect(answers.filter((answer) => answer.json.outcome === 'applied')).toHaveLength(1);
+    const state = await t.prisma.paymentSubscription.findUniqueOrThrow({ where: { connectionId_subject: { connectionId: connections.stripe.id, subject: 'sub_concurrent' } } });
+    expect(await t.prisma.license.count({ where: { customerEmail: 'many@example.com' } })).toBe(1);
+    expect(state.licenseId).not.toBeNull();
+    expect(await t.prisma.emailOutbox.count({ where: { toAddress: 'many@example.com' } })).toBe(1);
+    expect(await t.prisma.paymentEvent.count({ where: { providerEventId: event.id } })).toBe(1);
+  }, 60_000);
+
+  it('ends in the same state whatever the order of a subscription’s six events (200 seeded orders)', async () => {
+    let run = 0;
+    const base = clock.now().getTime();
+    const eventsFor = (sub: string) => {
+      const n = (offset: number) => sec(base + offset);
+      return [
+        stripeEvent('checkout.session.completed', { id: `cs_${sub}`, object: 'checkout.session', mode: 'subscription', payment_status: 'paid', subscription: sub, invoice: `in_${sub}_1`, customer_details: { email: `${sub}@example.com` } }, n(0)),
+        stripeEvent('invoice.paid', stripeInvoice(sub, `in_${sub}_1`, 'subscription_create', 'price_pro', 1, n(30 * DAY), `${sub}@example.com`), n(1000)),
+        stripeEvent('invoice.paid', stripeInvoice(sub, `in_${sub}_2`, 'subscription_cycle', 'price_pro', 1, n(60 * DAY)), n(30 * DAY)),
+        stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_team', 2), n(31 * DAY)),
+        stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_team', 2, { cancel_at_period_end: true, cancel_at: n(60 * DAY) }), n(32 * DAY)),
+        stripeEvent('charge.refunded', { id: `ch_${sub}`, object: 'charge', refunded: true, payment_intent: `pi_in_${sub}_2` }, n(33 * DAY)),
+      ];
+    };
+    const finals = new Set<string>();
+    // Subscriptions are independent, but one company's changes queue on its activity log: the sample is spread over
+    // five companies (each its own Stripe connection and plans), two subscriptions of each delivered at a time.
+    const shops = [{ connection: connections.stripe, tenant: tenantId }];
+    for (let index = 1; index < 5; index++) {
+      const tenant = await t.seedTenant({ name: `Shop ${index}`, keyPrefix: `SHOP${index}` });
+      const ctx = { ...sys(), actor: systemActor(tenant.id) };
+      const product = await t.seedProduct(tenant.id, 'Acme Studio');
+      const pro = await createPlan(ctx, { productId: product.id, name: 'Pro monthly', duration: 'P1M', maxActivations: 2, features: ['pro'] });
+      const team = await createPlan(ctx, { productId: product.id, name: 'Team monthly', duration: 'P1M', maxActivations: 5, features: ['pro', 'team'] });
+      const connection = await createPaymentConnection(ctx, { provider: 'stripe', signingSecret: connections.stripe.secret });
+      await mapPaymentPrice(ctx, connection.id, { priceId: 'price_pro', planId: pro.id });
+      await mapPaymentPrice(ctx, connection.id, { priceId: 'price_team', planId: team.id });
+      shops.push({ connection: { id: connection.id, secret: connections.stripe.secret }, tenant: tenant.id });
+    }
+    // A seeded sample of 200 of the 720 orders.
+    const orders = fc.sample(fc.shuffledSubarray([0, 1, 2, 3, 4, 5], { minLength: 6, maxLength: 6 }), { numRuns: 200, seed: 37 });
+    expect(new Set(orders.map((order) => order.join())).size).toBeGreaterThan(150);
+    const runOrder = async (order: number[], at: number) => {
+      const shop = shops[at % shops.length];
+      const sub = `sub_shuffle_${++run}`;
+      const events = eventsFor(sub);
+      for (const index of order) {
+        const answer = await sendStripe(events[index], { connectionId: shop.connection.id });
+        expect(answer.status, answer.text).toBe(200);
+      }
+      const license = (await licenseOf(shop.connection.id, sub))!;
+      expect(license).not.toBeNull();
+      expect(await t.prisma.emailOutbox.count({ where: { toAddress: `${sub}@example.com` } })).toBe(1);
+      const plan = await t.prisma.plan.findUniqueOrThrow({ where: { id: license.planId! } });
+      expect(plan.tenantId).toBe(shop.tenant);
+      const final = JSON.stringify({ plan: plan.name, seats: license.maxActivations, expiresAt: license.expiresAt!.getTime() - base, status: license.status, features: license.features });
+      finals.add(final);
+      expect(finals.size, `order ${order.join(',')}: ${final}`).toBe(1);
+    };
+    for (let at = 0; at < orders.length; at += 10) await Promise.all(orders.slice(at, at + 10).map((order, offset) => runOrder(order, at + offset)));
+    expect(JSON.parse([...finals][0])).toEqual({ plan: 'Team monthly', seats: 10, expiresAt: sec(base + 60 * DAY) * 1000 - base, status: 'suspended', features: ['pro', 'team'] });
+  }, 300_000);
+});
+
+describe('Paddle Billing', () => {
+  const paddleEvent = (type: string, data: Record<string, unknown>, occurred = clock.now()) => ({
+    event_id: `evt_${Math.random().toString(36).slice(2, 14)}`,
+    event_type: type,
+    occurred_at: occurred.toISOString(),
+    notification_id: `ntf_${Math.random().toString(36).slice(2, 14)}`,
+    data,
+  });
+  const transaction = (id: string, sub: string, origin: string, price: string, quantity: number, endsAt: Date) => ({
+    id,
+    status: 'completed',
+    customer_id: 'ctm_1',
+    subscription_id: sub,
+    origin,
+    custom_data: { email: 'paddle-buyer@example.com' },
+    items: [{ price: { id: price, product_id: 'pro_1' }, quantity }],
+    billing_period: { starts_at: new Date(endsAt.getTime() - 30 * DAY).toISOString(), ends_at: endsAt.toISOString() },
+  });
+  const subscription = (sub: string, price: string, quantity: number, extra: Record<string, unknown> = {}) => ({
+    id: sub,
+    status: 'active',
+    updated_at: clock.now().toISOString(),
+    items: [{ price: { id: price }, quantity, status: 'active' }],
+    scheduled_change: null,
+    current_billing_period: { starts_at: clock.now().toISOString(), ends_at: new Date(clock.now().getTime() + 30 * DAY).toISOString() },
+    ...extra,
+  });
+
+  it('runs a subscription through purchase, renewal, plan change, cancellation and refund', async () => {
+    const sub = 'sub_01paddle';
+    const start = clock.now().getTime();
+    expect((await sendPaddle(paddleEvent('transaction.completed', transaction('txn_1', sub, 'web', 'pri_pro', 1, new Date(start + 30 * DAY))))).json.outcome).toBe('applied');
+    let license = (await licenseOf(connections.paddle.id, sub))!;
+    expect(license).toMatchObject({ planId: plans.pro.id, maxActivations: 2, customerEmail: 'paddle-buyer@example.com' });
+    clock.advance(30 * DAY);
+    await sendPaddle(paddleEvent('transaction.completed', transaction('txn_2', sub, 'subscription_recurring', 'pri_pro', 1, new Date(start + 60 * DAY))));
+    expect((await licenseOf(connections.paddle.id, sub))!.expiresAt!.getTime()).toBe(start + 60 * DAY);
+    clock.advance(1000);
+    await sendPaddle(paddleEvent('subscription.updated', subscription(sub, 'pri_team', 2)));
+    expect(await licenseOf(connections.paddle.id, sub)).toMatchObject({ planId: plans.team.id, maxActivations: 10 });
+    clock.advance(1000);
+    await sendPaddle(paddleEvent('subscription.updated', subscription(sub, 'pri_team', 2, { scheduled_change: { action: 'cancel', effective_at: new Date(start + 60 * DAY).toISOString(), resume_at: null } })));
+    clock.advance(1000);
+    await sendPaddle(paddleEvent('subscription.canceled', subscription(sub, 'pri_team', 2, { status: 'canceled', canceled_at: clock.now().toISOString() })));
+    license = (await licenseOf(connections.paddle.id, sub))!;
+    expect(license.expiresAt!.getTime()).toBe(clock.now().getTime());
+    await sendPaddle(paddleEvent('adjustment.created', { id: 'adj_1', action: 'refund', type: 'full', status: 'approved', transaction_id: 'txn_2', subscription_id: sub }));
+    expect((await licenseOf(connections.paddle.id, sub))!.status).toBe('suspended');
+  });
+
+  it('refuses a wrong or stale Paddle-Signature and writes nothing', async () => {
+    const before = await rowCounts();
+    const event = paddleEvent('transaction.completed', transaction('txn_x', 'sub_x', 'web', 'pri_pro', 1, new Date(clock.now().getTime() + 30 * DAY)));
+    expect((await sendPaddle(event, 'wrong-secret-000000')).status).toBe(401);
+    const payload = JSON.stringify(event);
+    const ts = sec(Date.now()) - 60;
+    const stale = `ts=${ts};h1=${createHmac('sha256', connections.paddle.secret).update(`${ts}:${payload}`).digest('hex')}`;
+    expect((await t.post(paymentWebhookPath(connections.paddle.id), payload, { 'paddle-signature': stale })).status).toBe(401);
+    expect((await t.post(paymentWebhookPath(connections.paddle.id), payload, { 'paddle-signature': 'garbage' })).status).toBe(401);
+    expect(await rowCounts()).toEqual(before);
+  });
+});
+
+describe('Lemon Squeezy', () => {
+  const lemon = (event: string, type: string, id: string | number, attributes: Record<string, unknown>) => ({
+    meta: { event_name: event, custom_data: null, webhook_id: 'wh_1', test_mode: true },
+    data: { type, id: String(id), attributes: { updated_at: clock.now().toISOString(), created_at: clock.now().toISOString(), ...attributes } },
+  });
+
+  it('runs a subscription through purchase, renewal, plan change, cancellation and refund (refund revokes on this connection)', async () => {
+    const order = 5001;
+    const start = clock.now().getTime();
+    await sendLemon(lemon('order_created', 'orders', order, { status: 'paid', user_email: 'ls-buyer@example.com', first_order_item: { order_id: order, variant_id: 101, quantity: 1 } }));
+    let license = (await licenseOf(connections.lemonsqueezy.id, `order:${order}`))!;
+    expect(license).toMatchObject({ planId: plans.pro.id, maxActivations: 2, customerEmail: 'ls-buyer@example.com' });
+    clock.advance(1000);
+    await sendLemon(lemon('subscription_created', 'subscriptions', 77, { order_id: order, variant_id: 101, status: 'active', first_subscription_item: { quantity: 1 } }));
+    clock.advance(30 * DAY);
+    const expiry = license.expiresAt!.getTime();
+    await sendLemon(lemon('subscription_payment_success', 'subscription-invoices', 9001, { subscription_id: 77, billing_reason: 'renewal', status: 'paid' }));
+    license = (await licenseOf(connections.lemonsqueezy.id, `order:${order}`))!;
+    expect(license.expiresAt!.getTime()).toBeGreaterThan(expiry);
+    clock.advance(1000);
+    await sendLemon(lemon('subscription_updated', 'subscriptions', 77, { order_id: order, variant_id: 102, status: 'active', first_subscription_item: { quantity: 1 } }));
+    expect(await licenseOf(connections.lemonsqueezy.id, `order:${order}`)).toMatchObject({ planId: plans.team.id, maxActivations: 5 });
+    clock.advance(1000);
+    const endsAt = new Date(clock.now().getTime() + 10 * DAY).toISOString();
+    await sendLemon(lemon('subscription_cancelled', 'subscriptions', 77, { order_id: order, variant_id: 102, status: 'cancelled', ends_at: endsAt, first_subscription_item: { quantity: 1 } }));
+    expect((await licenseOf(connections.lemonsqueezy.id, `order:${order}`))!.expiresAt!.toISOString()).toBe(endsAt);
+    await sendLemon(lemon('order_refunded', 'orders', order, { status: 'refunded', refunded: true }));
+    expect((await licenseOf(connections.lemonsqueezy.id, `order:${order}`))!.status).toBe('revoked');
+  });
+
+  it('refuses a wrong X-Signature and writes nothing', async () => {
+    const before = await rowCounts();
+    const event = lemon('order_created', 'orders', 6001, { status: 'paid', user_email: 'x@example.com', first_order_item: { variant_id: 101, quantity: 1 } });
+    expect((await sendLemon(event, 'wrong-secret-000')).status).toBe(401);
+    expect((await t.post(paymentWebhookPath(connections.lemonsqueezy.id), JSON.stringify(event), { 'x-signature': 'zz' })).status).toBe(401);
+    expect(await rowCounts()).toEqual(before);
+  });
+});
