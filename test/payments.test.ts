@@ -147,6 +147,25 @@ describe('Stripe', () => {
     expect(events.every((event) => event.outcome === 'applied')).toBe(true);
   });
 
+  it('keeps the seats in use when the subscription drops below them: the customer keeps working, the vendor gets license.seats_kept', async () => {
+    const sub = 'sub_fewer_seats';
+    await t.prisma.webhookEndpoint.create({ data: { tenantId, url: 'https://hooks.acme.test/keyforge', eventTypes: ['license.seats_kept'], secretEncrypted: t.deps.secrets.encrypt('whsec_test') } });
+    await sendStripe(stripeEvent('invoice.paid', stripeInvoice(sub, 'in_f1', 'subscription_create', 'price_pro', 2, sec(clock.now().getTime() + 30 * DAY), 'seats@example.com')));
+    const email = await t.prisma.emailOutbox.findFirstOrThrow({ where: { kind: 'license-key', toAddress: 'seats@example.com' } });
+    const key = /Your license key: (\S+)/.exec(t.outboxText(email))![1];
+    for (const deviceId of ['pc-1', 'pc-2', 'pc-3']) expect((await t.activate({ licenseKey: key, deviceId })).json.isValid).toBe(true);
+
+    await sendStripe(stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_pro', 1)));
+    const license = (await licenseOf(connections.stripe.id, sub))!;
+    expect(license).toMatchObject({ maxActivations: 3, currentActivations: 3, status: 'active' });
+    const [event] = await t.prisma.paymentEvent.findMany({ where: { connectionId: connections.stripe.id, subject: sub, type: 'customer.subscription.updated' } });
+    expect(event.detail).toContain('seats kept at 3: 3 in use, the subscription pays for 2');
+    const webhooks = await t.prisma.webhookEvent.findMany({ where: { tenantId, type: 'license.seats_kept' } });
+    expect(webhooks).toHaveLength(1);
+    expect(JSON.parse(webhooks[0].body).data).toEqual({ licenseId: license.id, productId: license.productId, seatsPaid: 2, seatsInUse: 3, maxActivations: 3, paymentProvider: 'Stripe', subscription: sub });
+    expect((await t.post('/api/v1/validate', { licenseKey: key })).json.isValid).toBe(true);
+  });
+
   it('refuses unsigned, badly signed, stale and foreign-secret deliveries and writes nothing; ignores unknown types', async () => {
     const before = await rowCounts();
     const event = stripeEvent('invoice.paid', stripeInvoice('sub_refused', 'in_r1', 'subscription_create', 'price_pro', 1, sec(T0 + 90 * DAY)));

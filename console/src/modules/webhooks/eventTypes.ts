@@ -19,6 +19,7 @@ const WIRE_NAMES = {
   LICENSE_EXPIRING: 'license.expiring',
   LICENSE_EXPIRED: 'license.expired',
   LICENSE_SEATS_EXHAUSTED: 'license.seats_exhausted',
+  LICENSE_SEATS_KEPT: 'license.seats_kept',
   ACTIVATION_CREATED: 'activation.created',
   ACTIVATION_DEACTIVATED: 'activation.deactivated',
   FLOATING_CHECKOUT_DENIED: 'floating.checkout_denied',

@@ -12,6 +12,7 @@ import { writeLifecycleChange } from '../licenses/lifecycle.js';
 import { findTenantLicense, insertLicense, prepareLicense, writeLicenseUpdate, writeRevocation, type PreparedLicense } from '../licenses/management.js';
 import { isUuid } from '../listing.js';
 import { enqueueEmails } from '../notifications/outbox.js';
+import { emitEvent } from '../webhooks/events.js';
 import { sealEmailToken, tokenPlaceholder } from '../notifications/sealed-token.js';
 import { unstorableStringError } from '../validation.js';
 import { normalizeLemonSqueezy, verifyLemonSqueezy } from './lemonsqueezy.js';
@@ -288,7 +289,12 @@ async function reconcile(tx: Tx, ctx: ServiceContext, connection: PaymentConnect
   if (plan) {
     const wanted = plan.maxActivations * (state.quantity ?? 1);
     const seats = Math.max(wanted, license.currentActivations);
-    if (seats !== wanted) notes.push(`seats kept at ${seats}: ${license.currentActivations} in use, the subscription pays for ${wanted}`);
+    if (seats !== wanted) {
+      notes.push(`seats kept at ${seats}: ${license.currentActivations} in use, the subscription pays for ${wanted}`);
+      // The vendor is told (the customer keeps working): a webhook event, besides the detail on the Payments page.
+      const data = { licenseId, productId: license.productId, seatsPaid: wanted, seatsInUse: license.currentActivations, maxActivations: seats, paymentProvider: PROVIDER_NAMES[connection.provider as PaymentProvider], subscription: state.subject };
+      await emitEvent(tx, connection.tenantId, 'license.seats_kept', data, ctx.now);
+    }
     if (plan.id !== license.planId) Object.assign(update, { planId: plan.id, features: plan.features });
     if (seats !== license.maxActivations) update.maxActivations = seats;
   }

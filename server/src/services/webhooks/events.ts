@@ -19,6 +19,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'license.expiring',
   'license.expired',
   'license.seats_exhausted',
+  'license.seats_kept',
   'activation.created',
   'activation.deactivated',
   'floating.checkout_denied',
