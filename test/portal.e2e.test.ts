@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { KeyforgeClient, MemoryStore } from '../sdk/src/index.js';
 import { outboxLink, SCREENSHOTS, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { postJson } from './support/processes.js';
@@ -10,7 +11,8 @@ import { postJson } from './support/processes.js';
 /**
  * The customer portal in Chromium at 1280 and 375 px, on the real server and PostgreSQL: the vendor turns it on
  * (handle, accent colour, a product's device-free limit), a customer signs in from the link in the development
- * outbox, sees their license and devices, downloads a device's license file, frees a device, and signs out. axe-core checks every portal page (0 serious
+ * outbox, sees their license and devices, downloads a device's license file, activates a machine without internet (the SDK's
+ * request pasted in, the license file taken back and validated offline), frees a device, and signs out. axe-core checks every portal page (0 serious
  * or critical violations). Screenshots go to test-output/screenshots/portal-*.png.
  */
 const chromiumNeed = needChromium();
@@ -18,6 +20,7 @@ const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const CUSTOMER = 'pat@customer.test';
 
 let e2e: ConsoleE2e;
+let licenseKey: string;
 
 /** Serious and critical axe-core violations of the page as it is now: "rule: targets". */
 async function seriousViolations(page: Page): Promise<string[]> {
@@ -27,6 +30,15 @@ async function seriousViolations(page: Page): Promise<string[]> {
     return axe.run(document, { resultTypes: ['violations'] });
   });
   return result.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => `${violation.id}: ${violation.nodes.map((node) => JSON.stringify(node.target)).join(', ')}`);
+}
+
+/** The application on a machine that never reaches the server: the SDK with the server's published keys. */
+async function airGappedMachine() {
+  // The issuer is the server's PUBLIC_URL: read it from a token it signed.
+  const { offlineCacheToken } = (await postJson(`${e2e.server.url}/api/v1/validate`, { licenseKey })).json;
+  const issuer = JSON.parse(Buffer.from(offlineCacheToken.split('.')[1], 'base64url').toString()).iss as string;
+  const jwks = await (await fetch(`${e2e.server.url}/.well-known/jwks.json`)).json();
+  return new KeyforgeClient({ baseUrl: e2e.server.url, issuer, product: 'Acme Studio', jwks, store: new MemoryStore() });
 }
 
 async function activate(licenseKey: string, deviceId: string, deviceName: string) {
@@ -47,6 +59,7 @@ beforeAll(async () => {
   const { createLicense } = await e2e.gql('mutation($input: CreateLicenseInput!) { createLicense(input: $input) { key } }', {
     input: { productId: createProduct.product.id, customerEmail: CUSTOMER, maxActivations: 5, features: ['export', 'cloud-sync'], expiresAt: '2030-01-31T00:00:00.000Z', gracePeriodDays: 14 },
   });
+  licenseKey = createLicense.key;
   for (const [id, name] of [
     ['dev-studio', 'Studio workstation'],
     ['dev-laptop', 'Pat’s old laptop'],
@@ -95,11 +108,19 @@ describeWith(chromiumNeed)('customer portal in Chromium', () => {
         const [download] = await Promise.all([page.waitForEvent('download'), license.getByRole('button', { name: 'License file for Studio workstation' }).click()]);
         expect(download.suggestedFilename()).toBe('acme-studio-studio-workstation.lic');
         expect(readFileSync((await download.path())!, 'utf8')).toMatch(/^-----BEGIN KEYFORGE LICENSE FILE-----\n[\s\S]+-----END KEYFORGE LICENSE FILE-----\n$/);
-        // The dialog for a machine without internet passes axe too.
+        // A machine without internet, the whole loop: the SDK writes the request on the machine, the customer pastes
+        // it here and takes the license file back, the SDK applies it and validates offline from then on.
         await license.getByRole('button', { name: 'Machine without internet' }).click();
         const offline = page.getByRole('dialog', { name: 'Machine without internet' });
         await offline.getByLabel(/^Activation request/).waitFor();
         expect(await seriousViolations(page), 'offline machine dialog').toEqual([]);
+        const machine = await airGappedMachine();
+        const { request, deviceId } = await machine.createActivationRequest({ licenseKey, deviceId: 'lab-pc-air', deviceName: 'Lab PC (air-gapped)' });
+        await offline.getByLabel(/^Activation request/).fill(request);
+        const [response] = await Promise.all([page.waitForEvent('download'), offline.getByRole('button', { name: 'Activate and download' }).click()]);
+        await offline.getByText('The machine is activated.').waitFor();
+        await machine.applyActivationResponse(readFileSync((await response.path())!, 'utf8'));
+        expect((await machine.validateOffline({ licenseKey, deviceId, requireActivation: true })).source).toBe('offline');
         await offline.getByRole('button', { name: 'Close' }).click();
         await offline.waitFor({ state: 'hidden' });
       }
