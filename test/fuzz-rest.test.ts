@@ -156,7 +156,7 @@ describe(`public API under hostile bodies (${RUNS} per route, each from a templa
   it('float checkout', () =>
     fuzz({
       path: '/api/v1/float/checkout',
-      template: { licenseKey: floatingKey, deviceId: DEVICE, deviceName: 'Fuzz box', version: '1.0.0' },
+      template: { licenseKey: floatingKey, deviceId: DEVICE, deviceName: 'Fuzz box', version: '1.0.0', product: 'Acme Studio' },
       accepted: (json) => json.isValid === true,
     }));
   it('float heartbeat', async () => {
