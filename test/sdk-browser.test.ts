@@ -15,7 +15,7 @@ import { startServerProcess, type ServerProcess } from './support/processes.js';
 const SDK = path.resolve(import.meta.dirname, '../sdk');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** docs/integrate/sdk.md: the minified browser bundle, gzipped, stays within this. */
-const GZIP_BUDGET_BYTES = 16 * 1024;
+const GZIP_BUDGET_BYTES = 20 * 1024;
 const ISSUER = 'https://licenses.acme.test';
 
 /** The part of esbuild's API used here (esbuild is a devDependency of sdk/, resolved from there). */
