@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -89,5 +89,34 @@ describe('pnpm start', () => {
     expect(output).toContain('vite: something is wrong in App.tsx');
     expect(output).not.toContain('Keyforge is running.');
     expect(code).not.toBe(0);
+  }, 120_000);
+
+  it('concurrent callers build once: the others wait for it and find the output current; a lock left by a dead process is taken over', async () => {
+    // A build that takes a while and counts its runs.
+    writeFileSync(path.join(dir, 'console/build.cjs'), "const fs = require('node:fs'); fs.mkdirSync('dist', { recursive: true }); fs.appendFileSync('../builds.txt', 'console\\n'); Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);");
+    writeFileSync(path.join(dir, 'console/src/index.ts'), 'export const changed = 2;\n');
+    const build = () =>
+      new Promise<{ code: number | null; output: string }>((resolve) => {
+        const child = spawn(process.execPath, ['server/scripts/build-if-changed.mjs', 'console'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+        let output = '';
+        child.stdout!.on('data', (chunk) => (output += chunk));
+        child.stderr!.on('data', (chunk) => (output += chunk));
+        child.on('exit', (code) => resolve({ code, output }));
+      });
+    const runs = await Promise.all([build(), build(), build()]);
+    expect(runs.map((run) => run.code)).toEqual([0, 0, 0]);
+    expect(readFileSync(path.join(dir, 'builds.txt'), 'utf8')).toBe('console\n');
+    expect(runs.filter((run) => run.output.includes('building console…'))).toHaveLength(1);
+    const lock = path.join(dir, 'node_modules/.cache/keyforge/build-console.lock');
+    expect(existsSync(lock)).toBe(false);
+
+    // A build killed while holding the lock: the next caller takes it over instead of waiting.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout;
+    writeFileSync(lock, dead);
+    writeFileSync(path.join(dir, 'console/src/index.ts'), 'export const changed = 3;\n');
+    const after = await build();
+    expect(after.code).toBe(0);
+    expect(readFileSync(path.join(dir, 'builds.txt'), 'utf8')).toBe('console\nconsole\n');
+    expect(existsSync(lock)).toBe(false);
   }, 120_000);
 });
