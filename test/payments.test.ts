@@ -115,6 +115,7 @@ describe('Stripe', () => {
     expect(emails).toHaveLength(1);
     expect(emails[0].text).not.toMatch(/ACME-[A-Z0-9]{4}-/); // the stored body has a placeholder; the key is sealed
     expect(t.outboxText(emails[0])).toMatch(/Your license key: [A-Z0-9]+-[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}-[A-Z0-9]{4}/);
+    expect(emails[0].text).not.toContain('customer portal'); // this company's portal is off
     const audit = await t.prisma.auditLogEntry.findMany({ where: { entityId: license.id }, orderBy: { seq: 'asc' } });
     expect(audit[0]).toMatchObject({ action: 'CreateLicense' });
     expect(audit[0].actor).toMatch(/^Stripe evt_/);
@@ -150,8 +151,13 @@ describe('Stripe', () => {
   it('keeps the seats in use when the subscription drops below them: the customer keeps working, the vendor gets license.seats_kept', async () => {
     const sub = 'sub_fewer_seats';
     await t.prisma.webhookEndpoint.create({ data: { tenantId, url: 'https://hooks.acme.test/keyforge', eventTypes: ['license.seats_kept'], secretEncrypted: t.deps.secrets.encrypt('whsec_test') } });
+    // With the customer portal on, the key email links to it.
+    await t.prisma.tenant.update({ where: { id: tenantId }, data: { portalHandle: 'acme-pay' } });
     await sendStripe(stripeEvent('invoice.paid', stripeInvoice(sub, 'in_f1', 'subscription_create', 'price_pro', 2, sec(clock.now().getTime() + 30 * DAY), 'seats@example.com')));
+    await t.prisma.tenant.update({ where: { id: tenantId }, data: { portalHandle: null } });
     const email = await t.prisma.emailOutbox.findFirstOrThrow({ where: { kind: 'license-key', toAddress: 'seats@example.com' } });
+    expect(email.text).toContain(`customer portal (sign in with this email address): ${t.deps.config.publicUrl}/portal/acme-pay`);
+    expect(email.html).toContain(`href="${t.deps.config.publicUrl}/portal/acme-pay"`);
     const key = /Your license key: (\S+)/.exec(t.outboxText(email))![1];
     for (const deviceId of ['pc-1', 'pc-2', 'pc-3']) expect((await t.activate({ licenseKey: key, deviceId })).json.isValid).toBe(true);
 

@@ -1,6 +1,6 @@
 /** @jsxRuntime automatic */
 import { MjmlColumn, MjmlSection, MjmlText } from '@faire/mjml-react';
-import { Page, formatDate, renderEmail, type RenderedEmail } from './layout.js';
+import { Button, Page, formatDate, renderEmail, type RenderedEmail } from './layout.js';
 
 export interface LicenseKeyEmailData {
   tenantName: string;
@@ -11,6 +11,8 @@ export interface LicenseKeyEmailData {
   keyText: string;
   expiresAt: Date | null;
   maxActivations: number;
+  /** The company's customer portal (`<PUBLIC_URL>/portal/<handle>`) when it is on: where the customer sees the license and frees devices. */
+  portalUrl: string | null;
 }
 
 /** A purchase through a connected payment provider: the customer's license key. */
@@ -33,10 +35,13 @@ export async function renderLicenseKeyEmail(data: LicenseKeyEmailData): Promise<
           <MjmlText>
             {validity} {seats} Keep this email: the key is the proof of your purchase.
           </MjmlText>
+          {data.portalUrl ? <MjmlText>See your licenses and devices, and free a device you no longer use, in the {data.tenantName} customer portal: sign in with this email address.</MjmlText> : null}
+          {data.portalUrl ? <Button href={data.portalUrl}>Open the customer portal</Button> : null}
         </MjmlColumn>
       </MjmlSection>
     </Page>,
   );
-  const text = [`Thank you for buying ${what}`, '', `Your license key: ${data.keyText}`, '', `${validity} ${seats}`, 'Keep this email: the key is the proof of your purchase.'].join('\n');
+  const portal = data.portalUrl ? ['', `See your licenses and devices, and free a device you no longer use, in the ${data.tenantName} customer portal (sign in with this email address): ${data.portalUrl}`] : [];
+  const text = [`Thank you for buying ${what}`, '', `Your license key: ${data.keyText}`, '', `${validity} ${seats}`, 'Keep this email: the key is the proof of your purchase.', ...portal].join('\n');
   return { subject, html, text };
 }

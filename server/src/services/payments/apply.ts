@@ -55,7 +55,10 @@ const normalize = (provider: PaymentProvider, payload: unknown): PaymentEventIn 
  * unsigned, badly signed or stale one, InvalidRequest for a signed body that is not the provider's event; then
  * applied (or recorded as ignored). A database failure propagates (503: the provider retries).
  */
-export async function receivePaymentWebhook(sys: SecretsContext, connectionId: string, rawBody: string, header: (name: string) => string | undefined): Promise<PaymentResult> {
+/** What receiving a payment event needs: the services' context and the server's address (the portal link in the key email). */
+export type PaymentContext = SecretsContext & { publicUrl: string };
+
+export async function receivePaymentWebhook(sys: PaymentContext, connectionId: string, rawBody: string, header: (name: string) => string | undefined): Promise<PaymentResult> {
   const connection = isUuid(connectionId) ? await sys.db.prisma.paymentConnection.findUnique({ where: { id: connectionId } }) : null;
   if (!connection || !connection.enabled) throw new AppError('NotFound', 'No payment connection has this id.');
   const provider = connection.provider as PaymentProvider;
@@ -78,12 +81,14 @@ export async function receivePaymentWebhook(sys: SecretsContext, connectionId: s
   return applyPaymentEvent(sys, connection, event);
 }
 
+type PurchaseContext = ServiceContext & Pick<PaymentContext, 'publicUrl'>;
+
 const Email = z.string().trim().pipe(z.email().max(320));
 
 /** Applies one verified event of a connection, exactly once per its id. */
-export async function applyPaymentEvent(sys: SecretsContext, connection: PaymentConnection, event: PaymentEventIn): Promise<PaymentResult> {
+export async function applyPaymentEvent(sys: PaymentContext, connection: PaymentConnection, event: PaymentEventIn): Promise<PaymentResult> {
   const provider = connection.provider as PaymentProvider;
-  const ctx: ServiceContext = { ...sys, actor: systemActor(connection.tenantId, `${PROVIDER_NAMES[provider]} ${event.id}`.slice(0, 200)), meta: NO_META };
+  const ctx: PurchaseContext = { ...sys, actor: systemActor(connection.tenantId, `${PROVIDER_NAMES[provider]} ${event.id}`.slice(0, 200)), meta: NO_META };
   const effect = event.effect;
   // What creating the license reads is read before the transaction: it holds a connection of the pool while it runs.
   let prepared: PreparedLicense | null = null;
@@ -217,7 +222,7 @@ async function planOfState(tx: Tx, connection: PaymentConnection, state: Pick<St
   return license?.plan ?? null;
 }
 
-async function applyEffect(tx: Tx, ctx: ServiceContext, connection: PaymentConnection, event: PaymentEventIn, prepared: PreparedLicense | null): Promise<Applied> {
+async function applyEffect(tx: Tx, ctx: PurchaseContext, connection: PaymentConnection, event: PaymentEventIn, prepared: PreparedLicense | null): Promise<Applied> {
   const effect = event.effect;
   if (effect.kind === 'ignored') return { outcome: 'ignored', detail: effect.reason, licenseId: null, subject: null };
   const subject = effect.kind === 'refund' || effect.kind === 'renewal' ? effect.subject : effect.subject;
@@ -254,7 +259,7 @@ async function applyEffect(tx: Tx, ctx: ServiceContext, connection: PaymentConne
 /** The license's expiry as the state says it: the cancellation's end, else the paid end (null: leave it). */
 const targetExpiry = (state: State): Date | null => (state.canceled && state.endsAt ? state.endsAt : state.paidUntil);
 
-async function createFromPurchase(tx: Tx, ctx: ServiceContext, connection: PaymentConnection, event: PaymentEventIn, prepared: PreparedLicense, state: State) {
+async function createFromPurchase(tx: Tx, ctx: PurchaseContext, connection: PaymentConnection, event: PaymentEventIn, prepared: PreparedLicense, state: State) {
   const expiry = targetExpiry(state);
   const withExpiry = expiry && prepared.attributes.expiresAt !== null ? { ...prepared, attributes: { ...prepared.attributes, expiresAt: expiry } } : prepared;
   const key = generateLicenseKey(prepared.keyPrefix);
@@ -262,9 +267,10 @@ async function createFromPurchase(tx: Tx, ctx: ServiceContext, connection: Payme
   const license = await insertLicense(tx, ctx, withExpiry, key, { paymentProvider: provider, paymentEventId: event.id, subscription: state.subject });
   const to = withExpiry.attributes.customerEmail;
   if (!to) return { id: license.id, emailed: false };
-  const tenant = await tx.tenant.findUniqueOrThrow({ where: { id: connection.tenantId }, select: { name: true } });
+  const tenant = await tx.tenant.findUniqueOrThrow({ where: { id: connection.tenantId }, select: { name: true, portalHandle: true } });
   const rendered = await renderLicenseKeyEmail({
     tenantName: tenant.name,
+    portalUrl: tenant.portalHandle ? `${ctx.publicUrl}/portal/${tenant.portalHandle}` : null,
     productName: prepared.product.name,
     planName: prepared.plan?.name ?? null,
     to,
