@@ -50,6 +50,7 @@ export const PaymentIntegrationDetailQuery = graphql(`
         type
         outcome
         detail
+        licenseId
         receivedAt
       }
     }

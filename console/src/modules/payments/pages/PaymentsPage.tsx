@@ -1,8 +1,10 @@
-import { ActionIcon, Badge, Button, Code, CopyButton, Group, Modal, Paper, PasswordInput, Select, Stack, Table, Text, TextInput, Title, Tooltip } from '@mantine/core';
+import { ActionIcon, Anchor, Badge, Button, Code, CopyButton, Group, Modal, Paper, PasswordInput, Select, Stack, Table, Text, TextInput, Title, Tooltip } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { IconCheck, IconCopy, IconPlus, IconTrash } from '@tabler/icons-react';
 import { useState } from 'react';
+import { Link } from 'react-router';
 import { useQuery } from 'urql';
+import { ConfirmAction } from '../../../ui/ConfirmAction';
 import { ModalFooter } from '../../../ui/ModalFooter';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
@@ -156,9 +158,19 @@ function IntegrationCard({ integration, plans, onChanged }: { integration: Payme
             <Button variant="default" size="xs" loading={update.saving} onClick={async () => (await update.run({ input: { id: integration.id, enabled: !integration.enabled } })) && onChanged()}>
               {integration.enabled ? 'Disable' : 'Enable'}
             </Button>
-            <Button variant="default" color="red" size="xs" loading={remove.saving} onClick={async () => (await remove.run({ input: { id: integration.id } })) && onChanged()}>
-              Disconnect
-            </Button>
+            <ConfirmAction
+              size="xs"
+              label="Disconnect"
+              title={`Disconnect ${integration.name}?`}
+              message={`${provider.label}'s deliveries to this webhook URL are refused from then on, and its price mappings, received events and subscriptions are deleted. Licenses already sold stay as they are; their later renewals, cancellations and refunds are no longer applied. To pause deliveries instead, disable it.`}
+              confirmLabel="Disconnect"
+              busy={remove.saving}
+              onConfirm={async () => {
+                const done = await remove.run({ input: { id: integration.id } });
+                if (done) onChanged();
+                return done;
+              }}
+            />
           </Group>
         </Group>
         <div>
@@ -258,7 +270,14 @@ function IntegrationCard({ integration, plans, onChanged }: { integration: Payme
                                 {event.outcome.toLowerCase()}
                               </Badge>
                             </Table.Td>
-                            <Table.Td>{event.detail}</Table.Td>
+                            <Table.Td>
+                              <Text size="sm">{event.detail}</Text>
+                              {event.licenseId && (
+                                <Anchor component={Link} to={`/licenses/${event.licenseId}`} size="xs">
+                                  Open the license
+                                </Anchor>
+                              )}
+                            </Table.Td>
                           </Table.Tr>
                         ))}
                       </Table.Tbody>
