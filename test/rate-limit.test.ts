@@ -1,5 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
+import Stripe from 'stripe';
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
+import { createPaymentConnection, paymentWebhookPath } from '../server/src/services/payments/connections.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { itWith, needRedis } from './support/optional.js';
 
@@ -68,6 +71,35 @@ describe('rate limits (docs/integrate/rest-api.md "HTTP errors": 429 with Retry-
     for (let i = 0; i < 2; i++) expect((await t.post('/api/v1/validate', { licenseKey: otherKey }, from('10.1.2.1'))).json.isValid).toBe(true);
     expect((await t.post('/api/v1/validate', { licenseKey: thirdKey }, from('10.1.2.1'))).json.isValid).toBe(true);
     expect((await t.post('/api/v1/validate', { licenseKey: thirdKey }, from('10.1.2.1'))).status).toBe(429);
+  });
+
+  it('counts only refused payment deliveries against the IP: a provider delivering every company\'s events is not limited', async () => {
+    const t = await start({ RATE_LIMIT_PUBLIC_PER_MINUTE: '3' });
+    const tenantId = (await t.setupAdmin()).user.tenantId;
+    const secret = 'whsec_rate_limit_0123456789';
+    const ctx = { db: t.deps.db, secrets: t.deps.secrets, now: new Date(), actor: systemActor(tenantId), meta: NO_META };
+    const connection = await createPaymentConnection(ctx, { provider: 'stripe', signingSecret: secret, refundAction: 'suspend' });
+    const deliver = (id: string, signed = true) => {
+      // An event type Keyforge does not act on: verified, answered 200 and recorded as ignored.
+      const payload = JSON.stringify({ id, object: 'event', api_version: '2025-08-27.basil', created: Math.floor(Date.now() / 1000), data: { object: { id: 'cus_1', object: 'customer' } }, livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, type: 'customer.created' });
+      const signature = signed ? { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret }) } : {};
+      return t.post(paymentWebhookPath(connection.id), payload, { ...signature, ...from('203.0.113.50') });
+    };
+    for (let i = 0; i < 8; i++) {
+      const verified = await deliver(`evt_rl_${i}`);
+      expect(verified.status).toBe(200);
+      expect(verified.headers.get('ratelimit-remaining')).toBeNull(); // not counted, so no budget to report
+    }
+    // The same address still has its whole public budget.
+    expect((await t.get('/api/v1/nonce', from('203.0.113.50'))).headers.get('ratelimit-remaining')).toBe('2');
+    // Refusals are counted with it (1 spent above): two unsigned deliveries spend the rest, then the address is refused.
+    expect((await deliver('evt_rl_unsigned_1', false)).status).toBe(401);
+    expect((await deliver('evt_rl_unsigned_2', false)).status).toBe(401);
+    const limited = await deliver('evt_rl_after');
+    expect(limited.status).toBe(429);
+    expect(limited.json.error.code).toBe('RateLimited');
+    expect((await t.get('/api/v1/nonce', from('203.0.113.50'))).status).toBe(429);
+    expect(await t.prisma.paymentEvent.count()).toBe(8);
   });
 
   itWith(redisNeed)('with REDIS_URL, two server instances share one budget', async () => {

@@ -51,6 +51,12 @@ export interface PublicRoute {
   handle(call: PublicCall<unknown>): Promise<PublicAnswer>;
   /** Takes its body raw (any media type, at most this many bytes), not parsed by the route's schema. */
   rawBodyBytes?: number;
+  /**
+   * `refusals`: only refused requests (400, 401, 404, 413) count against the client IP's budget, and an IP that spent it
+   * is refused. For signed server-to-server callers: a payment provider delivers every company's events from a few
+   * addresses, so counting its verified deliveries per IP would let one company's sales delay another's.
+   */
+  ipLimit?: 'all' | 'refusals';
 }
 
 type JsonSchemaOf<R> = R extends { request: { body: { content: { 'application/json': { schema: infer S } } } } } ? S : never;
@@ -58,7 +64,7 @@ type JsonSchemaOf<R> = R extends { request: { body: { content: { 'application/js
 export type BodyOf<R> = [JsonSchemaOf<R>] extends [never] ? undefined : JsonSchemaOf<R> extends z.ZodType ? z.output<JsonSchemaOf<R>> : never;
 
 /** A public route: its definition and its handler, typed by the definition's body schema. */
-export function publicRoute<R extends RouteConfig>(definition: R, handle: (call: PublicCall<BodyOf<R>>) => Promise<PublicAnswer>, options: { rawBodyBytes?: number } = {}): PublicRoute {
+export function publicRoute<R extends RouteConfig>(definition: R, handle: (call: PublicCall<BodyOf<R>>) => Promise<PublicAnswer>, options: Pick<PublicRoute, 'rawBodyBytes' | 'ipLimit'> = {}): PublicRoute {
   return { definition, handle: handle as PublicRoute['handle'], ...options };
 }
 
@@ -126,6 +132,9 @@ export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request
     else endpoints.set(`${route.definition.method.toUpperCase()} ${template}`, endpoint);
   }
 
+  /** What an `ipLimit: 'refusals'` route counts against the IP: unsigned, badly signed, malformed, unknown or oversize. */
+  const COUNTED_REFUSALS = new Set([400, 401, 404, 413]);
+
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const started = performance.now();
     const method = request.method ?? 'GET';
@@ -157,7 +166,8 @@ export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request
         status = 204;
         Object.assign(headers, preflightHeaders(request));
       } else {
-        Object.assign(headers, rateLimitHeaders(await deps.rateLimits.perIp(clientIp)));
+        if (endpoint?.route.ipLimit === 'refusals') await deps.rateLimits.ipHasBudget(clientIp);
+        else Object.assign(headers, rateLimitHeaders(await deps.rateLimits.perIp(clientIp)));
         if (!endpoint) throw new AppError('NotFound', `No route for ${method} ${maskCredentials(path)}.`);
         const rawBodyBytes = endpoint.route.rawBodyBytes;
         const rawBody = rawBodyBytes ? await readText(request, rawBodyBytes) : undefined;
@@ -170,6 +180,7 @@ export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request
       deps.metrics?.databaseError(thrown);
       error = toAppError(thrown, deps.logger, requestId);
       status = error.status;
+      if (endpoint?.route.ipLimit === 'refusals' && COUNTED_REFUSALS.has(status)) await deps.rateLimits.perIp(clientIp).catch(() => undefined);
       body = errorBody(error, requestId);
       Object.assign(headers, errorHeaders(error));
     }

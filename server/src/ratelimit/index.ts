@@ -7,6 +7,8 @@ import type { Logger } from '../logger.js';
 export interface RateLimits {
   /** Per client IP on the public API. */
   perIp(ip: string): Promise<RateLimitState>;
+  /** Refuses (RateLimited) when the IP has spent its public budget, without spending any of it. */
+  ipHasBudget(ip: string): Promise<void>;
   /** Per tenant, once a request is known to belong to one. */
   perTenant(tenantId: string): Promise<RateLimitState>;
   /**
@@ -78,6 +80,11 @@ export async function createRateLimits(options: RateLimitOptions, logger?: Logge
   const license = make('license', options.licensePerMinute);
   return {
     perIp: (key) => consume(ip, options.publicPerMinute, key, 'ip'),
+    async ipHasBudget(key) {
+      // Unknown (Redis away, nothing counted yet): the budget is there; the next consume decides.
+      const spent = await ip.get(key).catch(() => null);
+      if (spent && spent.consumedPoints >= options.publicPerMinute) throw rateLimited(spent, options.publicPerMinute, 'ip');
+    },
     perTenant: (key) => consume(tenant, options.tenantPerMinute, key, 'tenant'),
     perLicense: (key) => consume(license, options.licensePerMinute, key, 'license'),
     async signIn(clientIp, account) {
@@ -100,10 +107,12 @@ async function consume(limiter: RateLimiterAbstract, limit: number, key: string,
     const res = await limiter.consume(key);
     return { limit, remaining: res.remainingPoints, resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
   } catch (rejection) {
-    if (rejection instanceof RateLimiterRes) {
-      const retryAfterSeconds = Math.max(1, Math.ceil(rejection.msBeforeNext / 1000));
-      throw new AppError('RateLimited', `Too many requests: retry after ${retryAfterSeconds} seconds.`, { retryAfterSeconds, rateLimit: limit, rateLimitName: name });
-    }
+    if (rejection instanceof RateLimiterRes) throw rateLimited(rejection, limit, name);
     throw rejection;
   }
+}
+
+function rateLimited(res: RateLimiterRes, limit: number, name: RateLimitName): AppError {
+  const retryAfterSeconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+  return new AppError('RateLimited', `Too many requests: retry after ${retryAfterSeconds} seconds.`, { retryAfterSeconds, rateLimit: limit, rateLimitName: name });
 }
