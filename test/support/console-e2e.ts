@@ -72,6 +72,10 @@ export async function startConsoleE2e(name: string, chromiumPath: string, server
       const page = await context.newPage();
       page.setDefaultTimeout(20_000);
       page.on('pageerror', (error) => errors.push(error.message));
+      // A built asset that does not load is a broken build (or one rebuilt under the running server), never a test's intent.
+      page.on('response', (response) => {
+        if (response.status() >= 400 && new URL(response.url()).pathname.startsWith('/assets/')) errors.push(`${response.status()} for ${response.url()}`);
+      });
       return page;
     },
     async stop() {
