@@ -82,7 +82,7 @@ describe('rate limits (docs/integrate/rest-api.md "HTTP errors": 429 with Retry-
     const deliver = (id: string, signed = true) => {
       // An event type Keyforge does not act on: verified, answered 200 and recorded as ignored.
       const payload = JSON.stringify({ id, object: 'event', api_version: '2025-08-27.basil', created: Math.floor(Date.now() / 1000), data: { object: { id: 'cus_1', object: 'customer' } }, livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, type: 'customer.created' });
-      const signature = signed ? { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret }) } : {};
+      const signature: Record<string, string> = signed ? { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret }) } : {};
       return t.post(paymentWebhookPath(connection.id), payload, { ...signature, ...from('203.0.113.50') });
     };
     for (let i = 0; i < 8; i++) {
