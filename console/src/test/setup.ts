@@ -2,8 +2,9 @@ import '@testing-library/jest-dom/vitest';
 import { cleanup } from '@testing-library/react';
 import { afterEach } from 'vitest';
 
-// Components render through test/render.tsx, whose MantineProvider has env="test": no transitions (their timers
-// fired after jsdom was torn down: "window is not defined") and no portals.
+// Components render through test/render.tsx, whose MantineProvider has env="test" (no portals, transitions not
+// rendered), and jsdom reports reduced motion (below), so no transition timer fires after jsdom was torn down
+// ("window is not defined").
 afterEach(cleanup);
 
 // jsdom lacks what Mantine measures with.
@@ -11,7 +12,9 @@ Object.defineProperty(window, 'matchMedia', {
   writable: true,
   value: (query: string) => ({
     // As in a browser, the empty query matches (mantine-datatable shows a cell when its column has no media query).
-    matches: query.trim() === '',
+    // Reduced motion too: the theme respects it, so every Mantine transition takes 0 ms and leaves no timer behind
+    // (env="test" skips their rendering, not the timers of their state changes).
+    matches: query.trim() === '' || query.replace(/\s/g, '') === '(prefers-reduced-motion:reduce)',
     media: query,
     onchange: null,
     addListener: () => {},
