@@ -44,33 +44,45 @@ export function refuseRevoked(license: License, what: string) {
   }
 }
 
-/** Applies `data` to a license still in one of `from`, audits and emits; false when a concurrent change got there first. */
-async function change(
-  ctx: ServiceContext,
-  license: License,
-  action: AuditAction,
-  type: LicenseLifecycleEventType,
-  where: Prisma.LicenseWhereInput,
-  data: Prisma.LicenseUpdateManyMutationInput,
-  changes: { before: Record<string, unknown>; after: Record<string, unknown> },
-  afterUpdate?: (tx: Tx) => Promise<void>,
-) {
-  await ctx.db.prisma.$transaction((tx) => writeLifecycleChange(tx, ctx, license, action, type, where, data, changes, afterUpdate));
+/** One lifecycle change of a license: the update (applied only while the license is still `where`), its activity entry and event. */
+export interface LifecycleChange {
+  action: AuditAction;
+  type: LicenseLifecycleEventType;
+  where: Prisma.LicenseWhereInput;
+  data: Prisma.LicenseUpdateManyMutationInput;
+  changes: { before: Record<string, unknown>; after: Record<string, unknown> };
+  afterUpdate?: (tx: Tx) => Promise<void>;
+}
+
+/** Suspending an active license (the console's action and a payment provider's refund). */
+export const suspension = (now: Date): LifecycleChange => ({
+  action: 'SuspendLicense',
+  type: 'license.suspended',
+  where: { status: 'active' },
+  data: { status: 'suspended', suspendedAt: now },
+  changes: { before: { status: 'active' }, after: { status: 'suspended' } },
+});
+
+/** Renewing a license to `expiresAt`; its sent expiry notices are deleted so the thresholds fire again (the console's action and a provider's renewal). */
+export const renewal = (license: Pick<License, 'id' | 'expiresAt'>, expiresAt: Date): LifecycleChange => ({
+  action: 'RenewLicense',
+  type: 'license.renewed',
+  where: { expiresAt: license.expiresAt },
+  data: { expiresAt },
+  changes: diffChanges({ expiresAt: license.expiresAt }, { expiresAt })!,
+  afterUpdate: async (tx) => {
+    await tx.expiryNotice.deleteMany({ where: { licenseId: license.id } });
+  },
+});
+
+/** Applies a change in its own transaction and answers the license as it is after it. */
+async function change(ctx: ServiceContext, license: License, lifecycle: LifecycleChange) {
+  await ctx.db.prisma.$transaction((tx) => writeLifecycleChange(tx, ctx, license, lifecycle));
   return findTenantLicense(ctx, license.tenantId, license.id);
 }
 
 /** change() in the caller's transaction (payments/apply.ts applies a provider's event this way); false when the license was no longer in `where`. */
-export async function writeLifecycleChange(
-  tx: Tx,
-  ctx: ServiceContext,
-  license: License,
-  action: AuditAction,
-  type: LicenseLifecycleEventType,
-  where: Prisma.LicenseWhereInput,
-  data: Prisma.LicenseUpdateManyMutationInput,
-  changes: { before: Record<string, unknown>; after: Record<string, unknown> },
-  afterUpdate?: (tx: Tx) => Promise<void>,
-): Promise<boolean> {
+export async function writeLifecycleChange(tx: Tx, ctx: ServiceContext, license: License, { action, type, where, data, changes, afterUpdate }: LifecycleChange): Promise<boolean> {
   const { count } = await tx.license.updateMany({ where: { AND: [{ id: license.id, tenantId: license.tenantId }, where] }, data });
   if (!count) return false;
   await afterUpdate?.(tx);
@@ -93,8 +105,7 @@ export async function suspendLicense(ctx: ServiceContext, input: { id: string })
   const license = await findTenantLicense(ctx, tenantId, id);
   refuseRevoked(license, 'suspended');
   if (license.status === 'suspended') return license;
-  const changes = { before: { status: 'active' }, after: { status: 'suspended' } };
-  return change(ctx, license, 'SuspendLicense', 'license.suspended', { status: 'active' }, { status: 'suspended', suspendedAt: ctx.now }, changes);
+  return change(ctx, license, suspension(ctx.now));
 }
 
 /** Lifts a suspension: the license is what it was before (its seats were kept). Reinstating an unsuspended license changes nothing; a revoked one: Conflict. */
@@ -104,8 +115,13 @@ export async function reinstateLicense(ctx: ServiceContext, input: { id: string 
   const license = await findTenantLicense(ctx, tenantId, id);
   refuseRevoked(license, 'reinstated');
   if (license.status !== 'suspended') return license;
-  const changes = { before: { status: 'suspended' }, after: { status: 'active' } };
-  return change(ctx, license, 'ReinstateLicense', 'license.reinstated', { status: 'suspended' }, { status: 'active', suspendedAt: null }, changes);
+  return change(ctx, license, {
+    action: 'ReinstateLicense',
+    type: 'license.reinstated',
+    where: { status: 'suspended' },
+    data: { status: 'active', suspendedAt: null },
+    changes: { before: { status: 'suspended' }, after: { status: 'active' } },
+  });
 }
 
 const RenewInput = z.object({ id: z.string().trim().min(1), expiresAt: StorableDate });
@@ -126,10 +142,7 @@ export async function renewLicense(ctx: ServiceContext, input: { id: string; exp
   if (license.expiresAt === null) refuse('the license is perpetual (no expiry to extend); set an expiry date with updateLicense instead');
   if (expiresAt.getTime() <= ctx.now.getTime()) refuse('must be in the future');
   if (expiresAt.getTime() <= license.expiresAt!.getTime()) refuse(`must be later than the current expiry (${license.expiresAt!.toISOString()})`);
-  const changes = diffChanges({ expiresAt: license.expiresAt }, { expiresAt })!;
-  return change(ctx, license, 'RenewLicense', 'license.renewed', { expiresAt: license.expiresAt }, { expiresAt }, changes, async (tx) => {
-    await tx.expiryNotice.deleteMany({ where: { licenseId: license.id } });
-  });
+  return change(ctx, license, renewal(license, expiresAt));
 }
 
 const TransferInput = z.object({ id: z.string().trim().min(1), customerEmail: z.string().trim().pipe(z.email().max(320)) });
@@ -142,5 +155,5 @@ export async function transferLicense(ctx: ServiceContext, input: { id: string; 
   refuseRevoked(license, 'transferred');
   const changes = diffChanges({ customerEmail: license.customerEmail }, { customerEmail });
   if (!changes) return license;
-  return change(ctx, license, 'TransferLicense', 'license.transferred', { customerEmail: license.customerEmail }, { customerEmail }, changes);
+  return change(ctx, license, { action: 'TransferLicense', type: 'license.transferred', where: { customerEmail: license.customerEmail }, data: { customerEmail }, changes });
 }
