@@ -106,6 +106,13 @@ describe('air-gapped activation', () => {
     const reused = (await t.gqlData(ACTIVATE, { input: { licenseId: created.id, request: again.request } }, { token: admin })).activateOffline;
     expect(reused).toMatchObject({ reused: true, activationId: activation.id, license: { currentActivations: 1 } });
     await device.applyActivationResponse(reused.licenseFile);
+    // A customer (the portal's path: no rebinding without the key) cannot bind another device key to the active device:
+    // a proof signed with it would free the device around the portal's free limit.
+    const boundKey = (await t.prisma.activation.findUniqueOrThrow({ where: { id: activation.id } })).devicePublicKey;
+    const impostor = await client({ store: new MemoryStore() }).createActivationRequest({ licenseKey: key, deviceId });
+    const customer = { id: null, label: 'customer pat@customer.test', ip: null };
+    await expect(activateFromRequest(fileCtx(), { tenantId, licenseId: created.id, requestText: impostor.request, actor: customer, mayRebindDevice: false })).rejects.toMatchObject({ code: 'Conflict' });
+    expect((await t.prisma.activation.findUniqueOrThrow({ where: { id: activation.id } })).devicePublicKey).toBe(boundKey);
 
     const { proof, activationId } = await device.deactivateOffline({ licenseKey: key });
     expect(activationId).toBe(activation.id);
@@ -213,7 +220,7 @@ describe('air-gapped activation', () => {
     await t.seedUser(otherTenant.id, { email: 'admin@globex.test' });
     const globex = (await t.login('admin@globex.test')).token;
     expect(code(await t.gql(ACTIVATE, { input: { licenseId: created.id, request } }, { token: globex }))).toBe('NotFound');
-    await expect(activateFromRequest(fileCtx(), { tenantId: otherTenant.id, requestText: request, actor: { id: null, label: 'customer x@globex.test', ip: null } })).rejects.toMatchObject({ code: 'NotFound' });
+    await expect(activateFromRequest(fileCtx(), { tenantId: otherTenant.id, requestText: request, actor: { id: null, label: 'customer x@globex.test', ip: null }, mayRebindDevice: false })).rejects.toMatchObject({ code: 'NotFound' });
     expect(code(await t.gql(ISSUE, { input: { licenseId: created.id } }, { token: globex }))).toBe('NotFound');
 
     await t.seedUser(tenantId, { email: 'viewer@acme.test', role: 'ReadOnly' });
@@ -256,7 +263,7 @@ describe('air-gapped activation', () => {
     const requests = await Promise.all(Array.from({ length: 100 }, (_, n) => client().createActivationRequest({ licenseKey: key, deviceId: `offline-${n}` })));
     const ctx = fileCtx();
     const actor = { id: null, label: 'race', ip: null };
-    const offline = (n: number) => activateFromRequest(ctx, { tenantId, licenseId: created.id, requestText: requests[n].request, actor }).then(() => 'offline', (error: { code?: string }) => error.code ?? 'error');
+    const offline = (n: number) => activateFromRequest(ctx, { tenantId, licenseId: created.id, requestText: requests[n].request, actor, mayRebindDevice: false }).then(() => 'offline', (error: { code?: string }) => error.code ?? 'error');
     const online = (n: number) => t.activate({ licenseKey: key, deviceId: `online-${n}` }).then((answer) => (answer.json?.isValid ? 'online' : (answer.json?.errorCode ?? `http ${answer.status}`)));
     // Interleaved, online first (its nonce round trip makes it the later one to reach the license row).
     const outcomes = await Promise.all(Array.from({ length: 100 }, (_, n) => [online(n), offline(n)]).flat());

@@ -23,9 +23,9 @@ export function staffIssueLicenseFile(ctx: StaffFileContext, input: Omit<IssueLi
 }
 
 /** Uploads an activation request for the caller's company (CompanyAdmin): the device license file in answer. */
-export function staffActivateFromRequest(ctx: StaffFileContext, input: Omit<ActivateFromRequestInput, 'tenantId' | 'actor'>) {
+export function staffActivateFromRequest(ctx: StaffFileContext, input: Omit<ActivateFromRequestInput, 'tenantId' | 'actor' | 'mayRebindDevice'>) {
   const { tenantId } = requireAdmin(ctx);
-  return activateFromRequest(asFileContext(ctx), { ...input, tenantId, actor: auditActor(ctx) });
+  return activateFromRequest(asFileContext(ctx), { ...input, tenantId, actor: auditActor(ctx), mayRebindDevice: true });
 }
 
 /** Uploads a deactivation proof for the caller's company (CompanyAdmin): frees the device it names. */

@@ -85,6 +85,12 @@ export interface ActivateFromRequestInput {
   licenseKey?: string | null;
   /** Who the activity log names (staff: auditActor(ctx); the portal: "customer <email>"). */
   actor: AuditActor;
+  /**
+   * Whether a request may bind a new device key to a device that is active with another one (the device re-requesting
+   * after losing its store). Staff may free devices anyway; a customer only with the key (the MAC verified): a new key
+   * would let their proof free the device around the portal's free limit.
+   */
+  mayRebindDevice: boolean;
 }
 
 export interface OfflineActivation extends IssuedLicenseFile {
@@ -122,7 +128,7 @@ export async function activateFromRequest(ctx: LicenseFileContext, input: Activa
     const rejection = activationRejection(license, ctx.now, version, { deviceId: request.device, product: request.product ?? undefined });
     if (rejection) throw new AppError('Conflict', `${rejection.message} (${rejection.errorCode})`);
     try {
-      return await registerOffline(ctx, license, request, input.actor, ttlDays);
+      return await registerOffline(ctx, license, request, input.actor, ttlDays, input.mayRebindDevice || Boolean(input.licenseKey));
     } catch (error) {
       if (!(error instanceof Rollback)) throw error;
       if (error.registration) {
@@ -159,7 +165,7 @@ async function requestLicenseId(ctx: LicenseFileContext, input: ActivateFromRequ
   return candidates[0].id;
 }
 
-async function registerOffline(ctx: LicenseFileContext, license: LicenseRecord, request: ActivationRequest, actor: AuditActor, ttlDays: number): Promise<OfflineActivation> {
+async function registerOffline(ctx: LicenseFileContext, license: LicenseRecord, request: ActivationRequest, actor: AuditActor, ttlDays: number, mayRebind: boolean): Promise<OfflineActivation> {
   return ctx.db.prisma.$transaction(async (tx) => {
     const activationId = randomUUID();
     const eventId = randomUUID();
@@ -184,7 +190,12 @@ async function registerOffline(ctx: LicenseFileContext, license: LicenseRecord, 
       VALUES (${sha256(request.challenge)}, ${license.tenantId}::uuid, ${license.id}::uuid, ${activation.id}::uuid, ${ctx.now}::timestamptz)
       ON CONFLICT (challenge_digest) DO NOTHING`;
     if (!recorded) throw new AppError('Conflict', 'This activation request has been used already: write a new one on the device.');
-    await tx.activation.update({ where: { id: activation.id }, data: { devicePublicKey: request.pub } });
+    // Replacing an active device's key needs mayRebind (ActivateFromRequestInput.mayRebindDevice).
+    const keep = mayRebind ? {} : { OR: [{ devicePublicKey: null }, { devicePublicKey: request.pub }] };
+    const bound = await tx.activation.updateMany({ where: { id: activation.id, ...keep }, data: { devicePublicKey: request.pub } });
+    if (!bound.count) {
+      throw new AppError('Conflict', 'This device is already activated with another device key: enter the license key with the request, or free the device first, then activate it again.');
+    }
     const issued = await signLicenseFile(ctx, license, {
       deviceId: request.device,
       deviceActivated: true,

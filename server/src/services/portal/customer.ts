@@ -204,7 +204,7 @@ export async function customerLicenseFile(ctx: CustomerFileContext, customer: Po
 /** An offline activation request uploaded by the customer for one of their licenses: the device license file in answer. */
 export async function customerActivateFromRequest(ctx: CustomerFileContext, customer: PortalCustomer, input: { licenseId: string; requestText: string; licenseKey?: string | null }) {
   const licenseId = await requireCustomerLicense(ctx, customer, String(input.licenseId).slice(0, 100));
-  return activateFromRequest(ctx, { tenantId: customer.tenantId, licenseId, requestText: input.requestText, licenseKey: input.licenseKey || null, actor: customerActor(customer.email, ctx.meta) });
+  return activateFromRequest(ctx, { tenantId: customer.tenantId, licenseId, requestText: input.requestText, licenseKey: input.licenseKey || null, actor: customerActor(customer.email, ctx.meta), mayRebindDevice: false });
 }
 
 /**
