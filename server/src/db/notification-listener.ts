@@ -134,6 +134,8 @@ export function pgNotificationListener(url: string, channel: string, handler: No
       if (heartbeat) clearInterval(heartbeat);
       const current = client;
       client = undefined;
+      // Nothing is heard from here on: the cache must not answer from memory (as the embedded listener's stop does).
+      handler.lost();
       if (current) {
         current.removeAllListeners('notification');
         await current.end().catch(() => undefined);
