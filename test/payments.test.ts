@@ -172,6 +172,14 @@ describe('Stripe', () => {
     expect((await t.post('/api/v1/validate', { licenseKey: key })).json.isValid).toBe(true);
   });
 
+  it('caps the seats of an absurd quantity at the most a license takes (1,000,000), instead of failing every retry', async () => {
+    const sub = 'sub_huge_quantity';
+    await sendStripe(stripeEvent('invoice.paid', stripeInvoice(sub, 'in_h1', 'subscription_create', 'price_pro', 1, sec(clock.now().getTime() + 30 * DAY), 'huge@example.com')));
+    const updated = await sendStripe(stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_pro', 2_000_000_000)));
+    expect(updated.json).toEqual({ received: true, outcome: 'applied' });
+    expect((await licenseOf(connections.stripe.id, sub))!.maxActivations).toBe(1_000_000);
+  });
+
   it('refuses unsigned, badly signed, stale and foreign-secret deliveries and writes nothing; ignores unknown types', async () => {
     const before = await rowCounts();
     const event = stripeEvent('invoice.paid', stripeInvoice('sub_refused', 'in_r1', 'subscription_create', 'price_pro', 1, sec(T0 + 90 * DAY)));

@@ -46,7 +46,7 @@ export const paymentWebhook = (deps: AppDeps) =>
     route,
     async (call) => {
       const result = await receivePaymentWebhook({ db: deps.db, secrets: deps.secrets, now: deps.clock(), publicUrl: deps.config.publicUrl }, call.params?.connectionId ?? '', call.rawBody ?? '', call.header);
-      return { body: { received: true, outcome: result.outcome === 'failed' ? 'pending' : result.outcome }, headers: { 'Cache-Control': 'no-store' } };
+      return { body: { received: true, outcome: result.outcome }, headers: { 'Cache-Control': 'no-store' } };
     },
     { rawBodyBytes: MAX_PAYMENT_BODY_BYTES, ipLimit: 'refusals' },
   );

@@ -11,10 +11,12 @@ const version = z
   .trim()
   .refine((value) => semver.valid(value, { loose: true }) ?? semver.coerce(value), 'must be a semantic version such as 1.4.2');
 export const days = z.number().int().min(0).max(3650);
+/** The most seats (activations, floating sessions) a license takes. */
+export const MAX_SEATS = 1_000_000;
 
 export const LicenseAttributesObject = z
   .object({
-    maxActivations: z.number().int().min(1).max(1_000_000),
+    maxActivations: z.number().int().min(1).max(MAX_SEATS),
     expiresAt: StorableDate.nullable().optional(),
     isTrial: z.boolean().optional(),
     nodeLocked: z.boolean().optional(),
@@ -27,7 +29,7 @@ export const LicenseAttributesObject = z
     maintenanceExpiresAt: StorableDate.nullable().optional(),
     customerEmail: z.email().nullable().optional(),
     /** Concurrent floating sessions allowed; null: none. */
-    floatingSeats: z.number().int().min(1).max(1_000_000).nullable().optional(),
+    floatingSeats: z.number().int().min(1).max(MAX_SEATS).nullable().optional(),
   });
 // Zod runs this object check even when a version failed its own check: an unparsable one is reported there, not here.
 export const versionsInOrder = (license: { minVersion?: string | null; maxVersion?: string | null }) => {

@@ -8,7 +8,8 @@ import { Prisma, type PaymentConnection } from '../../generated/prisma/client.js
 import { lockTenantAudit } from '../audit/audit-log.js';
 import { NO_META, systemActor } from '../auth/actor.js';
 import type { SecretsContext, ServiceContext } from '../context.js';
-import { writeLifecycleChange } from '../licenses/lifecycle.js';
+import { MAX_SEATS } from '../licenses/attributes.js';
+import { renewal, suspension, writeLifecycleChange } from '../licenses/lifecycle.js';
 import { findTenantLicense, insertLicense, prepareLicense, writeLicenseUpdate, writeRevocation, type PreparedLicense } from '../licenses/management.js';
 import { isUuid } from '../listing.js';
 import { enqueueEmails } from '../notifications/outbox.js';
@@ -33,7 +34,8 @@ type State = Prisma.PaymentSubscriptionGetPayload<object>;
 export type PaymentOutcome = 'applied' | 'ignored' | 'pending' | 'failed' | 'duplicate';
 
 export interface PaymentResult {
-  outcome: PaymentOutcome;
+  /** A delivery that cannot be applied is refused (an AppError), recorded as failed: never answered as applied. */
+  outcome: Exclude<PaymentOutcome, 'failed'>;
   eventId: string;
   detail: string | null;
   licenseId: string | null;
@@ -225,7 +227,7 @@ async function planOfState(tx: Tx, connection: PaymentConnection, state: Pick<St
 async function applyEffect(tx: Tx, ctx: PurchaseContext, connection: PaymentConnection, event: PaymentEventIn, prepared: PreparedLicense | null): Promise<Applied> {
   const effect = event.effect;
   if (effect.kind === 'ignored') return { outcome: 'ignored', detail: effect.reason, licenseId: null, subject: null };
-  const subject = effect.kind === 'refund' || effect.kind === 'renewal' ? effect.subject : effect.subject;
+  const subject = effect.subject;
   const state = await lockState(tx, connection, subject, effectRefs(effect));
   if (!state) return { outcome: 'pending', detail: 'waits for the purchase it refers to (applied when it arrives)', licenseId: null, subject };
   let next = await merge(tx, connection, state, effect, event.occurredAt, ctx.now);
@@ -293,7 +295,8 @@ async function reconcile(tx: Tx, ctx: ServiceContext, connection: PaymentConnect
   const plan = state.priceId ? await planOfState(tx, connection, { priceId: state.priceId, licenseId: null }) : null;
   const update: Record<string, unknown> = {};
   if (plan) {
-    const wanted = plan.maxActivations * (state.quantity ?? 1);
+    // At most the seats a license may take, whatever quantity the provider sends.
+    const wanted = Math.min(plan.maxActivations * (state.quantity ?? 1), MAX_SEATS);
     const seats = Math.max(wanted, license.currentActivations);
     if (seats !== wanted) {
       notes.push(`seats kept at ${seats}: ${license.currentActivations} in use, the subscription pays for ${wanted}`);
@@ -314,17 +317,14 @@ async function reconcile(tx: Tx, ctx: ServiceContext, connection: PaymentConnect
     license = await findTenantLicense(txCtx, connection.tenantId, licenseId);
   }
   if (extends_) {
-    const changes = { before: { expiresAt: license.expiresAt!.toISOString() }, after: { expiresAt: expiry.toISOString() } };
-    await writeLifecycleChange(tx, ctx, license, 'RenewLicense', 'license.renewed', { expiresAt: license.expiresAt }, { expiresAt: expiry }, changes, async (inner) => {
-      await inner.expiryNotice.deleteMany({ where: { licenseId } });
-    });
+    await writeLifecycleChange(tx, ctx, license, renewal(license, expiry));
     notes.push(`renewed until ${expiry.toISOString()}`);
   }
   if (state.refundedAt) {
     if (connection.refundAction === 'revoke') {
       if (await writeRevocation(tx, ctx, license)) notes.push('revoked (refund)');
     } else if (license.status !== 'suspended') {
-      await writeLifecycleChange(tx, ctx, license, 'SuspendLicense', 'license.suspended', { status: 'active' }, { status: 'suspended', suspendedAt: ctx.now }, { before: { status: 'active' }, after: { status: 'suspended' } });
+      await writeLifecycleChange(tx, ctx, license, suspension(ctx.now));
       notes.push('suspended (refund)');
     }
   }

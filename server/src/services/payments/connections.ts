@@ -92,10 +92,6 @@ export async function listPaymentConnections(ctx: ServiceContext) {
   return ctx.db.prisma.paymentConnection.findMany({ where: { tenantId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
 }
 
-export async function getPaymentConnection(ctx: ServiceContext, id: string) {
-  return findTenantConnection(ctx, requireMember(ctx), id);
-}
-
 const MappingInput = z.object({ priceId: z.string().trim().min(1).max(200), planId: z.string().trim().min(1) });
 
 /** Sells a provider price (Stripe price, Paddle price, Lemon Squeezy variant id) as a plan; mapping it again moves it. */
