@@ -34,6 +34,12 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 describe('payment integrations over GraphQL', () => {
+  it('shows no characters of a short signing secret (a vendor-chosen one): the hint would give a large part away', async () => {
+    const created = (await t.gqlData(CREATE, { input: { provider: 'LEMONSQUEEZY', signingSecret: 'short-secret' } }, { token: B.admin.token })).createPaymentIntegration.paymentIntegration;
+    expect(created.secretHint).toBe('… (short secret)');
+    await t.prisma.paymentConnection.delete({ where: { id: created.id } });
+  });
+
   it('connects, shows the webhook URL and a hint of the secret (never the secret), maps a price and lists events', async () => {
     const created = (await t.gqlData(CREATE, { input: { provider: 'STRIPE', signingSecret: 'whsec_graphql_secret_9876', refundAction: 'REVOKE' } }, { token: A.admin.token })).createPaymentIntegration.paymentIntegration;
     expect(created).toMatchObject({ provider: 'STRIPE', name: 'Stripe', secretHint: '…9876', refundAction: 'REVOKE', enabled: true, webhookUrl: `http://licensing.test/api/v1/payments/${created.id}/webhook` });

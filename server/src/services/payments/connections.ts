@@ -34,7 +34,8 @@ const UpdateInput = z.object({
 /** The public path a provider delivers a connection's events to (under the server's public URL). */
 export const paymentWebhookPath = (connectionId: string) => `/api/v1/payments/${connectionId}/webhook`;
 
-const hint = (secret: string) => `…${secret.slice(-4)}`;
+// The last 4 characters tell secrets apart; for a short one (a vendor may choose it) they would give too much of it away.
+const hint = (secret: string) => (secret.length >= 16 ? `…${secret.slice(-4)}` : '… (short secret)');
 
 export async function findTenantConnection(ctx: Pick<ServiceContext, 'db'>, tenantId: string, id: string) {
   const connection = isUuid(id) ? await ctx.db.prisma.paymentConnection.findFirst({ where: { id, tenantId } }) : null;
