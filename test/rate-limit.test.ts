@@ -81,8 +81,9 @@ describe('rate limits (docs/integrate/rest-api.md "HTTP errors": 429 with Retry-
     const connection = await createPaymentConnection(ctx, { provider: 'stripe', signingSecret: secret, refundAction: 'suspend' });
     const deliver = (id: string, signed = true) => {
       // An event type Keyforge does not act on: verified, answered 200 and recorded as ignored.
-      const payload = JSON.stringify({ id, object: 'event', api_version: '2025-08-27.basil', created: Math.floor(Date.now() / 1000), data: { object: { id: 'cus_1', object: 'customer' } }, livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, type: 'customer.created' });
-      const signature: Record<string, string> = signed ? { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret }) } : {};
+      const at = Math.floor(t.clock.now().getTime() / 1000); // the app's clock, which the signature's age is checked against
+      const payload = JSON.stringify({ id, object: 'event', api_version: '2025-08-27.basil', created: at, data: { object: { id: 'cus_1', object: 'customer' } }, livemode: false, pending_webhooks: 1, request: { id: null, idempotency_key: null }, type: 'customer.created' });
+      const signature: Record<string, string> = signed ? { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret, timestamp: at }) } : {};
       return t.post(paymentWebhookPath(connection.id), payload, { ...signature, ...from('203.0.113.50') });
     };
     for (let i = 0; i < 8; i++) {
