@@ -94,7 +94,8 @@ describe('a worker killed during the daily expiry run', () => {
       // again once its lock lapsed (which of the two gets there first is a race; both process only what is left
       // to do, or redo it harmlessly: the checks below count every notice and email).
       expect((await app.prisma.jobRun.findUniqueOrThrow({ where: { job_period: { job: 'expiry-notifications', period } } })).passes).toBeGreaterThanOrEqual(2);
-      expect(second.output()).toMatch(/resuming an unfinished run|"job":"expiry-notifications"[^\n]*job finished/);
+      // Agenda's rerun logs "job finished" only after the run's row says finished: wait for the line, not just the row.
+      await waitUntil(() => /resuming an unfinished run|"job":"expiry-notifications"[^\n]*job finished/.test(second.output()), { timeout: 60_000, what: 'the second worker to log its pass' });
 
       for (const tenant of tenants) {
         const notices = await app.prisma.expiryNotice.findMany({ where: { license: { tenantId: tenant.id } }, select: { licenseId: true, threshold: true } });

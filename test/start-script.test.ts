@@ -18,9 +18,11 @@ const NOISY_BUILD = (output: string) => `
   require('node:fs').mkdirSync('dist', { recursive: true });
   ${output}
 `;
+// Its handler is in place before it says it runs, as the real server's is (main.ts): a Ctrl-C right after the line
+// must not find the default action.
 const STAND_IN_SERVER = `
-  console.log('Keyforge is running.');
   process.on('SIGINT', () => { console.log('stopped'); process.exit(0); });
+  console.log('Keyforge is running.');
   setInterval(() => {}, 1000);
 `;
 
