@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e, chooseOption } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 
 // The licenses page's Export CSV and Bulk action in Chromium against the real server (its own job worker runs
@@ -63,8 +63,7 @@ describeWith(chromiumNeed)('licenses page: export and bulk actions in Chromium',
     await page.setViewportSize({ width: 375, height: 812 });
     await page.getByRole('button', { name: 'Bulk action (2 selected)' }).click();
     const dialog = page.getByRole('dialog', { name: 'Bulk action' });
-    await dialog.getByLabel('Action').click();
-    await page.getByRole('option', { name: 'Transfer' }).click();
+    await chooseOption(page, dialog.getByLabel('Action'), 'Transfer');
     await dialog.getByLabel('New customer email').fill('new-owner@example.com');
     await poll(() => dialog.getByTestId('bulk-confirmation').textContent()).toMatch(/^This will transfer 2 licenses\./);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ADMIN, SCREENSHOTS, confirmIdentity, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { ADMIN, SCREENSHOTS, confirmIdentity, signInAsAdmin, startConsoleE2e, type ConsoleE2e, chooseOption } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 
 // Settings → Payments in Chromium against the real server: the admin connects Stripe with its signing secret, maps a
@@ -74,8 +74,7 @@ describeWith(chromiumNeed)('payments in Chromium', () => {
     expect(webhookUrl).toMatch(/\/api\/v1\/payments\/[0-9a-f-]{36}\/webhook$/);
 
     await page.getByLabel(/^Stripe price id/).fill('price_pro_yearly');
-    await page.getByRole('textbox', { name: 'Plan' }).click();
-    await page.getByRole('option', { name: 'Acme Studio — Pro yearly' }).click();
+    await chooseOption(page, page.getByRole('textbox', { name: 'Plan' }), 'Acme Studio — Pro yearly');
     await page.getByRole('button', { name: 'Map price' }).click();
     await page.getByRole('cell', { name: 'price_pro_yearly', exact: true }).waitFor();
 

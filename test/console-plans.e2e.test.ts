@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e, chooseOption } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 
 // The products page's Plans section and a license sold from a plan, in Chromium against the real server: the plan
@@ -29,8 +29,7 @@ describeWith(chromiumNeed)('plans in Chromium', () => {
     await page.getByText('No plans yet').waitFor();
     await page.getByRole('button', { name: 'New plan' }).click();
     const dialog = page.getByRole('dialog', { name: 'New plan' });
-    await dialog.getByLabel(/^Product/).click();
-    await page.getByRole('option', { name: 'Acme Studio' }).click();
+    await chooseOption(page, dialog.getByLabel(/^Product/), 'Acme Studio');
     await dialog.getByLabel(/^Name/).fill('Pro yearly');
     await dialog.getByLabel(/^Duration/).fill('P1Y');
     await dialog.getByLabel(/^Devices/).fill('3');
@@ -45,8 +44,7 @@ describeWith(chromiumNeed)('plans in Chromium', () => {
     await page.goto('/licenses');
     await page.getByRole('button', { name: 'New license' }).click();
     const dialog = page.getByRole('dialog', { name: 'New license' });
-    await dialog.getByLabel('From a plan').click();
-    await page.getByRole('option', { name: 'Acme Studio: Pro yearly' }).click();
+    await chooseOption(page, dialog.getByLabel('From a plan'), 'Acme Studio: Pro yearly');
     await dialog.getByLabel('Customer email').fill('buyer@plans.example');
     await dialog.getByRole('button', { name: 'Create license' }).click();
     const secret = page.getByTestId('secret-value');

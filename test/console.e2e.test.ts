@@ -6,7 +6,7 @@ import pg from 'pg';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { currentTotp } from '../server/src/services/auth/mfa.js';
-import { confirmIdentity, outboxLink } from './support/console-e2e.js';
+import { confirmIdentity, outboxLink, chooseOption } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
 import { postJson, runCli, startServerProcess, type ServerProcess } from './support/processes.js';
@@ -196,8 +196,7 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     await page.getByText('No licenses yet').waitFor();
     await page.getByRole('button', { name: 'New license' }).click();
     const dialog = page.getByRole('dialog');
-    await dialog.getByLabel(/^Product/).click();
-    await page.getByRole('option', { name: 'Acme Studio' }).click();
+    await chooseOption(page, dialog.getByLabel(/^Product/), 'Acme Studio');
     await dialog.getByLabel('Max activations').fill('3');
     await dialog.getByLabel('Customer email').fill('buyer@example.com');
     await dialog.getByLabel('Perpetual (never expires)').uncheck();
@@ -307,8 +306,7 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     for (const action of ['Sign in', 'Create product', 'Create license', 'Update license', 'Failed sign-in']) {
       await page.getByTestId('activity-row').filter({ hasText: action }).first().waitFor();
     }
-    await page.getByRole('textbox', { name: 'Action' }).click();
-    await page.getByRole('option', { name: 'Update license' }).click();
+    await chooseOption(page, page.getByRole('textbox', { name: 'Action' }), 'Update license');
     await page.waitForURL(/action=UPDATE_LICENSE/);
     await expect.poll(() => page.getByTestId('activity-row').count(), { timeout: 15_000 }).toBe(1);
     await page.getByRole('button', { name: 'Show details' }).click();

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { ServerSecrets } from '../../server/src/crypto/secrets.js';
@@ -94,6 +94,25 @@ export async function signInAsAdmin(page: Page, who: { email: string; password: 
   await page.getByLabel(/^Password/).fill(who.password);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+}
+
+/**
+ * Picks the option `name` of a select field (Mantine's combobox). A click that lands while the field's dialog is still
+ * opening can leave the list shut; the field is clicked again only while it reports the list shut (Mantine's
+ * data-expanded), never to toggle an open list closed.
+ */
+export async function chooseOption(page: Page, field: Locator, name: string) {
+  const option = page.getByRole('option', { name });
+  for (let attempt = 1; ; attempt++) {
+    if ((await field.getAttribute('data-expanded')) === null) await field.click();
+    try {
+      await option.waitFor({ state: 'visible', timeout: 4_000 });
+      break;
+    } catch (error) {
+      if (attempt === 5) throw error;
+    }
+  }
+  await option.click();
 }
 
 /**
