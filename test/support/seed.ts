@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ServerSecrets } from '../../server/src/crypto/secrets.js';
+import { currentServerSecrets, ServerSecrets } from '../../server/src/crypto/secrets.js';
 import { openDatabase, type Database } from '../../server/src/db/database.js';
 import type { Prisma } from '../../server/src/generated/prisma/client.js';
 import { NO_META, systemActor } from '../../server/src/services/auth/actor.js';
@@ -63,9 +63,19 @@ export type Seeder = ReturnType<typeof seeder>;
 export async function seedDatabase<T>(databaseUrl: string, serverSecret: string, seed: (seed: Seeder, db: Database) => Promise<T>, { now = () => new Date() } = {}): Promise<T> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-seed-')); // unused with PostgreSQL, but required
   const db = await openDatabase({ databaseUrl, dataDir, poolSize: 2 });
+  // The activity log is keyed with the process's secrets (recordAudit): the seeded database's own for the seed, and
+  // whatever this process used before (a test app's) afterwards.
+  let previous: ServerSecrets | undefined;
   try {
-    return await seed(seeder({ db, secrets: new ServerSecrets(serverSecret), now }), db);
+    previous = currentServerSecrets();
+  } catch {
+    previous = undefined;
+  }
+  const secrets = new ServerSecrets(serverSecret).useForProcess();
+  try {
+    return await seed(seeder({ db, secrets, now }), db);
   } finally {
+    previous?.useForProcess();
     await db.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
