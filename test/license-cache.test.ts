@@ -13,9 +13,11 @@ import { createHttpServer } from '../server/src/app.js';
 import { loadConfig } from '../server/src/config.js';
 import { openDeps } from '../server/src/deps.js';
 import { createLogger } from '../server/src/logger.js';
+import { pgNotificationListener } from '../server/src/db/notification-listener.js';
 import { LicenseCache } from '../server/src/services/licenses/license-cache.js';
 import type { LicenseRecord } from '../server/src/services/licenses/license-record.js';
 import { itWith, needCommands } from './support/optional.js';
+import { adminUrl } from './support/pg.js';
 import { startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
 import { promtoolMetricsLint } from './support/prometheus.js';
 import { postJson, startServerProcess, stopAllProcesses, type ServerProcess } from './support/processes.js';
@@ -121,6 +123,22 @@ describe('LicenseCache (in memory)', () => {
     for (let i = 0; i < 50; i++) await byBytes.read(`d${i}`, async () => record(`l${i}`));
     expect(byBytes.stats().bytes).toBeLessThanOrEqual(4_000);
     expect(byBytes.stats().entries).toBeGreaterThan(0);
+  });
+
+  it('stops answering from memory the moment its LISTEN session is stopped (a real session on PostgreSQL)', async () => {
+    const cache = new LicenseCache({ stalenessMs: 60_000, maxEntries: 100, maxBytes: 1 << 20 });
+    const listener = pgNotificationListener(adminUrl(), 'license_cache_stop_check', cache, createLogger('silent'), { heartbeatMs: 50, deadMs: 10_000 });
+    await listener.start();
+    let loads = 0;
+    const load = async () => (loads++, record('a'));
+    await waitUntil(async () => {
+      await cache.read('d', load);
+      return cache.stats().hits > 0;
+    }, { timeout: 30_000, what: 'the cache to answer from memory' });
+    await listener.stop();
+    const before = loads;
+    await cache.read('d', load);
+    expect(loads).toBe(before + 1); // read from the database: a stopped listener hears nothing, so memory may be stale
   });
 });
 
