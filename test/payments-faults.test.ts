@@ -9,6 +9,7 @@ import { createPaymentConnection, mapPaymentPrice, paymentWebhookPath } from '..
 import { createPlan } from '../server/src/services/plans.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { hostileString, hostileValue } from './support/hostile.js';
+import { adminUrl } from './support/pg.js';
 import { waitUntil } from './support/wait.js';
 
 // The payment webhook route under hostile deliveries (no server error, nothing written unless signed), and a
@@ -26,9 +27,11 @@ const ids = {} as Record<keyof typeof secrets, string>;
 let tenantId: string;
 
 beforeAll(async () => {
+  // The run's own server (the machine's, or the cluster this run provisioned on a free port): never a fixed port.
+  const database = new URL(adminUrl());
   relay = net.createServer((client) => {
     if (!relayOpen) return client.destroy();
-    const upstream = net.connect(5432, '127.0.0.1');
+    const upstream = net.connect(Number(database.port || 5432), database.hostname);
     for (const socket of [client, upstream]) {
       sockets.add(socket);
       socket.on('error', () => {}).on('close', () => sockets.delete(socket));

@@ -1,6 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { applyMigrations } from '../../server/src/db/migrate.js';
 import { grantAppRole } from '../../server/src/db/roles.js';
+import { armTripwire, tripwireVerdict } from './fixed-port-tripwire.js';
 import { answers } from './optional.js';
 import { startCluster, sweepAbandonedClusters, type PgCluster } from './pg-cluster.js';
 import { appRoleUrl, createDatabase, DEFAULT_ADMIN_URL, dropDatabase, redactUrl, uniqueName } from './pg.js';
@@ -8,6 +9,8 @@ import { appRoleUrl, createDatabase, DEFAULT_ADMIN_URL, dropDatabase, redactUrl,
 declare module 'vitest' {
   export interface ProvidedContext {
     templateDatabase: string;
+    /** The port a tripwire listens on (5432) when the run's database is elsewhere; 0 when none could be armed. */
+    fixedPortTripwire: number;
   }
 }
 
@@ -49,11 +52,23 @@ export default async function setup(project: TestProject) {
     throw error;
   }
   project.provide('templateDatabase', name);
+  // When the run's database is not on 5432, a listener there catches any test that dials the default port instead.
+  const chosen = new URL(adminUrl);
+  const tripwire = chosen.port && chosen.port !== '5432' ? await armTripwire(5432) : undefined;
+  project.provide('fixedPortTripwire', tripwire?.port ?? 0);
+  if (tripwire) console.log(`[tests] a tripwire listens on 127.0.0.1:${tripwire.port}: a test that connects there instead of the run's database fails the run`);
   return async () => {
     try {
       if (!cluster) await dropDatabase(name);
     } finally {
       cluster?.destroy();
+      await tripwire?.close();
+    }
+    const verdict = tripwire && tripwireVerdict(tripwire);
+    if (verdict) {
+      // vitest reports an error thrown here but still exits 0 when every test passed: set the exit code as well.
+      process.exitCode = 1;
+      throw new Error(verdict);
     }
   };
 }
