@@ -1,6 +1,6 @@
-import { createPrivateKey, createPublicKey, sign } from 'node:crypto';
+import { createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, type JWK } from 'jose';
+import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import type { SecretsContext, ServiceContext, TokenSigner } from '../context.js';
 
 export const TOKEN_ALGORITHM = 'EdDSA';
@@ -56,8 +56,14 @@ export async function loadTokenSigner({ db, secrets, now }: SecretsContext, issu
     const created = await newKeyRow(secrets);
     return tx.signingKey.create({ data: { ...created, createdAt: now, signsFrom: now } });
   });
-  const privateKey = createPrivateKey(secrets.decrypt(row.privateKeyEncrypted));
-  const kid = row.kid;
+  return tokenSigner(createPrivateKey(secrets.decrypt(row.privateKeyEncrypted)), row.kid, issuer);
+}
+
+/**
+ * The signer of one Ed25519 key: what loadTokenSigner returns for the key that signs now (and what
+ * sdks/conformance/generate.ts signs its test vectors with, from fixed keys).
+ */
+export function tokenSigner(privateKey: KeyObject, kid: string, issuer: string): TokenSigner {
   const header = base64url(JSON.stringify({ alg: TOKEN_ALGORITHM, kid, typ: 'JWT' }));
   return {
     kid,
@@ -121,12 +127,13 @@ export async function publicJwks(ctx: Pick<ServiceContext, 'db' | 'secrets'>): P
 
 async function newKeyRow(secrets: ServiceContext['secrets']) {
   const { publicKey, privateKey } = await generateKeyPair(TOKEN_ALGORITHM, { crv: 'Ed25519', extractable: true });
+  const { kid, publicJwk } = await publishedKey(publicKey);
+  return { kid, algorithm: TOKEN_ALGORITHM, publicJwk, privateKeyEncrypted: secrets.encrypt(await exportPKCS8(privateKey)) };
+}
+
+/** A public key as the JWKS publishes it: its kid is the key's RFC 7638 thumbprint. */
+export async function publishedKey(publicKey: KeyObject | CryptoKey): Promise<{ kid: string; publicJwk: JWK }> {
   const jwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(jwk);
-  return {
-    kid,
-    algorithm: TOKEN_ALGORITHM,
-    publicJwk: { ...jwk, kid, alg: TOKEN_ALGORITHM, use: 'sig' },
-    privateKeyEncrypted: secrets.encrypt(await exportPKCS8(privateKey)),
-  };
+  return { kid, publicJwk: { ...jwk, kid, alg: TOKEN_ALGORITHM, use: 'sig' } };
 }
