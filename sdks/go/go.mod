@@ -1,0 +1,3 @@
+module github.com/keyforge/keyforge/sdks/go
+
+go 1.19
