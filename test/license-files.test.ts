@@ -211,6 +211,40 @@ describe('air-gapped activation', () => {
     expect((await t.prisma.license.findUniqueOrThrow({ where: { id: created.id } })).currentActivations).toBe(1);
   });
 
+  it('a device activated online is reported online, and no request without the key nor any proof frees it', async () => {
+    const { key, license: created } = await license();
+    const nonce = await t.get('/api/v1/nonce');
+    expect(nonce.status).toBe(200);
+    const online = await t.post('/api/v1/activate', { licenseKey: key, deviceId: 'online-dev', nonce: nonce.json.nonce });
+    expect(online.json.isValid).toBe(true);
+    const device = client();
+    const { request } = await device.createActivationRequest({ licenseKey: key, deviceId: 'offline-dev' });
+    expect((await t.gql(ACTIVATE, { input: { licenseId: created.id, request } }, { token: admin })).errors).toBeUndefined();
+    const ACTIVATIONS = 'query($id: ID!) { license(id: $id) { activations { nodes { deviceId offline } } } }';
+    const listed = async () => (await t.gqlData(ACTIVATIONS, { id: created.id }, { token: admin })).license.activations.nodes;
+    expect(await listed()).toEqual(expect.arrayContaining([{ deviceId: 'online-dev', offline: false }, { deviceId: 'offline-dev', offline: true }]));
+
+    // A request naming the online device, uploaded as a customer does (no key): refused, no key bound to it — else a
+    // proof signed by the uploader's key would free the online device (around the portal's free limit).
+    const impostor = client();
+    const aimed = await impostor.createActivationRequest({ licenseKey: key, deviceId: 'online-dev' });
+    const customer = { id: null, label: 'customer pat@customer.test', ip: null };
+    await expect(activateFromRequest(fileCtx(), { tenantId, licenseId: created.id, requestText: aimed.request, actor: customer, mayRebindDevice: false })).rejects.toMatchObject({
+      code: 'Conflict',
+      message: expect.stringMatching(/activated online/),
+    });
+    const onlineActivation = await t.prisma.activation.findFirstOrThrow({ where: { licenseId: created.id, deviceId: 'online-dev' } });
+    expect(onlineActivation.devicePublicKey).toBeNull();
+    expect(await listed()).toEqual(expect.arrayContaining([{ deviceId: 'online-dev', offline: false }]));
+    expect(await t.prisma.activation.count({ where: { licenseId: created.id, deactivatedAt: null } })).toBe(2);
+
+    // With the key (its MAC verified), the holder may move the device to offline activation: it then has a key on record.
+    const moved = await t.gql(ACTIVATE, { input: { licenseId: created.id, request: aimed.request, licenseKey: key } }, { token: admin });
+    expect(moved.errors).toBeUndefined();
+    expect(moved.data.activateOffline).toMatchObject({ reused: true, activationId: onlineActivation.id });
+    expect(await listed()).toEqual(expect.arrayContaining([{ deviceId: 'online-dev', offline: true }]));
+  });
+
   it('another company, a read-only member, another key, another product: refused without a seat', async () => {
     const { key, license: created } = await license();
     const device = client();

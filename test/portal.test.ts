@@ -339,6 +339,23 @@ describe('portal: license files and machines without internet', () => {
     expect(freed.data.uploadDeactivationProof.license.devices.map((device: { deviceId: string }) => device.deviceId)).not.toContain(deviceId);
     expect((await portal('globex', PROOF, { l: license.id, p: proof }, { cookie })).errors?.[0].extensions?.code).toMatch(/Conflict|NotFound|InvalidRequest/);
   });
+
+  it('a device activated online cannot be freed by an uploaded request and proof (around the free limit)', async () => {
+    const cookie = await signIn(globex);
+    const [license] = (await portal('globex', LICENSES, {}, { cookie })).data.licenses;
+    const online = license.devices.find((device: { deviceId: string }) => device.deviceId.startsWith('dev-'));
+    const jwks = (await t.get('/.well-known/jwks.json')).json;
+    const impostor = new KeyforgeClient({ baseUrl: t.baseUrl, issuer: t.config.publicUrl, product: 'Globex Studio', jwks, store: new MemoryStore(), clock: () => t.clock.now().getTime() });
+    // A request naming the online device, without the key: binding a key to it would let the proof below free it.
+    const { request } = await impostor.createActivationRequest({ licenseKey: globex.keys[0], deviceId: online.deviceId });
+    const uploaded = await portal('globex', UPLOAD, { l: license.id, r: request }, { cookie });
+    expect(uploaded.errors?.[0].extensions?.code).toBe('Conflict');
+    expect(uploaded.errors?.[0].message).toMatch(/activated online/);
+    expect((await t.prisma.activation.findUniqueOrThrow({ where: { id: online.id } })).devicePublicKey).toBeNull();
+    const after = (await portal('globex', LICENSES, {}, { cookie })).data.licenses[0];
+    expect(after.devices.map((device: { id: string }) => device.id)).toContain(online.id);
+    expect(after.seatsUsed).toBe(license.seatsUsed);
+  });
 });
 
 describe('portal: its schema', () => {

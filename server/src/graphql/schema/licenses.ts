@@ -43,7 +43,8 @@ const ActivationType = builder.prismaObject('Activation', {
     deactivatedAt: t.expose('deactivatedAt', { type: 'DateTime', nullable: true }),
     offline: t.boolean({
       description: 'Activated offline from an activation request: its device key is on record, so a deactivation proof signed by the device can free it.',
-      resolve: (activation) => activation.devicePublicKey !== null,
+      // A string, not merely "not null": a row read without the column must not report a key on record.
+      resolve: (activation) => typeof activation.devicePublicKey === 'string',
     }),
   }),
 });

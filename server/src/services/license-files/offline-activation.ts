@@ -86,9 +86,9 @@ export interface ActivateFromRequestInput {
   /** Who the activity log names (staff: auditActor(ctx); the portal: "customer <email>"). */
   actor: AuditActor;
   /**
-   * Whether a request may bind a new device key to a device that is active with another one (the device re-requesting
-   * after losing its store). Staff may free devices anyway; a customer only with the key (the MAC verified): a new key
-   * would let their proof free the device around the portal's free limit.
+   * Whether a request may bind a new device key to a device that already holds a seat: with another key (the device
+   * re-requesting after losing its store), or online, with none. Staff may free devices anyway; a customer only with
+   * the key (the MAC verified): a new key would let their proof free the device around the portal's free limit.
    */
   mayRebindDevice: boolean;
 }
@@ -190,11 +190,19 @@ async function registerOffline(ctx: LicenseFileContext, license: LicenseRecord, 
       VALUES (${sha256(request.challenge)}, ${license.tenantId}::uuid, ${license.id}::uuid, ${activation.id}::uuid, ${ctx.now}::timestamptz)
       ON CONFLICT (challenge_digest) DO NOTHING`;
     if (!recorded) throw new AppError('Conflict', 'This activation request has been used already: write a new one on the device.');
-    // Replacing an active device's key needs mayRebind (ActivateFromRequestInput.mayRebindDevice).
-    const keep = mayRebind ? {} : { OR: [{ devicePublicKey: null }, { devicePublicKey: request.pub }] };
+    // Binding a key to a device that already holds a seat needs mayRebind (ActivateFromRequestInput.mayRebindDevice):
+    // whether the device holds it with another key, or online with none (a key bound there would let a proof free a
+    // device activated online). Without it, only the device's own key is accepted again.
+    const keep = mayRebind || !reused ? {} : { devicePublicKey: request.pub };
     const bound = await tx.activation.updateMany({ where: { id: activation.id, ...keep }, data: { devicePublicKey: request.pub } });
     if (!bound.count) {
-      throw new AppError('Conflict', 'This device is already activated with another device key: enter the license key with the request, or free the device first, then activate it again.');
+      const current = await tx.activation.findUniqueOrThrow({ where: { id: activation.id }, select: { devicePublicKey: true } });
+      throw new AppError(
+        'Conflict',
+        current.devicePublicKey === null
+          ? 'This device is already activated online: enter the license key with the request, or free the device first, then activate it offline.'
+          : 'This device is already activated with another device key: enter the license key with the request, or free the device first, then activate it again.',
+      );
     }
     const issued = await signLicenseFile(ctx, license, {
       deviceId: request.device,

@@ -554,7 +554,8 @@ export async function listLicenseActivations(ctx: ServiceContext, licenses: read
   const [rows, counts] = await Promise.all([
     ctx.db.prisma.$queryRaw<Activation[]>`
       SELECT a.id::text, a.tenant_id::text AS "tenantId", a.license_id::text AS "licenseId", a.device_id AS "deviceId", a.device_name AS "deviceName",
-             a.version, a.user_email AS "userEmail", a.ip, a.created_at AS "createdAt", a.last_seen_at AS "lastSeenAt", a.deactivated_at AS "deactivatedAt"
+             a.version, a.user_email AS "userEmail", a.ip, a.created_at AS "createdAt", a.last_seen_at AS "lastSeenAt", a.deactivated_at AS "deactivatedAt",
+             a.device_public_key AS "devicePublicKey"
       FROM unnest(${ids}::uuid[]) AS l(id)
       CROSS JOIN LATERAL (
         SELECT * FROM activations WHERE license_id = l.id AND tenant_id = ${tenantId}::uuid ${cursor}
