@@ -1,0 +1,1 @@
+namespace Keyforge.Tests { static class Runner { static int Main() { return 0; } } }

@@ -1,0 +1,402 @@
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.IO;
+using System.Linq;
+using System.Net;
+using System.Text;
+using System.Threading.Tasks;
+
+namespace Keyforge.Tests
+{
+    /// <summary>
+    /// The .NET SDK's tests: every conformance vector (sdks/conformance/vectors.json), hostile servers and inputs, and a
+    /// fuzz run over tokens and license files. Ends with "N passed, N failed"; exit code 1 on any failure.
+    /// </summary>
+    static class Program
+    {
+        static readonly List<KeyValuePair<string, Action>> tests = new List<KeyValuePair<string, Action>>();
+        static IDictionary<string, object> vectors;
+
+        static void Test(string name, Action body) { tests.Add(new KeyValuePair<string, Action>(name, body)); }
+
+        static void Check(bool condition, string message)
+        {
+            if (!condition) throw new Exception(message);
+        }
+
+        static string Code(Action action)
+        {
+            try { action(); return null; }
+            catch (AggregateException error) when (error.InnerException is KeyforgeException) { return ((KeyforgeException)error.InnerException).Code; }
+            catch (KeyforgeException error) { return error.Code; }
+        }
+
+        static T Run<T>(Task<T> task) { return task.GetAwaiter().GetResult(); }
+        static void Run(Task task) { task.GetAwaiter().GetResult(); }
+
+        static string RepositoryRoot()
+        {
+            var dir = new DirectoryInfo(AppDomain.CurrentDomain.BaseDirectory);
+            while (dir != null && !File.Exists(Path.Combine(dir.FullName, "sdks", "conformance", "vectors.json"))) dir = dir.Parent;
+            if (dir == null) throw new Exception("sdks/conformance/vectors.json not found above " + AppDomain.CurrentDomain.BaseDirectory);
+            return dir.FullName;
+        }
+
+        static List<IDictionary<string, object>> List(string name)
+        {
+            return ((List<object>)vectors[name]).Cast<IDictionary<string, object>>().ToList();
+        }
+
+        static Jwks JwksNamed(string name)
+        {
+            return Jwks.Parse(Json.Stringify(((IDictionary<string, object>)vectors["jwks"])[name]));
+        }
+
+        static IList<string> ProductsOf(IDictionary<string, object> vector)
+        {
+            return vector.Strings("products") ?? new List<string> { (string)vectors["product"] };
+        }
+
+        static DateTimeOffset NowOf(IDictionary<string, object> vector)
+        {
+            return DateTimeOffset.FromUnixTimeSeconds((long)vector.Num("now").Value);
+        }
+
+        static int Tolerance { get { return (int)((double)vectors["clockToleranceSeconds"]); } }
+
+        /// <summary>The verdict: "valid" or the error code; the claims when valid.</summary>
+        static void Expect(IDictionary<string, object> vector, Func<Entitlement> check)
+        {
+            var expect = vector.Obj("expect");
+            var name = vector.Str("name");
+            Entitlement entitlement = null;
+            string code = null;
+            try { entitlement = check(); }
+            catch (KeyforgeException error) { code = error.Code; }
+            if (expect.IsTrue("valid"))
+            {
+                Check(code == null, name + ": expected valid, got " + code);
+                var claims = expect.Obj("claims");
+                if (claims != null && entitlement != null) Check(Json.Stringify(Sorted(claims)) == Json.Stringify(Sorted(entitlement.Claims)), name + ": claims differ");
+            }
+            else Check(code == expect.Str("error"), name + ": expected " + expect.Str("error") + ", got " + (code ?? "valid"));
+        }
+
+        static object Sorted(object value)
+        {
+            var map = value as IDictionary<string, object>;
+            if (map != null) { var sorted = new SortedDictionary<string, object>(StringComparer.Ordinal); foreach (var entry in map) sorted[entry.Key] = Sorted(entry.Value); return sorted; }
+            var list = value as List<object>;
+            return list != null ? list.Select(Sorted).ToList() : value;
+        }
+
+        static KeyforgeClient VectorClient(IDictionary<string, object> vector, ITokenStore store = null)
+        {
+            var now = NowOf(vector);
+            return new KeyforgeClient(new KeyforgeClientOptions
+            {
+                BaseUrl = "http://127.0.0.1:9", Issuer = (string)vectors["issuer"], Products = ProductsOf(vector),
+                PinnedKeys = JwksNamed(vector.Str("jwks")), Clock = () => now, ClockToleranceSeconds = Tolerance, Store = store ?? new MemoryStore(),
+            });
+        }
+
+        static void VectorTests()
+        {
+            Test("vectors: offline tokens", () =>
+            {
+                foreach (var vector in List("offlineTokens"))
+                {
+                    Expect(vector, () =>
+                    {
+                        var jwks = JwksNamed(vector.Str("jwks"));
+                        var now = NowOf(vector);
+                        var entitlement = OfflineTokens.Verify(vector.Str("token"), jwks.Find, new TokenCheck
+                        {
+                            Issuer = (string)vectors["issuer"], Products = ProductsOf(vector), Now = now, ClockToleranceSeconds = Tolerance,
+                            DeviceId = vector.Str("deviceId"), RequireActivation = vector.IsTrue("requireActivation"), Challenge = vector.Str("challenge"),
+                        });
+                        if (vector.IsTrue("offline")) OfflineTokens.CheckOfflineUse(entitlement, now, Tolerance);
+                        return entitlement;
+                    });
+                }
+            });
+
+            Test("vectors: license files", () =>
+            {
+                foreach (var vector in List("licenseFiles"))
+                {
+                    using (var client = VectorClient(vector))
+                        Expect(vector, () => Run(client.VerifyLicenseFileAsync(vector.Str("file"), vector.Str("licenseKey"), vector.Str("deviceId"), vector.IsTrue("requireActivation"))));
+                }
+            });
+
+            Test("vectors: activation requests (MAC, hint, and the request written byte for byte)", () =>
+            {
+                var keys = (IDictionary<string, object>)vectors["keys"];
+                foreach (var vector in List("activationRequests"))
+                {
+                    var name = vector.Str("name");
+                    var f = vector.Obj("fields");
+                    var fields = new ActivationRequestFields
+                    {
+                        Hint = f.Str("hint"), Device = f.Str("device"), Name = f.Str("name"), Pub = f.Str("pub"), Challenge = f.Str("challenge"),
+                        Iat = (long)f.Num("iat").Value, Product = f.Strings("product"), Version = f.Str("version"),
+                    };
+                    var valid = vector.Obj("expect").IsTrue("valid");
+                    var mac = LicenseFiles.RequestMac(vector.Str("licenseKey"), fields);
+                    Check((mac == vector.Str("mac")) == valid, name + ": MAC verdict differs (" + mac + ")");
+                    if (!valid) continue;
+                    Check(fields.Hint == LicenseFiles.KeyHint(vector.Str("licenseKey")), name + ": hint differs");
+                    var seed = ((IDictionary<string, object>)keys[vector.Str("deviceKey")]).Str("seed");
+                    Check(new DeviceKey(seed).Pub == fields.Pub, name + ": the device key's public half differs");
+                    string request, compact;
+                    LicenseFiles.EncodeRequest(fields, mac, out request, out compact);
+                    Check(request == vector.Str("request"), name + ": armored request differs");
+                    Check(compact == vector.Str("compact"), name + ": compact request differs");
+                    Check(Json.Stringify(Json.Parse(LicenseFiles.Unarmor("ACTIVATION REQUEST", compact))) == Json.Stringify(Json.Parse(LicenseFiles.Unarmor("ACTIVATION REQUEST", request))), name + ": the two forms differ");
+                }
+            });
+
+            Test("vectors: activation responses", () =>
+            {
+                foreach (var vector in List("activationResponses"))
+                {
+                    var store = new MemoryStore();
+                    using (var client = VectorClient(vector, store))
+                    {
+                        var pending = vector.Obj("pending");
+                        var licenseKey = vector.Str("licenseKey");
+                        var digest = licenseKey != null ? client.Digest(licenseKey) : "vector";
+                        store.Set("device-key:" + digest, Json.Stringify(new Dictionary<string, object>
+                        {
+                            { "v", 1L }, { "pending", new Dictionary<string, object> { { "seed", "" }, { "pub", pending.Str("pub") }, { "deviceId", pending.Str("deviceId") }, { "challenge", pending.Str("challenge") } } },
+                        }));
+                        store.Set("offline-request:" + pending.Str("challenge"), digest);
+                        Expect(vector, () => Run(client.ApplyActivationResponseAsync(vector.Str("response"), licenseKey)).Entitlement);
+                    }
+                }
+            });
+
+            Test("vectors: deactivation proofs signed byte for byte", () =>
+            {
+                var keys = (IDictionary<string, object>)vectors["keys"];
+                var genuine = 0;
+                foreach (var vector in List("deactivationProofs"))
+                {
+                    if (!vector.Obj("expect").IsTrue("valid")) continue;
+                    var c = vector.Obj("claims");
+                    var key = new DeviceKey(((IDictionary<string, object>)keys[vector.Str("deviceKey")]).Str("seed"));
+                    var proof = LicenseFiles.SignDeactivationProof(key, c.Str("activation"), c.Str("license"), c.Str("device"), (long)c.Num("iat").Value, c.Str("jti"));
+                    Check(proof == vector.Str("proof"), vector.Str("name") + ": proof differs");
+                    genuine++;
+                }
+                Check(genuine >= 2, "expected genuine proof vectors");
+            });
+        }
+
+        static KeyforgeClient ClientFor(string url, int attempts = 3, double timeoutMs = 2000)
+        {
+            return new KeyforgeClient(new KeyforgeClientOptions
+            {
+                BaseUrl = url, Products = new[] { "Acme Studio" },
+                Retry = new RetryOptions { Attempts = attempts, BaseDelay = TimeSpan.FromMilliseconds(20), MaxDelay = TimeSpan.FromMilliseconds(100), MaxRetryAfterSeconds = 1 },
+                Timeout = TimeSpan.FromMilliseconds(timeoutMs),
+            });
+        }
+
+        static void HostileServerTests()
+        {
+            Test("a server answering 429 forever: bounded retries, then RateLimited with Retry-After", () =>
+            {
+                using (var server = new TestServer((context, n) => { context.Response.Headers["Retry-After"] = "0"; return TestServer.Send(context, 429, "{\"error\":{\"code\":\"RateLimited\",\"message\":\"slow down\"}}"); }))
+                using (var client = ClientFor(server.Url, attempts: 4))
+                {
+                    var code = Code(() => Run(client.ValidateAsync(new ValidateOptions { LicenseKey = "ACME-AAAA-BBBB" })));
+                    Check(code == "RateLimited", "got " + code);
+                    Check(server.Requests == 4, "attempts: " + server.Requests);
+                }
+            });
+
+            Test("a Retry-After longer than allowed is not waited for", () =>
+            {
+                using (var server = new TestServer((context, n) => { context.Response.Headers["Retry-After"] = "3600"; return TestServer.Send(context, 503, "{}"); }))
+                using (var client = ClientFor(server.Url, attempts: 4))
+                {
+                    var error = (ApiException)Catch(() => Run(client.ValidateAsync(new ValidateOptions { LicenseKey = "ACME-AAAA-BBBB" })));
+                    Check(error.Code == "ServiceUnavailable" && error.RetryAfterSeconds == 3600, "got " + error.Code);
+                    Check(server.Requests == 1, "attempts: " + server.Requests);
+                }
+            });
+
+            Test("a definite answer (400) is not retried", () =>
+            {
+                using (var server = new TestServer((context, n) => TestServer.Send(context, 400, "{\"error\":{\"code\":\"InvalidRequest\",\"message\":\"bad\",\"fields\":{\"licenseKey\":\"required\"}}}")))
+                using (var client = ClientFor(server.Url, attempts: 4))
+                {
+                    var error = (ApiException)Catch(() => Run(client.ValidateAsync(new ValidateOptions { LicenseKey = "ACME-AAAA-BBBB" })));
+                    Check(error.Code == "InvalidRequest" && error.Status == 400 && error.Fields.Str("licenseKey") == "required", "got " + error.Code);
+                    Check(server.Requests == 1, "attempts: " + server.Requests);
+                }
+            });
+
+            Test("an answer that is not JSON is InvalidResponse", () =>
+            {
+                using (var server = new TestServer((context, n) => TestServer.Send(context, 200, "<html>proxy login</html>", "text/html")))
+                using (var client = ClientFor(server.Url))
+                    Check(Code(() => Run(client.ValidateAsync(new ValidateOptions { LicenseKey = "ACME-AAAA-BBBB" }))) == "InvalidResponse", "not InvalidResponse");
+            });
+
+            Test("a server that never answers: Timeout after the bounded attempts", () =>
+            {
+                using (var server = new TestServer(async (context, n) => await Task.Delay(5000)))
+                using (var client = ClientFor(server.Url, attempts: 2, timeoutMs: 200))
+                {
+                    var watch = Stopwatch.StartNew();
+                    Check(Code(() => Run(client.ValidateAsync(new ValidateOptions { LicenseKey = "ACME-AAAA-BBBB" }))) == "Timeout", "not Timeout");
+                    Check(watch.Elapsed < TimeSpan.FromSeconds(4), "took " + watch.Elapsed);
+                }
+            });
+
+            Test("a huge JWKS is refused without reading it whole; a JWKS of wrong key types trusts nothing", () =>
+            {
+                var huge = "{\"keys\":[" + string.Join(",", Enumerable.Repeat("{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"" + new string('A', 43) + "\",\"kid\":\"k\"}", 40000)) + "]}";
+                using (var server = new TestServer((context, n) => TestServer.Send(context, 200, huge)))
+                using (var client = ClientFor(server.Url, attempts: 1))
+                    Check(Code(() => Run(client.FetchKeysAsync())) == "InvalidResponse", "huge JWKS accepted");
+                var wrong = Jwks.Parse("{\"keys\":[{\"kty\":\"RSA\",\"n\":\"x\",\"e\":\"AQAB\",\"kid\":\"a\"},{\"kty\":\"OKP\",\"crv\":\"X25519\",\"x\":\"" + new string('A', 43) + "\",\"kid\":\"b\"},{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"kid\":\"c\"},{\"kty\":\"OKP\",\"crv\":\"Ed25519\",\"x\":\"short\",\"kid\":\"d\"}]}");
+                Check(wrong.Keys.Count == 0, "wrong key types kept: " + wrong.Keys.Count);
+            });
+
+            Test("a rejection (HTTP 200, isValid false) is thrown with its code and deletes nothing it should keep", () =>
+            {
+                using (var server = new TestServer((context, n) => TestServer.Send(context, 200, n % 2 == 1 ? "{\"nonce\":\"abc\"}" : "{\"isValid\":false,\"errorCode\":\"SeatsExhausted\",\"message\":\"No seats.\"}")))
+                using (var client = ClientFor(server.Url))
+                {
+                    var error = (LicenseRejectedException)Catch(() => Run(client.ActivateAsync("ACME-AAAA-BBBB", "dev")));
+                    Check(error.Code == "SeatsExhausted" && error.Response.Str("message") == "No seats.", "got " + error.Code);
+                }
+            });
+        }
+
+        static Exception Catch(Action action)
+        {
+            try { action(); }
+            catch (Exception error) { return error; }
+            throw new Exception("expected an exception");
+        }
+
+        static void LocalTests()
+        {
+            Test("FileStore: directory 0700, files 0600 whatever the umask, atomic replace", () =>
+            {
+                var dir = Path.Combine(Path.GetTempPath(), "kf-dotnet-" + Guid.NewGuid().ToString("N"), "store");
+                try
+                {
+                    var store = new FileStore(dir);
+                    store.Set("license:abc", "one");
+                    store.Set("license:abc", "two");
+                    Check(store.Get("license:abc") == "two", "value not replaced");
+                    Check(Mode(dir) == "700", "directory mode " + Mode(dir));
+                    var files = Directory.GetFiles(dir);
+                    Check(files.Length == 1, "files: " + files.Length);
+                    Check(Mode(files[0]) == "600", "file mode " + Mode(files[0]));
+                    Check(!File.ReadAllText(files[0]).Contains("abc") && !Path.GetFileName(files[0]).Contains("abc"), "the record name leaks");
+                    store.Delete("license:abc");
+                    Check(store.Get("license:abc") == null, "not deleted");
+                }
+                finally { Directory.Delete(Path.GetDirectoryName(dir), true); }
+            });
+
+            Test("JSON: written as JavaScript's JSON.stringify writes it", () =>
+            {
+                var written = Json.Stringify(new List<object> { "a\"b\\c\n\t\u0001\u007f é \ud83d\ude00", "\ud800", 1780315200L, 2.5, null, true, new Dictionary<string, object> { { "k", new List<object>() } } });
+                Check(written == "[\"a\\\"b\\\\c\\n\\t\\u0001\u007f é \ud83d\ude00\",\"\\ud800\",1780315200,2.5,null,true,{\"k\":[]}]", "got " + written);
+                Check(Catch(() => Json.Parse(new string('[', 100000))) is FormatException, "deep nesting not refused as FormatException");
+            });
+
+            Test("a deactivation proof's own format: three parts, EdDSA, the claims signed", () =>
+            {
+                var key = DeviceKey.Create();
+                var proof = LicenseFiles.SignDeactivationProof(key, "act", "lic", "dev", 1780315200);
+                var jws = LicenseFiles.Unarmor("DEACTIVATION PROOF", proof);
+                Check(jws.Split('.').Length == 3, "not a compact JWS");
+            });
+
+            Test("machine fingerprint: stable, 64 hex, differs per product", () =>
+            {
+                var a = MachineFingerprint.Get("Acme Studio");
+                Check(a == MachineFingerprint.Get("Acme Studio") && a.Length == 64 && a != MachineFingerprint.Get("Other App"), "unstable or shared");
+            });
+
+            Test("fuzz: random and mutated tokens and license files give KeyforgeException or a verdict, never a crash", () =>
+            {
+                var random = new Random(20261206);
+                var tokens = List("offlineTokens").Select(v => v.Str("token")).Where(t => t != null).ToList();
+                var files = List("licenseFiles").Select(v => v.Str("file")).Where(t => t != null).ToList();
+                var jwks = JwksNamed("rotated");
+                var check = new TokenCheck { Issuer = (string)vectors["issuer"], Products = new[] { (string)vectors["product"] }, Now = DateTimeOffset.FromUnixTimeSeconds(1780315260) };
+                for (var i = 0; i < 3000; i++)
+                {
+                    var token = Mutate(random, tokens[random.Next(tokens.Count)]);
+                    try { OfflineTokens.Verify(token, jwks.Find, check); } catch (KeyforgeException) { }
+                    var file = Mutate(random, files[random.Next(files.Count)]);
+                    try { LicenseFiles.OpenLicenseFile(file, "ACME-7KQ2-M9XH-4TRB-WZ3P", "conformance-device-1"); } catch (KeyforgeException) { }
+                    try { LicenseFiles.Unarmor("ACTIVATION REQUEST", Mutate(random, "KFREQ1:" + token)); } catch (KeyforgeException) { }
+                }
+            });
+        }
+
+        static string Mutate(Random random, string text)
+        {
+            var chars = text.ToCharArray().ToList();
+            var edits = 1 + random.Next(4);
+            for (var i = 0; i < edits && chars.Count > 0; i++)
+            {
+                var at = random.Next(chars.Count);
+                switch (random.Next(5))
+                {
+                    case 0: chars[at] = (char)random.Next(32, 127); break;
+                    case 1: chars.RemoveAt(at); break;
+                    case 2: chars.Insert(at, (char)random.Next(0, 0x3000)); break;
+                    case 3: chars = chars.Take(at).ToList(); break;
+                    default: chars.InsertRange(at, Enumerable.Repeat('.', random.Next(3))); break;
+                }
+            }
+            return new string(chars.ToArray());
+        }
+
+        static string Mode(string path)
+        {
+            var start = new ProcessStartInfo("stat", "-c %a \"" + path + "\"") { RedirectStandardOutput = true, UseShellExecute = false };
+            using (var process = Process.Start(start)) { var output = process.StandardOutput.ReadToEnd().Trim(); process.WaitForExit(); return output; }
+        }
+
+        static int Main()
+        {
+            vectors = (IDictionary<string, object>)Json.Parse(File.ReadAllText(Path.Combine(RepositoryRoot(), "sdks", "conformance", "vectors.json")));
+            Check((double)vectors["format"] == 1, "vectors.json is of another format");
+            VectorTests();
+            HostileServerTests();
+            LocalTests();
+            int passed = 0, failed = 0;
+            foreach (var test in tests)
+            {
+                var watch = Stopwatch.StartNew();
+                try
+                {
+                    test.Value();
+                    passed++;
+                    Console.WriteLine("ok   " + test.Key + " (" + watch.ElapsedMilliseconds + " ms)");
+                }
+                catch (Exception error)
+                {
+                    failed++;
+                    Console.WriteLine("FAIL " + test.Key + ": " + error);
+                }
+            }
+            Console.WriteLine(passed + " passed, " + failed + " failed");
+            return failed == 0 ? 0 : 1;
+        }
+    }
+}
