@@ -154,14 +154,15 @@ namespace Keyforge
             }
         }
 
-        /// <summary>Frees the seat at once (retried on transient failures). Idempotent.</summary>
-        public async Task CheckinAsync(CancellationToken cancel = default(CancellationToken))
+        /// <summary>Frees the seat at once (retried on transient failures). Idempotent. Returns the server's answer (checkedIn, endedAt, endReason).</summary>
+        public async Task<IDictionary<string, object>> CheckinAsync(CancellationToken cancel = default(CancellationToken))
         {
             End("closed", null);
             closing.Cancel();
             var answer = await transport.Retrying(n => transport.Once("POST", "/api/v1/float/checkin", new Dictionary<string, object>(), token, cancel), cancel).ConfigureAwait(false);
             if (!answer.Json.IsTrue("checkedIn"))
                 throw new LicenseRejectedException(answer.Json.Str("errorCode") ?? "Rejected", answer.Json.Str("message") ?? "The server refused the checkin.", answer.Json);
+            return answer.Json;
         }
 
         /// <summary>Checks the seat in (best effort) and stops the heartbeat.</summary>

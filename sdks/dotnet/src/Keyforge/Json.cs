@@ -260,8 +260,8 @@ namespace Keyforge
         }
     }
 
-    /// <summary>Typed reads of parsed JSON values.</summary>
-    internal static class JsonValue
+    /// <summary>Typed reads of parsed JSON objects (a server answer's <c>Response</c>, an entitlement's <c>Claims</c>): null when absent or of another type.</summary>
+    public static class JsonValue
     {
         public static string Str(this IDictionary<string, object> map, string key)
         {
