@@ -1,4 +1,5 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyforgeClient, MemoryStore, VerificationError, type JSONWebKeySet } from '../sdk/src/index.js';
 import { activateFromRequest, deactivateFromProof, type LicenseFileContext } from '../server/src/services/license-files/index.js';
@@ -365,6 +366,42 @@ describe('license files', () => {
     const updated = await t.gql('mutation($input: UpdateProductInput!) { updateProduct(input: $input) { product { licenseFileTtlDays } } }', { input: { id: product.id, licenseFileTtlDays: 0 } }, { token: admin });
     expect(code(updated)).toBe('InvalidRequest');
     expect(code(await t.gql(ISSUE, { input: { licenseId: long.id, ttlDays: 4000 } }, { token: admin }))).toBe('InvalidRequest');
+  });
+
+  it("a file's ttl is exactly exp - iat, capped at the license's expiry or not, at any sub-second instant", async () => {
+    const product = (await t.gqlData('mutation($input: CreateProductInput!) { createProduct(input: $input) { product { id } } }', { input: { name: 'Acme Ttl', licenseFileTtlDays: 10 } }, { token: admin })).createProduct.product;
+    const before = t.clock.now().toISOString();
+    const start = Math.floor(t.clock.now().getTime() / 1000) * 1000; // a whole second
+    const { license: created } = await t.seedLicense(tenantId, product.id, { expiresAt: new Date(start + 2 * DAY) });
+    const claimsOf = (file: string) => {
+      const { token } = JSON.parse(Buffer.from(file.split('\n').slice(1, -2).join(''), 'base64').toString());
+      return JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { iat: number; exp: number; ttl: number };
+    };
+    const issueAt = async (issuedMs: number, expiresMs: number) => {
+      t.clock.set(new Date(issuedMs).toISOString());
+      await t.prisma.license.update({ where: { id: created.id }, data: { expiresAt: new Date(expiresMs) } });
+      const issued = (await t.gqlData(ISSUE, { input: { licenseId: created.id } }, { token: admin })).issueLicenseFile;
+      return { claims: claimsOf(issued.licenseFile), expiresAt: new Date(issued.expiresAt).getTime() };
+    };
+    try {
+      // The case measured: a license expiring in 2 days at .000, the file issued at .337 (capped at the expiry).
+      const capped = await issueAt(start + 337, start + 2 * DAY);
+      expect(capped.claims.exp - capped.claims.iat).toBe(172_800);
+      expect(capped.claims.ttl).toBe(capped.claims.exp - capped.claims.iat);
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 0, max: 999 }), fc.integer({ min: 1_000, max: 12 * DAY }), async (subSecond, expiresIn) => {
+          const issuedMs = start + subSecond;
+          const { claims, expiresAt } = await issueAt(issuedMs, issuedMs + expiresIn);
+          expect(expiresAt).toBe(Math.min(issuedMs + 10 * DAY, issuedMs + expiresIn));
+          expect(claims.iat).toBe(Math.floor(issuedMs / 1000));
+          expect(claims.exp).toBe(Math.floor(expiresAt / 1000));
+          expect(claims.ttl).toBe(claims.exp - claims.iat);
+        }),
+        { numRuns: 40 },
+      );
+    } finally {
+      t.clock.set(before);
+    }
   });
 
   it('encrypted files reveal nothing without the key (and the device); the key must be the license\'s', async () => {

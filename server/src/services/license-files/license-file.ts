@@ -72,7 +72,8 @@ export async function signLicenseFile(
     {
       ...entitlementClaims(license),
       kind: LICENSE_FILE_KIND,
-      ttl: Math.floor((expires - issuedAt.getTime()) / 1000),
+      // Exactly exp - iat: both are whole seconds (JWT NumericDate) the signer takes from these two instants.
+      ttl: numericDate(expires) - numericDate(issuedAt.getTime()),
       ...(options.deviceId ? { device: options.deviceId } : {}),
       ...(options.deviceId && options.deviceActivated ? { deviceActivated: true } : {}),
       ...(options.challenge ? { nonce: options.challenge } : {}),
@@ -90,6 +91,9 @@ export async function signLicenseFile(
     encrypted: Boolean(options.licenseKey),
   };
 }
+
+/** An instant (ms) as the signer writes it in `iat` and `exp`: whole seconds, rounded down (signing-keys.ts). */
+const numericDate = (ms: number) => Math.floor(ms / 1000);
 
 /**
  * The encrypted envelope (docs/integrate/license-files.md "Encryption"): AES-256-GCM under
