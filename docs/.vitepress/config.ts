@@ -40,6 +40,9 @@ export default defineConfig({
         text: 'Integrate your application',
         items: [
           { text: 'SDK guide (TypeScript, JavaScript)', link: '/integrate/sdk' },
+          { text: 'Python SDK', link: '/integrate/sdk-python' },
+          { text: 'Go SDK', link: '/integrate/sdk-go' },
+          { text: '.NET SDK (C#)', link: '/integrate/sdk-dotnet' },
           { text: 'REST API guide (other languages)', link: '/integrate/rest-api' },
           { text: 'License files and air-gapped activation', link: '/integrate/license-files' },
           { text: 'Management API', link: '/integrate/management-api' },
