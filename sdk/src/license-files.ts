@@ -141,9 +141,11 @@ export function encodeRequest(fields: RequestFields & { mac: string }): { reques
 }
 
 /** A deactivation proof: a compact JWS (EdDSA) by the device's private key naming its activation, license and device. */
-export async function signDeactivationProof(jwk: JWK, claims: { activation: string; license: string; device: string; iat: number }): Promise<string> {
+export async function signDeactivationProof(jwk: JWK, claims: { activation: string; license: string; device: string; iat: number; jti?: string }): Promise<string> {
   const key = await importJWK(jwk, 'EdDSA');
-  const payload = encoder.encode(JSON.stringify({ kind: DEACTIVATION_KIND, ...claims, jti: randomToken(16) }));
+  // The claims in this order (the conformance vectors reproduce proofs byte for byte); jti is given only by tests.
+  const { activation, license, device, iat } = claims;
+  const payload = encoder.encode(JSON.stringify({ kind: DEACTIVATION_KIND, activation, license, device, iat, jti: claims.jti ?? randomToken(16) }));
   const jws = await new CompactSign(payload).setProtectedHeader({ alg: 'EdDSA' }).sign(key);
   return armor('DEACTIVATION PROOF', jws);
 }

@@ -7,15 +7,14 @@ import nodeCrypto, { createHash, createHmac, createPrivateKey, createPublicKey, 
 import { writeFileSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import type { LicenseFileContext, LicensingContext } from '../../server/src/services/context.js';
+import type { LicensingContext, TokenSigner } from '../../server/src/services/context.js';
 import { AppError } from '../../server/src/domain/errors.js';
 import { armor, readArmor } from '../../server/src/services/license-files/armor.js';
-import { signLicenseFile } from '../../server/src/services/license-files/license-file.js';
+import { signLicenseFile, type LicenseFileContext } from '../../server/src/services/license-files/license-file.js';
 import { deactivateFromProof, parseActivationRequest, requestMac } from '../../server/src/services/license-files/offline-activation.js';
 import type { LicenseRecord } from '../../server/src/services/licenses/license-record.js';
 import { signOfflineToken } from '../../server/src/services/licenses/validate.js';
 import { publishedKey, tokenSigner } from '../../server/src/services/signing/signing-keys.js';
-import type { TokenSigner } from '../../server/src/services/context.js';
 
 export const VECTORS_PATH = fileURLToPath(new URL('./vectors.json', import.meta.url));
 
@@ -169,6 +168,8 @@ async function build(): Promise<Record<string, unknown>> {
         { kty: 'OKP', crv: 'X25519', kid: published.old.kid, x: published.old.publicJwk.x, use: 'sig' },
         { kty: 'OKP', crv: 'Ed25519', kid: published.old.kid, x: published.old.publicJwk.x, alg: 'ES256', use: 'sig' },
         { kty: 'OKP', crv: 'Ed25519', kid: published.old.kid, alg: 'EdDSA', use: 'sig' },
+        // One usable key, so a client accepts the set (a JWKS with none is refused as configuration).
+        published.new.publicJwk,
       ],
     },
   };
