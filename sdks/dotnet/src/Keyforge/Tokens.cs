@@ -136,8 +136,15 @@ namespace Keyforge
         /// <summary>The <c>kid</c> of a token whose form and algorithm are right (step 1 of the check); throws TokenInvalid otherwise.</summary>
         public static string KeyIdOf(string token)
         {
-            IDictionary<string, object> header, payload;
+            IDictionary<string, object> payload;
             byte[] signature, signed;
+            return Open(token, out payload, out signature, out signed);
+        }
+
+        /// <summary>Decodes the token and checks its header: EdDSA, with a kid (which it returns).</summary>
+        static string Open(string token, out IDictionary<string, object> payload, out byte[] signature, out byte[] signed)
+        {
+            IDictionary<string, object> header;
             Decode(token, out header, out payload, out signature, out signed);
             if (header.Str("alg") != "EdDSA") throw Invalid("The token's algorithm is not EdDSA.");
             var kid = header.Str("kid");
@@ -148,12 +155,9 @@ namespace Keyforge
         /// <summary>Verifies <paramref name="token"/> with a key found by <paramref name="keyFor"/> (which throws KeyUnknown when it has none).</summary>
         public static Entitlement Verify(string token, Func<string, SigningKey> keyFor, TokenCheck check)
         {
-            IDictionary<string, object> header, payload;
+            IDictionary<string, object> payload;
             byte[] signature, signed;
-            Decode(token, out header, out payload, out signature, out signed);
-            if (header.Str("alg") != "EdDSA") throw Invalid("The token's algorithm is not EdDSA.");
-            var kid = header.Str("kid");
-            if (kid == null) throw Invalid("The token names no signing key (kid).");
+            var kid = Open(token, out payload, out signature, out signed);
             var key = keyFor(kid);
             if (key == null) throw new VerificationException(ErrorCodes.KeyUnknown, "The token is signed by key " + kid + ", which is not among the trusted keys.");
             if (!Sodium.Verify(signature, signed, key.PublicKey)) throw Invalid("The token's signature does not verify: tampered, or not signed by this server.");
