@@ -97,6 +97,9 @@ const licenseOf = async (connectionId: string, subject: string) => {
   const state = await t.prisma.paymentSubscription.findUnique({ where: { connectionId_subject: { connectionId, subject } } });
   return state?.licenseId ? t.prisma.license.findUniqueOrThrow({ where: { id: state.licenseId } }) : null;
 };
+/** The recorded events of one subscription: each one's outcome and license, by provider event id. */
+const eventsOf = async (connectionId: string, subject: string) =>
+  Object.fromEntries((await t.prisma.paymentEvent.findMany({ where: { connectionId, subject } })).map((event) => [event.providerEventId, { outcome: event.outcome, licenseId: event.licenseId }]));
 const rowCounts = async () => {
   const [events, states, licenses, emails, audit] = await Promise.all([t.prisma.paymentEvent.count(), t.prisma.paymentSubscription.count(), t.prisma.license.count(), t.prisma.emailOutbox.count(), t.prisma.auditLogEntry.count()]);
   return { events, states, licenses, emails, audit };
@@ -105,7 +108,8 @@ const rowCounts = async () => {
 describe('Stripe', () => {
   it('runs a subscription through purchase, renewal, plan change, cancellation and refund', async () => {
     const sub = 'sub_lifecycle';
-    expect((await sendStripe(stripeEvent('checkout.session.completed', { id: 'cs_1', object: 'checkout.session', mode: 'subscription', payment_status: 'paid', subscription: sub, invoice: 'in_l1', customer_details: { email: 'buyer@example.com' } }))).json).toEqual({ received: true, outcome: 'applied' });
+    // The Checkout Session comes before the invoice that carries the price: it waits for it.
+    expect((await sendStripe(stripeEvent('checkout.session.completed', { id: 'cs_1', object: 'checkout.session', mode: 'subscription', payment_status: 'paid', subscription: sub, invoice: 'in_l1', customer_details: { email: 'buyer@example.com' } }))).json).toEqual({ received: true, outcome: 'pending' });
     const purchase = await sendStripe(stripeEvent('invoice.paid', stripeInvoice(sub, 'in_l1', 'subscription_create', 'price_pro', 2, sec(T0 + 30 * DAY))));
     expect(purchase.status).toBe(200);
     let license = (await licenseOf(connections.stripe.id, sub))!;
@@ -145,8 +149,64 @@ describe('Stripe', () => {
     const actions = (await t.prisma.auditLogEntry.findMany({ where: { entityId: license.id }, orderBy: { seq: 'asc' } })).map((entry) => entry.action);
     expect(actions).toEqual(['CreateLicense', 'RenewLicense', 'UpdateLicense', 'UpdateLicense', 'SuspendLicense']);
     const events = await t.prisma.paymentEvent.findMany({ where: { connectionId: connections.stripe.id, subject: sub } });
-    expect(events.every((event) => event.outcome === 'applied')).toBe(true);
+    expect(events).toHaveLength(7);
+    expect(events.every((event) => event.outcome === 'applied' && event.licenseId === license.id)).toBe(true);
   });
+
+  it('records an update that comes before its purchase as pending, then applies it to the purchase’s license', async () => {
+    const sub = 'sub_early_update';
+    const at = sec(clock.now().getTime());
+    const purchase = stripeEvent('invoice.paid', stripeInvoice(sub, 'in_e1', 'subscription_create', 'price_pro', 1, at + 30 * 86400, 'early@example.com'), at);
+    const update = stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_team', 2), at + 60);
+    expect((await sendStripe(update)).json).toEqual({ received: true, outcome: 'pending' });
+    expect(await eventsOf(connections.stripe.id, sub)).toEqual({ [update.id]: { outcome: 'pending', licenseId: null } });
+    // Redelivered while it waits: a duplicate, still waiting.
+    expect((await sendStripe(update)).json.outcome).toBe('duplicate');
+    expect(await licenseOf(connections.stripe.id, sub)).toBeNull();
+
+    expect((await sendStripe(purchase)).json.outcome).toBe('applied');
+    const license = (await licenseOf(connections.stripe.id, sub))!;
+    expect(license).toMatchObject({ planId: plans.team.id, maxActivations: 10, customerEmail: 'early@example.com' });
+    expect(await eventsOf(connections.stripe.id, sub)).toEqual({ [update.id]: { outcome: 'applied', licenseId: license.id }, [purchase.id]: { outcome: 'applied', licenseId: license.id } });
+    expect((await sendStripe(update)).json.outcome).toBe('duplicate');
+    expect((await sendStripe(purchase)).json.outcome).toBe('duplicate');
+    expect(await t.prisma.license.count({ where: { customerEmail: 'early@example.com' } })).toBe(1);
+
+    // What the vendor sees on the connection's events.
+    const { token } = await t.login('admin@acme.test');
+    const listed = await t.gqlData('query($id: ID!) { paymentEvents(integrationId: $id, first: 100) { nodes { providerEventId outcome licenseId detail } } }', { id: connections.stripe.id }, { token });
+    const nodes = listed.paymentEvents.nodes as { providerEventId: string }[];
+    expect(nodes.find((node) => node.providerEventId === update.id)).toEqual({ providerEventId: update.id, outcome: 'APPLIED', licenseId: license.id, detail: `applied with ${purchase.id}` });
+
+    // The other order: the update finds the license and is applied to it at once.
+    const after = 'sub_late_update';
+    const purchase2 = stripeEvent('invoice.paid', stripeInvoice(after, 'in_e2', 'subscription_create', 'price_pro', 1, at + 30 * 86400, 'late@example.com'), at);
+    const update2 = stripeEvent('customer.subscription.updated', stripeSubscription(after, 'price_team', 2), at + 60);
+    expect((await sendStripe(purchase2)).json.outcome).toBe('applied');
+    expect((await sendStripe(update2)).json.outcome).toBe('applied');
+    const license2 = (await licenseOf(connections.stripe.id, after))!;
+    expect(license2).toMatchObject({ planId: plans.team.id, maxActivations: 10 });
+    expect(await eventsOf(connections.stripe.id, after)).toEqual({ [update2.id]: { outcome: 'applied', licenseId: license2.id }, [purchase2.id]: { outcome: 'applied', licenseId: license2.id } });
+  });
+
+  it('links the early update to the license when it and the purchase are delivered at the same time, each twice (20 subscriptions)', async () => {
+    const at = sec(clock.now().getTime());
+    const subs = Array.from({ length: 20 }, (_, index) => `sub_together_${index}`);
+    await Promise.all(
+      subs.map(async (sub) => {
+        const purchase = stripeEvent('invoice.paid', stripeInvoice(sub, `in_${sub}`, 'subscription_create', 'price_pro', 1, at + 30 * 86400, `${sub}@example.com`), at);
+        const update = stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_team', 2), at + 60);
+        const answers = await Promise.all([sendStripe(update), sendStripe(purchase), sendStripe(update), sendStripe(purchase)]);
+        expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200]);
+        const outcomes = answers.map((answer) => answer.json.outcome);
+        expect(outcomes.filter((outcome) => outcome === 'duplicate')).toHaveLength(2);
+        const license = (await licenseOf(connections.stripe.id, sub))!;
+        expect(license).toMatchObject({ planId: plans.team.id, maxActivations: 10 });
+        expect(await eventsOf(connections.stripe.id, sub)).toEqual({ [update.id]: { outcome: 'applied', licenseId: license.id }, [purchase.id]: { outcome: 'applied', licenseId: license.id } });
+        expect(await t.prisma.emailOutbox.count({ where: { toAddress: `${sub}@example.com` } })).toBe(1);
+      }),
+    );
+  }, 120_000);
 
   it('keeps the seats in use when the subscription drops below them: the customer keeps working, the vendor gets license.seats_kept', async () => {
     const sub = 'sub_fewer_seats';
@@ -262,6 +322,10 @@ describe('Stripe', () => {
       expect(await t.prisma.emailOutbox.count({ where: { toAddress: `${sub}@example.com` } })).toBe(1);
       const plan = await t.prisma.plan.findUniqueOrThrow({ where: { id: license.planId! } });
       expect(plan.tenantId).toBe(shop.tenant);
+      // Every event is recorded as applied to the license, whichever came before the purchase.
+      const recorded = await eventsOf(shop.connection.id, sub);
+      expect(Object.keys(recorded).sort(), `order ${order.join(',')}`).toEqual(events.map((event) => event.id).sort());
+      expect(Object.values(recorded), `order ${order.join(',')}`).toEqual(Array(6).fill({ outcome: 'applied', licenseId: license.id }));
       const final = JSON.stringify({ plan: plan.name, seats: license.maxActivations, expiresAt: license.expiresAt!.getTime() - base, status: license.status, features: license.features });
       finals.add(final);
       expect(finals.size, `order ${order.join(',')}: ${final}`).toBe(1);
@@ -321,6 +385,20 @@ describe('Paddle Billing', () => {
     expect((await licenseOf(connections.paddle.id, sub))!.status).toBe('suspended');
   });
 
+  it('records subscription.updated before transaction.completed as pending, then applies it to the purchase’s license', async () => {
+    const sub = 'sub_01paddle_early';
+    const purchase = paddleEvent('transaction.completed', transaction('txn_early', sub, 'web', 'pri_pro', 1, new Date(clock.now().getTime() + 30 * DAY)));
+    clock.advance(1000);
+    const update = paddleEvent('subscription.updated', subscription(sub, 'pri_team', 2));
+    expect((await sendPaddle(update)).json.outcome).toBe('pending');
+    expect(await eventsOf(connections.paddle.id, sub)).toEqual({ [update.event_id]: { outcome: 'pending', licenseId: null } });
+    expect((await sendPaddle(update)).json.outcome).toBe('duplicate');
+    expect((await sendPaddle(purchase)).json.outcome).toBe('applied');
+    const license = (await licenseOf(connections.paddle.id, sub))!;
+    expect(license).toMatchObject({ planId: plans.team.id, maxActivations: 10 });
+    expect(await eventsOf(connections.paddle.id, sub)).toEqual({ [update.event_id]: { outcome: 'applied', licenseId: license.id }, [purchase.event_id]: { outcome: 'applied', licenseId: license.id } });
+  });
+
   it('refuses a wrong or stale Paddle-Signature and writes nothing', async () => {
     const before = await rowCounts();
     const event = paddleEvent('transaction.completed', transaction('txn_x', 'sub_x', 'web', 'pri_pro', 1, new Date(clock.now().getTime() + 30 * DAY)));
@@ -362,6 +440,60 @@ describe('Lemon Squeezy', () => {
     expect((await licenseOf(connections.lemonsqueezy.id, `order:${order}`))!.expiresAt!.toISOString()).toBe(endsAt);
     await sendLemon(lemon('order_refunded', 'orders', order, { status: 'refunded', refunded: true }));
     expect((await licenseOf(connections.lemonsqueezy.id, `order:${order}`))!.status).toBe('revoked');
+  });
+
+  it('records subscription events and a renewal that come before order_created as pending, then applies them to its license', async () => {
+    const order = 5201;
+    const subscriptionId = 7201;
+    const start = clock.now().getTime();
+    const renewsAt = new Date(start + 28 * DAY).toISOString();
+    // The renewal names only the subscription, which nothing has named yet: it waits for a reference.
+    const renewal = lemon('subscription_payment_success', 'subscription-invoices', 9201, { subscription_id: subscriptionId, billing_reason: 'renewal', status: 'paid' });
+    const created = lemon('subscription_created', 'subscriptions', subscriptionId, { order_id: order, variant_id: 102, status: 'active', renews_at: renewsAt, first_subscription_item: { quantity: 1 } });
+    const purchase = lemon('order_created', 'orders', order, { status: 'paid', user_email: 'ls-early@example.com', first_order_item: { order_id: order, variant_id: 101, quantity: 1 } });
+    expect((await sendLemon(renewal)).json.outcome).toBe('pending');
+    expect((await sendLemon(created)).json.outcome).toBe('pending');
+    const ids = await t.prisma.paymentEvent.findMany({ where: { connectionId: connections.lemonsqueezy.id, subject: `order:${order}` }, select: { providerEventId: true, outcome: true, licenseId: true } });
+    expect(ids).toHaveLength(2);
+    expect(ids.every((event) => event.outcome === 'pending' && event.licenseId === null)).toBe(true);
+    expect((await sendLemon(created)).json.outcome).toBe('duplicate');
+    expect((await sendLemon(purchase)).json.outcome).toBe('applied');
+    const license = (await licenseOf(connections.lemonsqueezy.id, `order:${order}`))!;
+    expect(license).toMatchObject({ planId: plans.team.id, maxActivations: 5, customerEmail: 'ls-early@example.com' });
+    const recorded = await eventsOf(connections.lemonsqueezy.id, `order:${order}`);
+    expect(Object.values(recorded)).toEqual(Array(3).fill({ outcome: 'applied', licenseId: license.id }));
+  });
+
+  it('follows the subscription’s renews_at, earlier than the plan’s period or not, whatever the order of a renewal and its update', async () => {
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const expiryOf = async (order: number) => (await licenseOf(connections.lemonsqueezy.id, `order:${order}`))!.expiresAt!.getTime();
+    for (const [order, updateFirst] of [[5301, false], [5302, true]] as const) {
+      const subscriptionId = order + 2000;
+      const start = clock.now().getTime();
+      const update = (at: number, renewsAt: number, event = 'subscription_updated') =>
+        lemon(event, 'subscriptions', subscriptionId, { order_id: order, variant_id: 101, status: 'active', renews_at: iso(renewsAt), first_subscription_item: { quantity: 1 }, updated_at: iso(at) });
+      await sendLemon(lemon('order_created', 'orders', order, { status: 'paid', user_email: `ls-${order}@example.com`, first_order_item: { order_id: order, variant_id: 101, quantity: 1 } }));
+      // Until the subscription says otherwise: the plan's month.
+      expect(await expiryOf(order)).toBeGreaterThan(start + 28 * DAY);
+      clock.advance(1000);
+      // A 28-day cycle: its renews_at comes before the plan's month ends, and corrects the expiry.
+      await sendLemon(update(start + 1000, start + 28 * DAY, 'subscription_created'));
+      expect(await expiryOf(order)).toBe(start + 28 * DAY);
+
+      const paidAt = start + 28 * DAY;
+      clock.set(iso(paidAt + 5000));
+      const payment = lemon('subscription_payment_success', 'subscription-invoices', 9300 + order, { subscription_id: subscriptionId, billing_reason: 'renewal', status: 'paid', updated_at: iso(paidAt) });
+      const renewed = update(paidAt + 2000, paidAt + 28 * DAY);
+      for (const event of updateFirst ? [renewed, payment] : [payment, renewed]) expect((await sendLemon(event)).json.outcome).toBe('applied');
+      // The period Lemon Squeezy reports, not one month from the payment, nor a month on top of it.
+      expect(await expiryOf(order)).toBe(paidAt + 28 * DAY);
+      // A later report of a later renews_at moves it on.
+      await sendLemon(update(paidAt + 3000, paidAt + 31 * DAY));
+      expect(await expiryOf(order)).toBe(paidAt + 31 * DAY);
+      // An older report delivered late changes nothing.
+      await sendLemon(update(paidAt + 2500, paidAt + 20 * DAY));
+      expect(await expiryOf(order)).toBe(paidAt + 31 * DAY);
+    }
   });
 
   it('refuses a wrong X-Signature and writes nothing', async () => {

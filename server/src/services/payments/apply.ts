@@ -26,6 +26,8 @@ import { normalizeStripe, verifyStripe } from './stripe.js';
 // once (a concurrent duplicate waits on the row's unique key, then finds it and does nothing; a failure rolls both
 // back and the provider's retry applies it). Events are merged into the subscription's state (payment_subscriptions)
 // by the provider's own times, and the license is brought to what that state says: any delivery order ends the same.
+// An event that comes before its purchase (an update, a renewal, a refund) is recorded as pending; the purchase's
+// license is created from the state it is merged into, and it is then recorded as applied to that license.
 // Each change of a license goes through the functions the console's actions use (activity log, webhook events), as
 // the system actor named after the provider and the event id.
 
@@ -120,7 +122,7 @@ export async function applyPaymentEvent(sys: PaymentContext, connection: Payment
     const result = await applyEffect(tx, ctx, connection, event, prepared);
     await tx.paymentEvent.update({
       where: { id: claimed[0].id },
-      data: { outcome: result.outcome, detail: result.detail, licenseId: result.licenseId, subject: result.subject, refs: effectRefs(effect), effect: result.outcome === 'pending' ? (effect as unknown as Prisma.InputJsonObject) : Prisma.DbNull },
+      data: { outcome: result.outcome, detail: result.detail, licenseId: result.licenseId, subject: result.subject, refs: effectRefs(effect), effect: result.keepEffect ? (effect as unknown as Prisma.InputJsonObject) : Prisma.DbNull },
     });
     return { outcome: result.outcome, eventId: event.id, detail: result.detail, licenseId: result.licenseId };
   });
@@ -155,7 +157,11 @@ interface Applied {
   detail: string | null;
   licenseId: string | null;
   subject: string | null;
+  /** Pending until a payment reference arrives: its effect is kept to be merged then (else it is in the state already). */
+  keepEffect?: boolean;
 }
+
+const WAITS_FOR_PURCHASE = 'waits for the purchase it refers to (applied when it arrives)';
 
 async function lockState(tx: Tx, connection: PaymentConnection, subject: string | null, refs: string[]): Promise<State | null> {
   if (subject) {
@@ -191,11 +197,16 @@ async function merge(tx: Tx, connection: PaymentConnection, state: State, effect
     case 'renewal':
       if (effect.periodEnd) next.paidUntil = later(next.paidUntil, effect.periodEnd);
       else {
-        // The provider does not say until when: one more of the plan's periods from the later of now and the paid end.
-        const plan = await planOfState(tx, connection, next);
-        const license = next.licenseId ? await tx.license.findUnique({ where: { id: next.licenseId }, select: { expiresAt: true } }) : null;
-        const from = later(now, later(next.paidUntil, license?.expiresAt ?? null))!;
-        next.paidUntil = afterPeriod(plan?.duration, from) ?? next.paidUntil;
+        // The provider does not say until when (Lemon Squeezy's invoices): one of the plan's periods from the payment,
+        // unless the provider has reported the subscription's period since (its report then already counts this
+        // payment). Counted from the payment, not from the paid end, so that a report a moment older than the payment
+        // cannot make it add a second period.
+        const paidAt = occurredAt ?? now;
+        if (!next.paidUntilAt || paidAt.getTime() > next.paidUntilAt.getTime()) {
+          const plan = await planOfState(tx, connection, next);
+          const estimate = afterPeriod(plan?.duration, paidAt);
+          if (estimate) Object.assign(next, { paidUntil: estimate, paidUntilAt: paidAt });
+        }
       }
       break;
     case 'subscription':
@@ -205,6 +216,8 @@ async function merge(tx: Tx, connection: PaymentConnection, state: State, effect
         next.itemsAt = effect.at;
       }
       if (!next.statusAt || effect.at.getTime() >= next.statusAt.getTime()) Object.assign(next, { canceled: effect.canceled, endsAt: effect.endsAt, statusAt: effect.at });
+      // The provider's own period, as of `at`: it replaces an older estimate or report, earlier or later.
+      if (effect.periodEnd && (!next.paidUntilAt || effect.at.getTime() >= next.paidUntilAt.getTime())) Object.assign(next, { paidUntil: effect.periodEnd, paidUntilAt: effect.at });
       break;
     case 'refund':
       next.refundedAt ??= occurredAt ?? now;
@@ -229,15 +242,18 @@ async function applyEffect(tx: Tx, ctx: PurchaseContext, connection: PaymentConn
   if (effect.kind === 'ignored') return { outcome: 'ignored', detail: effect.reason, licenseId: null, subject: null };
   const subject = effect.subject;
   const state = await lockState(tx, connection, subject, effectRefs(effect));
-  if (!state) return { outcome: 'pending', detail: 'waits for the purchase it refers to (applied when it arrives)', licenseId: null, subject };
+  if (!state) return { outcome: 'pending', detail: WAITS_FOR_PURCHASE, licenseId: null, subject, keepEffect: true };
   let next = await merge(tx, connection, state, effect, event.occurredAt, ctx.now);
   // Events that waited for a payment reference this state now has are applied with it.
   const added = next.refs.filter((ref) => !(state.refs ?? []).includes(ref));
+  let waited = false;
   if (added.length) {
-    const waiting = await tx.paymentEvent.findMany({ where: { connectionId: connection.id, outcome: 'pending', refs: { hasSome: added } }, orderBy: [{ receivedAt: 'asc' }, { id: 'asc' }] });
+    const waiting = await tx.paymentEvent.findMany({ where: { connectionId: connection.id, outcome: 'pending', refs: { hasSome: added }, NOT: { effect: { equals: Prisma.DbNull } } }, orderBy: [{ receivedAt: 'asc' }, { id: 'asc' }] });
+    waited = waiting.length > 0;
     for (const pending of waiting) {
       next = await merge(tx, connection, next, storedEffect(pending.effect), pending.occurredAt, ctx.now);
-      await tx.paymentEvent.update({ where: { id: pending.id }, data: { outcome: 'applied', detail: `applied with ${event.id}`, subject: next.subject, effect: Prisma.DbNull } });
+      // Now in the state: pending on its subject like the state's other events until the license is there (below).
+      await tx.paymentEvent.update({ where: { id: pending.id }, data: { subject: next.subject, effect: Prisma.DbNull } });
     }
   }
   const notes: string[] = [];
@@ -253,7 +269,16 @@ async function applyEffect(tx: Tx, ctx: PurchaseContext, connection: PaymentConn
   void createdAt;
   void updatedAt;
   await tx.paymentSubscription.update({ where: { id }, data });
-  if (!licenseId) return { outcome: 'applied', detail: 'recorded: applied to the license when the purchase arrives', licenseId: null, subject: next.subject };
+  // No license yet (an update or a renewal before its purchase): merged into the state, which the purchase's license is
+  // created from; recorded as pending until then.
+  if (!licenseId) return { outcome: 'pending', detail: WAITS_FOR_PURCHASE, licenseId: null, subject: next.subject };
+  if (!state.licenseId || waited) {
+    // The license is there now: the events that waited for it are applied (they are in the state it was made from).
+    await tx.paymentEvent.updateMany({
+      where: { connectionId: connection.id, outcome: 'pending', subject: next.subject, effect: { equals: Prisma.DbNull } },
+      data: { outcome: 'applied', licenseId, detail: `applied with ${event.id}` },
+    });
+  }
   notes.push(...(await reconcile(tx, ctx, connection, next, licenseId)));
   return { outcome: 'applied', detail: notes.join('; ') || 'nothing to change', licenseId, subject: next.subject };
 }

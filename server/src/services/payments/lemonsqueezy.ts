@@ -52,6 +52,8 @@ export function normalizeLemonSqueezy(payload: unknown): PaymentEventIn {
         quantity: int(field(attributes, 'first_subscription_item', 'quantity')),
         canceled,
         endsAt,
+        // Its invoices name no period: the subscription's renews_at is the end of the period paid so far.
+        periodEnd: ended ? null : isoTime(field(attributes, 'renews_at')),
       });
     }
     case 'subscription_payment_success': {

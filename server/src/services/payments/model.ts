@@ -17,8 +17,11 @@ export type PaymentEffect =
   | { kind: 'purchase'; subject: string; refs: string[]; priceId: string | null; quantity: number; customerEmail: string | null; periodEnd: Date | null }
   /** A paid renewal: paid until periodEnd (when the provider says it; else one more of the plan's periods). */
   | { kind: 'renewal'; subject: string | null; refs: string[]; periodEnd: Date | null }
-  /** The subscription as of `at` (provider time): its price, quantity and cancellation. */
-  | { kind: 'subscription'; subject: string; refs: string[]; at: Date; priceId: string | null; quantity: number | null; canceled: boolean; endsAt: Date | null }
+  /**
+   * The subscription as of `at` (provider time): its price, quantity and cancellation, and, from a provider whose
+   * invoices name no period (Lemon Squeezy's renews_at), the end of the period paid so far (null: not said).
+   */
+  | { kind: 'subscription'; subject: string; refs: string[]; at: Date; priceId: string | null; quantity: number | null; canceled: boolean; endsAt: Date | null; periodEnd?: Date | null }
   /** A refund or a lost dispute of a payment, found by subject or by one of the payment references. */
   | { kind: 'refund'; subject: string | null; refs: string[] };
 
