@@ -253,8 +253,8 @@ def test_offline_fallback_answers_from_the_stored_token_when_the_server_is_away(
 def test_offline_checks_grace_clock_skew_and_rollback(stub: StubServer) -> None:
     signer = Signer("k1")
     serve_keys(stub, signer)
-    server_now = time.time() + 3600  # the server's clock is an hour ahead of this machine's
-    start = time.time()
+    start = float(int(time.time()))  # whole seconds, as iat is
+    server_now = start + 3600  # the server's clock is an hour ahead of this machine's
     now = [start]
 
     def validate(request: Request) -> Any:
@@ -383,8 +383,9 @@ def test_a_floating_session_heartbeats_in_the_background_and_checks_in_on_exit(s
     assert stub.count("POST", "/api/v1/float/checkin") == 1
     sent = stub.requests[0].json()
     assert sent["product"] == "Acme Studio" and sent["deviceId"] == "render-4"
+    time.sleep(0.3)  # a heartbeat already on its way when the checkin began may still land
     after = len(beats)
-    time.sleep(0.5)
+    time.sleep(0.8)  # four intervals
     assert len(beats) == after  # no heartbeat after the checkin
     assert session.checkin()["checkedIn"] is True and stub.count("POST", "/api/v1/float/checkin") == 1  # idempotent
 

@@ -34,12 +34,10 @@ def test_transient_failures_are_retried_until_an_answer(stub: StubServer) -> Non
 
 def test_429_forever_gives_up_after_the_attempts_honouring_retry_after(stub: StubServer) -> None:
     stub.routes["GET /.well-known/jwks.json"] = lambda _r: (429, {"Retry-After": "0"}, {"error": {"code": "RateLimited", "message": "slow down"}})
-    started = time.monotonic()
     with pytest.raises(ApiError) as raised:
         client(stub.url).fetch_keys()
     assert raised.value.code == "RateLimited" and raised.value.status == 429 and raised.value.retry_after_seconds == 0
     assert stub.count("GET", "/.well-known/jwks.json") == FAST.attempts
-    assert time.monotonic() - started < 30
 
 
 def test_retry_after_is_waited_for(stub: StubServer) -> None:
@@ -165,7 +163,9 @@ def test_a_server_that_never_finishes_times_out_after_bounded_attempts(trickle: 
         with pytest.raises(NetworkError) as raised:
             client(f"http://127.0.0.1:{listener.getsockname()[1]}", timeout=0.5, retry=RetryPolicy(attempts=2, base_delay=0.01, max_delay=0.01)).fetch_keys()
         assert raised.value.code == "Timeout"
-        assert time.monotonic() - started < 10
+        # Two attempts of 0.5 s: the deadline covers the whole answer (a trickle of one byte per 50 ms would take
+        # well over an hour to send its 100,000 bytes); the bound is generous for a loaded machine.
+        assert time.monotonic() - started < 30
     finally:
         listener.close()
 
