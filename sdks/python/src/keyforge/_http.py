@@ -111,7 +111,7 @@ class Transport:
         self._host = parsed.hostname or ""
         self._port = parsed.port
         self._prefix = parsed.path.rstrip("/")
-        self._timeout = timeout
+        self.timeout = timeout
         self.retry = retry
         self._clock = clock
         self._ssl_context = ssl_context
@@ -129,7 +129,7 @@ class Transport:
 
         The timeout bounds the whole attempt (connect, send, and reading the answer), not each socket read.
         """
-        deadline = time.monotonic() + self._timeout
+        deadline = time.monotonic() + self.timeout
         headers = {"Accept": "application/json", "User-Agent": self._user_agent}
         payload: Optional[bytes] = None
         if body is not None:
@@ -137,7 +137,7 @@ class Transport:
             payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         if bearer is not None:
             headers["Authorization"] = f"Bearer {bearer}"
-        connection = self._connection(self._timeout)
+        connection = self._connection(self.timeout)
         try:
             try:
                 connection.request(method, self._prefix + path, body=payload, headers=headers)
@@ -146,7 +146,7 @@ class Transport:
                 response_headers = {name.lower(): value for name, value in response.getheaders()}
                 raw = self._read(connection, response, deadline)
             except socket.timeout as error:
-                raise NetworkError("Timeout", f"{method} {path}: no answer within {self._timeout:g} s.") from error
+                raise NetworkError("Timeout", f"{method} {path}: no answer within {self.timeout:g} s.") from error
             except (OSError, http.client.HTTPException) as error:
                 raise NetworkError("NetworkError", f"{method} {path}: {error or type(error).__name__}") from error
         finally:

@@ -65,7 +65,7 @@ class FloatingSession:
         self.lost = threading.Event()
         self._state = "active"
         self._lock = threading.RLock()
-        self._beat_lock = threading.Lock()
+        self._beat_lock = threading.RLock()
         self._wake = threading.Event()
         self._renewed_at = time.monotonic()
         self._failures = 0
@@ -101,6 +101,9 @@ class FloatingSession:
                 self._end("closed", None)
             if self._checkin_result is not None:
                 return self._checkin_result
+        # A heartbeat already on its way goes first, so the server never sees one after the checkin.
+        if self._beat_lock.acquire(timeout=self._transport.timeout):
+            self._beat_lock.release()
         transport = self._transport
         answer = transport.retrying(lambda _n: transport.once("POST", "/api/v1/float/checkin", body={}, bearer=self._token))
         if answer.json.get("checkedIn") is not True:
