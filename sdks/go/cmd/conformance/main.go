@@ -1,0 +1,392 @@
+// Command conformance is the Go SDK's scenario runner (sdks/conformance/README.md "Scenario runner protocol"): it
+// reads the run's input on stdin, drives the SDK through the scenario named on the command line against a real
+// server, and prints one line, {"steps":[…]}. test/sdk-conformance.test.ts builds and runs it.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	keyforge "github.com/keyforge/keyforge/sdks/go"
+)
+
+// step is one line item of the output: {"name","ok":true,"value"} or {"name","ok":false,"error"}.
+type step map[string]any
+
+type runner struct {
+	input      map[string]any
+	steps      []step
+	sdk        *keyforge.Client
+	licenseKey string
+	// clockOffset (nanoseconds) is added to the wall clock once the control server has moved the run's clock.
+	clockOffset atomic.Int64
+	ctx         context.Context
+}
+
+func main() {
+	if len(os.Args) != 2 {
+		fail(errors.New("usage: conformance <scenario> < input.json"))
+	}
+	raw, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		fail(err)
+	}
+	r := &runner{ctx: context.Background()}
+	if err := json.Unmarshal(raw, &r.input); err != nil {
+		fail(fmt.Errorf("stdin: %w", err))
+	}
+	r.licenseKey = r.text("licenseKey")
+	r.sdk = r.client(r.text("server"), "store")
+	scenarios := map[string]func(){
+		"activate": r.activate, "validate": r.validate, "revoke-offline": r.revokeOffline, "wrong-product": r.wrongProduct,
+		"floating": r.floating, "air-gapped": r.airGapped, "metering": r.metering,
+	}
+	run, ok := scenarios[os.Args[1]]
+	if !ok {
+		fail(fmt.Errorf("unknown scenario %q", os.Args[1]))
+	}
+	run()
+	if r.steps == nil {
+		r.steps = []step{}
+	}
+	out, err := json.Marshal(map[string]any{"steps": r.steps})
+	if err != nil {
+		fail(err)
+	}
+	fmt.Println(string(out))
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "conformance:", err)
+	os.Exit(1)
+}
+
+func (r *runner) text(name string) string {
+	value, ok := r.input[name].(string)
+	if !ok {
+		fail(fmt.Errorf("input %q is missing", name))
+	}
+	return value
+}
+
+func (r *runner) clock() time.Time { return time.Now().Add(time.Duration(r.clockOffset.Load())) }
+
+func (r *runner) client(server, store string) *keyforge.Client {
+	files, err := keyforge.NewFileStore(filepath.Join(r.text("storeDir"), store))
+	if err != nil {
+		fail(err)
+	}
+	client, err := keyforge.New(keyforge.Config{ServerURL: server, Product: r.text("product"), Issuer: r.text("issuer"), Store: files, Clock: r.clock})
+	if err != nil {
+		fail(err)
+	}
+	return client
+}
+
+// step runs one step: its value, or the SDK error's code. Anything else is a crash (non-zero exit).
+func (r *runner) step(name string, run func() (map[string]any, error)) {
+	value, err := run()
+	if err != nil {
+		var sdkError *keyforge.Error
+		if !errors.As(err, &sdkError) {
+			fail(fmt.Errorf("step %s: %w", name, err))
+		}
+		r.steps = append(r.steps, step{"name": name, "ok": false, "error": sdkError.Code})
+		return
+	}
+	if value == nil {
+		value = map[string]any{}
+	}
+	r.steps = append(r.steps, step{"name": name, "ok": true, "value": value})
+}
+
+func (r *runner) control(action string, body map[string]any) map[string]any {
+	if body == nil {
+		body = map[string]any{}
+	}
+	encoded, _ := json.Marshal(body)
+	response, err := http.Post(r.text("control")+"/"+action, "application/json", bytes.NewReader(encoded))
+	if err != nil {
+		fail(fmt.Errorf("control %s: %w", action, err))
+	}
+	defer response.Body.Close()
+	var answer map[string]any
+	if err := json.NewDecoder(response.Body).Decode(&answer); err != nil || response.StatusCode != 200 {
+		fail(fmt.Errorf("control %s: HTTP %d %v", action, response.StatusCode, answer))
+	}
+	return answer
+}
+
+// controlStep records a control answer as a step: an answer with an "error" is a refusal.
+func (r *runner) controlStep(name, action string, body map[string]any) {
+	answer := r.control(action, body)
+	if code, ok := answer["error"].(string); ok {
+		r.steps = append(r.steps, step{"name": name, "ok": false, "error": code})
+		return
+	}
+	r.steps = append(r.steps, step{"name": name, "ok": true, "value": answer})
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func (r *runner) activateDevice(deviceID string) func() (map[string]any, error) {
+	return func() (map[string]any, error) {
+		activation, err := r.sdk.Activate(r.ctx, keyforge.ActivateOptions{LicenseKey: r.licenseKey, DeviceID: deviceID})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"remainingActivations": activation.RemainingActivations}, nil
+	}
+}
+
+func (r *runner) activate() {
+	r.step("activate", r.activateDevice(r.text("deviceId")))
+	r.step("activateAgain", r.activateDevice(r.text("deviceId")))
+	r.step("activateOther", r.activateDevice(r.text("otherDeviceId")))
+	r.step("activateThird", r.activateDevice(r.text("thirdDeviceId")))
+	deactivate := func() (map[string]any, error) {
+		result, err := r.sdk.Deactivate(r.ctx, keyforge.DeactivateOptions{LicenseKey: r.licenseKey, DeviceID: r.text("otherDeviceId")})
+		if err != nil {
+			return nil, err
+		}
+		var remaining any
+		if result.RemainingActivations != nil {
+			remaining = *result.RemainingActivations
+		}
+		return map[string]any{"remainingActivations": remaining}, nil
+	}
+	r.step("deactivateOther", deactivate)
+	r.step("deactivateOtherAgain", deactivate)
+	r.controlStep("seats", "seats", nil)
+}
+
+func (r *runner) validate() {
+	deviceID := r.text("deviceId")
+	r.step("activate", r.activateDevice(deviceID))
+	r.step("validate", func() (map[string]any, error) {
+		v, err := r.sdk.Validate(r.ctx, keyforge.ValidateOptions{LicenseKey: r.licenseKey})
+		if err != nil {
+			return nil, err
+		}
+		e := v.Entitlement
+		return map[string]any{"product": e.Product, "features": e.Features, "device": nullable(e.Device), "deviceActivated": e.DeviceActivated, "offlineGraceDays": e.OfflineGraceDays}, nil
+	})
+	r.step("validateDevice", func() (map[string]any, error) {
+		v, err := r.sdk.Validate(r.ctx, keyforge.ValidateOptions{LicenseKey: r.licenseKey, DeviceID: deviceID, RequireActivation: true})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"device": nullable(v.Entitlement.Device), "deviceActivated": v.Entitlement.DeviceActivated}, nil
+	})
+	r.step("validateOtherDevice", func() (map[string]any, error) {
+		_, err := r.sdk.Validate(r.ctx, keyforge.ValidateOptions{LicenseKey: r.licenseKey, DeviceID: r.text("otherDeviceId"), RequireActivation: true})
+		return nil, err
+	})
+	r.step("validateUnknownKey", func() (map[string]any, error) {
+		_, err := r.sdk.Validate(r.ctx, keyforge.ValidateOptions{LicenseKey: r.text("unknownKey")})
+		return nil, err
+	})
+	// Through the control server's replaying proxy: the second validate gets the first one's answer again.
+	replayed := r.client(r.text("control")+"/replay", "replay")
+	viaReplay := func() (map[string]any, error) {
+		v, err := replayed.Validate(r.ctx, keyforge.ValidateOptions{LicenseKey: r.licenseKey})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"product": v.Entitlement.Product}, nil
+	}
+	r.step("validateReplayFirst", viaReplay)
+	r.step("validateReplayed", viaReplay)
+}
+
+func (r *runner) revokeOffline() {
+	deviceID := r.text("deviceId")
+	offline := func() (map[string]any, error) {
+		v, err := r.sdk.ValidateOffline(keyforge.ValidateOfflineOptions{LicenseKey: r.licenseKey, DeviceID: deviceID, RequireActivation: true})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"source": v.Source}, nil
+	}
+	r.step("activate", r.activateDevice(deviceID))
+	r.step("validate", func() (map[string]any, error) {
+		v, err := r.sdk.Validate(r.ctx, keyforge.ValidateOptions{LicenseKey: r.licenseKey, DeviceID: deviceID, RequireActivation: true})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"offlineGraceDays": v.Entitlement.OfflineGraceDays}, nil
+	})
+	r.control("revoke", nil)
+	r.step("validateOfflineRevoked", offline)
+	answer := r.control("advanceClock", map[string]any{"seconds": r.input["advanceSeconds"]})
+	now, ok := answer["now"].(float64)
+	if !ok {
+		fail(fmt.Errorf("advanceClock answered %v", answer))
+	}
+	r.clockOffset.Store(int64(time.Unix(int64(now), 0).Sub(time.Now())))
+	r.step("validateOfflineExpired", offline)
+	r.step("validateOnline", func() (map[string]any, error) {
+		_, err := r.sdk.Validate(r.ctx, keyforge.ValidateOptions{LicenseKey: r.licenseKey, DeviceID: deviceID, RequireActivation: true})
+		return nil, err
+	})
+	r.step("validateOfflineAfterRejection", offline)
+}
+
+func (r *runner) wrongProduct() {
+	deviceID := r.text("deviceId")
+	r.step("activate", func() (map[string]any, error) {
+		_, err := r.sdk.Activate(r.ctx, keyforge.ActivateOptions{LicenseKey: r.licenseKey, DeviceID: deviceID})
+		return nil, err
+	})
+	r.step("checkout", func() (map[string]any, error) {
+		session, err := r.sdk.Checkout(r.ctx, keyforge.CheckoutOptions{LicenseKey: r.licenseKey, DeviceID: deviceID})
+		if err != nil {
+			return nil, err
+		}
+		_, err = session.Checkin(r.ctx)
+		return nil, err
+	})
+	r.step("validate", func() (map[string]any, error) {
+		_, err := r.sdk.Validate(r.ctx, keyforge.ValidateOptions{LicenseKey: r.licenseKey})
+		return nil, err
+	})
+	r.controlStep("seats", "seats", nil)
+}
+
+func (r *runner) floating() {
+	sessions := map[string]*keyforge.FloatingSession{}
+	checkout := func(name, deviceID string) func() (map[string]any, error) {
+		return func() (map[string]any, error) {
+			session, err := r.sdk.Checkout(r.ctx, keyforge.CheckoutOptions{LicenseKey: r.licenseKey, DeviceID: deviceID})
+			if err != nil {
+				return nil, err
+			}
+			sessions[name] = session
+			return map[string]any{"floatingSeats": session.FloatingSeats, "remainingFloatingSeats": session.RemainingFloatingSeats}, nil
+		}
+	}
+	checkin := func(name string) func() (map[string]any, error) {
+		return func() (map[string]any, error) {
+			session, ok := sessions[name]
+			if !ok {
+				return nil, fmt.Errorf("no session %s", name)
+			}
+			if _, err := session.Checkin(r.ctx); err != nil {
+				return nil, err
+			}
+			return map[string]any{"checkedIn": true}, nil
+		}
+	}
+	r.step("checkoutA", checkout("A", r.text("deviceA")))
+	r.step("checkoutB", checkout("B", r.text("deviceB")))
+	r.step("checkoutC", checkout("C", r.text("deviceC")))
+	r.step("checkinA", checkin("A"))
+	r.step("checkoutCAgain", checkout("C", r.text("deviceC")))
+	r.step("heartbeatC", func() (map[string]any, error) {
+		session, ok := sessions["C"]
+		if !ok {
+			return nil, errors.New("no session C")
+		}
+		return nil, session.Heartbeat()
+	})
+	r.controlStep("seats", "seats", nil)
+	r.step("checkinB", checkin("B"))
+	r.step("checkinC", checkin("C"))
+	r.controlStep("seatsAfterCheckin", "seats", nil)
+}
+
+func (r *runner) airGapped() {
+	deviceID := r.text("deviceId")
+	// An air-gapped application ships the server's keys: fetched once here, as a vendor saves them at build time.
+	if _, err := r.sdk.FetchKeys(r.ctx); err != nil {
+		fail(err)
+	}
+	request := ""
+	r.step("createRequest", func() (map[string]any, error) {
+		written, err := r.sdk.CreateActivationRequest(keyforge.ActivationRequestOptions{LicenseKey: r.licenseKey, DeviceID: deviceID, DeviceName: r.text("deviceName"), Version: r.text("version")})
+		if err != nil {
+			return nil, err
+		}
+		request = written.Request
+		var body strings.Builder
+		for _, line := range strings.Split(request, "\n") {
+			if line != "" && !strings.HasPrefix(line, "-----") {
+				body.WriteString(line)
+			}
+		}
+		decoded, err := base64.StdEncoding.DecodeString(body.String())
+		if err != nil {
+			return nil, err
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(decoded, &fields); err != nil {
+			return nil, err
+		}
+		return map[string]any{"device": fields["device"], "product": fields["product"]}, nil
+	})
+	response, _ := r.control("airGappedRespond", map[string]any{"request": request})["response"].(string)
+	apply := func() (map[string]any, error) {
+		v, err := r.sdk.ApplyActivationResponse(r.ctx, response, "")
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"device": nullable(v.Entitlement.Device), "deviceActivated": v.Entitlement.DeviceActivated, "kind": v.Entitlement.Claims["kind"]}, nil
+	}
+	offline := func() (map[string]any, error) {
+		v, err := r.sdk.ValidateOffline(keyforge.ValidateOfflineOptions{LicenseKey: r.licenseKey, DeviceID: deviceID, RequireActivation: true})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"source": v.Source}, nil
+	}
+	r.step("applyResponse", apply)
+	r.step("applyResponseAgain", apply)
+	r.step("validateOffline", offline)
+	r.controlStep("seatsAfterActivation", "seats", nil)
+	proof := ""
+	r.step("deactivateOffline", func() (map[string]any, error) {
+		deactivation, err := r.sdk.DeactivateOffline(r.licenseKey)
+		if err != nil {
+			return nil, err
+		}
+		proof = deactivation.Proof
+		return map[string]any{"deviceId": deactivation.DeviceID}, nil
+	})
+	r.step("validateOfflineAfterDeactivation", offline)
+	r.controlStep("uploadProof", "airGappedDeactivate", map[string]any{"proof": proof})
+	r.controlStep("uploadProofAgain", "airGappedDeactivate", map[string]any{"proof": proof})
+	r.controlStep("seatsAfterDeactivation", "seats", nil)
+}
+
+func (r *runner) metering() {
+	event := r.text("event")
+	meter := func(quantity int, idempotencyKey string) func() (map[string]any, error) {
+		return func() (map[string]any, error) {
+			result, err := r.sdk.Meter(r.ctx, keyforge.MeterOptions{LicenseKey: r.licenseKey, Event: event, Quantity: quantity, IdempotencyKey: idempotencyKey})
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"total": result.Total, "limit": result.Limit, "remaining": result.Remaining, "replayed": result.Replayed}, nil
+		}
+	}
+	r.step("meter", meter(3, r.text("idempotencyKey")))
+	r.step("meterReplayed", meter(3, r.text("idempotencyKey")))
+	r.step("meterSecond", meter(2, r.text("secondIdempotencyKey")))
+	r.step("meterOverQuota", meter(6, ""))
+}
