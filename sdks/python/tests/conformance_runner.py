@@ -27,7 +27,11 @@ class Runner:
         return time.time() + self.offset
 
     def make_client(self, base_url: str, store_path: str) -> KeyforgeClient:
-        return KeyforgeClient(base_url, self.inputs["product"], issuer=self.inputs["issuer"], store=FileStore(store_path), clock=self.clock)
+        client = KeyforgeClient(base_url, self.inputs["product"], issuer=self.inputs["issuer"], store=FileStore(store_path), clock=self.clock)
+        # The JWKS fetched from the server (not pinned), as an application does at its first online start: the
+        # offline calls (license files, air-gapped responses) verify against this copy.
+        client.fetch_keys()
+        return client
 
     def step(self, name: str, action: Callable[[], Dict[str, Any]]) -> None:
         """Runs one step: its value, or the SDK's error code; anything else crashes the runner."""
@@ -227,7 +231,11 @@ def main() -> int:
         return 2
     inputs = json.loads(sys.stdin.read())
     runner = Runner(inputs)
-    SCENARIOS[sys.argv[1]](runner)
+    try:
+        SCENARIOS[sys.argv[1]](runner)
+    except BaseException:
+        print(f"steps before the crash: {json.dumps(runner.steps)}", file=sys.stderr)
+        raise
     sys.stdout.write(json.dumps({"steps": runner.steps}) + "\n")
     sys.stdout.flush()
     return 0
