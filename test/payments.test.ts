@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import type { ServiceContext } from '../server/src/services/context.js';
 import { createPaymentConnection, mapPaymentPrice, paymentWebhookPath } from '../server/src/services/payments/connections.js';
+import { updateLicense } from '../server/src/services/licenses/management.js';
 import { createPlan } from '../server/src/services/plans.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 
@@ -230,6 +231,39 @@ describe('Stripe', () => {
     expect(webhooks).toHaveLength(1);
     expect(JSON.parse(webhooks[0].body).data).toEqual({ licenseId: license.id, productId: license.productId, seatsPaid: 2, seatsInUse: 3, maxActivations: 3, paymentProvider: 'Stripe', subscription: sub });
     expect((await t.post('/api/v1/validate', { licenseKey: key })).json.isValid).toBe(true);
+  });
+
+  it('on a plan change, replaces the old plan’s features and custom fields by the new plan’s and keeps what the vendor set on the license', async () => {
+    const product = await t.prisma.product.findFirstOrThrow({ where: { tenantId, name: 'Acme Studio' } });
+    const basic = await createPlan(sys(), { productId: product.id, name: 'Basic yearly', duration: 'P1Y', maxActivations: 1, features: ['basic', 'export'], customFields: { tier: 'basic', support: 'email', region: 'eu' } });
+    const premium = await createPlan(sys(), { productId: product.id, name: 'Premium yearly', duration: 'P1Y', maxActivations: 3, features: ['premium', 'export'], customFields: { tier: 'premium', support: 'phone', sla: '99.9' } });
+    await mapPaymentPrice(sys(), connections.stripe.id, { priceId: 'price_basic', planId: basic.id });
+    await mapPaymentPrice(sys(), connections.stripe.id, { priceId: 'price_premium', planId: premium.id });
+    const sub = 'sub_plan_fields';
+    await sendStripe(stripeEvent('invoice.paid', stripeInvoice(sub, 'in_pf1', 'subscription_create', 'price_basic', 1, sec(clock.now().getTime() + 365 * DAY), 'fields@example.com')));
+    const sold = (await licenseOf(connections.stripe.id, sub))!;
+    expect(sold).toMatchObject({ planId: basic.id, features: ['basic', 'export'], customFields: { tier: 'basic', support: 'email', region: 'eu' } });
+    // The vendor's own values: a support level of this customer, a CRM id, a beta feature.
+    await updateLicense(sys(), sold.id, { customFields: { tier: 'basic', support: 'dedicated', region: 'eu', crm: 'C-1042' }, features: ['basic', 'export', 'beta'] });
+
+    clock.advance(1000);
+    await sendStripe(stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_premium', 1)));
+    const moved = (await licenseOf(connections.stripe.id, sub))!;
+    expect(moved).toMatchObject({ planId: premium.id, maxActivations: 3 });
+    // tier: the new plan's; region: the old plan's, gone; sla: added; support and crm: the vendor's, kept.
+    expect(moved.customFields).toEqual({ tier: 'premium', sla: '99.9', support: 'dedicated', crm: 'C-1042' });
+    expect([...moved.features].sort()).toEqual(['beta', 'export', 'premium']);
+    const entry = await t.prisma.auditLogEntry.findFirstOrThrow({ where: { entityId: sold.id, action: 'UpdateLicense', actor: { startsWith: 'Stripe' } }, orderBy: { seq: 'desc' } });
+    expect(entry.details).toMatchObject({ before: { planId: basic.id, customFields: { tier: 'basic', support: 'dedicated', region: 'eu', crm: 'C-1042' } }, after: { planId: premium.id, customFields: { tier: 'premium', sla: '99.9', support: 'dedicated', crm: 'C-1042' } } });
+    const key = t.outboxText(await t.prisma.emailOutbox.findFirstOrThrow({ where: { toAddress: 'fields@example.com' } })).match(/Your license key: (\S+)/)![1];
+    expect((await t.post('/api/v1/validate', { licenseKey: key })).json).toMatchObject({ isValid: true, customFields: { tier: 'premium', sla: '99.9', support: 'dedicated', crm: 'C-1042' } });
+
+    // And back: the premium values go, basic's come back, the vendor's stay.
+    clock.advance(1000);
+    await sendStripe(stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_basic', 1)));
+    const back = (await licenseOf(connections.stripe.id, sub))!;
+    expect(back.customFields).toEqual({ tier: 'basic', support: 'dedicated', region: 'eu', crm: 'C-1042' });
+    expect([...back.features].sort()).toEqual(['basic', 'beta', 'export']);
   });
 
   it('caps the seats of an absurd quantity at the most a license takes (1,000,000), instead of failing every retry', async () => {

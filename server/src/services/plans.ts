@@ -210,5 +210,29 @@ export function planLicenseValues(plan: Plan, now: Date): LicenseInput {
   };
 }
 
+type CustomFields = Record<string, string>;
+const fieldsOf = (value: unknown): CustomFields => (value && typeof value === 'object' && !Array.isArray(value) ? (value as CustomFields) : {});
+
+/**
+ * What a license moved from plan `from` to plan `to` (a payment provider's plan change) gets: its features and custom
+ * fields that came from the old plan are replaced by the new plan's, those the vendor set on the license are kept.
+ * A custom field counts as the old plan's while the license holds the old plan's value for it (the vendor's own
+ * value, or one the old plan does not set, is kept, and wins over the new plan's); a feature counts as the old plan's
+ * when the old plan grants it. Without an old plan, everything the license holds is kept and the new plan's values are
+ * added. Only the changed ones are returned.
+ */
+export function planChangeValues(from: Pick<Plan, 'features' | 'customFields'> | null, to: Pick<Plan, 'features' | 'customFields'>, license: { features: string[]; customFields: unknown }) {
+  const oldFields = fieldsOf(from?.customFields);
+  const held = fieldsOf(license.customFields);
+  const kept = Object.entries(held).filter(([name, value]) => oldFields[name] !== value);
+  const customFields: CustomFields = { ...fieldsOf(to.customFields), ...Object.fromEntries(kept) };
+  const features = [...new Set([...to.features, ...license.features.filter((feature) => !(from?.features ?? []).includes(feature))])];
+  const changed: { features?: string[]; customFields?: CustomFields | null } = {};
+  if (features.length !== license.features.length || features.some((feature) => !license.features.includes(feature))) changed.features = features;
+  const same = Object.keys(customFields).length === Object.keys(held).length && Object.entries(customFields).every(([name, value]) => held[name] === value);
+  if (!same) changed.customFields = Object.keys(customFields).length ? customFields : null;
+  return changed;
+}
+
 /** The usage quotas a license created from `plan` gets. */
 export const planQuotas = (plan: Plan): PlanQuota[] => (Array.isArray(plan.quotas) ? (plan.quotas as unknown as PlanQuota[]) : []);

@@ -12,6 +12,7 @@ import { MAX_SEATS } from '../licenses/attributes.js';
 import { renewal, suspension, writeLifecycleChange } from '../licenses/lifecycle.js';
 import { findTenantLicense, insertLicense, prepareLicense, writeLicenseUpdate, writeRevocation, type PreparedLicense } from '../licenses/management.js';
 import { isUuid } from '../listing.js';
+import { planChangeValues } from '../plans.js';
 import { enqueueEmails } from '../notifications/outbox.js';
 import { emitEvent } from '../webhooks/events.js';
 import { sealEmailToken, tokenPlaceholder } from '../notifications/sealed-token.js';
@@ -329,7 +330,11 @@ async function reconcile(tx: Tx, ctx: ServiceContext, connection: PaymentConnect
       const data = { licenseId, productId: license.productId, seatsPaid: wanted, seatsInUse: license.currentActivations, maxActivations: seats, paymentProvider: PROVIDER_NAMES[connection.provider as PaymentProvider], subscription: state.subject };
       await emitEvent(tx, connection.tenantId, 'license.seats_kept', data, ctx.now);
     }
-    if (plan.id !== license.planId) Object.assign(update, { planId: plan.id, features: plan.features });
+    if (plan.id !== license.planId) {
+      // The old plan's features and custom fields give way to the new plan's; what the vendor set on the license stays.
+      const from = license.planId ? await tx.plan.findFirst({ where: { id: license.planId, tenantId: connection.tenantId }, select: { features: true, customFields: true } }) : null;
+      Object.assign(update, { planId: plan.id, ...planChangeValues(from, plan, license) });
+    }
     if (seats !== license.maxActivations) update.maxActivations = seats;
   }
   const expiry = targetExpiry(state);
