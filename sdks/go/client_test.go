@@ -363,3 +363,22 @@ func TestMachineFingerprint(t *testing.T) {
 		t.Fatalf("fingerprints %s %s %s", a, b, c)
 	}
 }
+
+func TestVerifyOfflineTokenWithoutAClient(t *testing.T) {
+	server := newSigner(t, "key-1")
+	jwks := &JWKS{Keys: []JWK{{Kty: "OKP", Crv: "Ed25519", X: server.jwk()["x"].(string), Kid: "key-1"}}}
+	now := time.Now()
+	claims := entitlementClaims(now, 7)
+	claims["device"] = "dev-1"
+	token := server.sign(t, claims)
+	entitlement, err := VerifyOfflineToken(token, VerifyTokenOptions{JWKS: jwks, Issuer: testIssuer, Products: []string{"Acme Studio"}, DeviceID: "dev-1"})
+	if err != nil || entitlement.LicenseID != "lic-1" || *entitlement.OfflineGraceDays != 7 {
+		t.Fatalf("%+v %v", entitlement, err)
+	}
+	_, err = VerifyOfflineToken(token, VerifyTokenOptions{JWKS: jwks, Issuer: testIssuer, Products: []string{"Other App"}})
+	wantCode(t, err, CodeWrongProduct)
+	_, err = VerifyOfflineToken(token, VerifyTokenOptions{JWKS: jwks, Issuer: testIssuer, Products: []string{"Acme Studio"}, Now: now.Add(8 * 24 * time.Hour)})
+	wantCode(t, err, CodeTokenExpired)
+	_, err = VerifyOfflineToken(token, VerifyTokenOptions{JWKS: jwks, Issuer: "https://elsewhere", Products: []string{"Acme Studio"}})
+	wantCode(t, err, CodeWrongIssuer)
+}
