@@ -62,6 +62,7 @@ class StubServer:
 
             do_GET = handle_any
             do_POST = handle_any
+            do_CONNECT = handle_any
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

@@ -199,3 +199,35 @@ def test_the_base_url_is_checked_and_normalised() -> None:
         KeyforgeClient("https://x", [])
 
 
+
+
+def test_redirects_are_not_followed(stub: StubServer) -> None:
+    stub.routes["POST /api/v1/validate"] = lambda _r: (307, {"Location": "http://elsewhere.invalid/api/v1/validate"}, "")
+    with pytest.raises(ApiError) as raised:
+        client(stub.url).validate("ACME-AAAA-BBBB-CCCC-DDDD")
+    assert raised.value.status == 307 and stub.count("POST", "/api/v1/validate") == 1
+
+
+def test_an_http_proxy_gets_the_absolute_url(stub: StubServer) -> None:
+    stub.routes["GET http://licenses.invalid:8080/.well-known/jwks.json"] = lambda _r: (200, {}, {"keys": []})
+    assert client("http://licenses.invalid:8080", proxy="http://user:p%40ss@" + stub.url[len("http://") :]).fetch_keys() == {"keys": []}
+    assert stub.requests[0].headers["proxy-authorization"] == "Basic dXNlcjpwQHNz"  # user:p@ss
+
+
+def test_the_environment_proxy_is_used_unless_no_proxy_names_the_host(stub: StubServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    stub.routes["GET http://licenses.invalid/.well-known/jwks.json"] = lambda _r: (200, {}, {"keys": []})
+    for name in ("no_proxy", "NO_PROXY", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("http_proxy", stub.url)
+    assert client("http://licenses.invalid").fetch_keys() == {"keys": []}
+    monkeypatch.setenv("no_proxy", "licenses.invalid")
+    with pytest.raises(NetworkError):
+        client("http://licenses.invalid", retry=RetryPolicy(attempts=1)).fetch_keys()  # straight to a host that does not exist
+    assert stub.count("GET", "http://licenses.invalid/.well-known/jwks.json") == 1
+
+
+def test_https_goes_through_the_proxy_in_a_connect_tunnel(stub: StubServer) -> None:
+    # The stub refuses the tunnel (it is no proxy): what matters is what the client asked for.
+    with pytest.raises(NetworkError):
+        client("https://licenses.invalid", proxy=stub.url, retry=RetryPolicy(attempts=1)).fetch_keys()
+    assert [(request.method, request.path) for request in stub.requests] == [("CONNECT", "licenses.invalid:443")]

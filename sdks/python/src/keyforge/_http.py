@@ -1,6 +1,7 @@
 """One HTTP round trip at a time, and the retry loop around a unit of work (standard library only)."""
 from __future__ import annotations
 
+import base64
 import email.utils
 import http.client
 import json
@@ -11,6 +12,7 @@ import socket
 import ssl
 import time
 import urllib.parse
+import urllib.request
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, TypeVar
 
@@ -94,7 +96,12 @@ def _status_code(status: int) -> str:
 
 
 class Transport:
-    """Sends JSON requests to one server. Thread-safe: it keeps no connection between requests."""
+    """Sends JSON requests to one server. Thread-safe: it keeps no connection between requests.
+
+    Redirects are not followed: the license key travels in the body, and must not be re-sent to another address
+    (configure the server's final URL). ``proxy``: None takes the environment's ``https_proxy``/``http_proxy``
+    (honouring ``no_proxy``), a URL (``http://host:port``) names one, ``""`` turns proxies off.
+    """
 
     def __init__(
         self,
@@ -105,6 +112,7 @@ class Transport:
         ssl_context: Optional[ssl.SSLContext] = None,
         user_agent: str = "keyforge-python",
         sleep: Callable[[float], None] = time.sleep,
+        proxy: Optional[str] = None,
     ) -> None:
         parsed = urllib.parse.urlsplit(base_url)
         self._scheme = parsed.scheme
@@ -117,12 +125,42 @@ class Transport:
         self._ssl_context = ssl_context
         self._user_agent = user_agent
         self._sleep = sleep
+        if proxy is None:
+            bypass = urllib.request.proxy_bypass(parsed.netloc) if self._host else True
+            proxy = "" if bypass else urllib.request.getproxies().get(self._scheme, "")
+        self._proxy: Optional[urllib.parse.SplitResult] = None
+        if proxy:
+            self._proxy = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+            if self._proxy.scheme != "http" or not self._proxy.hostname:
+                raise TypeError("proxy must be an http:// proxy URL, e.g. http://proxy.example.com:3128")
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
+        if self._proxy is not None:
+            proxy_host, proxy_port = self._proxy.hostname or "", self._proxy.port or 80
+            if self._scheme == "https":
+                # A CONNECT tunnel: TLS runs end to end with the server, the proxy sees only the host name.
+                context = self._ssl_context or ssl.create_default_context()
+                tunnelled = http.client.HTTPSConnection(proxy_host, proxy_port, timeout=timeout, context=context)
+                tunnelled.set_tunnel(self._host, self._port or 443, headers=self._proxy_headers())
+                return tunnelled
+            return http.client.HTTPConnection(proxy_host, proxy_port, timeout=timeout)
         if self._scheme == "https":
             context = self._ssl_context or ssl.create_default_context()
             return http.client.HTTPSConnection(self._host, self._port, timeout=timeout, context=context)
         return http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+
+    def _proxy_headers(self) -> Dict[str, str]:
+        if self._proxy is None or self._proxy.username is None:
+            return {}
+        credentials = f"{urllib.parse.unquote(self._proxy.username)}:{urllib.parse.unquote(self._proxy.password or '')}"
+        return {"Proxy-Authorization": "Basic " + base64.b64encode(credentials.encode("utf-8")).decode("ascii")}
+
+    def _target(self, path: str) -> str:
+        """The request target: the path, or the absolute URL through a plain-HTTP proxy."""
+        if self._proxy is not None and self._scheme == "http":
+            port = f":{self._port}" if self._port else ""
+            return f"http://{self._host}{port}{self._prefix}{path}"
+        return self._prefix + path
 
     def once(self, method: str, path: str, body: Optional[Dict[str, Any]] = None, bearer: Optional[str] = None) -> Answer:
         """One request: the answer's JSON when 2xx, else an :class:`ApiError`; no answer: :class:`NetworkError`.
@@ -140,7 +178,9 @@ class Transport:
         connection = self._connection(self.timeout)
         try:
             try:
-                connection.request(method, self._prefix + path, body=payload, headers=headers)
+                if self._proxy is not None and self._scheme == "http":
+                    headers.update(self._proxy_headers())
+                connection.request(method, self._target(path), body=payload, headers=headers)
                 response = connection.getresponse()
                 status = response.status
                 response_headers = {name.lower(): value for name, value in response.getheaders()}

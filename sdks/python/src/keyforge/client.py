@@ -51,6 +51,7 @@ __all__ = [
 SKEW_NOISE_SECONDS = 2.0
 _DEVICE_KEY = "device"
 _DEVICE_ID = re.compile(r"[0-9a-f]{64}")
+_VERSION = "0.1.0"
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,9 @@ class KeyforgeClient:
     :param clock_tolerance: leeway for clock differences when checking token times, in seconds (default 300).
     :param clock: the local wall clock in seconds since the epoch (default ``time.time``); for tests.
     :param ssl_context: for HTTPS servers with a private certificate authority.
+    :param proxy: an ``http://`` proxy (HTTPS goes through it in a CONNECT tunnel); default: the environment's
+        ``https_proxy``/``http_proxy``, honouring ``no_proxy``; ``""``: none. Redirects are never followed (the license
+        key is in the body): configure the server's final URL.
     """
 
     def __init__(
@@ -225,6 +229,7 @@ class KeyforgeClient:
         clock_tolerance: float = 300.0,
         clock: Callable[[], float] = time.time,
         ssl_context: Optional[ssl.SSLContext] = None,
+        proxy: Optional[str] = None,
     ) -> None:
         if not isinstance(base_url, str):
             raise TypeError("base_url must be an absolute http(s) URL, e.g. https://licenses.example.com")
@@ -248,7 +253,7 @@ class KeyforgeClient:
         self._tolerance = float(clock_tolerance)
         self._lock = threading.RLock()
         self._usage = UsageQueue(self._store)
-        self._transport = Transport(self.base_url, timeout, retry or RetryPolicy(), clock, ssl_context)
+        self._transport = Transport(self.base_url, timeout, retry or RetryPolicy(), clock, ssl_context, user_agent=f"keyforge-python/{_VERSION}", proxy=proxy)
         self._keys = KeyRing(jwks, self._transport, self._store, f"jwks:{self.issuer}", clock)
         self._device_id: Optional[str] = None
 
