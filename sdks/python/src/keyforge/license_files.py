@@ -4,6 +4,7 @@ docs/integrate/license-files.md ("Formats") describes each byte; the server read
 """
 from __future__ import annotations
 
+import base64
 import json
 import re
 import secrets
@@ -43,9 +44,9 @@ REQUEST_MAC_INFO = "keyforge activation request v1"
 DEACTIVATION_KIND = "keyforge-deactivation"
 LICENSE_FILE_KIND = "license-file"
 
-# JavaScript's \s, and its line terminators (the readers must accept what the TypeScript SDK accepts).
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_WHITE = re.compile(f"[{_JS_SPACE}]+")
+# JavaScript's \s (white space and line terminators): the readers accept what the TypeScript SDK accepts.
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680" + "".join(chr(code) for code in range(0x2000, 0x200B)) + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+_WHITE = re.compile(f"[{re.escape(_JS_SPACE)}]+")
 _QUOTES = re.compile("(?:^|(?<=[\n\r\u2028\u2029]))[ \t]*(?:>[ \t]*)+")
 _BODY = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 
@@ -66,8 +67,6 @@ def _damaged(message: str) -> VerificationError:
 
 def armor(label: str, text: str) -> str:
     """``-----BEGIN KEYFORGE <label>-----``, base64 in lines of 64, the END line."""
-    import base64
-
     body = base64.b64encode(text.encode("utf-8")).decode("ascii")
     lines = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
     return f"-----BEGIN KEYFORGE {label}-----\n{lines}\n-----END KEYFORGE {label}-----\n"
@@ -78,7 +77,7 @@ def unarmor(label: str, text: Any) -> str:
     what = label.lower()
     if not isinstance(text, str) or len(text) > MAX_ARMORED_CHARS:
         raise _damaged(f"This is not a {what}.")
-    trimmed = text.strip(_JS_SPACE.replace("\u2000-\u200a", "".join(chr(c) for c in range(0x2000, 0x200B))))
+    trimmed = text.strip(_JS_SPACE)
     try:
         if label == "ACTIVATION REQUEST" and trimmed.startswith(COMPACT_REQUEST_PREFIX):
             return loose_b64url_decode(trimmed[len(COMPACT_REQUEST_PREFIX) :]).decode("utf-8")
