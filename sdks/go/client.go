@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand"
 	"net/http"
@@ -151,6 +152,8 @@ func requireKey(licenseKey string) error {
 	return nil
 }
 
+// storeError passes a store's own failure on, wrapped (errors.Is/As reach the cause): like the TypeScript SDK,
+// which rethrows the store's error, no error code is invented for it.
 func storeError(err error) error {
 	if err == nil {
 		return nil
@@ -159,7 +162,7 @@ func storeError(err error) error {
 	if errors.As(err, &e) {
 		return err
 	}
-	return &Error{Code: "StoreError", Kind: KindLocal, Message: "the store failed: " + err.Error(), Err: err}
+	return fmt.Errorf("keyforge: the store failed: %w", err)
 }
 
 // productField is the product(s) as activate and checkout send them: one name, or the list.

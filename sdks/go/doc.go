@@ -13,8 +13,9 @@
 //
 // Every failure is an *Error whose Code is one of the TypeScript SDK's / REST API's codes (CodeSeatsExhausted,
 // CodeTokenExpired …). Use errors.As to read it, or errors.Is with the Err… sentinels (compared by code). A call
-// returns a result only when it was granted: an HTTP 200 rejection is an *Error of KindRejected. The one
-// exception is the caller's own context: a cancelled or expired ctx is returned as ctx.Err().
+// returns a result only when it was granted: an HTTP 200 rejection is an *Error of KindRejected. Two failures are
+// not the SDK's and are passed on as they are: the caller's own context (a cancelled or expired ctx returns
+// ctx.Err()) and the Store's own errors (wrapped; errors.Is and errors.As reach them).
 //
 // # Goroutines
 //

@@ -3,6 +3,7 @@ package keyforge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 )
 
@@ -226,7 +227,7 @@ func (c *Client) CreateActivationRequest(options ActivationRequestOptions) (*Act
 	}
 	key, err := newDeviceKey()
 	if err != nil {
-		return nil, &Error{Code: "StoreError", Kind: KindLocal, Message: "no device key could be generated", Err: err}
+		return nil, fmt.Errorf("keyforge: no device key could be generated: %w", err)
 	}
 	fields := requestFields{
 		Hint: keyHint(options.LicenseKey), Device: deviceID, Pub: key.Pub, Challenge: randomToken(32),
