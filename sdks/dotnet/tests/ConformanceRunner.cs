@@ -35,6 +35,10 @@ namespace Keyforge.Conformance
             {
                 steps.Add(new Dictionary<string, object> { { "name", name }, { "ok", false }, { "error", error.Code } });
             }
+            catch (Exception error)
+            {
+                throw new InvalidOperationException("step " + name + " crashed (the steps before it: " + Json.Stringify(steps) + ")", error);
+            }
         }
 
         static IDictionary<string, object> Control(string action, IDictionary<string, object> body = null)
@@ -181,6 +185,8 @@ namespace Keyforge.Conformance
         static void AirGapped(KeyforgeClient client, string key)
         {
             var device = In("deviceId");
+            // An air-gapped application ships the server's keys: the client holds them before it goes offline.
+            Run(client.FetchKeysAsync());
             ActivationRequest request = null;
             string response = null;
             OfflineDeactivation deactivation = null;
