@@ -5,6 +5,7 @@ using System.IO;
 using System.Linq;
 using System.Net;
 using System.Text;
+using System.Threading;
 using System.Threading.Tasks;
 
 namespace Keyforge.Tests
@@ -278,6 +279,89 @@ namespace Keyforge.Tests
             });
         }
 
+        static string Body(HttpListenerContext context)
+        {
+            using (var reader = new StreamReader(context.Request.InputStream, Encoding.UTF8)) return reader.ReadToEnd();
+        }
+
+        static void SessionAndQueueTests()
+        {
+            Test("metering offline: queued while the server is away, then sent in order, each with its idempotency key", () =>
+            {
+                var up = false;
+                var received = new List<string>();
+                using (var server = new TestServer((context, n) =>
+                {
+                    var body = Json.TryParseObject(Body(context));
+                    if (!up) return TestServer.Send(context, 503, "{\"error\":{\"code\":\"ServiceUnavailable\",\"message\":\"down\"}}");
+                    lock (received) received.Add(body.Str("idempotencyKey") + "@" + body.Str("timestamp"));
+                    return TestServer.Send(context, 200, "{\"isValid\":true,\"total\":" + received.Count + ",\"limit\":null,\"remaining\":null}");
+                }))
+                using (var client = ClientFor(server.Url, attempts: 1))
+                {
+                    var first = Run(client.MeterAsync("ACME-AAAA-BBBB", "exports", 1, "k1", queueOffline: true));
+                    var second = Run(client.MeterAsync("ACME-AAAA-BBBB", "exports", 2, "k2", queueOffline: true));
+                    Check(first.Queued && second.Queued && first.QueuedBecause.Code == "ServiceUnavailable", "not queued");
+                    Check(client.PendingUsage("ACME-AAAA-BBBB").Select(r => r.IdempotencyKey).SequenceEqual(new[] { "k1", "k2" }), "queue order");
+                    up = true;
+                    var third = Run(client.MeterAsync("ACME-AAAA-BBBB", "exports", 3, "k3", queueOffline: true));
+                    Check(!third.Queued && third.IdempotencyKey == "k3", "the third was not sent behind the queue");
+                    Check(received.Select(r => r.Split('@')[0]).SequenceEqual(new[] { "k1", "k2", "k3" }), "sent out of order: " + string.Join(",", received));
+                    Check(received.All(r => r.Split('@')[1].EndsWith("Z")), "a queued record lost its timestamp");
+                    Check(client.PendingUsage("ACME-AAAA-BBBB").Count == 0, "queue not emptied");
+                }
+            });
+
+            Test("floating: heartbeats in the background at the server's interval, checks in on Dispose, reports a lost seat", () =>
+            {
+                var beats = 0;
+                var checkins = 0;
+                var revoke = false;
+                using (var server = new TestServer((context, n) =>
+                {
+                    var path = context.Request.Url.AbsolutePath;
+                    if (path.EndsWith("/checkout")) return TestServer.Send(context, 200, "{\"isValid\":true,\"sessionToken\":\"tok\",\"sessionId\":\"s1\",\"leaseSeconds\":300,\"heartbeatIntervalSeconds\":0.2,\"floatingSeats\":2,\"remainingFloatingSeats\":1,\"leaseExpiresAt\":\"2030-01-01T00:00:00Z\"}");
+                    Check(context.Request.Headers["Authorization"] == "Bearer tok", "session token not sent");
+                    if (path.EndsWith("/heartbeat"))
+                    {
+                        Interlocked.Increment(ref beats);
+                        return TestServer.Send(context, 200, revoke ? "{\"isValid\":false,\"errorCode\":\"SessionExpired\",\"message\":\"gone\"}" : "{\"isValid\":true,\"leaseExpiresAt\":\"2030-01-01T00:05:00Z\",\"heartbeatIntervalSeconds\":0.2}");
+                    }
+                    Interlocked.Increment(ref checkins);
+                    return TestServer.Send(context, 200, "{\"checkedIn\":true,\"sessionId\":\"s1\",\"endReason\":\"checkin\"}");
+                }))
+                using (var client = ClientFor(server.Url))
+                {
+                    using (var session = Run(client.CheckoutAsync("ACME-AAAA-BBBB", "dev")))
+                    {
+                        Check(session.HeartbeatInterval == TimeSpan.FromSeconds(0.2), "interval " + session.HeartbeatInterval);
+                        WaitFor(() => beats >= 3, "background heartbeats");
+                    }
+                    Check(checkins == 1, "checkins: " + checkins);
+                    var afterClose = beats;
+                    System.Threading.Thread.Sleep(600);
+                    Check(beats <= afterClose + 1, "heartbeats after checkin");
+
+                    var session2 = Run(client.CheckoutAsync("ACME-AAAA-BBBB", "dev"));
+                    KeyforgeException lost = null;
+                    session2.Lost += reason => lost = reason;
+                    revoke = true;
+                    WaitFor(() => lost != null, "the Lost event");
+                    Check(lost.Code == "SessionExpired" && session2.State == "lost", "lost as " + lost.Code);
+                }
+            });
+        }
+
+        static void WaitFor(Func<bool> condition, string what)
+        {
+            var watch = Stopwatch.StartNew();
+            while (!condition())
+            {
+                if (watch.Elapsed > TimeSpan.FromSeconds(30)) throw new Exception("timed out waiting for " + what);
+                System.Threading.Thread.Sleep(20);
+            }
+        }
+
         static Exception Catch(Action action)
         {
             try { action(); }
@@ -377,6 +461,7 @@ namespace Keyforge.Tests
             Check((double)vectors["format"] == 1, "vectors.json is of another format");
             VectorTests();
             HostileServerTests();
+            SessionAndQueueTests();
             LocalTests();
             int passed = 0, failed = 0;
             foreach (var test in tests)
