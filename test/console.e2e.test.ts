@@ -6,7 +6,8 @@ import pg from 'pg';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { currentTotp } from '../server/src/services/auth/mfa.js';
-import { confirmIdentity, outboxLink, chooseOption } from './support/console-e2e.js';
+import { checkOverlaysWithAxe } from './support/axe.js';
+import { confirmIdentity, outboxLink, chooseOption, recordCspViolations } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { createDatabase, dropDatabase, uniqueName } from './support/pg.js';
 import { postJson, runCli, startServerProcess, type ServerProcess } from './support/processes.js';
@@ -110,6 +111,9 @@ beforeAll(async () => {
   page = await context.newPage();
   page.setDefaultTimeout(15_000);
   page.on('pageerror', (error) => pageErrors.push(error.message));
+  // Content-Security-Policy violations and the serious axe findings of every menu, popover and dialog count as errors.
+  await recordCspViolations(page, pageErrors);
+  await checkOverlaysWithAxe(page, { checked: [], violations: pageErrors });
 }, 240_000 + 10 * 60_000);
 
 afterAll(async () => {
@@ -406,6 +410,8 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
       const bob = await fresh.newPage();
       const errors: string[] = [];
       bob.on('pageerror', (error) => errors.push(error.message));
+      await recordCspViolations(bob, errors);
+      await checkOverlaysWithAxe(bob, { checked: [], violations: errors });
       await bob.goto(link);
       await bob.getByRole('heading', { name: 'Join Acme Corp' }).waitFor();
       await bob.getByText('as bob@acme.test').waitFor();
@@ -527,6 +533,8 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     const bob = await readOnly.newPage();
     const errors: string[] = [];
     bob.on('pageerror', (error) => errors.push(error.message));
+    await recordCspViolations(bob, errors);
+    await checkOverlaysWithAxe(bob, { checked: [], violations: errors });
     try {
       await bob.goto('/emails');
       await bob.waitForURL('**/login**');

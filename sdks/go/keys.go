@@ -135,11 +135,12 @@ func (r *keyRing) keyFor(ctx context.Context, kid string, online bool) (ed25519.
 		}
 		r.mu.Unlock()
 		if refetch {
-			if fetched, err := r.fetch(ctx); err == nil {
-				jwk, found = findKey(fetched, kid)
-			} else if ctx.Err() != nil {
-				return nil, ctx.Err()
+			// As the TypeScript SDK: a refetch that gets no answer says so (NetworkError, RateLimited …).
+			fetched, err := r.fetch(ctx)
+			if err != nil {
+				return nil, err
 			}
+			jwk, found = findKey(fetched, kid)
 		}
 	}
 	if !found {

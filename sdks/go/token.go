@@ -87,7 +87,7 @@ func (c *Client) verifyToken(ctx context.Context, token string, o verifyOptions)
 	if !ok {
 		return nil, tokenInvalid("its header is not a JSON object")
 	}
-	if crit, present := header["crit"]; present && crit != nil {
+	if _, present := header["crit"]; present {
 		return nil, tokenInvalid("it names critical header parameters")
 	}
 	alg, _ := header["alg"].(string)
