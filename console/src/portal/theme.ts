@@ -1,4 +1,5 @@
 import { colorsTuple, createTheme, type CSSVariablesResolver } from '@mantine/core';
+import { MENU_DEFAULTS, MODAL_DEFAULTS } from '../ui/overlay-defaults';
 
 /**
  * The portal's theme: the console's type and shapes in the vendor's accent colour (#rrggbb; the default blue
@@ -15,7 +16,7 @@ export function portalTheme(accent: string | null) {
     defaultRadius: 'md',
     fontFamily: 'Inter, system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif',
     headings: { fontWeight: '650' },
-    components: { Paper: { defaultProps: { withBorder: true, radius: 'md' } } },
+    components: { Paper: { defaultProps: { withBorder: true, radius: 'md' } }, Menu: MENU_DEFAULTS, Modal: MODAL_DEFAULTS },
   });
 }
 

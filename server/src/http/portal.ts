@@ -8,17 +8,19 @@ import { portalCompany } from '../services/portal/sign-in.js';
 import type { AppEnv } from './env.js';
 import { rateLimitedGraphQL } from './graphql-route.js';
 import { bodySizeLimit } from './middleware/body-size.js';
+import { contentSecurityPolicy, logoImageOrigin } from './content-security-policy.js';
 import { errorResponse } from './errors.js';
 import { bodyTooLarge } from './middleware/errors.js';
 import { requestLogScope } from './middleware/logging.js';
 
-const MAX_PORTAL_BODY_BYTES = 16 * 1024;
+export const MAX_PORTAL_BODY_BYTES = 16 * 1024;
 const NO_PORTAL = 'There is no customer portal at this address.';
 
 /**
  * The customer portal (docs/guide/customer-portal.md): its GraphQL endpoint `/portal/<handle>/graphql` for the
  * company with that handle, and, when the console is built, its page (`portal.html` of the console's build) for
- * every other `/portal/<handle>/…` GET. An unknown handle and a portal switched off answer the same 404.
+ * every other `/portal/<handle>/…` GET, under a Content-Security-Policy that admits the company's logo. An unknown
+ * handle and a portal switched off answer the same 404 (the page then says there is no portal at this address).
  */
 export function mountPortal(app: Hono<AppEnv>, deps: AppDeps, consoleDir?: string): void {
   const graphql = createPortalGraphQLHandler(deps);
@@ -40,6 +42,9 @@ export function mountPortal(app: Hono<AppEnv>, deps: AppDeps, consoleDir?: strin
   const servePage = async (c: Context<AppEnv>) => {
     const company = await portalCompany(deps, c.req.param('handle') ?? '');
     c.header('Cache-Control', 'no-cache');
+    // Images from the server and from the origin of this company's logo only.
+    const logoOrigin = logoImageOrigin(company?.logoUrl ?? null);
+    c.header('Content-Security-Policy', contentSecurityPolicy(logoOrigin ? [logoOrigin] : []));
     return c.html(page, company ? 200 : 404);
   };
   app.get('/portal/:handle', servePage);
