@@ -65,6 +65,7 @@ async function startHaproxy(ctx: RevokeContext, ports: number[]): Promise<number
   const port = await ctx.freePort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kf-bench-haproxy-'));
   const config = readFileSync(path.join(ctx.root, 'server/deploy/haproxy.cfg'), 'utf8')
+    .replace(/stats socket \/run\/haproxy\/admin\.sock /, `stats socket ${path.join(dir, 'admin.sock')} `)
     .replace(/bind :8080/, `bind 127.0.0.1:${port}`)
     .replace(/(    server app1 .*\n)(?:    server app\d .*\n?)*/, ports.map((p, i) => `    server app${i + 1} 127.0.0.1:${p} check\n`).join('') + '    http-response set-header x-served-by %s\n');
   if (!config.includes(`bind 127.0.0.1:${port}`) || !config.includes(`app${REPLICAS} 127.0.0.1`)) throw new Error('the shipped haproxy.cfg no longer has the expected shape');

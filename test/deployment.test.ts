@@ -45,13 +45,14 @@ let admin: { token: string; tenantId: string };
 function haproxyConfig(frontendPort: number, socket: string) {
   const shipped = readFileSync('server/deploy/haproxy.cfg', 'utf8');
   const config = shipped
-    .replace(/^global\n/m, `global\n    stats socket ${socket} level admin\n`)
+    // The shipped admin socket (what the rolling restart of docs/operate/upgrades.md waits on), in this run's folder.
+    .replace(/stats socket \/run\/haproxy\/admin\.sock /, `stats socket ${socket} `)
     .replace(/bind :8080/, `bind 127.0.0.1:${frontendPort}`)
     // The shipped `timeout check` keeps a slow answer on a loaded machine from counting as a failed check.
     .replace(/default-server inter 1s fall 2 rise 2/, 'default-server inter 300ms fall 2 rise 2')
     .replace(/(    server app1 .*\n)(?:    server app\d .*\n?)*/, ports.map((port, i) => `    server app${i + 1} 127.0.0.1:${port} check\n`).join('') + '    http-response set-header x-served-by %s\n');
   // The substitutions must all have happened: the shipped file is what runs.
-  for (const expected of [`bind 127.0.0.1:${frontendPort}`, 'inter 300ms', 'balance roundrobin', 'option httpchk GET /readyz', 'option forwardfor', 'timeout check 3s', `app${SERVERS} 127.0.0.1`]) expect(config).toContain(expected);
+  for (const expected of [`stats socket ${socket} mode 600 level admin`, `bind 127.0.0.1:${frontendPort}`, 'inter 300ms', 'balance roundrobin', 'option httpchk GET /readyz', 'option forwardfor', 'timeout check 3s', `app${SERVERS} 127.0.0.1`]) expect(config).toContain(expected);
   return config;
 }
 

@@ -123,9 +123,18 @@ describe.each(EXAMPLES)('docs/examples: $name', (example) => {
 
     // Refusals exit with status 1 and print the errorCode.
     expect(await run({ LICENSE_KEY: 'ACME-AAAA-AAAA-AAAA-AAAA', DEVICE_ID: device })).toMatchObject({ status: 1, stdout: 'activate: refused LicenseNotFound: License key not found.\n' });
+    // A key of another product is refused by the server at activation (the example sends PRODUCT), before any seat is
+    // taken: no activation row, the seat count unchanged.
     const other = await t.seedProduct(tenantId, `Other App ${example.name}`);
-    const { key: otherKey } = await t.seedLicense(tenantId, other.id, { maxActivations: 1 });
-    expect(await run({ LICENSE_KEY: otherKey, DEVICE_ID: device })).toMatchObject({ status: 1, stdout: expect.stringMatching(new RegExp(`validate: refused WrongProduct: the key is for Other App ${example.name}\\n$`)) });
+    const { key: otherKey, license: otherLicense } = await t.seedLicense(tenantId, other.id, { maxActivations: 1 });
+    expect(await run({ LICENSE_KEY: otherKey, DEVICE_ID: device })).toMatchObject({
+      status: 1,
+      stdout: `activate: refused ProductMismatch: This license is for another product, not "${PRODUCT}": no seat was taken. Check that the key is the one for this application.\n`,
+    });
+    expect(await t.prisma.activation.count({ where: { licenseId: otherLicense.id } })).toBe(0);
+    expect((await t.prisma.license.findUniqueOrThrow({ where: { id: otherLicense.id } })).currentActivations).toBe(0);
+    // Without PRODUCT the same key is this application's to activate: the server checked the product, not the example.
+    expect(await run({ LICENSE_KEY: otherKey, DEVICE_ID: device, PRODUCT: '' })).toMatchObject({ status: 0 });
 
     // No server to ask: exit status 2.
     expect(await run({ LICENSE_KEY: key, DEVICE_ID: device }, 'http://127.0.0.1:9')).toMatchObject({ status: 2 });

@@ -64,6 +64,9 @@ describe('startup', () => {
   it('logs one JSON line with the facts when stdout is not a terminal', async () => {
     const server = await startServerProcess(env());
     const line = await waitUntil(() => server.output().split('\n').find((text) => text.includes('license service listening')), { timeout: 30_000, what: 'the listening line' });
+    // The address it listens on (what a health check or a proxy's backend line needs), then PUBLIC_URL, another address.
+    const port = new URL(server.url).port;
+    expect(JSON.parse(line)).toMatchObject({ msg: `license service listening on http://127.0.0.1:${port} (PUBLIC_URL http://localhost:${port})`, listening: `http://127.0.0.1:${port}`, port: Number(port) });
     expect(JSON.parse(line)).toMatchObject({ url: expect.stringMatching(/^http:\/\//), database: database(), jobStore: 'PostgreSQL (schema agenda, LISTEN/NOTIFY)', mail: 'development', next: expect.stringMatching(/^Open http:\/\/\S+ to create your company/) });
     expect(line).not.toContain(t.databaseUrl.split('@')[0]);
     expect(server.output()).not.toContain('WEBHOOK_ALLOW_PRIVATE');
@@ -87,6 +90,7 @@ describe('startup', () => {
       const banner = output.replace(/\r/g, '');
       expect(banner).toContain('Keyforge is running.');
       expect(banner).toMatch(new RegExp(`URL\\s+http://localhost:${port}`));
+      expect(banner).toMatch(new RegExp(`Listening on\\s+http://127\\.0\\.0\\.1:${port}`));
       expect(banner).toMatch(/Database\s+PostgreSQL /);
       expect(banner).toContain(database());
       expect(banner).toMatch(/Job store\s+PostgreSQL \(schema agenda, LISTEN\/NOTIFY\) \(jobs run in pnpm worker processes/);

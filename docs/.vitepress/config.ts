@@ -25,7 +25,7 @@ export default defineConfig({
       { text: 'Getting started', link: '/guide/getting-started' },
       { text: 'Integrate', link: '/integrate/sdk' },
       { text: 'Operate', link: '/operate/configuration' },
-      { text: 'Reference', link: '/reference/rest' },
+      { text: 'Reference', link: '/reference/errors' },
       { text: 'Changelog', link: '/changelog' },
     ],
     sidebar: [
@@ -34,6 +34,8 @@ export default defineConfig({
         items: [
           { text: 'What Keyforge is', link: '/' },
           { text: 'Getting started', link: '/guide/getting-started' },
+          { text: 'Licensing models', link: '/guide/licensing-models' },
+          { text: 'Troubleshooting', link: '/guide/troubleshooting' },
         ],
       },
       {
@@ -75,6 +77,9 @@ export default defineConfig({
         text: 'Reference',
         items: [
           { text: 'REST API (OpenAPI)', link: '/reference/rest' },
+          { text: 'Error codes', link: '/reference/errors' },
+          { text: 'Limits', link: '/reference/limits' },
+          { text: 'Versioning and deprecation', link: '/reference/versioning' },
           {
             text: 'GraphQL schema',
             link: '/reference/graphql/',

@@ -29,7 +29,7 @@ export interface HttpOptions {
   consoleDir?: string;
 }
 
-const MAX_MANAGEMENT_BODY_BYTES = 256 * 1024;
+export const MAX_MANAGEMENT_BODY_BYTES = 256 * 1024;
 
 /**
  * The HTTP server of `pnpm start` (and of the tests, on an ephemeral port): the public licensing API `/api/v1/*` on

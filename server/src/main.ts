@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createHttpServer } from './app.js';
-import { startupBanner, startupFacts } from './banner.js';
+import { listeningMessage, startupBanner, startupFacts } from './banner.js';
 import { startCliChannel } from './cli/channel.js';
 import { bootProcess, listenProblem, onShutdown, portProblem } from './process-lifecycle.js';
 import { needsSetup } from './services/users.js';
@@ -23,10 +23,11 @@ async function main() {
       .catch(() => false)
       .then((setup) => {
         const metricsUrl = metricsServer ? `http://${config.metrics!.host}:${(metricsServer.address() as AddressInfo).port}/metrics` : null;
-        const facts = startupFacts(config, { store: jobs.store, mail: jobs.transport.name }, setup, metricsUrl);
+        const port = (server.address() as AddressInfo).port;
+        const facts = startupFacts(config, { store: jobs.store, mail: jobs.transport.name }, setup, metricsUrl, port);
         // A person at a terminal reads a banner; a log collector gets one JSON line with the same facts.
         if (process.stdout.isTTY) process.stdout.write(startupBanner(facts));
-        else logger.info({ port: (server.address() as AddressInfo).port, ...facts }, `license service listening on ${config.publicUrl}`);
+        else logger.info({ port, ...facts }, listeningMessage(facts));
       });
   });
 

@@ -1,7 +1,7 @@
 import type { CombinedError } from 'urql';
 import { formatDateTimeWithZone } from './format';
 
-/** Error codes the management API puts in `extensions.code` (README, "Errors"). */
+/** Error codes the management API puts in `extensions.code` (docs/reference/errors.md). */
 export type ApiErrorCode =
   | 'Unauthorized'
   | 'Forbidden'

@@ -4,7 +4,8 @@
 //   KEYFORGE_URL  the server's public URL, e.g. https://licenses.example.com
 //   LICENSE_KEY   the key shown once when the license was created (never put it in a URL)
 //   DEVICE_ID     optional: this machine's identifier (default: its machine name)
-//   PRODUCT       optional: refuse a key that is not for this product
+//   PRODUCT       optional: this application's product name; the server then refuses a key of another product
+//                 (ProductMismatch) before it takes a seat
 //
 // Exit status: 0 licensed, 1 refused (the errorCode is printed), 2 the server could not be asked.
 //
@@ -68,9 +69,12 @@ static class License
         if (string.IsNullOrEmpty(deviceId)) deviceId = Environment.MachineName;
         var product = Environment.GetEnvironmentVariable("PRODUCT");
 
-        // 1. A fresh single-use nonce, then the activation: takes a seat, or reuses this device's seat.
+        // 1. A fresh single-use nonce, then the activation: takes a seat, or reuses this device's seat. With "product", a
+        // key of another product (not a bundle containing it) is refused with ProductMismatch and no seat is taken.
         var nonce = (string)Call(api + "/nonce", null)["nonce"];
-        var activated = Call(api + "/activate", new Dictionary<string, object> { { "licenseKey", licenseKey }, { "nonce", nonce }, { "deviceId", deviceId } });
+        var activation = new Dictionary<string, object> { { "licenseKey", licenseKey }, { "nonce", nonce }, { "deviceId", deviceId } };
+        if (!string.IsNullOrEmpty(product)) activation["product"] = product;
+        var activated = Call(api + "/activate", activation);
         if (!(bool)activated["isValid"]) Refuse("activate", activated["errorCode"], activated["message"]);
         Console.WriteLine("activate: ok, {0}, {1} activation(s) left", activated["productName"], activated["remainingActivations"]);
 
@@ -79,9 +83,6 @@ static class License
         var result = Call(api + "/validate", new Dictionary<string, object> { { "licenseKey", licenseKey }, { "deviceId", deviceId }, { "requireActivation", true } });
         if (!(bool)result["isValid"]) Refuse("validate", result["errorCode"], result["message"]);
         var productName = (string)result["productName"];
-        var bundle = result["bundleProducts"] as ArrayList ?? new ArrayList();
-        if (!string.IsNullOrEmpty(product) && productName != product && !bundle.Contains(product))
-            Refuse("validate", "WrongProduct", "the key is for " + productName);
         var features = new List<string>();
         foreach (var feature in (ArrayList)result["features"]) features.Add((string)feature);
         Console.WriteLine("validate: ok, {0}, expires {1}, features [{2}]", productName, result["expiresAt"] ?? "never", string.Join(", ", features));

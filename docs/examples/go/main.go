@@ -4,9 +4,17 @@
 //	KEYFORGE_URL  the server's public URL, e.g. https://licenses.example.com
 //	LICENSE_KEY   the key shown once when the license was created (never put it in a URL)
 //	DEVICE_ID     optional: this machine's identifier (default: its hostname)
-//	PRODUCT       optional: refuse a key that is not for this product
+//	PRODUCT       optional: this application's product name; the server then refuses a key of another product
+//	              (ProductMismatch) before it takes a seat
 //
 // Exit status: 0 licensed, 1 refused (the errorCode is printed), 2 the server could not be asked.
+//
+// Build, then run the binary (in this directory, beside go.mod):
+//
+//	go build -o keyforge-license . && KEYFORGE_URL=… LICENSE_KEY=… ./keyforge-license; echo "exit status $?"
+//
+// Not `go run`: it reports "exit status N" itself and exits with status 1 whatever the program's status, so a caller
+// could not tell a refusal (1) from a server it could not ask (2).
 package main
 
 import (
@@ -32,7 +40,6 @@ type answer struct {
 	RemainingActivations int      `json:"remainingActivations"`
 	ExpiresAt            *string  `json:"expiresAt"`
 	Features             []string `json:"features"`
-	BundleProducts       []string `json:"bundleProducts"`
 	OfflineCacheToken    string   `json:"offlineCacheToken"`
 }
 
@@ -128,11 +135,16 @@ func main() {
 	}
 	product := os.Getenv("PRODUCT")
 
-	// 1. A fresh single-use nonce, then the activation: takes a seat, or reuses this device's seat.
+	// 1. A fresh single-use nonce, then the activation: takes a seat, or reuses this device's seat. With "product", a
+	// key of another product (not a bundle containing it) is refused with ProductMismatch and no seat is taken.
 	var nonce struct{ Nonce string }
 	call(api+"/nonce", nil, &nonce)
+	activation := map[string]string{"licenseKey": licenseKey, "nonce": nonce.Nonce, "deviceId": deviceID}
+	if product != "" {
+		activation["product"] = product
+	}
 	var activated answer
-	call(api+"/activate", map[string]string{"licenseKey": licenseKey, "nonce": nonce.Nonce, "deviceId": deviceID}, &activated)
+	call(api+"/activate", activation, &activated)
 	if !activated.IsValid {
 		refuse("activate", activated.ErrorCode, activated.Message)
 	}
@@ -144,13 +156,6 @@ func main() {
 	call(api+"/validate", map[string]any{"licenseKey": licenseKey, "deviceId": deviceID, "requireActivation": true}, &result)
 	if !result.IsValid {
 		refuse("validate", result.ErrorCode, result.Message)
-	}
-	forProduct := product == "" || result.ProductName == product
-	for _, member := range result.BundleProducts {
-		forProduct = forProduct || member == product
-	}
-	if !forProduct {
-		refuse("validate", "WrongProduct", "the key is for "+result.ProductName)
 	}
 	expires := "never"
 	if result.ExpiresAt != nil {

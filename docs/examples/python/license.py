@@ -4,7 +4,8 @@
   KEYFORGE_URL  the server's public URL, e.g. https://licenses.example.com
   LICENSE_KEY   the key shown once when the license was created (never put it in a URL)
   DEVICE_ID     optional: this machine's identifier (default: its hostname)
-  PRODUCT       optional: refuse a key that is not for this product
+  PRODUCT       optional: this application's product name; the server then refuses a key of another product
+                (ProductMismatch) before it takes a seat
 
 Exit status: 0 licensed, 1 refused (the errorCode is printed), 2 the server could not be asked.
 
@@ -45,9 +46,13 @@ def refuse(step, result):
     sys.exit(1)
 
 
-# 1. A fresh single-use nonce, then the activation: takes a seat, or reuses this device's seat.
+# 1. A fresh single-use nonce, then the activation: takes a seat, or reuses this device's seat. With "product", a key
+# of another product (not a bundle containing it) is refused with ProductMismatch and no seat is taken.
 nonce = call("/nonce")["nonce"]
-activated = call("/activate", {"licenseKey": LICENSE_KEY, "nonce": nonce, "deviceId": DEVICE_ID})
+activation = {"licenseKey": LICENSE_KEY, "nonce": nonce, "deviceId": DEVICE_ID}
+if PRODUCT:
+    activation["product"] = PRODUCT
+activated = call("/activate", activation)
 if not activated["isValid"]:
     refuse("activate", activated)
 print(f"activate: ok, {activated['productName']}, {activated['remainingActivations']} activation(s) left")
@@ -57,8 +62,6 @@ print(f"activate: ok, {activated['productName']}, {activated['remainingActivatio
 result = call("/validate", {"licenseKey": LICENSE_KEY, "deviceId": DEVICE_ID, "requireActivation": True})
 if not result["isValid"]:
     refuse("validate", result)
-if PRODUCT and result["productName"] != PRODUCT and PRODUCT not in (result.get("bundleProducts") or []):
-    refuse("validate", {"errorCode": "WrongProduct", "message": f"the key is for {result['productName']}"})
 features = ", ".join(result["features"])
 print(f"validate: ok, {result['productName']}, expires {result['expiresAt'] or 'never'}, features [{features}]")
 

@@ -10,6 +10,7 @@ import type { AppDeps } from '../deps.js';
 import { unstorableStringError } from '../services/validation.js';
 import type { Actor, RequestMeta } from '../services/auth/actor.js';
 import { QUERY_COST_BUDGET } from './builder.js';
+import { armorOptions, MANAGEMENT_QUERY_LIMITS, PORTAL_QUERY_LIMITS } from './query-limits.js';
 import type { GraphQLContext } from './context.js';
 import { schema } from './schema/index.js';
 import type { PortalGraphQLContext } from './portal/builder.js';
@@ -139,14 +140,7 @@ export function createGraphQLHandler(deps: AppDeps) {
       introspectionForAuthenticatedOnly,
       refuseUnstorableStrings,
       limitExpensiveFields,
-      EnvelopArmorPlugin({
-        maxDepth: { n: 10 },
-        costLimit: { maxCost: 5000 },
-        maxAliases: { n: 20 },
-        maxDirectives: { n: 20 },
-        maxTokens: { n: 2000 },
-        blockFieldSuggestion: { enabled: false },
-      }),
+      EnvelopArmorPlugin(armorOptions(MANAGEMENT_QUERY_LIMITS)),
     ],
   });
   return {
@@ -195,14 +189,7 @@ export function createPortalGraphQLHandler(deps: AppDeps) {
       useCSRFPrevention({ requestHeaders: ['x-keyforge-csrf'] }),
       noIntrospection,
       refuseUnstorableStrings,
-      EnvelopArmorPlugin({
-        maxDepth: { n: 6 },
-        costLimit: { maxCost: 2000 },
-        maxAliases: { n: 10 },
-        maxDirectives: { n: 10 },
-        maxTokens: { n: 1000 },
-        blockFieldSuggestion: { enabled: false },
-      }),
+      EnvelopArmorPlugin(armorOptions(PORTAL_QUERY_LIMITS)),
     ],
   });
   return {

@@ -20,7 +20,7 @@ const route = createRoute({
   security: noCredential,
   tags: ['Licensing'],
   summary: 'Release the seat held by a device',
-  description: 'Self-service release (for example before reinstalling on a new machine): frees the seat of the active installation with this deviceId. Not part of the original spec. Unknown key or device: HTTP 200 with `deactivated: false` and errorCode LicenseNotFound or ActivationNotFound.',
+  description: 'Self-service release (for example before reinstalling on a new machine): frees the seat of the active installation with this deviceId. Unknown key or device: HTTP 200 with `deactivated: false` and errorCode LicenseNotFound or ActivationNotFound.',
   request: jsonBody(DeactivateRequest),
   responses: { 200: json(DeactivateResponse, 'Released, or nothing to release.'), ...commonErrors },
 });

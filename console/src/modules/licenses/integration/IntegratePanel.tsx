@@ -1,6 +1,7 @@
 import { ActionIcon, Code, CopyButton, Paper, Tabs, Text, Title, Tooltip } from '@mantine/core';
 import { IconCheck, IconCopy } from '@tabler/icons-react';
 import { useLocalStorage } from '@mantine/hooks';
+import { docsReference } from '../../../lib/docs';
 import { INTEGRATE_SEEN_KEY } from '../../dashboard/components/OnboardingChecklist';
 import { integrationSnippets, type Snippet, type SnippetLicense } from './snippets';
 
@@ -48,7 +49,7 @@ export function IntegratePanel({ license, origin = window.location.origin }: { l
       <Text size="sm" c="dimmed" mb="xs">
         <Code>@keyforge/client</Code> does the protocol for you: a fresh nonce per activation, safe retries with backoff and{' '}
         <Code>Retry-After</Code>, the signed offline token verified and kept for the offline grace period, floating-seat heartbeats and
-        idempotent metering (the README&apos;s &ldquo;Client SDK&rdquo; section).
+        idempotent metering: see the {docsReference('sdk')}.
       </Text>
       <SnippetBlock snippet={sdk} onCopy={copied} />
       <Title order={4} size="h5" mt="md" mb={4}>

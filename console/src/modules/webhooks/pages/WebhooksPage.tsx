@@ -3,6 +3,7 @@ import { useDisclosure } from '@mantine/hooks';
 import { IconPlus } from '@tabler/icons-react';
 import { useState } from 'react';
 import { useQuery } from 'urql';
+import { docsReference } from '../../../lib/docs';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { CreateEndpointModal } from '../components/CreateEndpointModal';
@@ -23,7 +24,7 @@ export function WebhooksPage() {
   );
   return (
     <>
-      <PageHeader title="Webhooks" description="Keyforge POSTs signed events (Standard Webhooks) to these URLs: see the README's Webhooks section to verify them." actions={createButton} />
+      <PageHeader title="Webhooks" description={`Keyforge POSTs signed events (Standard Webhooks) to these URLs: see the ${docsReference('webhooks')} to verify them.`} actions={createButton} />
       <CreateEndpointModal opened={creating} onClose={close} />
       <DeliveriesModal endpoint={logOf} onClose={() => setLogOf(null)} />
       <Paper>
