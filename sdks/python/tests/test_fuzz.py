@@ -21,7 +21,7 @@ LICENSE_KEY = next(vector["licenseKey"] for vector in VECTORS["licenseFiles"] if
 DEVICE_ID = next(vector["deviceId"] for vector in VECTORS["licenseFiles"] if vector.get("deviceId"))
 NOW = VECTORS["offlineTokens"][0]["now"]
 
-FUZZ = settings(max_examples=450, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck), database=None)
+FUZZ = settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck), database=None)
 
 
 def mutate(text: str, data: st.DataObject) -> str:
@@ -97,7 +97,7 @@ def test_mutated_license_files(data: st.DataObject) -> None:
 
 
 @FUZZ
-@given(st.one_of(st.text(max_size=600), st.binary(max_size=600).map(lambda raw: raw.decode("latin-1"))))
+@given(st.one_of(st.text(max_size=300), st.binary(max_size=300).map(lambda raw: raw.decode("latin-1"))))
 def test_random_text_as_a_license_file(text: str) -> None:
     client = file_client()
     refused_or_accepted(lambda: client.verify_license_file(text, license_key=LICENSE_KEY, device_id=DEVICE_ID))

@@ -64,6 +64,8 @@ class Activation:
     expires_at: Optional[str]
     features: List[str]
     is_trial: bool
+    #: Trials only: UTC calendar days to the end date (0 on the last day).
+    trial_days_remaining: Optional[int]
     node_locked: bool
     offline_grace_days: Optional[int]
     vendor_warning: Optional[str]
@@ -316,6 +318,7 @@ class KeyforgeClient:
             expires_at=_str(answer.get("expiresAt")),
             features=[item for item in answer.get("features") or [] if isinstance(item, str)] if isinstance(answer.get("features"), list) else [],
             is_trial=answer.get("isTrial") is True,
+            trial_days_remaining=_int(answer.get("trialDaysRemaining")),
             node_locked=answer.get("nodeLocked") is True,
             offline_grace_days=_int(answer.get("offlineGraceDays")),
             vendor_warning=_str(answer.get("vendorWarning")),
