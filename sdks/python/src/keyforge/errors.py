@@ -14,9 +14,10 @@ Every call returns only a granted result: anything else is raised as a :class:`K
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 __all__ = [
+    "ERROR_CODES",
     "KeyforgeError",
     "LicenseRejectedError",
     "ApiError",
@@ -24,6 +25,45 @@ __all__ = [
     "VerificationError",
     "is_transient",
 ]
+
+
+#: Every code the SDK raises, by the class that carries it: the TypeScript SDK's codes (sdk/src/errors.ts) and the
+#: REST API's, spelled identically. ``LicenseRejectedError`` also carries any rejection code a newer server adds.
+ERROR_CODES: Dict[str, Tuple[str, ...]] = {
+    "LicenseRejectedError": (
+        "LicenseNotFound",
+        "LicenseRevoked",
+        "Suspended",
+        "LicenseExpired",
+        "SeatsExhausted",
+        "VersionNotSupported",
+        "DeviceIdRequired",
+        "ProductMismatch",
+        "ActivationNotFound",
+        "DeviceNotActivated",
+        "FloatingNotEnabled",
+        "FloatingSeatsExhausted",
+        "SessionInvalid",
+        "SessionExpired",
+        "QuotaExceeded",
+    ),
+    "ApiError": ("InvalidRequest", "NonceRequired", "NonceInvalid", "RateLimited", "ServiceUnavailable", "InternalError", "InvalidResponse"),
+    "NetworkError": ("NetworkError", "Timeout"),
+    "VerificationError": (
+        "TokenMissing",
+        "TokenInvalid",
+        "TokenExpired",
+        "KeyUnknown",
+        "WrongIssuer",
+        "WrongProduct",
+        "WrongDevice",
+        "ChallengeMismatch",
+        "ClockRollback",
+        "OfflineNotAllowed",
+    ),
+    # Raised as a plain KeyforgeError: a floating seat lost, no machine id, a full offline usage queue.
+    "KeyforgeError": ("LeaseLapsed", "MachineIdUnavailable", "UsageQueueFull"),
+}
 
 
 class KeyforgeError(Exception):
