@@ -173,7 +173,7 @@ async function replay(run: Run, req: IncomingMessage, res: ServerResponse, upstr
   }
   const headers: Record<string, string> = {};
   for (const name of ['content-type', 'authorization', 'accept']) if (typeof req.headers[name] === 'string') headers[name] = req.headers[name];
-  const upstream = await fetch(`${t.baseUrl}${upstreamPath}`, { method: req.method, headers, body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body });
+  const upstream = await fetch(`${t.baseUrl}${upstreamPath}`, { method: req.method, headers, body: req.method === 'GET' || req.method === 'HEAD' ? undefined : new Uint8Array(body) });
   const answer = { status: upstream.status, headers: { 'content-type': upstream.headers.get('content-type') ?? 'application/json' }, body: Buffer.from(await upstream.arrayBuffer()) };
   if (isValidate) run.replayed = answer;
   res.writeHead(answer.status, answer.headers);
