@@ -23,6 +23,7 @@ import { promtoolMetricsLint } from './support/prometheus.js';
 import { postJson, startServerProcess, stopAllProcesses, type ServerProcess } from './support/processes.js';
 import { startPrivatePg, type PrivatePg } from './support/private-pg.js';
 import { seedDatabase, seeder } from './support/seed.js';
+import { TestClock, startTestApp } from './support/harness.js';
 import { waitUntil } from './support/wait.js';
 
 /**
@@ -36,33 +37,35 @@ const record = (id: string, tenantId = 't1', status = 'active'): LicenseRecord =
   ({ id, tenantId, status, features: [], customFields: null, bundleProducts: null, productName: 'P' }) as unknown as LicenseRecord;
 
 describe('LicenseCache (in memory)', () => {
+  /** The requests' clock (ms): fixed unless a test moves it. */
+  const NOW = Date.parse('2026-06-01T12:00:00.000Z');
   const open = () => {
-    const cache = new LicenseCache({ stalenessMs: 60_000, maxEntries: 100, maxBytes: 1 << 20 });
+    const cache = new LicenseCache({ stalenessMs: 60_000, maxAgeMs: 60_000, maxEntries: 100, maxBytes: 1 << 20 });
     cache.listening();
     cache.confirmed(performance.now());
     return cache;
   };
 
   it('serves nothing before LISTEN is confirmed, and nothing after the session is lost until it is confirmed again', async () => {
-    const cache = new LicenseCache({ stalenessMs: 60_000, maxEntries: 100, maxBytes: 1 << 20 });
+    const cache = new LicenseCache({ stalenessMs: 60_000, maxAgeMs: 60_000, maxEntries: 100, maxBytes: 1 << 20 });
     let loads = 0;
     const load = async () => (loads++, record('a'));
-    await cache.read('d', load);
-    await cache.read('d', load);
+    await cache.read('d', load, NOW);
+    await cache.read('d', load, NOW);
     expect(loads).toBe(2);
     cache.listening();
-    await cache.read('d', load);
+    await cache.read('d', load, NOW);
     expect(loads).toBe(3);
     cache.confirmed(performance.now());
-    await cache.read('d', load);
-    await cache.read('d', load);
+    await cache.read('d', load, NOW);
+    await cache.read('d', load, NOW);
     expect(loads).toBe(4);
     cache.lost();
-    await cache.read('d', load);
+    await cache.read('d', load, NOW);
     expect(loads).toBe(5);
     cache.listening();
     cache.confirmed(performance.now());
-    await cache.read('d', load);
+    await cache.read('d', load, NOW);
     expect(loads).toBe(6); // flushed by the loss: read again
     expect(cache.stats()).toMatchObject({ hits: 1, bypassed: 4 });
   });
@@ -71,14 +74,14 @@ describe('LicenseCache (in memory)', () => {
     for (const [announced, kept] of [['la', false], ['tt1', false], ['*', false], ['lb', true], ['tt2', true]] as const) {
       const cache = open();
       let release!: (value: LicenseRecord) => void;
-      const pending = cache.read('d', () => new Promise<LicenseRecord>((resolve) => (release = resolve)));
-      const other = cache.read('e', async () => record('c')); // another read out at the same time, finished first
+      const pending = cache.read('d', () => new Promise<LicenseRecord>((resolve) => (release = resolve)), NOW);
+      const other = cache.read('e', async () => record('c'), NOW); // another read out at the same time, finished first
       await other;
       cache.notify(announced);
       release(record('a', 't1'));
       await pending;
       let loads = 0;
-      await cache.read('d', async () => (loads++, record('a', 't1')));
+      await cache.read('d', async () => (loads++, record('a', 't1')), NOW);
       expect(loads, `after ${announced}`).toBe(kept ? 0 : 1);
     }
   });
@@ -87,57 +90,74 @@ describe('LicenseCache (in memory)', () => {
     const cache = open();
     let loads = 0;
     const load = (id: string, tenant: string) => async () => (loads++, record(id, tenant));
-    await cache.read('da', load('a', 't1'));
-    await cache.read('db', load('b', 't1'));
-    await cache.read('dc', load('c', 't2'));
+    await cache.read('da', load('a', 't1'), NOW);
+    await cache.read('db', load('b', 't1'), NOW);
+    await cache.read('dc', load('c', 't2'), NOW);
     cache.notify('la');
-    await cache.read('da', load('a', 't1'));
-    await cache.read('db', load('b', 't1'));
+    await cache.read('da', load('a', 't1'), NOW);
+    await cache.read('db', load('b', 't1'), NOW);
     expect(loads).toBe(4);
     cache.notify('tt1');
-    await cache.read('da', load('a', 't1'));
-    await cache.read('db', load('b', 't1'));
-    await cache.read('dc', load('c', 't2'));
+    await cache.read('da', load('a', 't1'), NOW);
+    await cache.read('db', load('b', 't1'), NOW);
+    await cache.read('dc', load('c', 't2'), NOW);
     expect(loads).toBe(6);
     cache.notify('*');
-    await cache.read('dc', load('c', 't2'));
+    await cache.read('dc', load('c', 't2'), NOW);
     expect(loads).toBe(7);
-    await cache.read('dc2', load('c', 't2')); // license c under a new digest
+    await cache.read('dc2', load('c', 't2'), NOW); // license c under a new digest
     cache.notify('lc');
-    await cache.read('dc', load('c', 't2'));
-    await cache.read('dc2', load('c', 't2'));
+    await cache.read('dc', load('c', 't2'), NOW);
+    await cache.read('dc2', load('c', 't2'), NOW);
     expect(loads).toBe(10);
     cache.notify('x-unknown');
     expect(cache.stats().entries).toBe(0);
   });
 
+  it('serves an entry for less than maxAgeMs after the read that filled it began, on the requests\' clock', async () => {
+    const cache = new LicenseCache({ stalenessMs: 60_000, maxAgeMs: 5_000, maxEntries: 100, maxBytes: 1 << 20 });
+    cache.listening();
+    cache.confirmed(performance.now());
+    let loads = 0;
+    const load = async () => (loads++, record('a'));
+    await cache.read('d', load, NOW);
+    await cache.read('d', load, NOW + 4_999);
+    expect(loads).toBe(1);
+    await cache.read('d', load, NOW + 5_000); // as old as the bound: read again, and kept from then on
+    await cache.read('d', load, NOW + 9_999);
+    expect(loads).toBe(2);
+    await cache.read('d', load, NOW + 4_000); // the clock set back: an age below zero is not trusted
+    expect(loads).toBe(3);
+    expect(cache.stats()).toMatchObject({ hits: 2, misses: 3, expirations: 2 });
+  });
+
   it('is bounded by entries and by bytes', async () => {
-    const byEntries = new LicenseCache({ stalenessMs: 60_000, maxEntries: 3, maxBytes: 1 << 30 });
+    const byEntries = new LicenseCache({ stalenessMs: 60_000, maxAgeMs: 60_000, maxEntries: 3, maxBytes: 1 << 30 });
     byEntries.listening();
     byEntries.confirmed(performance.now());
-    for (let i = 0; i < 10; i++) await byEntries.read(`d${i}`, async () => record(`l${i}`));
+    for (let i = 0; i < 10; i++) await byEntries.read(`d${i}`, async () => record(`l${i}`), NOW);
     expect(byEntries.stats().entries).toBe(3);
-    const byBytes = new LicenseCache({ stalenessMs: 60_000, maxEntries: 1000, maxBytes: 4_000 });
+    const byBytes = new LicenseCache({ stalenessMs: 60_000, maxAgeMs: 60_000, maxEntries: 1000, maxBytes: 4_000 });
     byBytes.listening();
     byBytes.confirmed(performance.now());
-    for (let i = 0; i < 50; i++) await byBytes.read(`d${i}`, async () => record(`l${i}`));
+    for (let i = 0; i < 50; i++) await byBytes.read(`d${i}`, async () => record(`l${i}`), NOW);
     expect(byBytes.stats().bytes).toBeLessThanOrEqual(4_000);
     expect(byBytes.stats().entries).toBeGreaterThan(0);
   });
 
   it('stops answering from memory the moment its LISTEN session is stopped (a real session on PostgreSQL)', async () => {
-    const cache = new LicenseCache({ stalenessMs: 60_000, maxEntries: 100, maxBytes: 1 << 20 });
+    const cache = new LicenseCache({ stalenessMs: 60_000, maxAgeMs: 60_000, maxEntries: 100, maxBytes: 1 << 20 });
     const listener = pgNotificationListener(adminUrl(), 'license_cache_stop_check', cache, createLogger('silent'), { heartbeatMs: 50, deadMs: 10_000 });
     await listener.start();
     let loads = 0;
     const load = async () => (loads++, record('a'));
     await waitUntil(async () => {
-      await cache.read('d', load);
+      await cache.read('d', load, NOW);
       return cache.stats().hits > 0;
     }, { timeout: 30_000, what: 'the cache to answer from memory' });
     await listener.stop();
     const before = loads;
-    await cache.read('d', load);
+    await cache.read('d', load, NOW);
     expect(loads).toBe(before + 1); // read from the database: a stopped listener hears nothing, so memory may be stale
   });
 });
@@ -162,6 +182,63 @@ describe('the embedded database (PGlite)', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('a write no trigger announces (session_replication_role = replica)', () => {
+  it('is honoured once the entry reaches LICENSE_CACHE_MAX_AGE_MS (on the app\'s clock), not before', async () => {
+    const MAX_AGE_MS = 5_000;
+    const clock = new TestClock();
+    const app = await startTestApp({ clock, env: { LICENSE_CACHE: 'on', LICENSE_CACHE_MAX_AGE_MS: String(MAX_AGE_MS) } });
+    const owner = new pg.Client({ connectionString: app.ownerUrl });
+    await owner.connect();
+    try {
+      const cache = app.deps.licenseCache!;
+      expect(cache).toBeDefined();
+      const { key, license } = await app.seedBasic();
+      const validate = async () => (await app.post('/api/v1/validate', { licenseKey: key })).json as { isValid: boolean; errorCode: string | null };
+      // A validate answered from memory. The cache reads the database while it cannot prove itself current (its
+      // LISTEN round trip older than the staleness bound, on a busy machine): ask until one is a hit.
+      const fromMemory = () =>
+        waitUntil(async () => {
+          const hits = cache.stats().hits;
+          const answer = await validate();
+          return cache.stats().hits > hits && answer;
+        }, { timeout: 30_000, interval: 50, what: 'a validate answered from the license cache' });
+      // Filled at this clock reading (it does not move until the test moves it).
+      expect((await fromMemory()).isValid).toBe(true);
+
+      // What pg_restore --disable-triggers and logical replication do: the triggers that NOTIFY do not fire.
+      await owner.query('BEGIN');
+      await owner.query('SET LOCAL session_replication_role = replica');
+      await owner.query(`UPDATE licenses SET status = 'revoked', revoked_at = now() WHERE id = $1`, [license.id]);
+      await owner.query('COMMIT');
+      expect((await app.prisma.license.findUniqueOrThrow({ where: { id: license.id } })).status).toBe('revoked');
+      // Nothing told the cache: it answers from memory what it read, until the entry is as old as the bound.
+      expect((await fromMemory()).isValid).toBe(true);
+      clock.advance(MAX_AGE_MS - 1);
+      expect((await fromMemory()).isValid).toBe(true);
+
+      clock.advance(1);
+      // Every answer from now on is the revocation: from the database while the cache bypasses itself, else because
+      // the entry, as old as the bound, is read again (counted as an expiration).
+      const hits = cache.stats().hits;
+      const answers: { isValid: boolean; errorCode: string | null }[] = [];
+      await waitUntil(
+        async () => {
+          const answer = await validate();
+          answers.push(answer);
+          return answer.isValid || (cache.stats().expirations ?? 0) > 0; // a stale answer ends the wait too (and fails below)
+        },
+        { timeout: 30_000, interval: 50, what: 'the entry read again at its maximum age' },
+      );
+      expect(answers.map((answer) => answer.errorCode)).toEqual(answers.map(() => 'LicenseRevoked'));
+      expect(cache.stats()).toMatchObject({ expirations: 1, hits });
+      expect(await fromMemory()).toMatchObject({ isValid: false, errorCode: 'LicenseRevoked' }); // the fresh entry is kept
+    } finally {
+      await owner.end().catch(() => undefined);
+      await app.close();
+    }
+  }, 120_000);
 });
 
 // ─── Three server processes on one private PostgreSQL ─────────────────────────────────────────────────────────────

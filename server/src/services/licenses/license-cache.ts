@@ -11,6 +11,12 @@ export const LICENSE_CACHE_CHANNEL = 'license_cache';
 export interface LicenseCacheOptions {
   /** The staleness bound: entries are served only within this long of the last proof that nothing was missed. */
   stalenessMs: number;
+  /**
+   * The most an entry is served after the read that filled it began (on the requests' clock): the bound for a change
+   * no notification announces (a write with triggers disabled: `session_replication_role = replica`, as
+   * `pg_restore --disable-triggers` and logical replication apply rows).
+   */
+  maxAgeMs: number;
   maxEntries: number;
   maxBytes: number;
 }
@@ -21,6 +27,8 @@ export interface LicenseCacheStats {
   misses: number;
   /** Entries forgotten because the database announced a change (one per entry; a flush counts what it held). */
   invalidations: number;
+  /** Entries read again because they reached LICENSE_CACHE_MAX_AGE_MS (counted among the misses too). */
+  expirations: number;
   /** Lookups that went to the database because the cache could not prove itself current. */
   bypassed: number;
   /** Seconds spent unable to serve from the cache since the process started (connection lost, proof too old). */
@@ -30,7 +38,13 @@ export interface LicenseCacheStats {
 }
 
 // Estimated bytes of one entry besides its strings: the object, its slots, the LRU's bookkeeping and the key.
-const ENTRY_OVERHEAD_BYTES = 600;
+const ENTRY_OVERHEAD_BYTES = 640;
+
+/** A cached license and when (ms, the requests' clock) the read that filled it began. */
+interface Entry {
+  record: LicenseRecord;
+  filledAt: number;
+}
 
 function estimateBytes(digest: string, record: LicenseRecord): number {
   let bytes = ENTRY_OVERHEAD_BYTES + digest.length * 2;
@@ -65,9 +79,12 @@ function freeze(record: LicenseRecord): LicenseRecord {
  *   announced meanwhile, and the session did not change: `forgottenAt` keeps, per license and per company, the
  *   generation of the last announcement while reads are out. A change that committed after the snapshot but is
  *   announced after the fill forgets the entry when it arrives.
+ * - Every entry is served for at most `maxAgeMs` after the read that filled it began, whatever was announced: a change
+ *   that no trigger announced (triggers disabled, `session_replication_role = replica`) is honoured within that bound.
+ *   The age is read on the clock of the request (its `now`), so the check costs no statement and no clock read.
  */
 export class LicenseCache implements NotificationHandler, LicenseLookupCache {
-  private readonly entries: LRUCache<string, LicenseRecord>;
+  private readonly entries: LRUCache<string, Entry>;
   /** Digest of the cached entry of each license id (a license has one current digest). */
   private readonly digestOfLicense = new Map<string, string>();
   private generation = 0;
@@ -80,15 +97,15 @@ export class LicenseCache implements NotificationHandler, LicenseLookupCache {
   private validUntil = Number.NEGATIVE_INFINITY;
   private bypassStartedAt: number | undefined = performance.now();
   private bypassMs = 0;
-  private readonly counts = { hits: 0, misses: 0, invalidations: 0, bypassed: 0 };
+  private readonly counts = { hits: 0, misses: 0, invalidations: 0, expirations: 0, bypassed: 0 };
 
   constructor(private readonly options: LicenseCacheOptions) {
-    this.entries = new LRUCache<string, LicenseRecord>({
+    this.entries = new LRUCache<string, Entry>({
       max: options.maxEntries,
       maxSize: options.maxBytes,
-      sizeCalculation: (record, digest) => estimateBytes(digest, record),
-      dispose: (record, digest) => {
-        if (this.digestOfLicense.get(record.id) === digest) this.digestOfLicense.delete(record.id);
+      sizeCalculation: (entry, digest) => estimateBytes(digest, entry.record),
+      dispose: (entry, digest) => {
+        if (this.digestOfLicense.get(entry.record.id) === digest) this.digestOfLicense.delete(entry.record.id);
       },
     });
   }
@@ -107,18 +124,25 @@ export class LicenseCache implements NotificationHandler, LicenseLookupCache {
   }
 
   /**
-   * The license of a (current) key digest: from memory when the cache is current and holds it, else from `load`,
-   * whose found answer is kept for the next call. Only what `load` returns is cached; a null is not.
+   * The license of a (current) key digest: from memory when the cache is current and holds it, filled less than
+   * `maxAgeMs` before `nowMs` (the request's clock), else from `load`, whose found answer is kept for the next call.
+   * Only what `load` returns is cached; a null is not.
    */
-  async read(digest: string, load: () => Promise<LicenseRecord | null>): Promise<LicenseRecord | null> {
+  async read(digest: string, load: () => Promise<LicenseRecord | null>, nowMs: number): Promise<LicenseRecord | null> {
     if (!this.current()) {
       this.counts.bypassed++;
       return load();
     }
     const hit = this.entries.get(digest);
     if (hit) {
-      this.counts.hits++;
-      return hit;
+      const age = nowMs - hit.filledAt;
+      // A negative age (the clock set back) is as unknown as an old one: read again.
+      if (age >= 0 && age < this.options.maxAgeMs) {
+        this.counts.hits++;
+        return hit.record;
+      }
+      this.entries.delete(digest);
+      this.counts.expirations++;
     }
     this.counts.misses++;
     const generation = this.generation;
@@ -128,7 +152,7 @@ export class LicenseCache implements NotificationHandler, LicenseLookupCache {
       if (record && this.untouchedSince(generation, record) && this.current()) {
         const previous = this.digestOfLicense.get(record.id);
         if (previous !== undefined && previous !== digest) this.entries.delete(previous);
-        this.entries.set(digest, freeze(record));
+        this.entries.set(digest, { record: freeze(record), filledAt: nowMs });
         if (this.entries.has(digest)) this.digestOfLicense.set(record.id, digest);
       }
       return record;
@@ -164,7 +188,7 @@ export class LicenseCache implements NotificationHandler, LicenseLookupCache {
         const digest = this.digestOfLicense.get(id);
         if (digest !== undefined && this.entries.delete(digest)) this.counts.invalidations++;
       } else if (token[0] === 't') {
-        const digests = [...this.entries.entries()].filter(([, record]) => record.tenantId === id).map(([digest]) => digest);
+        const digests = [...this.entries.entries()].filter(([, entry]) => entry.record.tenantId === id).map(([digest]) => digest);
         for (const digest of digests) if (this.entries.delete(digest)) this.counts.invalidations++;
       } else {
         // An unknown token (a newer migration's?) is a change we cannot place: forget everything.

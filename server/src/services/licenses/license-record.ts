@@ -64,7 +64,8 @@ const SELECT_LICENSE_BY_RETIRED_DIGEST_FOR_UPDATE = `SELECT * FROM license_by_di
 
 /** What findLicenseByKey reads a current digest through: the license cache (license-cache.ts). */
 export interface LicenseLookupCache {
-  read(digest: string, load: () => Promise<LicenseRecord | null>): Promise<LicenseRecord | null>;
+  /** `nowMs`: the request's clock, by which an entry's age is measured. */
+  read(digest: string, load: () => Promise<LicenseRecord | null>, nowMs: number): Promise<LicenseRecord | null>;
 }
 
 /**
@@ -76,7 +77,7 @@ export async function findLicenseByKey(sql: SqlRunner, secrets: ServerSecrets, l
   const digest = licenseKeyDigest(secrets, licenseKey);
   if (!digest) return null;
   const byDigest = async () => (await sql.query<LicenseRecord>(SELECT_LICENSE_BY_DIGEST, [digest]))[0] ?? null;
-  const license = cache ? await cache.read(digest, byDigest) : await byDigest();
+  const license = cache ? await cache.read(digest, byDigest, now.getTime()) : await byDigest();
   if (license) return license;
   const [byRetiredKey] = await sql.query<LicenseRecord>(SELECT_LICENSE_BY_RETIRED_DIGEST, [digest, now]);
   return byRetiredKey ?? null;
