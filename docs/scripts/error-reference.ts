@@ -71,11 +71,23 @@ export function typescriptSdkErrors(sdkSource = path.join(ROOT, 'sdk/src')): Sdk
   return { sdk: 'TypeScript SDK (`@keyforge/client`)', source: 'sdk/src/errors.ts: every error is a `KeyforgeError` with a `code`; the subclass says which kind.', errors };
 }
 
+/** The Python SDK's errors: `ERROR_CODES` (class name → codes) of sdks/python/src/keyforge/errors.py. */
+export function pythonSdkErrors(source = path.join(ROOT, 'sdks/python/src/keyforge/errors.py')): SdkErrorList {
+  const text = readFileSync(source, 'utf8').replace(/#[^\n]*/g, '');
+  const block = /^ERROR_CODES[^=\n]*=\s*\{([\s\S]*?)^\}/m.exec(text)?.[1];
+  const errors: { className: string; code: string }[] = [];
+  for (const [, className, codes] of block?.matchAll(/"(\w+)":\s*\(([^)]*)\)/g) ?? []) {
+    for (const [, code] of codes.matchAll(/"([A-Za-z]+)"/g)) errors.push({ className, code });
+  }
+  if (!errors.length) throw new Error(`${source} has no ERROR_CODES the generator can read ({ "Class": ("Code", …), … })`);
+  return { sdk: 'Python SDK (`keyforge`)', source: 'sdks/python/src/keyforge/errors.py (`ERROR_CODES`): every error is a `KeyforgeError` with a `code`, the TypeScript SDK\'s codes; the subclass says which kind.', errors };
+}
+
 // ─── NATIVE SDK ERROR LISTS ────────────────────────────────────────────────────────────────────────────────────────
 // Add each native SDK (sdks/python, sdks/go, sdks/dotnet) here: a function that reads the SDK's own list of codes
 // (its errors module) and returns an SdkErrorList. The SDKs reuse the TypeScript SDK's codes, so their guidance is
 // already in ERROR_GUIDANCE; a code of their own needs an entry there, or the generator fails.
-export const NATIVE_SDK_ERRORS: (() => SdkErrorList)[] = [];
+export const NATIVE_SDK_ERRORS: (() => SdkErrorList)[] = [pythonSdkErrors];
 // ────────────────────────────────────────────────────────────────────────────────────────────────────────────────────
 
 export interface ErrorLists {
