@@ -181,6 +181,11 @@ class Transport:
                 if self._proxy is not None and self._scheme == "http":
                     headers.update(self._proxy_headers())
                 connection.request(method, self._target(path), body=payload, headers=headers)
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise socket.timeout("deadline passed")
+                if connection.sock is not None:
+                    connection.sock.settimeout(remaining)  # the answer gets what is left of the attempt, not a fresh timeout
                 response = connection.getresponse()
                 status = response.status
                 response_headers = {name.lower(): value for name, value in response.getheaders()}
