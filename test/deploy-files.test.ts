@@ -55,12 +55,14 @@ describe('server/deploy', () => {
     expect(env).not.toHaveProperty('PORT'); // the unit's Environment=PORT=%i; the file would override it
   });
 
-  it('pgbouncer.ini fails a waiting query within seconds, not after the 120 s default', () => {
+  it('pgbouncer.ini fails a waiting query within seconds, not after the 120 s default, and retries a failed login after 1 s', () => {
     const ini = deploy('pgbouncer.ini');
     const setting = (name: string) => Number(new RegExp(`^${name} = (\\d+)$`, 'm').exec(ini)?.[1]);
     expect(setting('query_wait_timeout')).toBeGreaterThan(0);
     expect(setting('query_wait_timeout')).toBeLessThanOrEqual(10);
     expect(setting('server_connect_timeout')).toBeLessThan(setting('query_wait_timeout'));
+    // After a failed login PgBouncer refuses every client this long (default 15 s): PostgreSQL back, 503s meanwhile.
+    expect(setting('server_login_retry')).toBeLessThanOrEqual(1);
   });
 
   itWith({ ...needCommands('psql'), ...(pgbouncer.missing ? { missing: pgbouncer.missing } : {}), what: 'psql, PgBouncer' })(
