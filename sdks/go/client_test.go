@@ -382,3 +382,35 @@ func TestVerifyOfflineTokenWithoutAClient(t *testing.T) {
 	_, err = VerifyOfflineToken(token, VerifyTokenOptions{JWKS: jwks, Issuer: "https://elsewhere", Products: []string{"Acme Studio"}})
 	wantCode(t, err, CodeWrongIssuer)
 }
+
+func TestClientIsSafeForConcurrentUse(t *testing.T) {
+	s := newLicensingServer(t)
+	client := testClient(t, s.fakeServer, func(c *Config) { c.Store = mustFileStore(t) })
+	var wg sync.WaitGroup
+	failures := make(chan error, 64)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			key := []string{"ACME-1", "ACME-2"}[i%2]
+			if _, err := client.Validate(context.Background(), ValidateOptions{LicenseKey: key}); err != nil {
+				failures <- err
+				return
+			}
+			if _, err := client.ValidateOffline(ValidateOfflineOptions{LicenseKey: key}); err != nil {
+				failures <- err
+			}
+			if _, err := client.DeviceID(); err != nil {
+				failures <- err
+			}
+		}(i)
+	}
+	wg.Wait()
+	close(failures)
+	for err := range failures {
+		t.Fatal(err)
+	}
+	if n := s.count("/.well-known/jwks.json"); n != 1 {
+		t.Fatalf("concurrent validations fetched the JWKS %d times, want once", n)
+	}
+}

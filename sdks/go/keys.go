@@ -99,6 +99,8 @@ type keyRing struct {
 	mu        sync.Mutex
 	keys      []JWK
 	fetchedAt time.Time
+	// lastFetch is when the last fetch completed (the real, monotonic clock).
+	lastFetch time.Time
 	misses    map[string]time.Time
 	fetchMu   sync.Mutex
 }
@@ -204,8 +206,17 @@ func (r *keyRing) fetch(ctx context.Context) ([]JWK, error) {
 	if r.pinned != nil {
 		return r.pinned, nil
 	}
+	asked := time.Now()
 	r.fetchMu.Lock()
 	defer r.fetchMu.Unlock()
+	// A fetch that completed while this one waited answers it too: concurrent callers make one request.
+	r.mu.Lock()
+	if r.keys != nil && r.lastFetch.After(asked) {
+		keys := r.keys
+		r.mu.Unlock()
+		return keys, nil
+	}
+	r.mu.Unlock()
 	got, err := r.transport.retrying(ctx, func() (*answer, error) {
 		return r.transport.once(ctx, "GET", "/.well-known/jwks.json", nil, "")
 	}, nil)
@@ -218,7 +229,7 @@ func (r *keyRing) fetch(ctx context.Context) ([]JWK, error) {
 	_ = json.Unmarshal(got.raw, &raw)
 	keys := usableKeys(raw.Keys)
 	r.mu.Lock()
-	r.keys, r.fetchedAt = keys, r.clock()
+	r.keys, r.fetchedAt, r.lastFetch = keys, r.clock(), time.Now()
 	r.mu.Unlock()
 	// Best effort: a store that cannot be written only costs the offline copy.
 	if encoded, err := json.Marshal(JWKS{Keys: keys}); err == nil {
