@@ -1,6 +1,7 @@
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Dict
 
@@ -20,4 +21,5 @@ def vectors() -> Dict[str, Any]:
         return json.load(handle)
 
 
-os.environ.setdefault("PYTHONHASHSEED", "0")
+# Hypothesis keeps a cache (its charmap) in ./.hypothesis unless told otherwise: the run leaves nothing in the tree.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", os.path.join(tempfile.gettempdir(), "keyforge-python-hypothesis"))
