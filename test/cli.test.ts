@@ -1,8 +1,9 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentTotp } from '../server/src/services/auth/mfa.js';
+import { EMAIL_KINDS, enqueueEmails } from '../server/src/services/notifications/outbox.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { runCli } from './support/processes.js';
 
@@ -108,6 +109,38 @@ describe('operator CLI on PostgreSQL', () => {
     expect(stray.json.error).toMatchObject({ code: 'InvalidRequest', message: expect.stringContaining('too many arguments') });
     expect(stray.stderr).not.toContain('database:');
     expect(runCli(['license:show', '--key'], env).stderr).toMatch(/^error: option '--key <key>' argument missing\nusage: pnpm cli license:show/);
+  });
+
+  it('outbox:list: every email kind (license-key too), each email addressed `to` as in GraphQL, --limit refused above 100', async () => {
+    const tenant = await t.prisma.tenant.findUniqueOrThrow({ where: { keyPrefix: 'GLOBEX' } });
+    // A key email as a payment provider's purchase writes it.
+    await enqueueEmails(t.prisma, [{ tenantId: tenant.id, kind: 'license-key', idempotencyKey: 'license-key:cli-outbox', to: 'buyer@globex.test', subject: 'Your Editor license key', html: '<p>key</p>', text: 'key' }], t.clock.now());
+    const listed = runCli(['outbox:list', '--kind', 'license-key', '--tenant', 'GLOBEX', '--json'], env);
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(listed.json).toMatchObject({ totalCount: 1, emails: [{ kind: 'license-key', to: 'buyer@globex.test', subject: 'Your Editor license key', status: 'pending', tenantId: tenant.id }] });
+    expect(listed.json.emails[0]).not.toHaveProperty('toAddress');
+    // The same email over GraphQL: the same names.
+    const admin = await t.seedUser(tenant.id, { email: 'outbox-admin@globex.test' });
+    const { token } = await t.login(admin.email);
+    const graphql = await t.gqlData('{ emails(kind: LICENSE_KEY) { nodes { id to subject } } }', {}, { token });
+    expect(graphql.emails.nodes).toEqual([{ id: listed.json.emails[0].id, to: 'buyer@globex.test', subject: 'Your Editor license key' }]);
+
+    for (const limit of ['101', '0', '2.5']) {
+      const refused = runCli(['outbox:list', '--limit', limit, '--json'], env);
+      expect(refused.status, limit).toBe(1);
+      expect(refused.json.error).toEqual({ code: 'InvalidRequest', message: '--limit must be a whole number from 1 to 100' });
+    }
+    expect(runCli(['outbox:list', '--limit', '100', '--json'], env).status).toBe(0);
+    // The usage and the operator guide name every kind, and the limit.
+    const usage = runCli(['help', 'outbox:list'], env).stdout;
+    const guide = readFileSync(new URL('../docs/operate/cli.md', import.meta.url), 'utf8');
+    const guideLine = guide.slice(guide.indexOf('pnpm cli outbox:list'), guide.indexOf('```', guide.indexOf('pnpm cli outbox:list')));
+    for (const kind of EMAIL_KINDS) {
+      expect(usage).toContain(kind);
+      expect(guideLine).toContain(kind);
+    }
+    expect(usage).toContain('--limit 1-100');
+    expect(guide).toContain('`--limit` is 1–100 (default 20): a larger value is refused');
   });
 
   it('help lists every command; --json and --help work anywhere on the line', () => {

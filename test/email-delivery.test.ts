@@ -265,7 +265,7 @@ describe('schedules and operators', () => {
     const listed = runCli(['outbox:list', '--status', 'sent', '--kind', 'expiry-customer', '--tenant', 'DLV', '--limit', '1', '--json'], env);
     expect(listed.status, listed.stderr).toBe(0);
     expect(listed.json.emails).toHaveLength(1);
-    expect(listed.json.emails[0]).toMatchObject({ toAddress: 'cli@customer.test', providerMessageId: 'development', subject: 'Your CLI Studio license expires in 1 day' });
+    expect(listed.json.emails[0]).toMatchObject({ to: 'cli@customer.test', providerMessageId: 'development', subject: 'Your CLI Studio license expires in 1 day' });
     expect(runCli(['jobs:run', 'nope', '--json'], env).json.error.code).toBe('InvalidRequest');
   });
 });

@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -286,6 +287,26 @@ describe('Stripe', () => {
     expect(await rowCounts()).toEqual(before);
     const unknown = await sendStripe(stripeEvent('customer.created', { id: 'cus_9', object: 'customer' }));
     expect(unknown.json).toEqual({ received: true, outcome: 'ignored' });
+  });
+
+  it('answers 400 InvalidRequest to a body over 512 KiB, signed or not, and names only statuses the route answers', async () => {
+    const before = await rowCounts();
+    const big = stripeEvent('customer.updated', { id: 'cus_big', object: 'customer', description: 'x'.repeat(513 * 1024) });
+    for (const answer of [await sendStripe(big), await t.post(paymentWebhookPath(connections.stripe.id), JSON.stringify(big))]) {
+      expect(answer.status).toBe(400);
+      expect(answer.json.error).toMatchObject({ code: 'InvalidRequest', message: 'The request body is larger than 512 KiB.' });
+    }
+    expect(await rowCounts()).toEqual(before);
+    // The guide and the route's description name only statuses the OpenAPI document gives the route.
+    const operation = (await t.get('/api/v1/openapi.json')).json.paths['/payments/{connectionId}/webhook'].post;
+    const answered = Object.keys(operation.responses);
+    const guide = readFileSync(new URL('../docs/integrate/payments.md', import.meta.url), 'utf8');
+    const inGuide = [...guide.matchAll(/`([1-5]\d\d)`/g)].map((match) => match[1]);
+    expect(inGuide).toContain('400');
+    expect(inGuide.filter((status) => !answered.includes(status))).toEqual([]);
+    const inDescription = [...(operation.description as string).matchAll(/\b([1-5]\d\d)\b(?! ?(?:s|KiB)\b)/g)].map((match) => match[1]);
+    expect(inDescription).toContain('401');
+    expect(inDescription.filter((status) => !answered.includes(status))).toEqual([]);
   });
 
   it('answers 409 for a price mapped to no plan, without consuming the event; the retry applies it once mapped', async () => {

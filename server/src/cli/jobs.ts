@@ -4,6 +4,7 @@ import { createLogger } from '../logger.js';
 import { EMAIL_KINDS, EMAIL_STATUSES, listOutbox, type EmailKind, type EmailStatus } from '../services/notifications/outbox.js';
 import { listJobSchedules, recordedRun } from '../services/notifications/schedules.js';
 import { getTenantByPrefix } from '../services/tenants.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../services/listing.js';
 import { operatorIn } from '../services/auth/actor.js';
 import { createTransport } from '../jobs/email/transport.js';
 import { JOB_NAMES, findJob } from '../jobs/index.js';
@@ -55,17 +56,21 @@ export const jobCommands: Record<string, CliCommand> = {
     },
   },
   'outbox:list': {
-    usage: `outbox:list [--status ${EMAIL_STATUSES.join('|')}] [--kind ${EMAIL_KINDS.join('|')}] [--tenant PREFIX] [--limit N] [--body]`,
+    usage: `outbox:list [--status ${EMAIL_STATUSES.join('|')}] [--kind ${EMAIL_KINDS.join('|')}] [--tenant PREFIX] [--limit 1-${MAX_PAGE_SIZE}, default ${DEFAULT_PAGE_SIZE}] [--body]   (newest first; each email's address is \`to\`, as in GraphQL)`,
     options: ['--status <status>', '--kind <kind>', '--tenant <PREFIX>', '--limit <N>', '--body'],
     async run(ctx, flags) {
       const status = flags.status as EmailStatus | undefined;
       const kind = flags.kind as EmailKind | undefined;
       if (status && !EMAIL_STATUSES.includes(status)) throw new AppError('InvalidRequest', `--status must be one of ${EMAIL_STATUSES.join(', ')}`);
       if (kind && !EMAIL_KINDS.includes(kind)) throw new AppError('InvalidRequest', `--kind must be one of ${EMAIL_KINDS.join(', ')}`);
-      const first = flags.limit === undefined ? 20 : Number(flags.limit);
+      const first = flags.limit === undefined ? DEFAULT_PAGE_SIZE : Number(flags.limit);
+      // Refused rather than cut down: a list silently shorter than asked for reads as all there is.
+      if (!Number.isInteger(first) || first < 1 || first > MAX_PAGE_SIZE) throw new AppError('InvalidRequest', `--limit must be a whole number from 1 to ${MAX_PAGE_SIZE}`);
       const scoped = typeof flags.tenant === 'string' ? operatorIn(ctx, (await getTenantByPrefix(ctx, flags.tenant)).id) : ctx;
       const page = await listOutbox(scoped, { status, kind, first, includeBody: flags.body === true });
-      return { emails: page.nodes, totalCount: page.totalCount };
+      // Named as the GraphQL Email type names them (`to`, not the column's toAddress).
+      const emails = page.nodes.map(({ id, tenantId, kind, toAddress, ...email }) => ({ id, tenantId, kind, to: toAddress, ...email }));
+      return { emails, totalCount: page.totalCount };
     },
   },
 };

@@ -52,7 +52,7 @@ export interface PublicRoute {
   /** Takes its body raw (any media type, at most this many bytes), not parsed by the route's schema. */
   rawBodyBytes?: number;
   /**
-   * `refusals`: only refused requests (400, 401, 404, 413) count against the client IP's budget, and an IP that spent it
+   * `refusals`: only refused requests (400, 401, 404; an oversized body is a 400) count against the client IP's budget, and an IP that spent it
    * is refused. For signed server-to-server callers: a payment provider delivers every company's events from a few
    * addresses, so counting its verified deliveries per IP would let one company's sales delay another's.
    */
@@ -132,8 +132,8 @@ export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request
     else endpoints.set(`${route.definition.method.toUpperCase()} ${template}`, endpoint);
   }
 
-  /** What an `ipLimit: 'refusals'` route counts against the IP: unsigned, badly signed, malformed, unknown or oversize. */
-  const COUNTED_REFUSALS = new Set([400, 401, 404, 413]);
+  /** What an `ipLimit: 'refusals'` route counts against the IP: malformed or oversize (400), unsigned or badly signed, unknown. */
+  const COUNTED_REFUSALS = new Set([400, 401, 404]);
 
   async function serve(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const started = performance.now();

@@ -15,7 +15,7 @@ const route = createRoute({
     "Called by Stripe, Paddle Billing or Lemon Squeezy, never by applications: paste this URL (the console's Payments page shows it) into the provider.",
     "The credential is the provider's signature of the raw body: `Stripe-Signature` (at most 300 s old), `Paddle-Signature` (at most 5 s old) or `X-Signature`, checked with the connection's signing secret.",
     'Each provider event is applied once, however often it is delivered; event types Keyforge does not act on are answered 200 and recorded as ignored.',
-    'Verified deliveries are not counted against the per-IP rate limit (a provider sends every company\'s events from a few addresses); refused ones (400, 401, 404, 413) are, and an address past its budget is answered 429.',
+    'Verified deliveries are not counted against the per-IP rate limit (a provider sends every company\'s events from a few addresses); refused ones (400, 401, 404) are, and an address past its budget is answered 429.',
     'See docs/integrate/payments.md.',
   ].join(' '),
   request: {
