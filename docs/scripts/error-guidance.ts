@@ -117,7 +117,7 @@ export const ERROR_GUIDANCE: Record<string, Guidance> = {
     action: 'Wait `Retry-After` seconds, then retry a bounded number of times. Many at once from one address behind a proxy: see Troubleshooting (`TRUST_PROXY`).',
   },
   ServiceUnavailable: {
-    means: 'HTTP 503: the database is unreachable for a moment (a restart, a failover) or the server is draining.',
+    means: 'HTTP 503: the database is unreachable for a moment (a restart, a failover).',
     action: 'Retry with backoff, honouring `Retry-After`; an application falls back to its verified offline token meanwhile.',
   },
   InternalError: {

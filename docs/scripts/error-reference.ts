@@ -144,9 +144,10 @@ Every code Keyforge answers with, and what your application should show or do. T
 - **Rejections** — the licensing API (\`/api/v1\`) answers **HTTP 200** with \`isValid: false\`, an \`errorCode\`
   and a \`message\` when it refuses a license. Grant access only when \`isValid\` is \`true\`.
 - **HTTP errors** — a request that could not be handled is an HTTP error with the body
-  \`{ "error": { "code", "message", "requestId", "fields"? } }\` (REST). The management API's GraphQL answers the
-  same codes in \`errors[].extensions.code\`: an error raised while a query runs comes with HTTP 200 (as GraphQL
-  does); a request refused before it runs (a credential, the rate limit, an unreadable body) keeps the status.
+  \`{ "error": { "code", "message", "requestId", "fields"? } }\` (REST) and the status below. The management API's
+  GraphQL answers the same codes in \`errors[].extensions.code\` with HTTP 200, as GraphQL does — except
+  \`RateLimited\` (429) and \`ServiceUnavailable\` (503), which keep their status and \`Retry-After\`, and a missing
+  or invalid credential on \`/api/*\` (401 with the REST body).
 - **SDK errors** — the SDKs throw each refusal, HTTP error and failed check of a signed token as an error with a
   \`code\`: the server's codes unchanged, plus their own (no answer, a token that does not verify).
 
@@ -161,7 +162,7 @@ ${rejectionRows.join('\n')}
 
 ## HTTP errors and GraphQL \`extensions.code\`
 
-| Status | \`code\` | Means | What to show or do |
+| HTTP status | \`code\` | Means | What to show or do |
 |---|---|---|---|
 ${httpRows.join('\n')}
 
