@@ -43,5 +43,5 @@ itWith(needPython())(
     expect(code, output).toBe(0);
     expect(output).toMatch(/\d+ passed/);
   },
-  300_000,
+  480_000,
 );
