@@ -23,6 +23,7 @@ from .stores import FileStore, MemoryStore, TokenStore
 from .tokens import Entitlement
 from .usage import QueuedUsage
 from .verify import verify_offline_token
+from .watch import LicenseState, LicenseWatcher
 
 __version__ = "0.1.0"
 
@@ -40,6 +41,8 @@ __all__ = [
     "Validation",
     "Entitlement",
     "FloatingSession",
+    "LicenseWatcher",
+    "LicenseState",
     "TokenStore",
     "MemoryStore",
     "FileStore",

@@ -34,6 +34,7 @@ from .license_files import (
 from .stores import MemoryStore, TokenStore
 from .tokens import Entitlement, verify_claims
 from .usage import QueuedUsage, UsageQueue
+from .watch import DEFAULT_WATCH_INTERVAL_SECONDS, LicenseState, LicenseWatcher, WatchProbe
 
 __all__ = [
     "KeyforgeClient",
@@ -52,6 +53,14 @@ SKEW_NOISE_SECONDS = 2.0
 _DEVICE_KEY = "device"
 _DEVICE_ID = re.compile(r"[0-9a-f]{64}")
 _VERSION = "0.1.0"
+#: The watcher's status for a rejection code (others: ``rejected``).
+_WATCH_STATUS = {
+    "LicenseRevoked": "revoked",
+    "Suspended": "suspended",
+    "LicenseExpired": "expired",
+    "DeviceNotActivated": "device-freed",
+    "LicenseNotFound": "not-found",
+}
 
 
 @dataclass(frozen=True)
@@ -345,12 +354,29 @@ class KeyforgeClient:
 
         A rejection deletes the stored token and raises :class:`LicenseRejectedError`.
         """
+        return self._validate(license_key, version=version, device_id=device_id, require_activation=require_activation, offline_fallback=offline_fallback, retry=True)
+
+    def _validate(
+        self,
+        license_key: str,
+        *,
+        version: Optional[str],
+        device_id: Optional[str],
+        require_activation: bool,
+        offline_fallback: bool,
+        retry: bool,
+    ) -> Validation:
+        """validate, with the transport's retries or one attempt (a watcher: its schedule is the retry)."""
         license_key = _require_key(license_key)
         challenge = _random_token(24)
         device = (device_id if device_id is not None else self.device_id()) if require_activation else device_id
         body = {"licenseKey": license_key, "challenge": challenge, **_optional(version=version, deviceId=device, requireActivation=True if require_activation else None)}
+
+        def attempt(_n: int) -> Answer:
+            return self._transport.once("POST", "/api/v1/validate", body=body)
+
         try:
-            answer = self._transport.retrying(lambda _n: self._transport.once("POST", "/api/v1/validate", body=body)).json
+            answer = (self._transport.retrying(attempt) if retry else attempt(1)).json
         except KeyforgeError as error:
             if not offline_fallback or not is_transient(error):
                 raise
@@ -435,6 +461,75 @@ class KeyforgeClient:
         """Deletes the stored token (or license file) of a license."""
         with self._lock:
             self._store.delete(self._record_key(_require_key(license_key)))
+
+    # -- watching -------------------------------------------------------------------------------------------------
+
+    def watch(
+        self,
+        license_key: str,
+        *,
+        on_change: Callable[[LicenseState, Optional[LicenseState]], None],
+        device_id: Optional[str] = None,
+        require_activation: Optional[bool] = None,
+        version: Optional[str] = None,
+        interval: float = DEFAULT_WATCH_INTERVAL_SECONDS,
+        on_error: Optional[Callable[[BaseException], None]] = None,
+        on_usage_flushed: Optional[Callable[[UsageFlush], None]] = None,
+    ) -> LicenseWatcher:
+        """Revalidates a license in the background and reports what changes (see :class:`LicenseWatcher`): checks at
+        once, then every ``interval`` seconds (±10 %), and calls ``on_change(state, previous)`` with the first finding
+        and whenever the status (``valid``, ``suspended``, ``revoked``, ``expired``, ``device-freed`` …), its source,
+        the features or the license's expiry change. A check that gets no answer falls back to the stored token and is
+        retried with backoff; after each online check the license's queued usage is sent.
+
+        With a ``device_id`` the watch is device-scoped (``require_activation``, default True then): a device freed in
+        the console (or by the customer) is reported as ``device-freed``.
+        """
+        license_key = _require_key(license_key)
+        if not callable(on_change):
+            raise TypeError("watch needs an on_change callback.")
+        scoped = require_activation if require_activation is not None else device_id is not None
+        return LicenseWatcher(
+            lambda: self._probe(license_key, device_id, scoped, version),
+            on_change,
+            interval=interval,
+            on_error=on_error,
+            on_usage_flushed=on_usage_flushed,
+        )
+
+    def _probe(self, license_key: str, device_id: Optional[str], require_activation: bool, version: Optional[str]) -> WatchProbe:
+        """One check of a watcher: online, else the stored token."""
+        device = device_id if device_id is not None else (self.device_id() if require_activation else None)
+
+        def state(status: str, **fields: Any) -> LicenseState:
+            found: Dict[str, Any] = {"source": None, "entitlement": None, "features": [], "code": None, "error": None}
+            found.update(fields)
+            return LicenseState(status=status, checked_at=datetime.datetime.fromtimestamp(self._clock(), tz=datetime.timezone.utc), **found)
+
+        try:
+            online = self._validate(license_key, version=version, device_id=device, require_activation=require_activation, offline_fallback=False, retry=False)
+        except KeyforgeError as error:
+            if isinstance(error, LicenseRejectedError):
+                return WatchProbe(state(_WATCH_STATUS.get(error.code, "rejected"), code=error.code, error=error))
+            if not is_transient(error):
+                return WatchProbe(state("unverified", code=error.code, error=error))
+            try:
+                offline = self.validate_offline(license_key, device_id=device, require_activation=require_activation)
+            except KeyforgeError as offline_error:
+                # Nothing stored: the network failure is the news; otherwise why the stored token does not do.
+                reason = error if isinstance(offline_error, VerificationError) and offline_error.code == "TokenMissing" else offline_error
+                return WatchProbe(state("unreachable", code=reason.code, error=reason), transient=error)
+            entitlement = offline.entitlement
+            return WatchProbe(state("valid", source="offline", entitlement=entitlement, features=list(entitlement.features), code=error.code, error=error), transient=error)
+        probe = WatchProbe(state("valid", source="online", entitlement=online.entitlement, features=list(online.entitlement.features)))
+        # Back online: what was recorded meanwhile goes now.
+        try:
+            probe.usage = self.flush_usage(license_key)
+            if probe.usage.stopped_by is not None:
+                probe.errors.append(probe.usage.stopped_by)
+        except KeyforgeError as error:
+            probe.errors.append(error)
+        return probe
 
     # -- license files ----------------------------------------------------------------------------------------
 
