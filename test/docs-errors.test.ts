@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERRORS_PAGE, codeTypes, errorLists, renderErrorsPage, typescriptSdkErrors } from '../docs/scripts/error-reference.js';
+import { ERRORS_PAGE, codeTypes, dotnetSdkErrors, errorLists, renderErrorsPage, typescriptSdkErrors } from '../docs/scripts/error-reference.js';
 import { ERROR_GUIDANCE } from '../docs/scripts/error-guidance.js';
 import { ERROR_STATUS, REJECTION_CODES } from '../server/src/domain/errors.js';
 import { GRAPHQL_REQUEST_ERROR_CODES } from '../server/src/graphql/request-errors.js';
@@ -74,6 +74,27 @@ describe('the error-code reference', () => {
       rmSync(dir, { recursive: true, force: true });
     }
     expect(codeTypes("export type ACode = /** a */ 'A' | 'B'; // 'C'\nexport type Other = string;")).toEqual(new Map([['ACode', ['A', 'B']]]));
+  });
+
+  it('reads the .NET SDK\'s codes by exception, the TypeScript SDK\'s codes and no others', () => {
+    const dotnet = dotnetSdkErrors();
+    const byClass = (className: string) => dotnet.errors.filter((error) => error.className === className).map((error) => error.code);
+    expect(byClass('LicenseRejectedException')).toContain('SeatsExhausted');
+    expect(byClass('VerificationException')).toContain('ClockRollback');
+    expect(byClass('NetworkException')).toEqual(['NetworkError', 'Timeout']);
+    expect(byClass('KeyforgeException')).toEqual(expect.arrayContaining(['LeaseLapsed', 'UsageQueueFull']));
+    expect(new Set(dotnet.errors.map((error) => error.code))).toEqual(new Set(typescriptSdkErrors().errors.map((error) => error.code)));
+    const dir = mkdtempSync(path.join(tmpdir(), 'kf-dotnet-codes-'));
+    try {
+      writeFileSync(path.join(dir, 'Errors.cs'), readFileSync(path.resolve('sdks/dotnet/src/Keyforge/Errors.cs'), 'utf8').replace('public const string Timeout = "Timeout";', 'public const string Timeout = "Timeout";\n        public const string ProxyRefused = "ProxyRefused";'));
+      writeFileSync(path.join(dir, 'Extra.cs'), 'throw new KeyforgeException("StoreLocked", "the store is locked");\n');
+      const sdk = dotnetSdkErrors(dir);
+      expect(sdk.errors).toContainEqual({ className: 'NetworkException', code: 'ProxyRefused' });
+      expect(sdk.errors).toContainEqual({ className: 'KeyforgeException', code: 'StoreLocked' });
+      expect(() => renderErrorsPage({ ...errorLists(), sdks: [sdk] })).toThrow(/no guidance for ProxyRefused, StoreLocked/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('is not stale (run `pnpm docs:generate` after adding a code or its guidance)', () => {

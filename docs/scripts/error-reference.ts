@@ -83,11 +83,36 @@ export function pythonSdkErrors(source = path.join(ROOT, 'sdks/python/src/keyfor
   return { sdk: 'Python SDK (`keyforge`)', source: 'sdks/python/src/keyforge/errors.py (`ERROR_CODES`): every error is a `KeyforgeError` with a `code`, the TypeScript SDK\'s codes; the subclass says which kind.', errors };
 }
 
+/**
+ * The .NET SDK's errors: the constants of `ErrorCodes` in sdks/dotnet/src/Keyforge/Errors.cs, each under the
+ * `// SomethingException: …` comment that opens its group, plus codes its sources throw as a plain `KeyforgeException`.
+ */
+export function dotnetSdkErrors(sdkSource = path.join(ROOT, 'sdks/dotnet/src/Keyforge')): SdkErrorList {
+  const text = readFileSync(path.join(sdkSource, 'Errors.cs'), 'utf8');
+  const body = /public static class ErrorCodes\s*\{([\s\S]*?)\n    \}/.exec(text)?.[1] ?? '';
+  const errors: { className: string; code: string }[] = [];
+  let className: string | undefined;
+  for (const line of body.split('\n')) {
+    const group = /^\s*\/\/\s*(\w+Exception):/.exec(line);
+    if (group) className = group[1];
+    const constant = /public const string (\w+) = "([A-Za-z]+)";/.exec(line);
+    if (constant && className) errors.push({ className, code: constant[2] });
+  }
+  if (!errors.length) throw new Error(`${sdkSource}/Errors.cs has no ErrorCodes constants under "// …Exception:" comments the generator can read`);
+  const listed = new Set(errors.map((error) => error.code));
+  for (const file of readdirSync(sdkSource).filter((name) => name.endsWith('.cs')).sort()) {
+    for (const match of readFileSync(path.join(sdkSource, file), 'utf8').matchAll(/new KeyforgeException\("([A-Za-z]+)"/g)) {
+      if (!listed.has(match[1])) (listed.add(match[1]), errors.push({ className: 'KeyforgeException', code: match[1] }));
+    }
+  }
+  return { sdk: '.NET SDK (`Keyforge`)', source: 'sdks/dotnet/src/Keyforge/Errors.cs (`ErrorCodes`): every error is a `KeyforgeException` with a `Code`, the TypeScript SDK\'s codes; the subclass says which kind.', errors };
+}
+
 // ─── NATIVE SDK ERROR LISTS ────────────────────────────────────────────────────────────────────────────────────────
 // Add each native SDK (sdks/python, sdks/go, sdks/dotnet) here: a function that reads the SDK's own list of codes
 // (its errors module) and returns an SdkErrorList. The SDKs reuse the TypeScript SDK's codes, so their guidance is
 // already in ERROR_GUIDANCE; a code of their own needs an entry there, or the generator fails.
-export const NATIVE_SDK_ERRORS: (() => SdkErrorList)[] = [pythonSdkErrors];
+export const NATIVE_SDK_ERRORS: (() => SdkErrorList)[] = [pythonSdkErrors, dotnetSdkErrors];
 // ────────────────────────────────────────────────────────────────────────────────────────────────────────────────────
 
 export interface ErrorLists {

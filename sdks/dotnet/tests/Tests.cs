@@ -406,10 +406,11 @@ namespace Keyforge.Tests
                 Check(jws.Split('.').Length == 3, "not a compact JWS");
             });
 
-            Test("machine fingerprint: stable, 64 hex, differs per product", () =>
+            Test("machine fingerprint: SHA-256 of the salt and the machine id (as every SDK computes it), stable, differs per salt", () =>
             {
                 var a = MachineFingerprint.Get("Acme Studio");
                 Check(a == MachineFingerprint.Get("Acme Studio") && a.Length == 64 && a != MachineFingerprint.Get("Other App"), "unstable or shared");
+                Check(a == Codec.Sha256Hex("Acme Studio\n" + File.ReadAllText("/etc/machine-id").Trim()), "not the documented construction");
             });
 
             Test("fuzz: random and mutated tokens and license files give KeyforgeException or a verdict, never a crash", () =>

@@ -63,10 +63,13 @@ namespace Keyforge
         public VerificationException(string code, string message, Exception inner = null) : base(code, message, inner) { }
     }
 
-    /// <summary>Every code the SDK throws, as the REST API and the other SDKs spell them.</summary>
+    /// <summary>
+    /// Every code the SDK throws, as the REST API and the other SDKs spell them, grouped under the exception that carries
+    /// them (docs/scripts/error-reference.ts reads these groups for the error reference).
+    /// </summary>
     public static class ErrorCodes
     {
-        // Rejections (HTTP 200, isValid false)
+        // LicenseRejectedException: rejections (HTTP 200, isValid false)
         public const string LicenseNotFound = "LicenseNotFound";
         public const string LicenseRevoked = "LicenseRevoked";
         public const string Suspended = "Suspended";
@@ -82,7 +85,7 @@ namespace Keyforge
         public const string SessionInvalid = "SessionInvalid";
         public const string SessionExpired = "SessionExpired";
         public const string QuotaExceeded = "QuotaExceeded";
-        // HTTP errors
+        // ApiException: HTTP error answers, and an answer that is not the API's JSON
         public const string InvalidRequest = "InvalidRequest";
         public const string NonceRequired = "NonceRequired";
         public const string NonceInvalid = "NonceInvalid";
@@ -90,10 +93,10 @@ namespace Keyforge
         public const string ServiceUnavailable = "ServiceUnavailable";
         public const string InternalError = "InternalError";
         public const string InvalidResponse = "InvalidResponse";
-        // No answer
+        // NetworkException: no answer
         public const string NetworkError = "NetworkError";
         public const string Timeout = "Timeout";
-        // Verification
+        // VerificationException: a token, license file or activation response that does not check out
         public const string TokenMissing = "TokenMissing";
         public const string TokenInvalid = "TokenInvalid";
         public const string TokenExpired = "TokenExpired";
@@ -104,7 +107,7 @@ namespace Keyforge
         public const string ChallengeMismatch = "ChallengeMismatch";
         public const string ClockRollback = "ClockRollback";
         public const string OfflineNotAllowed = "OfflineNotAllowed";
-        // Floating session
+        // KeyforgeException: a floating session's own failure
         public const string LeaseLapsed = "LeaseLapsed";
 
         /// <summary>True for failures worth retrying later: no answer, 429, 502, 503, 504.</summary>

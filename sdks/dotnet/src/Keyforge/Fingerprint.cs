@@ -6,21 +6,30 @@ namespace Keyforge
 {
     /// <summary>
     /// A stable id of this machine, to use as deviceId when a license should follow the machine rather than the
-    /// installation: SHA-256 (hex) of the operating system's machine id and the product, so two vendors' applications
-    /// on one machine see different ids and the raw id never leaves it.
+    /// installation: the hex SHA-256 of a salt (pass your product's name), a newline and the operating system's machine
+    /// id, as every Keyforge SDK computes it, so two vendors' applications on one machine send unrelated values and the
+    /// raw id never leaves it.
     /// Linux: /etc/machine-id (or /var/lib/dbus/machine-id). Windows: HKLM\SOFTWARE\Microsoft\Cryptography\MachineGuid.
     /// macOS: IOPlatformUUID (ioreg). It changes when the operating system is reinstalled.
     /// </summary>
     public static class MachineFingerprint
     {
-        public static string Get(string product)
+        /// <exception cref="KeyforgeException">MachineIdUnavailable when the platform offers none (a minimal container).</exception>
+        public static string Get(string salt = "keyforge")
         {
-            var raw = MachineId();
-            if (string.IsNullOrEmpty(raw)) throw new PlatformNotSupportedException("No machine id on this platform: use KeyforgeClient.DeviceId() (an id per installation) instead.");
-            return Codec.Sha256Hex("keyforge machine v1\n" + product + "\n" + raw.Trim().ToLowerInvariant());
+            return Codec.Sha256Hex(salt + "\n" + MachineId());
         }
 
-        static string MachineId()
+        /// <summary>The operating system's identifier of this machine, as is (not hashed): prefer <see cref="Get"/>, which never sends it anywhere.</summary>
+        /// <exception cref="KeyforgeException">MachineIdUnavailable when the platform offers none.</exception>
+        public static string MachineId()
+        {
+            var id = ReadMachineId();
+            if (string.IsNullOrEmpty(id)) throw new KeyforgeException("MachineIdUnavailable", "No machine identifier found on this platform: pass your own deviceId (or rely on KeyforgeClient.DeviceId(), an id per installation).");
+            return id.Trim();
+        }
+
+        static string ReadMachineId()
         {
             foreach (var path in new[] { "/etc/machine-id", "/var/lib/dbus/machine-id" })
             {
