@@ -27,6 +27,15 @@ async function loadAxe(page: Page) {
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE_SOURCE);
 }
 
+/** `work`'s answer; an error naming `what` when it takes longer than `seconds` (a hung check must not hold every later action). */
+function withinSeconds<T>(seconds: number, what: string, work: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} gave no answer within ${seconds} s`)), seconds * 1000);
+  });
+  return Promise.race([work(), late]).finally(() => clearTimeout(timer));
+}
+
 /** `work`'s answer, or null when the page navigated or closed meanwhile (its overlays are gone with it). */
 async function inPage<T>(page: Page, work: () => Promise<T>): Promise<T | null> {
   try {
@@ -44,7 +53,7 @@ const serious = (result: AxeResult) =>
 export function seriousViolations(page: Page): Promise<string[]> {
   return serialized(page, async () => {
     await loadAxe(page);
-    return serious(await page.evaluate(() => (window as unknown as { axe: { run(context: Document, options: object): Promise<AxeResult> } }).axe.run(document, { resultTypes: ['violations'] })));
+    return serious(await page.evaluate(() => (window as unknown as { axe: { run(context: Document, options: object): Promise<AxeResult> } }).axe.run(document, { resultTypes: ['violations'], iframes: false })));
   });
 }
 
@@ -66,33 +75,42 @@ export async function checkOverlaysWithAxe(page: Page, checks: OverlayChecks = {
     unchecked.first(),
     () =>
       serialized(page, async () => {
-        const found = await inPage(page, async () => {
-          await loadAxe(page);
-          return page.evaluate(
-            async ({ selector, checked }) => {
-              const axe = (window as unknown as { axe: { run(context: Element, options: object): Promise<AxeResult> } }).axe;
-              const visible = [...document.querySelectorAll(selector)].filter((element) => !element.hasAttribute(checked) && element.getClientRects().length > 0);
-              // A popover's menu or list is checked once, as the popover's content.
-              const outermost = visible.filter((element) => !visible.some((other) => other !== element && other.contains(element)));
-              const results: { overlay: string; result: AxeResult }[] = [];
-              for (const element of outermost) {
-                for (const inner of [element, ...element.querySelectorAll(selector)]) inner.setAttribute(checked, '');
-                const labelled = element.matches('[role]') ? element : (element.querySelector('[role]') ?? element);
-                const labeller = document.getElementById(labelled.getAttribute('aria-labelledby') ?? '');
-              const name = labelled.getAttribute('aria-label') ?? labeller?.getAttribute('aria-label') ?? labeller?.textContent?.trim() ?? '';
-                results.push({ overlay: `${labelled.getAttribute('role') ?? 'popover'} “${name}”`, result: await axe.run(element, { resultTypes: ['violations'] }) });
-              }
-              return results;
-            },
-            { selector: OVERLAYS, checked: CHECKED },
+        let found: Awaited<ReturnType<typeof checkOpenOverlays>> | null;
+        try {
+          found = await inPage(page, () =>
+            withinSeconds(20, `axe checking the overlays open on ${page.url()}`, async () => {
+              await loadAxe(page);
+              return page.evaluate(checkOpenOverlays, { selector: OVERLAYS, checked: CHECKED });
+            }),
           );
-        });
+        } catch (error) {
+          // Recorded, not thrown: the suite fails on it at the end, and the test's own action goes on.
+          checks.violations.push(`axe: ${(error as Error).message}`);
+          return;
+        }
         for (const { overlay, result } of found ?? []) {
           checks.checked.push(overlay);
-          checks.violations.push(...serious(result as AxeResult).map((violation) => `${overlay}: ${violation}`));
+          checks.violations.push(...serious(result).map((violation) => `${overlay}: ${violation}`));
         }
       }),
     { noWaitAfter: true },
   );
   return checks;
+}
+
+/** In the page: axe on each open, unchecked overlay (the outermost of nested ones), each marked checked first. */
+async function checkOpenOverlays({ selector, checked }: { selector: string; checked: string }) {
+  const axe = (window as unknown as { axe: { run(context: Element, options: object): Promise<AxeResult> } }).axe;
+  const visible = [...document.querySelectorAll(selector)].filter((element) => !element.hasAttribute(checked) && element.getClientRects().length > 0);
+  // A popover's menu or list is checked once, as the popover's content.
+  const outermost = visible.filter((element) => !visible.some((other) => other !== element && other.contains(element)));
+  const results: { overlay: string; result: AxeResult }[] = [];
+  for (const element of outermost) {
+    for (const inner of [element, ...element.querySelectorAll(selector)]) inner.setAttribute(checked, '');
+    const labelled = element.matches('[role]:not([role="presentation"])') ? element : (element.querySelector('[role]:not([role="presentation"])') ?? element);
+    const labeller = document.getElementById(labelled.getAttribute('aria-labelledby') ?? '');
+    const name = labelled.getAttribute('aria-label') ?? labeller?.getAttribute('aria-label') ?? labeller?.textContent?.trim() ?? '';
+    results.push({ overlay: `${labelled.getAttribute('role') ?? 'popover'} “${name}”`, result: await axe.run(element, { resultTypes: ['violations'], iframes: false }) });
+  }
+  return results;
 }

@@ -7,7 +7,7 @@ import { createClient } from '../lib/client';
 import { useSessionStatus } from '../modules/auth/hooks/useSession';
 import { ReauthModal } from '../ui/ReauthModal';
 import { router } from './router';
-import { theme } from './theme';
+import { cssVariablesResolver, theme } from './theme';
 
 export function App() {
   const status = useSessionStatus();
@@ -18,7 +18,7 @@ export function App() {
   }, [status]);
 
   return (
-    <MantineProvider theme={theme}>
+    <MantineProvider theme={theme} cssVariablesResolver={cssVariablesResolver}>
       <Notifications position="top-right" />
       <Provider value={client}>
         <RouterProvider router={router} />

@@ -104,7 +104,7 @@ function BulkActionDialog({ filter, selectedIds, onClose, onFinished }: { filter
               <Radio value="filter" label="Every license matching the current filters" />
             </Stack>
           </Radio.Group>
-          <Select label="Action" data={ACTIONS.map(({ value, label }) => ({ value, label }))} value={action} allowDeselect={false} onChange={(value) => value && (setAction(value as Action), setFieldError(null))} />
+          <Select label="Action" data={ACTIONS.map(({ value, label }) => ({ value, label }))} withScrollArea={false} value={action} allowDeselect={false} onChange={(value) => value && (setAction(value as Action), setFieldError(null))} />
           {action === 'RENEW' && (
             <TextInput label="New expiry date (UTC, end of day)" type="date" value={renewOn} error={fieldError} onChange={(event) => (setRenewOn(event.currentTarget.value), setFieldError(null))} />
           )}

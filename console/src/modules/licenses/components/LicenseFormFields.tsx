@@ -21,7 +21,7 @@ export function LicenseFormFields({ form, products }: Props) {
   return (
     <Stack gap="sm">
       {products && (
-        <Select label="Product" placeholder="Choose a product" required searchable data={products} {...field('productId')} value={values.productId || null} onChange={(value) => form.setFieldValue('productId', value ?? '')} data-autofocus nothingFoundMessage="No products: create one first" />
+        <Select label="Product" placeholder="Choose a product" required searchable data={products} {...field('productId')} value={values.productId || null} onChange={(value) => form.setFieldValue('productId', value ?? '')} data-autofocus description={products.length === 0 ? 'No products yet: create one first.' : undefined} />
       )}
       <SimpleGrid cols={{ base: 1, xs: 2 }} spacing="sm">
         <NumberInput label="Max activations" description="Devices that can hold a seat." required min={1} clampBehavior="none" allowDecimal={false} {...field('maxActivations')} />
