@@ -358,6 +358,8 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
 
   it('enables MFA with the QR code and backup codes', async () => {
     await page.getByRole('button', { name: 'Enable two-factor authentication' }).click();
+    // Turning MFA on is an account-security action: the console asks for the password, then starts the enrolment.
+    await confirmIdentity(page, ADMIN.password);
     await page.getByRole('img', { name: 'QR code for your authenticator app' }).waitFor();
     mfaSecret = (await page.getByTestId('mfa-secret').textContent())!.trim();
     await page.getByLabel('Code from the app').fill(await nextTotp(mfaSecret));

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { currentTotp } from '../server/src/services/auth/mfa.js';
@@ -23,6 +24,8 @@ const INVITE = 'mutation($email: String!, $role: Role!) { inviteUser(input: { em
 const UPDATE_ROLE = 'mutation($id: ID!, $role: Role!) { updateUser(input: { id: $id, role: $role }) { user { role } } }';
 const CREATE_HOOK = 'mutation { createWebhookEndpoint(input: { url: "https://hooks.acme.test/k" }) { endpoint { id } } }';
 const REISSUE = 'mutation($id: ID!) { reissueLicenseKey(input: { id: $id }) { key } }';
+const START_MFA = 'mutation { startMfaEnrollment { secret } }';
+const CONFIRM_MFA = 'mutation($code: String!) { confirmMfaEnrollment(input: { code: $code }) { backupCodes } }';
 
 let t: TestApp;
 let A: SeededTenant;
@@ -46,9 +49,16 @@ async function member(email: string, role: 'CompanyAdmin' | 'ReadOnly' = 'Compan
   return { user, token };
 }
 
+/**
+ * Turns MFA on for a session: enrolment needs a recent re-authentication, stamped for it and then taken off again, so
+ * the session is left as a thief's copy of its access token would be.
+ */
 async function enrolMfa(token: string) {
-  const secret = (await t.gqlData('mutation { startMfaEnrollment { secret } }', {}, { token })).startMfaEnrollment.secret as string;
-  await t.gqlData('mutation($code: String!) { confirmMfaEnrollment(input: { code: $code }) { backupCodes } }', { code: currentTotp(secret, clock.now()) }, { token });
+  await t.stampReauth(token);
+  const secret = (await t.gqlData(START_MFA, {}, { token })).startMfaEnrollment.secret as string;
+  await t.gqlData(CONFIRM_MFA, { code: currentTotp(secret, clock.now()) }, { token });
+  const { fam } = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { fam: string };
+  await t.prisma.sessionReauthentication.deleteMany({ where: { familyId: fam } });
   return secret;
 }
 
@@ -61,6 +71,11 @@ describe('the account-takeover chain of a stolen access token', () => {
     const minted = await t.gql(CREATE_KEY, { role: 'COMPANY_ADMIN' }, { token: victim.token });
     expect(code(minted)).toBe('ReauthenticationRequired');
     expect(minted.errors![0].message).toContain('recent re-authentication');
+    // A GraphQL error like any other: HTTP 200, the code in extensions.code — what docs/security.md says.
+    expect(minted.status).toBe(200);
+    const section = readFileSync('docs/security.md', 'utf8').split('\n## Recent re-authentication\n')[1].split('\n## ')[0];
+    expect(section).toMatch(/`ReauthenticationRequired`[^.]*HTTP 200[^.]*`extensions\.code`/);
+    expect(section).not.toMatch(/40[13]/);
     // 2. Reset one's own MFA: by session it needs re-authentication (and is refused for oneself); by any key, never.
     expect(code(await t.gql(RESET_MFA, { id: victim.user.id }, { token: victim.token }))).toBe('ReauthenticationRequired');
     expect(code(await t.gql(RESET_MFA, { id: victim.user.id }, { apiKey: A.adminKey.key }))).toBe('Forbidden');
@@ -113,6 +128,25 @@ describe('each account-security action needs a re-authentication within 10 minut
     await gated(token, () => t.gql(RESET_MFA, { id: other.user.id }, { token }));
     const next = (await t.login(user.email, PASSWORD, { reauth: false })).token; // an access token lives 15 minutes
     await gated(next, () => t.gql(SEND_LINK, { id: other.user.id }, { token: next }));
+  });
+
+  it("turning MFA on: a stolen session cannot enrol the thief's authenticator, at either step", async () => {
+    const { user, token } = await member('mfa-on@acme.test');
+    // Without a re-authentication neither step is done: no pending secret is even stored.
+    expect(code(await t.gql(START_MFA, {}, { token }))).toBe('ReauthenticationRequired');
+    expect((await t.prisma.user.findUniqueOrThrow({ where: { id: user.id } })).mfaPendingEncrypted).toBeNull();
+    const stamped = await t.reauthenticate(token);
+    expect(code(stamped)).toBe('ok');
+    const secret = (await t.gqlData(START_MFA, {}, { token })).startMfaEnrollment.secret as string;
+    // The confirmation is gated too: a re-authentication that lapsed meanwhile is asked again.
+    clock.advance(REAUTH_WINDOW_MS);
+    expect(code(await t.gql(CONFIRM_MFA, { code: currentTotp(secret, clock.now()) }, { token }))).toBe('ReauthenticationRequired');
+    expect((await t.prisma.user.findUniqueOrThrow({ where: { id: user.id } })).mfaSecretEncrypted).toBeNull();
+    expect(code(await t.reauthenticate(token))).toBe('ok');
+    expect(code(await t.gql(CONFIRM_MFA, { code: currentTotp(secret, clock.now()) }, { token }))).toBe('ok');
+    expect(await t.prisma.auditLogEntry.count({ where: { entityId: user.id, action: 'EnableMfa' } })).toBe(1);
+    // API keys never turn MFA on either (they have no session).
+    expect(code(await t.gql(START_MFA, {}, { apiKey: A.adminKey.key }))).toBe('Forbidden');
   });
 
   it('disableMfa (own), with the password and a TOTP code to re-authenticate', async () => {

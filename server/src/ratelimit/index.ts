@@ -25,7 +25,8 @@ export interface RateLimits {
   close(): Promise<void>;
 }
 
-export type RateLimitName = 'ip' | 'tenant' | 'license' | 'signin_ip' | 'signin_account';
+/** signin_concurrent: more checks of one account's password under way at once than its lockout allows (auth/lockout.ts). */
+export type RateLimitName = 'ip' | 'tenant' | 'license' | 'signin_ip' | 'signin_account' | 'signin_concurrent';
 
 export interface RateLimitState {
   limit: number;

@@ -286,6 +286,7 @@ builder.mutationFields((t) => ({
   }),
   startMfaEnrollment: t.field({
     type: StartMfaEnrollmentPayload,
+    description: 'A new authenticator secret, pending until confirmMfaEnrollment. Like every MFA change, needs a recent reauthenticate.',
     skipTypeScopes: true,
     authScopes: { user: true },
     resolve: (_root, _args, ctx) => startMfaEnrollment(serviceCtx(ctx)),
@@ -306,7 +307,7 @@ builder.mutationFields((t) => ({
   reauthenticate: t.field({
     type: ReauthenticatePayload,
     description:
-      'Confirms your password (and a TOTP or backup code when MFA is on) for this session: account-security actions (API keys, MFA, passwords, reset links, admin roles, webhook endpoints, key reissue) answer ReauthenticationRequired without it, and accept it for 10 minutes. A wrong answer counts towards the sign-in lockout.',
+      'Confirms your password (and a TOTP or backup code when MFA is on) for this session: account-security actions (API keys, turning MFA on or off, passwords, reset links, admin roles, webhook endpoints, key reissue) answer ReauthenticationRequired without it, and accept it for 10 minutes. A wrong answer counts towards the sign-in lockout, a right one never; more concurrent checks of one account than the lockout allows answer RateLimited (HTTP 429, Retry-After).',
     skipTypeScopes: true,
     authScopes: { user: true },
     args: { input: t.arg({ type: ReauthenticateInput, required: true }) },

@@ -50,9 +50,13 @@ export async function checkSecondFactor(
   return { ok: false, reason: 'no code' };
 }
 
-/** Starts enrollment: a new secret (kept pending until confirmed with a code). */
+/**
+ * Starts enrollment: a new secret (kept pending until confirmed with a code). Turning MFA on is an account-security
+ * action like turning it off: a stolen session must not enrol its own authenticator and lock the owner out.
+ */
 export async function startMfaEnrollment(ctx: ServiceContext): Promise<{ secret: string; otpauthUrl: string }> {
   const actor = requireUser(ctx);
+  await requireRecentReauth(ctx);
   const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: actor.userId } });
   if (user.mfaSecretEncrypted) throw new AppError('Conflict', 'Two-factor authentication is already enabled. Disable it first to enroll a new device.');
   const secret = new Secret({ size: 20 }).base32;
@@ -60,9 +64,10 @@ export async function startMfaEnrollment(ctx: ServiceContext): Promise<{ secret:
   return { secret, otpauthUrl: totpFor(secret, user.email).toString() };
 }
 
-/** Confirms enrollment with a code from the authenticator; returns the backup codes (shown once). */
+/** Confirms enrollment with a code from the authenticator; returns the backup codes (shown once). Gated as the start is. */
 export async function confirmMfaEnrollment(ctx: ServiceContext, code: string): Promise<{ backupCodes: string[] }> {
   const actor = requireUser(ctx);
+  await requireRecentReauth(ctx);
   const user = await ctx.db.prisma.user.findUniqueOrThrow({ where: { id: actor.userId } });
   if (!user.mfaPendingEncrypted) throw new AppError('Conflict', 'Start enrollment first.');
   const secret = ctx.secrets.decrypt(user.mfaPendingEncrypted);

@@ -3,9 +3,9 @@ import type { ServiceContext } from '../context.js';
 import type { ActorContext } from './actor.js';
 
 // Recent re-authentication ("sudo mode", as GitHub's and Stripe's): an account-security action — minting an API key,
-// resetting or disabling MFA, sending a reset link, changing one's password, inviting or promoting an admin, adding a
-// webhook endpoint, reissuing a license key — needs a session that proved its password (and its second factor when
-// MFA is on) within the last REAUTH_WINDOW_MS. A stolen access token alone then cannot turn into a stolen account.
+// turning MFA on or off or resetting it, sending a reset link, changing one's password, inviting or promoting an
+// admin, adding a webhook endpoint, reissuing a license key — needs a session that proved its password (and its second
+// factor when MFA is on) within the last REAUTH_WINDOW_MS. A stolen access token alone then cannot turn into a stolen account.
 // The stamp is a row per session (refresh-token family) in the database, so every replica sees it.
 
 export const REAUTH_WINDOW_MS = 10 * 60_000;

@@ -15,10 +15,10 @@ type Tx = Prisma.TransactionClient;
 
 export const ACCESS_TOKEN_TTL_SECONDS = 15 * 60;
 export const REFRESH_TOKEN_TTL_MS = 30 * 86_400_000;
-/** Lockout: this many failed logins within the window lock the account for LOCK_MS. */
-export const MAX_FAILED_LOGINS = 5;
-export const FAILED_LOGIN_WINDOW_MS = 15 * 60_000;
-export const LOCK_MS = 15 * 60_000;
+import { LOCK_MS, MAX_FAILED_LOGINS, admitAttempt, busyError } from './lockout.js';
+
+/** Lockout: this many failed logins within the window lock the account for LOCK_MS (lockout.ts). */
+export { FAILED_LOGIN_WINDOW_MS, LOCK_MS, MAX_FAILED_LOGINS } from './lockout.js';
 const ISSUER = 'keyforge';
 
 export interface SessionTokens {
@@ -103,43 +103,6 @@ export async function login(ctx: SecretsContext & Pick<ServiceContext, 'meta'>, 
   }
 }
 
-export type AttemptState = { failed_count: number; locked_until: Date | null };
-
-/**
- * Counts one sign-in attempt for a key (an email, or a trusted browser's `device:…`) before any password work, in
- * one statement: a new window starts once the old one and any lock are over, and the attempt that reaches
- * MAX_FAILED_LOGINS sets the lock. An attempt numbered above MAX_FAILED_LOGINS is refused unchecked, so concurrent
- * guesses cannot all slip past a lock that an earlier one is about to set. A success forgets the key's attempts.
- */
-export async function countAttempt(db: Tx, key: string, now: Date): Promise<AttemptState> {
-  const windowStart = new Date(now.getTime() - FAILED_LOGIN_WINDOW_MS);
-  const lockedUntil = new Date(now.getTime() + LOCK_MS);
-  const ongoing = Prisma.sql`(login_failures.first_failed_at > ${windowStart} OR login_failures.locked_until > ${now})`;
-  const [row] = await db.$queryRaw<AttemptState[]>`
-    INSERT INTO login_failures (email, failed_count, first_failed_at, updated_at) VALUES (${key}, 1, ${now}, ${now})
-    ON CONFLICT (email) DO UPDATE SET
-      failed_count = CASE WHEN ${ongoing} THEN login_failures.failed_count + 1 ELSE 1 END,
-      first_failed_at = CASE WHEN ${ongoing} THEN login_failures.first_failed_at ELSE ${now} END,
-      locked_until = CASE
-        WHEN login_failures.locked_until > ${now} THEN login_failures.locked_until
-        WHEN ${ongoing} AND login_failures.failed_count + 1 >= ${MAX_FAILED_LOGINS} THEN ${lockedUntil}
-        ELSE NULL END,
-      updated_at = ${now}
-    RETURNING failed_count, locked_until`;
-  // Now and then, forget finished windows (the table holds every email anyone tried, known or not).
-  if (Math.random() < 0.01) {
-    await db.$executeRaw`DELETE FROM login_failures WHERE email IN (SELECT email FROM login_failures
-      WHERE updated_at < ${windowStart} AND (locked_until IS NULL OR locked_until < ${now}) LIMIT 1000)`;
-  }
-  return row;
-}
-
-/** Gives back an attempt that turned out to be no failure (the password was right, a second factor is due). */
-export async function uncountAttempt(tx: Tx, key: string): Promise<void> {
-  await tx.$executeRaw`UPDATE login_failures SET failed_count = greatest(failed_count - 1, 0),
-    locked_until = CASE WHEN failed_count - 1 < ${MAX_FAILED_LOGINS} THEN NULL ELSE locked_until END WHERE email = ${key}`;
-}
-
 /**
  * A sign-in failure's activity-log entry, or for an unknown email the same work undone: the same statements run in a
  * savepoint (the insert fails on the missing company and is rolled back), so the two cannot be told apart by timing.
@@ -167,21 +130,20 @@ async function attemptLogin(ctx: SecretsContext, input: LoginInput, meta: Reques
   // A browser that signed in to this account before is counted and locked on its own (devices.ts).
   const device = verifyDeviceToken(ctx, email, input.deviceToken, ctx.now);
   const attemptKey = device ? deviceFailureKey(device) : email;
-  const [user, attempt] = await Promise.all([ctx.db.prisma.user.findUnique({ where: { email } }), countAttempt(ctx.db.prisma, attemptKey, ctx.now)]);
+  const [user, admission] = await Promise.all([ctx.db.prisma.user.findUnique({ where: { email } }), admitAttempt(ctx.db.prisma, attemptKey, ctx.now)]);
   const actor: AuditActor | null = user && { id: user.id, label: user.email, ip: meta.ip };
   const audit = (tx: Tx, action: 'Login' | 'UseBackupCode', details?: Record<string, unknown>) =>
     user && actor ? recordAudit(tx, { tenantId: user.tenantId, action, entityType: 'User', entityId: user.id, entity: user.email, details }, actor, ctx.now) : Promise.resolve();
 
   // The attempt is counted already: audit it within bounds (and the lock it set), and refuse.
-  const failure = async (reason: string, message = INVALID_CREDENTIALS): Promise<never> => {
+  const failure = async (reason: string, count: number, locked: Date | null, message = INVALID_CREDENTIALS): Promise<never> => {
     const scope = device ? { browser: 'trusted (device cookie)' } : {};
-    const count = attempt.failed_count;
     await ctx.db.prisma.$transaction(async (tx) => {
       if (failureIsAudited(count)) await auditFailure(tx, user, email, 'FailedLogin', { reason, attempts: count, ...scope }, meta.ip, ctx.now);
       if (count === MAX_FAILED_LOGINS) await auditFailure(tx, user, email, 'LockAccount', { failedAttempts: count, lockedForMinutes: LOCK_MS / 60_000, ...scope }, meta.ip, ctx.now);
     });
     if (reason === 'locked') {
-      const lockedUntil = attempt.locked_until ?? new Date(ctx.now.getTime() + LOCK_MS);
+      const lockedUntil = locked ?? new Date(ctx.now.getTime() + LOCK_MS);
       throw new AppError('AccountLocked', `Too many failed sign-in attempts: the account is locked until ${lockedUntil.toISOString()}.`, {
         retryAfterSeconds: Math.ceil((lockedUntil.getTime() - ctx.now.getTime()) / 1000),
       });
@@ -189,39 +151,49 @@ async function attemptLogin(ctx: SecretsContext, input: LoginInput, meta: Reques
     throw new AppError('Unauthorized', message);
   };
 
-  if (attempt.failed_count > MAX_FAILED_LOGINS) return failure('locked');
-
-  // An unknown email verifies against a dummy hash: the same argon2 work as a wrong password.
-  const passwordOk = user ? await verifyPassword(user.passwordHash, input.password) : await burnPasswordCheck(input.password).then(() => false);
-  if (!user || !passwordOk) return failure('wrong password');
-  if (user.deactivatedAt) return failure('deactivated user');
-
-  // One transaction per outcome; never nest (the embedded database has a single connection).
-  const outcome = await ctx.db.prisma.$transaction(async (tx) => {
-    let usedBackupCode = false;
-    if (user.mfaSecretEncrypted) {
-      if (!input.totpCode && !input.backupCode) {
-        await uncountAttempt(tx, attemptKey);
-        return { status: 'MFA_REQUIRED' as const };
-      }
-      const check = await checkSecondFactor(tx, ctx, user, { totpCode: input.totpCode, backupCode: input.backupCode });
-      if (!check.ok) return { status: 'FAILED' as const, reason: check.reason };
-      usedBackupCode = check.method === 'backupCode';
+  if (admission.kind === 'locked') return failure('locked', admission.count, admission.lockedUntil);
+  if (admission.kind === 'busy') throw busyError();
+  const { attempt } = admission;
+  const failed = async (reason: string, message?: string) => {
+    const { count, lockedUntil } = await attempt.failed();
+    return failure(reason, count, lockedUntil, message);
+  };
+  try {
+    // An unknown email verifies against a dummy hash: the same argon2 work as a wrong password.
+    const passwordOk = user ? await verifyPassword(user.passwordHash, input.password) : await burnPasswordCheck(input.password).then(() => false);
+    if (!user || !passwordOk) return await failed('wrong password');
+    if (user.deactivatedAt) return await failed('deactivated user');
+    if (user.mfaSecretEncrypted && !input.totpCode && !input.backupCode) {
+      // The password was right: no failure, but the second factor is due.
+      await attempt.givenBack();
+      return { status: 'MFA_REQUIRED' };
     }
-    if (!user.passwordMustChange) await tx.user.update({ where: { id: user.id }, data: { lastLoginAt: ctx.now } });
+
+    // One transaction per outcome; never nest (the embedded database has a single connection).
+    const outcome = await ctx.db.prisma.$transaction(async (tx) => {
+      let usedBackupCode = false;
+      if (user.mfaSecretEncrypted) {
+        const check = await checkSecondFactor(tx, ctx, user, { totpCode: input.totpCode, backupCode: input.backupCode });
+        if (!check.ok) return { status: 'FAILED' as const, reason: check.reason };
+        usedBackupCode = check.method === 'backupCode';
+      }
+      if (!user.passwordMustChange) await tx.user.update({ where: { id: user.id }, data: { lastLoginAt: ctx.now } });
+      if (usedBackupCode) await audit(tx, 'UseBackupCode');
+      if (user.passwordMustChange) {
+        const reset = await issueResetToken(tx, ctx, user.id, 'must-change');
+        return { status: 'PASSWORD_CHANGE_REQUIRED' as const, resetToken: reset.token, expiresAt: new Date(ctx.now.getTime() + reset.lifetimeMinutes * 60_000) };
+      }
+      await audit(tx, 'Login', user.mfaSecretEncrypted ? { mfa: usedBackupCode ? 'backup code' : 'totp' } : undefined);
+      return { status: 'SUCCESS' as const, tokens: await startSession(tx, ctx, user, meta), userId: user.id };
+    });
+    if (outcome.status === 'FAILED') return await failed(outcome.reason, 'Invalid or already used authentication code.');
     // A success clears the failures it was counted against: a trusted browser's own, else the address's (the
     // account holder signing in from a trusted browser does not hand an attacker fresh attempts).
-    await tx.loginFailure.deleteMany({ where: { email: attemptKey } });
-    if (usedBackupCode) await audit(tx, 'UseBackupCode');
-    if (user.passwordMustChange) {
-      const reset = await issueResetToken(tx, ctx, user.id, 'must-change');
-      return { status: 'PASSWORD_CHANGE_REQUIRED' as const, resetToken: reset.token, expiresAt: new Date(ctx.now.getTime() + reset.lifetimeMinutes * 60_000) };
-    }
-    await audit(tx, 'Login', user.mfaSecretEncrypted ? { mfa: usedBackupCode ? 'backup code' : 'totp' } : undefined);
-    return { status: 'SUCCESS' as const, tokens: await startSession(tx, ctx, user, meta), userId: user.id };
-  });
-  if (outcome.status === 'FAILED') return failure(outcome.reason, 'Invalid or already used authentication code.');
-  return outcome;
+    await attempt.succeeded();
+    return outcome;
+  } finally {
+    await attempt.abandon();
+  }
 }
 
 /**

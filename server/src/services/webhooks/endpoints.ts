@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { diffChanges, recordAudit } from '../audit/audit-log.js';
+import { diffChanges, lockTenantAudit, recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin } from '../auth/actor.js';
 import { requireRecentReauth } from '../auth/recent-reauth.js';
 import type { ServiceContext } from '../context.js';
@@ -53,8 +53,10 @@ export async function createWebhookEndpoint(ctx: ServiceContext, input: { url: s
   const data = parseInput(CreateSchema, { url: input.url, eventTypes: input.eventTypes ?? undefined, enabled: input.enabled ?? undefined });
   const secret = newSecret();
   const endpoint = await ctx.db.prisma.$transaction(async (tx) => {
-    // The tenant row lock makes concurrent creations count one after the other.
-    await tx.$queryRaw`SELECT 1 FROM tenants WHERE id = ${tenantId}::uuid FOR UPDATE`;
+    // The company's activity-log lock, taken first, makes concurrent creations count one after the other. Not a lock
+    // on the tenant row: every insert that references the company (an activity-log entry among them) waits for that
+    // one, so a writer holding the log's lock and this transaction would each wait for the other (a deadlock).
+    await lockTenantAudit(tx, tenantId);
     if ((await tx.webhookEndpoint.count({ where: { tenantId } })) >= MAX_WEBHOOK_ENDPOINTS) {
       throw new AppError('Conflict', `A company can have at most ${MAX_WEBHOOK_ENDPOINTS} webhook endpoints: delete one first (one endpoint can receive every event type).`);
     }
