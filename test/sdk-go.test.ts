@@ -27,8 +27,9 @@ itWith(needCommands('go'))(
   async () => {
     const vet = await run('go', ['vet', './...']);
     expect(vet.code, vet.output).toBe(0);
-    // -count=1: never a cached "ok" for a suite whose inputs (the vectors) live outside the module.
-    const test = await run('go', ['test', '-count=1', './...']);
+    // -count=1: never a cached "ok" for a suite whose inputs (the vectors) live outside the module; -timeout: a hang
+    // fails with go test's goroutine dump, before vitest's own limit.
+    const test = await run('go', ['test', '-count=1', '-timeout', '240s', './...']);
     // On failure the assertion message is go test's whole output.
     expect(test.code, test.output).toBe(0);
     expect(test.output).toMatch(/^ok\s+github\.com\/keyforge\/keyforge\/sdks\/go\s/m);

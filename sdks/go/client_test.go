@@ -414,3 +414,67 @@ func TestClientIsSafeForConcurrentUse(t *testing.T) {
 		t.Fatalf("concurrent validations fetched the JWKS %d times, want once", n)
 	}
 }
+
+func TestDeactivateRetryFindingTheSeatFreedSucceeds(t *testing.T) {
+	f := newFakeServer(t)
+	release := make(chan struct{})
+	defer close(release)
+	f.route("/api/v1/deactivate", func(w http.ResponseWriter, r *http.Request) {
+		if f.count("/api/v1/deactivate") == 1 {
+			// The first answer is lost: the seat was freed, the client never heard.
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+			return
+		}
+		writeJSON(w, 200, map[string]any{"deactivated": false, "errorCode": "ActivationNotFound", "message": "none"})
+	})
+	client := testClient(t, f, func(c *Config) { c.Timeout = 150 * time.Millisecond })
+	result, err := client.Deactivate(context.Background(), DeactivateOptions{LicenseKey: "ACME-1", DeviceID: "d"})
+	if err != nil || result.RemainingActivations != nil {
+		t.Fatalf("%+v %v", result, err)
+	}
+	// Without a lost answer, ActivationNotFound is the answer.
+	_, err = client.Deactivate(context.Background(), DeactivateOptions{LicenseKey: "ACME-1", DeviceID: "d"})
+	wantCode(t, err, CodeActivationNotFound)
+}
+
+func TestFetchLicenseFileInstallsIt(t *testing.T) {
+	v := loadVectors(t)
+	var plain string
+	for _, vector := range v.LicenseFiles {
+		if vector.Name == "device-file" {
+			plain = vector.File
+		}
+	}
+	if plain == "" {
+		t.Fatal("no device-file vector")
+	}
+	f := newFakeServer(t)
+	var asked map[string]any
+	f.route("/api/v1/license-file", func(w http.ResponseWriter, r *http.Request) {
+		asked = readBody(r)
+		writeJSON(w, 200, map[string]any{"isValid": true, "licenseFile": plain, "issuedAt": "x", "expiresAt": "y", "deviceId": "conformance-device-1", "encrypted": false})
+	})
+	jwks, _ := ParseJWKS(v.JWKS["rotated"])
+	client := testClient(t, f, func(c *Config) {
+		c.Issuer, c.JWKS, c.Clock = v.Issuer, jwks, func() time.Time { return time.Unix(1780315260, 0) }
+	})
+	fetched, err := client.FetchLicenseFile(context.Background(), FetchLicenseFileOptions{LicenseKey: "ACME-7KQ2-M9XH-4TRB-WZ3P", DeviceID: "conformance-device-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fetched.LicenseFile != plain || fetched.Entitlement.Claims["kind"] != "license-file" || asked["deviceId"] != "conformance-device-1" || asked["encrypt"] != nil {
+		t.Fatalf("%+v, asked %v", fetched, asked)
+	}
+	offline, err := client.ValidateOffline(ValidateOfflineOptions{LicenseKey: "ACME-7KQ2-M9XH-4TRB-WZ3P", DeviceID: "conformance-device-1"})
+	if err != nil || offline.Source != "offline" {
+		t.Fatalf("%+v %v", offline, err)
+	}
+	f.route("/api/v1/license-file", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"isValid": false, "errorCode": "DeviceNotActivated", "message": "no activation"})
+	})
+	_, err = client.FetchLicenseFile(context.Background(), FetchLicenseFileOptions{LicenseKey: "ACME-7KQ2-M9XH-4TRB-WZ3P", DeviceID: "other"})
+	wantCode(t, err, CodeDeviceNotActivated)
+}

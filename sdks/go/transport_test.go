@@ -156,11 +156,16 @@ func TestServerThatNeverAnswersTimesOut(t *testing.T) {
 
 func TestSlowBodyTimesOut(t *testing.T) {
 	f := newFakeServer(t)
+	release := make(chan struct{})
+	defer close(release)
 	f.route("/api/v1/deactivate", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(200)
 		_, _ = w.Write([]byte(`{"deactivated":`))
 		w.(http.Flusher).Flush()
-		<-r.Context().Done()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
 	})
 	client := testClient(t, f, func(c *Config) { c.Timeout = 150 * time.Millisecond; c.Retry.Attempts = 1 })
 	_, err := client.Deactivate(context.Background(), DeactivateOptions{LicenseKey: "ACME-1", DeviceID: "d"})
