@@ -84,8 +84,8 @@ type tokenRecord struct {
 
 const (
 	// Below this, a measured clock difference is noise (whole-second iat, network latency).
-	skewNoiseMs = 2000
-	deviceKey_  = "device"
+	skewNoiseMs       = 2000
+	installationIDKey = "device"
 )
 
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -182,7 +182,7 @@ func (c *Client) DeviceID() (string, error) {
 	if c.deviceID != "" {
 		return c.deviceID, nil
 	}
-	stored, ok, err := c.store.Get(deviceKey_)
+	stored, ok, err := c.store.Get(installationIDKey)
 	if err != nil {
 		return "", storeError(err)
 	}
@@ -191,7 +191,7 @@ func (c *Client) DeviceID() (string, error) {
 		return stored, nil
 	}
 	created := hex.EncodeToString(randomBytes(32))
-	if err := c.store.Set(deviceKey_, created); err != nil {
+	if err := c.store.Set(installationIDKey, created); err != nil {
 		return "", storeError(err)
 	}
 	c.deviceID = created
