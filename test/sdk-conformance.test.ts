@@ -15,6 +15,7 @@ import { revokeLicense } from '../server/src/services/licenses/management.js';
 import { setMeterQuota } from '../server/src/services/metering/management.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { itWith, needCommands, runs, type Need } from './support/optional.js';
+import { PYTHON } from './support/sdk-toolchains.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RUNNER_TIMEOUT_MS = 60_000;
@@ -68,8 +69,8 @@ const LANGUAGES: Language[] = [
   {
     name: 'Python',
     source: 'sdks/python/tests/conformance_runner.py',
-    toolchain: ['python3'],
-    prepare: async () => (scenario) => ({ command: 'python3', args: ['sdks/python/tests/conformance_runner.py', scenario], env: { PYTHONPATH: path.join(ROOT, 'sdks/python/src'), PYTHONDONTWRITEBYTECODE: '1' } }),
+    toolchain: [PYTHON],
+    prepare: async () => (scenario) => ({ command: PYTHON, args: ['sdks/python/tests/conformance_runner.py', scenario], env: { PYTHONPATH: path.join(ROOT, 'sdks/python/src'), PYTHONDONTWRITEBYTECODE: '1' } }),
   },
   {
     name: '.NET',

@@ -1,7 +1,8 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { itWith, type Need } from './support/optional.js';
+import { runCommand } from './support/sdk-toolchains.js';
 
 /**
  * The .NET SDK's own tests (sdks/dotnet/tests: every conformance vector, hostile servers, the private file store, a
@@ -17,23 +18,12 @@ function needMono(): Need {
   return { what: 'Mono and libsodium', missing: sodium.status === 0 ? undefined : 'libsodium.so.23 not installed (apt-get install libsodium23)' };
 }
 
-function run(command: string, args: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: sdk, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, output }));
-  });
-}
-
 itWith(needMono())(
   'the .NET SDK builds without warnings and passes its tests on Mono (vectors, hostile servers, file modes, fuzz)',
   async () => {
-    const build = await run('bash', ['build.sh']);
+    const build = await runCommand('bash', ['build.sh'], { cwd: sdk });
     expect(build.code, build.output).toBe(0);
-    const tests = await run('mono', ['build/Keyforge.Tests.exe']);
+    const tests = await runCommand('mono', ['build/Keyforge.Tests.exe'], { cwd: sdk });
     expect(tests.code, tests.output).toBe(0);
     expect(tests.output).toMatch(/^\d+ passed, 0 failed$/m);
   },

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { itWith, needCommands } from './support/optional.js';
+import { runCommand } from './support/sdk-toolchains.js';
 
 /**
  * The Go SDK's own test suite (sdks/go: the conformance vectors, the transport against hostile local servers —
@@ -11,16 +11,7 @@ import { itWith, needCommands } from './support/optional.js';
  */
 const sdk = path.resolve('sdks/go');
 
-function run(command: string, args: string[]): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: sdk, env: { ...process.env, GOFLAGS: '-mod=mod', GOPROXY: 'off', GOTOOLCHAIN: 'local' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, output }));
-  });
-}
+const run = (command: string, args: string[]) => runCommand(command, args, { cwd: sdk, env: { GOFLAGS: '-mod=mod', GOPROXY: 'off', GOTOOLCHAIN: 'local' } });
 
 itWith(needCommands('go'))(
   'the Go SDK passes go vet and its go test suite (vectors, hostile servers, flows, fuzz seeds)',

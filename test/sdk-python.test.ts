@@ -1,18 +1,17 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { itWith, type Need } from './support/optional.js';
+import { PYTHON as python, runCommand } from './support/sdk-toolchains.js';
 
 /**
  * The Python SDK's own test suite (sdks/python/tests: the conformance vectors, the transport against hostile local
  * servers, the client's protocol, the fuzz test, mypy --strict, a pip install into a fresh virtual environment), run
  * with pytest. It needs a Python 3 with Debian's python3-cryptography, python3-pytest, python3-hypothesis,
- * python3-mypy and python3-venv/python3-pip/python3-setuptools: KEYFORGE_PYTHON when set, else Debian's
- * /usr/bin/python3 (where apt installs those), else python3 on PATH.
+ * python3-mypy and python3-venv/python3-pip/python3-setuptools (test/support/sdk-toolchains.ts › PYTHON says which
+ * interpreter).
  */
 const sdk = path.resolve('sdks/python');
-const python = process.env.KEYFORGE_PYTHON || (existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 
 function needPython(): Need {
   const probe = spawnSync(python, ['-c', 'import cryptography, pytest, hypothesis, mypy, venv, ensurepip'], { encoding: 'utf8' });
@@ -23,22 +22,10 @@ function needPython(): Need {
   };
 }
 
-function run(command: string, args: string[], cwd: string): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    // PYTHONDONTWRITEBYTECODE: the run leaves no __pycache__ in the repository.
-    const child = spawn(command, args, { cwd, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, output }));
-  });
-}
-
 itWith(needPython())(
   'the Python SDK passes its pytest suite (vectors, hostile servers, fuzz, mypy --strict, pip install)',
   async () => {
-    const { code, output } = await run(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], sdk);
+    const { code, output } = await runCommand(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], { cwd: sdk, env: { PYTHONDONTWRITEBYTECODE: '1' } }); // no __pycache__ left in the repository
     // On failure the assertion message is pytest's whole output.
     expect(code, output).toBe(0);
     expect(output).toMatch(/\d+ passed/);
