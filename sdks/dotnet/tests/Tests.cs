@@ -241,6 +241,18 @@ namespace Keyforge.Tests
                 }
             });
 
+            Test("a redirect is not followed: the license key is never re-sent to another address", () =>
+            {
+                using (var elsewhere = new TestServer((context, n) => TestServer.Send(context, 200, "{\"isValid\":true}")))
+                using (var server = new TestServer((context, n) => { context.Response.Headers["Location"] = elsewhere.Url + "/api/v1/validate"; return TestServer.Send(context, 307, ""); }))
+                using (var client = ClientFor(server.Url))
+                {
+                    var error = (ApiException)Catch(() => Run(client.ValidateAsync(new ValidateOptions { LicenseKey = "ACME-AAAA-BBBB" })));
+                    Check(error.Status == 307 && error.Code == "InvalidRequest", "got " + error.Code + " " + error.Status);
+                    Check(elsewhere.Requests == 0, "the request was re-sent to the redirect's address");
+                }
+            });
+
             Test("an answer that is not JSON is InvalidResponse", () =>
             {
                 using (var server = new TestServer((context, n) => TestServer.Send(context, 200, "<html>proxy login</html>", "text/html")))

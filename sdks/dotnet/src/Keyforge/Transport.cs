@@ -45,7 +45,9 @@ namespace Keyforge
         public Transport(string baseUrl, HttpMessageHandler handler, TimeSpan timeout, RetryOptions retry, Func<DateTimeOffset> clock)
         {
             this.baseUrl = baseUrl;
-            http = handler == null ? new HttpClient() : new HttpClient(handler, false);
+            // Redirects are not followed: the license key travels in the body and must not be re-sent to another
+            // address (configure the server's final URL). A redirect answers as the HTTP error it is.
+            http = handler == null ? new HttpClient(new HttpClientHandler { AllowAutoRedirect = false }) : new HttpClient(handler, false);
             http.Timeout = System.Threading.Timeout.InfiniteTimeSpan; // each attempt has its own
             this.timeout = timeout;
             this.retry = retry;
