@@ -11,6 +11,7 @@ import { PASSWORD, seedTwoTenants, type SeededTenant } from './support/tenants.j
 const CREATE_HOOK = 'mutation($url: String!) { createWebhookEndpoint(input: { url: $url }) { endpoint { id } } }';
 const DELETE_HOOK = 'mutation($id: ID!) { deleteWebhookEndpoint(input: { id: $id }) { endpoint { id } } }';
 const LOGIN = 'mutation($input: LoginInput!) { login(input: $input) { __typename } }';
+const SET_PREFIX = 'mutation($prefix: String!) { updateCompanySettings(input: { keyPrefix: $prefix }) { company { keyPrefix } } }';
 
 type Answer = { status: number; errors?: { message: string; extensions?: { code?: string } }[] };
 const code = (answer: Answer) => answer.errors?.[0]?.extensions?.code ?? (answer.status === 200 ? 'ok' : `HTTP ${answer.status}`);
@@ -60,12 +61,16 @@ describe.each([
     return { user, token: (await t.login(user.email, PASSWORD, { reauth: false })).token };
   }
 
-  /** An admin session, re-authenticated, that adds webhook endpoints (and removes them again) meanwhile. */
+  /**
+   * An admin session, re-authenticated, that writes the company's activity log meanwhile: adds webhook endpoints (and
+   * removes them again), and changes the company's key prefix (an update of a unique column of the company's row,
+   * which every activity-log entry references).
+   */
   async function webhookWriter() {
     const { token } = await member();
     await t.stampReauth(token);
     return {
-      create: (i: number) => t.gql(CREATE_HOOK, { url: `https://hooks.acme.test/${n}/${i}` }, { token }),
+      create: (i: number) => i % 3 === 2 ? t.gql(SET_PREFIX, { prefix: `ACME${n}X${i}` }, { token }) : t.gql(CREATE_HOOK, { url: `https://hooks.acme.test/${n}/${i}` }, { token }),
       async removeAll() {
         for (const endpoint of await t.prisma.webhookEndpoint.findMany({ where: { tenantId: A.tenantId } })) {
           expect(code(await t.gql(DELETE_HOOK, { id: endpoint.id }, { token }))).toBe('ok');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../domain/errors.js';
-import { diffChanges, recordAudit } from './audit/audit-log.js';
+import { diffChanges, lockTenantAudit, recordAudit } from './audit/audit-log.js';
 import { auditActor, requireAdmin, requireMember } from './auth/actor.js';
 import type { ServiceContext } from './context.js';
 import { TenantInputSchema } from './tenants.js';
@@ -98,6 +98,10 @@ export async function updateCompanySettings(ctx: ServiceContext, input: CompanyS
   if (data.portalHandle && data.portalHandle !== tenant.portalHandle && (await ctx.db.prisma.tenant.count({ where: { portalHandle: data.portalHandle } }))) throw handleTaken(data.portalHandle);
   try {
     return await ctx.db.prisma.$transaction(async (tx) => {
+      // The activity log's lock first: changing a unique column (key prefix, portal handle) locks the company's row
+      // against every insert that references it, an activity-log entry included — a writer holding the log's lock
+      // would wait for this row while this transaction waits for the log (a deadlock).
+      await lockTenantAudit(tx, tenant.id);
       const updated = await tx.tenant.update({ where: { id: tenant.id }, data });
       await recordAudit(tx, { tenantId: tenant.id, action: 'UpdateCompanySettings', entityType: 'Tenant', entityId: tenant.id, entity: updated.name, details: changes }, auditActor(ctx), ctx.now);
       return updated;
