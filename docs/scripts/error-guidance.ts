@@ -113,7 +113,7 @@ export const ERROR_GUIDANCE: Record<string, Guidance> = {
     action: 'Show the message (it says when to try again) and offer the password reset link.',
   },
   RateLimited: {
-    means: 'HTTP 429: a per-IP or per-company limit was exceeded. `Retry-After` (and `extensions.retryAfterSeconds` in GraphQL) says how many seconds to wait.',
+    means: 'HTTP 429: a rate limit was exceeded — per IP, per company, or a sign-in limit (per address and per account; also when more password checks of one account run at once than its lockout allows, so a right password is never counted as a failure). `Retry-After` (and `extensions.retryAfterSeconds` in GraphQL) says how many seconds to wait.',
     action: 'Wait `Retry-After` seconds, then retry a bounded number of times. Many at once from one address behind a proxy: see Troubleshooting (`TRUST_PROXY`).',
   },
   ServiceUnavailable: {
