@@ -50,7 +50,7 @@ describeWith(chromiumNeed)('licenses page: export and bulk actions in Chromium',
     await dialog.getByRole('button', { name: 'Suspend 4 licenses' }).click();
     await poll(() => dialog.getByTestId('bulk-progress').textContent(), 60_000).toMatch(/Finished: 4 licenses done, 0 could not be changed/);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'bulk-02-finished.png'), fullPage: true });
-    await dialog.getByRole('button', { name: 'Close' }).click();
+    await dialog.getByRole('button', { name: 'Close', exact: true }).click();
     await poll(async () => (await page.getByTestId('license-row').allTextContents()).filter((text) => /suspended/i.test(text)).length).toBe(4);
   });
 
@@ -70,7 +70,7 @@ describeWith(chromiumNeed)('licenses page: export and bulk actions in Chromium',
     await page.screenshot({ path: path.join(SCREENSHOTS, 'bulk-03-phone.png'), fullPage: true });
     await dialog.getByRole('button', { name: 'Transfer 2 licenses' }).click();
     await poll(() => dialog.getByTestId('bulk-progress').textContent(), 60_000).toMatch(/Finished: 2 licenses done/);
-    await dialog.getByRole('button', { name: 'Close' }).click();
+    await dialog.getByRole('button', { name: 'Close', exact: true }).click();
     await poll(async () => (await page.getByTestId('license-row').allTextContents()).filter((text) => text.includes('new-owner@example.com')).length).toBe(2);
     // A selection belongs to the list it was made in: another search starts with none ticked.
     await page.getByTestId('license-row').nth(0).getByRole('checkbox', { name: /^Select record/ }).check();

@@ -68,7 +68,7 @@ describeWith(chromiumNeed)('licenses page: import from CSV in Chromium', () => {
     // Once: the button is gone, and the server has no key left to give.
     await dialog.getByText('The keys were downloaded: they are not shown again.').waitFor();
     expect(await dialog.getByRole('button', { name: /^Download/ }).count()).toBe(0);
-    await dialog.getByRole('button', { name: 'Close' }).click();
+    await dialog.getByRole('button', { name: 'Close', exact: true }).click();
     await poll(() => page.getByTestId('license-row').count()).toBe(3);
   });
 
@@ -82,7 +82,7 @@ describeWith(chromiumNeed)('licenses page: import from CSV in Chromium', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'import-03-phone.png'), fullPage: true });
     await dialog.getByRole('button', { name: 'Import', exact: true }).click();
     await poll(() => dialog.getByTestId('import-progress').textContent(), 60_000).toMatch(/Finished: 0 licenses created, 3 imported before \(skipped\)/);
-    await dialog.getByRole('button', { name: 'Close' }).click();
+    await dialog.getByRole('button', { name: 'Close', exact: true }).click();
     await poll(() => page.getByTestId('license-row').count()).toBe(3);
     expect(app.errors).toEqual([]);
   });

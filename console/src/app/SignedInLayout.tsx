@@ -112,7 +112,7 @@ function UserMenu({ user }: { user: CurrentUser }) {
           My profile
         </Menu.Item>
         <Menu.Divider />
-        <Menu.Item leftSection={<IconLogout size={16} />} color="red" onClick={() => void logout()}>
+        <Menu.Item leftSection={<IconLogout size={16} />} onClick={() => void logout()}>
           Sign out
         </Menu.Item>
       </Menu.Dropdown>

@@ -24,7 +24,8 @@ export const theme = createTheme({
 
 /**
  * Text colours that reach WCAG AA (4.5:1) where Mantine's do not: dimmed text (gray 6 is 3.3:1 on white, as the
- * portal also corrects), red text (red 8 is at the limit), and the yellow of warnings (any yellow shade is under 3:1).
+ * portal also corrects), red text (red 8 is at the limit), and the text of light alerts and badges in yellow, orange,
+ * green and teal (their shade 8 is under 4.5:1 on its own tint; any yellow shade is under 3:1).
  */
 export const cssVariablesResolver: CSSVariablesResolver = () => ({
   variables: {},
@@ -32,6 +33,9 @@ export const cssVariablesResolver: CSSVariablesResolver = () => ({
     '--mantine-color-dimmed': 'var(--mantine-color-gray-7)',
     '--mantine-color-red-text': 'var(--mantine-color-red-9)',
     '--mantine-color-yellow-light-color': '#805300',
+    '--mantine-color-orange-light-color': '#9a3412',
+    '--mantine-color-green-light-color': '#1e6b30',
+    '--mantine-color-teal-light-color': '#06694a',
   },
   dark: {},
 });

@@ -10,5 +10,8 @@ import type { MenuProps, ModalProps } from '@mantine/core';
  */
 export const MENU_DEFAULTS: { defaultProps: Partial<MenuProps> } = { defaultProps: { withInitialFocusPlaceholder: false } };
 
-/** Dialogs: Mantine's close button is an icon; it is announced as "Close" (a dialog may still name it otherwise). */
-export const MODAL_DEFAULTS: { defaultProps: Partial<ModalProps> } = { defaultProps: { closeButtonProps: { 'aria-label': 'Close' } } };
+/**
+ * Dialogs: Mantine's close button is an icon with no name; it is announced as "Close dialog" (distinct from a dialog's
+ * own "Close" button).
+ */
+export const MODAL_DEFAULTS: { defaultProps: Partial<ModalProps> } = { defaultProps: { closeButtonProps: { 'aria-label': 'Close dialog' } } };

@@ -50,6 +50,8 @@ export function ActivityPage() {
             placeholder="All actions"
             clearable
             searchable
+            // The whole list, scrolled with the page: a scroll area inside a listbox can take no keyboard focus.
+            withScrollArea={false}
             w={220}
             data={ACTIVITY_ACTIONS.map((action) => ({ value: action, label: actionLabel(action) }))}
             value={values.action || null}
