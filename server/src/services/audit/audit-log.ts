@@ -118,8 +118,10 @@ export function entryHash(entry: Hashable, key: Buffer | null): string {
 
 /**
  * The tenant's activity-log lock, until the transaction ends. recordAudit takes it; a transaction that locks rows and
- * then writes several entries (payments/apply.ts) takes it first, so that it never waits for it while holding rows
- * another writer of the tenant needs (a deadlock).
+ * then writes entries takes it first, so that it never waits for it while holding rows another writer of the tenant
+ * needs (a deadlock). One order for every writer: this lock, then the rows. payments/apply.ts holds it while it
+ * changes licenses, so every change of a license row that is audited (licenses/lifecycle.ts, management.ts,
+ * reissue.ts) takes it before its first write of the row. Taking it again in the same transaction is free.
  */
 export async function lockTenantAudit(tx: Pick<Tx, '$executeRaw'>, tenantId: string): Promise<void> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('keyforge.audit'), hashtext(${tenantId}))`;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import type { Prisma } from '../../generated/prisma/client.js';
-import { diffChanges, recordAudit, type AuditAction } from '../audit/audit-log.js';
+import { diffChanges, lockTenantAudit, recordAudit, type AuditAction } from '../audit/audit-log.js';
 import { auditActor, requireAdmin } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { parseInput, StorableDate } from '../validation.js';
@@ -83,6 +83,7 @@ async function change(ctx: ServiceContext, license: License, lifecycle: Lifecycl
 
 /** change() in the caller's transaction (payments/apply.ts applies a provider's event this way); false when the license was no longer in `where`. */
 export async function writeLifecycleChange(tx: Tx, ctx: ServiceContext, license: License, { action, type, where, data, changes, afterUpdate }: LifecycleChange): Promise<boolean> {
+  await lockTenantAudit(tx, license.tenantId); // before the row: see lockTenantAudit
   const { count } = await tx.license.updateMany({ where: { AND: [{ id: license.id, tenantId: license.tenantId }, where] }, data });
   if (!count) return false;
   await afterUpdate?.(tx);

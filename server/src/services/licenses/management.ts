@@ -4,7 +4,7 @@ import { KEY_DIGEST_VERSION } from '../../crypto/secrets.js';
 import type { Database } from '../../db/database.js';
 import { AppError } from '../../domain/errors.js';
 import { Prisma, type Activation } from '../../generated/prisma/client.js';
-import { diffChanges, recordAudit } from '../audit/audit-log.js';
+import { diffChanges, lockTenantAudit, recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin, requireMember, requireOperator } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { activationData, emitEvent, licenseData } from '../webhooks/events.js';
@@ -527,6 +527,7 @@ export async function writeLicenseUpdate(
   changes: Record<string, unknown>,
 ) {
   const { customFields, ...rest } = data;
+  await lockTenantAudit(tx, license.tenantId); // before the row: see lockTenantAudit
   const updated = await tx.license.update({ where: { id: license.id }, data: { ...rest, ...(customFields !== undefined && { customFields: customFields === null ? Prisma.DbNull : customFields }) } });
   await emitEvent(tx, license.tenantId, 'license.updated', { ...licenseData(updated), changes }, ctx.now);
   const event = { tenantId: license.tenantId, action: 'UpdateLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name), details: changes } as const;
@@ -585,6 +586,7 @@ export async function revokeLicense(ctx: ServiceContext, id: string) {
 /** Revokes in the caller's transaction (the row, license.revoked, RevokeLicense); false when it was revoked already. */
 export async function writeRevocation(tx: Prisma.TransactionClient, ctx: ServiceContext, license: Awaited<ReturnType<typeof findTenantLicense>>): Promise<boolean> {
   const { tenantId } = license;
+  await lockTenantAudit(tx, tenantId); // before the row: see lockTenantAudit
   const { count } = await tx.license.updateMany({ where: { id: license.id, tenantId, status: { not: 'revoked' } }, data: { status: 'revoked', revokedAt: ctx.now, suspendedAt: null } });
   if (!count) return false;
   await emitEvent(tx, tenantId, 'license.revoked', { ...licenseData({ ...license, status: 'revoked' }), revokedAt: ctx.now.toISOString() }, ctx.now);
@@ -611,6 +613,7 @@ export async function deactivateActivation(ctx: ServiceContext, activationId: st
     : null;
   if (!activation) throw new AppError('NotFound', 'Activation not found.');
   await ctx.db.prisma.$transaction(async (tx) => {
+    await lockTenantAudit(tx, admin.tenantId); // before the license's row (the seat count): see lockTenantAudit
     if (!(await releaseSeat(tx, activation, ctx.now))) return;
     await options.inTransaction?.(tx, activation);
     await emitEvent(tx, admin.tenantId, 'activation.deactivated', activationData({ ...activation, deactivatedAt: ctx.now }), ctx.now);

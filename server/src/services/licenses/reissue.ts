@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { generateLicenseKey, licenseKeyHint } from '../../crypto/license-key.js';
 import { KEY_DIGEST_VERSION } from '../../crypto/secrets.js';
 import { AppError } from '../../domain/errors.js';
-import { recordAudit } from '../audit/audit-log.js';
+import { lockTenantAudit, recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin } from '../auth/actor.js';
 import { requireRecentReauth } from '../auth/recent-reauth.js';
 import type { ServiceContext, SystemContext } from '../context.js';
@@ -45,7 +45,9 @@ export async function reissueLicenseKey(ctx: ServiceContext, input: { id: string
     const keyHint = licenseKeyHint(key);
     try {
       await ctx.db.prisma.$transaction(async (tx) => {
-        // The row lock orders this against a concurrent reissue: each replaces the key the other left.
+        // The activity log's lock before the row (see lockTenantAudit). The row lock orders this against a concurrent
+        // reissue: each replaces the key the other left.
+        await lockTenantAudit(tx, tenantId);
         // The status again under the lock: a revocation committed since the read above is final too.
         const [current] = await tx.$queryRaw<{ keyDigest: string; keyHint: string; status: typeof license.status }[]>`
           SELECT key_digest AS "keyDigest", key_hint AS "keyHint", status FROM licenses WHERE id = ${license.id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;

@@ -1,0 +1,135 @@
+import Stripe from 'stripe';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyAuditChain } from '../server/src/services/audit/audit-log.js';
+import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
+import type { ServiceContext } from '../server/src/services/context.js';
+import { createPaymentConnection, mapPaymentPrice, paymentWebhookPath } from '../server/src/services/payments/connections.js';
+import { createPlan } from '../server/src/services/plans.js';
+import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+
+// A payment provider's event and a staff member's change of the same license at the same moment, over real HTTP
+// (signed Stripe deliveries, GraphQL mutations). Both write the license row and the company's activity log in one
+// transaction; they take the two locks in the same order (the log's first), so no interleaving deadlocks (40P01),
+// answers an internal error, or leaves a delivery unapplied.
+
+const T0 = Date.parse('2026-06-01T12:00:00.000Z');
+const ROUNDS = 20;
+const SUB = 'sub_concurrent';
+const clock = new TestClock(T0);
+let t: TestApp;
+let token: string;
+let tenantId: string;
+let connection: { id: string; secret: string };
+let planSeats: number;
+
+const sec = (ms: number) => Math.floor(ms / 1000);
+const sys = (): ServiceContext => ({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor: systemActor(tenantId), meta: NO_META });
+
+let seq = 0;
+const stripeEvent = (type: string, object: Record<string, unknown>, created: number) => ({
+  id: `evt_conc_${(++seq).toString().padStart(4, '0')}`,
+  object: 'event',
+  api_version: '2025-08-27.basil',
+  created,
+  data: { object },
+  livemode: false,
+  pending_webhooks: 1,
+  request: { id: null, idempotency_key: null },
+  type,
+});
+const invoice = (id: string, reason: string, quantity: number, periodEnd: number) => ({
+  id,
+  object: 'invoice',
+  billing_reason: reason,
+  customer: 'cus_conc',
+  customer_email: 'buyer@example.com',
+  status: 'paid',
+  payment_intent: `pi_${id}`,
+  parent: { type: 'subscription_details', subscription_details: { subscription: SUB, metadata: {} } },
+  lines: { object: 'list', has_more: false, data: [{ id: `il_${id}`, object: 'line_item', quantity, period: { start: periodEnd - 30 * 86400, end: periodEnd }, pricing: { type: 'price_details', price_details: { price: 'price_pro', product: 'prod_1' } } }] },
+});
+const subscription = (quantity: number, periodEnd: number) => ({
+  id: SUB,
+  object: 'subscription',
+  status: 'active',
+  cancel_at_period_end: false,
+  cancel_at: null,
+  canceled_at: null,
+  ended_at: null,
+  items: { object: 'list', data: [{ id: 'si_conc', object: 'subscription_item', price: { id: 'price_pro', object: 'price' }, quantity, current_period_end: periodEnd }] },
+});
+
+function deliver(event: object) {
+  const payload = JSON.stringify(event);
+  const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: connection.secret, timestamp: sec(clock.now().getTime()) });
+  return t.post(paymentWebhookPath(connection.id), payload, { 'stripe-signature': header });
+}
+
+const LICENSE = 'id status customFields';
+const SUSPEND = `mutation($id: ID!) { suspendLicense(input: { id: $id }) { license { ${LICENSE} } } }`;
+const REINSTATE = `mutation($id: ID!) { reinstateLicense(input: { id: $id }) { license { ${LICENSE} } } }`;
+const UPDATE = `mutation($id: ID!, $fields: JSON) { updateLicense(input: { id: $id, customFields: $fields }) { license { ${LICENSE} } } }`;
+
+beforeAll(async () => {
+  t = await startTestApp({ clock });
+  const admin = await t.setupAdmin();
+  token = admin.token;
+  tenantId = admin.user.tenantId;
+  const product = await t.seedProduct(tenantId, 'Acme Studio');
+  const plan = await createPlan(sys(), { productId: product.id, name: 'Pro monthly', duration: 'P1M', maxActivations: 2, features: ['pro'] });
+  planSeats = plan.maxActivations;
+  const created = await createPaymentConnection(sys(), { provider: 'stripe', signingSecret: 'whsec_concurrency_0123456789', refundAction: 'suspend' });
+  connection = { id: created.id, secret: 'whsec_concurrency_0123456789' };
+  await mapPaymentPrice(sys(), connection.id, { priceId: 'price_pro', planId: plan.id });
+}, 60_000);
+afterAll(() => t?.close());
+
+describe('a payment event and a staff change of the same license at once', () => {
+  it(`never deadlocks, fails or half-writes over ${ROUNDS} rounds of renewals and seat changes against suspend/reinstate and updateLicense`, async () => {
+    const purchase = await deliver(stripeEvent('invoice.paid', invoice('in_c0', 'subscription_create', 1, sec(T0 + 30 * DAY)), sec(T0)));
+    expect(purchase.status).toBe(200);
+    const state = await t.prisma.paymentSubscription.findUniqueOrThrow({ where: { connectionId_subject: { connectionId: connection.id, subject: SUB } } });
+    const licenseId = state.licenseId!;
+    const logFrom = t.logs.length;
+    const auth = { token };
+
+    const deliveries: { status: number; json: unknown }[] = [];
+    const staff: { errors?: unknown[]; status: number }[] = [];
+    let lastQuantity = 1;
+    let lastPeriodEnd = sec(T0 + 30 * DAY);
+    for (let round = 1; round <= ROUNDS; round++) {
+      const created = sec(T0) + round * 60;
+      lastQuantity = 1 + (round % 3);
+      lastPeriodEnd = sec(T0 + (30 + round) * DAY);
+      // All at once: a renewal and a seat change of the subscription, a suspension or reinstatement and an attribute change of its license.
+      const answers = await Promise.all([
+        deliver(stripeEvent('invoice.paid', invoice(`in_c${round}`, 'subscription_cycle', lastQuantity, lastPeriodEnd), created)),
+        deliver(stripeEvent('customer.subscription.updated', subscription(lastQuantity, lastPeriodEnd), created + 1)),
+        t.gql(round % 2 ? SUSPEND : REINSTATE, { id: licenseId }, auth),
+        t.gql(UPDATE, { id: licenseId, fields: { round: String(round) } }, auth),
+      ]);
+      deliveries.push(answers[0], answers[1]);
+      staff.push(answers[2], answers[3]);
+    }
+
+    // Every delivery applied (200), every staff change answered without an error; nothing in the log of a deadlock or an unhandled error.
+    expect(t.logs.slice(logFrom).filter((line) => /deadlock|40P01|unhandled error|InternalError/i.test(line)).map((line) => line.slice(0, 600))).toEqual([]);
+    expect(deliveries.filter((answer) => answer.status !== 200).map((answer) => [answer.status, answer.json])).toEqual([]);
+    expect(staff.filter((answer) => answer.status !== 200 || answer.errors).map((answer) => answer.errors)).toEqual([]);
+
+    // Each event recorded once, as applied to the license; the license is what the last events and the last staff changes say.
+    const events = await t.prisma.paymentEvent.findMany({ where: { connectionId: connection.id } });
+    expect(events).toHaveLength(1 + 2 * ROUNDS);
+    expect(events.filter((event) => event.outcome !== 'applied').map((event) => [event.providerEventId, event.outcome, event.detail])).toEqual([]);
+    const license = await t.prisma.license.findUniqueOrThrow({ where: { id: licenseId } });
+    expect(license).toMatchObject({ maxActivations: planSeats * lastQuantity, customFields: { round: String(ROUNDS) }, status: ROUNDS % 2 ? 'suspended' : 'active' });
+    expect(license.expiresAt!.getTime()).toBe(lastPeriodEnd * 1000);
+
+    // Every change is in the activity log once, and the log's chain is whole.
+    const audit = await t.prisma.auditLogEntry.findMany({ where: { entityId: licenseId }, select: { action: true } });
+    const count = (action: string) => audit.filter((entry) => entry.action === action).length;
+    expect(count('UpdateLicense')).toBeGreaterThanOrEqual(ROUNDS);
+    expect(count('SuspendLicense') + count('ReinstateLicense')).toBe(ROUNDS);
+    expect(await verifyAuditChain(t.prisma, tenantId, t.deps.secrets.auditChainKey)).toMatchObject({ valid: true, brokenAtSeq: null });
+  }, 180_000);
+});
