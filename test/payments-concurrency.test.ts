@@ -132,4 +132,35 @@ describe('a payment event and a staff change of the same license at once', () =>
     expect(count('SuspendLicense') + count('ReinstateLicense')).toBe(ROUNDS);
     expect(await verifyAuditChain(t.prisma, tenantId, t.deps.secrets.auditChainKey)).toMatchObject({ valid: true, brokenAtSeq: null });
   }, 180_000);
+
+  it(`never deadlocks over ${ROUNDS} rounds of refunds against a key reissue and an extension`, async () => {
+    const logFrom = t.logs.length;
+    const auth = { token };
+    const failures: unknown[] = [];
+    const licenseIds: string[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const sub = `sub_refund_${round}`;
+      const bought = await deliver(stripeEvent('invoice.paid', { ...invoice(`in_r${round}`, 'subscription_create', 1, sec(T0 + 30 * DAY)), parent: { type: 'subscription_details', subscription_details: { subscription: sub, metadata: {} } } }, sec(T0) + round));
+      expect(bought.status).toBe(200);
+      const { licenseId } = await t.prisma.paymentSubscription.findUniqueOrThrow({ where: { connectionId_subject: { connectionId: connection.id, subject: sub } } });
+      licenseIds.push(licenseId!);
+      // All at once: the payment's refund (this connection suspends), a new key and a later expiry from staff.
+      const [refund, reissue, extend] = await Promise.all([
+        deliver(stripeEvent('charge.refunded', { id: `ch_r${round}`, object: 'charge', refunded: true, payment_intent: `pi_in_r${round}` }, sec(T0) + round + 1)),
+        t.gql('mutation($id: ID!) { reissueLicenseKey(input: { id: $id }) { license { id } } }', { id: licenseId }, auth),
+        t.gql('mutation($id: ID!, $at: DateTime!) { renewLicense(input: { id: $id, expiresAt: $at }) { license { id } } }', { id: licenseId, at: new Date(T0 + 400 * DAY).toISOString() }, auth),
+      ]);
+      if (refund.status !== 200) failures.push(['refund', refund.status, refund.json]);
+      for (const answer of [reissue, extend]) if (answer.status !== 200 || answer.errors) failures.push(['staff', answer.status, answer.errors]);
+    }
+    expect(t.logs.slice(logFrom).filter((line) => /deadlock|40P01|unhandled error|InternalError/i.test(line)).map((line) => line.slice(0, 600))).toEqual([]);
+    expect(failures).toEqual([]);
+
+    // Each license refunded (suspended), reissued and extended, each change audited once.
+    const licenses = await t.prisma.license.findMany({ where: { id: { in: licenseIds } } });
+    expect(licenses.map((license) => [license.status, license.expiresAt?.toISOString()])).toEqual(licenseIds.map(() => ['suspended', new Date(T0 + 400 * DAY).toISOString()]));
+    const audit = await t.prisma.auditLogEntry.groupBy({ by: ['action'], where: { entityId: { in: licenseIds }, action: { in: ['SuspendLicense', 'RenewLicense', 'ReissueLicenseKey'] } }, _count: true });
+    expect(Object.fromEntries(audit.map((row) => [row.action, row._count]))).toEqual({ SuspendLicense: ROUNDS, RenewLicense: ROUNDS, ReissueLicenseKey: ROUNDS });
+    expect(await verifyAuditChain(t.prisma, tenantId, t.deps.secrets.auditChainKey)).toMatchObject({ valid: true, brokenAtSeq: null });
+  }, 180_000);
 });
