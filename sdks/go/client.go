@@ -173,6 +173,14 @@ func (c *Client) productField() any {
 	return c.Products
 }
 
+// deviceOrInstallation is the device id a call was given, else this installation's (DeviceID).
+func (c *Client) deviceOrInstallation(deviceID string) (string, error) {
+	if deviceID != "" {
+		return deviceID, nil
+	}
+	return c.DeviceID()
+}
+
 // DeviceID is this installation's device id: 64 random hex characters created on first use and kept in the
 // store. Activate, Deactivate and air-gapped requests use it when no DeviceID is given. With a MemoryStore it
 // lasts only as long as the process: use a FileStore (or your own device id, see MachineFingerprint).
@@ -249,12 +257,9 @@ func (c *Client) Activate(ctx context.Context, options ActivateOptions) (*Activa
 	if err := requireKey(options.LicenseKey); err != nil {
 		return nil, err
 	}
-	deviceID := options.DeviceID
-	if deviceID == "" {
-		var err error
-		if deviceID, err = c.DeviceID(); err != nil {
-			return nil, err
-		}
+	deviceID, err := c.deviceOrInstallation(options.DeviceID)
+	if err != nil {
+		return nil, err
 	}
 	got, err := c.transport.retrying(ctx, func() (*answer, error) {
 		issued, err := c.transport.once(ctx, "GET", "/api/v1/nonce", nil, "")
@@ -470,12 +475,9 @@ func (c *Client) Deactivate(ctx context.Context, options DeactivateOptions) (*De
 	if err := requireKey(options.LicenseKey); err != nil {
 		return nil, err
 	}
-	deviceID := options.DeviceID
-	if deviceID == "" {
-		var err error
-		if deviceID, err = c.DeviceID(); err != nil {
-			return nil, err
-		}
+	deviceID, err := c.deviceOrInstallation(options.DeviceID)
+	if err != nil {
+		return nil, err
 	}
 	unanswered := false
 	got, err := c.transport.retrying(ctx, func() (*answer, error) {

@@ -218,12 +218,9 @@ func (c *Client) CreateActivationRequest(options ActivationRequestOptions) (*Act
 	if err := requireKey(options.LicenseKey); err != nil {
 		return nil, err
 	}
-	deviceID := options.DeviceID
-	if deviceID == "" {
-		var err error
-		if deviceID, err = c.DeviceID(); err != nil {
-			return nil, err
-		}
+	deviceID, err := c.deviceOrInstallation(options.DeviceID)
+	if err != nil {
+		return nil, err
 	}
 	key, err := newDeviceKey()
 	if err != nil {
