@@ -6,6 +6,7 @@ import type { ServiceContext } from '../server/src/services/context.js';
 import { createPaymentConnection, mapPaymentPrice, paymentWebhookPath } from '../server/src/services/payments/connections.js';
 import { createPlan } from '../server/src/services/plans.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { stripeEventEnvelope } from './support/stripe.js';
 
 // A payment provider's event and a staff member's change of the same license at the same moment, over real HTTP
 // (signed Stripe deliveries, GraphQL mutations). Both write the license row and the company's activity log in one
@@ -26,17 +27,7 @@ const sec = (ms: number) => Math.floor(ms / 1000);
 const sys = (): ServiceContext => ({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor: systemActor(tenantId), meta: NO_META });
 
 let seq = 0;
-const stripeEvent = (type: string, object: Record<string, unknown>, created: number) => ({
-  id: `evt_conc_${(++seq).toString().padStart(4, '0')}`,
-  object: 'event',
-  api_version: '2025-08-27.basil',
-  created,
-  data: { object },
-  livemode: false,
-  pending_webhooks: 1,
-  request: { id: null, idempotency_key: null },
-  type,
-});
+const stripeEvent = (type: string, object: Record<string, unknown>, created: number) => stripeEventEnvelope(`evt_conc_${(++seq).toString().padStart(4, '0')}`, type, object, created);
 const invoice = (id: string, reason: string, quantity: number, periodEnd: number) => ({
   id,
   object: 'invoice',

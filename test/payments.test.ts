@@ -9,6 +9,7 @@ import { createPaymentConnection, mapPaymentPrice, paymentWebhookPath } from '..
 import { updateLicense } from '../server/src/services/licenses/management.js';
 import { createPlan } from '../server/src/services/plans.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { stripeEventEnvelope } from './support/stripe.js';
 
 // Payment providers end to end over real HTTP: deliveries signed the way each provider signs them (Stripe's own
 // test helper; Paddle's and Lemon Squeezy's documented HMACs), the full lifecycle of a subscription per provider,
@@ -43,17 +44,8 @@ afterAll(() => t?.close());
 
 // ---- Stripe fixtures (shapes of Stripe's documented events, API version 2025-03-31 and later) ----
 let stripeSeq = 0;
-const stripeEvent = (type: string, object: Record<string, unknown>, created = sec(clock.now().getTime())) => ({
-  id: `evt_${(++stripeSeq).toString().padStart(6, '0')}${Math.random().toString(36).slice(2, 10)}`,
-  object: 'event',
-  api_version: '2025-08-27.basil',
-  created,
-  data: { object },
-  livemode: false,
-  pending_webhooks: 1,
-  request: { id: null, idempotency_key: null },
-  type,
-});
+const stripeEvent = (type: string, object: Record<string, unknown>, created = sec(clock.now().getTime())) =>
+  stripeEventEnvelope(`evt_${(++stripeSeq).toString().padStart(6, '0')}${Math.random().toString(36).slice(2, 10)}`, type, object, created);
 const stripeInvoice = (sub: string, invoice: string, reason: string, price: string, quantity: number, periodEnd: number, email = 'buyer@example.com') => ({
   id: invoice,
   object: 'invoice',
