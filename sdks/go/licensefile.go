@@ -56,15 +56,7 @@ func unarmor(label, text string) (string, error) {
 	broken := damaged(fmt.Sprintf("The %s is damaged: copy it again whole.", what))
 	trimmed := strings.TrimFunc(text, isJSSpace)
 	if label == "ACTIVATION REQUEST" && strings.HasPrefix(trimmed, CompactRequestPrefix) {
-		raw, ok := atob(trimmed[len(CompactRequestPrefix):])
-		if !ok {
-			return "", broken
-		}
-		decoded, ok := utf8Text(raw)
-		if !ok {
-			return "", broken
-		}
-		return decoded, nil
+		return decodedText(trimmed[len(CompactRequestPrefix):], broken)
 	}
 	begin := "-----BEGIN KEYFORGE " + label + "-----"
 	from := strings.Index(text, begin)
@@ -87,6 +79,11 @@ func unarmor(label, text string) (string, error) {
 	if !base64Body.MatchString(body) {
 		return "", broken
 	}
+	return decodedText(body, broken)
+}
+
+// decodedText is the UTF-8 text a base64 body encodes, or broken when it is not base64 or not UTF-8.
+func decodedText(body string, broken error) (string, error) {
 	raw, ok := atob(body)
 	if !ok {
 		return "", broken
