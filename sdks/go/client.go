@@ -135,7 +135,9 @@ func New(config Config) (*Client, error) {
 	}
 	httpClient := config.HTTPClient
 	if httpClient == nil {
-		httpClient = &http.Client{}
+		// Redirects are not followed: the license key travels in the body, and Go re-sends a body on 307/308 to
+		// wherever the redirect points. A redirect answers as the HTTP error it is (give BaseURL the final address).
+		httpClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	c.transport = &transport{baseURL: base, client: httpClient, timeout: timeout, retry: config.Retry.withDefaults(), clock: c.clock, rand: rand.New(rand.NewSource(time.Now().UnixNano()))}
 	c.keys, err = newKeyRing(config.JWKS, c.transport, c.store, "jwks:"+c.Issuer, c.clock)

@@ -246,3 +246,22 @@ func TestBackoffIsBoundedWithJitter(t *testing.T) {
 		}
 	}
 }
+
+func TestRedirectIsNotFollowed(t *testing.T) {
+	elsewhere := newFakeServer(t)
+	elsewhere.route("/api/v1/deactivate", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"deactivated": true, "remainingActivations": 1})
+	})
+	f := newFakeServer(t)
+	f.route("/api/v1/deactivate", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/api/v1/deactivate", http.StatusTemporaryRedirect)
+	})
+	client := testClient(t, f, nil)
+	_, err := client.Deactivate(context.Background(), DeactivateOptions{LicenseKey: "ACME-AAAA-BBBB", DeviceID: "dev"})
+	if got := wantCode(t, err, "InvalidRequest"); got.Status != http.StatusTemporaryRedirect {
+		t.Fatalf("status %d, want 307", got.Status)
+	}
+	if n := elsewhere.count("/api/v1/deactivate"); n != 0 {
+		t.Fatalf("the license key was re-sent to the redirect's address (%d requests)", n)
+	}
+}
