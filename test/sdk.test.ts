@@ -515,6 +515,21 @@ describe('deactivate', () => {
   });
 });
 
+describe('redirects', () => {
+  it('are not followed: the license key in the body is never re-sent to the address a redirect names', async () => {
+    const { key, license: row } = await license({ maxActivations: 1 });
+    const sdk = client();
+    await sdk.activate({ licenseKey: key });
+    // fetch re-sends the body on 307: followed, this would reach the server directly and free the seat.
+    proxy.reset((request) => (request.path === '/api/v1/deactivate' ? { status: 307, headers: { location: `${server.url}/api/v1/deactivate` } } : 'forward'));
+    const error = await failure<ApiError>(sdk.deactivate({ licenseKey: key }));
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error.code).toBe('InvalidRequest');
+    expect(await activeSeats(row.id)).toBe(1);
+    proxy.reset();
+  });
+});
+
 describe('floating sessions', () => {
   const session = (id: string) => t.prisma.floatingSession.findUniqueOrThrow({ where: { id } });
 

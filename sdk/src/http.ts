@@ -62,7 +62,9 @@ export class Transport {
       let response: Response;
       let text: string;
       try {
-        response = await this.fetchImpl(this.baseUrl + path, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), signal });
+        // redirect 'manual': fetch re-sends the body (the license key) on 307/308 to wherever a redirect points; a
+        // redirect answers as the HTTP error it is (give baseUrl the server's final address).
+        response = await this.fetchImpl(this.baseUrl + path, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), signal, redirect: 'manual' });
         text = await response.text();
       } catch (error) {
         if (init.signal?.aborted) throw init.signal.reason;
