@@ -90,7 +90,7 @@ describe('PostgreSQL restarted behind PgBouncer (transaction mode, the shipped p
     // docs/operate/failures.md: the first answer within 2 s of PostgreSQL's return (measured 0.3–0.7 s with
     // server_login_retry = 1). Asserted with room for a busy machine, and still far below what PgBouncer's default
     // server_login_retry (15 s) costs: about 14 s here.
-    expect(firstAnswer, `first answer ${firstAnswer} ms after PostgreSQL was back; statuses ${statuses.join(',')}\n${bouncer!.log().slice(logFrom)}`).toBeLessThan(6_000);
+    expect(firstAnswer, `first answer ${firstAnswer} ms after PostgreSQL was back; statuses ${statuses.join(',')}\n${bouncer!.log().slice(logFrom)}`).toBeLessThan(10_000);
     expect(server!.child.exitCode, server!.output()).toBeNull();
   }, 120_000);
 });
