@@ -3,7 +3,7 @@ import { normalizeLicenseKey } from '../../crypto/license-key.js';
 import { sha256 } from '../../crypto/secrets.js';
 import { AppError } from '../../domain/errors.js';
 import type { AuditActor } from '../audit/audit-log.js';
-import { recordAudit } from '../audit/audit-log.js';
+import { lockTenantAudit, recordAudit } from '../audit/audit-log.js';
 import { isUuid } from '../listing.js';
 import { MAX_READS, SEAT_TRANSACTION, activationRejection, releaseSeat, seatsExhausted, type Registration } from '../licenses/activations.js';
 import { findLicenseByKey, type LicenseRecord } from '../licenses/license-record.js';
@@ -167,6 +167,7 @@ async function requestLicenseId(ctx: LicenseFileContext, input: ActivateFromRequ
 
 async function registerOffline(ctx: LicenseFileContext, license: LicenseRecord, request: ActivationRequest, actor: AuditActor, ttlDays: number, mayRebind: boolean): Promise<OfflineActivation> {
   return ctx.db.prisma.$transaction(async (tx) => {
+    await lockTenantAudit(tx, license.tenantId); // before the license row: see lockTenantAudit
     const activationId = randomUUID();
     const eventId = randomUUID();
     const created = { id: activationId, licenseId: license.id, deviceId: request.device, deviceName: request.name, createdAt: ctx.now };
@@ -257,6 +258,7 @@ export async function deactivateFromProof(ctx: LicenseFileContext, input: Deacti
   }
   if (activation.deactivatedAt) throw new AppError('Conflict', 'This device was freed already: the proof has been used.');
   const freed = await ctx.db.prisma.$transaction(async (tx) => {
+    await lockTenantAudit(tx, input.tenantId); // before the license row: see lockTenantAudit
     if (!(await releaseSeat(tx, activation, ctx.now))) return false;
     await emitEvent(tx, input.tenantId, 'activation.deactivated', activationData({ ...activation, deactivatedAt: ctx.now }), ctx.now);
     const details = { licenseId: activation.licenseId, deviceId: activation.deviceId, deviceName: activation.deviceName };
