@@ -179,6 +179,32 @@ namespace Keyforge.Tests
                 }
             });
 
+            Test("a token with a critical header extension, a future nbf or an nbf that is not a time is refused (as jose, Go and Python)", () =>
+            {
+                var keys = (IDictionary<string, object>)vectors["keys"];
+                var signer = (IDictionary<string, object>)keys["new"];
+                var valid = List("offlineTokens").First(v => v.Str("name") == "valid-new-key");
+                var claims = new Dictionary<string, object>(valid.Obj("expect").Obj("claims"));
+                var now = NowOf(valid);
+                Func<Dictionary<string, object>, Dictionary<string, object>, string> sign = (header, payload) =>
+                {
+                    var input = Codec.Base64Url(Codec.Utf8.GetBytes(Json.Stringify(header))) + "." + Codec.Base64Url(Codec.Utf8.GetBytes(Json.Stringify(payload)));
+                    return input + "." + Codec.Base64Url(Sodium.Sign(Codec.Utf8.GetBytes(input), Codec.FromBase64UrlStrict(signer.Str("seed"))));
+                };
+                var plainHeader = new Dictionary<string, object> { { "alg", "EdDSA" }, { "kid", signer.Str("kid") } };
+                var jwks = JwksNamed("rotated");
+                var check = new TokenCheck { Issuer = (string)vectors["issuer"], Products = ProductsOf(valid), Now = now, ClockToleranceSeconds = Tolerance };
+                Check(OfflineTokens.Verify(sign(plainHeader, claims), jwks.Find, check).LicenseId == claims.Str("sub"), "the re-signed token does not verify");
+                var critHeader = new Dictionary<string, object>(plainHeader) { { "crit", new List<object> { "exp" } } };
+                Check(Code(() => OfflineTokens.Verify(sign(critHeader, claims), jwks.Find, check)) == "TokenInvalid", "crit accepted");
+                var future = new Dictionary<string, object>(claims) { { "nbf", (double)now.ToUnixTimeSeconds() + Tolerance + 3600 } };
+                Check(Code(() => OfflineTokens.Verify(sign(plainHeader, future), jwks.Find, check)) == "TokenInvalid", "future nbf accepted");
+                var notATime = new Dictionary<string, object>(claims) { { "nbf", "soon" } };
+                Check(Code(() => OfflineTokens.Verify(sign(plainHeader, notATime), jwks.Find, check)) == "TokenInvalid", "nbf of another type accepted");
+                var within = new Dictionary<string, object>(claims) { { "nbf", (double)now.ToUnixTimeSeconds() + Tolerance - 1 } };
+                Check(Code(() => OfflineTokens.Verify(sign(plainHeader, within), jwks.Find, check)) == null, "nbf within the tolerance refused");
+            });
+
             Test("vectors: deactivation proofs signed byte for byte", () =>
             {
                 var keys = (IDictionary<string, object>)vectors["keys"];

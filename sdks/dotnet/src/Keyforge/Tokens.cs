@@ -147,6 +147,8 @@ namespace Keyforge
             IDictionary<string, object> header;
             Decode(token, out header, out payload, out signature, out signed);
             if (header.Str("alg") != "EdDSA") throw Invalid("The token's algorithm is not EdDSA.");
+            // A critical extension this verifier does not implement must be refused (RFC 7515 §4.1.11): none is.
+            if (header.ContainsKey("crit")) throw Invalid("The token names critical header extensions this SDK does not support.");
             var kid = header.Str("kid");
             if (kid == null) throw Invalid("The token names no signing key (kid).");
             return kid;
@@ -168,6 +170,9 @@ namespace Keyforge
             if (payload.Str("sub") == null || iat == null || exp == null || product == null) throw Invalid("The token lacks sub, iat, exp or product.");
             if (payload.Str("iss") != check.Issuer) throw new VerificationException(ErrorCodes.WrongIssuer, "The offline token was not issued by " + check.Issuer + ".");
             var now = check.Now.ToUnixTimeMilliseconds() / 1000d;
+            object nbf;
+            if (payload.TryGetValue("nbf", out nbf) && (!(nbf is double) || (double)nbf > now + check.ClockToleranceSeconds))
+                throw Invalid("The token is not valid yet (nbf), or its nbf is not a time.");
             if (exp.Value <= now - check.ClockToleranceSeconds) throw new VerificationException(ErrorCodes.TokenExpired, "The offline token has expired: the offline grace period is over; validate online.");
 
             var bundle = payload.Strings("bundleProducts");
