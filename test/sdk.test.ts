@@ -515,6 +515,15 @@ describe('deactivate', () => {
   });
 });
 
+describe('machine fingerprint', () => {
+  it('is SHA-256 of the salt, a newline and the machine id; an empty salt is the default, as in every SDK', async () => {
+    const id = await machineId();
+    expect(await machineFingerprint({ salt: 'Acme Studio' })).toBe(createHash('sha256').update(`Acme Studio\n${id}`).digest('hex'));
+    expect(await machineFingerprint({ salt: '' })).toBe(await machineFingerprint());
+    expect(await machineFingerprint()).toBe(createHash('sha256').update(`keyforge\n${id}`).digest('hex'));
+  });
+});
+
 describe('redirects', () => {
   it('are not followed: the license key in the body is never re-sent to the address a redirect names', async () => {
     const { key, license: row } = await license({ maxActivations: 1 });

@@ -139,7 +139,8 @@ export async function machineId(): Promise<string> {
 
 /**
  * A stable device fingerprint for `deviceId`: the hex SHA-256 of `salt` and {@link machineId}. Pass your
- * product's name as `salt` so two vendors' applications on one machine send unrelated values.
+ * product's name as `salt` so two vendors' applications on one machine send unrelated values (no salt, or an empty
+ * one: `keyforge`, in every Keyforge SDK).
  *
  * It identifies the operating-system installation, not the hardware: a reinstall changes it, a cloned virtual
  * machine or disk image shares it, and an administrator can change it. Good for "one seat per machine";
@@ -147,5 +148,5 @@ export async function machineId(): Promise<string> {
  */
 export async function machineFingerprint(options: { salt?: string } = {}): Promise<string> {
   const id = await machineId();
-  return createHash('sha256').update(`${options.salt ?? 'keyforge'}\n${id}`).digest('hex');
+  return createHash('sha256').update(`${options.salt || 'keyforge'}\n${id}`).digest('hex');
 }

@@ -449,6 +449,7 @@ namespace Keyforge.Tests
                 var a = MachineFingerprint.Get("Acme Studio");
                 Check(a == MachineFingerprint.Get("Acme Studio") && a.Length == 64 && a != MachineFingerprint.Get("Other App"), "unstable or shared");
                 Check(a == Codec.Sha256Hex("Acme Studio\n" + File.ReadAllText("/etc/machine-id").Trim()), "not the documented construction");
+                Check(MachineFingerprint.Get("") == MachineFingerprint.Get() && MachineFingerprint.Get() == Codec.Sha256Hex("keyforge\n" + MachineFingerprint.MachineId()), "an empty salt is not the default");
             });
 
             Test("fuzz: random and mutated tokens and license files give KeyforgeException or a verdict, never a crash", () =>

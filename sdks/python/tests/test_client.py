@@ -505,3 +505,5 @@ def test_machine_fingerprint_is_salted_and_stable() -> None:
 
     assert machine_fingerprint("Acme Studio") == hashlib.sha256(f"Acme Studio\n{identifier}".encode()).hexdigest()
     assert machine_fingerprint("Acme Studio") != machine_fingerprint("Other App")
+    # An empty salt is the default, as in every Keyforge SDK.
+    assert machine_fingerprint("") == machine_fingerprint() == hashlib.sha256(f"keyforge\n{identifier}".encode()).hexdigest()

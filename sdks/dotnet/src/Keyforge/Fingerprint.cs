@@ -17,7 +17,8 @@ namespace Keyforge
         /// <exception cref="KeyforgeException">MachineIdUnavailable when the platform offers none (a minimal container).</exception>
         public static string Get(string salt = "keyforge")
         {
-            return Codec.Sha256Hex(salt + "\n" + MachineId());
+            // An empty salt is the default, as in every Keyforge SDK (Go has no other way to say "none").
+            return Codec.Sha256Hex((string.IsNullOrEmpty(salt) ? "keyforge" : salt) + "\n" + MachineId());
         }
 
         /// <summary>The operating system's identifier of this machine, as is (not hashed): prefer <see cref="Get"/>, which never sends it anywhere.</summary>

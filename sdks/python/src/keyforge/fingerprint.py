@@ -70,5 +70,6 @@ def machine_id() -> str:
 
 def machine_fingerprint(salt: str = "keyforge") -> str:
     """The hex SHA-256 of ``salt``, a newline and :func:`machine_id`. Pass your product's name as ``salt`` so two
-    vendors' applications on one machine send unrelated values."""
-    return hashlib.sha256(f"{salt}\n{machine_id()}".encode("utf-8")).hexdigest()
+    vendors' applications on one machine send unrelated values (an empty salt is ``keyforge``, as in every Keyforge
+    SDK)."""
+    return hashlib.sha256(f"{salt or 'keyforge'}\n{machine_id()}".encode("utf-8")).hexdigest()
