@@ -130,7 +130,9 @@ async function attemptLogin(ctx: SecretsContext, input: LoginInput, meta: Reques
   // A browser that signed in to this account before is counted and locked on its own (devices.ts).
   const device = verifyDeviceToken(ctx, email, input.deviceToken, ctx.now);
   const attemptKey = device ? deviceFailureKey(device) : email;
-  const [user, admission] = await Promise.all([ctx.db.prisma.user.findUnique({ where: { email } }), admitAttempt(ctx.db.prisma, attemptKey, ctx.now)]);
+  // The user first: an attempt admitted and then left by a failed lookup would hold its place until the lease ends.
+  const user = await ctx.db.prisma.user.findUnique({ where: { email } });
+  const admission = await admitAttempt(ctx.db.prisma, attemptKey, ctx.now);
   const actor: AuditActor | null = user && { id: user.id, label: user.email, ip: meta.ip };
   const audit = (tx: Tx, action: 'Login' | 'UseBackupCode', details?: Record<string, unknown>) =>
     user && actor ? recordAudit(tx, { tenantId: user.tenantId, action, entityType: 'User', entityId: user.id, entity: user.email, details }, actor, ctx.now) : Promise.resolve();
