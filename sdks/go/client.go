@@ -41,6 +41,7 @@ type Config struct {
 	// ClockTolerance is the leeway for clock differences when checking token times (default 300 s).
 	ClockTolerance time.Duration
 	// HTTPClient replaces the default http.Client (its Timeout is left as given; Timeout above applies per attempt).
+	// The client uses a copy whose CheckRedirect refuses redirects: the license key is never re-sent elsewhere.
 	HTTPClient *http.Client
 	// Clock is the local wall clock (default time.Now); for tests.
 	Clock func() time.Time
@@ -133,12 +134,15 @@ func New(config Config) (*Client, error) {
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
-	httpClient := config.HTTPClient
-	if httpClient == nil {
-		// Redirects are not followed: the license key travels in the body, and Go re-sends a body on 307/308 to
-		// wherever the redirect points. A redirect answers as the HTTP error it is (give BaseURL the final address).
-		httpClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	// Redirects are not followed, on the caller's client too (a copy): the license key travels in the body, and Go
+	// re-sends a body on 307/308 to wherever the redirect points. A redirect answers as the HTTP error it is (give
+	// ServerURL the final address).
+	httpClient := &http.Client{}
+	if config.HTTPClient != nil {
+		copied := *config.HTTPClient
+		httpClient = &copied
 	}
+	httpClient.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	c.transport = &transport{baseURL: base, client: httpClient, timeout: timeout, retry: config.Retry.withDefaults(), clock: c.clock, rand: rand.New(rand.NewSource(time.Now().UnixNano()))}
 	c.keys, err = newKeyRing(config.JWKS, c.transport, c.store, "jwks:"+c.Issuer, c.clock)
 	if err != nil {

@@ -256,12 +256,14 @@ func TestRedirectIsNotFollowed(t *testing.T) {
 	f.route("/api/v1/deactivate", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, elsewhere.URL+"/api/v1/deactivate", http.StatusTemporaryRedirect)
 	})
-	client := testClient(t, f, nil)
-	_, err := client.Deactivate(context.Background(), DeactivateOptions{LicenseKey: "ACME-AAAA-BBBB", DeviceID: "dev"})
-	if got := wantCode(t, err, "InvalidRequest"); got.Status != http.StatusTemporaryRedirect {
-		t.Fatalf("status %d, want 307", got.Status)
-	}
-	if n := elsewhere.count("/api/v1/deactivate"); n != 0 {
-		t.Fatalf("the license key was re-sent to the redirect's address (%d requests)", n)
+	for _, own := range []*http.Client{nil, {}} {
+		client := testClient(t, f, func(config *Config) { config.HTTPClient = own })
+		_, err := client.Deactivate(context.Background(), DeactivateOptions{LicenseKey: "ACME-AAAA-BBBB", DeviceID: "dev"})
+		if got := wantCode(t, err, "InvalidRequest"); got.Status != http.StatusTemporaryRedirect {
+			t.Fatalf("status %d, want 307", got.Status)
+		}
+		if n := elsewhere.count("/api/v1/deactivate"); n != 0 {
+			t.Fatalf("the license key was re-sent to the redirect's address (%d requests)", n)
+		}
 	}
 }
