@@ -245,8 +245,14 @@ namespace Keyforge.Tests
                 }
             });
 
-            Test("a Retry-After longer than allowed is not waited for", () =>
+            Test("a Retry-After longer than allowed is not waited for (also one of more digits than a number holds)", () =>
             {
+                using (var server = new TestServer((context, n) => { context.Response.Headers["Retry-After"] = "99999999999999999999999"; return TestServer.Send(context, 503, "{}"); }))
+                using (var client = ClientFor(server.Url, attempts: 4))
+                {
+                    Catch(() => Run(client.ValidateAsync(new ValidateOptions { LicenseKey = "ACME-AAAA-BBBB" })));
+                    Check(server.Requests == 1, "a huge Retry-After was retried: " + server.Requests);
+                }
                 using (var server = new TestServer((context, n) => { context.Response.Headers["Retry-After"] = "3600"; return TestServer.Send(context, 503, "{}"); }))
                 using (var client = ClientFor(server.Url, attempts: 4))
                 {

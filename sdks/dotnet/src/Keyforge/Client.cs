@@ -31,7 +31,10 @@ namespace Keyforge
         public int ClockToleranceSeconds = 300;
         /// <summary>The local wall clock (default: the system clock); for tests.</summary>
         public Func<DateTimeOffset> Clock;
-        /// <summary>An HTTP handler to use (a proxy, a test double); default: HttpClient's.</summary>
+        /// <summary>
+        /// An HTTP handler to use (a proxy, a test double); default: HttpClient's, with redirects off. A handler of your
+        /// own must not follow redirects either (HttpClientHandler.AllowAutoRedirect = false): the license key is in the body.
+        /// </summary>
         public HttpMessageHandler Handler;
     }
 

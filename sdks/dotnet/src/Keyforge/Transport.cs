@@ -1,6 +1,7 @@
 using System;
 using System.Collections.Generic;
 using System.Globalization;
+using System.Linq;
 using System.IO;
 using System.Net.Http;
 using System.Net.Http.Headers;
@@ -132,8 +133,12 @@ namespace Keyforge
         {
             if (value == null) return null;
             var trimmed = value.Trim();
-            long seconds;
-            if (trimmed.Length > 0 && trimmed.Length < 12 && long.TryParse(trimmed, NumberStyles.None, CultureInfo.InvariantCulture, out seconds)) return seconds;
+            if (trimmed.Length > 0 && trimmed.All(c => c >= '0' && c <= '9'))
+            {
+                // Delta-seconds of any length: one too long for a number is longer than any wait allowed.
+                long seconds;
+                return long.TryParse(trimmed, NumberStyles.None, CultureInfo.InvariantCulture, out seconds) ? seconds : double.MaxValue;
+            }
             DateTimeOffset date;
             if (DateTimeOffset.TryParse(trimmed, CultureInfo.InvariantCulture, DateTimeStyles.AssumeUniversal, out date))
                 return Math.Max(0, Math.Ceiling((date - clock()).TotalSeconds));
