@@ -29,6 +29,14 @@ async function failure(run: () => Promise<unknown>): Promise<unknown> {
   throw new Error('expected a failure');
 }
 
+/** The SQLSTATE an error carries, wherever the driver or Prisma put it. */
+function sqlState(error: unknown, depth = 0): string | undefined {
+  if (!error || typeof error !== 'object' || depth > 5) return undefined;
+  const e = error as { code?: unknown; originalCode?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } };
+  for (const code of [e.originalCode, e.code]) if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith('P')) return code;
+  return sqlState(e.meta?.driverAdapterError, depth + 1) ?? sqlState(e.cause, depth + 1);
+}
+
 async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: cluster.url });
   await client.connect();
@@ -113,6 +121,34 @@ describe('an outage: a 503 with Retry-After', () => {
     expect(await db.sql.query('SELECT 1 AS one', [])).toEqual([{ one: 1 }]);
   });
 
+  // A failover's switch: the pooler's connection still reaches the demoted primary, now a standby (or a read-only
+  // server). Real 25006 errors from a role whose sessions are read-only, as a standby's are.
+  it('a write on a read-only server (25006): raw, through Prisma and in an interactive transaction', async () => {
+    const role = uniqueName('kf_standby');
+    await admin(async (client) => {
+      await client.query(`CREATE ROLE ${role} LOGIN`);
+      await client.query(`GRANT INSERT, SELECT ON nonces TO ${role}`);
+      await client.query(`ALTER ROLE ${role} SET default_transaction_read_only = on`);
+    });
+    const url = new URL(cluster.url);
+    url.username = role;
+    const readOnly = await openDatabase({ databaseUrl: url.toString(), dataDir: '/tmp', poolSize: 1 });
+    const nonce = () => ({ digest: uniqueName('nonce'), expiresAt: new Date() });
+    try {
+      const errors = [
+        await failure(() => readOnly.sql.query('INSERT INTO nonces (digest, expires_at) VALUES ($1, now())', [uniqueName('nonce')])),
+        await failure(() => readOnly.prisma.nonce.create({ data: nonce() })),
+        await failure(() => readOnly.prisma.$transaction(async (tx) => tx.nonce.create({ data: nonce() }))),
+      ];
+      expect(errors.map(sqlState)).toEqual(['25006', '25006', '25006']);
+      for (const error of errors) expectOutage(error);
+      // Reads still work there: only the write is refused.
+      expect(await readOnly.prisma.nonce.count()).toBeGreaterThanOrEqual(0);
+    } finally {
+      await readOnly.close();
+    }
+  });
+
   it('too many connections for the role (53300)', async () => {
     const role = uniqueName('kf_limited');
     await admin((client) => client.query(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 0`));
@@ -172,4 +208,41 @@ describe('an outage: a 503 with Retry-After', () => {
       await bouncer.stop();
     }
   }, 120_000);
+});
+
+/**
+ * Each SQLSTATE a failover or a restart of PostgreSQL produces, as pg reports it and as Prisma's driver adapter wraps it
+ * (`meta.driverAdapterError.cause` with `originalCode`): an outage, answered 503 with Retry-After, never a 500.
+ */
+describe('the SQLSTATEs of a failover or restart, one by one', () => {
+  const cases: [code: string, message: string][] = [
+    ['25006', 'cannot execute INSERT in a read-only transaction'], // the demoted primary, or a standby reached during the switch
+    ['57P01', 'terminating connection due to administrator command'], // a fast shutdown, pg_terminate_backend, Patroni demoting
+    ['57P02', 'terminating connection because of crash of another server process'],
+    ['57P03', 'the database system is shutting down'], // also "… is starting up", "… is not yet accepting connections"
+    ['08006', 'server conn crashed?'], // PgBouncer: the server connection broke
+    ['08P01', 'query_wait_timeout'], // PgBouncer: no server connection within query_wait_timeout (no primary yet)
+  ];
+  for (const [code, message] of cases) {
+    it(`${code} (${message})`, () => {
+      const driverError = Object.assign(new pg.DatabaseError(message, message.length, 'error'), { code, severity: 'FATAL' });
+      const wrapped = Object.assign(new Error('Raw query failed'), {
+        name: 'PrismaClientKnownRequestError',
+        code: 'P2010',
+        meta: { driverAdapterError: Object.assign(new Error('postgres'), { cause: { originalCode: code, originalMessage: message, kind: 'postgres', code, severity: 'FATAL', message } }) },
+      });
+      for (const error of [driverError, wrapped]) {
+        expect(isDatabaseUnavailable(error), `${code} ${error === wrapped ? 'through Prisma' : 'from pg'}`).toBe(true);
+        const appError = mapped(error);
+        expect(appError.status).toBe(503);
+        expect(appError.code).toBe('ServiceUnavailable');
+        expect(appError.details.retryAfterSeconds).toBeGreaterThan(0);
+      }
+    });
+  }
+  it('and a query error of the same class shape is still a 500 (25P02: a statement in a failed transaction is a bug)', () => {
+    const error = Object.assign(new pg.DatabaseError('current transaction is aborted', 30, 'error'), { code: '25P02', severity: 'ERROR' });
+    expect(isDatabaseUnavailable(error)).toBe(false);
+    expect(mapped(error).status).toBe(500);
+  });
 });

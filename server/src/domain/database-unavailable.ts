@@ -7,6 +7,9 @@ const OUTAGE_SQLSTATES = new Set([
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now: starting up, shutting down, in recovery
   '53300', // too_many_connections (the server's or the role's limit)
+  // read_only_sql_transaction: the server reached is a standby, or a primary being demoted during a failover (Keyforge
+  // never opens a read-only transaction itself); the pooler's next connection reaches the new primary.
+  '25006',
 ]);
 /** Node's socket errors: connecting failed or the connection broke. */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
