@@ -63,7 +63,7 @@ describe('the error-code reference', () => {
   it('reads a new SDK code from the SDK source without anyone listing it', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'kf-sdk-codes-'));
     try {
-      const errors = readFileSync(path.resolve('sdk/src/errors.ts'), 'utf8').replace("| 'OfflineNotAllowed';", "| 'OfflineNotAllowed'\n  /** new */\n  | 'LicenseFileMissing';");
+      const errors = readFileSync(path.resolve('sdk/src/errors.ts'), 'utf8').replace("| 'ArtifactIntegrity';", "| 'ArtifactIntegrity'\n  /** new */\n  | 'LicenseFileMissing';");
       writeFileSync(path.join(dir, 'errors.ts'), errors);
       writeFileSync(path.join(dir, 'extra.ts'), "throw new KeyforgeError('StoreLocked', 'the store is locked');\n");
       const sdk = typescriptSdkErrors(dir);

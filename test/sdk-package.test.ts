@@ -46,7 +46,7 @@ describe('the SDK package', () => {
         device: 64,
         error: ['VerificationError', 'TokenMissing', true],
         fingerprint: 64,
-        exports: ['ApiError', 'FloatingSession', 'KeyforgeClient', 'KeyforgeError', 'LicenseRejectedError', 'LicenseWatcher', 'LocalStorageStore', 'MemoryStore', 'NetworkError', 'VerificationError', 'isTransient'],
+        exports: ['ApiError', 'FloatingSession', 'KeyforgeClient', 'KeyforgeError', 'LicenseRejectedError', 'LicenseWatcher', 'LocalStorageStore', 'MemoryStore', 'NetworkError', 'VerificationError', 'currentPlatform', 'isTransient'],
       });
     } finally {
       rmSync(outDir, { recursive: true, force: true });

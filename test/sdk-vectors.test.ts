@@ -3,7 +3,7 @@
 // the same file in their own tests.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { KeyforgeClient, KeyforgeError, MemoryStore } from '../sdk/src/index.js';
+import { KeyforgeClient, KeyforgeError, MemoryStore, type Artifact } from '../sdk/src/index.js';
 import { KeyRing, type JSONWebKeySet } from '../sdk/src/keys.js';
 import { encodeRequest, keyHint, requestMac, signDeactivationProof, type RequestFields } from '../sdk/src/license-files.js';
 import { verifyOfflineToken } from '../sdk/src/tokens.js';
@@ -21,6 +21,7 @@ interface Vectors {
   licenseFiles: { name: string; file: string; jwks: string; now: number; licenseKey?: string; deviceId?: string; requireActivation?: boolean; expect: Expect }[];
   activationRequests: { name: string; licenseKey: string; deviceKey: string; fields: Omit<RequestFields, never>; mac: string; request: string; compact: string; expect: Expect }[];
   activationResponses: { name: string; response: string; jwks: string; now: number; pending: { deviceId: string; challenge: string; pub: string }; licenseKey?: string; expect: Expect }[];
+  artifactSignatures: { name: string; jwks: string; artifact: Artifact; file: string; expect: Expect }[];
   deactivationProofs: { name: string; deviceKey: string; activation: { devicePublicKey: string }; claims: { kind: string; activation: string; license: string; device: string; iat: number; jti: string }; proof: string; expect: Expect }[];
 }
 
@@ -69,7 +70,7 @@ describe('the committed vectors', () => {
   });
 
   it('cover every kind the SDKs check, each with accepted and refused cases', () => {
-    for (const list of [vectors.offlineTokens, vectors.licenseFiles, vectors.activationRequests, vectors.activationResponses, vectors.deactivationProofs]) {
+    for (const list of [vectors.offlineTokens, vectors.licenseFiles, vectors.activationRequests, vectors.activationResponses, vectors.deactivationProofs, vectors.artifactSignatures]) {
       expect(list.some((vector) => vector.expect.valid)).toBe(true);
       expect(list.some((vector) => !vector.expect.valid)).toBe(true);
       expect(new Set(list.map((vector) => vector.name)).size).toBe(list.length);
@@ -141,6 +142,13 @@ describe('the TypeScript SDK agrees with every vector', () => {
       const { activationId } = await sdk.deactivateOffline({ licenseKey: STORE_LICENSE_KEY });
       expect(activationId).toBe(vector.expect.claims!.activation);
     }
+  });
+
+  it.each(vectors.artifactSignatures.map((vector) => [vector.name, vector] as const))('artifact signature %s', async (_name, vector) => {
+    // verifyArtifact: the check downloadArtifact makes of the signature and the downloaded bytes.
+    const sdk = client({ jwks: vector.jwks, now: 0 });
+    const result = await verdict(async () => ({ claims: await sdk.verifyArtifact(vector.artifact, Buffer.from(vector.file, 'base64url')) }));
+    expect(result).toEqual(asExpected(vector.expect));
   });
 
   it.each(vectors.deactivationProofs.map((vector) => [vector.name, vector] as const))('deactivation proof %s', async (_name, vector) => {

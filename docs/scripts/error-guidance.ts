@@ -188,6 +188,10 @@ export const ERROR_GUIDANCE: Record<string, Guidance> = {
     means: 'SDK: the license allows no offline use (`offlineGraceDays` null or 0).',
     action: 'Require a connection: tell the user the license must be checked online.',
   },
+  ArtifactIntegrity: {
+    means: 'SDK: a downloaded release file did not check out: its signature is not this server\'s (tampered, an unknown key, another issuer or product, another artifact), or the bytes are not the signed size, SHA-256 and SHA-512. Nothing was returned and no file was left behind.',
+    action: 'Do not install anything. Download again (a file cut short or altered in transit passes the second time); if it persists, the file or its listing was tampered with: report it to the vendor.',
+  },
   LeaseLapsed: {
     means: 'SDK: a floating session got no heartbeat through for a whole lease, so the server has freed the seat.',
     action: 'Stop the licensed work (save first) and check out again when the connection is back.',

@@ -5,6 +5,7 @@ import { DEFAULT_RETRY, Transport, type RetryOptions } from './http.js';
 import { KeyRing, type JSONWebKeySet } from './keys.js';
 import { MemoryStore, type TokenStore } from './stores.js';
 import { verifyOfflineToken, type Entitlement } from './tokens.js';
+import { checkArtifactBytes, currentPlatform, verifyArtifactSignature, type Artifact, type ArtifactClaims, type Release, type ReleaseQuery, type UpdateCheck } from './releases.js';
 import { UsageQueue, type QueuedUsage, type UsageFlush } from './usage.js';
 import { LicenseWatcher, type LicenseState, type WatchProbe, type WatchStatus } from './watch.js';
 import type {
@@ -667,6 +668,89 @@ export class KeyforgeClient {
       challenge: options.challenge,
       signal: options.signal,
     });
+  }
+
+  /**
+   * The published releases this license may download (its features and maintenance period allow), newest first, of
+   * `channel` and the more stable ones, with only the artifacts of `platform`/`arch` (default: this process's, see
+   * {@link ReleaseQuery}). The key is sent in the `Authorization` header, never in the URL; with `deviceId` the
+   * device must hold an activation of the license.
+   *
+   * @throws {@link LicenseRejectedError} / {@link ApiError} `ProductMismatch`, `LicenseNotFound`, `DeviceNotActivated` …
+   */
+  async listReleases(options: ReleaseQuery & { licenseKey: string; deviceId?: string; limit?: number; signal?: AbortSignal }): Promise<Release[]> {
+    const json = await this.#releaseCall('/api/v1/releases', options, { ...this.#releaseQuery(options), limit: options.limit });
+    if (!Array.isArray(json.releases)) throw new ApiError({ code: 'InvalidResponse', message: 'GET /api/v1/releases answered without releases.', status: 200 });
+    return json.releases as Release[];
+  }
+
+  /**
+   * Asks whether a newer release than `currentVersion` (semver) is available to this license on `channel` (default
+   * stable) for `platform`/`arch` (default: this process's). Not available answers `reason`: `NoNewerRelease`, or
+   * `MaintenanceExpired` / `FeatureMissing` with the newest release this license may not install.
+   *
+   * @throws {@link ApiError} `InvalidRequest` (not a semantic version); the errors of {@link KeyforgeClient.listReleases}.
+   */
+  async checkForUpdate(options: ReleaseQuery & { licenseKey: string; currentVersion: string; deviceId?: string; signal?: AbortSignal }): Promise<UpdateCheck> {
+    if (typeof options.currentVersion !== 'string' || !options.currentVersion) throw new TypeError('currentVersion must be the running version (semver).');
+    const json = await this.#releaseCall('/api/v1/releases/upgrade', options, { version: options.currentVersion, ...this.#releaseQuery(options) });
+    if (typeof json.available !== 'boolean') throw new ApiError({ code: 'InvalidResponse', message: 'GET /api/v1/releases/upgrade answered without `available`.', status: 200 });
+    const release = (json.release ?? null) as Release | null;
+    return json.available ? { available: true, release } : { available: false, reason: typeof json.reason === 'string' ? json.reason : 'NoNewerRelease', release };
+  }
+
+  /**
+   * Downloads an artifact and returns its bytes only once they check out: the signature is verified first (as an
+   * offline token: EdDSA, a trusted `kid`, the issuer; then that it is this artifact of this product), the file is
+   * read with a cap of the signed size, then its size, SHA-256 and SHA-512 must be the signed ones. The link comes from
+   * `GET /api/v1/artifacts/{id}/download` (the license key in the header); the file is fetched from that link alone —
+   * possibly another host (a presigned object-store URL) — with no credentials and no redirect followed.
+   * `timeoutMs` bounds each wait for data, not the whole download. Retries as every call.
+   *
+   * @throws {@link VerificationError} `ArtifactIntegrity` when anything does not match (nothing is returned);
+   *   the errors of {@link KeyforgeClient.listReleases}.
+   */
+  async downloadArtifact(artifact: Artifact, options: { licenseKey: string; deviceId?: string; signal?: AbortSignal }): Promise<Uint8Array> {
+    const claims = await this.#artifactSignature(artifact, options);
+    const json = await this.#releaseCall(`/api/v1/artifacts/${encodeURIComponent(artifact.id)}/download`, options, {});
+    const url = json.url;
+    if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) throw new ApiError({ code: 'InvalidResponse', message: 'The download answer carries no http(s) link.', status: 200 });
+    const bytes = await this.#transport.retrying(() => this.#transport.download(url, claims.size, options.signal), options.signal);
+    await checkArtifactBytes(claims, bytes);
+    return bytes;
+  }
+
+  /**
+   * Checks a file obtained another way (an updater's own download) against an artifact's signature: the checks of
+   * {@link KeyforgeClient.downloadArtifact}. Returns the signed claims.
+   *
+   * @throws {@link VerificationError} `ArtifactIntegrity`.
+   */
+  async verifyArtifact(artifact: Artifact, bytes: Uint8Array, options: { signal?: AbortSignal } = {}): Promise<ArtifactClaims> {
+    const claims = await this.#artifactSignature(artifact, options);
+    await checkArtifactBytes(claims, bytes);
+    return claims;
+  }
+
+  /** The signature check alone (before any byte is fetched). */
+  #artifactSignature(artifact: Artifact, options: { signal?: AbortSignal }): Promise<ArtifactClaims> {
+    return verifyArtifactSignature(artifact, { keys: this.#keys, issuer: this.issuer, products: this.products, online: true, signal: options.signal });
+  }
+
+  #releaseQuery(query: ReleaseQuery): Record<string, string | undefined> {
+    const here = currentPlatform();
+    return { channel: query.channel, platform: query.platform ?? here.platform, arch: query.arch ?? here.arch };
+  }
+
+  /** A GET of the release API: the key in `Authorization: License`, the client's product and the device in the query. */
+  async #releaseCall(path: string, options: { licenseKey: string; deviceId?: string; signal?: AbortSignal }, query: Record<string, string | number | undefined>): Promise<Record<string, unknown>> {
+    const licenseKey = requireKey(options.licenseKey);
+    const params = new URLSearchParams();
+    params.set('product', this.products[0]);
+    for (const [name, value] of Object.entries({ ...query, deviceId: options.deviceId })) if (value !== undefined) params.set(name, String(value));
+    const { json } = await this.#transport.retrying(() => this.#transport.once('GET', `${path}?${params}`, { license: licenseKey, signal: options.signal }), options.signal);
+    if (json.isValid === false) throw rejection(json);
+    return json;
   }
 
   /** Server clock minus local clock, from the fresh token's `iat`; 0 when within the noise. */

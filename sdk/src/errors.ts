@@ -6,7 +6,8 @@
  * - {@link LicenseRejectedError}: the server answered and said no (its rejection code, e.g. `SeatsExhausted`).
  * - {@link ApiError}: an HTTP error answer (`InvalidRequest`, `RateLimited`, `ServiceUnavailable` …).
  * - {@link NetworkError}: no answer (connection failed, `Timeout`).
- * - {@link VerificationError}: the signed offline token did not check out (tampered, expired, other product …).
+ * - {@link VerificationError}: the signed offline token did not check out (tampered, expired, other product …), or a
+ *   downloaded release artifact did not (`ArtifactIntegrity`).
  */
 
 /** Rejection codes the server sends inside an HTTP 200 answer (the server README's "Rejection codes"). */
@@ -56,7 +57,12 @@ export type VerificationErrorCode =
   /** The local clock is earlier than a time already seen (set back to stretch the grace period). */
   | 'ClockRollback'
   /** The license has no offline grace period (`offlineGraceDays` null or 0). */
-  | 'OfflineNotAllowed';
+  | 'OfflineNotAllowed'
+  /**
+   * A downloaded release artifact did not check out: its signature is not the server's (tampered, unknown key,
+   * another issuer or product), or the bytes do not match the signed size, SHA-256 and SHA-512. Nothing is returned.
+   */
+  | 'ArtifactIntegrity';
 
 /** Codes of the floating session's own failures. */
 export type SessionErrorCode =

@@ -1,4 +1,4 @@
-import { ApiError, NetworkError, isTransient } from './errors.js';
+import { ApiError, NetworkError, VerificationError, isTransient } from './errors.js';
 import { anySignal, sleep } from './util.js';
 
 /** How calls are retried on 429, 502, 503, 504 and network failures (never on a definite answer). */
@@ -27,6 +27,8 @@ export interface Answer {
 export interface RequestInitLite {
   body?: unknown;
   bearer?: string;
+  /** A license key sent as `Authorization: License <key>` (the release routes: keys never go in URLs). */
+  license?: string;
   signal?: AbortSignal;
 }
 
@@ -58,6 +60,7 @@ export class Transport {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (init.body !== undefined) headers['content-type'] = 'application/json';
     if (init.bearer !== undefined) headers.authorization = `Bearer ${init.bearer}`;
+    if (init.license !== undefined) headers.authorization = `License ${init.license}`;
     try {
       let response: Response;
       let text: string;
@@ -91,6 +94,81 @@ export class Transport {
         return this.fail(response, { code: 'InvalidResponse', message: `${method} ${path}: the answer is not the API's JSON (HTTP ${response.status}).`, requestId });
       }
       return { status: response.status, headers: response.headers, json: json as Record<string, unknown> };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Fetches the bytes at an absolute `url` (a download link the server answered): no credentials are sent (the link
+   * carries its own short-lived authorisation), redirects are not followed (the link is fetched as answered; a 3xx is
+   * an error), and the body is read as it streams, refused as soon as it exceeds `maxBytes`. `timeoutMs` bounds the
+   * wait for each chunk (an idle timeout, so a large file on a slow line is not cut short). Errors map as for API
+   * calls: no answer NetworkError/Timeout, an HTTP error its status code (429/5xx transient, so retried).
+   */
+  async download(url: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
+    signal?.throwIfAborted();
+    const idle = new AbortController();
+    let timer = setTimeout(() => idle.abort(), this.timeoutMs);
+    const combined = anySignal([signal, idle.signal]);
+    const what = 'GET (download link)';
+    const failed = (error: unknown): never => {
+      if (signal?.aborted) throw signal.reason;
+      if (idle.signal.aborted) throw new NetworkError('Timeout', `${what}: no data within ${this.timeoutMs} ms.`, { cause: error });
+      throw new NetworkError('NetworkError', `${what}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    };
+    try {
+      let response: Response;
+      try {
+        response = await this.fetchImpl(url, { method: 'GET', headers: { accept: '*/*' }, signal: combined, redirect: 'manual' });
+      } catch (error) {
+        return failed(error);
+      }
+      const requestId = response.headers.get('x-request-id');
+      if (response.type === 'opaqueredirect' || (response.status >= 300 && response.status < 400)) {
+        await response.body?.cancel().catch(() => undefined);
+        return this.fail(response, { code: 'InvalidResponse', message: `${what}: answered a redirect (HTTP ${response.status}), which is not followed.`, requestId });
+      }
+      if (!response.ok) {
+        let code = statusCode(response.status);
+        let message = `${what}: HTTP ${response.status}.`;
+        try {
+          const error = (JSON.parse(await response.text()) as { error?: { code?: unknown; message?: unknown } }).error;
+          if (typeof error?.code === 'string') code = error.code;
+          if (typeof error?.message === 'string') message = error.message;
+        } catch {
+          // Not the API's JSON (an object store's XML error): the status says enough.
+        }
+        return this.fail(response, { code, message, requestId });
+      }
+      const declared = Number(response.headers.get('content-length'));
+      if (Number.isFinite(declared) && declared > maxBytes) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new VerificationError('ArtifactIntegrity', `${what}: the file is ${declared} bytes, more than the ${maxBytes} signed.`);
+      }
+      const bytes = new Uint8Array(maxBytes);
+      let length = 0;
+      const reader = response.body?.getReader();
+      if (reader) {
+        for (;;) {
+          let chunk: ReadableStreamReadResult<Uint8Array>;
+          try {
+            chunk = await reader.read();
+          } catch (error) {
+            return failed(error);
+          }
+          if (chunk.done) break;
+          clearTimeout(timer);
+          timer = setTimeout(() => idle.abort(), this.timeoutMs);
+          if (length + chunk.value.length > maxBytes) {
+            await reader.cancel().catch(() => undefined);
+            throw new VerificationError('ArtifactIntegrity', `${what}: the file is longer than the ${maxBytes} bytes signed.`);
+          }
+          bytes.set(chunk.value, length);
+          length += chunk.value.length;
+        }
+      }
+      return bytes.subarray(0, length);
     } finally {
       clearTimeout(timer);
     }

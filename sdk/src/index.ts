@@ -13,6 +13,7 @@ export { LocalStorageStore, MemoryStore, type TokenStore, type WebStorage } from
 export type { QueuedUsage, UsageFlush } from './usage.js';
 export { LicenseWatcher, type LicenseState, type WatchStatus } from './watch.js';
 export type { Entitlement } from './tokens.js';
+export { currentPlatform, type Artifact, type ArtifactClaims, type Release, type ReleaseQuery, type UpdateCheck, type UpdateUnavailableReason } from './releases.js';
 export type {
   Activation,
   ActivateOptions,

@@ -433,6 +433,72 @@ async function build(): Promise<Record<string, unknown>> {
     await proofVector('other-activation', 'Names an activation the server does not have.', proofClaims({ activation: '00000000-0000-4000-8000-000000000000' }), rawJws({ alg: 'EdDSA' }, JSON.stringify(proofClaims({ activation: '00000000-0000-4000-8000-000000000000' })), keys.device.privateKey)),
   ];
 
+  // ---- Artifact signatures ----------------------------------------------------------------------------------
+  // A release artifact's signature, signed by the server's token signer (the keys of the JWKS), and the file it
+  // covers. The SDK verifies the signature as an offline token's (kid, EdDSA, issuer), then typ, product, the
+  // artifact's id, and the bytes' size, SHA-256 and SHA-512. Every refusal is ArtifactIntegrity.
+  const artifactFile = Buffer.from('Acme Studio 2.5.0 for Linux x64\n'.repeat(64));
+  const otherFile = Buffer.from(artifactFile);
+  otherFile[10] ^= 0x01;
+  const hexOf = (algorithm: string, bytes: Buffer) => createHash(algorithm).update(bytes).digest('hex');
+  const artifactId = '7c6b5a49-3827-4615-9f4e-3d2c1b0a9f8e';
+  const artifactFacts = {
+    typ: 'keyforge.artifact',
+    product: PRODUCT,
+    productId: baseLicense.productId,
+    release: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
+    version: '2.5.0',
+    artifact: artifactId,
+    filename: 'acme-studio-2.5.0-linux-x64.tar.gz',
+    platform: 'linux',
+    arch: 'x64',
+    size: artifactFile.length,
+    sha256: hexOf('sha256', artifactFile),
+    sha512: hexOf('sha512', artifactFile),
+  };
+  const signArtifact = (signer: TokenSigner, changes: Record<string, unknown> = {}) =>
+    signer.sign({ ...artifactFacts, ...changes }, { issuedAt: new Date(T0), expiresAt: new Date(T0 + 3650 * DAY * 1000) });
+  const listing = (signature: string, changes: Record<string, unknown> = {}) => ({
+    id: artifactId,
+    filename: artifactFacts.filename,
+    platform: artifactFacts.platform,
+    arch: artifactFacts.arch,
+    filetype: 'tar.gz',
+    size: artifactFacts.size,
+    sha256: artifactFacts.sha256,
+    sha512: artifactFacts.sha512,
+    signature,
+    ...changes,
+  });
+  const artifactSignature = await signArtifact(signers.new);
+  type ArtifactVector = { name: string; description: string; jwks: keyof typeof jwks; artifact: ReturnType<typeof listing>; file: string; expect: Expect };
+  const artifactVector = (name: string, description: string, artifact: ReturnType<typeof listing>, expect: Expect, options: { bytes?: Buffer; jwks?: keyof typeof jwks } = {}): ArtifactVector => ({
+    name,
+    description,
+    jwks: options.jwks ?? 'rotated',
+    artifact,
+    file: b64u(options.bytes ?? artifactFile),
+    expect,
+  });
+  const tamperedSha = hexOf('sha256', otherFile);
+  const artifactSignatures: ArtifactVector[] = [
+    artifactVector('valid', 'Signed by the current key; the file is the one signed.', listing(artifactSignature), valid(artifactSignature)),
+    artifactVector('valid-old-key-after-rotation', 'Signed by the old key, checked with the rotated JWKS.', listing(await signArtifact(signers.old)), valid(await signArtifact(signers.old))),
+    artifactVector('tampered-payload', 'The signed digests replaced by those of another file (and that file served), the signature kept.', listing(editedPayload(artifactSignature, (claims) => ({ ...claims, sha256: tamperedSha, sha512: hexOf('sha512', otherFile) })), { sha256: tamperedSha, sha512: hexOf('sha512', otherFile) }), refused('ArtifactIntegrity'), { bytes: otherFile }),
+    artifactVector('tampered-signature', 'One character of the signature changed.', listing(editedSignature(artifactSignature)), refused('ArtifactIntegrity')),
+    artifactVector('wrong-product', 'A genuine signature of another product\'s artifact.', listing(await signArtifact(signers.new, { product: OTHER_PRODUCT })), refused('ArtifactIntegrity')),
+    artifactVector('wrong-kid', 'Signed by a key the server never published, under its own kid.', listing(await signArtifact(signers.rogue)), refused('ArtifactIntegrity')),
+    artifactVector('forged-with-known-kid', 'Signed by a foreign key under the kid of the current key.', listing(await signArtifact(signers.forged)), refused('ArtifactIntegrity')),
+    artifactVector('old-key-retired', 'Signed by the old key, checked with a JWKS that no longer lists it.', listing(await signArtifact(signers.old)), refused('ArtifactIntegrity'), { jwks: 'newOnly' }),
+    artifactVector('wrong-issuer', 'Signed by the current key for another issuer.', listing(await signArtifact(signers.otherIssuer)), refused('ArtifactIntegrity')),
+    artifactVector('not-an-artifact-signature', 'A genuine offline token given as the signature (no typ keyforge.artifact).', listing(token), refused('ArtifactIntegrity')),
+    artifactVector('other-artifact', 'A genuine signature of another artifact of the same release.', listing(await signArtifact(signers.new, { artifact: '00000000-0000-4000-8000-000000000001' })), refused('ArtifactIntegrity')),
+    artifactVector('alg-none', 'alg "none" with the current kid and no signature.', listing(`${b64u(JSON.stringify({ alg: 'none', kid: published.new.kid, typ: 'JWT' }))}.${splitJws(artifactSignature).payload}.`), refused('ArtifactIntegrity')),
+    artifactVector('bytes-not-matching-sha256', 'A genuine signature; one bit of the file flipped (same size).', listing(artifactSignature), refused('ArtifactIntegrity'), { bytes: otherFile }),
+    artifactVector('bytes-truncated', 'A genuine signature; the file one byte short.', listing(artifactSignature), refused('ArtifactIntegrity'), { bytes: artifactFile.subarray(0, artifactFile.length - 1) }),
+    artifactVector('listing-differs', 'A genuine signature, but the listing names another SHA-256 than the one signed.', listing(artifactSignature, { sha256: tamperedSha }), refused('ArtifactIntegrity')),
+  ];
+
   return {
     format: 1,
     generator: 'pnpm sdk:vectors (sdks/conformance/generate.ts)',
@@ -452,6 +518,7 @@ async function build(): Promise<Record<string, unknown>> {
     activationRequests,
     activationResponses,
     deactivationProofs,
+    artifactSignatures,
   };
 
   function tokenOfEncrypted(text: string, licenseKey: string, deviceId?: string): string {

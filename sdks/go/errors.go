@@ -67,6 +67,8 @@ const (
 	CodeChallengeMismatch = "ChallengeMismatch"
 	CodeClockRollback     = "ClockRollback"
 	CodeOfflineNotAllowed = "OfflineNotAllowed"
+	// A downloaded release artifact did not check out: signature, size, SHA-256 or SHA-512.
+	CodeArtifactIntegrity = "ArtifactIntegrity"
 
 	// A floating session's own failure.
 	CodeLeaseLapsed = "LeaseLapsed"
@@ -152,6 +154,7 @@ var (
 	ErrChallengeMismatch      = &Error{Code: CodeChallengeMismatch}
 	ErrClockRollback          = &Error{Code: CodeClockRollback}
 	ErrOfflineNotAllowed      = &Error{Code: CodeOfflineNotAllowed}
+	ErrArtifactIntegrity      = &Error{Code: CodeArtifactIntegrity}
 	ErrLeaseLapsed            = &Error{Code: CodeLeaseLapsed}
 	ErrMachineIDUnavailable   = &Error{Code: CodeMachineIDUnavailable}
 	ErrUsageQueueFull         = &Error{Code: CodeUsageQueueFull}

@@ -107,6 +107,8 @@ namespace Keyforge
         public const string ChallengeMismatch = "ChallengeMismatch";
         public const string ClockRollback = "ClockRollback";
         public const string OfflineNotAllowed = "OfflineNotAllowed";
+        /// <summary>A downloaded release artifact did not check out: signature, size, SHA-256 or SHA-512.</summary>
+        public const string ArtifactIntegrity = "ArtifactIntegrity";
         // KeyforgeException: a floating session's own failure
         public const string LeaseLapsed = "LeaseLapsed";
 

@@ -10,7 +10,8 @@ Every call returns only a granted result: anything else is raised as a :class:`K
 - :class:`NetworkError`: no answer (``NetworkError``, ``Timeout``).
 - :class:`VerificationError`: a signed token or license file did not check out (``TokenInvalid``,
   ``TokenExpired``, ``KeyUnknown``, ``WrongIssuer``, ``WrongProduct``, ``WrongDevice``, ``ChallengeMismatch``,
-  ``ClockRollback``, ``OfflineNotAllowed``, ``TokenMissing``).
+  ``ClockRollback``, ``OfflineNotAllowed``, ``TokenMissing``), or a downloaded release artifact did not
+  (``ArtifactIntegrity``).
 """
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ ERROR_CODES: Dict[str, Tuple[str, ...]] = {
         "ChallengeMismatch",
         "ClockRollback",
         "OfflineNotAllowed",
+        "ArtifactIntegrity",
     ),
     # Raised as a plain KeyforgeError: a floating seat lost, no machine id, a full offline usage queue.
     "KeyforgeError": ("LeaseLapsed", "MachineIdUnavailable", "UsageQueueFull"),

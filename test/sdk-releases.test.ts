@@ -1,0 +1,198 @@
+// The TypeScript SDK's release calls (listReleases, checkForUpdate, downloadArtifact, verifyArtifact) against a small
+// local HTTP stub of the release API and of a second host serving the file (as a presigned object-store link does).
+// The scenario against the real server is `releases` in sdks/conformance/scenarios.json.
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { KeyforgeClient, KeyforgeError, LicenseRejectedError, currentPlatform, type Artifact } from '../sdk/src/index.js';
+import { publishedKey, tokenSigner } from '../server/src/services/signing/signing-keys.js';
+
+const PRODUCT = 'Acme Studio';
+const ISSUER = 'https://licenses.acme.test';
+const KEY = 'ACME-RELS-TEST-KEY1-0001';
+const FILE = Buffer.from('installer bytes\n'.repeat(4096));
+const hex = (algorithm: string, bytes: Buffer) => createHash(algorithm).update(bytes).digest('hex');
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+interface Seen {
+  url: string;
+  authorization: string | undefined;
+}
+
+async function listen(handler: Handler): Promise<{ server: Server; origin: string }> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+const json = (response: ServerResponse, status: number, body: unknown) => {
+  response.writeHead(status, { 'content-type': 'application/json' });
+  response.end(JSON.stringify(body));
+};
+
+let api: { server: Server; origin: string };
+let files: { server: Server; origin: string };
+let jwks: { keys: unknown[] };
+let sign: (claims: Record<string, unknown>) => Promise<string>;
+const apiSeen: Seen[] = [];
+const fileSeen: Seen[] = [];
+/** What the file host does for the next request(s). */
+let fileRule: (response: ServerResponse) => boolean = () => false;
+let artifact: Artifact;
+let upgradeAnswer: unknown;
+
+const release = () => ({ id: 'rel-1', product: 'prod-1', version: '2.0.0', channel: 'stable', status: 'published', notes: null, publishedAt: '2026-06-01T12:00:00.000Z', artifacts: [artifact] });
+
+beforeAll(async () => {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const { kid, publicJwk } = await publishedKey(publicKey);
+  jwks = { keys: [publicJwk] };
+  const signer = tokenSigner(privateKey, kid, ISSUER);
+  sign = (claims) => signer.sign(claims, { issuedAt: new Date(), expiresAt: new Date(Date.now() + 86_400_000) });
+  files = await listen((request, response) => {
+    fileSeen.push({ url: request.url!, authorization: request.headers.authorization });
+    if (fileRule(response)) return;
+    response.writeHead(200, { 'content-type': 'application/octet-stream' });
+    response.end(FILE);
+  });
+  api = await listen((request, response) => {
+    apiSeen.push({ url: request.url!, authorization: request.headers.authorization });
+    const url = new URL(request.url!, 'http://stub');
+    if (url.pathname === '/.well-known/jwks.json') return json(response, 200, jwks);
+    if (request.headers.authorization !== `License ${KEY}`) return json(response, 200, { isValid: false, errorCode: 'LicenseNotFound', message: 'No such license.' });
+    if (url.searchParams.get('product') !== PRODUCT) return json(response, 200, { isValid: false, errorCode: 'ProductMismatch', message: 'Another product.' });
+    if (url.pathname === '/api/v1/releases') return json(response, 200, { releases: [release()] });
+    if (url.pathname === '/api/v1/releases/upgrade') return json(response, 200, upgradeAnswer);
+    if (url.pathname === `/api/v1/artifacts/${artifact.id}/download`) return json(response, 200, { url: `${files.origin}/blob/${artifact.id}?token=short-lived`, expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    json(response, 404, { error: { code: 'NotFound', message: 'No route.' } });
+  });
+});
+
+afterAll(async () => {
+  await Promise.all([api, files].map(({ server }) => new Promise((resolve) => server.close(resolve))));
+});
+
+async function signedArtifact(changes: Record<string, unknown> = {}): Promise<Artifact> {
+  const facts = { id: 'art-1', filename: 'acme-2.0.0-linux-x64.tar.gz', platform: 'linux', arch: 'x64', filetype: 'tar.gz', size: FILE.length, sha256: hex('sha256', FILE), sha512: hex('sha512', FILE) };
+  const signature = await sign({ typ: 'keyforge.artifact', product: PRODUCT, productId: 'prod-1', release: 'rel-1', version: '2.0.0', artifact: facts.id, filename: facts.filename, platform: facts.platform, arch: facts.arch, size: facts.size, sha256: facts.sha256, sha512: facts.sha512, ...changes });
+  return { ...facts, signature };
+}
+
+const client = () => new KeyforgeClient({ baseUrl: api.origin, product: PRODUCT, issuer: ISSUER, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+
+async function codeOf(call: Promise<unknown>): Promise<string> {
+  try {
+    await call;
+  } catch (error) {
+    if (error instanceof KeyforgeError) return error.code;
+    throw error;
+  }
+  throw new Error('the call succeeded');
+}
+
+beforeEach(async () => {
+  apiSeen.length = 0;
+  fileSeen.length = 0;
+  fileRule = () => false;
+  artifact = await signedArtifact();
+  upgradeAnswer = { available: true, release: release() };
+});
+
+describe('listReleases and checkForUpdate', () => {
+  it('send the key in Authorization: License, never in the URL; product, channel, platform, arch and device in the query', async () => {
+    const releases = await client().listReleases({ licenseKey: KEY, channel: 'beta', platform: 'darwin', arch: 'arm64', deviceId: 'dev-1' });
+    expect(releases).toEqual([release()]);
+    const call = apiSeen.find((seen) => seen.url.startsWith('/api/v1/releases'))!;
+    expect(call.authorization).toBe(`License ${KEY}`);
+    expect(call.url).not.toContain(KEY);
+    expect(Object.fromEntries(new URL(call.url, 'http://stub').searchParams)).toEqual({ product: PRODUCT, channel: 'beta', platform: 'darwin', arch: 'arm64', deviceId: 'dev-1' });
+  });
+
+  it('default the platform and architecture to this process\'s, in the API\'s terms', async () => {
+    await client().listReleases({ licenseKey: KEY });
+    const query = new URL(apiSeen.at(-1)!.url, 'http://stub').searchParams;
+    const here = currentPlatform();
+    expect(here.platform).toBe({ linux: 'linux', darwin: 'darwin', win32: 'win32' }[process.platform as string]);
+    expect(query.get('platform')).toBe(here.platform ?? null);
+    expect(query.get('arch')).toBe(here.arch ?? null);
+    expect(query.has('channel')).toBe(false);
+  });
+
+  it('answer available with the release, or the reason it is not', async () => {
+    const sdk = client();
+    expect(await sdk.checkForUpdate({ licenseKey: KEY, currentVersion: '1.0.0' })).toEqual({ available: true, release: release() });
+    expect(new URL(apiSeen.at(-1)!.url, 'http://stub').searchParams.get('version')).toBe('1.0.0');
+    upgradeAnswer = { available: false, reason: 'MaintenanceExpired', release: release() };
+    expect(await sdk.checkForUpdate({ licenseKey: KEY, currentVersion: '1.0.0' })).toEqual({ available: false, reason: 'MaintenanceExpired', release: release() });
+  });
+
+  it('raise a refusal as the SDK error of its code', async () => {
+    const error = await client().listReleases({ licenseKey: 'ACME-UNKN-OWN0' }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(LicenseRejectedError);
+    expect((error as LicenseRejectedError).code).toBe('LicenseNotFound');
+    const other = new KeyforgeClient({ baseUrl: api.origin, product: 'Other App', issuer: ISSUER });
+    expect(await codeOf(other.checkForUpdate({ licenseKey: KEY, currentVersion: '1.0.0' }))).toBe('ProductMismatch');
+  });
+});
+
+describe('downloadArtifact', () => {
+  it('returns the verified bytes, fetched from the link with no license header', async () => {
+    const bytes = await client().downloadArtifact(artifact, { licenseKey: KEY });
+    expect(Buffer.from(bytes).equals(FILE)).toBe(true);
+    expect(apiSeen.some((seen) => seen.url.startsWith(`/api/v1/artifacts/${artifact.id}/download`) && seen.authorization === `License ${KEY}`)).toBe(true);
+    expect(fileSeen).toEqual([{ url: `/blob/${artifact.id}?token=short-lived`, authorization: undefined }]);
+  });
+
+  it('refuses bytes that do not match the signed digests (ArtifactIntegrity)', async () => {
+    fileRule = (response) => {
+      const altered = Buffer.from(FILE);
+      altered[100] ^= 1;
+      response.end(altered);
+      return true;
+    };
+    expect(await codeOf(client().downloadArtifact(artifact, { licenseKey: KEY }))).toBe('ArtifactIntegrity');
+  });
+
+  it('stops reading at the signed size: a longer file is refused', async () => {
+    fileRule = (response) => {
+      response.writeHead(200);
+      response.write(FILE);
+      response.end(FILE);
+      return true;
+    };
+    expect(await codeOf(client().downloadArtifact(artifact, { licenseKey: KEY }))).toBe('ArtifactIntegrity');
+  });
+
+  it('checks the signature before fetching anything: another product\'s, an edited listing, an unknown key', async () => {
+    const sdk = client();
+    for (const candidate of [await signedArtifact({ product: 'Other App' }), { ...artifact, size: artifact.size + 1 }, { ...artifact, signature: `${artifact.signature.slice(0, -2)}AA` }]) {
+      expect(await codeOf(sdk.downloadArtifact(candidate, { licenseKey: KEY }))).toBe('ArtifactIntegrity');
+    }
+    expect(fileSeen).toEqual([]);
+    expect(apiSeen.some((seen) => seen.url.includes('/download'))).toBe(false);
+  });
+
+  it('does not follow a redirect from the link (InvalidResponse)', async () => {
+    fileRule = (response) => {
+      response.writeHead(302, { location: `${files.origin}/elsewhere` });
+      response.end();
+      return true;
+    };
+    expect(await codeOf(client().downloadArtifact(artifact, { licenseKey: KEY }))).toBe('InvalidResponse');
+    expect(fileSeen.map((seen) => seen.url)).toEqual([`/blob/${artifact.id}?token=short-lived`]);
+  });
+
+  it('retries a transient failure of the file host', async () => {
+    let failures = 1;
+    fileRule = (response) => {
+      if (failures-- <= 0) return false;
+      response.writeHead(503);
+      response.end('<Error>SlowDown</Error>');
+      return true;
+    };
+    const bytes = await client().downloadArtifact(artifact, { licenseKey: KEY });
+    expect(bytes.length).toBe(FILE.length);
+    expect(fileSeen.length).toBe(2);
+  });
+});
