@@ -177,3 +177,12 @@ def test_request_armor_is_base64_of_the_json() -> None:
     vector = VECTORS["activationRequests"][0]
     body = "".join(vector["request"].splitlines()[1:-1])
     assert json.loads(base64.b64decode(body))["mac"] == vector["mac"]
+
+
+@pytest.mark.parametrize("name", names("artifactSignatures"))
+def test_artifact_signature(name: str) -> None:
+    # verify_artifact: the check download_artifact makes of the signature and the downloaded bytes.
+    vector = by_name("artifactSignatures", name)
+    client = client_for({**vector, "now": 0}, MemoryStore())
+    result = verdict(lambda: client.verify_artifact(vector["artifact"], b64url_decode(vector["file"])))
+    assert result == ({"valid": True, "claims": vector["expect"]["claims"]} if vector["expect"]["valid"] else vector["expect"])

@@ -19,6 +19,7 @@ from .errors import ApiError, KeyforgeError, LicenseRejectedError, NetworkError,
 from .fingerprint import machine_fingerprint, machine_id
 from .floating import FloatingSession
 from .license_files import open_license_file
+from .releases import UpdateCheck, current_platform
 from .stores import FileStore, MemoryStore, TokenStore
 from .tokens import Entitlement
 from .usage import QueuedUsage
@@ -39,6 +40,8 @@ __all__ = [
     "QueuedUsage",
     "UsageFlush",
     "Validation",
+    "UpdateCheck",
+    "current_platform",
     "Entitlement",
     "FloatingSession",
     "LicenseWatcher",

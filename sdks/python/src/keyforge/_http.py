@@ -125,6 +125,7 @@ class Transport:
         self._ssl_context = ssl_context
         self._user_agent = user_agent
         self._sleep = sleep
+        self._proxy_option = proxy
         if proxy is None:
             bypass = urllib.request.proxy_bypass(parsed.netloc) if self._host else True
             proxy = "" if bypass else urllib.request.getproxies().get(self._scheme, "")
@@ -162,7 +163,7 @@ class Transport:
             return f"http://{self._host}{port}{self._prefix}{path}"
         return self._prefix + path
 
-    def once(self, method: str, path: str, body: Optional[Dict[str, Any]] = None, bearer: Optional[str] = None) -> Answer:
+    def once(self, method: str, path: str, body: Optional[Dict[str, Any]] = None, bearer: Optional[str] = None, license: Optional[str] = None) -> Answer:
         """One request: the answer's JSON when 2xx, else an :class:`ApiError`; no answer: :class:`NetworkError`.
 
         The timeout bounds the whole attempt (connect, send, and reading the answer), not each socket read.
@@ -175,6 +176,9 @@ class Transport:
             payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         if bearer is not None:
             headers["Authorization"] = f"Bearer {bearer}"
+        if license is not None:
+            # The release routes: the key in the header (never in the URL).
+            headers["Authorization"] = f"License {license}"
         connection = self._connection(self.timeout)
         try:
             try:
@@ -223,6 +227,62 @@ class Transport:
         if not isinstance(parsed, dict):
             return self._fail(method, path, status, response_headers, "InvalidResponse", f"{method} {path}: the answer is not the API's JSON (HTTP {status}).")
         return Answer(status, response_headers, parsed)
+
+    def for_url(self, url: str) -> "Transport":
+        """A transport to the origin of an absolute ``url`` (a download link), with this one's settings."""
+        parsed = urllib.parse.urlsplit(url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise ApiError("InvalidResponse", "The download answer carries no http(s) link.", status=200)
+        return Transport(f"{parsed.scheme}://{parsed.netloc}", self.timeout, self.retry, self._clock, self._ssl_context, self._user_agent, self._sleep, self._proxy_option)
+
+    def download(self, target: str, max_bytes: int, write: Callable[[bytes], None]) -> int:
+        """GETs ``target`` (a path and query on this transport's origin) with no credentials and hands the body to
+        ``write`` chunk by chunk; returns the bytes read. Redirects are not followed (a 3xx is ``InvalidResponse``).
+        The timeout bounds each wait for data (connect, then each read), not the whole download. A body longer than
+        ``max_bytes`` stops the read with ``ArtifactIntegrity``.
+        """
+        from .errors import VerificationError
+
+        what = "GET (download link)"
+        connection = self._connection(self.timeout)
+        try:
+            try:
+                headers = {"Accept": "*/*", "User-Agent": self._user_agent}
+                if self._proxy is not None and self._scheme == "http":
+                    headers.update(self._proxy_headers())
+                connection.request("GET", self._target(target), headers=headers)
+                response = connection.getresponse()
+                status = response.status
+                response_headers = {name.lower(): value for name, value in response.getheaders()}
+                if 300 <= status < 400:
+                    return self._fail(what, "", status, response_headers, "InvalidResponse", f"{what}: answered a redirect (HTTP {status}), which is not followed.").status
+                if not 200 <= status < 300:
+                    raw = response.read(65536)
+                    try:
+                        problem = loads(raw.decode("utf-8")).get("error")
+                    except (ValueError, UnicodeDecodeError, AttributeError, RecursionError):
+                        problem = None
+                    details: Dict[str, Any] = problem if isinstance(problem, dict) else {}
+                    code, message = details.get("code"), details.get("message")
+                    return self._fail(what, "", status, response_headers, code if isinstance(code, str) else _status_code(status), message if isinstance(message, str) else f"{what}: HTTP {status}.").status
+                length = response_headers.get("content-length")
+                if length is not None and length.strip().isdigit() and int(length) > max_bytes:
+                    raise VerificationError("ArtifactIntegrity", f"{what}: the file is {int(length)} bytes, more than the {max_bytes} signed.")
+                size = 0
+                while True:
+                    chunk = response.read1(65536) if hasattr(response, "read1") else response.read(65536)
+                    if not chunk:
+                        return size
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise VerificationError("ArtifactIntegrity", f"{what}: the file is longer than the {max_bytes} bytes signed.")
+                    write(chunk)
+            except socket.timeout as error:
+                raise NetworkError("Timeout", f"{what}: no data within {self.timeout:g} s.") from error
+            except (OSError, http.client.HTTPException) as error:
+                raise NetworkError("NetworkError", f"{what}: {error or type(error).__name__}") from error
+        finally:
+            connection.close()
 
     def _read(self, connection: http.client.HTTPConnection, response: http.client.HTTPResponse, deadline: float) -> Optional[bytes]:
         """The body, read against the attempt's deadline; None when it exceeds MAX_BODY_BYTES."""

@@ -6,9 +6,11 @@ import datetime
 import hashlib
 import json
 import math
+import os
 import re
 import secrets
 import ssl
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -31,6 +33,7 @@ from .license_files import (
     request_mac,
     sign_deactivation_proof,
 )
+from .releases import ArtifactDigest, UpdateCheck, current_platform, verify_artifact_signature
 from .stores import MemoryStore, TokenStore
 from .tokens import Entitlement, verify_claims
 from .usage import QueuedUsage, UsageQueue
@@ -46,6 +49,7 @@ __all__ = [
     "UsageFlush",
     "ActivationRequest",
     "OfflineDeactivation",
+    "UpdateCheck",
 ]
 
 #: Below this, a measured clock difference is noise (whole-second ``iat``, network latency).
@@ -806,6 +810,158 @@ class KeyforgeClient:
             return self._clock() + float(self._load(license_key)["skewMs"]) / 1000
         except VerificationError:
             return self._clock()
+
+    # -- releases ---------------------------------------------------------------------------------------------
+
+    def list_releases(
+        self,
+        license_key: str,
+        *,
+        channel: Optional[str] = None,
+        platform: Optional[str] = None,
+        arch: Optional[str] = None,
+        device_id: Optional[str] = None,
+        limit: Optional[int] = None,
+    ) -> List[Dict[str, Any]]:
+        """The published releases this license may download (its features and maintenance period allow), newest
+        first, of ``channel`` (default stable) and the more stable ones, with the artifacts of ``platform``/``arch``
+        (default: this process's, see :func:`keyforge.releases.current_platform`). Each release and artifact is the
+        API's JSON object. The key goes in the ``Authorization: License`` header, never in the URL; with ``device_id``
+        the device must hold an activation.
+
+        Raises :class:`LicenseRejectedError` / :class:`ApiError` (``ProductMismatch``, ``LicenseNotFound`` …).
+        """
+        answer = self._release_call("/api/v1/releases", license_key, device_id, {**self._release_query(channel, platform, arch), "limit": limit})
+        releases = answer.get("releases")
+        if not isinstance(releases, list):
+            raise ApiError("InvalidResponse", "GET /api/v1/releases answered without releases.", status=200)
+        return releases
+
+    def check_for_update(
+        self,
+        license_key: str,
+        current_version: str,
+        *,
+        channel: Optional[str] = None,
+        platform: Optional[str] = None,
+        arch: Optional[str] = None,
+        device_id: Optional[str] = None,
+    ) -> UpdateCheck:
+        """Whether a release newer than ``current_version`` (semver) is available to this license on ``channel``
+        (default stable) for ``platform``/``arch`` (default: this process's). Raises ``InvalidRequest`` for a
+        version that is not semantic, and the errors of :meth:`list_releases`."""
+        if not isinstance(current_version, str) or not current_version:
+            raise TypeError("current_version must be the running version (semver).")
+        answer = self._release_call("/api/v1/releases/upgrade", license_key, device_id, {"version": current_version, **self._release_query(channel, platform, arch)})
+        available = answer.get("available")
+        if not isinstance(available, bool):
+            raise ApiError("InvalidResponse", "GET /api/v1/releases/upgrade answered without `available`.", status=200)
+        release = answer.get("release") if isinstance(answer.get("release"), dict) else None
+        reason = None if available else (answer.get("reason") if isinstance(answer.get("reason"), str) else "NoNewerRelease")
+        return UpdateCheck(available, reason, release)
+
+    def download_artifact(
+        self,
+        license_key: str,
+        artifact: Mapping[str, Any],
+        path: Optional[str] = None,
+        *,
+        device_id: Optional[str] = None,
+    ) -> Union[bytes, str]:
+        """Downloads an artifact and returns it only once it checks out: the signature first (as an offline token:
+        EdDSA, a trusted ``kid``, the issuer; then this artifact of this product), then the file, read with a cap of
+        the signed size and hashed as it arrives, whose size, SHA-256 and SHA-512 must be the signed ones.
+
+        The link comes from ``GET /api/v1/artifacts/{id}/download`` (the key in the header); the file is fetched from
+        that link alone — possibly another host (a presigned object-store URL) — with no credentials and no redirect
+        followed. ``timeout`` bounds each wait for data, not the whole download. Transient failures are retried.
+
+        Without ``path`` the bytes are returned (held in memory). With ``path`` the file is streamed to a temporary
+        file beside it (mode 0600), renamed to ``path`` once verified, and ``path`` is returned; on any failure the
+        temporary file is removed and ``path`` is untouched.
+
+        Raises :class:`VerificationError` ``ArtifactIntegrity`` when anything does not match; the errors of
+        :meth:`list_releases`.
+        """
+        claims = self._artifact_claims(artifact)
+        answer = self._release_call(f"/api/v1/artifacts/{urllib.parse.quote(str(artifact.get('id')), safe='')}/download", license_key, device_id, {})
+        url = answer.get("url")
+        if not isinstance(url, str):
+            raise ApiError("InvalidResponse", "The download answer carries no link.", status=200)
+        transport = self._transport.for_url(url)
+        parsed = urllib.parse.urlsplit(url)
+        target = (parsed.path or "/") + (f"?{parsed.query}" if parsed.query else "")
+        if path is None:
+            chunks: List[bytes] = []
+
+            def attempt_memory(_n: int) -> ArtifactDigest:
+                chunks.clear()
+                digest = ArtifactDigest()
+
+                def write(chunk: bytes) -> None:
+                    digest.update(chunk)
+                    chunks.append(chunk)
+
+                transport.download(target, claims["size"], write)
+                return digest
+
+            self._transport.retrying(attempt_memory).check(claims)
+            return b"".join(chunks)
+        directory = os.path.dirname(os.path.abspath(path))
+        descriptor, temporary = tempfile.mkstemp(prefix=".keyforge-download-", dir=directory)
+        try:
+            with os.fdopen(descriptor, "wb") as handle:
+
+                def attempt_file(_n: int) -> ArtifactDigest:
+                    handle.seek(0)
+                    handle.truncate()
+                    digest = ArtifactDigest()
+
+                    def write(chunk: bytes) -> None:
+                        digest.update(chunk)
+                        handle.write(chunk)
+
+                    transport.download(target, claims["size"], write)
+                    return digest
+
+                self._transport.retrying(attempt_file).check(claims)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise
+        return path
+
+    def verify_artifact(self, artifact: Mapping[str, Any], data: bytes) -> Dict[str, Any]:
+        """Checks bytes obtained another way (an updater's own download) against an artifact's signature: the
+        checks of :meth:`download_artifact`. Returns the signed claims; raises ``ArtifactIntegrity``."""
+        claims = self._artifact_claims(artifact)
+        digest = ArtifactDigest()
+        digest.update(bytes(data))
+        digest.check(claims)
+        return claims
+
+    def _artifact_claims(self, artifact: Mapping[str, Any]) -> Dict[str, Any]:
+        return verify_artifact_signature(artifact, lambda kid: self._keys.key_for(kid, True), issuer=self.issuer, products=self.products)
+
+    @staticmethod
+    def _release_query(channel: Optional[str], platform: Optional[str], arch: Optional[str]) -> Dict[str, Optional[str]]:
+        here_platform, here_arch = current_platform()
+        return {"channel": channel, "platform": platform if platform is not None else here_platform, "arch": arch if arch is not None else here_arch}
+
+    def _release_call(self, path: str, license_key: str, device_id: Optional[str], query: Mapping[str, Any]) -> Dict[str, Any]:
+        """A GET of the release API: the key in ``Authorization: License``, the product and the device in the query."""
+        license_key = _require_key(license_key)
+        params = [("product", self.products[0])] + [(name, str(value)) for name, value in {**query, "deviceId": device_id}.items() if value is not None]
+        target = f"{path}?{urllib.parse.urlencode(params)}"
+        answer = self._transport.retrying(lambda _n: self._transport.once("GET", target, license=license_key)).json
+        if answer.get("isValid") is False:
+            raise _rejection(answer)
+        return answer
 
     # -- internals --------------------------------------------------------------------------------------------
 
