@@ -77,6 +77,16 @@ func (t *transport) jitter(upTo time.Duration) time.Duration {
 
 // once makes one request: the answer's JSON object when 2xx, else an *Error (KindAPI); no answer → KindNetwork.
 func (t *transport) once(ctx context.Context, method, path string, body any, bearer string) (*answer, error) {
+	authorization := ""
+	if bearer != "" {
+		authorization = "Bearer " + bearer
+	}
+	return t.request(ctx, method, path, body, authorization)
+}
+
+// request is once with any Authorization header value ("" for none): a session's Bearer token, or the release
+// routes' "License <key>" (keys never go in URLs).
+func (t *transport) request(ctx context.Context, method, path string, body any, authorization string) (*answer, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -99,8 +109,8 @@ func (t *transport) once(ctx context.Context, method, path string, body any, bea
 	if body != nil {
 		request.Header.Set("Content-Type", "application/json")
 	}
-	if bearer != "" {
-		request.Header.Set("Authorization", "Bearer "+bearer)
+	if authorization != "" {
+		request.Header.Set("Authorization", authorization)
 	}
 	noAnswer := func(err error) error {
 		if ctx.Err() != nil {

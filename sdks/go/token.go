@@ -75,52 +75,67 @@ func jsonObjectOf(data []byte) (map[string]any, bool) {
 // verifyToken verifies a compact JWS: EdDSA only, a trusted key, issuer, times, then product, device and challenge
 // (the checks of the TypeScript SDK's verifyOfflineToken, in the same order, so the same token gets the same code).
 func (c *Client) verifyToken(ctx context.Context, token string, o verifyOptions) (*Entitlement, error) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return nil, tokenInvalid("not a compact JWS")
-	}
-	headerBytes, ok := decodeSegment(parts[0])
-	if !ok {
-		return nil, tokenInvalid("its header is not base64url")
-	}
-	header, ok := jsonObjectOf(headerBytes)
-	if !ok {
-		return nil, tokenInvalid("its header is not a JSON object")
-	}
-	if _, present := header["crit"]; present {
-		return nil, tokenInvalid("it names critical header parameters")
-	}
-	alg, _ := header["alg"].(string)
-	if alg != "EdDSA" {
-		return nil, tokenInvalid(fmt.Sprintf("algorithm %q is not allowed: only EdDSA", alg))
-	}
-	kidValue, present := header["kid"]
-	if !present {
-		return nil, verificationError(CodeTokenInvalid, "The token names no signing key (kid).")
-	}
-	kid, isString := kidValue.(string)
-	if !isString {
-		return nil, verificationError(CodeKeyUnknown, "The token's kid is not a key id.")
-	}
-	key, err := c.keys.keyFor(ctx, kid, o.online)
+	kid, claims, err := c.verifyJWS(ctx, token, o.online)
 	if err != nil {
 		return nil, err
 	}
+	return c.checkClaims(kid, claims, o)
+}
+
+// verifyJWS checks a compact JWS's form, algorithm (EdDSA only), key (a trusted kid) and signature, and returns the
+// kid and the payload's claims. Shared by offline tokens, license files and artifact signatures.
+func (c *Client) verifyJWS(ctx context.Context, token string, online bool) (string, map[string]any, error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return "", nil, tokenInvalid("not a compact JWS")
+	}
+	headerBytes, ok := decodeSegment(parts[0])
+	if !ok {
+		return "", nil, tokenInvalid("its header is not base64url")
+	}
+	header, ok := jsonObjectOf(headerBytes)
+	if !ok {
+		return "", nil, tokenInvalid("its header is not a JSON object")
+	}
+	if _, present := header["crit"]; present {
+		return "", nil, tokenInvalid("it names critical header parameters")
+	}
+	alg, _ := header["alg"].(string)
+	if alg != "EdDSA" {
+		return "", nil, tokenInvalid(fmt.Sprintf("algorithm %q is not allowed: only EdDSA", alg))
+	}
+	kidValue, present := header["kid"]
+	if !present {
+		return "", nil, verificationError(CodeTokenInvalid, "The token names no signing key (kid).")
+	}
+	kid, isString := kidValue.(string)
+	if !isString {
+		return "", nil, verificationError(CodeKeyUnknown, "The token's kid is not a key id.")
+	}
+	key, err := c.keys.keyFor(ctx, kid, online)
+	if err != nil {
+		return "", nil, err
+	}
 	signature, ok := decodeSegment(parts[2])
 	if !ok || len(signature) != ed25519.SignatureSize {
-		return nil, tokenInvalid("its signature is malformed")
+		return "", nil, tokenInvalid("its signature is malformed")
 	}
 	if !ed25519.Verify(key, []byte(parts[0]+"."+parts[1]), signature) {
-		return nil, tokenInvalid("the signature does not verify")
+		return "", nil, tokenInvalid("the signature does not verify")
 	}
 	payloadBytes, ok := decodeSegment(parts[1])
 	if !ok {
-		return nil, tokenInvalid("its payload is not base64url")
+		return "", nil, tokenInvalid("its payload is not base64url")
 	}
 	claims, ok := jsonObjectOf(payloadBytes)
 	if !ok {
-		return nil, tokenInvalid("its payload is not a JSON object")
+		return "", nil, tokenInvalid("its payload is not a JSON object")
 	}
+	return kid, claims, nil
+}
+
+// checkClaims makes the claim checks of an offline token (issuer, times, product, device, challenge).
+func (c *Client) checkClaims(kid string, claims map[string]any, o verifyOptions) (*Entitlement, error) {
 	// Presence, in the order the reference implementation checks it: iss, product, exp, iat, sub.
 	for _, claim := range []string{"iss", "product", "exp", "iat", "sub"} {
 		if _, present := claims[claim]; !present {

@@ -83,6 +83,14 @@ type vectorFile struct {
 		LicenseKey string       `json:"licenseKey"`
 		Expect     vectorExpect `json:"expect"`
 	} `json:"activationResponses"`
+	ArtifactSignatures []struct {
+		Name   string       `json:"name"`
+		JWKS   string       `json:"jwks"`
+		File   string       `json:"file"`
+		Expect vectorExpect `json:"expect"`
+		// Artifact is kept raw and decoded into the SDK's own type, as a listing is.
+		Artifact json.RawMessage `json:"artifact"`
+	} `json:"artifactSignatures"`
 	DeactivationProofs []struct {
 		Name      string `json:"name"`
 		DeviceKey string `json:"deviceKey"`
@@ -342,5 +350,26 @@ func TestVectorsDeactivationProofs(t *testing.T) {
 		if proof != vector.Proof {
 			t.Errorf("deactivationProofs/%s: proof differs:\n got  %q\n want %q", vector.Name, proof, vector.Proof)
 		}
+	}
+}
+
+func TestVectorsArtifactSignatures(t *testing.T) {
+	v := loadVectors(t)
+	if len(v.ArtifactSignatures) == 0 {
+		t.Fatal("no artifact signature vectors")
+	}
+	for _, vector := range v.ArtifactSignatures {
+		// VerifyArtifact: the check DownloadArtifact makes of the signature and the downloaded bytes.
+		client := vectorClient(t, v, vector.JWKS, 0, nil)
+		var artifact Artifact
+		if err := json.Unmarshal(vector.Artifact, &artifact); err != nil {
+			t.Fatal(err)
+		}
+		file, err := base64.RawURLEncoding.DecodeString(vector.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims, err := client.VerifyArtifact(context.Background(), artifact, file)
+		checkVerdict(t, vector.Name, vector.Expect, claims, err)
 	}
 }
