@@ -222,6 +222,163 @@ namespace Keyforge.Tests
             });
         }
 
+        /// <summary>
+        /// ListReleasesAsync, CheckForUpdateAsync and DownloadArtifactAsync against a local stub of the release API, the
+        /// file served by a second stub (another host, as a presigned object-store link is); and the artifact vectors.
+        /// </summary>
+        static void ReleaseTests()
+        {
+            Test("vectors: artifact signatures", () =>
+            {
+                foreach (var vector in List("artifactSignatures"))
+                {
+                    var withClock = new Dictionary<string, object>(vector) { { "now", 0d } };
+                    using (var client = VectorClient(withClock))
+                    {
+                        var expect = vector.Obj("expect");
+                        IDictionary<string, object> claims = null;
+                        var code = Code(() => claims = Run(client.VerifyArtifactAsync(Artifact.FromJson(vector.Obj("artifact")), Codec.FromBase64UrlStrict(vector.Str("file")))));
+                        if (expect.IsTrue("valid"))
+                            Check(code == null && Json.Stringify(Sorted(claims)) == Json.Stringify(Sorted(expect.Obj("claims"))), vector.Str("name") + ": expected valid, got " + code);
+                        else Check(code == expect.Str("error"), vector.Str("name") + ": expected " + expect.Str("error") + ", got " + (code ?? "valid"));
+                    }
+                }
+            });
+
+            const string key = "ACME-RELS-TEST-KEY1-0001";
+            var file = Encoding.UTF8.GetBytes(string.Concat(Enumerable.Repeat("installer bytes\n", 4096)));
+            var signer = (IDictionary<string, object>)((IDictionary<string, object>)vectors["keys"])["new"];
+            Func<Dictionary<string, object>, Artifact> artifactWith = changes =>
+            {
+                string sha256, sha512;
+                using (var h = System.Security.Cryptography.SHA256.Create()) sha256 = string.Concat(h.ComputeHash(file).Select(b => b.ToString("x2")));
+                using (var h = System.Security.Cryptography.SHA512.Create()) sha512 = string.Concat(h.ComputeHash(file).Select(b => b.ToString("x2")));
+                var claims = new Dictionary<string, object>
+                {
+                    { "typ", "keyforge.artifact" }, { "iss", (string)vectors["issuer"] }, { "product", "Acme Studio" }, { "release", "rel-1" }, { "version", "2.0.0" },
+                    { "artifact", "art-1" }, { "filename", "acme.tar.gz" }, { "platform", "linux" }, { "arch", "x64" }, { "size", (double)file.Length },
+                    { "sha256", sha256 }, { "sha512", sha512 }, { "iat", 1780315200d },
+                };
+                foreach (var change in changes ?? new Dictionary<string, object>()) claims[change.Key] = change.Value;
+                var header = new Dictionary<string, object> { { "alg", "EdDSA" }, { "kid", signer.Str("kid") }, { "typ", "JWT" } };
+                var input = Codec.Base64Url(Codec.Utf8.GetBytes(Json.Stringify(header))) + "." + Codec.Base64Url(Codec.Utf8.GetBytes(Json.Stringify(claims)));
+                return new Artifact { Id = "art-1", Filename = "acme.tar.gz", Platform = "linux", Arch = "x64", Filetype = "tar.gz", Size = file.Length, Sha256 = sha256, Sha512 = sha512, Signature = input + "." + Codec.Base64Url(Sodium.Sign(Codec.Utf8.GetBytes(input), Codec.FromBase64UrlStrict(signer.Str("seed")))) };
+            };
+            var jwks = Json.Stringify(((IDictionary<string, object>)vectors["jwks"])["rotated"]);
+            // The file host: what it serves is up to each test; it records each request's Authorization header.
+            Func<HttpListenerContext, int, Task> serveFile = null;
+            var fileRequests = new List<string>();
+            Func<string, string, KeyforgeClient> releaseClient = (url, product) => new KeyforgeClient(new KeyforgeClientOptions
+            {
+                BaseUrl = url, Products = new[] { product }, Issuer = (string)vectors["issuer"],
+                Retry = new RetryOptions { Attempts = 3, BaseDelay = TimeSpan.FromMilliseconds(5), MaxDelay = TimeSpan.FromMilliseconds(20) },
+            });
+            Action<Action<TestServer, TestServer, List<HttpListenerRequest>>> withStubs = body =>
+            {
+                var apiRequests = new List<HttpListenerRequest>();
+                using (var files = new TestServer((context, n) => { lock (fileRequests) fileRequests.Add(context.Request.Url.PathAndQuery + " " + (context.Request.Headers["Authorization"] ?? "-")); return serveFile(context, n); }))
+                using (var api = new TestServer((context, n) =>
+                {
+                    lock (apiRequests) apiRequests.Add(context.Request);
+                    var path = context.Request.Url.AbsolutePath;
+                    if (path == "/.well-known/jwks.json") return TestServer.Send(context, 200, jwks);
+                    if (context.Request.Headers["Authorization"] != "License " + key) return TestServer.Send(context, 200, "{\"isValid\":false,\"errorCode\":\"LicenseNotFound\",\"message\":\"no\"}");
+                    if (context.Request.QueryString["product"] != "Acme Studio") return TestServer.Send(context, 200, "{\"isValid\":false,\"errorCode\":\"ProductMismatch\",\"message\":\"no\"}");
+                    if (path == "/api/v1/releases") return TestServer.Send(context, 200, "{\"releases\":[{\"id\":\"rel-1\",\"version\":\"2.0.0\",\"channel\":\"stable\",\"artifacts\":[{\"id\":\"art-1\",\"size\":5}]}]}");
+                    if (path == "/api/v1/releases/upgrade") return TestServer.Send(context, 200, "{\"available\":false,\"reason\":\"FeatureMissing\",\"release\":{\"id\":\"rel-1\",\"version\":\"2.0.0\",\"artifacts\":[]}}");
+                    if (path == "/api/v1/artifacts/art-1/download") return TestServer.Send(context, 200, "{\"url\":\"" + filesUrl + "/blob/art-1?token=short\",\"expiresAt\":\"2030-01-01T00:00:00Z\"}");
+                    return TestServer.Send(context, 404, "{\"error\":{\"code\":\"NotFound\",\"message\":\"no route\"}}");
+                }))
+                {
+                    filesUrl = files.Url;
+                    lock (fileRequests) fileRequests.Clear();
+                    body(api, files, apiRequests);
+                }
+            };
+
+            Test("releases: the key in Authorization: License, never in the URL; the filters and the product in the query; reasons", () => withStubs((api, files, seen) =>
+            {
+                using (var client = releaseClient(api.Url, "Acme Studio"))
+                {
+                    var releases = Run(client.ListReleasesAsync(key, channel: "beta", platform: "darwin", arch: "arm64", deviceId: "dev-1"));
+                    Check(releases.Count == 1 && releases[0].Version == "2.0.0" && releases[0].Artifacts[0].Size == 5, "the releases are read");
+                    var request = seen.Last();
+                    Check(request.Headers["Authorization"] == "License " + key && !request.Url.ToString().Contains(key), "the key travels in the header only");
+                    Check(request.Url.Query == "?product=Acme%20Studio&channel=beta&platform=darwin&arch=arm64&deviceId=dev-1", "query " + request.Url.Query);
+                    Run(client.ListReleasesAsync(key));
+                    Check(seen.Last().QueryString["platform"] == CurrentPlatform.Platform && seen.Last().QueryString["arch"] == CurrentPlatform.Arch && seen.Last().QueryString["channel"] == null, "defaults: this process's platform");
+                    Check(CurrentPlatform.Platform == "linux" || Environment.OSVersion.Platform != PlatformID.Unix || Directory.Exists("/System/Library/CoreServices"), "linux is linux");
+                    var check = Run(client.CheckForUpdateAsync(key, "1.0.0"));
+                    Check(!check.Available && check.Reason == "FeatureMissing" && check.Release.Version == "2.0.0" && seen.Last().QueryString["version"] == "1.0.0", "the update check's reason");
+                    Check(Code(() => Run(client.ListReleasesAsync("ACME-OTHER"))) == "LicenseNotFound", "a refusal is its code");
+                }
+                using (var other = releaseClient(api.Url, "Other App")) Check(Code(() => Run(other.CheckForUpdateAsync(key, "1.0.0"))) == "ProductMismatch", "another product");
+            }));
+
+            Test("releases: a download returns the verified bytes, fetched from the link without the key; to a file too", () => withStubs((api, files, seen) =>
+            {
+                serveFile = (context, n) => SendBytes(context, 200, file);
+                using (var client = releaseClient(api.Url, "Acme Studio"))
+                {
+                    Check(Run(client.DownloadArtifactAsync(key, artifactWith(null))).SequenceEqual(file), "the bytes");
+                    Check(fileRequests.SequenceEqual(new[] { "/blob/art-1?token=short -" }), "the link alone, no key: " + string.Join(",", fileRequests));
+                    var dir = Path.Combine(Path.GetTempPath(), "kf-dotnet-dl-" + Guid.NewGuid().ToString("N"));
+                    Directory.CreateDirectory(dir);
+                    try
+                    {
+                        Run(client.DownloadArtifactToFileAsync(key, artifactWith(null), Path.Combine(dir, "acme.tar.gz")));
+                        Check(File.ReadAllBytes(Path.Combine(dir, "acme.tar.gz")).SequenceEqual(file) && Directory.GetFiles(dir).Length == 1, "the file");
+                        var altered = (byte[])file.Clone();
+                        altered[100] ^= 1;
+                        serveFile = (context, n) => SendBytes(context, 200, altered);
+                        Check(Code(() => Run(client.DownloadArtifactToFileAsync(key, artifactWith(null), Path.Combine(dir, "other.tar.gz")))) == "ArtifactIntegrity", "altered bytes to a file");
+                        Check(Directory.GetFiles(dir).Length == 1, "nothing left behind");
+                    }
+                    finally { Directory.Delete(dir, true); }
+                }
+            }));
+
+            Test("releases: bytes that do not match, a signature that does not, a redirect: refused; a 503 retried", () => withStubs((api, files, seen) =>
+            {
+                using (var client = releaseClient(api.Url, "Acme Studio"))
+                {
+                    var altered = (byte[])file.Clone();
+                    altered[100] ^= 1;
+                    foreach (var body in new[] { altered, file.Concat(new byte[] { 33 }).ToArray(), file.Take(file.Length - 1).ToArray() })
+                    {
+                        serveFile = (context, n) => SendBytes(context, 200, body);
+                        Check(Code(() => Run(client.DownloadArtifactAsync(key, artifactWith(null)))) == "ArtifactIntegrity", "bytes that do not match");
+                    }
+                    lock (fileRequests) fileRequests.Clear();
+                    var good = artifactWith(null);
+                    var edited = artifactWith(null);
+                    edited.Size++;
+                    var forged = artifactWith(null);
+                    forged.Signature = forged.Signature.Substring(0, forged.Signature.Length - 2) + "AA";
+                    foreach (var candidate in new[] { artifactWith(new Dictionary<string, object> { { "product", "Other App" } }), edited, forged })
+                        Check(Code(() => Run(client.DownloadArtifactAsync(key, candidate))) == "ArtifactIntegrity", "a signature that does not check out");
+                    Check(fileRequests.Count == 0, "nothing fetched before the signature checks out");
+                    serveFile = (context, n) => { context.Response.Redirect(filesUrl + "/elsewhere"); return Task.FromResult(0); };
+                    Check(Code(() => Run(client.DownloadArtifactAsync(key, good))) == "InvalidResponse", "a redirect is not followed");
+                    Check(fileRequests.Count == 1, "only the link was fetched: " + string.Join(",", fileRequests));
+                    var failures = 1;
+                    lock (fileRequests) fileRequests.Clear();
+                    serveFile = (context, n) => Interlocked.Decrement(ref failures) >= 0 ? TestServer.Send(context, 503, "<Error/>", "application/xml") : SendBytes(context, 200, file);
+                    Check(Run(client.DownloadArtifactAsync(key, good)).SequenceEqual(file) && fileRequests.Count == 2, "a 503 of the file host is retried");
+                }
+            }));
+        }
+
+        static string filesUrl;
+
+        static async Task SendBytes(HttpListenerContext context, int status, byte[] bytes)
+        {
+            context.Response.StatusCode = status;
+            context.Response.ContentType = "application/octet-stream";
+            context.Response.ContentLength64 = bytes.Length;
+            await context.Response.OutputStream.WriteAsync(bytes, 0, bytes.Length).ConfigureAwait(false);
+        }
+
         static KeyforgeClient ClientFor(string url, int attempts = 3, double timeoutMs = 2000)
         {
             return new KeyforgeClient(new KeyforgeClientOptions
@@ -506,6 +663,7 @@ namespace Keyforge.Tests
             vectors = (IDictionary<string, object>)Json.Parse(File.ReadAllText(Path.Combine(RepositoryRoot(), "sdks", "conformance", "vectors.json")));
             Check((double)vectors["format"] == 1, "vectors.json is of another format");
             VectorTests();
+            ReleaseTests();
             HostileServerTests();
             SessionAndQueueTests();
             LocalTests();

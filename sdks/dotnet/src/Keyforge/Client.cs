@@ -42,7 +42,7 @@ namespace Keyforge
     /// The Keyforge licensing client. One instance per server and application; thread-safe: share it. Every method
     /// returns only a granted result and throws a <see cref="KeyforgeException"/> (with its <c>Code</c>) otherwise.
     /// </summary>
-    public sealed class KeyforgeClient : IDisposable
+    public sealed partial class KeyforgeClient : IDisposable
     {
         /// <summary>Below this, a measured clock difference is noise (whole-second iat, network latency).</summary>
         const long SkewNoiseMs = 2000;

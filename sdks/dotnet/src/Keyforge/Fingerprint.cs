@@ -57,7 +57,7 @@ namespace Keyforge
             return line == null ? null : line.Split('"').Reverse().Skip(1).FirstOrDefault();
         }
 
-        static string Run(string file, string arguments)
+        internal static string Run(string file, string arguments)
         {
             try
             {

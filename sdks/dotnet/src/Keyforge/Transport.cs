@@ -57,7 +57,7 @@ namespace Keyforge
 
         public void Dispose() { http.Dispose(); }
 
-        public async Task<Answer> Once(string method, string path, object body = null, string bearer = null, CancellationToken cancel = default(CancellationToken))
+        public async Task<Answer> Once(string method, string path, object body = null, string bearer = null, CancellationToken cancel = default(CancellationToken), string license = null)
         {
             cancel.ThrowIfCancellationRequested();
             using (var attempt = CancellationTokenSource.CreateLinkedTokenSource(cancel))
@@ -66,6 +66,8 @@ namespace Keyforge
                 var request = new HttpRequestMessage(new HttpMethod(method), baseUrl + path);
                 request.Headers.Accept.Add(new MediaTypeWithQualityHeaderValue("application/json"));
                 if (bearer != null) request.Headers.Authorization = new AuthenticationHeaderValue("Bearer", bearer);
+                // The release routes: the key in the header (never in the URL).
+                if (license != null) request.Headers.TryAddWithoutValidation("Authorization", "License " + license);
                 if (body != null) request.Content = new StringContent(Json.Stringify(body), Encoding.UTF8, "application/json");
                 HttpResponseMessage response;
                 string text;
@@ -97,6 +99,64 @@ namespace Keyforge
                     }
                     if (json == null) throw new ApiException(ErrorCodes.InvalidResponse, method + " " + path + ": the answer is not the API's JSON (HTTP " + status + ").", status, requestId, null, RetryAfter(Header(response, "Retry-After")));
                     return new Answer { Status = status, Json = json, Headers = response.Headers };
+                }
+            }
+        }
+
+        /// <summary>
+        /// GETs an absolute <paramref name="url"/> (a download link) with no credentials and hands the body to
+        /// <paramref name="write"/> chunk by chunk. Redirects are not followed (a 3xx is InvalidResponse); a body longer
+        /// than <paramref name="maxBytes"/> stops with ArtifactIntegrity. The timeout bounds each wait for data, not the
+        /// whole body. Errors map as for API calls.
+        /// </summary>
+        public async Task Download(string url, long maxBytes, Action<byte[], int> write, CancellationToken cancel)
+        {
+            const string what = "GET (download link)";
+            cancel.ThrowIfCancellationRequested();
+            using (var attempt = CancellationTokenSource.CreateLinkedTokenSource(cancel))
+            {
+                attempt.CancelAfter(timeout);
+                var request = new HttpRequestMessage(HttpMethod.Get, url);
+                HttpResponseMessage response = null;
+                try
+                {
+                    response = await http.SendAsync(request, HttpCompletionOption.ResponseHeadersRead, attempt.Token).ConfigureAwait(false);
+                    var status = (int)response.StatusCode;
+                    if (status >= 300 && status < 400)
+                        throw new ApiException(ErrorCodes.InvalidResponse, what + ": answered a redirect (HTTP " + status + "), which is not followed.", status, Header(response, "X-Request-Id"));
+                    if (status < 200 || status > 299)
+                    {
+                        var text = await ReadBounded(response, attempt.Token).ConfigureAwait(false);
+                        IDictionary<string, object> error = null;
+                        if (text != null) { try { error = (Json.Parse(text) as IDictionary<string, object>).Obj("error"); } catch (FormatException) { error = null; } }
+                        throw new ApiException(error.Str("code") ?? StatusCode(status), error.Str("message") ?? what + ": HTTP " + status + ".", status, Header(response, "X-Request-Id"), null, RetryAfter(Header(response, "Retry-After")));
+                    }
+                    var declared = response.Content == null ? null : response.Content.Headers.ContentLength;
+                    if (declared != null && declared.Value > maxBytes) throw SignedArtifact.TooLong(maxBytes);
+                    using (var stream = await response.Content.ReadAsStreamAsync().ConfigureAwait(false))
+                    {
+                        var chunk = new byte[65536];
+                        long total = 0;
+                        while (true)
+                        {
+                            attempt.CancelAfter(timeout);
+                            var read = await stream.ReadAsync(chunk, 0, chunk.Length, attempt.Token).ConfigureAwait(false);
+                            if (read == 0) return;
+                            total += read;
+                            if (total > maxBytes) throw SignedArtifact.TooLong(maxBytes);
+                            write(chunk, read);
+                        }
+                    }
+                }
+                catch (Exception error) when (!(error is KeyforgeException))
+                {
+                    if (cancel.IsCancellationRequested) throw new OperationCanceledException(cancel);
+                    if (attempt.IsCancellationRequested) throw new NetworkException(ErrorCodes.Timeout, what + ": no data within " + timeout.TotalMilliseconds + " ms.", error);
+                    throw new NetworkException(ErrorCodes.NetworkError, what + ": " + error.Message, error);
+                }
+                finally
+                {
+                    if (response != null) response.Dispose();
                 }
             }
         }
