@@ -6,7 +6,7 @@ import { currentServerSecrets, ServerSecrets } from '../../server/src/crypto/sec
 import { openDatabase, type Database } from '../../server/src/db/database.js';
 import type { Prisma } from '../../server/src/generated/prisma/client.js';
 import { NO_META, systemActor } from '../../server/src/services/auth/actor.js';
-import { createLicense, type LicenseInput } from '../../server/src/services/licenses/management.js';
+import { createLicense, type CreateLicenseOptions, type LicenseInput } from '../../server/src/services/licenses/management.js';
 import { createProduct } from '../../server/src/services/products.js';
 import { createTenant } from '../../server/src/services/tenants.js';
 import { createUser } from '../../server/src/services/users.js';
@@ -34,7 +34,7 @@ export function seeder({ db, secrets, now }: SeedTarget) {
   const tenant = (input: { name?: string; keyPrefix?: string; subscriptionEndsAt?: Date | null } = {}) =>
     createTenant(ctx(), { name: input.name ?? 'Acme Corp', keyPrefix: input.keyPrefix ?? 'ACME', subscriptionEndsAt: input.subscriptionEndsAt });
   const product = (tenantId: string, name = 'Acme Studio', bundleOf?: string[]) => createProduct(ctx(tenantId), { name, bundleOf });
-  const license = (tenantId: string, productId: string, attributes: Partial<LicenseInput> = {}) => createLicense(ctx(tenantId), { productId, maxActivations: 5, ...attributes });
+  const license = (tenantId: string, productId: string, attributes: Partial<LicenseInput> = {}, options?: CreateLicenseOptions) => createLicense(ctx(tenantId), { productId, maxActivations: 5, ...attributes }, options);
   return {
     ctx,
     tenant,

@@ -28,8 +28,40 @@ export function normalizeLicenseKey(input: string): string | null {
   return KEY_PATTERN.test(key) ? key : null;
 }
 
-/** `ACME-…-WZ3P`: recognisable by a person, useless to an attacker. */
+/**
+ * Keys a vendor issued elsewhere before moving to Keyforge (a product's `allowImportedKeys`): any printable ASCII
+ * (0x21–0x7E: no space, no control character, nothing outside ASCII) of IMPORTED_KEY_MIN_LENGTH to
+ * IMPORTED_KEY_MAX_LENGTH characters. Compared exactly (case-sensitive) once the white space around them is trimmed.
+ */
+export const IMPORTED_KEY_MIN_LENGTH = 8;
+export const IMPORTED_KEY_MAX_LENGTH = 256;
+const IMPORTED_KEY_PATTERN = /^[\x21-\x7E]+$/;
+
+/**
+ * The one form a key is digested, compared and derived from, whatever its format: a Keyforge key normalised
+ * (`normalizeLicenseKey`: case and white space ignored), else an imported key as given with the white space around
+ * it trimmed (case-sensitive); null when it is neither (then no license has it). Linear in the input's length.
+ */
+export function canonicalLicenseKey(input: string): string | null {
+  const keyforge = normalizeLicenseKey(input);
+  if (keyforge) return keyforge;
+  const key = input.trim();
+  if (key.length < IMPORTED_KEY_MIN_LENGTH || key.length > IMPORTED_KEY_MAX_LENGTH) return null;
+  return IMPORTED_KEY_PATTERN.test(key) ? key : null;
+}
+
+/** Whether a canonical key (`canonicalLicenseKey`) is in Keyforge's own format (else it is an imported one). */
+export const isKeyforgeKey = (canonical: string) => KEY_PATTERN.test(canonical);
+
+/** What an invalid key is told (an API's 400, a CSV row's error). */
+export const LICENSE_KEY_FORMAT = `is not a license key: a Keyforge key (PREFIX-XXXX-XXXX-XXXX-XXXX) or an imported key of ${IMPORTED_KEY_MIN_LENGTH}–${IMPORTED_KEY_MAX_LENGTH} printable ASCII characters without white space`;
+
+/**
+ * `ACME-…-WZ3P`: recognisable by a person, useless to an attacker. An imported key (canonical) shows at most a
+ * quarter of its characters: its first and last 4 from 16 characters on, its last 2 below.
+ */
 export function licenseKeyHint(key: string): string {
+  if (!isKeyforgeKey(key)) return key.length >= 16 ? `${key.slice(0, 4)}…${key.slice(-4)}` : `…${key.slice(-2)}`;
   const parts = key.split('-');
   return `${parts[0]}-…-${parts[parts.length - 1]}`;
 }

@@ -27,6 +27,11 @@ export const ProductInputSchema = z.object({
   bundleMemberIds: z.array(z.string().trim()).max(100).optional(),
   /** Days a signed license file of the product stays valid after it is issued (never past the license's expiry). */
   licenseFileTtlDays: z.number().int().min(1).max(3650).optional(),
+  /**
+   * Licenses may be created with a key the vendor issued elsewhere, in its own format (crypto/license-key.ts
+   * `canonicalLicenseKey`); Keyforge-format keys are accepted either way. Turning it off later keeps existing keys working.
+   */
+  allowImportedKeys: z.boolean().optional(),
   ...ProductPortalSchema.shape,
 });
 
@@ -73,10 +78,10 @@ export async function createProduct(ctx: ServiceContext, input: z.input<typeof P
   try {
     return await db.prisma.$transaction(async (tx) => {
       const product = await tx.product.create({
-        data: { tenantId, name: data.name, ...portalFields(data), isBundle: members.length > 0, licenseFileTtlDays: data.licenseFileTtlDays, createdAt: now, bundleMembers: { create: members.map((member) => ({ productId: member.id })) } },
+        data: { tenantId, name: data.name, ...portalFields(data), isBundle: members.length > 0, licenseFileTtlDays: data.licenseFileTtlDays, allowImportedKeys: data.allowImportedKeys, createdAt: now, bundleMembers: { create: members.map((member) => ({ productId: member.id })) } },
         include: PRODUCT_INCLUDE,
       });
-      const details = { name: product.name, isBundle: product.isBundle, bundleOf: memberNames(members), ...portalFields(data) };
+      const details = { name: product.name, isBundle: product.isBundle, bundleOf: memberNames(members), ...portalFields(data), ...(product.allowImportedKeys && { allowImportedKeys: true }) };
       await recordAudit(tx, { tenantId, action: 'CreateProduct', entityType: 'Product', entityId: product.id, entity: product.name, details }, auditActor(ctx), now);
       return product;
     });
@@ -138,8 +143,8 @@ export async function updateProduct(ctx: ServiceContext, id: string, input: Part
   if (newMembers?.length && (await ctx.db.prisma.bundleItem.count({ where: { productId: product.id } }))) {
     throw new AppError('InvalidRequest', `"${product.name}" is part of a bundle, so it cannot become a bundle itself.`, { fields: { bundleOf: 'bundle in bundle' } });
   }
-  const before = { name: product.name, bundleOf: bundleNames(product), licenseFileTtlDays: product.licenseFileTtlDays, ...portalFields(product) };
-  const changes = diffChanges(before, { name: data.name, bundleOf: newMembers && memberNames(newMembers), licenseFileTtlDays: data.licenseFileTtlDays, ...portalFields(data) });
+  const before = { name: product.name, bundleOf: bundleNames(product), licenseFileTtlDays: product.licenseFileTtlDays, allowImportedKeys: product.allowImportedKeys, ...portalFields(product) };
+  const changes = diffChanges(before, { name: data.name, bundleOf: newMembers && memberNames(newMembers), licenseFileTtlDays: data.licenseFileTtlDays, allowImportedKeys: data.allowImportedKeys, ...portalFields(data) });
   if (!changes) return product;
   try {
     return await ctx.db.prisma.$transaction(async (tx) => {
@@ -148,6 +153,7 @@ export async function updateProduct(ctx: ServiceContext, id: string, input: Part
         data: {
           name: data.name,
           licenseFileTtlDays: data.licenseFileTtlDays,
+          allowImportedKeys: data.allowImportedKeys,
           ...portalFields(data),
           ...(newMembers && { isBundle: newMembers.length > 0, bundleMembers: { deleteMany: {}, create: newMembers.map((member) => ({ productId: member.id })) } }),
         },

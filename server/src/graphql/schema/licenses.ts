@@ -160,6 +160,10 @@ const CreateLicenseInput = builder.inputType('CreateLicenseInput', {
     productId: t.id({ description: "Required without planId; with it, the plan's product (else InvalidRequest)." }),
     planId: t.id({ description: 'A plan of your company, not archived.' }),
     maxActivations: t.int({ description: 'Required without planId.' }),
+    key: t.string({
+      description:
+        "A key the vendor issued before (omitted: a new one is generated). A Keyforge key with your company's prefix for any product; for a product with allowImportedKeys, also a key of another format: 8–256 printable ASCII characters without white space, kept exactly (case-sensitive). Refused (Conflict) when any license has or had it.",
+    }),
     ...attributeFields(t),
   }),
 });
@@ -223,9 +227,9 @@ builder.mutationFields((t) => ({
   createLicense: t.field({
     type: CreateLicensePayload,
     args: { input: t.arg({ type: CreateLicenseInput, required: true }) },
-    resolve: (_root, { input: { productId, planId, maxActivations, ...rest } }, ctx) => {
+    resolve: (_root, { input: { productId, planId, maxActivations, key, ...rest } }, ctx) => {
       const ids = { productId: productId === undefined || productId === null ? undefined : String(productId), planId: planId === undefined || planId === null ? undefined : String(planId) };
-      return createLicense(serviceCtx(ctx), { ...rest, ...(maxActivations !== undefined && { maxActivations }), ...ids });
+      return createLicense(serviceCtx(ctx), { ...rest, ...(maxActivations !== undefined && { maxActivations }), ...ids }, key === undefined || key === null ? {} : { key });
     },
   }),
   updateLicense: t.field({

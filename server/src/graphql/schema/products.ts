@@ -20,6 +20,7 @@ const ProductType = builder.prismaObject('Product', {
     name: t.exposeString('name'),
     isBundle: t.exposeBoolean('isBundle'),
     licenseFileTtlDays: t.exposeInt('licenseFileTtlDays', { description: "Days a signed license file of the product stays valid after it is issued (never past the license's expiry)." }),
+    allowImportedKeys: t.exposeBoolean('allowImportedKeys', { description: IMPORTED_KEYS_DESCRIPTION }),
     bundleMembers: t.field({
       type: [ProductRefType],
       description: 'Member products of a bundle, by name.',
@@ -60,9 +61,12 @@ const bundleFields = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject
   bundleOf: t.stringList({ description: 'Member products by name.' }),
   bundleMemberIds: t.idList({ description: 'Member products by id.' }),
   renewalUrl: t.string({ description: 'Where a customer renews this product (http or https); empty: the company’s renewal address.' }),
+  allowImportedKeys: t.boolean({ description: `${IMPORTED_KEYS_DESCRIPTION} Default false.` }),
   deviceFreeLimit: t.int({ description: 'Devices a customer may free in the customer portal per window (0–1000); null: none.' }),
   deviceFreeWindowDays: t.int({ description: 'The window of deviceFreeLimit in days (1–365, default 30).' }),
 });
+const IMPORTED_KEYS_DESCRIPTION =
+  "Licenses may be created (createLicense's key, the CSV import) with a key the vendor issued elsewhere, in any format: 8–256 printable ASCII characters without white space, kept exactly. Keyforge keys are accepted either way; turning it off keeps existing keys working.";
 const licenseFileTtlField = (t: PothosSchemaTypes.InputFieldBuilder<Types, 'InputObject'>) =>
   t.int({ description: 'Days a signed license file of the product stays valid (1–3650; default 30).' });
 const CreateProductInput = builder.inputType('CreateProductInput', {
@@ -89,7 +93,9 @@ const members = (args: {
   renewalUrl?: string | null;
   deviceFreeLimit?: number | null;
   deviceFreeWindowDays?: number | null;
+  allowImportedKeys?: boolean | null;
 }) => ({
+  allowImportedKeys: args.allowImportedKeys ?? undefined,
   bundleOf: args.bundleOf ?? undefined,
   bundleMemberIds: args.bundleMemberIds?.map(String),
   renewalUrl: args.renewalUrl,

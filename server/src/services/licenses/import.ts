@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { CsvError } from 'csv-parse';
-import { normalizeLicenseKey } from '../../crypto/license-key.js';
+import { canonicalLicenseKey, isKeyforgeKey, LICENSE_KEY_FORMAT } from '../../crypto/license-key.js';
 import { AppError } from '../../domain/errors.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { requireAdmin, requireMember } from '../auth/actor.js';
@@ -9,7 +9,8 @@ import type { ServiceContext } from '../context.js';
 import { isUuid } from '../listing.js';
 import { parseInput } from '../validation.js';
 import { EXPORT_COLUMNS, FORMULA_START } from './export.js';
-import { createLicense, LicenseAttributesSchema, type LicenseInput } from './management.js';
+import { createLicense, IMPORTED_KEY_REFUSED, LicenseAttributesSchema, type LicenseInput } from './management.js';
+import { canonicalKeyDigest } from './license-record.js';
 import { planLicenseValues } from '../plans.js';
 import { LicenseAttributesObject } from './attributes.js';
 
@@ -165,6 +166,9 @@ function readCell(column: Column, raw: string): Cell {
       return jsonObject(text);
     case 'notes':
       return text.length > MAX_NOTES ? bad(`must be at most ${MAX_NOTES} characters`) : ok(unneutralised(text));
+    case 'key':
+      // Exactly as written (trimmed): an imported key may start with = + - @ or ' (no export writes keys to neutralise).
+      return ok(text);
     default:
       return ok(unneutralised(text));
   }
@@ -275,7 +279,8 @@ async function checkImport(ctx: ServiceContext, tenantId: string, csv: string): 
   if (body.length === 0) errors.push({ line: 2, column: null, message: 'the file has a header but no rows' });
 
   const tenant = await ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: tenantId }, select: { keyPrefix: true } });
-  const products = await ctx.db.prisma.product.findMany({ where: { tenantId }, select: { id: true, name: true } });
+  const products = await ctx.db.prisma.product.findMany({ where: { tenantId }, select: { id: true, name: true, allowImportedKeys: true } });
+  const takesImportedKeys = new Set(products.filter((product) => product.allowImportedKeys).map((product) => product.id));
   const productByName = new Map(products.map((product) => [product.name.toLowerCase(), product.id]));
   const productIds = new Set(products.map((product) => product.id));
   const plans = header.columnOf.has('planId')
@@ -347,12 +352,17 @@ async function checkImport(ctx: ServiceContext, tenantId: string, csv: string): 
     let key: string | null = null;
     let digest: string | null = null;
     if (typeof keyText === 'string') {
-      key = normalizeLicenseKey(keyText);
+      // A product with allowImportedKeys takes a key of any format (canonicalLicenseKey); another product only a
+      // Keyforge key with the company's prefix. The message never repeats the key.
+      key = canonicalLicenseKey(keyText);
       const keyColumn = header.columnOf.get('key')!;
-      if (!key) fail(keyColumn, `must be a license key like ${tenant.keyPrefix}-XXXX-XXXX-XXXX-XXXX, or empty to generate one`);
-      else if (!key.startsWith(`${tenant.keyPrefix}-`)) fail(keyColumn, `must start with your key prefix ${tenant.keyPrefix}-`);
+      const anyFormat = productId !== undefined && takesImportedKeys.has(productId);
+      const keyforgeOnly = `must be a license key like ${tenant.keyPrefix}-XXXX-XXXX-XXXX-XXXX, or empty to generate one`;
+      if (!key) fail(keyColumn, anyFormat ? `${LICENSE_KEY_FORMAT}; or leave it empty to generate one` : keyforgeOnly);
+      else if (!isKeyforgeKey(key) && !anyFormat) fail(keyColumn, productId ? IMPORTED_KEY_REFUSED : keyforgeOnly);
+      else if (isKeyforgeKey(key) && !anyFormat && !key.startsWith(`${tenant.keyPrefix}-`)) fail(keyColumn, `must start with your key prefix ${tenant.keyPrefix}-`);
       else {
-        digest = ctx.secrets.digest(key);
+        digest = canonicalKeyDigest(ctx.secrets, key);
         const earlier = keyLines.get(digest);
         if (earlier) fail(keyColumn, `is the same key as line ${earlier}`);
         else keyLines.set(digest, record.line);

@@ -1,7 +1,7 @@
 import type { PlannedRead, SqlRunner } from '../../db/database.js';
 import type { Prisma } from '../../generated/prisma/client.js';
 import type { ServerSecrets } from '../../crypto/secrets.js';
-import { normalizeLicenseKey } from '../../crypto/license-key.js';
+import { canonicalLicenseKey, isKeyforgeKey } from '../../crypto/license-key.js';
 import type { StoredLicenseStatus } from './predicates.js';
 
 /** Everything the public endpoints need about a license, read in one statement. */
@@ -49,10 +49,19 @@ export const SELECT_LICENSE_BY_DIGEST: PlannedRead = { prepared: LICENSE_BY_DIGE
 // Only inside Prisma transactions, whose statements are unnamed.
 export const SELECT_LICENSE_BY_DIGEST_FOR_UPDATE = 'SELECT * FROM license_by_digest($1, true)';
 
-/** The digest a key is stored under, or null for a malformed key (which is then simply "not found"). */
+/** The digest a key (of any format: `canonicalLicenseKey`) is stored under, or null for a malformed key (which is then simply "not found"). */
 export function licenseKeyDigest(secrets: ServerSecrets, licenseKey: string): string | null {
-  const key = normalizeLicenseKey(licenseKey);
-  return key ? secrets.digest(key) : null;
+  const key = canonicalLicenseKey(licenseKey);
+  return key ? canonicalKeyDigest(secrets, key) : null;
+}
+
+/**
+ * The digest of a canonical key (`canonicalLicenseKey`): HMAC under the server secret. An imported key is digested
+ * with a label in front, so that a vendor-chosen string can never have the digest of another credential the server
+ * derives (a token, `cli-channel-v1`) and put it in the licenses table; a Keyforge key as it always was.
+ */
+export function canonicalKeyDigest(secrets: ServerSecrets, canonical: string): string {
+  return secrets.digest(isKeyforgeKey(canonical) ? canonical : `imported-license-key:${canonical}`);
 }
 
 // A key replaced by reissueLicenseKey with an overlap (reissue.ts): the license's current digest, while the overlap

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { generateLicenseKey, licenseKeyHint } from '../../crypto/license-key.js';
+import { canonicalLicenseKey, generateLicenseKey, isKeyforgeKey, LICENSE_KEY_FORMAT, licenseKeyHint } from '../../crypto/license-key.js';
 import { KEY_DIGEST_VERSION } from '../../crypto/secrets.js';
 import type { Database } from '../../db/database.js';
 import { AppError } from '../../domain/errors.js';
@@ -9,7 +9,7 @@ import { auditActor, requireAdmin, requireMember, requireOperator } from '../aut
 import type { ServiceContext } from '../context.js';
 import { activationData, emitEvent, licenseData } from '../webhooks/events.js';
 import { releaseSeat } from './activations.js';
-import { licenseKeyDigest } from './license-record.js';
+import { canonicalKeyDigest, licenseKeyDigest } from './license-record.js';
 import { planForNewLicense, planLicenseValues, planQuotas } from '../plans.js';
 import { expiringSql, expiringWhere, LICENSE_STATUSES, statusRangesSql, statusSql, statusWhere } from './predicates.js';
 import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, DEFAULT_PAGE_SIZE, isUuid, keyset, SEARCH_COUNT_CAP, searchMatches, toPage, type Count, type Keyset, type PageArgs } from '../listing.js';
@@ -33,9 +33,32 @@ const jsonValues = (values: Record<string, unknown>) =>
  */
 export const KEY_UNUSABLE = 'This key cannot be used; generate a new one.';
 
-/** How the CSV import (import.ts) creates a license; a license created by hand uses none of it. */
+/** A product that does not take imported keys (`allowImportedKeys`) refuses a key in another format with this. */
+export const IMPORTED_KEY_REFUSED = 'is not in Keyforge\'s key format, and this product does not accept imported keys (turn on "Accept imported keys" in its settings)';
+
+const keyRefused = (message: string) => new AppError('InvalidRequest', `Invalid input: key: ${message}`, { fields: { key: message } });
+
+/**
+ * A vendor-supplied key for a license of `product`, in its canonical form (`canonicalLicenseKey`). A product with
+ * `allowImportedKeys` takes any key of that form; another one only a Keyforge key with the company's prefix.
+ * InvalidRequest (field `key`) otherwise, never with the key in the message.
+ */
+export function vendorSuppliedKey(product: { allowImportedKeys: boolean }, keyPrefix: string, input: string): string {
+  const key = canonicalLicenseKey(input);
+  if (!key) throw keyRefused(LICENSE_KEY_FORMAT);
+  if (product.allowImportedKeys) return key;
+  if (!isKeyforgeKey(key)) throw keyRefused(IMPORTED_KEY_REFUSED);
+  if (!key.startsWith(`${keyPrefix}-`)) throw keyRefused(`must start with your key prefix ${keyPrefix}- (or turn on "Accept imported keys" for the product)`);
+  return key;
+}
+
+/** How a license is created with a vendor-supplied key (GraphQL `createLicense`'s `key`, the CSV import, importers). */
 export interface CreateLicenseOptions {
-  /** A key the vendor issued before (well-formed, normalised): stored as its digest like a generated one; Conflict (KEY_UNUSABLE) when any license has or had it. */
+  /**
+   * A key the vendor issued before, as given (any format `canonicalLicenseKey` accepts; one not in Keyforge's format
+   * only for a product with `allowImportedKeys`, else InvalidRequest): stored in its canonical form as its digest,
+   * like a generated one; Conflict (KEY_UNUSABLE) when any license of the installation has or had it.
+   */
   key?: string;
   /** More details for the activity entry (the import's file line and notes). */
   auditDetails?: Record<string, unknown>;
@@ -58,14 +81,15 @@ const given = (input: Record<string, unknown>) => Object.fromEntries(Object.entr
 export async function createLicense(ctx: ServiceContext, input: LicenseInput & { productId?: string | null; planId?: string | null }, options: CreateLicenseOptions = {}) {
   const prepared = await prepareLicense(ctx, input);
   const { plan, tenantId } = prepared;
+  const supplied = options.key === undefined ? undefined : vendorSuppliedKey(prepared.product, prepared.keyPrefix, options.key);
   // A digest collision is astronomically unlikely (78 bits), but retrying costs nothing.
   for (let attempt = 0; ; attempt++) {
-    const key = options.key ?? generateLicenseKey(prepared.keyPrefix);
+    const key = supplied ?? generateLicenseKey(prepared.keyPrefix);
     try {
       const license = await ctx.db.prisma.$transaction(async (tx) => {
         // A key any license of the installation has or had (live, or retired by a reissue) is never issued again: the
         // database refuses it too (license_key_digests), this says so before anything is written.
-        if (options.key && (await tx.licenseKeyDigest.findUnique({ where: { keyDigest: ctx.secrets.digest(key) }, select: { keyDigest: true } }))) {
+        if (supplied && (await tx.licenseKeyDigest.findUnique({ where: { keyDigest: canonicalKeyDigest(ctx.secrets, key) }, select: { keyDigest: true } }))) {
           throw new AppError('Conflict', KEY_UNUSABLE);
         }
         const created = await insertLicense(tx, ctx, prepared, key, options.auditDetails);
@@ -76,7 +100,7 @@ export async function createLicense(ctx: ServiceContext, input: LicenseInput & {
     } catch (error) {
       // The product (or the plan) deleted meanwhile: its foreign key refuses the license.
       if ((error as { code?: string }).code === 'P2003') throw plan ? new AppError('NotFound', 'Plan not found.', { fields: { planId: 'not found' } }) : new AppError('NotFound', 'Product not found.');
-      if (isUniqueViolation(error) && options.key) throw new AppError('Conflict', KEY_UNUSABLE);
+      if (isUniqueViolation(error) && supplied) throw new AppError('Conflict', KEY_UNUSABLE);
       if (!isUniqueViolation(error) || attempt >= 2) throw error;
     }
   }
@@ -94,7 +118,7 @@ export async function prepareLicense(ctx: ServiceContext, input: LicenseInput & 
   if (typeof productId !== 'string') throw new AppError('InvalidRequest', 'Invalid input: productId: is required (or a planId)', { fields: { productId: 'is required (or a planId)' } });
   const attributes = parseInput(LicenseAttributesSchema, plan ? { ...planLicenseValues(plan, ctx.now), ...given(rest) } : rest);
   const tenant = await ctx.db.prisma.tenant.findUnique({ where: { id: tenantId }, select: { keyPrefix: true } });
-  const product = isUuid(productId) ? await ctx.db.prisma.product.findFirst({ where: { id: productId, tenantId }, select: { id: true, name: true } }) : null;
+  const product = isUuid(productId) ? await ctx.db.prisma.product.findFirst({ where: { id: productId, tenantId }, select: { id: true, name: true, allowImportedKeys: true } }) : null;
   if (!tenant || !product) throw new AppError('NotFound', 'Product not found.');
   if (plan && plan.productId !== product.id) {
     const message = `is a plan of ${plan.product.name}, not of ${product.name}`;
@@ -103,7 +127,7 @@ export async function prepareLicense(ctx: ServiceContext, input: LicenseInput & 
   return { tenantId, keyPrefix: tenant.keyPrefix, product, plan, attributes, quotas: plan ? planQuotas(plan) : [] };
 }
 
-/** Writes a prepared license with `key` in the caller's transaction: the row, its quotas, the license.created event and the activity entry. */
+/** Writes a prepared license with `key` (canonical) in the caller's transaction: the row, its quotas, the license.created event and the activity entry. */
 export async function insertLicense(tx: Prisma.TransactionClient, ctx: ServiceContext, prepared: PreparedLicense, key: string, auditDetails?: Record<string, unknown>) {
   const { tenantId, product, plan, attributes, quotas } = prepared;
   const customFields = attributes.customFields ?? undefined;
@@ -114,7 +138,7 @@ export async function insertLicense(tx: Prisma.TransactionClient, ctx: ServiceCo
       tenantId,
       productId: product.id,
       planId: plan?.id ?? null,
-      keyDigest: ctx.secrets.digest(key),
+      keyDigest: canonicalKeyDigest(ctx.secrets, key),
       keyDigestVersion: KEY_DIGEST_VERSION,
       keyHint: licenseKeyHint(key),
       createdAt: ctx.now,

@@ -9,6 +9,7 @@ import type { ServiceContext, SystemContext } from '../context.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 import { emitLicenseLifecycleEvent, refuseRevoked } from './lifecycle.js';
 import { findTenantLicense, licenseEntity } from './management.js';
+import { canonicalKeyDigest } from './license-record.js';
 
 // Reissuing a license key (a customer lost or leaked theirs): the same license gets a new key, so its activations,
 // history, quotas, usage and analytics stay with it. The old key stops working at once, or after an overlap the
@@ -53,7 +54,7 @@ export async function reissueLicenseKey(ctx: ServiceContext, input: { id: string
           SELECT key_digest AS "keyDigest", key_hint AS "keyHint", status FROM licenses WHERE id = ${license.id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
         if (!current) throw new AppError('NotFound', 'License not found.');
         refuseRevoked({ ...license, status: current.status }, 'reissued');
-        await tx.license.update({ where: { id: license.id }, data: { keyDigest: ctx.secrets.digest(key), keyDigestVersion: KEY_DIGEST_VERSION, keyHint, updatedAt: ctx.now } });
+        await tx.license.update({ where: { id: license.id }, data: { keyDigest: canonicalKeyDigest(ctx.secrets, key), keyDigestVersion: KEY_DIGEST_VERSION, keyHint, updatedAt: ctx.now } });
         await tx.retiredLicenseKey.deleteMany({ where: { licenseId: license.id } });
         if (previousKeyValidUntil) {
           await tx.retiredLicenseKey.create({
