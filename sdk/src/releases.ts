@@ -57,7 +57,10 @@ export interface UpdateCheck {
 export interface ArtifactClaims {
   typ: 'keyforge.artifact';
   iss: string;
+  /** The product's id. */
   product: string;
+  /** The product's name (what the client's `product` option names). */
+  productName?: string;
   release: string;
   version: string;
   artifact: string;
@@ -99,7 +102,7 @@ const integrity = (message: string, cause?: unknown) => new VerificationError('A
 
 /**
  * Verifies an artifact's signature as an offline token is verified — EdDSA only, a `kid` of the trusted keys (pinned,
- * or the server's JWKS), the issuer — then that it is an artifact signature (`typ`) of one of `products`, for this
+ * or the server's JWKS), the issuer — then that it is an artifact signature (`typ`) whose `productName` (or `product`) is one of `products`, for this
  * artifact (`artifact`, `size`, `sha256`, `sha512` equal to the listing's). Any failure is `ArtifactIntegrity`.
  */
 export async function verifyArtifactSignature(
@@ -124,7 +127,9 @@ export async function verifyArtifactSignature(
   if (claims === null || typeof claims !== 'object' || Array.isArray(claims)) throw integrity('The artifact\'s signed payload is not a JSON object.');
   if (claims.typ !== 'keyforge.artifact') throw integrity('The signature is not an artifact signature (typ).');
   if (claims.iss !== options.issuer) throw integrity(`The artifact's signature was not issued by ${options.issuer}.`);
-  if (typeof claims.product !== 'string' || !options.products.includes(claims.product)) throw integrity('The artifact is signed for another product.');
+  // `productName` is the product's name (`product` its id); a name is what the client knows.
+  const named = [claims.productName, claims.product].filter((value): value is string => typeof value === 'string');
+  if (!named.some((name) => options.products.includes(name))) throw integrity('The artifact is signed for another product.');
   if (claims.artifact !== artifact.id) throw integrity('The signature is of another artifact.');
   if (typeof claims.size !== 'number' || !Number.isSafeInteger(claims.size) || claims.size < 0 || typeof claims.sha256 !== 'string' || typeof claims.sha512 !== 'string') {
     throw integrity('The artifact\'s signature names no size and digests.');

@@ -444,8 +444,9 @@ async function build(): Promise<Record<string, unknown>> {
   const artifactId = '7c6b5a49-3827-4615-9f4e-3d2c1b0a9f8e';
   const artifactFacts = {
     typ: 'keyforge.artifact',
-    product: PRODUCT,
-    productId: baseLicense.productId,
+    iss: ISSUER,
+    product: baseLicense.productId,
+    productName: PRODUCT,
     release: '1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d',
     version: '2.5.0',
     artifact: artifactId,
@@ -486,7 +487,7 @@ async function build(): Promise<Record<string, unknown>> {
     artifactVector('valid-old-key-after-rotation', 'Signed by the old key, checked with the rotated JWKS.', listing(await signArtifact(signers.old)), valid(await signArtifact(signers.old))),
     artifactVector('tampered-payload', 'The signed digests replaced by those of another file (and that file served), the signature kept.', listing(editedPayload(artifactSignature, (claims) => ({ ...claims, sha256: tamperedSha, sha512: hexOf('sha512', otherFile) })), { sha256: tamperedSha, sha512: hexOf('sha512', otherFile) }), refused('ArtifactIntegrity'), { bytes: otherFile }),
     artifactVector('tampered-signature', 'One character of the signature changed.', listing(editedSignature(artifactSignature)), refused('ArtifactIntegrity')),
-    artifactVector('wrong-product', 'A genuine signature of another product\'s artifact.', listing(await signArtifact(signers.new, { product: OTHER_PRODUCT })), refused('ArtifactIntegrity')),
+    artifactVector('wrong-product', 'A genuine signature of another product\'s artifact.', listing(await signArtifact(signers.new, { product: '00000000-0000-4000-8000-0000000000aa', productName: OTHER_PRODUCT })), refused('ArtifactIntegrity')),
     artifactVector('wrong-kid', 'Signed by a key the server never published, under its own kid.', listing(await signArtifact(signers.rogue)), refused('ArtifactIntegrity')),
     artifactVector('forged-with-known-kid', 'Signed by a foreign key under the kid of the current key.', listing(await signArtifact(signers.forged)), refused('ArtifactIntegrity')),
     artifactVector('old-key-retired', 'Signed by the old key, checked with a JWKS that no longer lists it.', listing(await signArtifact(signers.old)), refused('ArtifactIntegrity'), { jwks: 'newOnly' }),

@@ -217,7 +217,7 @@ type signedArtifact struct {
 }
 
 // verifyArtifactSignature verifies the signature as an offline token's (EdDSA, a trusted kid, the issuer), then that
-// it is an artifact signature (typ) of one of the client's products, of this artifact (its id, and the listed size
+// it is an artifact signature (typ) whose productName (or product) is one of the client's products, of this artifact (its id, and the listed size
 // and digests). Any failure is ArtifactIntegrity.
 func (c *Client) verifyArtifactSignature(ctx context.Context, artifact Artifact) (*signedArtifact, error) {
 	if artifact.Signature == "" {
@@ -237,10 +237,12 @@ func (c *Client) verifyArtifactSignature(ctx context.Context, artifact Artifact)
 	if iss, _ := claims["iss"].(string); iss != c.Issuer {
 		return nil, artifactIntegrity(fmt.Sprintf("The artifact's signature was not issued by %s.", c.Issuer))
 	}
+	// productName is the product's name (product its id); a name is what the client knows.
+	productName, _ := claims["productName"].(string)
 	product, _ := claims["product"].(string)
 	known := false
 	for _, name := range c.Products {
-		known = known || name == product
+		known = known || name == productName || name == product
 	}
 	if !known {
 		return nil, artifactIntegrity("The artifact is signed for another product.")

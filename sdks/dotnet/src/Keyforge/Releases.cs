@@ -167,8 +167,10 @@ namespace Keyforge
             }
             if (claims.Str("typ") != "keyforge.artifact") throw Integrity("The signature is not an artifact signature (typ).");
             if (claims.Str("iss") != issuer) throw Integrity("The artifact's signature was not issued by " + issuer + ".");
+            // productName is the product's name (product its id); a name is what the client knows.
+            var productName = claims.Str("productName");
             var product = claims.Str("product");
-            if (product == null || !products.Contains(product)) throw Integrity("The artifact is signed for another product.");
+            if (!(productName != null && products.Contains(productName)) && !(product != null && products.Contains(product))) throw Integrity("The artifact is signed for another product.");
             if (claims.Str("artifact") != artifact.Id) throw Integrity("The signature is of another artifact.");
             var size = claims.Num("size");
             var signed = new SignedArtifact { Claims = claims, Sha256 = claims.Str("sha256"), Sha512 = claims.Str("sha512") };

@@ -56,7 +56,7 @@ def verify_artifact_signature(
     products: Sequence[str],
 ) -> Dict[str, Any]:
     """The signed claims of an artifact: its ``signature`` verified as an offline token is (EdDSA, a trusted
-    ``kid``, the issuer), then that it is an artifact signature (``typ``) of one of ``products``, of this artifact
+    ``kid``, the issuer), then that it is an artifact signature (``typ``) whose ``productName`` (or ``product``) is one of ``products``, of this artifact
     (``artifact`` its id; ``size``, ``sha256``, ``sha512`` those listed). Any failure is ``ArtifactIntegrity``."""
     if not isinstance(artifact, Mapping) or not isinstance(artifact.get("signature"), str):
         raise _integrity("The artifact carries no signature.")
@@ -68,7 +68,8 @@ def verify_artifact_signature(
         raise _integrity("The signature is not an artifact signature (typ).")
     if claims.get("iss") != issuer:
         raise _integrity(f"The artifact's signature was not issued by {issuer}.")
-    if not isinstance(claims.get("product"), str) or claims["product"] not in products:
+    # ``productName`` is the product's name (``product`` its id); a name is what the client knows.
+    if not any(isinstance(claims.get(name), str) and claims[name] in products for name in ("productName", "product")):
         raise _integrity("The artifact is signed for another product.")
     if claims.get("artifact") != artifact.get("id"):
         raise _integrity("The signature is of another artifact.")
