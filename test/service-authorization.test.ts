@@ -225,7 +225,7 @@ const operatorOnly: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   // Every entry of a tenant's log, and the audit jobs over every tenant: the operator's and the server's own.
   ['exportAuditLog', (ctx) => exportAuditLog(ctx, f.tenantId)],
   ['verifyAllChains', (ctx) => verifyAllChains(ctx)],
-  ['checkpointAllChains', (ctx) => checkpointAllChains(ctx, { kid: 'unused', sign: async () => 'unused' })],
+  ['checkpointAllChains', (ctx) => checkpointAllChains(ctx, { kid: 'unused', sign: async () => 'unused', signPayload: async () => 'unused' })],
 ];
 
 /** Self-service calls: a signed-in user acting on themself, never an API key or the system. */

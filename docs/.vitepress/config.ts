@@ -50,6 +50,7 @@ export default defineConfig({
           { text: 'Management API', link: '/integrate/management-api' },
           { text: 'Webhooks', link: '/integrate/webhooks' },
           { text: 'Payment providers', link: '/integrate/payments' },
+          { text: 'Release distribution', link: '/integrate/releases' },
         ],
       },
       {

@@ -101,6 +101,13 @@ export const EnvSchema = z.object({
       .default('')
       .transform((value) => value.split(',').map((email) => email.trim().toLowerCase()).filter(Boolean))
       .pipe(z.array(z.email('must be a comma-separated list of email addresses'))).meta({ description: 'Comma-separated emails of the accounts that operate the installation as a whole: a signed-in CompanyAdmin listed here (any case; an API key never) also gets the System page\'s **Installation** tab, every company together (see [Observability](/operate/observability)). Empty: nobody in the console; the CLI and `/metrics` still see the installation. List accounts that exist: whoever later gets an account under a listed address (an invitation from any company) becomes an operator, so the server warns at start about listed addresses without an account.', shownDefault: '*(empty)*' }),
+    RELEASES_STORE: z.enum(['file', 's3']).default('file').meta({ description: 'Where release artifacts are stored ([Release distribution](/integrate/releases)). `file`: under `DATA_DIR/releases` (one server, or a shared file system), downloads streamed by the server through a signed, expiring link. `s3`: an S3-compatible object store (`RELEASES_S3_*`), downloads as short-lived presigned links to the store.' }),
+    RELEASES_MAX_UPLOAD_MB: z.coerce.number().int().min(1).max(1_048_576).default(8192).meta({ description: 'The largest artifact an upload may stream, in MiB (larger uploads are refused with 413 and leave nothing behind).' }),
+    RELEASES_DOWNLOAD_LINK_SECONDS: z.coerce.number().int().min(10).max(86_400).default(300).meta({ description: 'How long a download link (`GET /api/v1/artifacts/{id}/download`) stays valid, in seconds. A download that started keeps going past it.' }),
+    RELEASES_S3_BUCKET: optionalString.meta({ description: 'With `RELEASES_STORE=s3`: the bucket holding artifacts.' }),
+    RELEASES_S3_ENDPOINT: optionalString.pipe(z.url({ protocol: /^https?$/ }).optional()).meta({ description: 'With `RELEASES_STORE=s3`: the store\'s endpoint for S3-compatible servers (MinIO, R2); unset: AWS S3. Credentials come from the AWS SDK\'s usual environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, profiles, instance roles).' }),
+    RELEASES_S3_REGION: optionalString.meta({ description: 'With `RELEASES_STORE=s3`: the bucket\'s region (`auto` for R2).', shownDefault: '`us-east-1`' }),
+    RELEASES_S3_FORCE_PATH_STYLE: boolean.default(false).meta({ description: 'With `RELEASES_STORE=s3`: `true` addresses the bucket in the path (`endpoint/bucket/key`), as MinIO usually needs.' }),
     MAIL_FROM: optionalString.pipe(z.string().regex(/^([^<>]*<)?[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+>?$/, 'must be an email address, optionally as "Name <address>"').optional()).meta({ description: 'Sender, `address` or `Name <address>`; required with `POSTMARK_SERVER_TOKEN` (a sender signature confirmed in Postmark).', shownDefault: '`Keyforge <no-reply@localhost>`' }),
 });
 
@@ -114,6 +121,7 @@ export function describeEnvironment(): { name: string; default: unknown; shownDe
 }
 
 const ConfigSchema = EnvSchema
+  .refine((env) => env.RELEASES_STORE !== 's3' || env.RELEASES_S3_BUCKET, { message: 'is required when RELEASES_STORE is s3', path: ['RELEASES_S3_BUCKET'] })
   .refine((env) => !env.POSTMARK_SERVER_TOKEN || env.MAIL_FROM, { message: 'is required when POSTMARK_SERVER_TOKEN is set (a sender confirmed in Postmark)', path: ['MAIL_FROM'] })
   .transform((env) => ({
     nodeEnv: env.NODE_ENV,
@@ -160,6 +168,13 @@ const ConfigSchema = EnvSchema
     postmarkServerToken: env.POSTMARK_SERVER_TOKEN,
     postmarkApiUrl: env.POSTMARK_API_URL.replace(/\/+$/, ''),
     mailFrom: env.MAIL_FROM ?? 'Keyforge <no-reply@localhost>',
+    /** Release distribution (services/releases): the artifact store and its limits. */
+    releases: {
+      store: env.RELEASES_STORE,
+      maxUploadBytes: env.RELEASES_MAX_UPLOAD_MB * 1024 * 1024,
+      downloadLinkSeconds: env.RELEASES_DOWNLOAD_LINK_SECONDS,
+      s3: { bucket: env.RELEASES_S3_BUCKET, endpoint: env.RELEASES_S3_ENDPOINT, region: env.RELEASES_S3_REGION ?? 'us-east-1', forcePathStyle: env.RELEASES_S3_FORCE_PATH_STYLE },
+    },
     /** Accounts (signed-in CompanyAdmins) that see the installation as a whole on the System page (docs/operate/observability.md). */
     operatorEmails: env.OPERATOR_EMAILS,
     /** Metrics are collected and served only when one of these is set (docs/operate/observability.md). */

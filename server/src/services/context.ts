@@ -37,6 +37,8 @@ export type SecretsContext = Pick<ServiceContext, 'db' | 'secrets' | 'now'>;
 export interface TokenSigner {
   kid: string;
   sign(claims: JWTPayload, times: { issuedAt: Date; expiresAt: Date }): Promise<string>;
+  /** A compact JWS of exactly `payload` (nothing added: no `iss`, `iat` or `exp`), for statements that do not expire (release artifact signatures). */
+  signPayload(payload: object): Promise<string>;
 }
 
 /**

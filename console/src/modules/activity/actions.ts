@@ -57,6 +57,13 @@ const ACTIONS: Record<ActivityAction, true> = {
   UPDATE_USER: true,
   UPDATE_WEBHOOK_ENDPOINT: true,
   USE_BACKUP_CODE: true,
+  CREATE_RELEASE: true,
+  UPDATE_RELEASE: true,
+  PUBLISH_RELEASE: true,
+  YANK_RELEASE: true,
+  DELETE_RELEASE: true,
+  UPLOAD_ARTIFACT: true,
+  DELETE_ARTIFACT: true,
 };
 
 export const ACTIVITY_ACTIONS = Object.keys(ACTIONS) as ActivityAction[];

@@ -29,6 +29,8 @@ const WIRE_NAMES = {
   USER_REMOVED: 'user.removed',
   API_KEY_CREATED: 'api_key.created',
   API_KEY_REMOVED: 'api_key.removed',
+  RELEASE_PUBLISHED: 'release.published',
+  RELEASE_YANKED: 'release.yanked',
   AUDIT_CHECKPOINT: 'audit.checkpoint',
   WEBHOOK_TEST: 'webhook.test',
 } as const satisfies Record<WebhookEventType, string>;

@@ -61,6 +61,13 @@ export const AUDIT_ACTIONS = [
   'DeletePaymentConnection',
   'MapPaymentPrice',
   'UnmapPaymentPrice',
+  'CreateRelease',
+  'UpdateRelease',
+  'PublishRelease',
+  'YankRelease',
+  'DeleteRelease',
+  'UploadArtifact',
+  'DeleteArtifact',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

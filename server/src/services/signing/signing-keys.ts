@@ -72,11 +72,15 @@ export function tokenSigner(privateKey: KeyObject, kid: string, issuer: string):
     // signature, not on the event loop's thread (docs/performance.md). Verified with jose (test/validate.test.ts, the SDK).
     sign: async (claims, { issuedAt, expiresAt }) => {
       const payload = { ...claims, iss: issuer, iat: Math.floor(issuedAt.getTime() / 1000), exp: Math.floor(expiresAt.getTime() / 1000) };
-      const signingInput = `${header}.${base64url(JSON.stringify(payload))}`;
-      const signature = await signOnThreadPool(null, Buffer.from(signingInput), privateKey);
-      return `${signingInput}.${signature.toString('base64url')}`;
+      return signCompact(payload);
     },
+    signPayload: (payload) => signCompact(payload),
   };
+  async function signCompact(payload: object): Promise<string> {
+    const signingInput = `${header}.${base64url(JSON.stringify(payload))}`;
+    const signature = await signOnThreadPool(null, Buffer.from(signingInput), privateKey);
+    return `${signingInput}.${signature.toString('base64url')}`;
+  }
 }
 
 const base64url = (text: string) => Buffer.from(text).toString('base64url');
@@ -102,6 +106,7 @@ export async function refreshingTokenSigner(ctx: Pick<ServiceContext, 'db' | 'se
       return current.kid;
     },
     sign: (claims, times) => current.sign(claims, times),
+    signPayload: (payload) => current.signPayload(payload),
     stop: () => clearInterval(timer),
   };
 }

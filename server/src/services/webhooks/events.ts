@@ -29,6 +29,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'user.removed',
   'api_key.created',
   'api_key.removed',
+  'release.published',
+  'release.yanked',
   'audit.checkpoint',
   'webhook.test',
 ] as const;

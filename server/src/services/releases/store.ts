@@ -1,0 +1,20 @@
+import path from 'node:path';
+import type { Config } from '../../config.js';
+import { FileArtifactStore } from './file-store.js';
+import type { ArtifactStore } from './storage.js';
+
+const stores = new WeakMap<Config, ArtifactStore>();
+
+/**
+ * The artifact store `RELEASES_STORE` names, one per configuration (so per process): `file` keeps artifacts under
+ * `DATA_DIR/releases`; `s3` in the configured bucket.
+ */
+export function artifactStoreFor(config: Config): ArtifactStore {
+  let store = stores.get(config);
+  if (!store) {
+    if (config.releases.store === 's3') throw new Error('RELEASES_STORE=s3 is not available in this build.');
+    store = new FileArtifactStore(path.join(config.dataDir, 'releases'));
+    stores.set(config, store);
+  }
+  return store;
+}
