@@ -3,6 +3,7 @@ import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../server/src/config.js';
 import { answers, itWith, needCommands } from './support/optional.js';
@@ -111,4 +112,50 @@ describe('server/deploy', () => {
       }
     },
   );
+
+  // The high-availability recipe (docs/operate/high-availability.md; test/fault-failover.test.ts runs it).
+  describe('patroni/: Patroni, etcd and HAProxy for automatic failover', () => {
+    const patroni = parse(deploy('patroni/patroni.yml'));
+    const haproxy = deploy('patroni/haproxy.cfg');
+    const etcd = Object.fromEntries(deploy('patroni/etcd.env').split('\n').filter((line) => /^ETCD_/.test(line)).map((line) => line.split(/=(.*)/s).slice(0, 2)));
+
+    it('patroni.yml replicates synchronously, never promotes a standby that may lack a commit, and rewinds an old primary', () => {
+      const dcs = patroni.bootstrap.dcs;
+      expect(dcs).toMatchObject({ synchronous_mode: true, synchronous_node_count: 1 });
+      expect(dcs.postgresql.parameters.synchronous_commit).toBe('on');
+      expect(dcs.postgresql).toMatchObject({ use_pg_rewind: true });
+      expect(dcs.postgresql.parameters.wal_log_hints).toBe('on'); // pg_rewind needs it (or data checksums)
+      // Patroni's rule: the loop and two retries fit in the leader lock's life.
+      expect(dcs.loop_wait + 2 * dcs.retry_timeout).toBeLessThanOrEqual(dcs.ttl);
+      // A failover within 30 s of the primary's loss: the lock expires (ttl), a loop later a standby takes it.
+      expect(dcs.ttl + dcs.loop_wait).toBeLessThan(30);
+      expect(patroni.postgresql.pg_hba.some((line: string) => /^host replication replicator /.test(line))).toBe(true);
+      expect(patroni.postgresql.authentication.replication.username).toBe('replicator');
+    });
+
+    it('HAProxy checks each node’s Patroni at GET /primary, on its REST port, and cuts sessions to a node marked down', () => {
+      expect(haproxy).toMatch(/^\s+mode tcp$/m);
+      expect(haproxy).toMatch(/^\s+option httpchk GET \/primary$/m);
+      expect(haproxy).toMatch(/^\s+http-check expect status 200$/m);
+      expect(haproxy).toMatch(/^\s+default-server .*on-marked-down shutdown-sessions/m);
+      const servers = [...haproxy.matchAll(/^\s+server (\S+) (\S+) .*check port (\d+)$/gm)].map(([, name, address, port]) => ({ name, address, port }));
+      expect(servers.map((server) => server.name)).toEqual(['pg1', 'pg2', 'pg3']);
+      // pg1's line is the node of patroni.yml: its PostgreSQL address, its REST API's port.
+      expect(servers[0].address).toBe(patroni.postgresql.connect_address);
+      expect(servers[0].port).toBe(patroni.restapi.connect_address.split(':')[1]);
+      expect(new Set(servers.map((server) => server.port)).size).toBe(1);
+    });
+
+    itWith(needCommands('haproxy'))('haproxy.cfg is a valid HAProxy configuration', () => {
+      execFileSync('haproxy', ['-c', '-q', '-f', 'server/deploy/patroni/haproxy.cfg']);
+    });
+
+    it('Patroni reaches the etcd members etcd.env sets up, and the members form one cluster', () => {
+      const members = etcd.ETCD_INITIAL_CLUSTER.split(',').map((member: string) => member.split('=')[1].replace(':2380', ':2379').replace('http://', ''));
+      expect(patroni.etcd3.hosts.split(',')).toEqual(members);
+      expect(members).toHaveLength(3); // a majority survives one member's loss
+      expect(etcd.ETCD_ADVERTISE_CLIENT_URLS).toBe(`http://${members[0]}`);
+      expect(etcd.ETCD_INITIAL_CLUSTER).toContain(`${etcd.ETCD_NAME}=${etcd.ETCD_INITIAL_ADVERTISE_PEER_URLS}`);
+    });
+  });
 });

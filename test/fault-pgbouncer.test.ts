@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { generateLicenseKey } from '../server/src/crypto/license-key.js';
 import { applyMigrations } from '../server/src/db/migrate.js';
 import { itWith } from './support/optional.js';
-import { needPgBouncer, startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
+import { needPgBouncer, shippedPgBouncerSettings as shippedSettings, startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
 import { startServerProcess, stopAllProcesses, type ServerProcess } from './support/processes.js';
 import { startPrivatePg, type PrivatePg } from './support/private-pg.js';
 import { waitUntil } from './support/wait.js';
@@ -16,21 +15,6 @@ import { waitUntil } from './support/wait.js';
  */
 const need = needPgBouncer();
 const SECRET = 'fault-pgbouncer-secret-0123456789abcdef0123456789';
-// PgBouncer's own settings of the shipped file; the addresses, the authentication and the file paths are this test's.
-const LOCAL = new Set(['listen_addr', 'listen_port', 'auth_type', 'auth_file', 'unix_socket_dir', 'logfile', 'pidfile']);
-
-/** The `[pgbouncer]` settings of the shipped pgbouncer.ini, those that say where things are left out. */
-function shippedSettings(): Record<string, string> {
-  const ini = readFileSync(new URL('../server/deploy/pgbouncer.ini', import.meta.url), 'utf8');
-  const section = ini.slice(ini.indexOf('[pgbouncer]'));
-  const settings: Record<string, string> = {};
-  for (const line of section.split('\n')) {
-    const match = /^([a-z_]+)\s*=\s*(.*)$/.exec(line.trim());
-    if (match && !LOCAL.has(match[1])) settings[match[1]] = match[2];
-  }
-  return settings;
-}
-
 let cluster: PrivatePg | undefined;
 let bouncer: PgBouncer | undefined;
 let server: ServerProcess | undefined;

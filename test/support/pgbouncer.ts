@@ -9,6 +9,21 @@ import { APP_ROLE } from './pg.js';
 import { freePort } from './processes.js';
 import { waitUntil } from './wait.js';
 
+// Settings of the shipped file that say where things are (addresses, authentication, file paths): a test's own.
+const LOCAL_SETTINGS = new Set(['listen_addr', 'listen_port', 'auth_type', 'auth_file', 'unix_socket_dir', 'logfile', 'pidfile']);
+
+/** The `[pgbouncer]` settings of the shipped server/deploy/pgbouncer.ini, without those that say where things are. */
+export function shippedPgBouncerSettings(): Record<string, string> {
+  const ini = readFileSync(new URL('../../server/deploy/pgbouncer.ini', import.meta.url), 'utf8');
+  const section = ini.slice(ini.indexOf('[pgbouncer]'));
+  const settings: Record<string, string> = {};
+  for (const line of section.split('\n')) {
+    const match = /^([a-z_]+)\s*=\s*(.*)$/.exec(line.trim());
+    if (match && !LOCAL_SETTINGS.has(match[1])) settings[match[1]] = match[2];
+  }
+  return settings;
+}
+
 /** Debian's PgBouncer (`apt-get install pgbouncer`) at PGBOUNCER_PATH, default /usr/sbin/pgbouncer. */
 export function needPgBouncer(): Need & { path: string } {
   const binary = process.env.PGBOUNCER_PATH || '/usr/sbin/pgbouncer';
@@ -27,7 +42,7 @@ export interface PgBouncer {
 /**
  * PgBouncer in transaction mode (what managed PostgreSQL services put in front) before the server of `postgresUrl`,
  * on 127.0.0.1 and a free port: every database of that server, trust authentication for `users` (the URL's user and
- * the tests' app role always). As root it runs as the clusters' user (it refuses to run as root).
+ * the tests' app role always; the URL's password, if any, is what PgBouncer logs in to the server with). As root it runs as the clusters' user (it refuses to run as root).
  */
 export async function startPgBouncer(postgresUrl: string, options: { users?: string[]; poolSize?: number; settings?: Record<string, string | number>; port?: number } = {}): Promise<PgBouncer> {
   const need = needPgBouncer();
@@ -37,7 +52,9 @@ export async function startPgBouncer(postgresUrl: string, options: { users?: str
   const dir = mkdtempSync(path.join(tmpdir(), 'keyforge-pgbouncer-'));
   const port = options.port ?? (await freePort()); // a given port: a restart in place
   const logFile = path.join(dir, 'pgbouncer.log');
-  writeFileSync(path.join(dir, 'users.txt'), [...users].map((user) => `"${user}" ""`).join('\n') + '\n');
+  // The URL's password, when it has one, is the one PgBouncer logs in to the server with (a server that asks for it).
+  const password = (user: string) => (user === decodeURIComponent(server.username || 'postgres') ? decodeURIComponent(server.password) : '');
+  writeFileSync(path.join(dir, 'users.txt'), [...users].map((user) => `"${user}" "${password(user)}"`).join('\n') + '\n');
   writeFileSync(
     path.join(dir, 'pgbouncer.ini'),
     [
