@@ -49,7 +49,7 @@ beforeAll(async () => {
   const { kid, publicJwk } = await publishedKey(publicKey);
   jwks = { keys: [publicJwk] };
   const signer = tokenSigner(privateKey, kid, ISSUER);
-  sign = (claims) => signer.sign(claims, { issuedAt: new Date(), expiresAt: new Date(Date.now() + 86_400_000) });
+  sign = (claims) => signer.signPayload({ iss: ISSUER, iat: Math.floor(Date.now() / 1000), ...claims });
   files = await listen((request, response) => {
     fileSeen.push({ url: request.url!, authorization: request.headers.authorization });
     if (fileRule(response)) return;
@@ -75,7 +75,7 @@ afterAll(async () => {
 
 async function signedArtifact(changes: Record<string, unknown> = {}): Promise<Artifact> {
   const facts = { id: 'art-1', filename: 'acme-2.0.0-linux-x64.tar.gz', platform: 'linux', arch: 'x64', filetype: 'tar.gz', size: FILE.length, sha256: hex('sha256', FILE), sha512: hex('sha512', FILE) };
-  const signature = await sign({ typ: 'keyforge.artifact', product: PRODUCT, productId: 'prod-1', release: 'rel-1', version: '2.0.0', artifact: facts.id, filename: facts.filename, platform: facts.platform, arch: facts.arch, size: facts.size, sha256: facts.sha256, sha512: facts.sha512, ...changes });
+  const signature = await sign({ typ: 'keyforge.artifact', product: 'prod-1', productName: PRODUCT, release: 'rel-1', version: '2.0.0', artifact: facts.id, filename: facts.filename, platform: facts.platform, arch: facts.arch, size: facts.size, sha256: facts.sha256, sha512: facts.sha512, ...changes });
   return { ...facts, signature };
 }
 
@@ -166,7 +166,7 @@ describe('downloadArtifact', () => {
 
   it('checks the signature before fetching anything: another product\'s, an edited listing, an unknown key', async () => {
     const sdk = client();
-    for (const candidate of [await signedArtifact({ product: 'Other App' }), { ...artifact, size: artifact.size + 1 }, { ...artifact, signature: `${artifact.signature.slice(0, -2)}AA` }]) {
+    for (const candidate of [await signedArtifact({ productName: 'Other App' }), { ...artifact, size: artifact.size + 1 }, { ...artifact, signature: `${artifact.signature.slice(0, -2)}AA` }]) {
       expect(await codeOf(sdk.downloadArtifact(candidate, { licenseKey: KEY }))).toBe('ArtifactIntegrity');
     }
     expect(fileSeen).toEqual([]);

@@ -434,8 +434,8 @@ async function build(): Promise<Record<string, unknown>> {
   ];
 
   // ---- Artifact signatures ----------------------------------------------------------------------------------
-  // A release artifact's signature, signed by the server's token signer (the keys of the JWKS), and the file it
-  // covers. The SDK verifies the signature as an offline token's (kid, EdDSA, issuer), then typ, product, the
+  // A release artifact's signature, signed by the server's token signer (the keys of the JWKS; the statement of
+  // services/releases), and the file it covers. The SDK verifies the signature as an offline token's (kid, EdDSA, issuer), then typ, product, the
   // artifact's id, and the bytes' size, SHA-256 and SHA-512. Every refusal is ArtifactIntegrity.
   const artifactFile = Buffer.from('Acme Studio 2.5.0 for Linux x64\n'.repeat(64));
   const otherFile = Buffer.from(artifactFile);
@@ -457,8 +457,8 @@ async function build(): Promise<Record<string, unknown>> {
     sha256: hexOf('sha256', artifactFile),
     sha512: hexOf('sha512', artifactFile),
   };
-  const signArtifact = (signer: TokenSigner, changes: Record<string, unknown> = {}) =>
-    signer.sign({ ...artifactFacts, ...changes }, { issuedAt: new Date(T0), expiresAt: new Date(T0 + 3650 * DAY * 1000) });
+  // The statement exactly as the server signs it (TokenSigner.signPayload: nothing added, no expiry).
+  const signArtifact = (signer: TokenSigner, changes: Record<string, unknown> = {}) => signer.signPayload({ ...artifactFacts, iat: t0, ...changes });
   const listing = (signature: string, changes: Record<string, unknown> = {}) => ({
     id: artifactId,
     filename: artifactFacts.filename,
@@ -491,7 +491,7 @@ async function build(): Promise<Record<string, unknown>> {
     artifactVector('wrong-kid', 'Signed by a key the server never published, under its own kid.', listing(await signArtifact(signers.rogue)), refused('ArtifactIntegrity')),
     artifactVector('forged-with-known-kid', 'Signed by a foreign key under the kid of the current key.', listing(await signArtifact(signers.forged)), refused('ArtifactIntegrity')),
     artifactVector('old-key-retired', 'Signed by the old key, checked with a JWKS that no longer lists it.', listing(await signArtifact(signers.old)), refused('ArtifactIntegrity'), { jwks: 'newOnly' }),
-    artifactVector('wrong-issuer', 'Signed by the current key for another issuer.', listing(await signArtifact(signers.otherIssuer)), refused('ArtifactIntegrity')),
+    artifactVector('wrong-issuer', 'Signed by the current key for another issuer.', listing(await signArtifact(signers.otherIssuer, { iss: 'https://licenses.attacker.test' })), refused('ArtifactIntegrity')),
     artifactVector('not-an-artifact-signature', 'A genuine offline token given as the signature (no typ keyforge.artifact).', listing(token), refused('ArtifactIntegrity')),
     artifactVector('other-artifact', 'A genuine signature of another artifact of the same release.', listing(await signArtifact(signers.new, { artifact: '00000000-0000-4000-8000-000000000001' })), refused('ArtifactIntegrity')),
     artifactVector('alg-none', 'alg "none" with the current kid and no signature.', listing(`${b64u(JSON.stringify({ alg: 'none', kid: published.new.kid, typ: 'JWT' }))}.${splitJws(artifactSignature).payload}.`), refused('ArtifactIntegrity')),
