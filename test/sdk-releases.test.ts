@@ -41,6 +41,8 @@ const fileSeen: Seen[] = [];
 let fileRule: (response: ServerResponse) => boolean = () => false;
 let artifact: Artifact;
 let upgradeAnswer: unknown;
+/** The origin of the download links the stub answers (default: the file host). */
+let linkOrigin: string | undefined;
 
 const release = () => ({ id: 'rel-1', product: 'prod-1', version: '2.0.0', channel: 'stable', status: 'published', notes: null, publishedAt: '2026-06-01T12:00:00.000Z', artifacts: [artifact] });
 
@@ -60,11 +62,16 @@ beforeAll(async () => {
     apiSeen.push({ url: request.url!, authorization: request.headers.authorization });
     const url = new URL(request.url!, 'http://stub');
     if (url.pathname === '/.well-known/jwks.json') return json(response, 200, jwks);
+    // The server's own file route, whose token is the credential (a file-store link on its public address).
+    if (url.pathname === `/blob/${artifact.id}`) {
+      response.writeHead(200, { 'content-type': 'application/octet-stream' });
+      return response.end(FILE);
+    }
     if (request.headers.authorization !== `License ${KEY}`) return json(response, 200, { isValid: false, errorCode: 'LicenseNotFound', message: 'No such license.' });
     if (url.searchParams.get('product') !== PRODUCT) return json(response, 200, { isValid: false, errorCode: 'ProductMismatch', message: 'Another product.' });
     if (url.pathname === '/api/v1/releases') return json(response, 200, { releases: [release()] });
     if (url.pathname === '/api/v1/releases/upgrade') return json(response, 200, upgradeAnswer);
-    if (url.pathname === `/api/v1/artifacts/${artifact.id}/download`) return json(response, 200, { url: `${files.origin}/blob/${artifact.id}?token=short-lived`, expiresAt: new Date(Date.now() + 60_000).toISOString() });
+    if (url.pathname === `/api/v1/artifacts/${artifact.id}/download`) return json(response, 200, { url: `${linkOrigin ?? files.origin}/blob/${artifact.id}?token=short-lived`, expiresAt: new Date(Date.now() + 60_000).toISOString() });
     json(response, 404, { error: { code: 'NotFound', message: 'No route.' } });
   });
 });
@@ -97,6 +104,7 @@ beforeEach(async () => {
   fileRule = () => false;
   artifact = await signedArtifact();
   upgradeAnswer = { available: true, release: release() };
+  linkOrigin = undefined;
 });
 
 describe('listReleases and checkForUpdate', () => {
@@ -181,6 +189,13 @@ describe('downloadArtifact', () => {
     };
     expect(await codeOf(client().downloadArtifact(artifact, { licenseKey: KEY }))).toBe('InvalidResponse');
     expect(fileSeen.map((seen) => seen.url)).toEqual([`/blob/${artifact.id}?token=short-lived`]);
+  });
+
+  it('fetches a link on the server\'s public address (the issuer) through baseUrl', async () => {
+    linkOrigin = ISSUER;
+    const bytes = await client().downloadArtifact(artifact, { licenseKey: KEY });
+    expect(Buffer.from(bytes).equals(FILE)).toBe(true);
+    expect(apiSeen.find((seen) => seen.url.startsWith('/blob/'))).toEqual({ url: `/blob/${artifact.id}?token=short-lived`, authorization: undefined });
   });
 
   it('retries a transient failure of the file host', async () => {

@@ -704,7 +704,8 @@ export class KeyforgeClient {
    * offline token: EdDSA, a trusted `kid`, the issuer; then that it is this artifact of this product), the file is
    * read with a cap of the signed size, then its size, SHA-256 and SHA-512 must be the signed ones. The link comes from
    * `GET /api/v1/artifacts/{id}/download` (the license key in the header); the file is fetched from that link alone —
-   * possibly another host (a presigned object-store URL) — with no credentials and no redirect followed.
+   * possibly another host (a presigned object-store URL) — with no credentials and no redirect followed. A link on the
+   * server's public address (the `issuer`) is fetched through `baseUrl`.
    * `timeoutMs` bounds each wait for data, not the whole download. Retries as every call.
    *
    * @throws {@link VerificationError} `ArtifactIntegrity` when anything does not match (nothing is returned);
@@ -715,7 +716,7 @@ export class KeyforgeClient {
     const json = await this.#releaseCall(`/api/v1/artifacts/${encodeURIComponent(artifact.id)}/download`, options, {});
     const url = json.url;
     if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) throw new ApiError({ code: 'InvalidResponse', message: 'The download answer carries no http(s) link.', status: 200 });
-    const bytes = await this.#transport.retrying(() => this.#transport.download(url, claims.size, options.signal), options.signal);
+    const bytes = await this.#transport.retrying(() => this.#transport.download(this.#onServer(url), claims.size, options.signal), options.signal);
     await checkArtifactBytes(claims, bytes);
     return bytes;
   }
@@ -735,6 +736,16 @@ export class KeyforgeClient {
   /** The signature check alone (before any byte is fetched). */
   #artifactSignature(artifact: Artifact, options: { signal?: AbortSignal }): Promise<ArtifactClaims> {
     return verifyArtifactSignature(artifact, { keys: this.#keys, issuer: this.issuer, products: this.products, online: true, signal: options.signal });
+  }
+
+  /**
+   * A link on the server's own public address (the issuer, its PUBLIC_URL) is fetched through `baseUrl`, the address
+   * this client reaches the same server at (they differ behind a proxy or on an internal network); any other link
+   * (an object store's) as it is.
+   */
+  #onServer(link: string): string {
+    const issuer = this.issuer.replace(/\/+$/, '');
+    return issuer !== this.baseUrl && link.startsWith(`${issuer}/`) ? this.baseUrl + link.slice(issuer.length) : link;
   }
 
   #releaseQuery(query: ReleaseQuery): Record<string, string | undefined> {

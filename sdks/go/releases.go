@@ -315,8 +315,8 @@ func (c *Client) VerifyArtifact(ctx context.Context, artifact Artifact, data []b
 //
 // The link comes from GET /api/v1/artifacts/{id}/download (the key in the header); the file is fetched from that
 // link alone — possibly another host (a presigned object-store URL) — with no credentials and no redirect followed
-// (a 3xx is InvalidResponse). Config.Timeout bounds each wait for data, not the whole download. Transient failures
-// are retried.
+// (a 3xx is InvalidResponse); a link on the server's public address (the Issuer) is fetched through ServerURL.
+// Config.Timeout bounds each wait for data, not the whole download. Transient failures are retried.
 //
 // Errors (*Error): ArtifactIntegrity when anything does not match; those of ListReleases.
 func (c *Client) DownloadArtifact(ctx context.Context, artifact Artifact, w io.Writer, options DownloadOptions) error {
@@ -329,6 +329,11 @@ func (c *Client) DownloadArtifact(ctx context.Context, artifact Artifact, w io.W
 		return err
 	}
 	link, _ := got.json["url"].(string)
+	// A link on the server's own public address (the issuer, its PUBLIC_URL) is fetched through ServerURL, the
+	// address this client reaches the same server at; any other link (an object store's) as it is.
+	if issuer := strings.TrimRight(c.Issuer, "/"); issuer != c.ServerURL && strings.HasPrefix(link, issuer+"/") {
+		link = c.ServerURL + link[len(issuer):]
+	}
 	parsed, parseErr := url.Parse(link)
 	if parseErr != nil || (parsed.Scheme != "https" && parsed.Scheme != "http") || parsed.Host == "" {
 		return invalidResponse("The download answer carries no http(s) link.")

@@ -268,7 +268,8 @@ namespace Keyforge
         /// EdDSA, a trusted kid, the issuer; then this artifact of this product), then the file, read with a cap of the
         /// signed size and hashed as it arrives, whose size, SHA-256 and SHA-512 must be the signed ones. The link comes
         /// from <c>GET /api/v1/artifacts/{id}/download</c> (the key in the header); the file is fetched from that link
-        /// alone — possibly another host (a presigned object-store URL) — with no credentials and no redirect followed.
+        /// alone — possibly another host (a presigned object-store URL) — with no credentials and no redirect followed;
+        /// a link on the server's public address (the Issuer) is fetched through BaseUrl.
         /// The timeout bounds each wait for data, not the whole download; transient failures are retried.
         /// </summary>
         /// <exception cref="VerificationException">ArtifactIntegrity when anything does not match (nothing is returned).</exception>
@@ -324,8 +325,13 @@ namespace Keyforge
         {
             var signed = await SignedArtifact.Verify(artifact, keys, Issuer, Products, cancel).ConfigureAwait(false);
             var answer = await ReleaseCall("/api/v1/artifacts/" + Uri.EscapeDataString(artifact.Id ?? "") + "/download", licenseKey, deviceId, new Dictionary<string, string>(), cancel).ConfigureAwait(false);
+            var url = answer.Str("url") ?? "";
+            // A link on the server's own public address (the issuer, its PUBLIC_URL) is fetched through BaseUrl, the
+            // address this client reaches the same server at; any other link (an object store's) as it is.
+            var issuer = Issuer.TrimEnd('/');
+            if (issuer != BaseUrl && url.StartsWith(issuer + "/", StringComparison.Ordinal)) url = BaseUrl + url.Substring(issuer.Length);
             Uri link;
-            if (!Uri.TryCreate(answer.Str("url") ?? "", UriKind.Absolute, out link) || (link.Scheme != "http" && link.Scheme != "https"))
+            if (!Uri.TryCreate(url, UriKind.Absolute, out link) || (link.Scheme != "http" && link.Scheme != "https"))
                 throw new ApiException(ErrorCodes.InvalidResponse, "The download answer carries no http(s) link.", 200);
             SignedArtifact.Digests digests = null;
             try

@@ -874,7 +874,7 @@ class KeyforgeClient:
 
         The link comes from ``GET /api/v1/artifacts/{id}/download`` (the key in the header); the file is fetched from
         that link alone — possibly another host (a presigned object-store URL) — with no credentials and no redirect
-        followed. ``timeout`` bounds each wait for data, not the whole download. Transient failures are retried.
+        followed; a link on the server's public address (the ``issuer``) is fetched through ``base_url``. ``timeout`` bounds each wait for data, not the whole download. Transient failures are retried.
 
         Without ``path`` the bytes are returned (held in memory). With ``path`` the file is streamed to a temporary
         file beside it (mode 0600), renamed to ``path`` once verified, and ``path`` is returned; on any failure the
@@ -888,6 +888,11 @@ class KeyforgeClient:
         url = answer.get("url")
         if not isinstance(url, str):
             raise ApiError("InvalidResponse", "The download answer carries no link.", status=200)
+        # A link on the server's own public address (the issuer, its PUBLIC_URL) is fetched through base_url, the
+        # address this client reaches the same server at; any other link (an object store's) as it is.
+        issuer = self.issuer.rstrip("/")
+        if issuer != self.base_url and url.startswith(issuer + "/"):
+            url = self.base_url + url[len(issuer):]
         transport = self._transport.for_url(url)
         parsed = urllib.parse.urlsplit(url)
         target = (parsed.path or "/") + (f"?{parsed.query}" if parsed.query else "")
