@@ -8,11 +8,14 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
-import { revokeLicense } from '../server/src/services/licenses/management.js';
+import { revokeLicense, updateLicense } from '../server/src/services/licenses/management.js';
 import { setMeterQuota } from '../server/src/services/metering/management.js';
+import { createRelease, listProductReleases, publishRelease, uploadArtifact, yankRelease } from '../server/src/services/releases/releases.js';
+import { artifactStoreFor } from '../server/src/services/releases/store.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { itWith, needCommands, runs, type Need } from './support/optional.js';
 import { PYTHON } from './support/sdk-toolchains.js';
@@ -22,7 +25,16 @@ const RUNNER_TIMEOUT_MS = 60_000;
 
 interface Scenario {
   name: string;
-  license: { product: string; maxActivations: number; offlineGraceDays: number; floatingSeats?: number; features?: string[]; quota?: { event: string; period: 'day' | 'month' | 'year' | 'lifetime'; limit: number } };
+  license: {
+    product: string;
+    maxActivations: number;
+    offlineGraceDays: number;
+    floatingSeats?: number;
+    features?: string[];
+    quota?: { event: string; period: 'day' | 'month' | 'year' | 'lifetime'; limit: number };
+    /** The run gets a company of its own (with the product): what it publishes is seen by its runner alone. */
+    ownTenant?: boolean;
+  };
   inputs: Record<string, unknown>;
   expect: unknown[];
 }
@@ -105,6 +117,8 @@ const productIds: Record<string, string> = {};
 
 interface Run {
   licenseId: string;
+  tenantId: string;
+  productId: string;
   clockOffsetSeconds: number;
   /** The replaying proxy's recorded answer to the first POST /api/v1/validate. */
   replayed?: { status: number; headers: Record<string, string>; body: Buffer };
@@ -112,7 +126,9 @@ interface Run {
 const runsById = new Map<string, Run>();
 let runCount = 0;
 
-const ctx = () => ({ db: t.deps.db, secrets: t.deps.secrets, now: new Date(), actor: systemActor(tenantId), meta: NO_META });
+const ctx = (tenant = tenantId) => ({ db: t.deps.db, secrets: t.deps.secrets, now: new Date(), actor: systemActor(tenant), meta: NO_META });
+/** The staff side of releases (what the upload route gives the service): the server's store and signer. */
+const releaseCtx = (run: Run) => ({ ...ctx(run.tenantId), store: artifactStoreFor(t.config), signer: t.deps.signer, issuer: t.config.publicUrl, maxUploadBytes: t.config.releases.maxUploadBytes });
 
 async function seats(licenseId: string) {
   const now = new Date();
@@ -143,7 +159,7 @@ async function staff(query: string, variables: Record<string, unknown>): Promise
 
 const ACTIONS: Record<string, (run: Run, body: Record<string, unknown>) => Promise<Record<string, unknown>>> = {
   async revoke(run) {
-    await revokeLicense(ctx(), run.licenseId);
+    await revokeLicense(ctx(run.tenantId), run.licenseId);
     return { revoked: true };
   },
   async advanceClock(run, body) {
@@ -156,6 +172,30 @@ const ACTIONS: Record<string, (run: Run, body: Record<string, unknown>) => Promi
     const answer = await staff('mutation($input: ActivateOfflineInput!) { activateOffline(input: $input) { licenseFile } }', { input: { licenseId: run.licenseId, request: body.request } });
     if (answer.error) throw new Error(`activateOffline: ${answer.error}`);
     return { response: answer.data!.activateOffline.licenseFile };
+  },
+  /** A release of the run's product with one artifact (`content`, UTF-8), published. */
+  async publishRelease(run, body) {
+    const release = await createRelease(ctx(run.tenantId), {
+      productId: run.productId,
+      version: String(body.version),
+      requiredFeatures: body.requiredFeatures as string[] | undefined,
+      requiresMaintenance: body.requiresMaintenance === true,
+    });
+    const meta = { filename: String(body.filename), platform: String(body.platform), arch: String(body.arch) };
+    await uploadArtifact(releaseCtx(run), release.id, meta, Readable.from([Buffer.from(String(body.content))]));
+    await publishRelease(ctx(run.tenantId), release.id);
+    return { releaseId: release.id };
+  },
+  async yankRelease(run, body) {
+    const release = (await listProductReleases(ctx(run.tenantId), run.productId)).find((candidate) => candidate.version === body.version);
+    if (!release) throw new Error(`no release ${String(body.version)}`);
+    await yankRelease(ctx(run.tenantId), release.id);
+    return { yanked: true };
+  },
+  /** The license's maintenance ended yesterday: releases published since, that require maintenance, are not its. */
+  async lapseMaintenance(run) {
+    await updateLicense(ctx(run.tenantId), run.licenseId, { maintenanceExpiresAt: new Date(Date.now() - 86_400_000).toISOString() });
+    return { lapsed: true };
   },
   async airGappedDeactivate(run, body) {
     const answer = await staff('mutation($input: DeactivateOfflineInput!) { deactivateOffline(input: $input) { activationId } }', { input: { licenseId: run.licenseId, proof: body.proof } });
@@ -201,15 +241,21 @@ async function handleControl(req: IncomingMessage, res: ServerResponse) {
 /** A fresh license for one run of a scenario (one language's runner, one scenario). */
 async function newRun(scenario: Scenario) {
   const { license: spec } = scenario;
-  const { key, license } = await t.seedLicense(tenantId, productIds[spec.product], {
+  const id = String(++runCount);
+  let runTenant = tenantId;
+  let productId = productIds[spec.product];
+  if (spec.ownTenant) {
+    runTenant = (await t.seedTenant({ name: `Conformance run ${id}`, keyPrefix: `RUN${id}` })).id;
+    productId = (await t.seedProduct(runTenant, spec.product)).id;
+  }
+  const { key, license } = await t.seedLicense(runTenant, productId, {
     maxActivations: spec.maxActivations,
     offlineGraceDays: spec.offlineGraceDays,
     ...(spec.floatingSeats ? { floatingSeats: spec.floatingSeats } : {}),
     ...(spec.features ? { features: spec.features } : {}),
   });
-  if (spec.quota) await setMeterQuota(ctx(), license.id, spec.quota);
-  const id = String(++runCount);
-  runsById.set(id, { licenseId: license.id, clockOffsetSeconds: 0 });
+  if (spec.quota) await setMeterQuota(ctx(runTenant), license.id, spec.quota);
+  runsById.set(id, { licenseId: license.id, tenantId: runTenant, productId, clockOffsetSeconds: 0 });
   return { id, key, licenseId: license.id };
 }
 

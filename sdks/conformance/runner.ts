@@ -1,8 +1,9 @@
 // The TypeScript SDK's scenario runner (sdks/conformance/README.md "Scenario runner protocol"): reads the run's
 // input on stdin, drives the SDK (sdk/src) through the scenario named on the command line, and prints one line,
 // {"steps":[…]}. test/sdk-conformance.test.ts runs it as `node --import tsx sdks/conformance/runner.ts <scenario>`.
+import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { KeyforgeClient, KeyforgeError, type FloatingSession } from '../../sdk/src/index.js';
+import { KeyforgeClient, KeyforgeError, type Artifact, type FloatingSession } from '../../sdk/src/index.js';
 import { FileStore } from '../../sdk/src/node.js';
 
 interface Input {
@@ -194,6 +195,42 @@ const scenarios: Record<string, () => Promise<void>> = {
     await step('meterReplayed', meter(3, text('idempotencyKey')));
     await step('meterSecond', meter(2, text('secondIdempotencyKey')));
     await step('meterOverQuota', meter(6));
+  },
+
+  async releases() {
+    const where = { platform: text('platform'), arch: text('arch') };
+    const publish = (version: string, extra: Record<string, unknown> = {}) =>
+      control('publishRelease', { version, ...where, filename: `acme-studio-${version}-${where.platform}-${where.arch}.tar.gz`, content: text('artifactContent'), ...extra });
+    const check = (currentVersion: string, deviceId?: string) => async () => {
+      const { available, reason, release } = await sdk.checkForUpdate({ licenseKey, currentVersion, deviceId, ...where });
+      return { available, reason: reason ?? null, version: release?.version ?? null };
+    };
+    const versions = async () => ({ versions: (await sdk.listReleases({ licenseKey, ...where })).map((release) => release.version) });
+    await publish('1.1.0', { requiresMaintenance: true });
+    let artifact: Artifact | undefined;
+    await step('checkForUpdate', async () => {
+      const { available, reason, release } = await sdk.checkForUpdate({ licenseKey, currentVersion: text('currentVersion'), ...where });
+      artifact = release?.artifacts[0];
+      return { available, reason: reason ?? null, version: release?.version ?? null };
+    });
+    await step('listReleases', versions);
+    await step('activate', async () => ({ remainingActivations: (await sdk.activate({ licenseKey, deviceId: text('deviceId') })).remainingActivations }));
+    await step('download', async () => {
+      const bytes = await sdk.downloadArtifact(artifact!, { licenseKey, deviceId: text('deviceId') });
+      return { filename: artifact!.filename, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    });
+    await step('downloadEditedListing', async () => {
+      await sdk.downloadArtifact({ ...artifact!, sha256: '0'.repeat(64) }, { licenseKey });
+      return {};
+    });
+    await step('checkOtherDevice', check(text('currentVersion'), text('otherDeviceId')));
+    await publish('1.2.0', { requiredFeatures: ['enterprise'] });
+    await step('checkFeatureMissing', check('1.1.0'));
+    await control('yankRelease', { version: '1.2.0' });
+    await step('checkAfterYank', check('1.1.0'));
+    await control('lapseMaintenance');
+    await step('checkMaintenanceExpired', check(text('currentVersion')));
+    await step('listAfterLapse', versions);
   },
 };
 

@@ -86,6 +86,7 @@ namespace Keyforge.Conformance
                     case "floating": Floating(client, key); break;
                     case "air-gapped": AirGapped(client, key); break;
                     case "metering": Metering(client, key); break;
+                    case "releases": Releases(client, key); break;
                     default: Console.Error.WriteLine("unknown scenario " + scenario); return 2;
                 }
             }
@@ -231,6 +232,49 @@ namespace Keyforge.Conformance
             Step("meterReplayed", meter(3, In("idempotencyKey")));
             Step("meterSecond", meter(2, In("secondIdempotencyKey")));
             Step("meterOverQuota", meter(6, null));
+        }
+
+        static void Releases(KeyforgeClient client, string key)
+        {
+            string platform = In("platform"), arch = In("arch");
+            Action<string, Dictionary<string, object>> publish = (version, extra) =>
+            {
+                var body = new Dictionary<string, object> { { "version", version }, { "platform", platform }, { "arch", arch }, { "filename", "acme-studio-" + version + "-" + platform + "-" + arch + ".tar.gz" }, { "content", In("artifactContent") } };
+                foreach (var pair in extra) body[pair.Key] = pair.Value;
+                Control("publishRelease", body);
+            };
+            Artifact artifact = null;
+            Func<string, string, Func<IDictionary<string, object>>> check = (current, deviceId) => () =>
+            {
+                var answer = Run(client.CheckForUpdateAsync(key, current, platform: platform, arch: arch, deviceId: deviceId));
+                if (artifact == null && answer.Release != null && answer.Release.Artifacts.Count > 0) artifact = answer.Release.Artifacts[0];
+                return Value("available", answer.Available, "reason", answer.Reason, "version", answer.Release == null ? null : answer.Release.Version);
+            };
+            Func<IDictionary<string, object>> versions = () => Value("versions", Run(client.ListReleasesAsync(key, platform: platform, arch: arch)).Select(r => (object)r.Version).ToList());
+            publish("1.1.0", new Dictionary<string, object> { { "requiresMaintenance", true } });
+            Step("checkForUpdate", check(In("currentVersion"), null));
+            Step("listReleases", versions);
+            Step("activate", () => Value("remainingActivations", Num(Run(client.ActivateAsync(key, In("deviceId"))).RemainingActivations)));
+            Step("download", () =>
+            {
+                var bytes = Run(client.DownloadArtifactAsync(key, artifact, In("deviceId")));
+                using (var sha = System.Security.Cryptography.SHA256.Create())
+                    return Value("filename", artifact.Filename, "size", (long)bytes.Length, "sha256", string.Concat(sha.ComputeHash(bytes).Select(b => b.ToString("x2"))));
+            });
+            Step("downloadEditedListing", () =>
+            {
+                var edited = new Artifact { Id = artifact.Id, Filename = artifact.Filename, Platform = artifact.Platform, Arch = artifact.Arch, Filetype = artifact.Filetype, Size = artifact.Size, Sha256 = new string('0', 64), Sha512 = artifact.Sha512, Signature = artifact.Signature };
+                Run(client.DownloadArtifactAsync(key, edited));
+                return Value();
+            });
+            Step("checkOtherDevice", check(In("currentVersion"), In("otherDeviceId")));
+            publish("1.2.0", new Dictionary<string, object> { { "requiredFeatures", new List<object> { "enterprise" } } });
+            Step("checkFeatureMissing", check("1.1.0", null));
+            Control("yankRelease", new Dictionary<string, object> { { "version", "1.2.0" } });
+            Step("checkAfterYank", check("1.1.0", null));
+            Control("lapseMaintenance");
+            Step("checkMaintenanceExpired", check(In("currentVersion"), null));
+            Step("listAfterLapse", versions);
         }
     }
 }

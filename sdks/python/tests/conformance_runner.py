@@ -5,6 +5,7 @@ Run by test/sdk-conformance.test.ts as ``python3 sdks/python/tests/conformance_r
 ``PYTHONPATH=sdks/python/src``: reads one JSON object on stdin, drives the SDK through the scenario's steps against
 the real server the harness started, and prints exactly one line ``{"steps": [...]}``.
 """
+import hashlib
 import json
 import os
 import sys
@@ -213,6 +214,50 @@ class Runner:
         self.step("meterSecond", meter(2, i["secondIdempotencyKey"]))
         self.step("meterOverQuota", meter(6, None))
 
+    def releases(self) -> None:
+        key, client, i = self.inputs["licenseKey"], self.client, self.inputs
+        where = {"platform": i["platform"], "arch": i["arch"]}
+        found: Dict[str, Any] = {}
+
+        def publish(version: str, **extra: Any) -> None:
+            filename = f"acme-studio-{version}-{i['platform']}-{i['arch']}.tar.gz"
+            self.control("publishRelease", {"version": version, **where, "filename": filename, "content": i["artifactContent"], **extra})
+
+        def check(current: str, device_id: Optional[str] = None) -> Callable[[], Dict[str, Any]]:
+            def run() -> Dict[str, Any]:
+                answer = client.check_for_update(key, current, device_id=device_id, **where)
+                if answer.release is not None and answer.release.get("artifacts"):
+                    found.setdefault("artifact", answer.release["artifacts"][0])
+                return {"available": answer.available, "reason": answer.reason, "version": answer.release["version"] if answer.release else None}
+
+            return run
+
+        versions = lambda: {"versions": [release["version"] for release in client.list_releases(key, **where)]}  # noqa: E731
+
+        def download() -> Dict[str, Any]:
+            data = client.download_artifact(key, found["artifact"], device_id=i["deviceId"])
+            assert isinstance(data, bytes)
+            return {"filename": found["artifact"]["filename"], "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+        def download_edited() -> Dict[str, Any]:
+            client.download_artifact(key, {**found["artifact"], "sha256": "0" * 64})
+            return {}
+
+        publish("1.1.0", requiresMaintenance=True)
+        self.step("checkForUpdate", check(i["currentVersion"]))
+        self.step("listReleases", versions)
+        self.step("activate", lambda: {"remainingActivations": client.activate(key, device_id=i["deviceId"]).remaining_activations})
+        self.step("download", download)
+        self.step("downloadEditedListing", download_edited)
+        self.step("checkOtherDevice", check(i["currentVersion"], i["otherDeviceId"]))
+        publish("1.2.0", requiredFeatures=["enterprise"])
+        self.step("checkFeatureMissing", check("1.1.0"))
+        self.control("yankRelease", {"version": "1.2.0"})
+        self.step("checkAfterYank", check("1.1.0"))
+        self.control("lapseMaintenance")
+        self.step("checkMaintenanceExpired", check(i["currentVersion"]))
+        self.step("listAfterLapse", versions)
+
 
 SCENARIOS = {
     "activate": Runner.activate,
@@ -222,6 +267,7 @@ SCENARIOS = {
     "floating": Runner.floating,
     "air-gapped": Runner.air_gapped,
     "metering": Runner.metering,
+    "releases": Runner.releases,
 }
 
 

@@ -6,7 +6,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,7 +52,7 @@ func main() {
 	r.sdk = r.client(r.text("server"), "store")
 	scenarios := map[string]func(){
 		"activate": r.activate, "validate": r.validate, "revoke-offline": r.revokeOffline, "wrong-product": r.wrongProduct,
-		"floating": r.floating, "air-gapped": r.airGapped, "metering": r.metering,
+		"floating": r.floating, "air-gapped": r.airGapped, "metering": r.metering, "releases": r.releases,
 	}
 	run, ok := scenarios[os.Args[1]]
 	if !ok {
@@ -389,4 +391,74 @@ func (r *runner) metering() {
 	r.step("meterReplayed", meter(3, r.text("idempotencyKey")))
 	r.step("meterSecond", meter(2, r.text("secondIdempotencyKey")))
 	r.step("meterOverQuota", meter(6, ""))
+}
+
+func (r *runner) releases() {
+	platform, arch := r.text("platform"), r.text("arch")
+	publish := func(version string, extra map[string]any) {
+		body := map[string]any{"version": version, "platform": platform, "arch": arch, "filename": "acme-studio-" + version + "-" + platform + "-" + arch + ".tar.gz", "content": r.text("artifactContent")}
+		for name, value := range extra {
+			body[name] = value
+		}
+		r.control("publishRelease", body)
+	}
+	var artifact *keyforge.Artifact
+	check := func(current, deviceID string) func() (map[string]any, error) {
+		return func() (map[string]any, error) {
+			answer, err := r.sdk.CheckForUpdate(r.ctx, keyforge.UpdateQuery{LicenseKey: r.licenseKey, CurrentVersion: current, Platform: platform, Arch: arch, DeviceID: deviceID})
+			if err != nil {
+				return nil, err
+			}
+			var version any
+			if answer.Release != nil {
+				version = answer.Release.Version
+				if artifact == nil && len(answer.Release.Artifacts) > 0 {
+					artifact = &answer.Release.Artifacts[0]
+				}
+			}
+			return map[string]any{"available": answer.Available, "reason": nullable(answer.Reason), "version": version}, nil
+		}
+	}
+	versions := func() (map[string]any, error) {
+		releases, err := r.sdk.ListReleases(r.ctx, keyforge.ReleaseQuery{LicenseKey: r.licenseKey, Platform: platform, Arch: arch})
+		if err != nil {
+			return nil, err
+		}
+		list := []string{}
+		for _, release := range releases {
+			list = append(list, release.Version)
+		}
+		return map[string]any{"versions": list}, nil
+	}
+	publish("1.1.0", map[string]any{"requiresMaintenance": true})
+	r.step("checkForUpdate", check(r.text("currentVersion"), ""))
+	r.step("listReleases", versions)
+	r.step("activate", r.activateDevice(r.text("deviceId")))
+	r.step("download", func() (map[string]any, error) {
+		if artifact == nil {
+			return nil, errors.New("no artifact was offered")
+		}
+		var out bytes.Buffer
+		if err := r.sdk.DownloadArtifact(r.ctx, *artifact, &out, keyforge.DownloadOptions{LicenseKey: r.licenseKey, DeviceID: r.text("deviceId")}); err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(out.Bytes())
+		return map[string]any{"filename": artifact.Filename, "size": out.Len(), "sha256": hex.EncodeToString(sum[:])}, nil
+	})
+	r.step("downloadEditedListing", func() (map[string]any, error) {
+		if artifact == nil {
+			return nil, errors.New("no artifact was offered")
+		}
+		edited := *artifact
+		edited.Sha256 = strings.Repeat("0", 64)
+		return nil, r.sdk.DownloadArtifact(r.ctx, edited, io.Discard, keyforge.DownloadOptions{LicenseKey: r.licenseKey})
+	})
+	r.step("checkOtherDevice", check(r.text("currentVersion"), r.text("otherDeviceId")))
+	publish("1.2.0", map[string]any{"requiredFeatures": []string{"enterprise"}})
+	r.step("checkFeatureMissing", check("1.1.0", ""))
+	r.control("yankRelease", map[string]any{"version": "1.2.0"})
+	r.step("checkAfterYank", check("1.1.0", ""))
+	r.control("lapseMaintenance", nil)
+	r.step("checkMaintenanceExpired", check(r.text("currentVersion"), ""))
+	r.step("listAfterLapse", versions)
 }
