@@ -4,6 +4,7 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { KeyforgeClient, KeyforgeError, LicenseRejectedError, currentPlatform, type Artifact } from '../sdk/src/index.js';
 import { publishedKey, tokenSigner } from '../server/src/services/signing/signing-keys.js';
@@ -209,5 +210,46 @@ describe('downloadArtifact', () => {
     const bytes = await client().downloadArtifact(artifact, { licenseKey: KEY });
     expect(bytes.length).toBe(FILE.length);
     expect(fileSeen.length).toBe(2);
+  });
+});
+
+describe('verifyArtifact against hostile input', () => {
+  it('refuses any other bytes, any edited listing and any signature text with ArtifactIntegrity, never another error', async () => {
+    const sdk = new KeyforgeClient({ baseUrl: api.origin, product: PRODUCT, issuer: ISSUER, jwks: jwks as never, fetch: (() => Promise.reject(new Error('offline'))) as typeof fetch });
+    const refused = async (candidate: Artifact, bytes: Uint8Array) => {
+      const error = await sdk.verifyArtifact(candidate, bytes).then(() => null, (caught: unknown) => caught);
+      return error instanceof KeyforgeError && error.code === 'ArtifactIntegrity';
+    };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          // Other bytes: a random file, or the genuine one with one byte changed, cut or extended.
+          fc.uint8Array({ maxLength: 256 }).map((bytes) => ({ artifact, bytes })),
+          fc.tuple(fc.nat(FILE.length - 1), fc.integer({ min: 1, max: 255 })).map(([at, xor]) => {
+            const bytes = Buffer.from(FILE);
+            bytes[at] ^= xor;
+            return { artifact, bytes };
+          }),
+          fc.nat(FILE.length - 1).map((length) => ({ artifact, bytes: FILE.subarray(0, length) })),
+          // An edited listing or signature with the genuine bytes.
+          fc.string({ maxLength: 300 }).map((signature) => ({ artifact: { ...artifact, signature }, bytes: FILE })),
+          // One character of the signed payload changed (not its last, whose low bits base64url may ignore).
+          fc
+            .tuple(fc.nat(), fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'))
+            .map(([n, char]) => {
+              const [header, payload, signature] = artifact.signature.split('.');
+              const at = n % (payload.length - 1);
+              return { artifact: { ...artifact, signature: `${header}.${payload.slice(0, at)}${char}${payload.slice(at + 1)}.${signature}` }, bytes: FILE, same: payload[at] === char };
+            })
+            .filter((candidate) => !candidate.same),
+          fc.record({ size: fc.integer(), sha256: fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 64, maxLength: 64 }), id: fc.string() }, { requiredKeys: [] }).filter((edit) => Object.entries(edit).some(([name, value]) => (artifact as unknown as Record<string, unknown>)[name] !== value)).map((edit) => ({ artifact: { ...artifact, ...edit }, bytes: FILE })),
+        ),
+        async ({ artifact: candidate, bytes }) => {
+          expect(await refused(candidate, bytes)).toBe(true);
+        },
+      ),
+      { numRuns: 300 },
+    );
+    expect((await sdk.verifyArtifact(artifact, FILE)).artifact).toBe(artifact.id);
   });
 });
