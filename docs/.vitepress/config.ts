@@ -36,6 +36,7 @@ export default defineConfig({
           { text: 'Getting started', link: '/guide/getting-started' },
           { text: 'Licensing models', link: '/guide/licensing-models' },
           { text: 'Troubleshooting', link: '/guide/troubleshooting' },
+          { text: 'Migrating from another service', link: '/guide/migrating' },
         ],
       },
       {

@@ -19,7 +19,7 @@ import { callCliChannel, cliSocketPath } from './cli/channel.js';
  */
 
 /** Options naming files: made absolute here, since through the channel the server process reads or writes them. */
-const PATH_OPTIONS = ['out', 'checkpoints', 'file', 'jwks'];
+const PATH_OPTIONS = ['out', 'checkpoints', 'file', 'jwks', 'dir'];
 
 /**
  * On the embedded database with the server running, the command runs in the server (its database has one owner).
@@ -142,6 +142,7 @@ async function main(argv: string[]): Promise<number> {
 
   let ctx: Awaited<ReturnType<typeof openContext>> | undefined;
   try {
+    if (command.secretInput) opts = await command.secretInput(opts);
     const remote = await viaRunningServer(name!, command, opts);
     const result = remote ? remote.result : await command.run((ctx = await openContext(name!, command)), opts);
     process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);

@@ -18,6 +18,11 @@ export type CliCommand = {
   offline?: boolean;
   /** A non-zero exit for a result that reports a failure (e.g. a broken chain). */
   exitCode?: (result: any) => number;
+  /**
+   * Reads a secret the command needs (from the environment or standard input) into its options before it runs,
+   * here or through the running server: never an argument, so it is in no shell history or process list.
+   */
+  secretInput?: (opts: Opts) => Promise<Opts>;
   run(ctx: CliContext, opts: Opts): Promise<unknown>;
 };
 

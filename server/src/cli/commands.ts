@@ -21,6 +21,8 @@ import { METER_PERIODS, type MeterPeriod } from '../services/metering/periods.js
 import { createUser } from '../services/users.js';
 import { reactivateUserByEmail, resetMfa, resetPassword, unlockAccount } from '../services/auth/recovery.js';
 import { jobCommands } from './jobs.js';
+import { importKeygenAccount } from '../services/keygen-import/import.js';
+import { readApi, readDirectory } from '../services/keygen-import/source.js';
 import { operatorIn, systemActor } from '../services/auth/actor.js';
 import { int, keyValues, list, need, str, type CliCommand } from './command.js';
 
@@ -75,6 +77,18 @@ async function planOf(ctx: Parameters<typeof listPlans>[0], opts: Record<string,
 const shownPlan = ({ product, ...plan }: PlanWithCount & { product: { name: string } }) => ({ ...plan, productName: product.name });
 
 /** Who the activity log names for changes made here: the system actor, given a tenant once one is named. */
+/** Standard input as text (a secret piped in), at most 64 kB. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin) {
+    size += (chunk as Buffer).length;
+    if (size > 65_536) throw new AppError('InvalidRequest', 'standard input is longer than a token');
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 export const CLI_ACTOR = systemActor(null, 'system (cli)');
 
 export const commands: Record<string, CliCommand> = {
@@ -245,6 +259,34 @@ export const commands: Record<string, CliCommand> = {
           if (statSync(out!).size === 0) rmSync(out!); // no keys: no empty file left behind
         }
       }
+    },
+  },
+  'import:keygen': {
+    usage:
+      'import:keygen --tenant <PREFIX> (--dir <pages/> | --url <https://api.keygen.sh/v1/accounts/ID> [--token-stdin] [--license-entitlements]) [--dry-run]   (docs/guide/migrating.md; the token from KEYGEN_TOKEN or, with --token-stdin, standard input)',
+    options: ['--tenant <PREFIX>', '--dir <path>', '--url <url>', '--token-stdin', '--license-entitlements', '--dry-run'],
+    exitCode: (result: { report: { problemCount: number } }) => (result.report.problemCount > 0 ? 1 : 0),
+    async secretInput(opts) {
+      if (typeof opts.url !== 'string') return opts;
+      const token = opts.tokenStdin ? (await readStdin()).trim() : process.env.KEYGEN_TOKEN?.trim();
+      if (!token) throw new AppError('InvalidRequest', opts.tokenStdin ? 'standard input held no token' : 'set KEYGEN_TOKEN to an admin token of the Keygen account (or pass --token-stdin)');
+      return { ...opts, keygenToken: token };
+    },
+    async run(ctx, opts) {
+      const tenant = await getTenantByPrefix(ctx, need(opts, 'tenant'));
+      const inTenant = operatorIn(ctx, tenant.id);
+      const dir = str(opts, 'dir');
+      const url = str(opts, 'url');
+      if (Boolean(dir) === Boolean(url)) throw new AppError('InvalidRequest', 'give either --dir (saved pages) or --url (the Keygen API)');
+      const progress = (line: string) => process.stderr.write(`${line}\n`);
+      const account = dir
+        ? await readDirectory(dir)
+        : await readApi({ url: url!, token: String(opts.keygenToken ?? ''), licenseEntitlements: opts.licenseEntitlements === true, onPage: (pages) => pages % 50 === 0 && progress(`read ${pages} pages`) });
+      const report = await importKeygenAccount(inTenant, account, {
+        dryRun: opts.dryRun === true,
+        onProgress: ({ phase, done, total }) => done > 0 && done % 1000 === 0 && progress(`${phase}: ${done} of ${total}`),
+      });
+      return { tenant: tenant.keyPrefix, report };
     },
   },
   'license:show': {

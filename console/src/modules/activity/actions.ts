@@ -30,6 +30,7 @@ const ACTIONS: Record<ActivityAction, true> = {
   FAILED_LOGIN: true,
   FAILED_REAUTHENTICATION: true,
   INVITE_USER: true,
+  IMPORT_KEYGEN_ACCOUNT: true,
   ISSUE_LICENSE_FILE: true,
   LOCK_ACCOUNT: true,
   LOGIN: true,

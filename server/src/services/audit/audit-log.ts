@@ -68,6 +68,7 @@ export const AUDIT_ACTIONS = [
   'DeleteRelease',
   'UploadArtifact',
   'DeleteArtifact',
+  'ImportKeygenAccount',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -1,0 +1,431 @@
+import { randomUUID } from 'node:crypto';
+import { sha256 } from '../../crypto/secrets.js';
+import { AppError } from '../../domain/errors.js';
+import { releaseSeat } from '../licenses/activations.js';
+import { reinstateLicense, suspendLicense } from '../licenses/lifecycle.js';
+import { createLicense, KEY_UNUSABLE, revokeLicense, updateLicense } from '../licenses/management.js';
+import { createPlan, updatePlan } from '../plans.js';
+import { createProduct, updateProduct } from '../products.js';
+import { recordAudit } from '../audit/audit-log.js';
+import { auditActor, requireAdmin } from '../auth/actor.js';
+import type { ServiceContext } from '../context.js';
+import { text, type KeygenResource } from './documents.js';
+import { customFields, licenseOf, Notes, planOf, reportUnmapped, type ImportNote, type PlannedLicense, type PlannedPlan } from './mapping.js';
+import type { KeygenAccount } from './source.js';
+
+// Imports a Keygen account read by source.ts into one company: products, plans (policies), features
+// (entitlements), licenses with their keys and activations (machines). Everything is checked and mapped before the
+// first write. Each license is written in one transaction with its activations and its row in
+// keygen_import_mappings, so a crash leaves no half-imported license and a re-run skips what is done; a product or
+// plan created just before a crash is found again by its name. A re-run applies what changed on the Keygen side
+// since the last run (the digest of the mapped values differs) and leaves the rest alone.
+
+export interface ImportCounts {
+  created: number;
+  changed: number;
+  unchanged: number;
+  skipped: number;
+}
+const counts = (): ImportCounts => ({ created: 0, changed: 0, unchanged: 0, skipped: 0 });
+
+export interface ImportProblem {
+  type: string;
+  keygenId: string;
+  message: string;
+}
+
+export interface KeygenImportReport {
+  dryRun: boolean;
+  read: { pages: number; products: number; policies: number; entitlements: number; users: number; licenses: number; machines: number };
+  products: ImportCounts;
+  plans: ImportCounts;
+  features: ImportCounts;
+  licenses: ImportCounts;
+  activations: ImportCounts;
+  /** What was not (or not exactly) carried over, counted per attribute. */
+  notes: ImportNote[];
+  /** Objects not imported, each with its reason (the first MAX_PROBLEMS; problemCount counts all). */
+  problems: ImportProblem[];
+  problemCount: number;
+}
+
+export const MAX_PROBLEMS = 1000;
+
+export interface KeygenImportProgress {
+  phase: 'products' | 'plans' | 'licenses' | 'machines';
+  done: number;
+  total: number;
+}
+
+export interface KeygenImportOptions {
+  dryRun?: boolean;
+  onProgress?: (progress: KeygenImportProgress) => void;
+}
+
+type Kind = 'product' | 'policy' | 'entitlement' | 'license' | 'machine';
+interface Mapping {
+  keyforgeId: string;
+  digest: string;
+}
+
+const digestOf = (value: unknown) => sha256(JSON.stringify(value));
+const byId = (resources: Map<string, KeygenResource>) => [...resources.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
+/** Imports (or with dryRun, only reports) a Keygen account into the caller's company (CompanyAdmin). Audited (ImportKeygenAccount). */
+export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAccount, options: KeygenImportOptions = {}): Promise<KeygenImportReport> {
+  const { tenantId } = requireAdmin(ctx);
+  const dryRun = options.dryRun ?? false;
+  const prisma = ctx.db.prisma;
+  const notes = new Notes();
+  const { resources } = account;
+  const report: KeygenImportReport = {
+    dryRun,
+    read: {
+      pages: account.pages,
+      products: resources.products.size,
+      policies: resources.policies.size,
+      entitlements: resources.entitlements.size,
+      users: resources.users.size,
+      licenses: resources.licenses.size,
+      machines: resources.machines.size,
+    },
+    products: counts(),
+    plans: counts(),
+    features: counts(),
+    licenses: counts(),
+    activations: counts(),
+    notes: [],
+    problems: [],
+    problemCount: 0,
+  };
+  const problem = (type: string, keygenId: string, message: string) => {
+    report.problemCount += 1;
+    if (report.problems.length < MAX_PROBLEMS) report.problems.push({ type, keygenId, message });
+  };
+
+  const mapped = new Map<string, Mapping>();
+  for (const row of await prisma.keygenImportMapping.findMany({ where: { tenantId }, select: { kind: true, keygenId: true, keyforgeId: true, digest: true } })) {
+    mapped.set(`${row.kind}:${row.keygenId}`, row);
+  }
+  const mappingOf = (kind: Kind, keygenId: string) => mapped.get(`${kind}:${keygenId}`);
+  const remember = async (kind: Kind, keygenId: string, keyforgeId: string, digest: string) => {
+    await prisma.keygenImportMapping.upsert({
+      where: { tenantId_kind_keygenId: { tenantId, kind, keygenId } },
+      create: { tenantId, kind, keygenId, keyforgeId, digest, updatedAt: ctx.now },
+      update: { keyforgeId, digest, updatedAt: ctx.now },
+    });
+    mapped.set(`${kind}:${keygenId}`, { keyforgeId, digest });
+  };
+
+  // Products. A product of the same name that no other Keygen product took is the same product (a re-run after a
+  // crash between its creation and its mapping finds it so).
+  const productIds = new Map<string, string | null>();
+  const existingProducts = await prisma.product.findMany({ where: { tenantId }, select: { id: true, name: true } });
+  const takenProducts = new Set([...mapped.entries()].filter(([key]) => key.startsWith('product:')).map(([, row]) => row.keyforgeId));
+  const products = byId(resources.products);
+  for (const [index, product] of products.entries()) {
+    options.onProgress?.({ phase: 'products', done: index, total: products.length });
+    reportUnmapped(product, notes);
+    let name = (text(product, 'name', 'products', { max: 1000 }) ?? '').trim().slice(0, 200) || `Keygen product ${product.id}`;
+    const mapping = mappingOf('product', product.id);
+    const current = mapping && existingProducts.find((candidate) => candidate.id === mapping.keyforgeId);
+    if (current) {
+      productIds.set(product.id, current.id);
+      const digest = digestOf({ name });
+      if (digest === mapping.digest) {
+        report.products.unchanged += 1;
+        continue;
+      }
+      report.products.changed += 1;
+      if (dryRun) continue;
+      if (current.name !== name && existingProducts.some((other) => other.name === name)) name = `${name} (${product.id.slice(0, 8)})`;
+      await updateProduct(ctx, current.id, { name });
+      await remember('product', product.id, current.id, digest);
+      continue;
+    }
+    const digest = digestOf({ name });
+    let same = existingProducts.find((candidate) => candidate.name === name);
+    if (same && takenProducts.has(same.id)) {
+      name = `${name} (${product.id.slice(0, 8)})`;
+      same = existingProducts.find((candidate) => candidate.name === name);
+    }
+    if (same) {
+      notes.add('products', 'name', 'a product of this name existed: its plans and licenses are added to it', product.id);
+      report.products.unchanged += 1;
+      productIds.set(product.id, same.id);
+    } else {
+      report.products.created += 1;
+      productIds.set(product.id, null);
+      if (dryRun) continue;
+    }
+    if (dryRun) continue;
+    const id = same?.id ?? (await createProduct(ctx, { name })).id;
+    if (!same) existingProducts.push({ id, name });
+    takenProducts.add(id);
+    productIds.set(product.id, id);
+    await remember('product', product.id, id, digest);
+  }
+
+  // Features: entitlement codes (a feature is a name on a plan or license, nothing to create); counted by code.
+  for (const entitlement of byId(resources.entitlements)) {
+    reportUnmapped(entitlement, notes);
+    customFields(entitlement, 'entitlements', notes) && notes.add('entitlements', 'metadata', 'a feature has no metadata: not imported', entitlement.id);
+    const code = (text(entitlement, 'code', 'entitlements') ?? text(entitlement, 'name', 'entitlements') ?? '').trim();
+    const mapping = mappingOf('entitlement', entitlement.id);
+    if (!code || code.length > 100) {
+      report.features.skipped += 1;
+      continue;
+    }
+    if (mapping?.keyforgeId === code) report.features.unchanged += 1;
+    else if (mapping) report.features.changed += 1;
+    else report.features.created += 1;
+    if (!dryRun && mapping?.keyforgeId !== code) await remember('entitlement', entitlement.id, code, digestOf({ code }));
+  }
+
+  // Plans.
+  const plans = new Map<string, PlannedPlan>();
+  const planIds = new Map<string, string | null>();
+  const policies = byId(resources.policies);
+  for (const [index, policy] of policies.entries()) {
+    options.onProgress?.({ phase: 'plans', done: index, total: policies.length });
+    const planned = planOf(account, policy, notes);
+    if ('error' in planned) {
+      report.plans.skipped += 1;
+      problem('policies', policy.id, `not imported: ${planned.error}`);
+      continue;
+    }
+    plans.set(policy.id, planned);
+    const productId = productIds.get(planned.productKeygenId) ?? null;
+    const digest = digestOf(planned.input);
+    const mapping = mappingOf('policy', policy.id);
+    const current = mapping && (await prisma.plan.findFirst({ where: { id: mapping.keyforgeId, tenantId }, select: { id: true, name: true } }));
+    if (current) {
+      planIds.set(policy.id, current.id);
+      if (digest === mapping.digest) {
+        report.plans.unchanged += 1;
+        continue;
+      }
+      report.plans.changed += 1;
+      if (!dryRun) {
+        const { name, ...rest } = planned.input;
+        const clash = name !== current.name && (await prisma.plan.findFirst({ where: { productId: productId ?? undefined, name, tenantId }, select: { id: true } }));
+        await updatePlan(ctx, current.id, { ...rest, name: clash ? current.name : name });
+        await remember('policy', policy.id, current.id, digest);
+      }
+      continue;
+    }
+    if (productId === null) {
+      report.plans.created += 1;
+      planIds.set(policy.id, null);
+      continue;
+    }
+    let same = await prisma.plan.findFirst({ where: { tenantId, productId, name: planned.input.name }, select: { id: true } });
+    if (same && [...mapped.entries()].some(([key, row]) => key.startsWith('policy:') && row.keyforgeId === same!.id)) {
+      planned.input.name = `${planned.input.name.slice(0, 189)} (${policy.id.slice(0, 8)})`;
+      same = await prisma.plan.findFirst({ where: { tenantId, productId, name: planned.input.name }, select: { id: true } });
+    }
+    if (same) {
+      report.plans.unchanged += 1;
+      notes.add('policies', 'name', 'a plan of this name existed: it was updated to the policy', policy.id);
+    } else report.plans.created += 1;
+    if (dryRun) {
+      planIds.set(policy.id, same?.id ?? null);
+      continue;
+    }
+    const id = same ? (await updatePlan(ctx, same.id, planned.input)).id : (await createPlan(ctx, { ...planned.input, productId })).id;
+    planIds.set(policy.id, id);
+    await remember('policy', policy.id, id, digest);
+  }
+
+  // Licenses with their machines, one transaction each.
+  const machinesOf = new Map<string, KeygenResource[]>();
+  for (const machine of byId(resources.machines)) {
+    const licenseId = machine.related.license;
+    if (!licenseId || !resources.licenses.has(licenseId)) {
+      report.activations.skipped += 1;
+      problem('machines', machine.id, `not imported: its license ${licenseId ?? '(none)'} is not in the documents`);
+      continue;
+    }
+    if (!machinesOf.has(licenseId)) machinesOf.set(licenseId, []);
+    machinesOf.get(licenseId)!.push(machine);
+  }
+  const licenses = byId(resources.licenses);
+  const plannedLicenses: PlannedLicense[] = [];
+  for (const license of licenses) {
+    const planned = licenseOf(account, license, machinesOf.get(license.id) ?? [], plans, notes);
+    if ('error' in planned) {
+      report.licenses.skipped += 1;
+      report.activations.skipped += machinesOf.get(license.id)?.length ?? 0;
+      problem('licenses', license.id, `not imported: ${planned.error}`);
+      continue;
+    }
+    plannedLicenses.push(planned);
+  }
+  // Keys any other license of the installation has or had (read in batches): reported, in a dry run too.
+  const keyTaken = new Set<string>();
+  const fresh = plannedLicenses.filter((planned) => !mappingOf('license', planned.keygenId));
+  for (let at = 0; at < fresh.length; at += 1000) {
+    const digests = fresh.slice(at, at + 1000).map((planned) => ctx.secrets.digest(planned.key));
+    for (const row of await prisma.licenseKeyDigest.findMany({ where: { keyDigest: { in: digests } }, select: { keyDigest: true } })) keyTaken.add(row.keyDigest);
+  }
+  const keysSeen = new Set<string>();
+  const keyRefused = (planned: PlannedLicense) => {
+    problem('licenses', planned.keygenId, `not imported: ${KEY_UNUSABLE.replace('; generate a new one.', '')} (another license of this installation has or had this key)`);
+    report.licenses.skipped += 1;
+    report.activations.skipped += planned.activations.length;
+  };
+
+  for (const [index, planned] of plannedLicenses.entries()) {
+    if (index % 100 === 0) options.onProgress?.({ phase: 'licenses', done: index, total: plannedLicenses.length });
+    const planId = planIds.get(planned.policyKeygenId) ?? null;
+    const productKeygenId = plans.get(planned.policyKeygenId)!.productKeygenId;
+    const productId = productIds.get(productKeygenId) ?? null;
+    const licenseDigest = digestOf({ status: planned.status, ...planned.input });
+    const mapping = mappingOf('license', planned.keygenId);
+    const existing = mapping ? await prisma.license.findFirst({ where: { id: mapping.keyforgeId, tenantId }, select: { id: true, status: true } }) : null;
+
+    if (!existing) {
+      const digest = ctx.secrets.digest(planned.key);
+      if (keyTaken.has(digest) || keysSeen.has(digest)) {
+        keyRefused(planned);
+        continue;
+      }
+      keysSeen.add(digest);
+      report.licenses.created += 1;
+      report.activations.created += planned.activations.length;
+      if (dryRun) continue;
+      try {
+        await createImported(ctx, tenantId, planned, { productId: productId!, planId, licenseDigest });
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        report.licenses.created -= 1;
+        report.activations.created -= planned.activations.length;
+        if (error.code === 'Conflict') keyRefused(planned);
+        else {
+          report.licenses.skipped += 1;
+          report.activations.skipped += planned.activations.length;
+          problem('licenses', planned.keygenId, `not imported: ${error.message}`);
+        }
+      }
+      continue;
+    }
+
+    // Imported before: apply what changed on the Keygen side.
+    const machineChanges = planned.activations.filter((activation) => mappingOf('machine', activation.keygenId)?.digest !== digestOf(activation));
+    const licenseChanged = licenseDigest !== mapping!.digest;
+    if (!licenseChanged && !machineChanges.length) {
+      report.licenses.unchanged += 1;
+      report.activations.unchanged += planned.activations.length;
+      continue;
+    }
+    if (licenseChanged) report.licenses.changed += 1;
+    else report.licenses.unchanged += 1;
+    for (const activation of planned.activations) {
+      if (!mappingOf('machine', activation.keygenId)) report.activations.created += 1;
+      else if (machineChanges.includes(activation)) report.activations.changed += 1;
+      else report.activations.unchanged += 1;
+    }
+    if (dryRun) continue;
+    try {
+      if (licenseChanged) await applyLicenseChanges(ctx, existing, planned, notes);
+      await applyMachineChanges(ctx, tenantId, existing.id, machineChanges, mappingOf);
+      await remember('license', planned.keygenId, existing.id, licenseDigest);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      problem('licenses', planned.keygenId, `changes not applied: ${error.message}`);
+    }
+  }
+
+  // Machines deleted on the Keygen side (an account read whole): their activations are deactivated, freeing the seat.
+  const gone = [...mapped.entries()].filter(([key]) => key.startsWith('machine:') && !resources.machines.has(key.slice('machine:'.length)));
+  for (const [index, [key, row]] of gone.entries()) {
+    if (index % 100 === 0) options.onProgress?.({ phase: 'machines', done: index, total: gone.length });
+    report.activations.changed += 1;
+    if (dryRun) continue;
+    await prisma.$transaction(async (tx) => {
+      const activation = await tx.activation.findFirst({ where: { id: row.keyforgeId, tenantId }, select: { id: true, licenseId: true } });
+      if (activation) await releaseSeat(tx, activation, ctx.now);
+      await tx.keygenImportMapping.deleteMany({ where: { tenantId, kind: 'machine', keygenId: key.slice('machine:'.length) } });
+    });
+  }
+
+  report.notes = notes.list();
+  if (!dryRun) {
+    const details = {
+      read: report.read,
+      ...Object.fromEntries((['products', 'plans', 'features', 'licenses', 'activations'] as const).map((part) => [part, report[part]])),
+      notes: report.notes.length,
+      problems: report.problemCount,
+    };
+    await prisma.$transaction((tx) =>
+      recordAudit(tx, { tenantId, action: 'ImportKeygenAccount', entityType: 'Import', entity: `Keygen account (${report.read.licenses} licenses)`, details }, auditActor(ctx), ctx.now),
+    );
+  }
+  return report;
+}
+
+/** Creates one license with its activations and mapping rows in one transaction (createLicense's). */
+async function createImported(ctx: ServiceContext, tenantId: string, planned: PlannedLicense, target: { productId: string; planId: string | null; licenseDigest: string }) {
+  await createLicense(
+    ctx,
+    { productId: target.productId, planId: target.planId, ...planned.input },
+    {
+      key: planned.key,
+      auditDetails: { importedFrom: 'Keygen', keygenId: planned.keygenId, ...(planned.status !== 'active' && { status: planned.status }) },
+      inTransaction: async (tx, license) => {
+        const status =
+          planned.status === 'suspended' ? { status: 'suspended' as const, suspendedAt: ctx.now } : planned.status === 'revoked' ? { status: 'revoked' as const, revokedAt: ctx.now } : {};
+        const activations = planned.activations.map((activation) => ({ ...activation, id: randomUUID() }));
+        if (activations.length) {
+          await tx.activation.createMany({
+            data: activations.map(({ id, deviceId, deviceName, platform, ip, createdAt, lastSeenAt }) => ({ id, tenantId, licenseId: license.id, deviceId, deviceName, platform, ip, createdAt, lastSeenAt })),
+          });
+        }
+        if (activations.length || planned.status !== 'active') await tx.license.update({ where: { id: license.id }, data: { ...status, currentActivations: activations.length } });
+        await tx.keygenImportMapping.createMany({
+          data: [
+            { tenantId, kind: 'license', keygenId: planned.keygenId, keyforgeId: license.id, digest: target.licenseDigest, updatedAt: ctx.now },
+            ...activations.map((activation) => ({ tenantId, kind: 'machine', keygenId: activation.keygenId, keyforgeId: activation.id, digest: digestOf({ ...activation, id: undefined }), updatedAt: ctx.now })),
+          ],
+        });
+      },
+    },
+  );
+}
+
+/** A mapped license's attributes and status made what the Keygen side now says (each through the service that audits it). */
+async function applyLicenseChanges(ctx: ServiceContext, existing: { id: string; status: string }, planned: PlannedLicense, notes: Notes) {
+  const { customFields: fields, ...rest } = planned.input;
+  await updateLicense(ctx, existing.id, { ...rest, customFields: fields });
+  if (existing.status === planned.status) return;
+  if (existing.status === 'revoked') notes.add('licenses', 'status', 'revoked in Keyforge: a revocation is final, the license stays revoked', planned.keygenId);
+  else if (planned.status === 'revoked') await revokeLicense(ctx, existing.id);
+  else if (planned.status === 'suspended') await suspendLicense(ctx, { id: existing.id });
+  else await reinstateLicense(ctx, { id: existing.id });
+}
+
+/** New machines of a mapped license become activations; changed ones update theirs (one transaction). */
+async function applyMachineChanges(ctx: ServiceContext, tenantId: string, licenseId: string, changes: PlannedLicense['activations'], mappingOf: (kind: Kind, id: string) => Mapping | undefined) {
+  if (!changes.length) return;
+  await ctx.db.prisma.$transaction(async (tx) => {
+    let added = 0;
+    for (const activation of changes) {
+      const { keygenId, ...fields } = activation;
+      const known = mappingOf('machine', keygenId);
+      const current = known && (await tx.activation.findFirst({ where: { id: known.keyforgeId, tenantId, licenseId }, select: { id: true } }));
+      const id = current ? current.id : randomUUID();
+      if (current) await tx.activation.update({ where: { id }, data: { deviceName: fields.deviceName, platform: fields.platform, ip: fields.ip, lastSeenAt: fields.lastSeenAt } });
+      else {
+        await tx.activation.create({ data: { id, tenantId, licenseId, ...fields } });
+        added += 1;
+      }
+      const digest = digestOf(activation);
+      await tx.keygenImportMapping.upsert({
+        where: { tenantId_kind_keygenId: { tenantId, kind: 'machine', keygenId } },
+        create: { tenantId, kind: 'machine', keygenId, keyforgeId: id, digest, updatedAt: ctx.now },
+        update: { keyforgeId: id, digest, updatedAt: ctx.now },
+      });
+    }
+    if (added) await tx.license.update({ where: { id: licenseId }, data: { currentActivations: { increment: added } } });
+  });
+}

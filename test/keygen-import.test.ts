@@ -1,0 +1,170 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { buildKeygenAccount, serveKeygenAccount, writeKeygenDirectory, type FixtureAccount } from './support/keygen-fixture.js';
+import { runCli, runCliAsync } from './support/processes.js';
+import { waitUntil } from './support/wait.js';
+
+// `pnpm cli import:keygen` (docs/guide/migrating.md): a fixture account of Keygen's documented shapes (3 products,
+// 6 policies, 300 licenses in every status, 500 machines) imported from saved pages and from a local server that
+// pages like Keygen; a dry run writes nothing; a re-run creates nothing and applies what changed on the Keygen side;
+// a run killed mid-way is finished by the next.
+
+const dir = mkdtempSync(path.join(tmpdir(), 'kf-keygen-import-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+describe('import:keygen', () => {
+  let t: TestApp;
+  let env: Record<string, string>;
+  // One account per company: a key is unique across the installation.
+  let account: FixtureAccount;
+  let apiAccount: FixtureAccount;
+  let killedAccount: FixtureAccount;
+  const pages = path.join(dir, 'pages');
+  const killedPages = path.join(dir, 'killed');
+  beforeAll(async () => {
+    const clock = TestClock.startingNow();
+    t = await startTestApp({ clock });
+    env = { DATABASE_URL: t.config.databaseUrl!, SERVER_SECRET: t.config.serverSecret!, DATA_DIR: t.config.dataDir };
+    await t.seedTenant({ name: 'Migrating', keyPrefix: 'MIGR' });
+    await t.seedTenant({ name: 'From API', keyPrefix: 'MAPI' });
+    await t.seedTenant({ name: 'Killed', keyPrefix: 'KILL' });
+    account = buildKeygenAccount({ now: clock.now(), seed: 1 });
+    apiAccount = buildKeygenAccount({ now: clock.now(), seed: 2 });
+    killedAccount = buildKeygenAccount({ now: clock.now(), seed: 3 });
+    writeKeygenDirectory(account, pages);
+    writeKeygenDirectory(killedAccount, killedPages);
+  });
+  afterAll(() => t.close());
+
+  const tenantLicenses = (prefix: string) => t.prisma.license.count({ where: { tenant: { keyPrefix: prefix } } });
+
+  it('a dry run reports and writes nothing; the import creates every object once; a re-run creates nothing', async () => {
+    expect(account.lists.licenses).toHaveLength(300);
+    expect(account.lists.machines).toHaveLength(500);
+    const dry = runCli(['import:keygen', '--tenant', 'MIGR', '--dir', pages, '--dry-run', '--json'], env);
+    expect(dry.status, dry.stderr).toBe(0);
+    expect(dry.json.report).toMatchObject({
+      dryRun: true,
+      read: { products: 3, policies: 6, entitlements: 4, licenses: 300, machines: 500 },
+      products: { created: 3 },
+      plans: { created: 6 },
+      features: { created: 4 },
+      licenses: { created: 300, skipped: 0 },
+      activations: { created: 500, skipped: 0 },
+      problemCount: 0,
+    });
+    expect(await tenantLicenses('MIGR')).toBe(0);
+    expect(await t.prisma.product.count({ where: { tenant: { keyPrefix: 'MIGR' } } })).toBe(0);
+
+    const run = runCli(['import:keygen', '--tenant', 'MIGR', '--dir', pages, '--json'], env);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.json.report).toMatchObject({ dryRun: false, products: { created: 3 }, plans: { created: 6 }, licenses: { created: 300 }, activations: { created: 500 }, problemCount: 0 });
+    // What Keyforge cannot hold is in the report, not dropped: the heartbeat policies, the machines' cores, hostnames.
+    const fields = run.json.report.notes.map((note: { type: string; field: string }) => `${note.type}.${note.field}`);
+    expect(fields).toEqual(expect.arrayContaining(['policies.requireHeartbeat', 'machines.cores', 'policies.authenticationStrategy']));
+    expect(await tenantLicenses('MIGR')).toBe(300);
+    expect(await t.prisma.activation.count({ where: { tenant: { keyPrefix: 'MIGR' } } })).toBe(500);
+    const plans = await t.prisma.plan.findMany({ where: { tenant: { keyPrefix: 'MIGR' } }, orderBy: { name: 'asc' } });
+    expect(plans.map((plan) => [plan.name, plan.maxActivations, plan.nodeLocked, plan.duration])).toEqual([
+      ['Floating 1', 5, false, null],
+      ['Floating 2', 5, false, null],
+      ['Node-locked 1', 1, true, 'P365D'],
+      ['Node-locked 2', 1, true, 'P365D'],
+      ['Team 1', 6, false, 'P30D'],
+      ['Team 2', 6, false, 'P30D'],
+    ]);
+    const audit = await t.prisma.auditLogEntry.findFirst({ where: { tenant: { keyPrefix: 'MIGR' }, action: 'ImportKeygenAccount' } });
+    expect(audit?.details).toMatchObject({ licenses: { created: 300 }, activations: { created: 500 } });
+
+    const again = runCli(['import:keygen', '--tenant', 'MIGR', '--dir', pages, '--json'], env);
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.json.report).toMatchObject({
+      products: { created: 0, changed: 0, unchanged: 3 },
+      plans: { created: 0, changed: 0, unchanged: 6 },
+      licenses: { created: 0, changed: 0, unchanged: 300 },
+      activations: { created: 0, changed: 0, unchanged: 500 },
+    });
+    expect(await tenantLicenses('MIGR')).toBe(300);
+
+  }, 600_000);
+
+  it('reads the API page by page with the token (from KEYGEN_TOKEN, never printed); a wrong token writes nothing; changes on the Keygen side are applied by a re-run', async () => {
+    const token = 'admin-9f86d081884c7d659a2feaa0c55ad015';
+    const server = await serveKeygenAccount(apiAccount, token);
+    try {
+      const refused = await runCliAsync(['import:keygen', '--tenant', 'MAPI', '--url', server.url, '--json'], { ...env, KEYGEN_TOKEN: 'wrong-token' });
+      expect(refused.status).toBe(1);
+      expect(refused.json.error.message).toMatch(/refused the token \(401\)/);
+      expect(await tenantLicenses('MAPI')).toBe(0);
+
+      const run = await runCliAsync(['import:keygen', '--tenant', 'MAPI', '--url', server.url, '--json'], { ...env, KEYGEN_TOKEN: token });
+      expect(run.status, run.stderr).toBe(0);
+      expect(run.json.report).toMatchObject({ licenses: { created: 300 }, activations: { created: 500 }, read: { pages: 1 + 1 + 1 + 2 + 3 + 5 + 6 } });
+      expect(`${run.stdout}${run.stderr}`).not.toContain(token);
+      // Every page was followed through links.next with the bearer token; each policy's entitlements were read.
+      expect(server.requests.filter((request) => request.authorized).map((request) => request.path)).toContain(`/v1/accounts/${apiAccount.accountId}/policies/${apiAccount.lists.policies[0].id}/entitlements`);
+
+      // On the Keygen side: a license suspended and its seats raised, one machine added, another deleted.
+      const license = apiAccount.lists.licenses.find((item, index) => apiAccount.expected[index].status === 'ACTIVE' && apiAccount.expected[index].machines.length >= 2)!;
+      const machines = apiAccount.lists.machines.filter((machine) => (machine.relationships.license as { data: { id: string } }).data.id === license.id);
+      Object.assign(license.attributes, { status: 'SUSPENDED', suspended: true, maxMachines: 4 });
+      const removed = machines[1];
+      apiAccount.lists.machines.splice(apiAccount.lists.machines.indexOf(removed), 1);
+      apiAccount.lists.machines.push({ ...machines[0], id: '00000000-1111-4222-a333-444444444444', attributes: { ...machines[0].attributes, fingerprint: 'fp-added-on-keygen', name: 'New laptop' } });
+      const dry = await runCliAsync(['import:keygen', '--tenant', 'MAPI', '--url', server.url, '--dry-run', '--json'], { ...env, KEYGEN_TOKEN: token });
+      expect(dry.json.report).toMatchObject({ licenses: { created: 0, changed: 1, unchanged: 299 }, activations: { created: 1, changed: 1 } });
+      const rerun = await runCliAsync(['import:keygen', '--tenant', 'MAPI', '--url', server.url, '--json'], { ...env, KEYGEN_TOKEN: token });
+      expect(rerun.status, rerun.stderr).toBe(0);
+      expect(rerun.json.report).toMatchObject({ licenses: { created: 0, changed: 1, unchanged: 299 }, activations: { created: 1, changed: 1 } });
+      const mapped = await t.prisma.keygenImportMapping.findFirst({ where: { kind: 'license', keygenId: license.id, tenantId: (await t.prisma.tenant.findFirst({ where: { keyPrefix: 'MAPI' } }))!.id } });
+      const changed = await t.prisma.license.findUniqueOrThrow({ where: { id: mapped!.keyforgeId }, include: { activations: true } });
+      expect(changed.status).toBe('suspended');
+      expect(changed.activations.filter((activation) => activation.deactivatedAt === null).map((activation) => activation.deviceId).sort()).toEqual(
+        [...machines.filter((machine) => machine !== removed).map((machine) => machine.attributes.fingerprint as string), 'fp-added-on-keygen'].sort(),
+      );
+      expect(changed.currentActivations).toBe(machines.length);
+      // Once more, the token on standard input: nothing changes.
+      const third = await runCliAsync(['import:keygen', '--tenant', 'MAPI', '--url', server.url, '--token-stdin', '--json'], env, `${token}\n`);
+      expect(third.status, third.stderr).toBe(0);
+      expect(third.json.report).toMatchObject({ licenses: { created: 0, changed: 0 }, activations: { created: 0, changed: 0 } });
+    } finally {
+      await server.close();
+    }
+  }, 600_000);
+
+  it('a run killed (SIGKILL) part-way is finished by the next: no license twice, none without its machines', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'server/src/cli.ts'), 'import:keygen', '--tenant', 'KILL', '--dir', killedPages, '--json'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, ...env },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    await waitUntil(async () => (await tenantLicenses('KILL')) >= 40, { timeout: 120_000 });
+    child.kill('SIGKILL');
+    await exited;
+    const partial = await tenantLicenses('KILL');
+    expect(partial).toBeLessThan(300);
+    const tenantId = (await t.prisma.tenant.findFirstOrThrow({ where: { keyPrefix: 'KILL' } })).id;
+    // Whatever committed is whole: each license has exactly its machines and its mapping row.
+    const licenses = await t.prisma.license.findMany({ where: { tenantId }, include: { _count: { select: { activations: true } } } });
+    const byMapping = new Map((await t.prisma.keygenImportMapping.findMany({ where: { tenantId, kind: 'license' } })).map((row) => [row.keyforgeId, row.keygenId]));
+    for (const license of licenses) {
+      const want = killedAccount.expected.find((item) => item.licenseId === byMapping.get(license.id))!;
+      expect(license._count.activations).toBe(want.machines.length);
+    }
+    const rerun = runCli(['import:keygen', '--tenant', 'KILL', '--dir', killedPages, '--json'], env);
+    expect(rerun.status, rerun.stderr).toBe(0);
+    expect(rerun.json.report.licenses).toMatchObject({ created: 300 - partial, unchanged: partial });
+    expect(await tenantLicenses('KILL')).toBe(300);
+    expect(await t.prisma.activation.count({ where: { tenantId } })).toBe(500);
+    expect(await t.prisma.product.count({ where: { tenantId } })).toBe(3);
+    expect(await t.prisma.plan.count({ where: { tenantId } })).toBe(6);
+  }, 600_000);
+});
+
