@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyforgeClient, MemoryStore } from '../sdk/src/index.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { buildKeygenAccount, serveKeygenAccount, writeKeygenDirectory, type FixtureAccount } from './support/keygen-fixture.js';
 import { runCli, runCliAsync } from './support/processes.js';
@@ -12,7 +13,7 @@ import { waitUntil } from './support/wait.js';
 // `pnpm cli import:keygen` (docs/guide/migrating.md): a fixture account of Keygen's documented shapes (3 products,
 // 6 policies, 300 licenses in every status, 500 machines) imported from saved pages and from a local server that
 // pages like Keygen; a dry run writes nothing; a re-run creates nothing and applies what changed on the Keygen side;
-// a run killed mid-way is finished by the next.
+// a run killed mid-way is finished by the next; every imported key validates through /api/v1 as it did.
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kf-keygen-import-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,7 +45,7 @@ describe('import:keygen', () => {
 
   const tenantLicenses = (prefix: string) => t.prisma.license.count({ where: { tenant: { keyPrefix: prefix } } });
 
-  it('a dry run reports and writes nothing; the import creates every object once; a re-run creates nothing', async () => {
+  it('a dry run reports and writes nothing; the import creates every object once; a re-run creates nothing; every key validates as it did in Keygen', async () => {
     expect(account.lists.licenses).toHaveLength(300);
     expect(account.lists.machines).toHaveLength(500);
     const dry = runCli(['import:keygen', '--tenant', 'MIGR', '--dir', pages, '--dry-run', '--json'], env);
@@ -92,6 +93,35 @@ describe('import:keygen', () => {
     });
     expect(await tenantLicenses('MIGR')).toBe(300);
 
+    // Every key, as customers hold it, validates through the public API with its entitlements, seats and status.
+    const errorOf: Record<string, string | null> = { ACTIVE: null, INACTIVE: null, EXPIRING: null, EXPIRED: 'LicenseExpired', SUSPENDED: 'Suspended', BANNED: 'LicenseRevoked' };
+    for (const want of account.expected) {
+      const { json } = await t.post('/api/v1/validate', { licenseKey: want.key });
+      expect({ key: want.key, errorCode: json.errorCode, features: json.features, productName: json.productName, remaining: json.remainingActivations }).toEqual({
+        key: want.key,
+        errorCode: errorOf[want.status],
+        features: want.features,
+        productName: want.productName,
+        remaining: want.seats - want.machines.length,
+      });
+    }
+    // Through the TypeScript SDK, a sample: a key of each policy activates its first machine again, with the same features and seats.
+    for (const policy of account.lists.policies) {
+      const want = account.expected.find((item, index) => item.status === 'ACTIVE' && item.machines.length > 0 && (account.lists.licenses[index].relationships.policy as { data: { id: string } }).data.id === policy.id)!;
+      const sdk = new KeyforgeClient({ baseUrl: t.baseUrl, issuer: 'http://licensing.test', product: want.productName, store: new MemoryStore(), timeoutMs: 30_000 });
+      const activation = await sdk.activate({ licenseKey: want.key, deviceId: want.machines[0] });
+      expect({ features: activation.features, remaining: activation.remainingActivations, nodeLocked: activation.nodeLocked }).toEqual({
+        features: want.features,
+        remaining: want.seats - want.machines.length,
+        nodeLocked: want.seats === 1,
+      });
+    }
+    // The SDK's activations above were of known devices: no seat was taken.
+    const withMachine = account.expected.find((want) => want.status === 'ACTIVE' && want.machines.length > 0)!;
+    const license = await t.prisma.license.findFirst({ where: { tenant: { keyPrefix: 'MIGR' }, activations: { some: { deviceId: withMachine.machines[0] } } } });
+    expect(license?.currentActivations).toBe(withMachine.machines.length);
+    expect(license?.customerEmail).toBe(withMachine.email);
+    expect(license?.customFields).toMatchObject({ orderId: expect.stringMatching(/^ord_/) });
   }, 600_000);
 
   it('reads the API page by page with the token (from KEYGEN_TOKEN, never printed); a wrong token writes nothing; changes on the Keygen side are applied by a re-run', async () => {

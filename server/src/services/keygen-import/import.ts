@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sha256 } from '../../crypto/secrets.js';
 import { AppError } from '../../domain/errors.js';
 import { releaseSeat } from '../licenses/activations.js';
+import { canonicalKeyDigest } from '../licenses/license-record.js';
 import { reinstateLicense, suspendLicense } from '../licenses/lifecycle.js';
 import { createLicense, KEY_UNUSABLE, revokeLicense, updateLicense } from '../licenses/management.js';
 import { createPlan, updatePlan } from '../plans.js';
@@ -120,7 +121,7 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
   // Products. A product of the same name that no other Keygen product took is the same product (a re-run after a
   // crash between its creation and its mapping finds it so).
   const productIds = new Map<string, string | null>();
-  const existingProducts = await prisma.product.findMany({ where: { tenantId }, select: { id: true, name: true } });
+  const existingProducts = await prisma.product.findMany({ where: { tenantId }, select: { id: true, name: true, allowImportedKeys: true } });
   const takenProducts = new Set([...mapped.entries()].filter(([key]) => key.startsWith('product:')).map(([, row]) => row.keyforgeId));
   const products = byId(resources.products);
   for (const [index, product] of products.entries()) {
@@ -139,7 +140,7 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
       report.products.changed += 1;
       if (dryRun) continue;
       if (current.name !== name && existingProducts.some((other) => other.name === name)) name = `${name} (${product.id.slice(0, 8)})`;
-      await updateProduct(ctx, current.id, { name });
+      await updateProduct(ctx, current.id, { name, allowImportedKeys: true });
       await remember('product', product.id, current.id, digest);
       continue;
     }
@@ -159,8 +160,13 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
       if (dryRun) continue;
     }
     if (dryRun) continue;
-    const id = same?.id ?? (await createProduct(ctx, { name })).id;
-    if (!same) existingProducts.push({ id, name });
+    // Keygen's keys are of another format: the product takes them (a product of the same name is set so too).
+    if (same && !same.allowImportedKeys) {
+      notes.add('products', 'name', 'the existing product of this name now accepts imported keys', product.id);
+      await updateProduct(ctx, same.id, { allowImportedKeys: true });
+    }
+    const id = same?.id ?? (await createProduct(ctx, { name, allowImportedKeys: true })).id;
+    if (!same) existingProducts.push({ id, name, allowImportedKeys: true });
     takenProducts.add(id);
     productIds.set(product.id, id);
     await remember('product', product.id, id, digest);
@@ -265,7 +271,7 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
   const keyTaken = new Set<string>();
   const fresh = plannedLicenses.filter((planned) => !mappingOf('license', planned.keygenId));
   for (let at = 0; at < fresh.length; at += 1000) {
-    const digests = fresh.slice(at, at + 1000).map((planned) => ctx.secrets.digest(planned.key));
+    const digests = fresh.slice(at, at + 1000).map((planned) => canonicalKeyDigest(ctx.secrets, planned.key));
     for (const row of await prisma.licenseKeyDigest.findMany({ where: { keyDigest: { in: digests } }, select: { keyDigest: true } })) keyTaken.add(row.keyDigest);
   }
   const keysSeen = new Set<string>();
@@ -285,7 +291,7 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
     const existing = mapping ? await prisma.license.findFirst({ where: { id: mapping.keyforgeId, tenantId }, select: { id: true, status: true } }) : null;
 
     if (!existing) {
-      const digest = ctx.secrets.digest(planned.key);
+      const digest = canonicalKeyDigest(ctx.secrets, planned.key);
       if (keyTaken.has(digest) || keysSeen.has(digest)) {
         keyRefused(planned);
         continue;

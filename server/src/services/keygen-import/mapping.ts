@@ -1,4 +1,4 @@
-import { normalizeLicenseKey } from '../../crypto/license-key.js';
+import { canonicalLicenseKey } from '../../crypto/license-key.js';
 import { MAX_SEATS } from '../licenses/attributes.js';
 import { date, flag, integer, KNOWN_ATTRIBUTES, metadata, text, type KeygenResource, type KeygenType } from './documents.js';
 import type { KeygenAccount } from './source.js';
@@ -201,13 +201,6 @@ export function planOf(account: KeygenAccount, policy: KeygenResource, notes: No
   };
 }
 
-/**
- * The stored form of a vendor-supplied key: a Keyforge-format key normalised, any other printable ASCII key of
- * 8–256 characters kept as it is. Null: not a key Keyforge can hold.
- */
-export function importedKey(key: string): string | null {
-  return normalizeLicenseKey(key) ?? (/^[\x21-\x7e]{8,256}$/.test(key) ? key : null);
-}
 
 export interface PlannedActivation {
   keygenId: string;
@@ -248,7 +241,7 @@ export function licenseOf(account: KeygenAccount, license: KeygenResource, machi
   if (!policy || !plan) return { error: `its policy ${policyKeygenId ?? '(none)'} is not in the documents (or could not be imported)` };
   const rawKey = text(license, 'key', where, { max: 10_000 });
   if (rawKey === null) return { error: 'it has no key (a legacy encrypted key Keygen no longer shows): issue it a new key in Keyforge' };
-  const key = importedKey(rawKey);
+  const key = canonicalLicenseKey(rawKey);
   if (!key) return { error: 'its key is not 8–256 printable characters without spaces: Keyforge cannot keep it' };
   reportUnmapped(license, notes);
 
