@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contentDisposition, S3ArtifactStore, wellFormed } from '../server/src/services/releases/s3-store.js';
 import { ArtifactTooLargeError } from '../server/src/services/releases/storage.js';
 import { S3_CREDENTIALS, startS3 } from './support/s3.js';
+import { loadConfig } from '../server/src/config.js';
+import { artifactStoreFor } from '../server/src/services/releases/store.js';
 
 const PART = 5 * 1024 * 1024;
 const CHUNK = 64 * 1024;
@@ -169,6 +171,24 @@ describe('S3ArtifactStore against an S3-compatible server', () => {
     const expired = await fetch(url!);
     expect(expired.status).toBe(403);
     expect(await expired.text()).toMatch(/expired/i);
+  });
+
+  it('RELEASES_STORE=s3 makes the server keep artifacts in the bucket, with credentials from the AWS environment', async () => {
+    const config = loadConfig({ RELEASES_STORE: 's3', RELEASES_S3_BUCKET: s3.bucket, RELEASES_S3_ENDPOINT: s3.endpoint, RELEASES_S3_FORCE_PATH_STYLE: 'true' });
+    const configured = artifactStoreFor(config);
+    expect(configured).toBeInstanceOf(S3ArtifactStore);
+    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID: S3_CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: S3_CREDENTIALS.secretAccessKey });
+    try {
+      const upload = await configured.put('tenant/release/configured', Readable.from([Buffer.from('from the config')]), { maxBytes: 100 });
+      await upload.commit();
+    } finally {
+      for (const [name, value] of [['AWS_ACCESS_KEY_ID', saved.id], ['AWS_SECRET_ACCESS_KEY', saved.secret]] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+    expect(await visibleKeys()).toContain('tenant/release/configured'); // no prefix by default
   });
 
   it('delete removes a committed object', async () => {

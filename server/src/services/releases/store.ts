@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type { Config } from '../../config.js';
 import { FileArtifactStore } from './file-store.js';
+import { S3ArtifactStore } from './s3-store.js';
 import type { ArtifactStore } from './storage.js';
 
 const stores = new WeakMap<Config, ArtifactStore>();
@@ -12,8 +13,9 @@ const stores = new WeakMap<Config, ArtifactStore>();
 export function artifactStoreFor(config: Config): ArtifactStore {
   let store = stores.get(config);
   if (!store) {
-    if (config.releases.store === 's3') throw new Error('RELEASES_STORE=s3 is not available in this build.');
-    store = new FileArtifactStore(path.join(config.dataDir, 'releases'));
+    const { s3 } = config.releases;
+    // The configuration refuses RELEASES_STORE=s3 without a bucket.
+    store = config.releases.store === 's3' ? new S3ArtifactStore({ ...s3, bucket: s3.bucket! }) : new FileArtifactStore(path.join(config.dataDir, 'releases'));
     stores.set(config, store);
   }
   return store;
