@@ -101,7 +101,8 @@ describe('POST /api/v1/float/checkout', () => {
     const rejection = (errorCode: string) => ({ isValid: false, message: expect.any(String), errorCode });
     expect((await checkout(noPool)).json).toEqual(rejection('FloatingNotEnabled'));
     expect((await checkout('ACME-ZZZZ-ZZZZ-ZZZZ-ZZZZ')).json).toEqual(rejection('LicenseNotFound'));
-    expect((await checkout('not a key')).json).toEqual(rejection('LicenseNotFound'));
+    expect((await checkout('not-a-key-of-anyone')).json).toEqual(rejection('LicenseNotFound'));
+    expect((await checkout('not a key')).status).toBe(400);
     expect((await checkout(revoked)).json).toEqual(rejection('LicenseRevoked'));
     expect((await checkout(expired)).json).toEqual(rejection('LicenseExpired'));
     const { key: versioned } = await floatingLicense(2, { minVersion: '3.0.0' });

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { hostileValue } from './support/hostile.js';
+import { canonicalLicenseKey, IMPORTED_KEY_MAX_LENGTH, IMPORTED_KEY_MIN_LENGTH } from '../server/src/crypto/license-key.js';
 
 // Hostile bodies on every public route never give a 5xx, and every error has the documented shape.
 // Over HTTP on the harness's loopback server (the production handler). FUZZ_REST_BODIES overrides the count per route
@@ -177,4 +178,61 @@ describe(`public API under hostile bodies (${RUNS} per route, each from a templa
       fresh: { idempotencyKey: async () => `fuzz-usage-${++serial}` },
       accepted: (json) => json.isValid === true,
     }));
+});
+
+describe('imported license keys (a product with allowImportedKeys)', { timeout: 900_000 }, () => {
+  const KEY_RUNS = Number(process.env.FUZZ_IMPORTED_KEYS ?? 80);
+  const printable = fc.integer({ min: 0x21, max: 0x7e }).map((code) => String.fromCharCode(code));
+  const space = fc.constantFrom(' ', '\t', '\n', '\r\n', '');
+  /** Every allowed shape: 8–256 printable ASCII characters (a Keyforge-shaped one included), white space around it or not. */
+  const importedKey = fc.tuple(space, fc.string({ unit: printable, minLength: IMPORTED_KEY_MIN_LENGTH, maxLength: IMPORTED_KEY_MAX_LENGTH }), space);
+  /** What is no key: too short or long, white space or a control character inside, non-ASCII; or anything at all that is none. */
+  const notAKey = fc.oneof(
+    fc.string({ unit: printable, maxLength: IMPORTED_KEY_MIN_LENGTH - 1 }),
+    fc.string({ unit: printable, minLength: IMPORTED_KEY_MAX_LENGTH + 1, maxLength: 2 * IMPORTED_KEY_MAX_LENGTH }),
+    fc
+      .tuple(fc.string({ unit: printable, minLength: 4, maxLength: 100 }), fc.constantFrom(' ', '\t', '\u0000', '\u0007', '\u007f', 'é', '\u00a0', '\u2028', '🔑', '\uFFFD'), fc.string({ unit: printable, minLength: 4, maxLength: 100 }))
+      .map(([a, bad, b]) => a + bad + b),
+    fc.string({ unit: 'binary', maxLength: 400 }),
+  ).filter((text) => canonicalLicenseKey(text) === null);
+  let productId = '';
+  let tenantId = '';
+  const created = new Set<string>();
+  beforeAll(async () => {
+    const license = await t.prisma.license.findFirstOrThrow({ select: { tenantId: true } });
+    tenantId = license.tenantId;
+    productId = (await t.seedProduct(tenantId, 'Imported Keys')).id;
+    await t.prisma.product.update({ where: { id: productId }, data: { allowImportedKeys: true } });
+  });
+
+  it(`round-trip through create → activate → validate (${KEY_RUNS} keys)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(importedKey, async ([before, text, after]) => {
+        const canonical = canonicalLicenseKey(text)!;
+        if (!created.has(canonical)) {
+          const { key } = await t.seedLicense(tenantId, productId, { maxActivations: 1000 }, { key: `${before}${text}${after}` });
+          expect(key).toBe(canonical);
+          created.add(canonical);
+        }
+        const sent = `${before}${text}${after}`;
+        const activated = await t.activate({ licenseKey: sent, deviceId: 'fuzz-imported' });
+        expect(activated.json?.isValid, `${JSON.stringify(sent)} → ${activated.text}`).toBe(true);
+        const validated = await t.postLean('/api/v1/validate', JSON.stringify({ licenseKey: sent, deviceId: 'fuzz-imported', requireActivation: true }));
+        expect(validated.json?.isValid, `${JSON.stringify(sent)} → ${validated.text}`).toBe(true);
+      }),
+      { numRuns: KEY_RUNS },
+    );
+  });
+
+  it(`what is no key gets 400 InvalidRequest on every route that takes one, never a 5xx (${KEY_RUNS} inputs)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(notAKey, fc.constantFrom('/api/v1/validate', '/api/v1/activate', '/api/v1/deactivate', '/api/v1/float/checkout', '/api/v1/meter', '/api/v1/license-file'), async (licenseKey, path) => {
+        const body = { licenseKey, deviceId: 'fuzz-imported', event: 'api.calls', quantity: 1, nonce: 'n'.repeat(43) };
+        const response = await t.postLean(path, JSON.stringify(body));
+        expect(response.status, `${path} ${JSON.stringify(licenseKey)} → ${response.text.slice(0, 300)}`).toBe(400);
+        expect(response.json.error).toMatchObject({ code: 'InvalidRequest', fields: { licenseKey: expect.any(String) } });
+      }),
+      { numRuns: KEY_RUNS },
+    );
+  });
 });

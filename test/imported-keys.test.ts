@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalLicenseKey, IMPORTED_KEY_MAX_LENGTH, IMPORTED_KEY_MIN_LENGTH, isKeyforgeKey, licenseKeyHint } from '../server/src/crypto/license-key.js';
 import { KEY_UNUSABLE } from '../server/src/services/licenses/management.js';
+import { tokenPlaceholder } from '../server/src/services/notifications/sealed-token.js';
+import { encodeRequest, keyHint, openLicenseFile, requestMac } from '../sdk/src/license-files.js';
 import { startTestApp, type TestApp } from './support/harness.js';
 import { seedTwoTenants, type SeededTenant } from './support/tenants.js';
 
@@ -27,6 +29,11 @@ describe('canonical license keys', () => {
     // A hundred times the longest key is refused like any other (the checks are linear regular expressions).
     expect(canonicalLicenseKey('k'.repeat(100 * IMPORTED_KEY_MAX_LENGTH))).toBeNull();
     expect(canonicalLicenseKey(`ACME-ABCD-EFGH-JKMN-PQRS${' '.repeat(100_000)}`)).toBe('ACME-ABCD-EFGH-JKMN-PQRS');
+  });
+
+  it('an email placeholder never shows any of an imported key', () => {
+    expect(tokenPlaceholder('ACME-ABCD-EFGH-JKMN-PQRS')).toBe('ACME-REDACTED');
+    expect(tokenPlaceholder('LEGACY-0001-secret')).toBe('REDACTED');
   });
 
   it('hint at most a quarter of an imported key', () => {
@@ -119,5 +126,66 @@ describe('licenses with imported keys', () => {
     const refused = await create(A, importing, 'new-after-turned-off');
     expect(refused.errors?.[0].extensions?.code).toBe('InvalidRequest');
     await t.gqlData('mutation($id: ID!) { updateProduct(input: { id: $id, allowImportedKeys: true }) { product { allowImportedKeys } } }', { id: importing }, { token: A.admin.token });
+  });
+
+  it('every public path finds a license by its imported key: deactivate, floating, metering, license files, air-gapped', async () => {
+    const key = 'Legacy:Every/Path=0042';
+    const created = await create(A, importing, key);
+    const licenseId = created.data.createLicense.license.id;
+    await t.prisma.license.update({ where: { id: licenseId }, data: { floatingSeats: 2 } });
+
+    expect((await t.activate({ licenseKey: key, deviceId: 'dev-1' })).status).toBe(200);
+    const deactivated = await t.post('/api/v1/deactivate', { licenseKey: key, deviceId: 'dev-1' });
+    expect(deactivated.json, deactivated.text).toMatchObject({ deactivated: true });
+
+    const checkout = await t.post('/api/v1/float/checkout', { licenseKey: key, deviceId: 'float-1' });
+    expect(checkout.json, checkout.text).toMatchObject({ isValid: true });
+    const heartbeat = await t.post('/api/v1/float/heartbeat', { sessionToken: checkout.json.sessionToken });
+    expect(heartbeat.json).toMatchObject({ isValid: true });
+    expect((await t.post('/api/v1/float/checkin', { sessionToken: checkout.json.sessionToken })).json).toMatchObject({ checkedIn: true });
+
+    const metered = await t.post('/api/v1/meter', { licenseKey: key, event: 'exports', quantity: 2 });
+    expect(metered.json, metered.text).toMatchObject({ isValid: true, total: 2 });
+
+    // A license file encrypted under the imported key opens with it (white space around it ignored), not with another case.
+    const file = await t.post('/api/v1/license-file', { licenseKey: key, encrypt: true });
+    expect(file.json, file.text).toMatchObject({ isValid: true, encrypted: true });
+    expect(await openLicenseFile(file.json.licenseFile, { licenseKey: ` ${key}\n` })).toMatch(/^ey/);
+    await expect(openLicenseFile(file.json.licenseFile, { licenseKey: key.toUpperCase() })).rejects.toThrow();
+
+    // Air-gapped: the SDK's request names the imported key's hint and carries a MAC under the key, which the server checks.
+    expect(keyHint(key)).toBe(created.data.createLicense.license.keyHint);
+    const fields = { v: 1 as const, hint: keyHint(key), device: 'air-1', name: null, pub: 'O2onvM62pC1io6jQKm8Nc2UyFXcd4kOmOsBIoYtZ2ik', challenge: 'c'.repeat(43), iat: Math.floor(t.clock.now().getTime() / 1000), product: null, version: null };
+    const { request } = encodeRequest({ ...fields, mac: await requestMac(key, fields) });
+    const OFFLINE = 'mutation($input: ActivateOfflineInput!) { activateOffline(input: $input) { activationId } }';
+    const offline = await t.gql(OFFLINE, { input: { licenseId, request, licenseKey: key } }, { token: A.admin.token });
+    expect(offline.errors, JSON.stringify(offline.errors)).toBeUndefined();
+    const { request: forged } = encodeRequest({ ...fields, device: 'air-2', mac: await requestMac(key.toLowerCase(), { ...fields, device: 'air-2' }) });
+    expect((await t.gql(OFFLINE, { input: { licenseId, request: forged, licenseKey: key } }, { token: A.admin.token })).errors?.[0].extensions?.code).toBe('InvalidRequest');
+    expect(t.logs.join('')).not.toContain(key);
+  });
+
+  it('a reissue gives a Keyforge key; the imported key then answers like an unknown one', async () => {
+    const key = 'reissued-imported-key-1';
+    const created = await create(A, importing, key);
+    const reissued = await t.gqlData('mutation($id: ID!) { reissueLicenseKey(input: { id: $id }) { key license { keyHint } } }', { id: created.data.createLicense.license.id }, { token: A.admin.token });
+    expect(isKeyforgeKey(reissued.reissueLicenseKey.key)).toBe(true);
+    expect(reissued.reissueLicenseKey.key).toMatch(/^ACME-/);
+    expect((await t.post('/api/v1/validate', { licenseKey: key })).json).toMatchObject({ isValid: false, errorCode: 'LicenseNotFound' });
+    expect((await t.post('/api/v1/validate', { licenseKey: reissued.reissueLicenseKey.key })).json.isValid).toBe(true);
+    // The old key stays taken: it cannot be imported again.
+    expect((await create(A, importing, key)).errors?.[0]).toMatchObject({ message: KEY_UNUSABLE });
+  });
+
+  it('refuses a query parameter named like a key on every route, whatever its value', async () => {
+    for (const query of ['licenseKey=anything-at-all', 'license_key=x', 'License-Key=LEGACY-0001', 'serial_key=abc', 'productKey=abc', 'key=legacy-key-1234']) {
+      for (const path of ['/api/v1/validate', '/api/graphql', '/healthz']) {
+        const response = await t.post(`${path}?${query}`, { licenseKey: 'legacy-key-1234' });
+        expect(response.status, `${path}?${query}`).toBe(400);
+        expect(response.json.error.message).toMatch(/never in the URL/);
+      }
+    }
+    // Other parameter names are left alone (an imported key has no shape to find by).
+    expect((await t.post('/api/v1/validate?source=legacy', { licenseKey: 'no-such-key-1234' })).json).toMatchObject({ errorCode: 'LicenseNotFound' });
   });
 });

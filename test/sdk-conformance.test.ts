@@ -16,6 +16,7 @@ import { revokeLicense, updateLicense } from '../server/src/services/licenses/ma
 import { setMeterQuota } from '../server/src/services/metering/management.js';
 import { createRelease, listProductReleases, publishRelease, uploadArtifact, yankRelease } from '../server/src/services/releases/releases.js';
 import { artifactStoreFor } from '../server/src/services/releases/store.js';
+import { updateProduct } from '../server/src/services/products.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { itWith, needCommands, runs, type Need } from './support/optional.js';
 import { PYTHON } from './support/sdk-toolchains.js';
@@ -34,6 +35,8 @@ interface Scenario {
     quota?: { event: string; period: 'day' | 'month' | 'year' | 'lifetime'; limit: number };
     /** The run gets a company of its own (with the product): what it publishes is seen by its runner alone. */
     ownTenant?: boolean;
+    /** The scenario runs a second time with a license created with this imported key (a run's number after it, each key being unique). */
+    importedKey?: string;
   };
   inputs: Record<string, unknown>;
   expect: unknown[];
@@ -238,8 +241,8 @@ async function handleControl(req: IncomingMessage, res: ServerResponse) {
   return send(res, 200, await action(run, body));
 }
 
-/** A fresh license for one run of a scenario (one language's runner, one scenario). */
-async function newRun(scenario: Scenario) {
+/** A fresh license for one run of a scenario (one language's runner, one scenario); with `imported`, of the scenario's importedKey. */
+async function newRun(scenario: Scenario, imported = false) {
   const { license: spec } = scenario;
   const id = String(++runCount);
   let runTenant = tenantId;
@@ -248,12 +251,14 @@ async function newRun(scenario: Scenario) {
     runTenant = (await t.seedTenant({ name: `Conformance run ${id}`, keyPrefix: `RUN${id}` })).id;
     productId = (await t.seedProduct(runTenant, spec.product)).id;
   }
-  const { key, license } = await t.seedLicense(runTenant, productId, {
+  const attributes = {
     maxActivations: spec.maxActivations,
     offlineGraceDays: spec.offlineGraceDays,
     ...(spec.floatingSeats ? { floatingSeats: spec.floatingSeats } : {}),
     ...(spec.features ? { features: spec.features } : {}),
-  });
+  };
+  const { key, license } = await t.seedLicense(runTenant, productId, attributes, imported ? { key: `${spec.importedKey}-${id}` } : undefined);
+  if (imported) expect(key).toBe(`${spec.importedKey}-${id}`);
   if (spec.quota) await setMeterQuota(ctx(runTenant), license.id, spec.quota);
   runsById.set(id, { licenseId: license.id, tenantId: runTenant, productId, clockOffsetSeconds: 0 });
   return { id, key, licenseId: license.id };
@@ -299,6 +304,8 @@ beforeAll(async () => {
   staffToken = admin.token;
   tenantId = admin.user.tenantId;
   for (const name of ['Acme Studio', 'Other App']) productIds[name] = (await t.seedProduct(tenantId, name)).id;
+  // Imported keys (a scenario's importedKey) are licenses of Acme Studio too.
+  await updateProduct(ctx(), productIds['Acme Studio'], { allowImportedKeys: true });
   control = createServer((req, res) => {
     handleControl(req, res).catch((error: Error) => {
       if (!res.headersSent) send(res, 500, { error: 'InternalError', message: error.message });
@@ -329,9 +336,10 @@ for (const language of LANGUAGES) {
       if (buildDir) rmSync(buildDir, { recursive: true, force: true });
     });
 
-    for (const scenario of scenarios) {
-      it(`scenario ${scenario.name}`, async () => {
-        const { id, key, licenseId } = await newRun(scenario);
+    const scenarioRuns = [...scenarios.map((scenario) => ({ scenario, imported: false })), ...scenarios.filter((scenario) => scenario.license.importedKey).map((scenario) => ({ scenario, imported: true }))];
+    for (const { scenario, imported } of scenarioRuns) {
+      it(`scenario ${scenario.name}${imported ? ' with an imported key' : ''}`, async () => {
+        const { id, key, licenseId } = await newRun(scenario, imported);
         const storeDir = mkdtempSync(path.join(tmpdir(), 'kf-conformance-store-'));
         try {
           const input = { scenario: scenario.name, server: t.baseUrl, issuer: t.config.publicUrl, product: 'Acme Studio', control: `${controlUrl}/run/${id}`, storeDir, licenseKey: key, ...scenario.inputs };

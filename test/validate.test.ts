@@ -66,11 +66,19 @@ describe('POST /api/v1/validate', () => {
     expect(await t.prisma.activation.count({ where: { licenseId: license.id } })).toBe(1);
   });
 
-  it('answers an unknown or malformed key with HTTP 200, isValid false, message and LicenseNotFound', async () => {
-    for (const licenseKey of ['ACME-AAAA-BBBB-CCCC-DDDD', 'not a key', 'ACME-0000-1111-OOOO-IIII']) {
+  it('answers an unknown key of any format with HTTP 200, isValid false, message and LicenseNotFound', async () => {
+    for (const licenseKey of ['ACME-AAAA-BBBB-CCCC-DDDD', 'not-a-key', 'ACME-0000-1111-OOOO-IIII']) {
       const response = await validate({ licenseKey });
       expect(response.status).toBe(200);
       expect(response.json).toEqual({ isValid: false, message: 'License key not found.', errorCode: 'LicenseNotFound' });
+    }
+  });
+
+  it('answers what is no key of any format with 400 InvalidRequest on the licenseKey field', async () => {
+    for (const licenseKey of ['not a key', 'short', 'ctrl\u0001char-1234', 'ünïcode-1234', 'k'.repeat(400)]) {
+      const response = await validate({ licenseKey });
+      expect(response.status, licenseKey).toBe(400);
+      expect(response.json.error).toMatchObject({ code: 'InvalidRequest', fields: { licenseKey: expect.stringMatching(/is not a license key|Too big/) } });
     }
   });
 

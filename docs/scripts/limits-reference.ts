@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MAX_MANAGEMENT_BODY_BYTES } from '../../server/src/app.js';
 import { describeEnvironment } from '../../server/src/config.js';
-import { KEY_PREFIX_PATTERN } from '../../server/src/crypto/license-key.js';
+import { IMPORTED_KEY_MAX_LENGTH, IMPORTED_KEY_MIN_LENGTH, KEY_PREFIX_PATTERN } from '../../server/src/crypto/license-key.js';
 import { EXPENSIVE_FIELD_COST, QUERY_COST_BUDGET } from '../../server/src/graphql/builder.js';
 import { MANAGEMENT_QUERY_LIMITS, PORTAL_QUERY_LIMITS } from '../../server/src/graphql/query-limits.js';
 import { MAX_PORTAL_BODY_BYTES } from '../../server/src/http/portal.js';
@@ -122,7 +122,12 @@ export function limitSections(): LimitSection[] {
       title: 'Keys and fields',
       intro: 'Longer or larger values are refused with `InvalidRequest` naming the field.',
       rows: [
-        { limit: 'License key (as sent)', value: chars(maxOf(LicenseKey)), note: 'Keyforge\'s own keys are `PREFIX-XXXX-XXXX-XXXX-XXXX`; imported keys may be any printable text up to this.' },
+        { limit: 'License key (as sent)', value: chars(maxOf(LicenseKey)), note: 'The longest key with white space around it. Keyforge\'s own keys are `PREFIX-XXXX-XXXX-XXXX-XXXX` (case and white space ignored).' },
+        {
+          limit: 'Imported license key',
+          value: `${number(IMPORTED_KEY_MIN_LENGTH)}–${chars(IMPORTED_KEY_MAX_LENGTH)}`,
+          note: 'A product with `allowImportedKeys`: a key issued by another service, of printable ASCII (0x21–0x7E) without white space or control characters, compared case-sensitively once the white space around it is trimmed ([Imported keys](/integrate/rest-api#imported-keys-any-format)).',
+        },
         { limit: 'Key prefix', value: `\`${KEY_PREFIX_PATTERN.source}\``, note: '2–12 letters or digits, starting with a letter.' },
         { limit: '`deviceId`', value: chars(maxOf(DeviceId)), note: '' },
         { limit: '`version` (sent by the application)', value: chars(maxOf(Version)), note: 'A semantic version.' },

@@ -2,7 +2,7 @@
 // (docs/integrate/license-files.md describes each byte; the server reads and writes the same).
 import { CompactSign, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { VerificationError } from './errors.js';
-import { base64url, normalizeKey, randomToken } from './util.js';
+import { base64url, isKeyforgeKey, normalizeKey, randomToken } from './util.js';
 
 export type ArmorLabel = 'LICENSE FILE' | 'ACTIVATION REQUEST' | 'DEACTIVATION PROOF';
 
@@ -108,9 +108,14 @@ export async function newDeviceKey(): Promise<DeviceKey> {
   return { jwk, pub: jwk.x! };
 }
 
-/** The license key's public hint (`ACME-…-WZ3P`), as the server shows it: which license, not the key. */
+/**
+ * The license key's public hint (`ACME-…-WZ3P`), as the server shows it: which license, not the key. An imported
+ * key's: its first and last 4 characters from 16 characters on (`abcd…wxyz`), its last 2 below (`…yz`).
+ */
 export function keyHint(licenseKey: string): string {
-  const parts = normalizeKey(licenseKey).split('-');
+  const key = normalizeKey(licenseKey);
+  if (!isKeyforgeKey(key)) return key.length >= 16 ? `${key.slice(0, 4)}…${key.slice(-4)}` : `…${key.slice(-2)}`;
+  const parts = key.split('-');
   return `${parts[0]}-…-${parts[parts.length - 1]}`;
 }
 

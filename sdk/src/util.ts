@@ -58,5 +58,18 @@ export function unref(timer: unknown): void {
 /** A monotonic clock in milliseconds (immune to the wall clock being changed). */
 export const monotonic = (): number => performance.now();
 
-/** A license key as the server compares it: case and white space do not matter. */
-export const normalizeKey = (licenseKey: string): string => licenseKey.replace(/\s+/g, '').toUpperCase();
+/** Keyforge's own key format, `PREFIX-XXXX-XXXX-XXXX-XXXX`. */
+const KEYFORGE_KEY = /^[A-Z][A-Z0-9]{1,11}(-[ABCDEFGHJKMNPQRSTVWXYZ23456789]{4}){4}$/;
+
+/** Whether a key (as `normalizeKey` gives it) is in Keyforge's own format, rather than imported from another service. */
+export const isKeyforgeKey = (key: string): boolean => KEYFORGE_KEY.test(key);
+
+/**
+ * A license key as the server compares it: a Keyforge key without its white space, upper-cased; any other key (one
+ * imported from another licensing service) exactly as given, only the white space around it trimmed. The SDK checks
+ * no format: the server answers a key that is none.
+ */
+export const normalizeKey = (licenseKey: string): string => {
+  const keyforge = licenseKey.replace(/\s+/g, '').toUpperCase();
+  return KEYFORGE_KEY.test(keyforge) ? keyforge : licenseKey.trim();
+};

@@ -9,6 +9,7 @@ import { syncBuiltinESMExports } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { LicensingContext, TokenSigner } from '../../server/src/services/context.js';
 import { AppError } from '../../server/src/domain/errors.js';
+import { licenseKeyHint } from '../../server/src/crypto/license-key.js';
 import { armor, readArmor } from '../../server/src/services/license-files/armor.js';
 import { signLicenseFile, type LicenseFileContext } from '../../server/src/services/license-files/license-file.js';
 import { deactivateFromProof, parseActivationRequest, requestMac } from '../../server/src/services/license-files/offline-activation.js';
@@ -24,6 +25,8 @@ const OTHER_PRODUCT = 'Other App';
 const TOLERANCE = 300;
 const LICENSE_KEY = 'ACME-7KQ2-M9XH-4TRB-WZ3P';
 const OTHER_LICENSE_KEY = 'ACME-9PQR-8STV-WXYZ-2345';
+/** A key imported from another licensing service (a product's allowImportedKeys): kept exactly, case-sensitive. */
+const IMPORTED_LICENSE_KEY = 'LEGACY-4f2a9c1e-Bd83-x7Q';
 const DEVICE = 'conformance-device-1';
 const OTHER_DEVICE = 'conformance-device-2';
 /** 2026-06-01T12:00:00Z: every token and file is issued then. */
@@ -279,6 +282,7 @@ async function build(): Promise<Record<string, unknown>> {
   const deviceFileUnattested = await file(signers.new, license(), { ...ttl, deviceId: DEVICE });
   const encrypted = await file(signers.new, license(), { ...ttl, licenseKey: LICENSE_KEY });
   const encryptedDevice = await file(signers.new, license(), { ...ttl, deviceId: DEVICE, deviceActivated: true, licenseKey: LICENSE_KEY });
+  const encryptedImported = await file(signers.new, license(), { ...ttl, licenseKey: IMPORTED_LICENSE_KEY });
   const shortFile = await file(signers.new, license(), { ttlDays: 1 });
   const cappedFile = await file(signers.new, license({ expiresAt: new Date(T0 + 2 * DAY * 1000) }), ttl);
   const oldKeyFile = await file(signers.old, license(), ttl);
@@ -313,6 +317,8 @@ async function build(): Promise<Record<string, unknown>> {
     fileVector({ name: 'encrypted', description: 'Encrypted with the license key.', file: encrypted, licenseKey: LICENSE_KEY, expect: fileValid(encrypted, { licenseKey: LICENSE_KEY }) }),
     fileVector({ name: 'encrypted-key-as-typed', description: 'The key typed in lower case with spaces: normalised before the HKDF.', file: encrypted, licenseKey: ' acme-7kq2 -m9xh-4trb-wz3p\n', expect: fileValid(encrypted, { licenseKey: LICENSE_KEY }) }),
     fileVector({ name: 'encrypted-wrong-key', description: 'Encrypted with another license key.', file: encrypted, licenseKey: OTHER_LICENSE_KEY, expect: refused('TokenInvalid') }),
+    fileVector({ name: 'encrypted-imported-key', description: 'Encrypted with a key imported in another format, typed with white space around it: trimmed, case kept, before the HKDF.', file: encryptedImported, licenseKey: ` ${IMPORTED_LICENSE_KEY}\n`, expect: fileValid(encryptedImported, { licenseKey: IMPORTED_LICENSE_KEY }) }),
+    fileVector({ name: 'encrypted-imported-key-other-case', description: 'An imported key in another case is another key.', file: encryptedImported, licenseKey: IMPORTED_LICENSE_KEY.toUpperCase(), expect: refused('TokenInvalid') }),
     fileVector({ name: 'encrypted-no-key', description: 'Encrypted, and no key given.', file: encrypted, expect: refused('TokenInvalid') }),
     fileVector({ name: 'encrypted-edited-ciphertext', description: 'One bit of the ciphertext flipped: the GCM tag fails.', file: armorFile({ ...encryptedEnvelope, ct: ct.toString('base64url') }), licenseKey: LICENSE_KEY, expect: refused('TokenInvalid') }),
     fileVector({ name: 'encrypted-device', description: 'Encrypted for one device, opened on it.', file: encryptedDevice, licenseKey: LICENSE_KEY, deviceId: DEVICE, expect: fileValid(encryptedDevice, { licenseKey: LICENSE_KEY, deviceId: DEVICE }) }),
@@ -349,7 +355,8 @@ async function build(): Promise<Record<string, unknown>> {
     version: '2.4.1',
     ...changes,
   });
-  const requestVector = async (name: string, description: string, fields: Fields, macKey: string, options: { deviceKey?: string; edit?: Partial<Fields> } = {}) => {
+  const requestVector = async (name: string, description: string, fields: Fields, macKey: string, options: { deviceKey?: string; edit?: Partial<Fields>; licenseKey?: string } = {}) => {
+    const licenseKey = options.licenseKey ?? LICENSE_KEY;
     const mac = requestMac(macKey, fields);
     const written = { ...fields, ...options.edit, mac };
     const json = JSON.stringify(written);
@@ -360,13 +367,13 @@ async function build(): Promise<Record<string, unknown>> {
       const parsed = parseActivationRequest(request);
       const parsedCompact = parseActivationRequest(compact);
       if (JSON.stringify(parsed) !== JSON.stringify(parsedCompact)) throw new Error(`${name}: the armored and compact forms read differently`);
-      expect = requestMac(LICENSE_KEY, parsed) === parsed.mac ? { valid: true } : refused('InvalidRequest');
+      expect = requestMac(licenseKey, parsed) === parsed.mac ? { valid: true } : refused('InvalidRequest');
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       expect = refused(error.code);
     }
     const { mac: _mac, ...writtenFields } = written;
-    return { name, description, licenseKey: LICENSE_KEY, deviceKey: options.deviceKey ?? 'device', fields: writtenFields, mac, request, compact, expect };
+    return { name, description, licenseKey, deviceKey: options.deviceKey ?? 'device', fields: writtenFields, mac, request, compact, expect };
   };
   const activationRequests = [
     await requestVector('genuine', 'Written with the license key, as the SDK writes it.', requestFields(), LICENSE_KEY),
@@ -378,6 +385,7 @@ async function build(): Promise<Record<string, unknown>> {
     await requestVector('edited-device', 'The device id changed after the MAC was computed.', requestFields(), LICENSE_KEY, { edit: { device: OTHER_DEVICE } }),
     await requestVector('edited-product', 'The product list changed after the MAC was computed.', requestFields(), LICENSE_KEY, { edit: { product: [OTHER_PRODUCT] } }),
     await requestVector('other-license-key', 'Written with another license key (of the same hint).', requestFields(), OTHER_LICENSE_KEY),
+    await requestVector('genuine-imported-key', 'Written with a key imported in another format: its hint is its first and last 4 characters, the MAC under the key as is (case kept).', requestFields({ hint: licenseKeyHint(IMPORTED_LICENSE_KEY) }), IMPORTED_LICENSE_KEY, { licenseKey: IMPORTED_LICENSE_KEY }),
   ];
 
   // ---- Activation responses ---------------------------------------------------------------------------------

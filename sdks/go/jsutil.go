@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -43,7 +44,11 @@ func isJSSpace(r rune) bool {
 	return r >= 0x2000 && r <= 0x200a
 }
 
-// normalizeKey is a license key as the server compares it: white space removed, upper case.
+// keyforgeKey is Keyforge's own key format, PREFIX-XXXX-XXXX-XXXX-XXXX.
+var keyforgeKey = regexp.MustCompile(`^[A-Z][A-Z0-9]{1,11}(-[ABCDEFGHJKMNPQRSTVWXYZ23456789]{4}){4}$`)
+
+// normalizeKey is a license key as the server compares it: a Keyforge key with its white space removed, upper case;
+// any other key (one imported from another licensing service) exactly as given, only the white space around it trimmed.
 func normalizeKey(licenseKey string) string {
 	var b strings.Builder
 	for _, r := range licenseKey {
@@ -51,7 +56,10 @@ func normalizeKey(licenseKey string) string {
 			b.WriteRune(r)
 		}
 	}
-	return strings.ToUpper(b.String())
+	if keyforge := strings.ToUpper(b.String()); keyforgeKey.MatchString(keyforge) {
+		return keyforge
+	}
+	return strings.TrimFunc(licenseKey, isJSSpace)
 }
 
 // jsLength is the length JavaScript reports for s (UTF-16 code units).

@@ -192,8 +192,19 @@ func (k deviceJWK) privateKey() (ed25519.PrivateKey, bool) {
 }
 
 // keyHint is the license key's public hint (ACME-…-WZ3P), as the server shows it: which license, not the key.
+// An imported key's: its first and last 4 characters from 16 on, its last 2 below (ASCII: bytes are characters).
 func keyHint(licenseKey string) string {
-	parts := strings.Split(normalizeKey(licenseKey), "-")
+	key := normalizeKey(licenseKey)
+	if !keyforgeKey.MatchString(key) {
+		if len(key) >= 16 {
+			return key[:4] + "…" + key[len(key)-4:]
+		}
+		if len(key) < 2 {
+			return "…" + key
+		}
+		return "…" + key[len(key)-2:]
+	}
+	parts := strings.Split(key, "-")
 	return parts[0] + "-…-" + parts[len(parts)-1]
 }
 

@@ -36,6 +36,8 @@ export function normalizeLicenseKey(input: string): string | null {
 export const IMPORTED_KEY_MIN_LENGTH = 8;
 export const IMPORTED_KEY_MAX_LENGTH = 256;
 const IMPORTED_KEY_PATTERN = /^[\x21-\x7E]+$/;
+/** The longest key field accepted as sent (APIs, forms): the longest key with some white space around it. */
+export const LICENSE_KEY_INPUT_MAX_LENGTH = IMPORTED_KEY_MAX_LENGTH + 64;
 
 /**
  * The one form a key is digested, compared and derived from, whatever its format: a Keyforge key normalised

@@ -91,12 +91,22 @@ namespace Keyforge
             return output;
         }
 
-        /// <summary>A license key as the server compares it: white space removed, upper case.</summary>
+        static readonly System.Text.RegularExpressions.Regex KeyforgeKeyPattern =
+            new System.Text.RegularExpressions.Regex(@"^[A-Z][A-Z0-9]{1,11}(-[ABCDEFGHJKMNPQRSTVWXYZ23456789]{4}){4}\z", System.Text.RegularExpressions.RegexOptions.CultureInvariant);
+
+        /// <summary>Whether a key (as <see cref="NormalizeKey"/> gives it) is in Keyforge's own format, rather than imported from another service.</summary>
+        public static bool IsKeyforgeKey(string key) { return KeyforgeKeyPattern.IsMatch(key); }
+
+        /// <summary>
+        /// A license key as the server compares it: a Keyforge key with its white space removed, upper case; any other key
+        /// (one imported from another licensing service) exactly as given, only the white space around it trimmed.
+        /// </summary>
         public static string NormalizeKey(string licenseKey)
         {
             var builder = new StringBuilder(licenseKey.Length);
             foreach (var c in licenseKey) if (!char.IsWhiteSpace(c)) builder.Append(c);
-            return builder.ToString().ToUpperInvariant();
+            var keyforge = builder.ToString().ToUpperInvariant();
+            return IsKeyforgeKey(keyforge) ? keyforge : licenseKey.Trim();
         }
 
         public static bool FixedTimeEquals(byte[] a, byte[] b)

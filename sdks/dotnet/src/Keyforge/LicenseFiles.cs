@@ -150,7 +150,10 @@ namespace Keyforge
         /// <summary>The license key's public hint (<c>ACME-…-WZ3P</c>), as the server shows it.</summary>
         public static string KeyHint(string licenseKey)
         {
-            var parts = Codec.NormalizeKey(licenseKey).Split('-');
+            var key = Codec.NormalizeKey(licenseKey);
+            // An imported key: its first and last 4 characters from 16 on, its last 2 below.
+            if (!Codec.IsKeyforgeKey(key)) return key.Length >= 16 ? key.Substring(0, 4) + "\u2026" + key.Substring(key.Length - 4) : "\u2026" + key.Substring(Math.Max(0, key.Length - 2));
+            var parts = key.Split('-');
             return parts[0] + "-\u2026-" + parts[parts.Length - 1];
         }
 

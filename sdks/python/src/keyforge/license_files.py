@@ -56,9 +56,22 @@ def js_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+_KEYFORGE_KEY = re.compile(r"[A-Z][A-Z0-9]{1,11}(?:-[ABCDEFGHJKMNPQRSTVWXYZ23456789]{4}){4}")
+_WHITE_AROUND = re.compile(f"^[{re.escape(_JS_SPACE)}]+|[{re.escape(_JS_SPACE)}]+\\Z")
+
+
+def is_keyforge_key(key: str) -> bool:
+    """Whether a key (as ``normalize_key`` gives it) is in Keyforge's own format, rather than imported from another service."""
+    return _KEYFORGE_KEY.fullmatch(key) is not None
+
+
 def normalize_key(license_key: str) -> str:
-    """A license key as the server compares it: case and white space do not matter."""
-    return _WHITE.sub("", license_key).upper()
+    """A license key as the server compares it: a Keyforge key without its white space, upper-cased; any other key
+    (one imported from another licensing service) exactly as given, only the white space around it trimmed."""
+    keyforge = _WHITE.sub("", license_key).upper()
+    if is_keyforge_key(keyforge):
+        return keyforge
+    return _WHITE_AROUND.sub("", license_key)
 
 
 def _damaged(message: str) -> VerificationError:
@@ -150,7 +163,11 @@ def open_license_file(text: Any, license_key: Optional[str] = None, device_id: O
 
 def key_hint(license_key: str) -> str:
     """The license key's public hint (``ACME-…-WZ3P``), as the server shows it: which license, not the key."""
-    parts = normalize_key(license_key).split("-")
+    key = normalize_key(license_key)
+    if not is_keyforge_key(key):
+        # An imported key: its first and last 4 characters from 16 on, its last 2 below (length in UTF-16 units, as the server counts).
+        return f"{key[:4]}…{key[-4:]}" if len(key) >= 16 else f"…{key[-2:]}"
+    parts = key.split("-")
     return f"{parts[0]}-…-{parts[-1]}"
 
 

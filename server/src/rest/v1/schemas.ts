@@ -1,10 +1,20 @@
 import { z } from '@hono/zod-openapi';
+import { canonicalLicenseKey, IMPORTED_KEY_MAX_LENGTH, IMPORTED_KEY_MIN_LENGTH, LICENSE_KEY_FORMAT, LICENSE_KEY_INPUT_MAX_LENGTH } from '../../crypto/license-key.js';
 import { ERROR_STATUS, REJECTION_CODES } from '../../domain/errors.js';
 
-export const LicenseKey = z.string().min(1).max(256).openapi({
-  description: 'The plaintext license key, `<PREFIX>-XXXX-XXXX-XXXX-XXXX`. Case and white space are ignored. Body only: never put it in a URL.',
-  example: 'ACME-7KQ2-M9XH-4TRB-WZ3P',
-});
+/**
+ * A license key as sent: a Keyforge key (case and white space ignored) or an imported one (crypto/license-key.ts
+ * `canonicalLicenseKey`). Anything else is no key of any license: 400 InvalidRequest, field licenseKey. A well-formed
+ * key no license has (an imported key's other case included) is the route's own "not found" answer.
+ */
+export const LicenseKey = z
+  .string()
+  .max(LICENSE_KEY_INPUT_MAX_LENGTH)
+  .refine((key) => canonicalLicenseKey(key) !== null, { message: LICENSE_KEY_FORMAT })
+  .openapi({
+    description: `The plaintext license key: a Keyforge key \`<PREFIX>-XXXX-XXXX-XXXX-XXXX\` (case and white space ignored), or a key imported from another licensing service (${IMPORTED_KEY_MIN_LENGTH}–${IMPORTED_KEY_MAX_LENGTH} printable ASCII characters without white space, case-sensitive, white space around it ignored). Anything else is 400 \`InvalidRequest\`. Body only: never put it in a URL.`,
+    example: 'ACME-7KQ2-M9XH-4TRB-WZ3P',
+  });
 export const Version = z.string().min(1).max(64).openapi({ description: 'Running application version (semantic version).', example: '2.4.1' });
 export const ProductName = z.string().min(1).max(200).openapi({ description: 'A product name as the vendor named it in Keyforge.', example: 'Acme Studio' });
 export const DeviceId = z.string().min(1).max(256).openapi({ description: 'SHA-256 hardware fingerprint of the machine.', example: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08' });

@@ -1,5 +1,5 @@
 import { createCipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { normalizeLicenseKey } from '../../crypto/license-key.js';
+import { canonicalLicenseKey } from '../../crypto/license-key.js';
 import { AppError } from '../../domain/errors.js';
 import { DAY_MS } from '../../domain/countdown.js';
 import type { AuditActor } from '../audit/audit-log.js';
@@ -97,11 +97,11 @@ const numericDate = (ms: number) => Math.floor(ms / 1000);
 
 /**
  * The encrypted envelope (docs/integrate/license-files.md "Encryption"): AES-256-GCM under
- * HKDF-SHA256(ikm = the normalised license key, salt = 16 random bytes, info = "keyforge license file v1", plus
+ * HKDF-SHA256(ikm = the canonical license key (`canonicalLicenseKey`: a Keyforge key normalised, an imported one trimmed), salt = 16 random bytes, info = "keyforge license file v1", plus
  * "\n" and the device id for a device file), a random 12-byte IV, the info string as additional data.
  */
 export function encryptLicenseFile(token: string, licenseKey: string, deviceId: string | null) {
-  const key = normalizeLicenseKey(licenseKey);
+  const key = canonicalLicenseKey(licenseKey);
   if (!key) throw new AppError('InvalidRequest', 'licenseKey is not a license key.', { fields: { licenseKey: 'malformed' } });
   const salt = randomBytes(16);
   const iv = randomBytes(12);

@@ -1,5 +1,5 @@
 import { createHmac, createPublicKey, hkdfSync, randomUUID, timingSafeEqual, verify } from 'node:crypto';
-import { normalizeLicenseKey } from '../../crypto/license-key.js';
+import { canonicalLicenseKey } from '../../crypto/license-key.js';
 import { sha256 } from '../../crypto/secrets.js';
 import { AppError } from '../../domain/errors.js';
 import type { AuditActor } from '../audit/audit-log.js';
@@ -65,12 +65,12 @@ export function parseActivationRequest(text: unknown): ActivationRequest {
 }
 
 /**
- * The request's MAC: HMAC-SHA256 with the key HKDF-SHA256(ikm = the normalised license key, salt = empty,
+ * The request's MAC: HMAC-SHA256 with the key HKDF-SHA256(ikm = the canonical license key (`canonicalLicenseKey`), salt = empty,
  * info = "keyforge activation request v1"), over the JSON array of the info string and every other field in order.
  * It proves the request was written with the key, without the key in it.
  */
 export function requestMac(licenseKey: string, request: Omit<ActivationRequest, 'mac'>): string {
-  const macKey = Buffer.from(hkdfSync('sha256', Buffer.from(normalizeLicenseKey(licenseKey) ?? ''), Buffer.alloc(0), Buffer.from(REQUEST_MAC_INFO), 32));
+  const macKey = Buffer.from(hkdfSync('sha256', Buffer.from(canonicalLicenseKey(licenseKey) ?? ''), Buffer.alloc(0), Buffer.from(REQUEST_MAC_INFO), 32));
   const message = JSON.stringify([REQUEST_MAC_INFO, request.hint, request.device, request.name, request.pub, request.challenge, request.iat, request.product, request.version]);
   return createHmac('sha256', macKey).update(message).digest('base64url');
 }

@@ -1,4 +1,4 @@
-import { normalizeLicenseKey } from '../../crypto/license-key.js';
+import { canonicalLicenseKey, isKeyforgeKey } from '../../crypto/license-key.js';
 import type { ServerSecrets } from '../../crypto/secrets.js';
 
 // Single-use tokens (a reset link's `kfr_…`, an invitation's `kfi_…`) and the license key a purchase mails
@@ -9,10 +9,14 @@ import type { ServerSecrets } from '../../crypto/secrets.js';
 // the message it hands the provider and drops the sealed value once the provider accepted it (delivery.ts); the
 // development outbox, which is the mailbox when nothing is sent, keeps it sealed for the operator's CLI.
 
-/** The placeholder of a token in a stored body: its kind prefix and REDACTED (a license key: its prefix word, `ACME-REDACTED`). */
-export const tokenPlaceholder = (token: string) => (isLicenseKey(token) ? `${token.split('-')[0]}-REDACTED` : `${token.slice(0, 4)}REDACTED`);
+/**
+ * The placeholder of a token in a stored body: its kind prefix and REDACTED (a Keyforge license key: its prefix word,
+ * `ACME-REDACTED`; a key imported in another format: `REDACTED` alone, its text being the vendor's).
+ */
+export const tokenPlaceholder = (token: string) => (isLicenseKey(token) ? (isKeyforgeKey(token) ? `${token.split('-')[0]}-REDACTED` : 'REDACTED') : `${token.slice(0, 4)}REDACTED`);
 
-const isLicenseKey = (token: string) => normalizeLicenseKey(token) === token;
+/** A license key of any format, in its canonical form. */
+const isLicenseKey = (token: string) => canonicalLicenseKey(token) === token;
 
 /** Single-use tokens an email may carry: an invitation's (`kfi_`), a password reset link's (`kfr_`) and a customer portal sign-in link's (`kfp_`). */
 const SINGLE_USE_TOKEN = /\b(kf[irp]_)[A-Za-z0-9_-]+/g;

@@ -6,6 +6,7 @@ import type { TokenSigner } from '../context.js';
 import { heldSessionWhere } from '../floating/sessions.js';
 import { activateFromRequest, deactivateFromProof, issueLicenseFile } from '../license-files/index.js';
 import { licenseKeyDigest } from '../licenses/license-record.js';
+import { LICENSE_KEY_INPUT_MAX_LENGTH } from '../../crypto/license-key.js';
 import { deactivateActivation } from '../licenses/management.js';
 import { licenseStatus } from '../licenses/predicates.js';
 import { isUuid } from '../listing.js';
@@ -163,7 +164,7 @@ export async function freeCustomerDevice(ctx: PortalContext, company: PortalComp
  * so the portal shows a key in full only as the customer re-enters it: this confirms it is the one.
  */
 export async function confirmCustomerKey(ctx: PortalContext, company: PortalCompany, customer: PortalCustomer, input: { licenseId: string; key: string }): Promise<boolean> {
-  const data = parseInput(z.object({ licenseId: z.string().max(100), key: z.string().max(200) }), input);
+  const data = parseInput(z.object({ licenseId: z.string().max(100), key: z.string().max(LICENSE_KEY_INPUT_MAX_LENGTH) }), input);
   const license = await customerLicense(ctx, company, customer, data.licenseId);
   const digest = licenseKeyDigest(ctx.secrets, data.key);
   if (!digest) return false;
