@@ -118,6 +118,53 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
     mapped.set(`${kind}:${keygenId}`, { keyforgeId, digest });
   };
 
+  // Everything is mapped, and every value the mapping reads checked, before the first write: a malformed document
+  // stops the import here with nothing written.
+  const productNames = new Map<string, string>();
+  for (const product of byId(resources.products)) {
+    reportUnmapped(product, notes);
+    productNames.set(product.id, (text(product, 'name', 'products', { max: 1000 }) ?? '').trim().slice(0, 200) || `Keygen product ${product.id}`);
+  }
+  const entitlementCodes = new Map<string, string>();
+  for (const entitlement of byId(resources.entitlements)) {
+    reportUnmapped(entitlement, notes);
+    if (customFields(entitlement, 'entitlements', notes)) notes.add('entitlements', 'metadata', 'a feature has no metadata: not imported', entitlement.id);
+    entitlementCodes.set(entitlement.id, (text(entitlement, 'code', 'entitlements') ?? text(entitlement, 'name', 'entitlements') ?? '').trim());
+  }
+  const plans = new Map<string, PlannedPlan>();
+  for (const policy of byId(resources.policies)) {
+    const planned = planOf(account, policy, notes);
+    if ('error' in planned) {
+      report.plans.skipped += 1;
+      problem('policies', policy.id, `not imported: ${planned.error}`);
+      continue;
+    }
+    plans.set(policy.id, planned);
+  }
+  const machinesOf = new Map<string, KeygenResource[]>();
+  for (const machine of byId(resources.machines)) {
+    const licenseId = machine.related.license;
+    if (!licenseId || !resources.licenses.has(licenseId)) {
+      report.activations.skipped += 1;
+      problem('machines', machine.id, `not imported: its license ${licenseId ?? '(none)'} is not in the documents`);
+      continue;
+    }
+    if (!machinesOf.has(licenseId)) machinesOf.set(licenseId, []);
+    machinesOf.get(licenseId)!.push(machine);
+  }
+  const licenses = byId(resources.licenses);
+  const plannedLicenses: PlannedLicense[] = [];
+  for (const license of licenses) {
+    const planned = licenseOf(account, license, machinesOf.get(license.id) ?? [], plans, notes);
+    if ('error' in planned) {
+      report.licenses.skipped += 1;
+      report.activations.skipped += machinesOf.get(license.id)?.length ?? 0;
+      problem('licenses', license.id, `not imported: ${planned.error}`);
+      continue;
+    }
+    plannedLicenses.push(planned);
+  }
+
   // Products. A product of the same name that no other Keygen product took is the same product (a re-run after a
   // crash between its creation and its mapping finds it so).
   const productIds = new Map<string, string | null>();
@@ -126,8 +173,7 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
   const products = byId(resources.products);
   for (const [index, product] of products.entries()) {
     options.onProgress?.({ phase: 'products', done: index, total: products.length });
-    reportUnmapped(product, notes);
-    let name = (text(product, 'name', 'products', { max: 1000 }) ?? '').trim().slice(0, 200) || `Keygen product ${product.id}`;
+    let name = productNames.get(product.id)!;
     const mapping = mappingOf('product', product.id);
     const current = mapping && existingProducts.find((candidate) => candidate.id === mapping.keyforgeId);
     if (current) {
@@ -173,10 +219,8 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
   }
 
   // Features: entitlement codes (a feature is a name on a plan or license, nothing to create); counted by code.
-  for (const entitlement of byId(resources.entitlements)) {
-    reportUnmapped(entitlement, notes);
-    customFields(entitlement, 'entitlements', notes) && notes.add('entitlements', 'metadata', 'a feature has no metadata: not imported', entitlement.id);
-    const code = (text(entitlement, 'code', 'entitlements') ?? text(entitlement, 'name', 'entitlements') ?? '').trim();
+  for (const [entitlementId, code] of entitlementCodes) {
+    const entitlement = { id: entitlementId };
     const mapping = mappingOf('entitlement', entitlement.id);
     if (!code || code.length > 100) {
       report.features.skipped += 1;
@@ -189,18 +233,10 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
   }
 
   // Plans.
-  const plans = new Map<string, PlannedPlan>();
   const planIds = new Map<string, string | null>();
-  const policies = byId(resources.policies);
-  for (const [index, policy] of policies.entries()) {
-    options.onProgress?.({ phase: 'plans', done: index, total: policies.length });
-    const planned = planOf(account, policy, notes);
-    if ('error' in planned) {
-      report.plans.skipped += 1;
-      problem('policies', policy.id, `not imported: ${planned.error}`);
-      continue;
-    }
-    plans.set(policy.id, planned);
+  for (const [index, [policyId, planned]] of [...plans.entries()].entries()) {
+    const policy = resources.policies.get(policyId)!;
+    options.onProgress?.({ phase: 'plans', done: index, total: plans.size });
     const productId = productIds.get(planned.productKeygenId) ?? null;
     const digest = digestOf(planned.input);
     const mapping = mappingOf('policy', policy.id);
@@ -244,29 +280,6 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
   }
 
   // Licenses with their machines, one transaction each.
-  const machinesOf = new Map<string, KeygenResource[]>();
-  for (const machine of byId(resources.machines)) {
-    const licenseId = machine.related.license;
-    if (!licenseId || !resources.licenses.has(licenseId)) {
-      report.activations.skipped += 1;
-      problem('machines', machine.id, `not imported: its license ${licenseId ?? '(none)'} is not in the documents`);
-      continue;
-    }
-    if (!machinesOf.has(licenseId)) machinesOf.set(licenseId, []);
-    machinesOf.get(licenseId)!.push(machine);
-  }
-  const licenses = byId(resources.licenses);
-  const plannedLicenses: PlannedLicense[] = [];
-  for (const license of licenses) {
-    const planned = licenseOf(account, license, machinesOf.get(license.id) ?? [], plans, notes);
-    if ('error' in planned) {
-      report.licenses.skipped += 1;
-      report.activations.skipped += machinesOf.get(license.id)?.length ?? 0;
-      problem('licenses', license.id, `not imported: ${planned.error}`);
-      continue;
-    }
-    plannedLicenses.push(planned);
-  }
   // Keys any other license of the installation has or had (read in batches): reported, in a dry run too.
   const keyTaken = new Set<string>();
   const fresh = plannedLicenses.filter((planned) => !mappingOf('license', planned.keygenId));
