@@ -146,6 +146,21 @@ describe('server/deploy', () => {
       expect(new Set(servers.map((server) => server.port)).size).toBe(1);
     });
 
+    it('docs/operate/high-availability.md shows these files and their values', () => {
+      const doc = readFileSync('docs/operate/high-availability.md', 'utf8');
+      for (const file of doc.matchAll(/server\/deploy\/patroni\/([\w.]+)/g)) expect(() => deploy(`patroni/${file[1]}`), file[0]).not.toThrow();
+      const dcs = patroni.bootstrap.dcs;
+      expect(doc).toContain(`| \`ttl\`, \`loop_wait\`, \`retry_timeout\` | ${dcs.ttl}, ${dcs.loop_wait}, ${dcs.retry_timeout} |`);
+      expect(doc).toContain(`| \`synchronous_mode\` | \`${dcs.synchronous_mode}\` |`);
+      expect(doc).toContain(`| \`synchronous_mode_strict\` | \`${dcs.synchronous_mode_strict}\` |`);
+      expect(doc).toContain(`| \`synchronous_commit\` | \`${dcs.postgresql.parameters.synchronous_commit}\` |`);
+      // PgBouncer and the direct URL lead to HAProxy's port, never to a node.
+      const port = /^\s+bind :(\d+)$/m.exec(haproxy)![1];
+      expect(doc).toContain(`keyforge = host=127.0.0.1 port=${port} dbname=keyforge`);
+      expect(doc).toMatch(new RegExp(`^DATABASE_DIRECT_URL=postgres://\\S+@127\\.0\\.0\\.1:${port}/keyforge$`, 'm'));
+      expect(doc).toContain(`check port ${patroni.restapi.connect_address.split(':')[1]}`);
+    });
+
     itWith(needCommands('haproxy'))('haproxy.cfg is a valid HAProxy configuration', () => {
       execFileSync('haproxy', ['-c', '-q', '-f', 'server/deploy/patroni/haproxy.cfg']);
     });

@@ -66,6 +66,7 @@ export default defineConfig({
         items: [
           { text: 'Configuration', link: '/operate/configuration' },
           { text: 'Deployment', link: '/operate/deployment' },
+          { text: 'High availability', link: '/operate/high-availability' },
           { text: 'Backup and restore', link: '/operate/backup' },
           { text: 'Upgrades and migrations', link: '/operate/upgrades' },
           { text: 'Operator CLI', link: '/operate/cli' },

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -46,9 +46,13 @@ interface Proc {
   output: () => string;
 }
 
-function launch(command: string, args: string[], options: { env?: NodeJS.ProcessEnv; asClusterUser?: boolean; logFile?: string } = {}): Proc {
+const PREFIX = 'keyforge-patroni-';
+
+function launch(root: string, command: string, args: string[], options: { env?: NodeJS.ProcessEnv; asClusterUser?: boolean } = {}): Proc {
   const user = options.asClusterUser ? clusterUser() : undefined;
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], env: options.env ?? process.env, ...(user ? { uid: user.uid, gid: user.gid } : {}) });
+  // Recorded, so that a later run can end what a killed run left behind (sweepAbandonedPatroniClusters).
+  if (child.pid) appendFileSync(path.join(root, 'pids'), `${child.pid}\n`);
   let output = '';
   const keep = (chunk: Buffer) => {
     output += chunk;
@@ -136,9 +140,11 @@ function nodeConfig(index: number, ports: { pg: number; api: number }, etcdPort:
  * and HAProxy leads to the leader.
  */
 export async function startPatroniCluster(): Promise<PatroniCluster> {
+  sweepAbandonedPatroniClusters();
   const user = clusterUser();
   const bin = pgBinaries().bin;
-  const root = mkdtempSync(path.join(tmpdir(), 'keyforge-patroni-'));
+  const root = mkdtempSync(path.join(tmpdir(), PREFIX));
+  writeFileSync(path.join(root, 'owner.pid'), String(process.pid));
   if (user) chownSync(root, user.uid, user.gid);
   const procs: Proc[] = [];
   const patronis: (Proc | undefined)[] = [];
@@ -159,7 +165,7 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
     ETCD_INITIAL_ADVERTISE_PEER_URLS: `http://127.0.0.1:${peerPort}`,
     ETCD_INITIAL_CLUSTER: `${etcdEnv.ETCD_NAME}=http://127.0.0.1:${peerPort}`,
   });
-  const etcd = launch(ETCD, [], { env: { PATH: process.env.PATH, ...etcdEnv } });
+  const etcd = launch(root, ETCD, [], { env: { PATH: process.env.PATH, ...etcdEnv } });
   procs.push(etcd);
 
   const nodes: PatroniNode[] = [];
@@ -215,7 +221,7 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
         },
         start() {
           const previous = patronis[i]?.output() ?? '';
-          const proc = launch(PATRONI, [configFile], { env, asClusterUser: true });
+          const proc = launch(root, PATRONI, [configFile], { env, asClusterUser: true });
           const output = proc.output;
           patronis[i] = { child: proc.child, output: () => previous + output() };
         },
@@ -261,7 +267,7 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
       if (!config.includes(expected)) throw new Error(`the shipped haproxy.cfg changed: ${expected} not substituted`);
     }
     writeFileSync(path.join(haproxyDir, 'haproxy.cfg'), config);
-    haproxy = launch(HAPROXY, ['-db', '-f', path.join(haproxyDir, 'haproxy.cfg')]);
+    haproxy = launch(root, HAPROXY, ['-db', '-f', path.join(haproxyDir, 'haproxy.cfg')]);
     procs.push(haproxy);
     await waitUntil(
       async () => {
@@ -304,5 +310,29 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
     const logs = nodes.map((node) => `--- ${node.name}\n${node.output().slice(-4000)}`).join('\n');
     await destroy();
     throw new Error(`${(error as Error).message}\n${logs}\n--- etcd\n${etcd.output().slice(-2000)}`);
+  }
+}
+
+/** Ends the processes (etcd, Patroni, HAProxy, PostgreSQL) of runs that died without destroying their cluster, and removes their files. */
+export function sweepAbandonedPatroniClusters(): void {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith(PREFIX)) continue;
+    const root = path.join(tmpdir(), name);
+    try {
+      const owner = Number(readFileSync(path.join(root, 'owner.pid'), 'utf8'));
+      if (!owner || alive(owner)) continue;
+      const pids = existsSync(path.join(root, 'pids')) ? readFileSync(path.join(root, 'pids'), 'utf8').split('\n').map(Number) : [];
+      for (const node of ['pg1', 'pg2', 'pg3']) {
+        const pidFile = path.join(root, node, 'data', 'postmaster.pid');
+        if (existsSync(pidFile)) pids.push(Number(readFileSync(pidFile, 'utf8').split('\n')[0]));
+      }
+      for (const pid of pids) {
+        // Only what is still one of ours (a pid may have been reused).
+        if (pid && alive(pid) && /patroni|etcd|haproxy|postgres/.test(readFileSync(`/proc/${pid}/cmdline`, 'utf8'))) process.kill(pid, 'SIGKILL');
+      }
+      rmSync(root, { recursive: true, force: true });
+    } catch {
+      // another user's, or being made right now: leave it
+    }
   }
 }
