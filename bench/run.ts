@@ -1,7 +1,8 @@
 // `pnpm bench`: the production server (server/dist/main.js) against a bare "floor" (bench/floor.ts) doing the
 // same essential work, on a fresh PostgreSQL database, driven by autocannon over loopback.
 // Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (16), BENCH_SCENARIOS (validate,device,activate,hotkey,revoke; revoke: bench/revoke.ts,
-//      BENCH_REVOKE_SECONDS (20)),
+//      BENCH_REVOKE_SECONDS (20); `writes`, only when named: bench/writes.ts, BENCH_WRITES_CONDITIONS (quiet,loaded,sync),
+//      BENCH_WRITES_ROUNDS (3)),
 //      BENCH_ROUNDS (1; e.g. 3: each scenario runs that many times on both servers, the order alternating per round, and
 //      the ratio reported is the median of the rounds' ratios),
 //      BENCH_CPU_PROF=1 (profile both servers into bench/results/profiles/), BENCH_SERVER_ENTRY (default
@@ -25,6 +26,7 @@ import autocannon, { type Request, type Result } from 'autocannon';
 import pg from 'pg';
 import { startPgBouncer } from '../test/support/pgbouncer.js';
 import { runRevokeScenario, type RevokeResult } from './revoke.js';
+import { runWritesScenario, writesReport, type WritesCondition, type WritesResult } from './writes.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const RESULTS = path.join(ROOT, 'bench', 'results');
@@ -34,6 +36,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`BENCH_ROUNDS: a whole number of at least 1, not '${process.env.BENCH_ROUNDS}'`);
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'validate,device,activate,hotkey,revoke').split(',').map((s) => s.trim());
+const WRITES_CONDITIONS = (process.env.BENCH_WRITES_CONDITIONS ?? 'quiet,loaded,sync').split(',').map((s) => s.trim()) as WritesCondition[];
+const WRITES_ROUNDS = Number(process.env.BENCH_WRITES_ROUNDS ?? 3);
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const METRICS = process.env.BENCH_METRICS === '1';
 const COMPARE_METRICS = process.env.BENCH_METRICS === 'compare';
@@ -46,7 +50,8 @@ const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_UR
 const GOAL = 1.3; // validate ≥ 1.3× floor, p99 ≤ 1.0× (the license cache); activate ≥ 0.7×
 const P99_GOAL = 1.0;
 const RETRY_WAIT_MS = 60_000; // a colleague may be mid-edit: wait a minute, then retry
-const HARD_LIMIT_MS = (6 + 5 * (ROUNDS - 1)) * 60_000; // watchdog, generous enough for the retries
+// Watchdog, generous enough for the retries (the writes scenario: up to 2 min per run, on a busy machine).
+const HARD_LIMIT_MS = (6 + 5 * (ROUNDS - 1)) * 60_000 + (SCENARIOS.includes('writes') ? (WRITES_CONDITIONS.length * WRITES_ROUNDS * 2 + 2) * 120_000 : 0);
 const CLK_TCK = 100; // /proc/<pid>/stat CPU times are in ticks of 1/100 s on Linux
 
 // ---------------------------------------------------------------- cleanup, whatever happens
@@ -140,7 +145,8 @@ async function machineBusy(): Promise<number> {
 }
 
 interface Target {
-  name: 'keyforge' | 'floor' | 'keyforge+metrics';
+  /** The scenario `writes` (bench/writes.ts) names its own servers. */
+  name: 'keyforge' | 'floor' | 'keyforge+metrics' | `${string}cache-${'on' | 'off'}`;
   base: string;
   pid: number;
 }
@@ -206,7 +212,7 @@ interface Row {
   detail: { non2xx: number; socketErrors: number; timeouts: number; invalidBodies: number; poolExhausted: number; bytesPerResponse: number; bodyBytes: number; sample?: string };
 }
 
-const served: Record<Target['name'], number> = { keyforge: 0, floor: 0, 'keyforge+metrics': 0 }; // every request each server handled (for µs/request from a CPU profile)
+const served: Record<string, number> = { keyforge: 0, floor: 0, 'keyforge+metrics': 0 }; // every request each server handled (for µs/request from a CPU profile)
 
 /** Fresh nonces: from GET /api/v1/nonce on the real server; inserted directly for the floor. */
 async function issueNonces(target: Target, url: string, count: number): Promise<string[]> {
@@ -226,7 +232,7 @@ async function issueNonces(target: Target, url: string, count: number): Promise<
     url: target.base, connections: CONNECTIONS, amount: count,
     requests: [{ method: 'GET', path: '/api/v1/nonce', onResponse: (status, body) => void (status === 200 && nonces.push(JSON.parse(body).nonce)) }],
   });
-  served.keyforge += result.requests.total;
+  served[target.name] = (served[target.name] ?? 0) + result.requests.total;
   if (result.non2xx || result.errors) throw new Error(`nonce issuance: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return nonces;
 }
@@ -253,7 +259,7 @@ async function load(target: Target, seconds: number, request: Request) {
   const result: Result = await run;
   const cpuUsPerRequest = Math.round(((cpuSeconds(target.pid) - cpuBefore) * 1e6) / Math.max(1, result.requests.total));
   const pgCpuUsPerRequest = Math.round((cpuBetween(pgBefore, await backendCpu(target)) * 1e6) / Math.max(1, result.requests.total));
-  served[target.name] += result.requests.total;
+  served[target.name] = (served[target.name] ?? 0) + result.requests.total;
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN) * 10) / 10;
   const bytesPerResponse = Math.round(result.throughput.total / Math.max(1, result['2xx'])); // headers + body
@@ -333,7 +339,7 @@ function machine() {
   return { cpu, cores: os.availableParallelism(), node: process.version, os: `${os.type()} ${os.release()}` };
 }
 
-function report(rows: Row[], busyBefore: number, revoke?: RevokeResult) {
+function report(rows: Row[], busyBefore: number, revoke?: RevokeResult, writes?: WritesResult) {
   const m = machine();
   const round = (x: number) => Math.round(x * 100) / 100;
   const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
@@ -378,17 +384,26 @@ function report(rows: Row[], busyBefore: number, revoke?: RevokeResult) {
       revoke.replicas.map((r) => `| ${r.name} | ${r.p50} | ${r.p99} | ${r.max} | ${r.sentP50} | ${r.sentP99} | ${r.sentMax} | ${r.changes}${r.unrefused ? ` (${r.unrefused} never refused)` : ''} |`).join('\n') +
       `\n\nValid answers to requests sent more than 1 s after the change's commit: ${revoke.validAfterBound} (goal 0); load errors: ${revoke.loadErrors}.`
     : '';
-  console.log(`\n${table}\n${medians}\n${goal}${revoked}`);
+  const written = writes ? writesReport(writes) : '';
+  console.log(`\n${table}\n${medians}\n${goal}${revoked}${written}`);
   if (CPU_PROF) console.log('(BENCH_CPU_PROF=1: both servers ran under --cpu-prof, so their figures are lower than usual.)');
   if (METRICS) console.log('(BENCH_METRICS=1: the real server counted its Prometheus metrics.)');
   if (POOLER) console.log('(BENCH_POOLER=pgbouncer: both servers went through PgBouncer in transaction mode.)');
   if (CPU_PROF || METRICS || SERVER_ENTRY !== DEFAULT_ENTRY || process.env.BENCH_EXISTING_DB) return console.log('(Profiled, experimental or existing-database run: bench/results/latest.* left unchanged.)');
+  if (writes) {
+    mkdirSync(RESULTS, { recursive: true });
+    const date = new Date().toISOString();
+    writeFileSync(path.join(RESULTS, 'writes-latest.json'), `${JSON.stringify({ date, machine: { ...m, cpuBusyBeforeRun: round(busyBefore) }, connections: CONNECTIONS, durationSeconds: DURATION, writes }, null, 2)}\n`);
+    writeFileSync(path.join(RESULTS, 'writes-latest.md'), `Measured with \`BENCH_SCENARIOS=writes pnpm bench\` on ${date.slice(0, 10)}: ${m.cpu}, ${m.cores} cores, ${CONNECTIONS} clients, ${DURATION} s per run after a ${WARMUP} s warm-up.\n${written}\n`);
+    console.log('\nWrote bench/results/writes-latest.json and bench/results/writes-latest.md');
+    if (!rows.length && !revoke) return;
+  }
 
   mkdirSync(RESULTS, { recursive: true });
   const config = { pooler: POOLER ? 'pgbouncer (transaction mode)' : 'none', durationSeconds: DURATION, warmupSeconds: WARMUP, rounds: ROUNDS, connections: CONNECTIONS, logLevel: 'warn', activate: 'fresh nonce and new deviceId per request, 200 licenses', hotkey: 'the same on one license' };
-  const json = { date: new Date().toISOString(), machine: { ...m, cpuBusyBeforeRun: round(busyBefore) }, config, results: rows, ratios, revoke, goal: { validateAtLeast: GOAL, p99AtMost: P99_GOAL, met } };
+  const json = { date: new Date().toISOString(), machine: { ...m, cpuBusyBeforeRun: round(busyBefore) }, config, results: rows, ratios, revoke, writes, goal: { validateAtLeast: GOAL, p99AtMost: P99_GOAL, met } };
   writeFileSync(path.join(RESULTS, 'latest.json'), `${JSON.stringify(json, null, 2)}\n`);
-  writeFileSync(path.join(RESULTS, 'latest.md'), `Measured with \`pnpm bench\` on ${json.date.slice(0, 10)}: ${setup}\n\n${table}\n${medians}\n${goal}\n${revoked}\n`);
+  writeFileSync(path.join(RESULTS, 'latest.md'), `Measured with \`pnpm bench\` on ${json.date.slice(0, 10)}: ${setup}\n\n${table}\n${medians}\n${goal}\n${revoked}\n${written}\n`);
   console.log('\nWrote bench/results/latest.json and bench/results/latest.md');
 }
 
@@ -464,7 +479,7 @@ async function main() {
   const rows: Row[] = [];
   // With several rounds the order alternates (keyforge first, then the floor first, …): a drift in the machine's load
   // or a server's warm-up then falls on both alike.
-  for (const scenario of SCENARIOS.filter((s) => s !== 'revoke')) {
+  for (const scenario of SCENARIOS.filter((s) => s !== 'revoke' && s !== 'writes')) {
     for (let round = 0; round < ROUNDS; round++) {
       for (const target of round % 2 ? [...targets].reverse() : targets) rows.push(await runScenario(scenario, target, url, seed, round));
     }
@@ -474,7 +489,28 @@ async function main() {
   if (SCENARIOS.includes('revoke')) {
     revoke = await runRevokeScenario({ root: ROOT, url, secret, entry: SERVER_ENTRY, freePort, cleanups, licenseId: seed.licenseId, env: (port) => ({ ...env(port), PGAPPNAME: 'bench-replica' }) });
   }
-  report(rows, busyBefore, revoke);
+  // License writes with the cache's machinery on and off (bench/writes.ts): only when named in BENCH_SCENARIOS.
+  let writes: WritesResult | undefined;
+  if (SCENARIOS.includes('writes')) {
+    writes = await runWritesScenario({
+      url, mainSeed: seed, cleanups, rounds: WRITES_ROUNDS, conditions: WRITES_CONDITIONS,
+      startServer: async (name, databaseUrl, extra) => {
+        const port = await freePort();
+        const base = env(port);
+        const own = databaseUrl === url ? {} : { DATABASE_URL: databaseUrl, DATABASE_DIRECT_URL: undefined, DATABASE_POOL_MODE: 'session' };
+        return startServer(name as Target['name'], [SERVER_ENTRY], { ...base, ...own, PGAPPNAME: `bench-${name}`, ...extra });
+      },
+      seed: async (databaseUrl) => {
+        const output = await exec(process.execPath, ['--import', 'tsx', 'bench/seed.ts'], { ...process.env, BENCH_DB_URL: databaseUrl, SERVER_SECRET: secret, BENCH_KEY_PREFIX: 'BENCH' });
+        return JSON.parse(/BENCH_SEED (.+)/.exec(output)![1]) as Seed;
+      },
+      activate: async (target, databaseUrl, writeSeed, round) => {
+        const row = await runScenario('activate', target as Target, databaseUrl, writeSeed as Seed, round);
+        return { rps: row.rps, errors: row.errors };
+      },
+    });
+  }
+  report(rows, busyBefore, revoke, writes);
   if (CPU_PROF) {
     console.log(`CPU profiles go to ${path.relative(ROOT, profDir)}/{keyforge,floor}/ when the servers stop. Summarise with:\n` +
       targets.map((t) => `  pnpm exec tsx bench/cpuprofile.ts ${path.relative(ROOT, profDir)}/${t.name}/*.0.001.cpuprofile ${served[t.name]}`).join('\n'));

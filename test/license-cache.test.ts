@@ -13,11 +13,10 @@ import { createHttpServer } from '../server/src/app.js';
 import { loadConfig } from '../server/src/config.js';
 import { openDeps } from '../server/src/deps.js';
 import { createLogger } from '../server/src/logger.js';
-import { pgNotificationListener } from '../server/src/db/notification-listener.js';
 import { LicenseCache } from '../server/src/services/licenses/license-cache.js';
+import { CHANGE_FEED_APPLICATION_NAME, pgLicenseChangeFeed, type ChangeFeedHandler } from '../server/src/services/licenses/license-change-feed.js';
 import type { LicenseRecord } from '../server/src/services/licenses/license-record.js';
 import { itWith, needCommands } from './support/optional.js';
-import { adminUrl } from './support/pg.js';
 import { startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
 import { promtoolMetricsLint } from './support/prometheus.js';
 import { postJson, startServerProcess, stopAllProcesses, type ServerProcess } from './support/processes.js';
@@ -27,9 +26,9 @@ import { TestClock, startTestApp } from './support/harness.js';
 import { waitUntil } from './support/wait.js';
 
 /**
- * The license cache of validate (services/licenses/license-cache.ts, migration license_cache_notify): what the
- * database announces is forgotten, and a process answers from memory only while it can prove it has heard every
- * change committed more than LICENSE_CACHE_STALENESS_MS ago. The checks below compare answers with the commit times
+ * The license cache of validate (services/licenses/license-cache.ts, its change feed license-change-feed.ts,
+ * migration license_cache_change_log): what the database records is forgotten, and a process answers from memory
+ * only while it can prove it has read every change committed more than LICENSE_CACHE_STALENESS_MS ago. The checks below compare answers with the commit times
  * of changes, never with how long something took: a slow machine only makes the servers bypass their caches more.
  */
 
@@ -46,7 +45,7 @@ describe('LicenseCache (in memory)', () => {
     return cache;
   };
 
-  it('serves nothing before LISTEN is confirmed, and nothing after the session is lost until it is confirmed again', async () => {
+  it('serves nothing before its feed is confirmed, and nothing after the feed is lost until it is confirmed again', async () => {
     const cache = new LicenseCache({ stalenessMs: 60_000, maxAgeMs: 60_000, maxEntries: 100, maxBytes: 1 << 20 });
     let loads = 0;
     const load = async () => (loads++, record('a'));
@@ -67,7 +66,7 @@ describe('LicenseCache (in memory)', () => {
     cache.confirmed(performance.now());
     await cache.read('d', load, NOW);
     expect(loads).toBe(6); // flushed by the loss: read again
-    expect(cache.stats()).toMatchObject({ hits: 1, bypassed: 4 });
+    expect(cache.stats()).toMatchObject({ hits: 1, bypassed: 4, resyncs: 1 });
   });
 
   it('does not keep a read that a notification naming its license overtook (the change committed after the read began)', async () => {
@@ -145,9 +144,9 @@ describe('LicenseCache (in memory)', () => {
     expect(byBytes.stats().entries).toBeGreaterThan(0);
   });
 
-  it('stops answering from memory the moment its LISTEN session is stopped (a real session on PostgreSQL)', async () => {
+  it('stops answering from memory the moment its change feed is stopped (a real feed on PostgreSQL)', async () => {
     const cache = new LicenseCache({ stalenessMs: 60_000, maxAgeMs: 60_000, maxEntries: 100, maxBytes: 1 << 20 });
-    const listener = pgNotificationListener(adminUrl(), 'license_cache_stop_check', cache, createLogger('silent'), { heartbeatMs: 50, deadMs: 10_000 });
+    const listener = pgLicenseChangeFeed(cluster.url, cache, createLogger('silent'), { pollMs: 50, deadMs: 10_000, retentionMs: 30_000, pruneEveryMs: 10_000 });
     await listener.start();
     let loads = 0;
     const load = async () => (loads++, record('a'));
@@ -158,7 +157,7 @@ describe('LicenseCache (in memory)', () => {
     await listener.stop();
     const before = loads;
     await cache.read('d', load, NOW);
-    expect(loads).toBe(before + 1); // read from the database: a stopped listener hears nothing, so memory may be stale
+    expect(loads).toBe(before + 1); // read from the database: a stopped feed reads nothing, so memory may be stale
   });
 });
 
@@ -295,11 +294,12 @@ beforeAll(async () => {
   ids = seeded.made.map((m) => m.license.id);
   owner = new pg.Client({ connectionString: cluster.url });
   await owner.connect();
-  // Requests through PgBouncer in transaction mode, LISTEN straight to PostgreSQL: the supported production shape.
+  // Requests through PgBouncer in transaction mode; A's change feed straight to PostgreSQL (DATABASE_DIRECT_URL), B's
+  // through PgBouncer too (no direct URL: each poll is one statement, no LISTEN).
   const common = { SERVER_SECRET: SECRET, LOG_LEVEL: 'warn', METRICS_TOKEN, ...UNLIMITED };
-  const cached = { ...common, DATABASE_URL: bouncer.urlFor(cluster.url), DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: cluster.url, LICENSE_CACHE: 'on', LICENSE_CACHE_STALENESS_MS: String(BOUND_MS) };
+  const cached = { ...common, DATABASE_URL: bouncer.urlFor(cluster.url), DATABASE_POOL_MODE: 'transaction', LICENSE_CACHE: 'on', LICENSE_CACHE_STALENESS_MS: String(BOUND_MS) };
   [cachedA, cachedB, reference] = await Promise.all([
-    startServerProcess({ ...cached, DATA_DIR: `/tmp/kf-lcache-a-${process.pid}` }),
+    startServerProcess({ ...cached, DATABASE_DIRECT_URL: cluster.url, DATA_DIR: `/tmp/kf-lcache-a-${process.pid}` }),
     startServerProcess({ ...cached, DATA_DIR: `/tmp/kf-lcache-b-${process.pid}` }),
     startServerProcess({ ...common, DATABASE_URL: cluster.url, LICENSE_CACHE: 'off', DATA_DIR: `/tmp/kf-lcache-ref-${process.pid}` }),
   ]);
@@ -314,6 +314,21 @@ afterAll(async () => {
 
 // Changes made straight in the database, as any write path would (a service, a migration, psql): only the triggers
 // can tell the caches.
+/** A change feed on the private cluster whose handler records what it reads (and counts its answered polls). */
+async function recordingFeed() {
+  const heard: string[] = [];
+  const state = { polls: 0, resets: 0 };
+  const handler: ChangeFeedHandler = {
+    notify: (payload) => void heard.push(payload),
+    listening: () => void state.resets++,
+    lost: () => undefined,
+    confirmed: () => void state.polls++,
+  };
+  const feed = pgLicenseChangeFeed(cluster.url, handler, createLogger('silent'), { pollMs: 20, deadMs: 10_000, retentionMs: 30_000, pruneEveryMs: 10_000 });
+  await feed.start();
+  const heardToken = (token: string) => heard.some((payload) => payload.split(',').includes(token));
+  return { heard, state, feed, heardToken, expectHeard: (token: string) => waitUntil(() => heardToken(token), { timeout: 30_000, interval: 20, what: `a change with ${token}` }) };
+}
 const CHANGES = ['revoke', 'suspend', 'reinstate', 'expire', 'renew', 'features', 'activations', 'rename', 'subscription', 'reissue'] as const;
 type Change = (typeof CHANGES)[number];
 let renames = 0;
@@ -434,13 +449,35 @@ describe('faults: each followed by a revocation honoured within the bound', () =
     await waitUntil(async () => (await validate(server, currentKey(index)), (await cacheCounter(server, 'hits')) > before), { timeout: 60_000, interval: 100, what: 'the cache to serve again' });
   }
 
-  it('the LISTEN session killed (pg_terminate_backend)', async () => {
+  it('the change feed\'s connection killed (pg_terminate_backend): the cache empties itself and starts over', async () => {
     const index = await cachedValid();
-    const { rowCount } = await owner.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'keyforge-listen-license_cache'`);
-    expect(rowCount).toBe(2);
+    const resyncs = await cacheCounter(cachedA, 'resyncs');
+    // A's feed connection (straight to PostgreSQL); B's polls go through PgBouncer, whose server connections may carry the name too.
+    const { rowCount } = await owner.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [CHANGE_FEED_APPLICATION_NAME]);
+    expect(rowCount).toBeGreaterThanOrEqual(1);
     await revokeAndCheck(index);
+    await waitUntil(async () => (await cacheCounter(cachedA, 'resyncs')) > resyncs, { timeout: 30_000, interval: 100, what: 'server A to count its feed restarted' });
     await cacheServesAgain(cachedA);
     await cacheServesAgain(cachedB);
+  }, 120_000);
+
+  it('a revocation whose transaction wrote its log row first and committed last, while other writers commit', async () => {
+    const index = await cachedValid();
+    const other = (index + 1) % KEYS;
+    const early = new pg.Client({ connectionString: cluster.url });
+    await early.connect();
+    try {
+      await early.query('BEGIN');
+      await early.query(`UPDATE licenses SET status = 'revoked', revoked_at = now() WHERE id = $1`, [ids[index]]); // its row, and its xid, first
+      for (let i = 0; i < 5; i++) await change('features', other); // later rows, committed first
+      await pause(BOUND_MS * 2); // both feeds poll past the later rows while the early transaction is still open
+      for (const server of [cachedA, cachedB]) expect((await validate(server, currentKey(index))).isValid).toBe(true); // not committed yet
+      await early.query('COMMIT');
+    } finally {
+      await early.end();
+    }
+    await pause(BOUND_MS); // the bound, from the commit
+    for (const server of [cachedA, cachedB]) expect((await validate(server, currentKey(index))).errorCode).toBe('LicenseRevoked');
   }, 120_000);
 
   it('PgBouncer restarted', async () => {
@@ -483,14 +520,55 @@ describe('faults: each followed by a revocation honoured within the bound', () =
   }, 120_000);
 });
 
-describe('what the database announces (migration license_cache_notify)', () => {
+describe('the change log (migration license_cache_change_log) and its feed', () => {
+  it('reads a change whose transaction wrote its row first and committed last (the snapshot, not the position, decides)', async () => {
+    const { feed, state, heardToken, expectHeard } = await recordingFeed();
+    const early = new pg.Client({ connectionString: cluster.url });
+    await early.connect();
+    try {
+      await early.query('BEGIN');
+      await early.query(`UPDATE licenses SET features = ARRAY['early', $2] WHERE id = $1`, [ids[2], String(Math.random())]);
+      await owner.query(`UPDATE licenses SET features = ARRAY['late', $2] WHERE id = $1`, [ids[3], String(Math.random())]);
+      await expectHeard(`l${ids[3]}`); // the feed has read past the later row
+      const polls = state.polls;
+      await waitUntil(() => state.polls > polls + 3, { timeout: 30_000, interval: 20, what: 'more polls while the early transaction is open' });
+      expect(heardToken(`l${ids[2]}`)).toBe(false);
+      await early.query('COMMIT');
+      await expectHeard(`l${ids[2]}`);
+      // The early transaction's row has the smaller position and transaction id, and committed last.
+      const { rows } = await owner.query<{ payload: string; before: boolean }>(
+        `SELECT a.payload, a.id < b.id AND a.xid < b.xid AS before FROM license_cache_changes a, license_cache_changes b WHERE a.payload = $1 AND b.payload = $2 ORDER BY a.id DESC, b.id DESC LIMIT 1`,
+        [`l${ids[2]}`, `l${ids[3]}`],
+      );
+      expect(rows[0]?.before).toBe(true);
+      expect(state.resets).toBe(1); // one start, no restart
+    } finally {
+      await early.end().catch(() => undefined);
+      await feed.stop();
+    }
+  }, 60_000);
+
+  it('prunes what every reader has read, and a reader the horizon passed starts over', async () => {
+    const { feed, state } = await recordingFeed();
+    // A reader that prunes at every poll, keeping nothing older than its previous snapshot.
+    const pruner = pgLicenseChangeFeed(cluster.url, { notify: () => undefined, listening: () => undefined, lost: () => undefined, confirmed: () => undefined }, createLogger('silent'), { pollMs: 20, deadMs: 10_000, retentionMs: 0, pruneEveryMs: 0 });
+    await pruner.start();
+    try {
+      await owner.query(`UPDATE licenses SET features = ARRAY['prune', $2] WHERE id = $1`, [ids[4], String(Math.random())]);
+      await waitUntil(async () => (await owner.query(`SELECT count(*)::int AS n FROM license_cache_changes`)).rows[0].n === 0, { timeout: 30_000, interval: 50, what: 'the log pruned' });
+      expect(state.resets).toBe(1);
+      // The horizon moved past every reader's previous snapshot (as after a pause longer than the retention): rows
+      // it needed may be gone, so it forgets everything and starts over from a fresh snapshot.
+      await owner.query(`UPDATE license_cache_changes_horizon SET below = pg_current_xact_id()::text::bigint`);
+      await waitUntil(() => state.resets === 2, { timeout: 30_000, interval: 20, what: 'the reader to start over' });
+    } finally {
+      await pruner.stop();
+      await feed.stop();
+    }
+  }, 60_000);
+
   it('license deletes, bulk changes, bundle members and product deletes, from any statement', async () => {
-    const listener = new pg.Client({ connectionString: cluster.url });
-    await listener.connect();
-    const heard: string[] = [];
-    listener.on('notification', (message) => heard.push(message.payload ?? ''));
-    await listener.query('LISTEN license_cache');
-    const expectHeard = (token: string) => waitUntil(() => heard.some((payload) => payload.split(',').includes(token)), { timeout: 30_000, interval: 20, what: `a notification with ${token}` });
+    const { heard, feed, expectHeard } = await recordingFeed();
     try {
       const copy = (count: number) =>
         owner.query<{ id: string }>(
@@ -522,7 +600,7 @@ describe('what the database announces (migration license_cache_notify)', () => {
         await expectHeard(`t${tenantId}`);
       }
     } finally {
-      await listener.end();
+      await feed.stop();
     }
   }, 60_000);
 });

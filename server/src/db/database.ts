@@ -173,6 +173,9 @@ async function openEmbedded({ dataDir, logger }: OpenDatabaseOptions): Promise<D
     await pglite.waitReady;
     const { applied } = await applyMigrations({ kind: 'pglite', pglite });
     if (applied.length) logger?.info({ applied }, 'applied database migrations');
+    // One process, one session: the license cache's triggers NOTIFY it in process rather than writing the change log
+    // that PostgreSQL servers poll (migration license_cache_change_log). For this session only, for its whole life.
+    await pglite.exec(`SET keyforge.license_cache_notify = 'on'`);
     // PGlite sets its files' modes itself (0666 or 0644) whatever the umask: made private now, every minute for the
     // files it adds while it runs (write-ahead log segments, new relations), and when it closes. DATA_DIR itself is
     // 0700, so no other user reaches them in between.

@@ -3,6 +3,14 @@ import pg from 'pg';
 import { OutageAwareClient } from '../db/pg-client.js';
 import type { Logger } from '../logger.js';
 
+/**
+ * LISTEN needs a session of its own: the direct URL when given, else DATABASE_URL unless that is a transaction-mode
+ * pooler (which would hand the LISTEN to whichever client comes next); without one, the job store polls.
+ */
+export function listenUrl(config: { databaseUrl?: string; databaseDirectUrl?: string; databasePoolMode: 'session' | 'transaction' }): string | undefined {
+  return config.databaseDirectUrl ?? (config.databasePoolMode === 'transaction' ? undefined : config.databaseUrl);
+}
+
 const INITIAL_DELAY_MS = 500;
 const MAX_DELAY_MS = 15_000;
 

@@ -1,4 +1,3 @@
-import { listenUrl } from '../db/notification-listener.js';
 import { hostname } from 'node:os';
 import { Agenda, type JobWithState } from 'agenda';
 import type { Config } from '../config.js';
@@ -8,6 +7,7 @@ import type { MailTransport } from '../services/notifications/delivery.js';
 import { recordedRun, withRecordedRuns, type JobRunSource, type JobSchedule, type JobScheduleSource } from '../services/notifications/schedules.js';
 import { createTransport } from './email/transport.js';
 import { JOBS, JOB_NAMES, findJob } from './index.js';
+import { listenUrl } from './listen-channel.js';
 import { openJobStore } from './store.js';
 import type { JobContext } from './types.js';
 

@@ -198,10 +198,11 @@ export function createMetrics(sources: MetricsSources) {
     };
     counter('keyforge_license_cache_hits_total', 'Validate lookups answered from the license cache.', (s) => s.hits);
     counter('keyforge_license_cache_misses_total', 'Validate lookups the license cache did not hold (read from the database, then kept).', (s) => s.misses);
-    counter('keyforge_license_cache_invalidations_total', 'License cache entries forgotten because the database announced a change (or the notification session was lost).', (s) => s.invalidations);
+    counter('keyforge_license_cache_invalidations_total', 'License cache entries forgotten because the database recorded a change (or the change feed failed).', (s) => s.invalidations);
+    counter('keyforge_license_cache_resyncs_total', 'Times the license cache emptied itself because its change feed failed or restarted (poll error or timeout, connection lost, another database server, the log pruned past it).', (s) => s.resyncs);
     counter('keyforge_license_cache_expirations_total', 'License cache entries read again because they reached LICENSE_CACHE_MAX_AGE_MS (also counted as misses).', (s) => s.expirations);
     counter('keyforge_license_cache_bypassed_total', 'Validate lookups sent to the database because the license cache could not prove itself current.', (s) => s.bypassed);
-    counter('keyforge_license_cache_bypass_seconds_total', 'Time the license cache could not prove itself current (notification session lost or not confirmed within LICENSE_CACHE_STALENESS_MS) and was bypassed.', (s) => s.bypassSeconds);
+    counter('keyforge_license_cache_bypass_seconds_total', 'Time the license cache could not prove itself current (change feed down, or no poll answered within LICENSE_CACHE_STALENESS_MS) and was bypassed.', (s) => s.bypassSeconds);
     new Gauge({ name: 'keyforge_license_cache_entries', help: 'Licenses held by the license cache.', registers, collect() { this.set(read().entries); } });
     new Gauge({ name: 'keyforge_license_cache_bytes', help: 'Estimated memory held by the license cache.', registers, collect() { this.set(read().bytes); } });
   }

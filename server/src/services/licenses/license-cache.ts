@@ -1,11 +1,11 @@
 import { performance } from 'node:perf_hooks';
 import { LRUCache } from 'lru-cache';
 import type { Database } from '../../db/database.js';
-import { listenUrl, pgNotificationListener, pgliteNotificationListener, type NotificationHandler, type NotificationListener } from '../../db/notification-listener.js';
 import type { Logger } from '../../logger.js';
+import { DEFAULT_FEED_TIMING, pgLicenseChangeFeed, pgliteLicenseChangeFeed, type ChangeFeed, type ChangeFeedHandler } from './license-change-feed.js';
 import type { LicenseLookupCache, LicenseRecord } from './license-record.js';
 
-/** The channel the database announces changes on (migration license_cache_notify). */
+/** The channel the embedded database announces changes on (migration license_cache_change_log). */
 export const LICENSE_CACHE_CHANNEL = 'license_cache';
 
 export interface LicenseCacheOptions {
@@ -13,7 +13,7 @@ export interface LicenseCacheOptions {
   stalenessMs: number;
   /**
    * The most an entry is served after the read that filled it began (on the requests' clock): the bound for a change
-   * no notification announces (a write with triggers disabled: `session_replication_role = replica`, as
+   * no trigger records (a write with triggers disabled: `session_replication_role = replica`, as
    * `pg_restore --disable-triggers` and logical replication apply rows).
    */
   maxAgeMs: number;
@@ -25,13 +25,15 @@ export interface LicenseCacheOptions {
 export interface LicenseCacheStats {
   hits: number;
   misses: number;
-  /** Entries forgotten because the database announced a change (one per entry; a flush counts what it held). */
+  /** Entries forgotten because the database recorded a change (one per entry; a flush counts what it held). */
   invalidations: number;
+  /** Times the cache emptied itself because its change feed failed or restarted (error, timeout, lost connection, another server). */
+  resyncs: number;
   /** Entries read again because they reached LICENSE_CACHE_MAX_AGE_MS (counted among the misses too). */
   expirations: number;
   /** Lookups that went to the database because the cache could not prove itself current. */
   bypassed: number;
-  /** Seconds spent unable to serve from the cache since the process started (connection lost, proof too old). */
+  /** Seconds spent unable to serve from the cache since the process started (feed down, proof too old). */
   bypassSeconds: number;
   entries: number;
   bytes: number;
@@ -66,15 +68,16 @@ function freeze(record: LicenseRecord): LicenseRecord {
 /**
  * What validate reads about a license, by key digest, kept in memory and kept coherent with the database.
  *
- * - Every change to a row validate reads is announced by the database from the changing transaction
- *   (`NOTIFY license_cache`, triggers of migration license_cache_notify): `notify` forgets what it names.
- * - An entry is served only while `validUntil` is ahead: the last round trip on the listening session that came back
- *   was sent less than `stalenessMs` ago, so every change committed more than `stalenessMs` ago has been forgotten.
- *   Otherwise (session lost, process paused, event loop stalled) lookups read the database.
- * - The session lost: everything is forgotten (a notification may have been missed) and nothing is served until a
- *   new session LISTENs and a round trip on it came back (`confirmed`).
- * - A read that fills the cache may race a change: the change commits after the read's snapshot, its notification
- *   arrives before the read's answer, and finds nothing to forget. Each fill therefore takes `generation` before its
+ * - Every change to a row validate reads is recorded by the database in the changing transaction (triggers of
+ *   migration license_cache_change_log, a row of the change log) and delivered by the change feed
+ *   (license-change-feed.ts): `notify` forgets what it names.
+ * - An entry is served only while `validUntil` is ahead: the last poll of the feed that came back was sent less than
+ *   `stalenessMs` ago, so every change committed more than `stalenessMs` ago has been forgotten. Otherwise (feed
+ *   down, process paused, event loop stalled) lookups read the database.
+ * - The feed failed or restarted: everything is forgotten (a change may have been missed) and nothing is served until
+ *   the feed started again from a fresh snapshot and a poll came back (`confirmed`).
+ * - A read that fills the cache may race a change: the change commits after the read's snapshot, the feed delivers
+ *   it before the read's answer, and it finds nothing to forget. Each fill therefore takes `generation` before its
  *   read and stores the answer only if nothing that names its license (the license, its company, everything) was
  *   announced meanwhile, and the session did not change: `forgottenAt` keeps, per license and per company, the
  *   generation of the last announcement while reads are out. A change that committed after the snapshot but is
@@ -83,7 +86,7 @@ function freeze(record: LicenseRecord): LicenseRecord {
  *   that no trigger announced (triggers disabled, `session_replication_role = replica`) is honoured within that bound.
  *   The age is read on the clock of the request (its `now`), so the check costs no statement and no clock read.
  */
-export class LicenseCache implements NotificationHandler, LicenseLookupCache {
+export class LicenseCache implements ChangeFeedHandler, LicenseLookupCache {
   private readonly entries: LRUCache<string, Entry>;
   /** Digest of the cached entry of each license id (a license has one current digest). */
   private readonly digestOfLicense = new Map<string, string>();
@@ -97,7 +100,7 @@ export class LicenseCache implements NotificationHandler, LicenseLookupCache {
   private validUntil = Number.NEGATIVE_INFINITY;
   private bypassStartedAt: number | undefined = performance.now();
   private bypassMs = 0;
-  private readonly counts = { hits: 0, misses: 0, invalidations: 0, expirations: 0, bypassed: 0 };
+  private readonly counts = { hits: 0, misses: 0, invalidations: 0, resyncs: 0, expirations: 0, bypassed: 0 };
 
   constructor(private readonly options: LicenseCacheOptions) {
     this.entries = new LRUCache<string, Entry>({
@@ -167,7 +170,7 @@ export class LicenseCache implements NotificationHandler, LicenseLookupCache {
     return this.flushedAt <= generation && (this.forgottenAt.get(`l${record.id}`) ?? 0) <= generation && (this.forgottenAt.get(`t${record.tenantId}`) ?? 0) <= generation;
   }
 
-  /** A notification: `l<license id>`, `t<tenant id>` or `*`, comma-separated (migration license_cache_notify). */
+  /** A change: `l<license id>`, `t<tenant id>` or `*`, comma-separated (migration license_cache_change_log). */
   notify(payload: string): void {
     this.generation++;
     for (const token of payload.split(',')) {
@@ -205,6 +208,7 @@ export class LicenseCache implements NotificationHandler, LicenseLookupCache {
   }
 
   lost(): void {
+    if (this.listeningNow) this.counts.resyncs++;
     this.listeningNow = false;
     this.validUntil = Number.NEGATIVE_INFINITY;
     this.flush();
@@ -232,36 +236,34 @@ export class LicenseCache implements NotificationHandler, LicenseLookupCache {
   }
 }
 
-/** The cache of one process and its notification session. */
+/** The cache of one process and its change feed. */
 export interface OpenLicenseCache {
   cache: LicenseCache;
   stop(): Promise<void>;
 }
 
 /**
- * The license cache, on when configured and the database can notify this process: PostgreSQL through a session of
- * its own (DATABASE_DIRECT_URL, or DATABASE_URL unless it is a transaction-mode pooler), or the embedded database.
- * Null otherwise (logged once: every validate then reads the database).
+ * The license cache, on when configured: on PostgreSQL with a change feed polling the log every quarter of the
+ * staleness bound (at most every 250 ms) on a connection of its own to DATABASE_DIRECT_URL when set, else to
+ * DATABASE_URL — a transaction-mode pooler included (each poll is one statement); on the embedded database, in
+ * process. Null when off.
  */
 export async function openLicenseCache(
-  config: { licenseCache: LicenseCacheOptions | null; databaseUrl?: string; databaseDirectUrl?: string; databasePoolMode: 'session' | 'transaction' },
+  config: { licenseCache: LicenseCacheOptions | null; databaseUrl?: string; databaseDirectUrl?: string },
   db: Database,
   logger: Logger,
 ): Promise<OpenLicenseCache | null> {
   if (!config.licenseCache) return null;
   const cache = new LicenseCache(config.licenseCache);
-  let listener: NotificationListener;
+  let feed: ChangeFeed;
   if (db.kind === 'pglite' && db.pglite) {
-    listener = pgliteNotificationListener(db.pglite, LICENSE_CACHE_CHANNEL, cache);
+    feed = pgliteLicenseChangeFeed(db.pglite, LICENSE_CACHE_CHANNEL, cache);
   } else {
-    const url = listenUrl(config);
-    if (!url) {
-      logger.warn('LICENSE_CACHE is on, but DATABASE_URL is a transaction-mode pooler and DATABASE_DIRECT_URL is unset: the license cache stays off (set DATABASE_DIRECT_URL to turn it on)');
-      return null;
-    }
+    const url = config.databaseDirectUrl ?? config.databaseUrl;
+    if (!url) return null;
     const stalenessMs = config.licenseCache.stalenessMs;
-    listener = pgNotificationListener(url, LICENSE_CACHE_CHANNEL, cache, logger, { heartbeatMs: Math.max(25, Math.floor(stalenessMs / 4)), deadMs: stalenessMs * 2 });
+    feed = pgLicenseChangeFeed(url, cache, logger, { ...DEFAULT_FEED_TIMING, pollMs: Math.min(250, Math.max(25, Math.floor(stalenessMs / 4))), deadMs: stalenessMs * 2 });
   }
-  await listener.start();
-  return { cache, stop: () => listener.stop() };
+  await feed.start();
+  return { cache, stop: () => feed.stop() };
 }
