@@ -14,7 +14,8 @@ import { loadConfig } from '../server/src/config.js';
 import { openDeps } from '../server/src/deps.js';
 import { createLogger } from '../server/src/logger.js';
 import { LicenseCache } from '../server/src/services/licenses/license-cache.js';
-import { CHANGE_FEED_APPLICATION_NAME, pgLicenseChangeFeed, type ChangeFeedHandler } from '../server/src/services/licenses/license-change-feed.js';
+import { CHANGE_FEED_APPLICATION_NAME, pgLicenseChangeFeed, purgeLicenseCacheChanges, type ChangeFeedHandler } from '../server/src/services/licenses/license-change-feed.js';
+import type { Database } from '../server/src/db/database.js';
 import type { LicenseRecord } from '../server/src/services/licenses/license-record.js';
 import { itWith, needCommands } from './support/optional.js';
 import { startPgBouncer, type PgBouncer } from './support/pgbouncer.js';
@@ -565,6 +566,17 @@ describe('the change log (migration license_cache_change_log) and its feed', () 
       await pruner.stop();
       await feed.stop();
     }
+  }, 60_000);
+
+  it('the housekeeping job prunes the log even when no server reads it (two runs: record a horizon, then apply it)', async () => {
+    const db = { sql: { query: async (text: string, values: unknown[]) => (await owner.query(text, values)).rows } } as unknown as Database;
+    await owner.query(`UPDATE licenses SET features = ARRAY['housekeeping', $2] WHERE id = $1`, [ids[5], String(Math.random())]);
+    const { rows: [{ xid }] } = await owner.query<{ xid: string }>(`SELECT max(xid)::text AS xid FROM license_cache_changes WHERE payload = $1`, [`l${ids[5]}`]);
+    await purgeLicenseCacheChanges({ db }); // records the current xmin, past that change
+    await purgeLicenseCacheChanges({ db }); // moves the horizon up to it and deletes below
+    const { rows: [horizon] } = await owner.query<{ below: string }>(`SELECT below::text FROM license_cache_changes_horizon`);
+    expect(BigInt(horizon.below)).toBeGreaterThan(BigInt(xid));
+    expect((await owner.query(`SELECT count(*)::int AS n FROM license_cache_changes WHERE xid <= $1`, [xid])).rows[0].n).toBe(0);
   }, 60_000);
 
   it('license deletes, bulk changes, bundle members and product deletes, from any statement', async () => {

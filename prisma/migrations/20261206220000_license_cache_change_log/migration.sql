@@ -25,9 +25,12 @@ CREATE INDEX "license_cache_changes_xid_idx" ON "license_cache_changes"("xid");
 -- The readers prune the log (rows below a horizon: the xmin of a snapshot old enough that every live reader has read
 -- past it) and move this row's `below` up in the same statement; a reader whose previous snapshot's xmin is below it
 -- may have lost rows, and starts over with an empty cache. One row (readers use max(below) all the same).
+-- The housekeeping job prunes too, so the log stays bounded when no server reads it (LICENSE_CACHE=off): each run
+-- moves `below` up to the `candidate` the previous run recorded (the xmin of its snapshot) and records a new one.
 CREATE TABLE "license_cache_changes_horizon" (
     "id" BOOLEAN NOT NULL DEFAULT true,
     "below" BIGINT NOT NULL DEFAULT 0,
+    "candidate" BIGINT NOT NULL DEFAULT 0,
 
     CONSTRAINT "license_cache_changes_horizon_pkey" PRIMARY KEY ("id")
 );

@@ -1,5 +1,6 @@
 import { foldSeatPoolHistory } from '../services/analytics.js';
 import { sweepExpiredFloatingSessions } from '../services/floating/sessions.js';
+import { purgeLicenseCacheChanges } from '../services/licenses/license-change-feed.js';
 import { purgeNonces } from '../services/licenses/nonces.js';
 import { purgeRetiredLicenseKeys } from '../services/licenses/reissue.js';
 import { purgeRunRecords } from '../services/notifications/runs.js';
@@ -10,7 +11,7 @@ import type { JobDefinition } from './types.js';
 export const housekeepingJob: JobDefinition = {
   name: 'housekeeping',
   lockLifetimeMs: 90_000,
-  description: 'Purges spent nonces, old job-run records and webhook events older than 35 days and reissued keys past their overlap and customer portal links and sessions a day past their end, records lapsed floating leases as ended, and sums seat-pool history older than 35 days.',
+  description: 'Purges spent nonces, old job-run records and webhook events older than 35 days and reissued keys past their overlap and customer portal links and sessions a day past their end, records lapsed floating leases as ended, and sums seat-pool history older than 35 days, and prunes the license caches\' change log of what every server has read.',
   schedule: '*/10 * * * *',
   frequent: true,
   async run(ctx) {
@@ -22,6 +23,7 @@ export const housekeepingJob: JobDefinition = {
     const retiredKeysPurged = await purgeRetiredLicenseKeys(ctx);
     const seatPoolRowsFolded = await foldSeatPoolHistory(ctx);
     const portalSignInsPurged = await purgePortalSignIns(ctx);
-    return { portalSignInsPurged, noncesPurged, floatingSessionsEnded, runRecordsPurged, webhookEventsPurged, retiredKeysPurged, seatPoolRowsFolded };
+    const licenseCacheChangesPurged = await purgeLicenseCacheChanges(ctx);
+    return { portalSignInsPurged, licenseCacheChangesPurged, noncesPurged, floatingSessionsEnded, runRecordsPurged, webhookEventsPurged, retiredKeysPurged, seatPoolRowsFolded };
   },
 };

@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { PGlite } from '@electric-sql/pglite';
 import { OutageAwareClient } from '../../db/pg-client.js';
 import type { Logger } from '../../logger.js';
+import type { SystemContext } from '../context.js';
 
 /** What a change feed tells the license cache, in the order the database committed it. */
 export interface ChangeFeedHandler {
@@ -60,6 +61,25 @@ SELECT pg_current_snapshot()::text AS snapshot,
 const PRUNE = `
 WITH horizon AS (UPDATE license_cache_changes_horizon SET below = greatest(below, $1::bigint) RETURNING below)
 DELETE FROM license_cache_changes WHERE xid < (SELECT max(below) FROM horizon)`;
+
+/**
+ * The housekeeping job's share of pruning (every 10 minutes), so that the log stays bounded when no server reads it
+ * (LICENSE_CACHE=off everywhere, or every server stopped): the horizon moves up to the xmin this job recorded at its
+ * previous run — every reader alive has polled since — and the current xmin is recorded for the next run. Returns
+ * the rows deleted.
+ */
+export async function purgeLicenseCacheChanges({ db }: Pick<SystemContext, 'db'>): Promise<number> {
+  const [row] = await db.sql.query<{ deleted: number }>(
+    `WITH horizon AS (
+       UPDATE license_cache_changes_horizon
+          SET below = greatest(below, candidate), candidate = (pg_snapshot_xmin(pg_current_snapshot())::text)::bigint
+        RETURNING below),
+     deleted AS (DELETE FROM license_cache_changes WHERE xid < (SELECT max(below) FROM horizon) RETURNING 1)
+     SELECT count(*)::int AS deleted FROM deleted`,
+    [],
+  );
+  return row?.deleted ?? 0;
+}
 
 interface Snapshot {
   xmin: bigint;
