@@ -4,6 +4,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
 import { setMeterQuota } from '../server/src/services/metering/management.js';
+import { createRelease, publishRelease } from '../server/src/services/releases/releases.js';
 import { createPaymentConnection } from '../server/src/services/payments/connections.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 
@@ -163,6 +164,36 @@ describe('the served OpenAPI document matches real responses', () => {
     expect((await call(t, 'post', route, JSON.stringify(purchase), {}, `/payments/${connection.id}/webhook`)).status).toBe(401);
   });
 
+  it('GET /releases, /releases/upgrade, /artifacts/{artifactId}/download and /file: answers, rejections, 400, 403, 404', async () => {
+    const ctx = { db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor: systemActor(tenantId), meta: NO_META };
+    const release = await createRelease(ctx, { productId, version: '1.0.0', requiredFeatures: ['pro'] });
+    const staff = await t.seedUser(tenantId, { email: 'releases@openapi.test', password: 'correct horse battery' });
+    const { token } = await t.login(staff.email, 'correct horse battery');
+    const upload = await fetch(`${t.baseUrl}/api/releases/${release.id}/artifacts?filename=app.exe&platform=win32&arch=x64`, { method: 'PUT', body: new TextEncoder().encode('MZ-openapi'), headers: { authorization: `Bearer ${token}` } });
+    expect(upload.status).toBe(201);
+    const artifactId = ((await upload.json()) as { id: string }).id;
+    await publishRelease(ctx, release.id);
+    const { key } = await t.seedLicense(tenantId, productId, { features: ['pro'] });
+    const { key: plain } = await t.seedLicense(tenantId, productId);
+    const auth = (licenseKey: string) => ({ authorization: `License ${licenseKey}` });
+    expect((await call(t, 'get', '/releases', undefined, auth(key), `/releases?product=${productId}`)).json.releases).toHaveLength(1);
+    expect((await call(t, 'get', '/releases', undefined, auth('ACME-0000-0000-0000-0000'), `/releases?product=${productId}`)).json.errorCode).toBe('LicenseNotFound');
+    expect((await call(t, 'get', '/releases', undefined, {}, `/releases?product=${productId}`)).status).toBe(400);
+    expect((await call(t, 'get', '/releases/upgrade', undefined, auth(key), `/releases/upgrade?product=${productId}&version=0.9.0`)).json.available).toBe(true);
+    expect((await call(t, 'get', '/releases/upgrade', undefined, auth(plain), `/releases/upgrade?product=${productId}&version=0.9.0`)).json.reason).toBe('FeatureMissing');
+    expect((await call(t, 'get', '/releases/upgrade', undefined, auth(key), `/releases/upgrade?product=${productId}&version=x`)).status).toBe(400);
+    const route = '/artifacts/{artifactId}/download';
+    const link = await call(t, 'get', route, undefined, auth(key), `/artifacts/${artifactId}/download?product=${productId}`);
+    expect((await call(t, 'get', route, undefined, auth(plain), `/artifacts/${artifactId}/download?product=${productId}`)).status).toBe(403);
+    expect((await call(t, 'get', route, undefined, auth(key), `/artifacts/00000000-0000-4000-8000-000000000000/download?product=${productId}`)).status).toBe(404);
+    // The file route answers bytes (octet-stream) or the JSON errors.
+    const file = await t.get(new URL(link.json.url).pathname + new URL(link.json.url).search);
+    expect(file.status).toBe(200);
+    expect(Object.keys(doc.paths['/artifacts/{artifactId}/file'].get.responses['200'].content)).toEqual([file.headers.get('content-type')]);
+    exercised.add('get /artifacts/{artifactId}/file 200');
+    expect((await call(t, 'get', '/artifacts/{artifactId}/file', undefined, {}, `/artifacts/${artifactId}/file?token=forged`)).status).toBe(403);
+  });
+
   it('429 carries the documented Retry-After and RateLimit-* headers', async () => {
     let response = await call(limited, 'post', '/validate', { licenseKey: 'ACME-0000-0000-0000-0000' });
     for (let i = 0; i < 5 && response.status !== 429; i++) response = await call(limited, 'post', '/validate', { licenseKey: 'ACME-0000-0000-0000-0000' });
@@ -174,8 +205,10 @@ describe('the served OpenAPI document matches real responses', () => {
     for (const [route, operations] of Object.entries<any>(doc.paths)) {
       for (const [method, operation] of Object.entries<any>(operations)) {
         expect(operation.operationId, `${method} ${route}`).toMatch(/^\w+$/);
-        // Only the floating session routes take a credential outside the body (an optional Bearer session token).
+        // Only the floating session routes take a credential outside the body (an optional Bearer session token), and
+        // the release routes (GET requests: the license key in `Authorization: License <key>`).
         if (route === '/float/heartbeat' || route === '/float/checkin') expect(operation.security, route).toEqual([{ SessionToken: [] }, {}]);
+        else if (['/releases', '/releases/upgrade', '/artifacts/{artifactId}/download'].includes(route)) expect(operation.security, route).toEqual([{ LicenseKey: [] }]);
         else expect(operation.security, `${method} ${route}`).toEqual([]);
         expect([...exercised].some((e) => e.startsWith(`${method} ${route} 200`)), `${method} ${route} 200 exercised`).toBe(true);
       }

@@ -80,6 +80,8 @@ export function createApp(deps: AppDeps, options: HttpOptions = {}): Hono<AppEnv
     managementAuth(deps),
   ];
   for (const path of ['/api/graphql', '/api/dashboard/*', '/api/users/*', '/api/licenses/*']) app.use(path, ...management);
+  // Artifact uploads stream bodies of gigabytes: the same authentication, their own size limit (rest/admin/releases.ts).
+  app.use('/api/releases/*', requestLogScope(), managementCors(deps.config.consoleOrigin), managementAuth(deps));
   mountGraphQL(app, deps);
   mountAdminRoutes(app, deps);
 

@@ -16,6 +16,8 @@ export class ServerSecrets {
   readonly accessTokenKey: Uint8Array;
   /** HMAC key of the activity log's hash chain: without the server secret nobody can recompute it. */
   readonly auditChainKey: Buffer;
+  /** HMAC key of release download links (services/releases/download-links.ts). */
+  readonly downloadLinkKey: Buffer;
 
   constructor(secret: string) {
     const derive = (info: string) => Buffer.from(hkdfSync('sha256', secret, 'keyforge', info, 32));
@@ -23,6 +25,7 @@ export class ServerSecrets {
     this.encryptionKey = derive('signing-key-encryption-v1');
     this.accessTokenKey = new Uint8Array(derive('access-token-v1'));
     this.auditChainKey = derive('audit-chain-v1');
+    this.downloadLinkKey = derive('release-download-link-v1');
     processSecrets ??= this;
   }
 

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
 import type { RouteConfig, z } from '@hono/zod-openapi';
 import { parse as parseContentType } from 'content-type';
 import type { AppDeps } from '../deps.js';
@@ -37,12 +38,16 @@ export interface PublicCall<Body> {
   params?: Record<string, string>;
   /** The body exactly as received (UTF-8), for a route that takes it raw (signature checks). */
   rawBody?: string;
+  /** The query parameters, validated by the route's `request.query` schema (the first value of each name). */
+  query?: Record<string, unknown>;
 }
 
 /** A handler's answer: HTTP 200 with this JSON body (and these headers). Errors are thrown as AppError. */
 export interface PublicAnswer {
   body: object;
   headers?: Record<string, string>;
+  /** Instead of the JSON body: these bytes, streamed with backpressure (an artifact download); `headers` describe them. */
+  stream?: NodeJS.ReadableStream;
 }
 
 export interface PublicRoute {
@@ -95,6 +100,8 @@ interface Endpoint {
   template: string;
   /** The JSON body schema, when the route takes a body; `required: false` lets a call without one through as `{}`. */
   schema?: z.ZodType;
+  /** The query parameters' schema, when the route takes some. */
+  querySchema?: z.ZodType;
   /** Counted as a licensing operation (its outcome: valid, or the rejection's errorCode). */
   licensing: boolean;
   /** A templated path's segments (`{name}` matches one non-empty segment). */
@@ -127,7 +134,8 @@ export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request
     const template = PUBLIC_API_PREFIX + route.definition.path;
     const media = route.definition.request?.body?.content?.['application/json'];
     const schema = media && 'schema' in media && !route.rawBodyBytes ? (media.schema as z.ZodType) : undefined;
-    const endpoint = { route, template, schema, licensing: template in LICENSING_OPERATIONS };
+    const querySchema = route.definition.request?.query as z.ZodType | undefined;
+    const endpoint = { route, template, schema, querySchema, licensing: template in LICENSING_OPERATIONS };
     if (template.includes('{')) templated.push({ ...endpoint, segments: template.split('/') });
     else endpoints.set(`${route.definition.method.toUpperCase()} ${template}`, endpoint);
   }
@@ -159,6 +167,7 @@ export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request
     if (method === 'GET' || method === 'HEAD') headers.Vary = 'Origin';
     let status = 200;
     let body: object | undefined;
+    let stream: NodeJS.ReadableStream | undefined;
     let error: AppError | undefined;
     try {
       refuseCredentialsIn(path, queryAt === -1 ? undefined : url.slice(queryAt + 1));
@@ -172,8 +181,10 @@ export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request
         const rawBodyBytes = endpoint.route.rawBodyBytes;
         const rawBody = rawBodyBytes ? await readText(request, rawBodyBytes) : undefined;
         const input = endpoint.schema ? validated(endpoint.schema, await jsonBody(request)) : undefined;
-        const answer = await endpoint.route.handle({ body: input, clientIp, header: (name) => header(request, name), params: matched?.params ?? {}, rawBody });
+        const query = endpoint.querySchema ? validated(endpoint.querySchema, queryParameters(queryAt === -1 ? '' : url.slice(queryAt + 1))) as Record<string, unknown> : undefined;
+        const answer = await endpoint.route.handle({ body: input, clientIp, header: (name) => header(request, name), params: matched?.params ?? {}, rawBody, query });
         body = answer.body;
+        stream = answer.stream;
         if (answer.headers) Object.assign(headers, answer.headers);
       }
     } catch (thrown) {
@@ -184,7 +195,20 @@ export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request
       body = errorBody(error, requestId);
       Object.assign(headers, errorHeaders(error));
     }
-    if (body === undefined) {
+    if (stream) {
+      response.writeHead(status, headers);
+      if (method === 'HEAD') {
+        (stream as unknown as { destroy?: () => void }).destroy?.();
+        response.end();
+      } else {
+        // The answer is already under way: a failure now (the client went away, the store broke off) ends the
+        // connection, so the client sees a short body, never a complete-looking wrong one.
+        await pipeline(stream, response).catch((failure: unknown) => {
+          deps.logger.warn({ requestId, err: (failure as Error).message }, 'download broke off');
+          response.destroy();
+        });
+      }
+    } else if (body === undefined) {
       response.writeHead(status, headers).end();
     } else {
       const json = JSON.stringify(body);
@@ -275,6 +299,15 @@ function readText(request: IncomingMessage, maxBytes = MAX_PUBLIC_BODY_BYTES): P
     const onEnd = () => resolve(utf8.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
     request.on('data', onData).on('end', onEnd).on('error', reject);
   });
+}
+
+/** The query string's parameters, the first value of each name (`a=1&a=2` → `{ a: '1' }`). */
+function queryParameters(search: string): Record<string, string> {
+  const parameters: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(search)) if (!(name in parameters)) parameters[name] = value;
+  const unstorable = unstorableStringError(parameters);
+  if (unstorable) throw unstorable;
+  return parameters;
 }
 
 /** The body checked against the route's schema; every problem named by its field (docs/integrate/rest-api.md "HTTP errors"). */

@@ -4,10 +4,12 @@ import type { AppEnv } from '../../http/env.js';
 import { mountDashboardRoutes } from './dashboard.js';
 import { mountLicenseRoutes } from './licenses.js';
 import { mountNotificationRoutes } from './notifications.js';
+import { mountReleaseRoutes } from './releases.js';
 
 /** Management REST endpoints docs/integrate/management-api.md "Management API" documents (the rest of the management API is GraphQL). */
 export function mountAdminRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   mountDashboardRoutes(app, deps);
   mountNotificationRoutes(app, deps);
   mountLicenseRoutes(app, deps);
+  mountReleaseRoutes(app, deps);
 }

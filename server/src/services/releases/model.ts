@@ -109,7 +109,10 @@ export function parseArtifactMeta(input: { filename?: string; platform?: string;
 export interface ArtifactStatement {
   typ: 'keyforge.artifact';
   iss: string;
+  /** The product's id. */
   product: string;
+  /** The product's name (what SDKs know their product by, as offline tokens' `product` claim). */
+  productName: string;
   release: string;
   version: string;
   artifact: string;

@@ -275,6 +275,7 @@ export async function uploadArtifact(
       typ: 'keyforge.artifact',
       iss: ctx.issuer,
       product: release.productId,
+      productName: release.product.name,
       release: release.id,
       version: release.version,
       artifact: artifactId,
