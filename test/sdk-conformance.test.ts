@@ -8,14 +8,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { revokeLicense, updateLicense } from '../server/src/services/licenses/management.js';
 import { setMeterQuota } from '../server/src/services/metering/management.js';
-import { createRelease, listProductReleases, publishRelease, uploadArtifact, yankRelease } from '../server/src/services/releases/releases.js';
-import { artifactStoreFor } from '../server/src/services/releases/store.js';
+import { createRelease, listProductReleases, publishRelease, yankRelease } from '../server/src/services/releases/releases.js';
 import { updateProduct } from '../server/src/services/products.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { itWith, needCommands, runs, type Need } from './support/optional.js';
@@ -122,6 +120,8 @@ interface Run {
   licenseId: string;
   tenantId: string;
   productId: string;
+  /** A CompanyAdmin's access token of the run's company (ownTenant runs). */
+  staffToken?: string;
   clockOffsetSeconds: number;
   /** The replaying proxy's recorded answer to the first POST /api/v1/validate. */
   replayed?: { status: number; headers: Record<string, string>; body: Buffer };
@@ -130,8 +130,6 @@ const runsById = new Map<string, Run>();
 let runCount = 0;
 
 const ctx = (tenant = tenantId) => ({ db: t.deps.db, secrets: t.deps.secrets, now: new Date(), actor: systemActor(tenant), meta: NO_META });
-/** The staff side of releases (what the upload route gives the service): the server's store and signer. */
-const releaseCtx = (run: Run) => ({ ...ctx(run.tenantId), store: artifactStoreFor(t.config), signer: t.deps.signer, issuer: t.config.publicUrl, maxUploadBytes: t.config.releases.maxUploadBytes });
 
 async function seats(licenseId: string) {
   const now = new Date();
@@ -184,8 +182,10 @@ const ACTIONS: Record<string, (run: Run, body: Record<string, unknown>) => Promi
       requiredFeatures: body.requiredFeatures as string[] | undefined,
       requiresMaintenance: body.requiresMaintenance === true,
     });
-    const meta = { filename: String(body.filename), platform: String(body.platform), arch: String(body.arch) };
-    await uploadArtifact(releaseCtx(run), release.id, meta, Readable.from([Buffer.from(String(body.content))]));
+    // The staff upload route, as a build pipeline sends the file (the artifact's description in the query).
+    const query = new URLSearchParams({ filename: String(body.filename), platform: String(body.platform), arch: String(body.arch) });
+    const upload = await fetch(`${t.baseUrl}/api/releases/${release.id}/artifacts?${query}`, { method: 'PUT', headers: { authorization: `Bearer ${run.staffToken}` }, body: Buffer.from(String(body.content)) });
+    if (upload.status !== 201) throw new Error(`upload: HTTP ${upload.status} ${await upload.text()}`);
     await publishRelease(ctx(run.tenantId), release.id);
     return { releaseId: release.id };
   },
@@ -247,9 +247,13 @@ async function newRun(scenario: Scenario, imported = false) {
   const id = String(++runCount);
   let runTenant = tenantId;
   let productId = productIds[spec.product];
+  let runStaffToken: string | undefined;
   if (spec.ownTenant) {
     runTenant = (await t.seedTenant({ name: `Conformance run ${id}`, keyPrefix: `RUN${id}` })).id;
     productId = (await t.seedProduct(runTenant, spec.product)).id;
+    const email = `run${id}@conformance.test`;
+    await t.seedUser(runTenant, { email });
+    runStaffToken = (await t.login(email)).token;
   }
   const attributes = {
     maxActivations: spec.maxActivations,
@@ -260,7 +264,7 @@ async function newRun(scenario: Scenario, imported = false) {
   const { key, license } = await t.seedLicense(runTenant, productId, attributes, imported ? { key: `${spec.importedKey}-${id}` } : undefined);
   if (imported) expect(key).toBe(`${spec.importedKey}-${id}`);
   if (spec.quota) await setMeterQuota(ctx(runTenant), license.id, spec.quota);
-  runsById.set(id, { licenseId: license.id, tenantId: runTenant, productId, clockOffsetSeconds: 0 });
+  runsById.set(id, { licenseId: license.id, tenantId: runTenant, productId, staffToken: runStaffToken, clockOffsetSeconds: 0 });
   return { id, key, licenseId: license.id };
 }
 
