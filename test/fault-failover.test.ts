@@ -274,7 +274,14 @@ describe('the primary PostgreSQL node lost under load (Patroni, etcd, HAProxy, P
     expect(answers.filter((a) => a.status === 0)).toEqual([]);
     expect(answers.filter((a) => a.status === 503 && !/^\d+$/.test(a.retryAfter ?? ''))).toEqual([]);
     expect(revocationViolations).toEqual([]);
-    for (const server of servers) expect(server.child.exitCode, server.output()).toBeNull();
+    for (const server of servers) {
+      expect(server.child.exitCode, server.output()).toBeNull();
+      // Each server's license cache forgot everything when its change feed lost the old primary, and started over
+      // from the new one (what it held may have missed changes in flight at the failover).
+      const log = server.output().slice(server.output().lastIndexOf('license cache feed lost'));
+      expect(log, 'the license cache emptied at the failover').toContain('license cache feed lost: cache emptied');
+      expect(log, 'and resynchronised on the new primary').toContain('license cache feed resynchronised');
+    }
     expect(worker.child.exitCode, worker.output()).toBeNull();
 
     const check = new pg.Client({ connectionString: cluster.primaryUrl() });
