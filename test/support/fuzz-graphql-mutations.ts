@@ -71,6 +71,7 @@ export const operations: Operation[] = [
   mutation('issueLicenseFile', { licenseId: 'id', deviceId: 'string', ttlDays: 'int', licenseKey: 'string' }),
   mutation('activateOffline', { licenseId: 'id', request: armoredText, licenseKey: 'string' }),
   mutation('deactivateOffline', { licenseId: 'id', proof: armoredText }),
+  mutation('setArtifactTauriSignature', { artifactId: 'id', tauriSignature: 'string' }),
   mutation('setup', { companyName: 'string', keyPrefix: 'string', email: 'string', password: 'string', name: 'string' }),
 ];
 

@@ -65,6 +65,7 @@ const ACTIONS: Record<ActivityAction, true> = {
   DELETE_RELEASE: true,
   UPLOAD_ARTIFACT: true,
   DELETE_ARTIFACT: true,
+  SET_ARTIFACT_TAURI_SIGNATURE: true,
 };
 
 export const ACTIVITY_ACTIONS = Object.keys(ACTIONS) as ActivityAction[];

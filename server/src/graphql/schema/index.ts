@@ -13,6 +13,7 @@ import './license-import.js';
 import './payments.js';
 import './plans.js';
 import './products.js';
+import './release-feeds.js';
 import './system.js';
 import './recovery.js';
 import './team.js';

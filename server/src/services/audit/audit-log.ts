@@ -69,6 +69,7 @@ export const AUDIT_ACTIONS = [
   'UploadArtifact',
   'DeleteArtifact',
   'ImportKeygenAccount',
+  'SetArtifactTauriSignature',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
