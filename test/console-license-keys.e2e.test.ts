@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ADMIN, confirmIdentity, SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { ADMIN, chooseOption, confirmIdentity, SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { postJson } from './support/processes.js';
 
@@ -93,6 +93,31 @@ describeWith(chromiumNeed)('license keys in the console (Chromium)', () => {
     await expect.poll(() => page.getByText('Reissue license key', { exact: true }).count()).toBeGreaterThanOrEqual(2);
     expect(await page.content()).not.toContain(thirdKey);
     firstKey = thirdKey;
+  });
+
+  it('a product that accepts imported keys: the new-license form takes the key the customer already has, kept exactly', async () => {
+    await page.goto('/products');
+    await page.getByRole('row').filter({ hasText: 'Acme Studio' }).getByRole('button', { name: 'Edit' }).click();
+    const edit = page.getByRole('dialog', { name: 'Edit Acme Studio' });
+    await edit.getByLabel('Accept imported keys').check();
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await edit.waitFor({ state: 'hidden' });
+
+    await page.goto('/licenses');
+    await page.getByRole('button', { name: 'New license' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New license' });
+    expect(await dialog.getByLabel('Existing key').count()).toBe(0); // no product chosen yet
+    await chooseOption(page, dialog.getByLabel(/^Product/), 'Acme Studio');
+    await dialog.getByLabel('Max activations').fill('2');
+    const imported = 'legacy-Key_0042/xYz';
+    await dialog.getByLabel('Existing key').fill(` ${imported} `);
+    await dialog.getByRole('button', { name: 'Create license' }).click();
+    const secret = page.getByTestId('secret-value');
+    await secret.waitFor();
+    expect((await secret.textContent())!.trim()).toBe(imported);
+    expect(await validate(imported)).toMatchObject({ isValid: true });
+    expect(await validate(imported.toUpperCase())).toMatchObject({ isValid: false, errorCode: 'LicenseNotFound' });
+    await page.keyboard.press('Escape');
   });
 
   it('the deactivate dialog says what happens, and it happens: the device fails its next device-scoped validate', async () => {

@@ -23,6 +23,8 @@ export function CreateLicenseModal({ opened, onClose, onCreated, productId }: { 
   // Sold from a plan: the server copies the plan's values (its dates from now); the form asks only for the customer.
   const [planId, setPlanId] = useState<string | null>(null);
   const [planEmail, setPlanEmail] = useState('');
+  // A product that accepts imported keys: the key the customer already has (empty: a new one is generated).
+  const [importedKey, setImportedKey] = useState('');
   const [{ data }] = useQuery({ query: ProductOptionsQuery, pause: !opened });
   const create = useApiMutation(CreateLicenseMutation, { success: 'License created.' });
   const navigate = useNavigate();
@@ -41,6 +43,7 @@ export function CreateLicenseModal({ opened, onClose, onCreated, productId }: { 
     startOver(productId ?? '');
     setPlanId(null);
     setPlanEmail('');
+    setImportedKey('');
     setCreated(null);
     onClose();
   };
@@ -51,7 +54,10 @@ export function CreateLicenseModal({ opened, onClose, onCreated, productId }: { 
     const license = readFragment(LicenseListFields, result.createLicense.license);
     setCreated({ key: result.createLicense.key, id: license.id, product: license.product.name });
   };
-  const submit = form.onSubmit(async (values) => finish(await create.run({ input: { productId: values.productId, ...toLicenseAttributes(values) } }, { form, rename: SERVER_FIELD })));
+  const products = data?.products.nodes ?? [];
+  const takesImportedKeys = products.some((product) => product.id === form.getValues().productId && product.allowImportedKeys);
+  const key = takesImportedKeys && importedKey.trim() ? { key: importedKey } : {};
+  const submit = form.onSubmit(async (values) => finish(await create.run({ input: { productId: values.productId, ...toLicenseAttributes(values), ...key } }, { form, rename: SERVER_FIELD })));
   const submitPlan = async (event: FormEvent) => {
     event.preventDefault();
     finish(await create.run({ input: { planId, customerEmail: planEmail.trim() || null } }));
@@ -82,7 +88,20 @@ export function CreateLicenseModal({ opened, onClose, onCreated, productId }: { 
                 <TextInput label="Customer email" type="email" value={planEmail} onChange={(event) => setPlanEmail(event.currentTarget.value)} />
               </>
             ) : (
-            <LicenseFormFields form={form} products={(data?.products.nodes ?? []).map((product) => ({ value: product.id, label: product.isBundle ? `${product.name} (bundle)` : product.name }))} />
+              <>
+                <LicenseFormFields form={form} products={products.map((product) => ({ value: product.id, label: product.isBundle ? `${product.name} (bundle)` : product.name }))} />
+                {takesImportedKeys && (
+                  <TextInput
+                    label="Existing key"
+                    placeholder="Empty: a new key is generated"
+                    autoComplete="off"
+                    spellCheck={false}
+                    value={importedKey}
+                    onChange={(event) => setImportedKey(event.currentTarget.value)}
+                    description="The key the customer already has from another licensing service, kept exactly (case-sensitive)."
+                  />
+                )}
+              </>
             )}
             <ModalFooter onCancel={close} confirmLabel="Create license" loading={create.saving} />
           </Stack>
@@ -100,7 +119,7 @@ export function CreateLicenseModal({ opened, onClose, onCreated, productId }: { 
         }
         done={{ label: 'Open license', onClick: () => { close(); if (created) navigate(licensePath(created.id)); } }}
         actions={
-          <Button variant="default" onClick={() => { setCreated(null); startOver(form.getValues().productId); }}>
+          <Button variant="default" onClick={() => { setCreated(null); setImportedKey(''); startOver(form.getValues().productId); }}>
             Create another
           </Button>
         }

@@ -71,6 +71,7 @@ export const ProductOptionsQuery = graphql(`
         id
         name
         isBundle
+        allowImportedKeys
       }
     }
     plans {

@@ -38,7 +38,7 @@ describe('<ProductFormModal>', () => {
     fireEvent.change(name, { target: { value: 'Acme Studio' } });
     fireEvent.click(screen.getByRole('button', { name: 'Create product' }));
     expect(await screen.findByText('A product with this name exists.', { selector: '.mantine-InputWrapper-error' })).toBeTruthy();
-    expect(asked).toEqual([{ name: 'Acme Studio', bundleMemberIds: null, renewalUrl: '', deviceFreeLimit: null, deviceFreeWindowDays: 30 }]);
+    expect(asked).toEqual([{ name: 'Acme Studio', bundleMemberIds: null, renewalUrl: '', deviceFreeLimit: null, deviceFreeWindowDays: 30, allowImportedKeys: false }]);
     expect((name as HTMLInputElement).value).toBe('Acme Studio');
   });
 });

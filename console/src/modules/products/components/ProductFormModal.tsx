@@ -17,6 +17,7 @@ const schema = z
     /** Empty: customers cannot free devices in the portal. */
     deviceFreeLimit: z.union([z.number().int().min(0).max(1000), z.literal('')]),
     deviceFreeWindowDays: z.number().int().min(1).max(365),
+    allowImportedKeys: z.boolean(),
   })
   .refine((form) => !form.isBundle || form.bundleMemberIds.length > 0, { path: ['bundleMemberIds'], message: 'Pick at least one member product.', when: () => true });
 
@@ -27,6 +28,7 @@ const valuesOf = (product?: Product) => ({
   renewalUrl: product?.renewalUrl ?? '',
   deviceFreeLimit: (product?.deviceFreeLimit ?? '') as number | '',
   deviceFreeWindowDays: product?.deviceFreeWindowDays ?? 30,
+  allowImportedKeys: product?.allowImportedKeys ?? false,
 });
 
 /** Creates a product or bundle, or edits one (rename, change bundle members). */
@@ -47,8 +49,8 @@ export function ProductFormModal({ opened, onClose, product, products }: { opene
   const memberOptions = products.filter((candidate) => !candidate.isBundle && candidate.id !== product?.id).map((candidate) => ({ value: candidate.id, label: candidate.name }));
   const values = form.getValues();
 
-  const submit = form.onSubmit(async ({ name, isBundle, bundleMemberIds, renewalUrl, deviceFreeLimit, deviceFreeWindowDays }) => {
-    const portal = { renewalUrl: renewalUrl.trim(), deviceFreeLimit: deviceFreeLimit === '' ? null : deviceFreeLimit, deviceFreeWindowDays };
+  const submit = form.onSubmit(async ({ name, isBundle, bundleMemberIds, renewalUrl, deviceFreeLimit, deviceFreeWindowDays, allowImportedKeys }) => {
+    const portal = { renewalUrl: renewalUrl.trim(), deviceFreeLimit: deviceFreeLimit === '' ? null : deviceFreeLimit, deviceFreeWindowDays, allowImportedKeys };
     const done = product
       ? await update.run({ id: product.id, name: name.trim(), bundleMemberIds: isBundle ? bundleMemberIds : [], ...portal }, { form })
       : await create.run({ name: name.trim(), bundleMemberIds: isBundle ? bundleMemberIds : null, ...portal }, { form });
@@ -90,6 +92,11 @@ export function ProductFormModal({ opened, onClose, product, products }: { opene
             />
             <NumberInput label="Per (days)" min={1} max={365} allowDecimal={false} {...form.getInputProps('deviceFreeWindowDays')} description="The window the limit counts over." />
           </Group>
+          <Switch
+            label="Accept imported keys"
+            description="Licenses may be created with the keys customers already have from another licensing service (8–256 printable ASCII characters, kept exactly). Turning it off keeps existing keys working."
+            {...form.getInputProps('allowImportedKeys', { type: 'checkbox' })}
+          />
           <ModalFooter onCancel={onClose} confirmLabel={product ? 'Save' : 'Create product'} loading={saving} disabled={!values.name.trim() || (values.isBundle && values.bundleMemberIds.length === 0)} />
         </Stack>
       </form>

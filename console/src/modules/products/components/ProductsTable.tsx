@@ -16,6 +16,7 @@ export const ProductFields = graphql(`
     renewalUrl
     deviceFreeLimit
     deviceFreeWindowDays
+    allowImportedKeys
     bundleMembers {
       id
       name

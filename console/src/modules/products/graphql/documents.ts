@@ -16,9 +16,16 @@ export const ProductsQuery = graphql(
 
 export const CreateProductMutation = graphql(
   `
-    mutation CreateProduct($name: String!, $bundleMemberIds: [ID!], $renewalUrl: String, $deviceFreeLimit: Int, $deviceFreeWindowDays: Int) {
+    mutation CreateProduct($name: String!, $bundleMemberIds: [ID!], $renewalUrl: String, $deviceFreeLimit: Int, $deviceFreeWindowDays: Int, $allowImportedKeys: Boolean) {
       createProduct(
-        input: { name: $name, bundleMemberIds: $bundleMemberIds, renewalUrl: $renewalUrl, deviceFreeLimit: $deviceFreeLimit, deviceFreeWindowDays: $deviceFreeWindowDays }
+        input: {
+          name: $name
+          bundleMemberIds: $bundleMemberIds
+          renewalUrl: $renewalUrl
+          deviceFreeLimit: $deviceFreeLimit
+          deviceFreeWindowDays: $deviceFreeWindowDays
+          allowImportedKeys: $allowImportedKeys
+        }
       ) {
         product {
           ...ProductFields
@@ -31,7 +38,7 @@ export const CreateProductMutation = graphql(
 
 export const UpdateProductMutation = graphql(
   `
-    mutation UpdateProduct($id: ID!, $name: String, $bundleMemberIds: [ID!], $renewalUrl: String, $deviceFreeLimit: Int, $deviceFreeWindowDays: Int) {
+    mutation UpdateProduct($id: ID!, $name: String, $bundleMemberIds: [ID!], $renewalUrl: String, $deviceFreeLimit: Int, $deviceFreeWindowDays: Int, $allowImportedKeys: Boolean) {
       updateProduct(
         input: {
           id: $id
@@ -40,6 +47,7 @@ export const UpdateProductMutation = graphql(
           renewalUrl: $renewalUrl
           deviceFreeLimit: $deviceFreeLimit
           deviceFreeWindowDays: $deviceFreeWindowDays
+          allowImportedKeys: $allowImportedKeys
         }
       ) {
         product {
