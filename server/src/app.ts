@@ -19,6 +19,7 @@ import { requestIdMiddleware } from './http/middleware/request-id.js';
 import { securityHeaders } from './http/middleware/security-headers.js';
 import { isPublicApiUrl, publicApiHandler } from './http/public-api.js';
 import { mountAdminRoutes } from './rest/admin/index.js';
+import { MAX_ACCOUNT_BYTES } from './services/keygen-import/source.js';
 import { publicRoutes } from './rest/v1/index.js';
 
 /**
@@ -82,6 +83,8 @@ export function createApp(deps: AppDeps, options: HttpOptions = {}): Hono<AppEnv
   for (const path of ['/api/graphql', '/api/dashboard/*', '/api/users/*', '/api/licenses/*']) app.use(path, ...management);
   // Artifact uploads stream bodies of gigabytes: the same authentication, their own size limit (rest/admin/releases.ts).
   app.use('/api/releases/*', requestLogScope(), managementCors(deps.config.consoleOrigin), managementAuth(deps));
+  // A Keygen account's bundle may be as large as the importer reads (rest/admin/imports.ts): that bound, not 256 KiB.
+  app.use('/api/imports/keygen', requestLogScope(), managementCors(deps.config.consoleOrigin), bodySizeLimit(MAX_ACCOUNT_BYTES, bodyTooLarge(`A Keygen bundle has at most ${MAX_ACCOUNT_BYTES / 1024 / 1024} MiB.`)), managementAuth(deps));
   mountGraphQL(app, deps);
   mountAdminRoutes(app, deps);
 

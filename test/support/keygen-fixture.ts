@@ -206,6 +206,16 @@ export function writeKeygenDirectory(account: FixtureAccount, dir: string, size 
   }
 }
 
+/** Every page of every list as one bundle (NDJSON: a page a line), as the console uploads it. */
+export function keygenBundle(account: FixtureAccount, size = 100): string {
+  const lines: string[] = [];
+  for (const [list, items] of fixtureLists(account)) {
+    const pages = Math.max(1, Math.ceil(items.length / size));
+    for (let number = 1; number <= pages; number++) lines.push(JSON.stringify(keygenPage(account, list, items, number, size)));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 export interface KeygenServer {
   url: string;
   requests: { path: string; authorized: boolean }[];

@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { mountDashboardRoutes } from './dashboard.js';
+import { mountImportRoutes } from './imports.js';
 import { mountLicenseRoutes } from './licenses.js';
 import { mountNotificationRoutes } from './notifications.js';
 import { mountReleaseRoutes } from './releases.js';
@@ -12,4 +13,5 @@ export function mountAdminRoutes(app: Hono<AppEnv>, deps: AppDeps) {
   mountNotificationRoutes(app, deps);
   mountLicenseRoutes(app, deps);
   mountReleaseRoutes(app, deps);
+  mountImportRoutes(app, deps);
 }

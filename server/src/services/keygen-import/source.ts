@@ -126,6 +126,35 @@ export async function readBundle(lines: AsyncIterable<string>): Promise<KeygenAc
   return account;
 }
 
+/**
+ * The lines of a bundle arriving as bytes (an HTTP request's body), one at a time: a line longer than a page may be
+ * is refused when the bytes read pass that bound, before the rest of it is held in memory.
+ */
+export async function* bundleLines(chunks: AsyncIterable<Uint8Array>): AsyncGenerator<string> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let pending = '';
+  let number = 0;
+  const decode = (bytes?: Uint8Array) => {
+    try {
+      return bytes ? decoder.decode(bytes, { stream: true }) : decoder.decode();
+    } catch {
+      throw malformed(`line ${number + 1}`, 'not UTF-8 text');
+    }
+  };
+  for await (const chunk of chunks) {
+    pending += decode(chunk);
+    let end: number;
+    while ((end = pending.indexOf('\n')) >= 0) {
+      number += 1;
+      yield pending.slice(0, end);
+      pending = pending.slice(end + 1);
+    }
+    if (pending.length > MAX_PAGE_BYTES) throw malformed(`line ${number + 1}`, `longer than a page may be (${MAX_PAGE_BYTES} bytes)`);
+  }
+  pending += decode();
+  if (pending) yield pending;
+}
+
 export interface ApiSource {
   /** The account's API root, e.g. https://api.keygen.sh/v1/accounts/<account>. */
   url: string;
