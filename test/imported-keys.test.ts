@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { canonicalLicenseKey, IMPORTED_KEY_MAX_LENGTH, IMPORTED_KEY_MIN_LENGTH, isKeyforgeKey, licenseKeyHint } from '../server/src/crypto/license-key.js';
+import { checkLicenseImport } from '../server/src/services/licenses/import.js';
 import { KEY_UNUSABLE } from '../server/src/services/licenses/management.js';
+import { adminContext } from './support/tenants.js';
 import { tokenPlaceholder } from '../server/src/services/notifications/sealed-token.js';
 import { encodeRequest, keyHint, openLicenseFile, requestMac } from '../sdk/src/license-files.js';
 import { startTestApp, type TestApp } from './support/harness.js';
@@ -187,5 +189,29 @@ describe('licenses with imported keys', () => {
     }
     // Other parameter names are left alone (an imported key has no shape to find by).
     expect((await t.post('/api/v1/validate?source=legacy', { licenseKey: 'no-such-key-1234' })).json).toMatchObject({ errorCode: 'LicenseNotFound' });
+  });
+
+  it('the CSV import takes imported keys for a product that accepts them, and reports bad ones by line without the key', async () => {
+    const theirs = 'GLOBEX-ONLY-KEY-0001';
+    const importingB = (await t.gqlData('mutation { createProduct(input: { name: "Legacy CSV B", allowImportedKeys: true }) { product { id } } }', {}, { token: B.admin.token })).createProduct.product.id;
+    expect((await create(B, importingB, theirs)).errors).toBeUndefined();
+    const csv = [
+      'product,key,seats',
+      'Legacy,=csv-kept-exactly+1,1',
+      `Legacy,${theirs},1`,
+      'Legacy,has white space,1',
+      'Acme Studio,not-accepted-here-1,1',
+      'Legacy,csv-dup-0000-1,1',
+      'Legacy,csv-dup-0000-1,1',
+    ].join('\n');
+    const report = await checkLicenseImport(adminContext(t, A), csv);
+    expect(report.errors).toEqual([
+      { line: 3, column: 'key', message: 'cannot be used; leave it empty to generate a new key' },
+      { line: 4, column: 'key', message: expect.stringContaining('is not a license key') },
+      { line: 5, column: 'key', message: expect.stringContaining('does not accept imported keys') },
+      { line: 7, column: 'key', message: 'is the same key as line 6' },
+    ]);
+    expect(JSON.stringify(report)).not.toContain(theirs);
+    expect(report.valid).toBe(2);
   });
 });
