@@ -1,4 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { setArtifactTauriSignature } from '../server/src/services/releases/tauri-signature.js';
+import { tauriSigner } from './support/updaters.js';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -192,6 +194,23 @@ describe('the served OpenAPI document matches real responses', () => {
     expect(Object.keys(doc.paths['/artifacts/{artifactId}/file'].get.responses['200'].content)).toEqual([file.headers.get('content-type')]);
     exercised.add('get /artifacts/{artifactId}/file 200');
     expect((await call(t, 'get', '/artifacts/{artifactId}/file', undefined, {}, `/artifacts/${artifactId}/file?token=forged`)).status).toBe(403);
+    // The update feeds: electron-builder's YAML, Tauri's JSON (or 204), the redirect to the file.
+    const feed = await t.get(`/api/v1/feeds/electron/${productId}/latest.yml`, auth(key));
+    expect(feed.status).toBe(200);
+    expect(Object.keys(doc.paths['/feeds/electron/{product}/{file}'].get.responses['200'].content)).toEqual([feed.headers.get('content-type')!.split(';')[0]]);
+    exercised.add('get /feeds/electron/{product}/{file} 200');
+    expect((await call(t, 'get', '/feeds/electron/{product}/{file}', undefined, auth(key), `/feeds/electron/${productId}/latest-mac.yml`)).status).toBe(404);
+    const tauriRoute = '/feeds/tauri/{product}/{target}/{arch}/{currentVersion}';
+    expect((await t.get(`/api/v1/feeds/tauri/${productId}/windows/x86_64/0.9.0`, auth(key))).status).toBe(204);
+    exercised.add(`get ${tauriRoute} 204`);
+    await setArtifactTauriSignature(ctx, artifactId, tauriSigner().signFile(new TextEncoder().encode('MZ-openapi')));
+    expect((await call(t, 'get', tauriRoute, undefined, auth(key), `/feeds/tauri/${productId}/windows/x86_64/0.9.0`)).json.version).toBe('1.0.0');
+    expect((await call(t, 'get', tauriRoute, undefined, auth(key), `/feeds/tauri/${productId}/beos/x86_64/0.9.0`)).status).toBe(400);
+    const redirect = await fetch(`${t.baseUrl}/api/v1/feeds/download/${productId}/${artifactId}/app.exe`, { headers: auth(key), redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    exercised.add('get /feeds/download/{product}/{artifactId}/{filename} 302');
+    exercised.add('get /feeds/download/{product}/{artifactId}/{filename} 200');
+    expect((await call(t, 'get', '/feeds/download/{product}/{artifactId}/{filename}', undefined, auth(plain), `/feeds/download/${productId}/${artifactId}/app.exe`)).status).toBe(403);
   });
 
   it('429 carries the documented Retry-After and RateLimit-* headers', async () => {
@@ -208,7 +227,7 @@ describe('the served OpenAPI document matches real responses', () => {
         // Only the floating session routes take a credential outside the body (an optional Bearer session token), and
         // the release routes (GET requests: the license key in `Authorization: License <key>`).
         if (route === '/float/heartbeat' || route === '/float/checkin') expect(operation.security, route).toEqual([{ SessionToken: [] }, {}]);
-        else if (['/releases', '/releases/upgrade', '/artifacts/{artifactId}/download'].includes(route)) expect(operation.security, route).toEqual([{ LicenseKey: [] }]);
+        else if (['/releases', '/releases/upgrade', '/artifacts/{artifactId}/download', '/feeds/electron/{product}/{file}', '/feeds/tauri/{product}/{target}/{arch}/{currentVersion}', '/feeds/download/{product}/{artifactId}/{filename}'].includes(route)) expect(operation.security, route).toEqual([{ LicenseKey: [] }]);
         else expect(operation.security, `${method} ${route}`).toEqual([]);
         expect([...exercised].some((e) => e.startsWith(`${method} ${route} 200`)), `${method} ${route} 200 exercised`).toBe(true);
       }

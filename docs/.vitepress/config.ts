@@ -52,6 +52,7 @@ export default defineConfig({
           { text: 'Webhooks', link: '/integrate/webhooks' },
           { text: 'Payment providers', link: '/integrate/payments' },
           { text: 'Release distribution', link: '/integrate/releases' },
+          { text: 'Update feeds (Electron, Tauri)', link: '/integrate/update-feeds' },
         ],
       },
       {

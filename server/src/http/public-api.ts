@@ -48,6 +48,11 @@ export interface PublicAnswer {
   headers?: Record<string, string>;
   /** Instead of the JSON body: these bytes, streamed with backpressure (an artifact download); `headers` describe them. */
   stream?: NodeJS.ReadableStream;
+  /**
+   * Another success status: with `stream`, the bytes under it; alone, an answer without a body (204 No Content, or a
+   * redirect with `Location` in `headers`) — the update feeds, whose clients expect those.
+   */
+  status?: 200 | 204 | 302;
 }
 
 export interface PublicRoute {
@@ -185,6 +190,10 @@ export function publicApiHandler(deps: AppDeps, routes: PublicRoute[]): (request
         const answer = await endpoint.route.handle({ body: input, clientIp, header: (name) => header(request, name), params: matched?.params ?? {}, rawBody, query });
         body = answer.body;
         stream = answer.stream;
+        if (answer.status !== undefined) {
+          status = answer.status;
+          if (!stream && status !== 200) body = undefined;
+        }
         if (answer.headers) Object.assign(headers, answer.headers);
       }
     } catch (thrown) {

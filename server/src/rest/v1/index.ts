@@ -8,6 +8,7 @@ import { floatCheckin } from './float-checkin.js';
 import { floatCheckout } from './float-checkout.js';
 import { floatHeartbeat, sessionTokenScheme } from './float-heartbeat.js';
 import { licenseFile } from './license-file.js';
+import { electronFeed, feedDownload, tauriFeed } from './feeds.js';
 import { meter } from './meter.js';
 import { nonce } from './nonce.js';
 import { paymentWebhook } from './payment-webhook.js';
@@ -16,7 +17,7 @@ import { validate } from './validate.js';
 
 /** The public licensing API, `/api/v1` (served by http/public-api.ts), with its OpenAPI 3.1 document at /openapi.json. */
 export function publicRoutes(deps: AppDeps): PublicRoute[] {
-  const api = [nonce, activate, validate, deactivate, floatCheckout, floatHeartbeat, floatCheckin, meter, licenseFile, paymentWebhook, listReleases, upgradeCheck, artifactDownload, artifactFile].map((route) => route(deps));
+  const api = [nonce, activate, validate, deactivate, floatCheckout, floatHeartbeat, floatCheckin, meter, licenseFile, paymentWebhook, listReleases, upgradeCheck, artifactDownload, artifactFile, electronFeed, tauriFeed, feedDownload].map((route) => route(deps));
   let document: object | undefined;
   const documentRoute = publicRoute(createRoute({ method: 'get', path: '/openapi.json', responses: { 200: { description: 'This document.' } } }), async () => ({
     body: (document ??= publicApiDocument(api, deps.config.publicUrl)),

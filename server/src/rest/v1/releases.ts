@@ -18,13 +18,13 @@ export const licenseKeyScheme = {
 const licenseSecurity = [{ LicenseKey: [] }];
 
 /** The key of `Authorization: License <key>`; missing or another scheme → 400 InvalidRequest. */
-function licenseKeyOf(call: PublicCall<unknown>): string {
+export function licenseKeyOf(call: PublicCall<unknown>): string {
   const match = /^License[ \t]+(\S.{0,255})$/i.exec(call.header('authorization') ?? '');
   if (!match) throw new AppError('InvalidRequest', 'Send the license key in the header `Authorization: License <key>`.', { fields: { authorization: 'required' } });
   return match[1].trim();
 }
 
-const releaseContext = (deps: AppDeps): ReleaseLicensingContext => ({
+export const releaseContext = (deps: AppDeps): ReleaseLicensingContext => ({
   ...licensingContext(deps),
   store: artifactStoreFor(deps.config),
   publicUrl: deps.config.publicUrl,
