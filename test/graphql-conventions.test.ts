@@ -28,6 +28,7 @@ const NO_INPUT = ['logout', 'refreshSession', 'sendTestEmail', 'startMfaEnrollme
 const BOUNDED_LISTS = [
   'DashboardStats.expiringLicenses', // the 8 soonest, by definition
   'Product.bundleMembers', // the members of one bundle
+  'Release.artifacts', // the files of one release (at most MAX_ARTIFACTS_PER_RELEASE)
 ];
 
 const userTypes = () => Object.values(schema.getTypeMap()).filter((type) => !type.name.startsWith('__'));

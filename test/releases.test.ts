@@ -12,6 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRelease, publishRelease, yankRelease } from '../server/src/services/releases/releases.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { adminContext, seedTwoTenants, type SeededTenant } from './support/tenants.js';
+import { runCliAsync } from './support/processes.js';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 
 let t: TestApp;
 let A: SeededTenant;
@@ -265,6 +268,46 @@ describe('public release API', () => {
     expect((await publicGet('/releases/upgrade', { product: product().name, version: '1.0.0' }, proKey)).json).toEqual({ available: false, reason: 'NoNewerRelease', release: null });
     expect((await publicGet(`/artifacts/${artifactId}/download`, { product: product().name }, proKey)).status).toBe(404);
     expect((await fetch(local(link))).status).toBe(404);
+  });
+});
+
+describe('the build pipeline: CLI with an API key against the running server', () => {
+  it('release:create, release:upload (two platforms), release:publish; then the application lists, upgrades and downloads it', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'kf-ci-'));
+    const linuxBytes = bytesOf('ci-linux', 200_000);
+    const armBytes = bytesOf('ci-arm', 90_000);
+    await writeFile(path.join(dir, 'acme-3.0.0.AppImage'), linuxBytes);
+    await writeFile(path.join(dir, 'acme-3.0.0-arm64.tar.gz'), armBytes);
+    // No DATA_DIR, no database: the key from the environment, the server by --url.
+    const env = { KEYFORGE_API_KEY: A.adminKey.key, DATA_DIR: path.join(dir, 'no-data-dir-here'), DATABASE_URL: '' };
+    const created = await runCliAsync(['release:create', '--url', t.baseUrl, '--product', product().id, '--version', '3.0.0', '--notes', 'From CI.', '--json'], env);
+    expect(created.status, created.stderr).toBe(0);
+    const releaseId = created.json.id as string;
+    for (const [file, platform, arch] of [['acme-3.0.0.AppImage', 'linux', 'x64'], ['acme-3.0.0-arm64.tar.gz', 'linux', 'arm64']]) {
+      const uploaded = await runCliAsync(['release:upload', '--url', t.baseUrl, '--release', releaseId, '--file', path.join(dir, file), '--platform', platform, '--arch', arch, '--json'], env);
+      expect(uploaded.status, uploaded.stderr).toBe(0);
+      expect(uploaded.json).toMatchObject({ filename: file, platform, arch });
+    }
+    const published = await runCliAsync(['release:publish', '--url', t.baseUrl, '--release', releaseId, '--json'], env);
+    expect(published.status, published.stderr).toBe(0);
+    expect(published.json).toMatchObject({ status: 'PUBLISHED', version: '3.0.0' });
+    // The key never in argv: without the variable the command refuses.
+    const keyless = await runCliAsync(['release:publish', '--url', t.baseUrl, '--release', releaseId, '--json'], { ...env, KEYFORGE_API_KEY: '' });
+    expect(keyless.status).toBe(1);
+    expect(keyless.json.error.message).toContain('KEYFORGE_API_KEY');
+
+    const upgrade = await publicGet('/releases/upgrade', { product: product().name, version: '1.0.0', platform: 'linux', arch: 'arm64' }, proKey);
+    expect(upgrade.json).toMatchObject({ available: true, release: { version: '3.0.0', notes: 'From CI.' } });
+    const [artifact] = upgrade.json.release.artifacts;
+    expect(artifact).toMatchObject({ filename: 'acme-3.0.0-arm64.tar.gz', filetype: 'tar.gz', size: armBytes.length, sha256: sha256(armBytes) });
+    const link = await publicGet(`/artifacts/${artifact.id}/download`, { product: product().name }, proKey);
+    const bytes = Buffer.from(await (await fetch(local(link.json.url))).arrayBuffer());
+    expect(bytes.equals(armBytes)).toBe(true);
+    await compactVerify(artifact.signature, createLocalJWKSet((await t.get('/.well-known/jwks.json')).json));
+
+    const yanked = await runCliAsync(['release:yank', '--url', t.baseUrl, '--release', releaseId, '--json'], env);
+    expect(yanked.json).toMatchObject({ status: 'YANKED' });
+    expect((await publicGet('/releases', { product: product().name }, proKey)).json.releases.map((r: { version: string }) => r.version)).not.toContain('3.0.0');
   });
 });
 

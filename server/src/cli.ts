@@ -143,8 +143,12 @@ async function main(argv: string[]): Promise<number> {
   let ctx: Awaited<ReturnType<typeof openContext>> | undefined;
   try {
     if (command.secretInput) opts = await command.secretInput(opts);
-    const remote = await viaRunningServer(name!, command, opts);
-    const result = remote ? remote.result : await command.run((ctx = await openContext(name!, command)), opts);
+    const remote = command.remote ? null : await viaRunningServer(name!, command, opts);
+    const result = command.remote
+      ? await command.run(undefined as never, opts)
+      : remote
+        ? remote.result
+        : await command.run((ctx = await openContext(name!, command)), opts);
     process.stdout.write(json ? `${JSON.stringify(result)}\n` : `${JSON.stringify(result, null, 2)}\n`);
     return command.exitCode?.(result) ?? 0;
   } catch (error) {

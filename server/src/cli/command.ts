@@ -16,6 +16,8 @@ export type CliCommand = {
   argument?: string;
   /** Runs without opening the database (ctx.db is not available). */
   offline?: boolean;
+  /** Talks to a running server over HTTP (the release commands): no context at all, no DATA_DIR read. */
+  remote?: boolean;
   /** A non-zero exit for a result that reports a failure (e.g. a broken chain). */
   exitCode?: (result: any) => number;
   /**

@@ -1,3 +1,4 @@
+import { releaseCommands } from './releases.js';
 import { closeSync, createWriteStream, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -438,4 +439,5 @@ export const commands: Record<string, CliCommand> = {
     },
   },
   ...jobCommands,
+  ...releaseCommands,
 };

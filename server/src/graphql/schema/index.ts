@@ -14,6 +14,7 @@ import './payments.js';
 import './plans.js';
 import './products.js';
 import './release-feeds.js';
+import './releases.js';
 import './system.js';
 import './recovery.js';
 import './team.js';

@@ -14,6 +14,9 @@ import { ArtifactTooLargeError, type ArtifactStore } from './storage.js';
 
 type Tx = Prisma.TransactionClient;
 
+/** The most files one release holds (platforms × architectures × formats, with room to spare). */
+export const MAX_ARTIFACTS_PER_RELEASE = 100;
+
 /** What the staff side (GraphQL, the upload route, the CLI) is given besides the caller: the store and the signer. */
 export interface ReleaseStaffContext extends ServiceContext {
   store: ArtifactStore;
@@ -256,6 +259,7 @@ export async function uploadArtifact(
   // Checked before the bytes are read (and again under the lock at the end).
   if (release.status !== 'draft') throw new AppError('Conflict', `Only a draft release accepts uploads; this release is ${release.status}. Create a new version instead.`);
   if (release.artifacts.some((artifact) => artifact.filename === meta.filename)) throw duplicateFilename(meta.filename);
+  if (release.artifacts.length >= MAX_ARTIFACTS_PER_RELEASE) throw new AppError('Conflict', `A release holds at most ${MAX_ARTIFACTS_PER_RELEASE} artifacts.`);
   const artifactId = randomUUID();
   const storageKey = `${tenantId}/${release.id}/${artifactId}`;
   let stored: Awaited<ReturnType<ArtifactStore['put']>>;
