@@ -59,3 +59,16 @@ export function initialsOf(name: string | null, email: string): string {
 
 /** Null means no grace period at all, which is not the same as zero days. */
 export const graceText = (days: number | null) => (days === null ? 'none' : days === 1 ? '1 day' : `${days} days`);
+
+/** A file size for people: 1 KB = 1000 bytes, one decimal from MB on (e.g. 340 KB, 12.5 MB). */
+export function formatBytes(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let value = bytes / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${unit === 0 ? Math.round(value) : value.toFixed(1)} ${units[unit]}`;
+}

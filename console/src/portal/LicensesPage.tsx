@@ -16,6 +16,7 @@ import {
   type Portal,
 } from './api';
 import { formatDate, plural, relativeTime } from '../lib/format';
+import { DownloadsSection } from './DownloadsSection';
 import { OfflineMachineModal } from './OfflineMachineModal';
 
 // Dark enough for white text (WCAG AA) whatever the vendor's accent colour.
@@ -60,6 +61,7 @@ export function LicensesPage({ portal, email }: { portal: Portal; email: string 
           </Paper>
         )}
         {licenses?.map((license) => <LicenseCard key={license.id} license={license} portal={portal} />)}
+        {licenses && licenses.length > 0 && <DownloadsSection />}
       </Stack>
     </Container>
   );

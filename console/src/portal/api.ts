@@ -179,3 +179,64 @@ export function saveTextFile(name: string, text: string) {
 
 /** A file name from free text (a product or device name): letters, digits and hyphens. */
 export const fileNamePart = (text: string) => text.normalize('NFKD').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase() || 'license';
+
+export interface ReleaseArtifact {
+  id: string;
+  filename: string;
+  platform: string;
+  arch: string;
+  filetype: string;
+  size: number;
+}
+
+export interface Release {
+  id: string;
+  version: string;
+  channel: string;
+  notes: string | null;
+  publishedAt: string;
+  artifacts: ReleaseArtifact[];
+}
+
+export interface LicenseDownloads {
+  licenseId: string;
+  keyHint: string;
+  productName: string;
+  refusal: string | null;
+  releases: Release[];
+}
+
+export const DownloadsQuery = gql<{ downloads: LicenseDownloads[] }>`
+  query Downloads {
+    downloads {
+      licenseId
+      keyHint
+      productName
+      refusal
+      releases {
+        id
+        version
+        channel
+        notes
+        publishedAt
+        artifacts {
+          id
+          filename
+          platform
+          arch
+          filetype
+          size
+        }
+      }
+    }
+  }
+`;
+
+export const DownloadArtifactMutation = gql<{ downloadArtifact: { url: string; expiresAt: string } }, { licenseId: string; artifactId: string }>`
+  mutation DownloadArtifact($licenseId: ID!, $artifactId: ID!) {
+    downloadArtifact(input: { licenseId: $licenseId, artifactId: $artifactId }) {
+      url
+      expiresAt
+    }
+  }
+`;

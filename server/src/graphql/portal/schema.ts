@@ -10,6 +10,8 @@ import {
   type CustomerLicense,
   type DeviceFreeAllowance,
 } from '../../services/portal/customer.js';
+import { customerDownloadLink, customerReleases, type CustomerReleases } from '../../services/portal/releases.js';
+import { artifactStoreFor } from '../../services/releases/store.js';
 import { requestPortalSignIn, signInWithPortalLink, signOutPortal, type PortalCompany, type PortalCustomer } from '../../services/portal/sign-in.js';
 import { portalCookieAttributes } from '../../session-cookie.js';
 import { screamingEnumValues } from '../builder.js';
@@ -235,5 +237,71 @@ builder.mutationFields((t) => ({
   }),
 }));
 
+
+// Downloads (services/portal/releases.ts): the releases each license may download, and a short-lived link to one file.
+type PortalRelease = CustomerReleases['releases'][number];
+const ReleaseArtifactType = builder.objectRef<PortalRelease['artifacts'][number]>('ReleaseArtifact').implement({
+  description: 'A file of a release.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    filename: t.exposeString('filename'),
+    platform: t.exposeString('platform'),
+    arch: t.exposeString('arch'),
+    filetype: t.exposeString('filetype'),
+    size: t.exposeFloat('size', { description: 'Bytes.' }),
+    sha256: t.exposeString('sha256', { description: 'Hex.' }),
+  }),
+});
+const ReleaseType = builder.objectRef<PortalRelease>('Release').implement({
+  description: 'A published release a license may download.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    version: t.exposeString('version'),
+    channel: t.exposeString('channel'),
+    notes: t.exposeString('notes', { nullable: true }),
+    publishedAt: t.exposeString('publishedAt', { description: 'ISO 8601.' }),
+    artifacts: t.field({ type: [ReleaseArtifactType], resolve: (release) => release.artifacts }),
+  }),
+});
+const LicenseDownloadsType = builder.objectRef<CustomerReleases>('LicenseDownloads').implement({
+  description: 'One of your licenses and the releases it may download.',
+  fields: (t) => ({
+    licenseId: t.exposeID('licenseId'),
+    keyHint: t.exposeString('keyHint'),
+    productName: t.exposeString('productName'),
+    refusal: t.exposeString('refusal', { nullable: true, description: 'Why this license may download nothing (revoked, suspended, expired); null otherwise.' }),
+    releases: t.field({ type: [ReleaseType], description: 'Stable releases, newest first (at most 20).', resolve: (license) => license.releases }),
+  }),
+});
+const DownloadLinkPayload = builder.objectRef<{ url: string; expiresAt: string }>('DownloadLinkPayload').implement({
+  fields: (t) => ({
+    url: t.exposeString('url', { description: 'Short-lived: follow it at once.' }),
+    expiresAt: t.exposeString('expiresAt', { description: 'ISO 8601.' }),
+  }),
+});
+const DownloadArtifactInput = builder.inputType('DownloadArtifactInput', { fields: (t) => ({ licenseId: t.id({ required: true }), artifactId: t.id({ required: true }) }) });
+const downloadCtx = (ctx: PortalGraphQLContext) => ({
+  ...portalCtx(ctx),
+  store: artifactStoreFor(ctx.deps.config),
+  publicUrl: ctx.deps.config.publicUrl,
+  downloadLinkSeconds: ctx.deps.config.releases.downloadLinkSeconds,
+});
+
+builder.queryFields((t) => ({
+  downloads: t.field({
+    type: [LicenseDownloadsType],
+    description: 'Each of your licenses with the published releases it may download.',
+    resolve: (_root, _args, ctx) => customerReleases(portalCtx(ctx), signedIn(ctx)),
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  downloadArtifact: t.field({
+    type: DownloadLinkPayload,
+    description: 'A short-lived link to a file of a release one of your licenses may download (counted as a download).',
+    args: { input: t.arg({ type: DownloadArtifactInput, required: true }) },
+    resolve: (_root, { input }, ctx) => customerDownloadLink(downloadCtx(ctx), signedIn(ctx), { licenseId: String(input.licenseId), artifactId: String(input.artifactId) }),
+  }),
+}));
 
 export const portalSchema = builder.toSchema({ sortSchema: false });

@@ -26,7 +26,7 @@ export const MAX_DEVICES = 200;
 const customerServiceCtx = (ctx: PortalContext, customer: PortalCustomer) => ({ ...ctx, actor: systemActor(customer.tenantId, `customer ${customer.email}`) });
 
 /** The customer's licenses by the email-domain index: ids of this company's licenses with the address (case-insensitive). */
-async function customerLicenseIds(ctx: PortalContext, customer: PortalCustomer): Promise<string[]> {
+export async function customerLicenseIds(ctx: PortalContext, customer: PortalCustomer): Promise<string[]> {
   const parts = emailParts(customer.email);
   const rows = await ctx.db.prisma.$queryRaw<{ id: string }[]>`
     SELECT id::text FROM licenses

@@ -63,7 +63,7 @@ async function productOf(ctx: LicensingContext, license: LicenseRecord, wanted: 
 const isRejection = (value: object): value is Rejection => 'errorCode' in value;
 
 /** The published releases of a product on `channel` (and the more stable ones), newest first, with their artifacts. */
-async function publishedReleases(ctx: LicensingContext, tenantId: string, productId: string, channel: ReleaseChannel) {
+async function publishedReleases(ctx: Pick<LicensingContext, 'db'>, tenantId: string, productId: string, channel: ReleaseChannel) {
   const releases = await ctx.db.prisma.release.findMany({
     where: { tenantId, productId, status: 'published', channel: { in: channelsUpTo(channel) } },
     include: { artifacts: { select: ARTIFACT_SELECT, orderBy: [{ platform: 'asc' }, { arch: 'asc' }, { filename: 'asc' }] }, product: { select: { name: true } } },
@@ -117,7 +117,15 @@ export interface ListQuery extends LicenseQuery {
 export async function listLicenseReleases(ctx: LicensingContext, query: ListQuery) {
   const entitled = await entitledLicense(ctx, query);
   if (isRejection(entitled)) return rejected(entitled);
-  const { license, productId } = entitled;
+  return { releases: await releasesForLicense(ctx, entitled.license, entitled.productId, query) };
+}
+
+/**
+ * The published releases of `productId` (the license's product or a member of its bundle) that a license row may
+ * download, newest first, with the artifacts matching the filter: the list behind `GET /api/v1/releases` and the
+ * customer portal. The caller has already checked the license itself (checkEntitlement).
+ */
+export async function releasesForLicense(ctx: Pick<LicensingContext, 'db'>, license: LicenseRecord, productId: string, query: { channel?: ReleaseChannel; platform?: string; arch?: string; limit?: number } = {}) {
   const filter = matches(query);
   const releases = [];
   for (const release of await publishedReleases(ctx, license.tenantId, productId, query.channel ?? 'stable')) {
@@ -127,7 +135,7 @@ export async function listLicenseReleases(ctx: LicensingContext, query: ListQuer
     releases.push(publicRelease(release, artifacts));
     if (releases.length >= (query.limit ?? 20)) break;
   }
-  return { releases };
+  return releases;
 }
 
 export interface UpgradeQuery extends LicenseQuery {
@@ -171,11 +179,21 @@ export async function checkForUpgrade(ctx: LicensingContext, query: UpgradeQuery
 export async function artifactDownloadLink(ctx: ReleaseLicensingContext, query: LicenseQuery & { artifactId: string }) {
   const entitled = await entitledLicense(ctx, query);
   if (isRejection(entitled)) return rejected(entitled);
-  const { license, productId } = entitled;
+  return licenseDownloadLink(ctx, entitled.license, entitled.productId, query.artifactId);
+}
+
+/** What a download link needs besides the database: the store, where this server's links point, how long they last. */
+export type DownloadLinkContext = Pick<ReleaseLicensingContext, 'db' | 'secrets' | 'now' | 'store' | 'publicUrl' | 'downloadLinkSeconds'>;
+
+/**
+ * A short-lived link to an artifact of `productId` that a license row may download, counted as a download (the
+ * rules of artifactDownloadLink; the caller has already checked the license itself, as checkEntitlement does).
+ */
+export async function licenseDownloadLink(ctx: DownloadLinkContext, license: LicenseRecord, productId: string, artifactId: string) {
   const notFound = new AppError('NotFound', 'Artifact not found (or not published for this product).', { fields: { artifactId: 'not found' } });
-  if (!isUuid(query.artifactId)) throw notFound;
+  if (!isUuid(artifactId)) throw notFound;
   const artifact = await ctx.db.prisma.releaseArtifact.findFirst({
-    where: { id: query.artifactId, tenantId: license.tenantId, release: { productId, status: 'published' } },
+    where: { id: artifactId, tenantId: license.tenantId, release: { productId, status: 'published' } },
     select: { id: true, filename: true, storageKey: true, releaseId: true, release: { select: { requiredFeatures: true, requiresMaintenance: true, publishedAt: true } } },
   });
   if (!artifact) throw notFound;
