@@ -4,12 +4,15 @@ import { parse } from 'csv-parse/sync';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { buildKeygenAccount, fixtureLists, keygenPage } from './support/keygen-fixture.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { postJson } from './support/processes.js';
 
 // The licenses page's Import CSV in Chromium against the real server (its own job worker runs the import): the
 // dry run's errors by line and column, the corrected file imported with its progress to the end, the generated
-// keys downloaded once (and valid), the list showing the new licenses; the dialog on a 375 px phone.
+// keys downloaded once (and valid), the list showing the new licenses; the dialog on a 375 px phone. Then its From
+// Keygen tab: a small Keygen account's saved pages previewed (nothing written), imported, and imported again (nothing
+// created twice).
 
 const chromiumNeed = needChromium();
 let app: ConsoleE2e;
@@ -38,8 +41,8 @@ describeWith(chromiumNeed)('licenses page: import from CSV in Chromium', () => {
   it('shows the dry run errors by line and column, imports the fixed file with progress, and downloads the generated keys once', async () => {
     await signInAsAdmin(page);
     await page.goto('/licenses');
-    await page.getByRole('button', { name: 'Import CSV' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Import licenses from CSV' });
+    await page.locator('#main').getByRole('button', { name: 'Import', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Import licenses' });
 
     const bad = [HEADER, `Acme Studio,,one@import.example,2,${NEXT_YEAR},pro;sync,pro,`, 'Acme Studio,,two@import.example,zero,2027-02-30,,,', 'Nope,ACME-1,,1,,,,'].join('\n');
     await chooseCsv(dialog, 'bad.csv', bad);
@@ -74,8 +77,8 @@ describeWith(chromiumNeed)('licenses page: import from CSV in Chromium', () => {
 
   it('on a phone, importing the same file again skips every row and the dialog fits the screen', async () => {
     await page.setViewportSize({ width: 375, height: 812 });
-    await page.getByRole('button', { name: 'Import CSV' }).click();
-    const dialog = page.getByRole('dialog', { name: 'Import licenses from CSV' });
+    await page.locator('#main').getByRole('button', { name: 'Import', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Import licenses' });
     await chooseCsv(dialog, 'good.csv', GOOD_CSV);
     await poll(() => dialog.getByTestId('import-summary').textContent()).toMatch(/3 rows were imported before from this file and will be skipped/);
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
@@ -84,6 +87,63 @@ describeWith(chromiumNeed)('licenses page: import from CSV in Chromium', () => {
     await poll(() => dialog.getByTestId('import-progress').textContent(), 60_000).toMatch(/Finished: 0 licenses created, 3 imported before \(skipped\)/);
     await dialog.getByRole('button', { name: 'Close', exact: true }).click();
     await poll(() => page.getByTestId('license-row').count()).toBe(3);
+    expect(app.errors).toEqual([]);
+  });
+});
+
+describeWith(chromiumNeed)('licenses page: import from Keygen in Chromium', () => {
+  it('previews a Keygen account (nothing written), imports it, and a second import creates nothing', async () => {
+    const account = buildKeygenAccount({ products: 1, policies: 2, licenses: 10, machines: 10, seed: 46 });
+    // Several saved pages (3 resources a page), as a migrating customer has them: the browser builds the bundle.
+    const files = [...fixtureLists(account)].flatMap(([list, items]) =>
+      Array.from({ length: Math.max(1, Math.ceil(items.length / 3)) }, (_, index) => ({
+        name: `${list.replaceAll('/', '-')}-${index + 1}.json`,
+        mimeType: 'application/json',
+        buffer: Buffer.from(JSON.stringify(keygenPage(account, list, items, index + 1, 3), null, 2)),
+      })),
+    );
+    const total = async () => (await app.gql('{ licenses(first: 1) { totalCount } }', {})).licenses.totalCount as number;
+    const before = await total();
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.locator('#main').getByRole('button', { name: 'Import', exact: true }).click();
+    const dialog = page.getByRole('dialog', { name: 'Import licenses' });
+    await dialog.getByRole('tab', { name: 'From Keygen' }).click();
+    const choose = async () => {
+      const [chooser] = await Promise.all([page.waitForEvent('filechooser'), dialog.getByRole('button', { name: 'Choose Keygen files' }).click()]);
+      await chooser.setFiles(files);
+    };
+
+    // A file that is not JSON: a clear message, no request.
+    const [chooser] = await Promise.all([page.waitForEvent('filechooser'), dialog.getByRole('button', { name: 'Choose Keygen files' }).click()]);
+    await chooser.setFiles([files[0], { name: 'notes.json', mimeType: 'application/json', buffer: Buffer.from('not json') }]);
+    await dialog.getByRole('button', { name: 'Preview (dry run)' }).click();
+    await poll(() => dialog.getByTestId('keygen-error').textContent()).toMatch(/notes\.json is not JSON/);
+
+    await choose();
+    expect(await dialog.getByRole('button', { name: 'Import', exact: true }).isDisabled()).toBe(true); // preview first
+    await dialog.getByRole('button', { name: 'Preview (dry run)' }).click();
+    await poll(() => dialog.getByTestId('keygen-summary').textContent(), 60_000).toMatch(/^Preview: nothing was written\. 10 licenses and 10 machines read from \d+ pages; would create 10 licenses/);
+    const rows = await dialog.getByTestId('keygen-counts').locator('tbody tr').allTextContents();
+    expect(rows).toContain('Licenses10000');
+    expect(rows).toContain('Products1000');
+    expect(await total()).toBe(before);
+    // axe checked the dialog when it opened (on its CSV tab): once more now, with the Keygen tab and its report (app.errors).
+    const checked = app.overlays.checked.length;
+    await page.locator('[data-axe-checked]').evaluateAll((elements) => elements.forEach((element) => element.removeAttribute('data-axe-checked')));
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'import-04-keygen-preview.png'), fullPage: true });
+
+    await dialog.getByRole('button', { name: 'Import', exact: true }).click();
+    expect(app.overlays.checked.length).toBeGreaterThan(checked);
+    await poll(() => dialog.getByTestId('keygen-summary').textContent(), 60_000).toMatch(/^Imported\. .*created 10 licenses/);
+    expect(await total()).toBe(before + 10);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'import-05-keygen-imported.png'), fullPage: true });
+
+    await dialog.getByRole('button', { name: 'Preview (dry run)' }).click();
+    await poll(() => dialog.getByTestId('keygen-summary').textContent(), 60_000).toMatch(/would create 0 licenses/);
+    await dialog.getByRole('button', { name: 'Import', exact: true }).click();
+    await poll(() => dialog.getByTestId('keygen-summary').textContent(), 60_000).toMatch(/^Imported\. .*created 0 licenses/);
+    expect(await dialog.getByTestId('keygen-counts').locator('tbody tr').allTextContents()).toContain('Licenses00100');
+    expect(await total()).toBe(before + 10);
     expect(app.errors).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { Alert, Button, FileInput, List, Modal, Progress, ScrollArea, Stack, Table, Text } from '@mantine/core';
+import { Alert, Button, FileInput, List, Modal, Progress, ScrollArea, Stack, Table, Tabs, Text } from '@mantine/core';
 import { IconDownload, IconFileImport } from '@tabler/icons-react';
 import { useEffect, useState } from 'react';
 import { useQuery } from 'urql';
@@ -9,6 +9,7 @@ import { notifySuccess } from '../../../ui/notify';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { usePollUntil } from '../../../ui/usePollUntil';
 import { ModalFooter } from '../../../ui/ModalFooter';
+import { ImportKeygen } from './ImportKeygen';
 import {
   CheckLicenseImportMutation, LicenseImportJobFields, LicenseImportJobQuery, LicenseImportReportFields, StartLicenseImportMutation, TakeLicenseImportKeysMutation,
 } from '../graphql/import';
@@ -19,7 +20,7 @@ type Job = ResultOf<typeof LicenseImportJobFields>;
 const MAX_BYTES = 200_000;
 
 /**
- * Import (CompanyAdmins): pick a CSV file, see the dry run's every error by line and column, confirm, follow the
+ * Import (CompanyAdmins), from a CSV file or from a Keygen account (ImportKeygen.tsx). CSV: pick a file, see the dry run's every error by line and column, confirm, follow the
  * background job, then download the generated keys — once. `onImported` refreshes the list.
  */
 export function ImportLicensesButton({ disabled, onImported }: { disabled: boolean; onImported: () => void }) {
@@ -30,7 +31,7 @@ export function ImportLicensesButton({ disabled, onImported }: { disabled: boole
   return (
     <>
       <Button variant="default" leftSection={<IconFileImport size={16} />} disabled={disabled} onClick={() => setOpened(true)}>
-        Import CSV
+        Import
       </Button>
       {opened && (
         <ImportDialog
@@ -72,36 +73,47 @@ function ImportDialog({ jobId, onStarted, onClose, onImported }: { jobId: string
 
   return (
     // Once a job runs, only its own buttons close the dialog (a stray click or Escape would hide the keys' download).
-    <Modal opened onClose={() => onClose(false)} closeOnClickOutside={!jobId} closeOnEscape={!jobId} title="Import licenses from CSV" size="xl" centered>
+    <Modal opened onClose={() => onClose(false)} closeOnClickOutside={!jobId} closeOnEscape={!jobId} title="Import licenses" size="xl" centered>
       {jobId ? (
         <ImportProgress id={jobId} onFinished={onImported} onClose={onClose} />
       ) : (
-        <Stack>
-          <Text size="sm">
-            One row per license. Columns: <code>product</code> (name or id) and <code>max_activations</code> (or <code>seats</code>) are required;{' '}
-            <code>key</code> (empty: a new key is generated), <code>customer_email</code>, <code>expires_at</code>, <code>features</code>,{' '}
-            <code>custom.&lt;name&gt;</code>, <code>notes</code> and the other columns of the CSV export are optional. Importing the same file again creates
-            nothing twice.
-          </Text>
-          <FileInput label="CSV file" placeholder="Choose a file" accept=".csv,text/csv" clearable value={file} onChange={pick} disabled={check.saving} />
-          {check.saving && <Text size="sm">Checking every row…</Text>}
-          {problem && (
-            <Alert color="red" variant="light">
-              {problem}
-            </Alert>
-          )}
-          {report && <DryRunReport report={report} />}
-          <ModalFooter
-            onCancel={() => onClose(false)}
-            disabled={!report || report.errorCount > 0 || report.valid === 0}
-            loading={start.saving}
-            confirmLabel={report && report.errorCount === 0 && toImport > 0 ? `Import ${plural(toImport, 'license')}` : 'Import'}
-            onConfirm={async () => {
-              const data = await start.run({ input: { csv: csv! } });
-              if (data) onStarted(readFragment(LicenseImportJobFields, data.startLicenseImport.job).id);
-            }}
-          />
-        </Stack>
+        <Tabs defaultValue="csv" keepMounted={false}>
+          <Tabs.List mb="md">
+            <Tabs.Tab value="csv">CSV</Tabs.Tab>
+            <Tabs.Tab value="keygen">From Keygen</Tabs.Tab>
+          </Tabs.List>
+          <Tabs.Panel value="keygen">
+            <ImportKeygen onImported={onImported} />
+          </Tabs.Panel>
+          <Tabs.Panel value="csv">
+            <Stack>
+              <Text size="sm">
+                One row per license. Columns: <code>product</code> (name or id) and <code>max_activations</code> (or <code>seats</code>) are required;{' '}
+                <code>key</code> (empty: a new key is generated), <code>customer_email</code>, <code>expires_at</code>, <code>features</code>,{' '}
+                <code>custom.&lt;name&gt;</code>, <code>notes</code> and the other columns of the CSV export are optional. Importing the same file again creates
+                nothing twice.
+              </Text>
+              <FileInput label="CSV file" placeholder="Choose a file" accept=".csv,text/csv" clearable value={file} onChange={pick} disabled={check.saving} />
+              {check.saving && <Text size="sm">Checking every row…</Text>}
+              {problem && (
+                <Alert color="red" variant="light">
+                  {problem}
+                </Alert>
+              )}
+              {report && <DryRunReport report={report} />}
+              <ModalFooter
+                onCancel={() => onClose(false)}
+                disabled={!report || report.errorCount > 0 || report.valid === 0}
+                loading={start.saving}
+                confirmLabel={report && report.errorCount === 0 && toImport > 0 ? `Import ${plural(toImport, 'license')}` : 'Import'}
+                onConfirm={async () => {
+                  const data = await start.run({ input: { csv: csv! } });
+                  if (data) onStarted(readFragment(LicenseImportJobFields, data.startLicenseImport.job).id);
+                }}
+              />
+            </Stack>
+          </Tabs.Panel>
+        </Tabs>
       )}
     </Modal>
   );
@@ -202,7 +214,7 @@ function ImportProgress({ id, onFinished, onClose }: { id: string; onFinished: (
       <ModalFooter
         variant={finished && keys === 0 ? 'filled' : 'default'}
         onConfirm={() => onClose(finished && keys === 0)}
-        confirmLabel={!finished ? 'Close (it goes on in the background)' : keys > 0 ? 'Close (the keys wait under Import CSV)' : 'Close'}
+        confirmLabel={!finished ? 'Close (it goes on in the background)' : keys > 0 ? 'Close (the keys wait under Import)' : 'Close'}
       />
     </Stack>
   );
