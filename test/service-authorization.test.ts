@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyticsWindow, dashboardStats } from '../server/src/services/analytics.js';
 import { listActivity } from '../server/src/services/audit/activity.js';
@@ -33,6 +34,19 @@ import { removeMeterQuota, setMeterQuota, usageTotals } from '../server/src/serv
 import { getOutboxBodies, listOutbox } from '../server/src/services/notifications/outbox.js';
 import { runJobNow, type JobSchedule } from '../server/src/services/notifications/schedules.js';
 import { sendTestEmail } from '../server/src/services/notifications/test-email.js';
+import {
+  createRelease,
+  deleteArtifact,
+  deleteRelease,
+  getRelease,
+  listProductReleases,
+  publishRelease,
+  updateRelease,
+  uploadArtifact,
+  yankRelease,
+  type ReleaseStaffContext,
+} from '../server/src/services/releases/releases.js';
+import { artifactStoreFor } from '../server/src/services/releases/store.js';
 import { createProduct, deleteProduct, getProduct, getProductByName, listProducts, updateProduct } from '../server/src/services/products.js';
 import {
   changePassword,
@@ -64,7 +78,7 @@ import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 
 let t: TestApp;
 const clock = new TestClock();
-type Fixture = Record<'tenantId' | 'otherTenantId' | 'productId' | 'licenseId' | 'licenseKey' | 'activationId' | 'sessionId' | 'apiKeyId' | 'invitationId' | 'userId' | 'leaverId' | 'emailId' | 'webhookEndpointId' | 'webhookDeliveryId', string>;
+type Fixture = Record<'tenantId' | 'otherTenantId' | 'productId' | 'licenseId' | 'licenseKey' | 'activationId' | 'sessionId' | 'apiKeyId' | 'invitationId' | 'userId' | 'leaverId' | 'emailId' | 'webhookEndpointId' | 'webhookDeliveryId' | 'draftReleaseId' | 'publishedReleaseId' | 'artifactId', string>;
 const f = {} as Fixture;
 let admin: ServiceActor;
 let readOnlyUser: ServiceActor;
@@ -79,6 +93,9 @@ const jobs = {
   schedules: async (): Promise<JobSchedule[]> => [{ name: 'weekly-digest', description: '', schedule: '0 8 * * 1', timezone: 'UTC', lastRunAt: null, lastFinishedAt: null, nextRunAt: null, lastFailedAt: null, lastFailReason: null, running: false }],
   runNow: async (name: string) => void jobRuns.push(name),
 };
+/** The release staff context (artifact store, signer, limits) around a caller, as the upload route builds it. */
+const staff = (ctx: ServiceContext): ReleaseStaffContext => ({ ...ctx, store: artifactStoreFor(t.deps.config), signer: t.deps.signer, issuer: t.deps.config.publicUrl, maxUploadBytes: t.deps.config.releases.maxUploadBytes });
+const artifactBody = () => Readable.from([Buffer.from('MZ sneaky')]);
 const transport = { name: 'development' as const, send: async (messages: unknown[]) => (sent.push(...messages), []), findDelivered: async () => null };
 
 beforeAll(async () => {
@@ -107,6 +124,12 @@ beforeAll(async () => {
   f.emailId = (await t.prisma.emailOutbox.findFirstOrThrow({ where: { tenantId: tenant.id } })).id;
   f.webhookEndpointId = (await createWebhookEndpoint(as(admin), { url: 'https://hooks.acme.test/keyforge' }, { allowPrivate: false })).endpoint.id;
   f.webhookDeliveryId = (await sendTestWebhookEvent(as(admin), f.webhookEndpointId, { allowPrivate: false, publicUrl: 'http://keyforge.test' })).id;
+  // A draft with an artifact, and a published release (for yank).
+  f.draftReleaseId = (await createRelease(as(admin), { productId: f.productId, version: '1.0.0' })).id;
+  f.artifactId = (await uploadArtifact(staff(as(admin)), f.draftReleaseId, { filename: 'studio.exe', platform: 'win32', arch: 'x64' }, Readable.from([Buffer.from('MZ studio')]))).id;
+  f.publishedReleaseId = (await createRelease(as(admin), { productId: f.productId, version: '0.9.0' })).id;
+  await uploadArtifact(staff(as(admin)), f.publishedReleaseId, { filename: 'studio-0.9.exe', platform: 'win32', arch: 'x64' }, Readable.from([Buffer.from('MZ old')]));
+  await publishRelease(as(admin), f.publishedReleaseId);
   expect(Object.values(f).every(Boolean)).toBe(true);
 });
 afterAll(async () => {
@@ -134,6 +157,8 @@ const snapshot = async () => {
       p.webhookDelivery.findMany({ orderBy: { id: 'asc' } }),
       p.bulkJob.count(),
       p.webhookEvent.count(),
+      p.release.findMany({ orderBy: { id: 'asc' } }),
+      p.releaseArtifact.findMany({ orderBy: { id: 'asc' }, select: { id: true, releaseId: true, filename: true, storageKey: true, downloadCount: true } }),
     ]),
   );
 };
@@ -183,6 +208,13 @@ const mutations: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['resendWebhookDelivery', (ctx) => resendWebhookDelivery(ctx, f.webhookDeliveryId)],
   ['listWebhookEndpoints', (ctx) => listWebhookEndpoints(ctx, {})], // integration details: admins only
   ['listWebhookDeliveries', (ctx) => listWebhookDeliveries(ctx, f.webhookEndpointId, {})],
+  ['createRelease', (ctx) => createRelease(ctx, { productId: f.productId, version: '6.6.6' })],
+  ['updateRelease', (ctx) => updateRelease(ctx, f.draftReleaseId, { notes: 'sneaky' })],
+  ['publishRelease', (ctx) => publishRelease(ctx, f.draftReleaseId)],
+  ['yankRelease', (ctx) => yankRelease(ctx, f.publishedReleaseId)],
+  ['deleteRelease', (ctx) => deleteRelease(staff(ctx), f.draftReleaseId)],
+  ['deleteArtifact', (ctx) => deleteArtifact(staff(ctx), f.artifactId)],
+  ['uploadArtifact', (ctx) => uploadArtifact(staff(ctx), f.draftReleaseId, { filename: 'sneaky.exe', platform: 'win32', arch: 'x64' }, artifactBody())],
 ];
 
 /** Calls that read tenant data: any member of the tenant. */
@@ -209,6 +241,8 @@ const reads: [string, (ctx: ServiceContext) => Promise<unknown>][] = [
   ['analyticsWindow', async (ctx) => analyticsWindow(ctx, 'LAST_7_DAYS')],
   ['listActivity', (ctx) => listActivity(ctx, {})],
   ['activityLogIntegrity', (ctx) => activityLogIntegrity(ctx, null)],
+  ['listProductReleases', (ctx) => listProductReleases(ctx, f.productId)],
+  ['getRelease', (ctx) => getRelease(ctx, f.draftReleaseId)],
   ['verifyActivityLog', (ctx) => verifyActivityLog(ctx, { checkpoints: 'eyJhbGciOiJFZERTQSJ9.eyJraW5kIjoia2V5Zm9yZ2UtYXVkaXQtY2hlY2twb2ludCIsInRpZCI6IngiLCJzZXEiOjF9.c2lnbmF0dXJlc2lnbmF0dXJl' })],
 ];
 
@@ -262,9 +296,10 @@ describe('services authorize their caller', () => {
   it("an admin of another tenant finds none of this tenant's records (NotFound), changing nothing", async () => {
     const outsider = keyActor(f.otherTenantId, 'CompanyAdmin');
     const byId = ['updateProduct', 'deleteProduct', 'createLicense', 'updateLicense', 'revokeLicense', 'suspendLicense', 'reinstateLicense', 'renewLicense', 'transferLicense', 'reissueLicenseKey', 'deactivateActivation', 'updateUser', 'deactivateUser', 'reactivateUser', 'unlockMember', 'resetMemberMfa', 'sendMemberResetLink', 'revokeApiKey', 'revokeInvitation', 'endFloatingSession', 'setMeterQuota', 'removeMeterQuota',
-      'updateWebhookEndpoint', 'deleteWebhookEndpoint', 'rotateWebhookSecret', 'sendTestWebhookEvent', 'resendWebhookDelivery', 'listWebhookDeliveries'];
+      'updateWebhookEndpoint', 'deleteWebhookEndpoint', 'rotateWebhookSecret', 'sendTestWebhookEvent', 'resendWebhookDelivery', 'listWebhookDeliveries',
+      'createRelease', 'updateRelease', 'publishRelease', 'yankRelease', 'deleteRelease', 'deleteArtifact', 'uploadArtifact'];
     await expectRefused(mutations.filter(([name]) => byId.includes(name)), outsider, 'NotFound');
-    const readsById = ['getProduct', 'getProductByName', 'getLicense', 'listLicenseActivations', 'listActiveFloatingSessions', 'usageTotals'];
+    const readsById = ['getProduct', 'getProductByName', 'getLicense', 'listLicenseActivations', 'listActiveFloatingSessions', 'usageTotals', 'listProductReleases', 'getRelease'];
     await expectRefused(reads.filter(([name]) => readsById.includes(name)), outsider, 'NotFound');
     expect((await getOutboxBodies(as(outsider), f.emailId))).toBeNull();
   });
