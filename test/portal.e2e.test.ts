@@ -21,6 +21,7 @@ const CUSTOMER = 'pat@customer.test';
 
 let e2e: ConsoleE2e;
 let licenseKey: string;
+let productId: string;
 
 /** The application on a machine that never reaches the server: the SDK with the server's published keys. */
 async function airGappedMachine() {
@@ -50,6 +51,7 @@ beforeAll(async () => {
     input: { productId: createProduct.product.id, customerEmail: CUSTOMER, maxActivations: 5, features: ['export', 'cloud-sync'], expiresAt: '2030-01-31T00:00:00.000Z', gracePeriodDays: 14 },
   });
   licenseKey = createLicense.key;
+  productId = createProduct.product.id;
   for (const [id, name] of [
     ['dev-studio', 'Studio workstation'],
     ['dev-laptop', 'Pat’s old laptop'],
@@ -140,6 +142,47 @@ describeWith(chromiumNeed)('customer portal in Chromium', () => {
     // The vendor's activity log names the customer for each free.
     const { activityLog } = await e2e.gql('{ activityLog(first: 20, filter: { action: DEACTIVATE_ACTIVATION }) { nodes { user } } }', {});
     expect(activityLog.nodes.map((entry: { user: string }) => entry.user)).toEqual([`customer ${CUSTOMER}`, `customer ${CUSTOMER}`]);
+  });
+
+  it('lists the releases the license may download and downloads a file: the bytes are the artifact', async () => {
+    // Two published releases: 1.1.0 for every license, 2.0.0 requiring a feature this license lacks.
+    const installer = Buffer.alloc(70_001);
+    for (let i = 0; i < installer.length; i++) installer[i] = (i * 31 + 7) % 251;
+    const publish = async (version: string, requiredFeatures: string[], bytes: Buffer) => {
+      const { createRelease } = await e2e.gql('mutation($input: CreateReleaseInput!) { createRelease(input: $input) { release { id } } }', {
+        input: { productId, version, notes: `What is new in ${version}.`, requiredFeatures },
+      });
+      const query = new URLSearchParams({ filename: `Acme Studio Setup ${version}.exe`, platform: 'win32', arch: 'x64' });
+      const upload = await fetch(`${e2e.server.url}/api/releases/${createRelease.release.id}/artifacts?${query}`, {
+        method: 'PUT',
+        body: new Uint8Array(bytes),
+        headers: { authorization: `Bearer ${e2e.token}`, 'content-type': 'application/octet-stream' },
+      });
+      expect(upload.status).toBe(201);
+      await e2e.gql('mutation($id: ID!) { publishRelease(input: { id: $id }) { release { id } } }', { id: createRelease.release.id });
+    };
+    await publish('1.1.0', [], installer);
+    await publish('2.0.0', ['enterprise'], Buffer.from('not for this license'));
+
+    const page = await e2e.newPage(1280);
+    await page.goto('/portal/acme');
+    await page.getByLabel('Email address').fill(CUSTOMER);
+    await page.getByRole('button', { name: 'Email me a sign-in link' }).click();
+    await page.getByRole('heading', { name: 'Check your inbox' }).waitFor();
+    await page.goto(await outboxLink(e2e.env, 'portal-sign-in', CUSTOMER));
+    const downloads = page.getByRole('region', { name: 'Downloads' });
+    await downloads.getByRole('heading', { name: 'Version 1.1.0' }).waitFor();
+    await downloads.getByText('What is new in 1.1.0.').waitFor();
+    expect(await downloads.getByRole('heading', { name: 'Version 2.0.0' }).count()).toBe(0);
+    expect(await seriousViolations(page), 'downloads').toEqual([]);
+    await downloads.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'portal-downloads-1280.png'), fullPage: true });
+
+    const button = downloads.getByRole('button', { name: 'Download win32 x64 (70 KB), Acme Studio Setup 1.1.0.exe', exact: true });
+    const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);
+    expect(download.suggestedFilename()).toBe('Acme Studio Setup 1.1.0.exe');
+    expect(readFileSync((await download.path())!).equals(installer)).toBe(true);
+    await page.context().close();
   });
 
   it('a used link shows why, on the sign-in page', async () => {

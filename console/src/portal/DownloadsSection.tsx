@@ -83,10 +83,10 @@ function LicenseDownloadsCard({ license }: { license: LicenseDownloads }) {
                   variant="default"
                   leftSection={<IconDownload size={14} aria-hidden />}
                   loading={pending === artifact.id}
-                  aria-label={`Download ${artifact.filename} (${artifact.platform} ${artifact.arch}, ${formatBytes(artifact.size)})`}
+                  aria-label={`Download ${artifact.platform} ${artifact.arch} (${formatBytes(artifact.size)}), ${artifact.filename}`}
                   onClick={() => void fetchLink(artifact)}
                 >
-                  {artifact.platform} {artifact.arch} · {formatBytes(artifact.size)}
+                  Download {artifact.platform} {artifact.arch} ({formatBytes(artifact.size)})
                 </Button>
               ))}
             </Group>
