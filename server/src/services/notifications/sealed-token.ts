@@ -10,10 +10,16 @@ import type { ServerSecrets } from '../../crypto/secrets.js';
 // development outbox, which is the mailbox when nothing is sent, keeps it sealed for the operator's CLI.
 
 /**
- * The placeholder of a token in a stored body: its kind prefix and REDACTED (a Keyforge license key: its prefix word,
- * `ACME-REDACTED`; a key imported in another format: `REDACTED` alone, its text being the vendor's).
+ * The placeholder of a token in a stored body: its kind prefix and REDACTED (`kfp_REDACTED`; a Keyforge license key:
+ * its prefix word, `ACME-REDACTED`; a key imported in another format: `REDACTED` alone, its text being the vendor's).
+ * Single-use tokens are recognised first: their shape is also a well-formed imported key.
  */
-export const tokenPlaceholder = (token: string) => (isLicenseKey(token) ? (isKeyforgeKey(token) ? `${token.split('-')[0]}-REDACTED` : 'REDACTED') : `${token.slice(0, 4)}REDACTED`);
+export const tokenPlaceholder = (token: string) => {
+  if (SINGLE_USE_TOKEN_EXACT.test(token) || !isLicenseKey(token)) return `${token.slice(0, 4)}REDACTED`;
+  return isKeyforgeKey(token) ? `${token.split('-')[0]}-REDACTED` : 'REDACTED';
+};
+
+const SINGLE_USE_TOKEN_EXACT = /^kf[irp]_[A-Za-z0-9_-]{1,100}$/;
 
 /** A license key of any format, in its canonical form. */
 const isLicenseKey = (token: string) => canonicalLicenseKey(token) === token;
@@ -42,8 +48,6 @@ export function unsealEmailToken(secrets: ServerSecrets, email: SealedFor & { se
   }
   return opened.token;
 }
-
-const SINGLE_USE_TOKEN_EXACT = /^kf[irp]_[A-Za-z0-9_-]{1,100}$/;
 
 /** A stored body with the token in place of its placeholder: the message as the addressee receives it. */
 export const renderToken = (body: string, token: string) => body.split(tokenPlaceholder(token)).join(token);
