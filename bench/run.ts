@@ -2,7 +2,8 @@
 // same essential work, on a fresh PostgreSQL database, driven by autocannon over loopback.
 // Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (16), BENCH_SCENARIOS (validate,device,activate,hotkey,revoke; revoke: bench/revoke.ts,
 //      BENCH_REVOKE_SECONDS (20); `writes`, only when named: bench/writes.ts, BENCH_WRITES_CONDITIONS (quiet,loaded,sync),
-//      BENCH_WRITES_ROUNDS (3)),
+//      BENCH_WRITES_ROUNDS (3); `upload`, only when named: bench/upload.ts, BENCH_UPLOAD_MB (512, up to 2048),
+//      BENCH_DOWNLOADS (50)),
 //      BENCH_ROUNDS (1; e.g. 3: each scenario runs that many times on both servers, the order alternating per round, and
 //      the ratio reported is the median of the rounds' ratios),
 //      BENCH_CPU_PROF=1 (profile both servers into bench/results/profiles/), BENCH_SERVER_ENTRY (default
@@ -26,6 +27,7 @@ import autocannon, { type Request, type Result } from 'autocannon';
 import pg from 'pg';
 import { startPgBouncer } from '../test/support/pgbouncer.js';
 import { runRevokeScenario, type RevokeResult } from './revoke.js';
+import { runUploadScenario } from './upload.js';
 import { runWritesScenario, writesReport, type WritesCondition, type WritesResult } from './writes.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -38,6 +40,9 @@ if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`BENCH_ROUNDS: a wh
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'validate,device,activate,hotkey,revoke').split(',').map((s) => s.trim());
 const WRITES_CONDITIONS = (process.env.BENCH_WRITES_CONDITIONS ?? 'quiet,loaded,sync').split(',').map((s) => s.trim()) as WritesCondition[];
 const WRITES_ROUNDS = Number(process.env.BENCH_WRITES_ROUNDS ?? 3);
+const UPLOAD_MB = Number(process.env.BENCH_UPLOAD_MB ?? 512);
+if (!Number.isInteger(UPLOAD_MB) || UPLOAD_MB < 1 || UPLOAD_MB > 2048) throw new Error(`BENCH_UPLOAD_MB: a whole number of MiB from 1 to 2048, not '${process.env.BENCH_UPLOAD_MB}'`);
+const DOWNLOADS = Number(process.env.BENCH_DOWNLOADS ?? 50);
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
 const METRICS = process.env.BENCH_METRICS === '1';
 const COMPARE_METRICS = process.env.BENCH_METRICS === 'compare';
@@ -273,6 +278,9 @@ interface Seed {
   keys: string[];
   licenseId: string;
   devices: number;
+  adminKey: string;
+  productId: string;
+  productName: string;
 }
 
 async function runScenario(scenario: string, target: Target, url: string, seed: Seed, round = 0): Promise<Row> {
@@ -479,7 +487,7 @@ async function main() {
   const rows: Row[] = [];
   // With several rounds the order alternates (keyforge first, then the floor first, …): a drift in the machine's load
   // or a server's warm-up then falls on both alike.
-  for (const scenario of SCENARIOS.filter((s) => s !== 'revoke' && s !== 'writes')) {
+  for (const scenario of SCENARIOS.filter((s) => s !== 'revoke' && s !== 'writes' && s !== 'upload')) {
     for (let round = 0; round < ROUNDS; round++) {
       for (const target of round % 2 ? [...targets].reverse() : targets) rows.push(await runScenario(scenario, target, url, seed, round));
     }
@@ -509,6 +517,16 @@ async function main() {
         return { rps: row.rps, errors: row.errors };
       },
     });
+  }
+  // A large upload and many downloads against validate (bench/upload.ts): only when named in BENCH_SCENARIOS.
+  if (SCENARIOS.includes('upload')) {
+    const keyforge = targets[0];
+    const upload = await runUploadScenario({ base: keyforge.base, seed, uploadMb: UPLOAD_MB, downloadClients: DOWNLOADS, validate: () => runScenario('validate', keyforge, url, seed) });
+    mkdirSync(RESULTS, { recursive: true });
+    const date = new Date().toISOString();
+    writeFileSync(path.join(RESULTS, 'upload-latest.json'), `${JSON.stringify({ date, machine: { ...m, cpuBusyBeforeRun: Math.round(busyBefore * 100) / 100 }, connections: CONNECTIONS, durationSeconds: DURATION, upload }, null, 2)}\n`);
+    console.log('Wrote bench/results/upload-latest.json');
+    if (SCENARIOS.every((s) => s === 'upload')) return;
   }
   report(rows, busyBefore, revoke, writes);
   if (CPU_PROF) {
