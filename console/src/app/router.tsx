@@ -12,6 +12,7 @@ import { LicensesPage } from '../modules/licenses/pages/LicensesPage';
 import { OutboxPage } from '../modules/outbox/pages/OutboxPage';
 import { SystemPage } from '../modules/system/pages/SystemPage';
 import { ProductsPage } from '../modules/products/pages/ProductsPage';
+import { ReleasesPage } from '../modules/releases/pages/ReleasesPage';
 import { ProfilePage } from '../modules/profile/pages/ProfilePage';
 import { CompanySettingsPage } from '../modules/settings/pages/CompanySettingsPage';
 import { WebhooksPage } from '../modules/webhooks/pages/WebhooksPage';
@@ -54,6 +55,7 @@ export const router = createBrowserRouter([
               { path: '/licenses', element: <LicensesPage /> },
               { path: '/licenses/:id', element: <LicenseDetailPage /> },
               { path: '/products', element: <ProductsPage /> },
+              { path: '/products/:productId/releases', element: <ReleasesPage /> },
               { path: '/activity', element: <ActivityPage /> },
               { path: '/emails', element: <RequireAdmin page={<OutboxPage />} /> },
               { path: '/system', element: <RequireAdmin page={<SystemPage />} /> },

@@ -83,6 +83,15 @@ export function ProductsTable({ products, renderActions }: { products: readonly 
             ),
         },
         { accessor: 'createdAt', title: 'Created', render: (product) => formatDate(product.createdAt) },
+        {
+          accessor: 'releases',
+          title: 'Releases',
+          render: (product) => (
+            <Anchor component={Link} to={`/products/${product.id}/releases`} size="sm" aria-label={`Releases of ${product.name}`}>
+              Releases
+            </Anchor>
+          ),
+        },
         { accessor: 'actions', title: '', render: (product) => renderActions(product) },
       ]}
     />
