@@ -5,6 +5,7 @@ import { AppError } from '../../domain/errors.js';
 import type { AppDeps } from '../../deps.js';
 import type { AppEnv } from '../../http/env.js';
 import { uploadArtifact, type ReleaseStaffContext } from '../../services/releases/releases.js';
+import { publicArtifact } from '../../services/releases/public.js';
 import { artifactStoreFor } from '../../services/releases/store.js';
 import { adminServiceContext } from './context.js';
 import type { Context } from 'hono';
@@ -37,18 +38,7 @@ export function mountReleaseRoutes(app: Hono<AppEnv>, deps: AppDeps) {
     const artifact = await uploadArtifact(ctx, c.req.param('releaseId'), query, Readable.fromWeb(raw as WebReadableStream<Uint8Array>));
     c.header('Cache-Control', 'no-store');
     return c.json(
-      {
-        id: artifact.id,
-        releaseId: artifact.releaseId,
-        filename: artifact.filename,
-        platform: artifact.platform,
-        arch: artifact.arch,
-        filetype: artifact.filetype,
-        size: Number(artifact.size),
-        sha256: artifact.sha256,
-        sha512: artifact.sha512,
-        signature: artifact.signature,
-      },
+      { ...publicArtifact(artifact), releaseId: artifact.releaseId },
       201,
     );
   });

@@ -92,17 +92,22 @@ export function publicRelease(release: ReleaseRow, artifacts: ArtifactRow[] = re
     status: 'published' as const,
     notes: release.notes,
     publishedAt: release.publishedAt!.toISOString(),
-    artifacts: artifacts.map((artifact) => ({
-      id: artifact.id,
-      filename: artifact.filename,
-      platform: artifact.platform,
-      arch: artifact.arch,
-      filetype: artifact.filetype,
-      size: Number(artifact.size),
-      sha256: artifact.sha256,
-      sha512: artifact.sha512,
-      signature: artifact.signature,
-    })),
+    artifacts: artifacts.map(publicArtifact),
+  };
+}
+
+/** An artifact as the public API (and the staff upload's answer) shows it. */
+export function publicArtifact(artifact: Pick<ArtifactRow, 'id' | 'filename' | 'platform' | 'arch' | 'filetype' | 'size' | 'sha256' | 'sha512' | 'signature'>) {
+  return {
+    id: artifact.id,
+    filename: artifact.filename,
+    platform: artifact.platform,
+    arch: artifact.arch,
+    filetype: artifact.filetype,
+    size: Number(artifact.size),
+    sha256: artifact.sha256,
+    sha512: artifact.sha512,
+    signature: artifact.signature,
   };
 }
 
