@@ -9,6 +9,7 @@ import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, useFuzzTa
 
 const role = ['COMPANY_ADMIN', 'READ_ONLY', 'CompanyAdmin'] as const;
 const period = ['DAY', 'MONTH', 'YEAR', 'LIFETIME', 'day'] as const;
+const releaseChannel = ['STABLE', 'RC', 'BETA', 'ALPHA', 'DEV', 'stable'] as const;
 const licenseFields = { customFields: 'json', customerEmail: 'string', expiresAt: 'date', features: 'json', floatingSeats: 'int', gracePeriodDays: 'int', isTrial: 'bool', maxActivations: 'int', maxVersion: 'string', minVersion: 'string', offlineGraceDays: 'int' } as const;
 const { customerEmail: _customer, expiresAt: _expires, ...planFields } = licenseFields;
 /** Every mutation takes one `input` (<Name>Input); the fuzzed variable is that whole object. */
@@ -71,6 +72,12 @@ export const operations: Operation[] = [
   mutation('issueLicenseFile', { licenseId: 'id', deviceId: 'string', ttlDays: 'int', licenseKey: 'string' }),
   mutation('activateOffline', { licenseId: 'id', request: armoredText, licenseKey: 'string' }),
   mutation('deactivateOffline', { licenseId: 'id', proof: armoredText }),
+  mutation('createRelease', { productId: 'id', version: 'string', channel: releaseChannel, notes: 'string', requiredFeatures: 'json', requiresMaintenance: 'bool' }),
+  mutation('updateRelease', { id: 'id', channel: releaseChannel, notes: 'string', requiredFeatures: 'json', requiresMaintenance: 'bool' }),
+  mutation('publishRelease', { id: 'id' }),
+  mutation('yankRelease', { id: 'id' }),
+  mutation('deleteRelease', { id: 'id' }),
+  mutation('deleteArtifact', { id: 'id' }),
   mutation('setArtifactTauriSignature', { artifactId: 'id', tauriSignature: 'string' }),
   mutation('setup', { companyName: 'string', keyPrefix: 'string', email: 'string', password: 'string', name: 'string' }),
 ];
@@ -93,7 +100,8 @@ export function fuzzMutationsHalf(half: 0 | 1) {
     const integration = await target.t.prisma.paymentConnection.create({ data: { tenantId, provider: 'stripe', name: 'Stripe', secretEncrypted: target.t.deps.secrets.encrypt('whsec_fuzz_0000'), secretHint: '…0000' } });
     const mapping = await target.t.prisma.paymentPriceMapping.create({ data: { tenantId, connectionId: integration.id, priceId: 'price_fuzz', planId: plan.id } });
     const offlineLicense = await seedArmoredSamples(target.t, target.auth.token, target.admin.user.tenantId, target.product.id);
-    ids = [target.product.id, target.license.id, other.id, plan.id, offlineLicense, integration.id, mapping.id];
+    const release = await target.t.prisma.release.create({ data: { tenantId, productId: target.product.id, version: '1.0.0', notes: 'Fuzzed release' } });
+    ids = [target.product.id, target.license.id, other.id, plan.id, offlineLicense, integration.id, mapping.id, release.id];
   });
   const middle = Math.ceil(operations.length / 2);
   const mine = half === 0 ? operations.slice(0, middle) : operations.slice(middle);

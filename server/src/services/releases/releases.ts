@@ -81,6 +81,7 @@ async function tenantRelease(db: Tx | ServiceContext['db']['prisma'], tenantId: 
 
 /** Locks the release row for the rest of `tx` (publish, yank, delete and an upload's commit exclude each other). */
 async function lockRelease(tx: Tx, tenantId: string, releaseId: string) {
+  if (!isUuid(releaseId)) throw releaseNotFound();
   const rows = await tx.$queryRaw<{ status: string }[]>`SELECT status::text FROM releases WHERE id = ${releaseId}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
   if (!rows.length) throw releaseNotFound();
   return rows[0].status;
