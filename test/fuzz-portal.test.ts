@@ -41,6 +41,7 @@ const operations: (Operation & { concurrency?: number })[] = [
   { name: 'uploadActivationRequest', query: 'mutation($input: UploadActivationRequestInput!) { uploadActivationRequest(input: $input) { licenseFile } }', variables: { input: { licenseId: 'id', request: 'string', key: 'string' } } },
   { name: 'uploadDeactivationProof', query: 'mutation($input: UploadDeactivationProofInput!) { uploadDeactivationProof(input: $input) { license { id } } }', variables: { input: { licenseId: 'id', proof: 'string' } } },
   // Last: it may end the session the others use.
+  { name: 'downloadArtifact', query: 'mutation($input: DownloadArtifactInput!) { downloadArtifact(input: $input) { url } }', variables: { input: { licenseId: 'id', artifactId: 'id' } } },
   { name: 'signOut', query: 'mutation($input: SignOutInput!) { signOut(input: $input) { sessionsEnded } }', variables: { input: { everywhere: 'bool' } } },
 ];
 
