@@ -161,7 +161,7 @@ describe('service endpoints', () => {
     expect(response.status).toBe(200);
     const doc = response.json;
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/activate', '/deactivate', '/float/checkin', '/float/checkout', '/float/heartbeat', '/license-file', '/meter', '/nonce', '/payments/{connectionId}/webhook', '/validate']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/activate', '/artifacts/{artifactId}/download', '/artifacts/{artifactId}/file', '/deactivate', '/feeds/download/{product}/{artifactId}/{filename}', '/feeds/electron/{product}/{file}', '/feeds/tauri/{product}/{target}/{arch}/{currentVersion}', '/float/checkin', '/float/checkout', '/float/heartbeat', '/license-file', '/meter', '/nonce', '/payments/{connectionId}/webhook', '/releases', '/releases/upgrade', '/validate']);
     expect(doc.components.securitySchemes.SessionToken).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.paths['/float/heartbeat'].post.security).toEqual([{ SessionToken: [] }, {}]);
     expect(doc.components.schemas.MeterRequest.properties.event.pattern).toBe('^[a-z][a-z0-9_]*(\\.[a-z0-9_]+)*$');
