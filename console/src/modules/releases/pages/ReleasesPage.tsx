@@ -21,7 +21,7 @@ const STATUS_LABELS = { DRAFT: 'Draft', PUBLISHED: 'Published', YANKED: 'Yanked'
 const channelLabel = (channel: string) => CHANNELS.find((option) => option.value === channel)?.label ?? channel;
 
 /**
- * A product's releases (docs/console.md "Releases"): drafts take file uploads, are published, and a published
+ * A product's releases (docs/console.md "Admin console", its Releases item): drafts take file uploads, are published, and a published
  * release can be yanked. Every member reads the list and the download counts; CompanyAdmins manage.
  */
 export function ReleasesPage() {
