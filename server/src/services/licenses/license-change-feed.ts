@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { PGlite } from '@electric-sql/pglite';
 import { OutageAwareClient } from '../../db/pg-client.js';
 import type { Logger } from '../../logger.js';
-import type { SystemContext } from '../context.js';
+import type { Database } from '../../db/database.js';
 
 /** What a change feed tells the license cache, in the order the database committed it. */
 export interface ChangeFeedHandler {
@@ -68,7 +68,7 @@ DELETE FROM license_cache_changes WHERE xid < (SELECT max(below) FROM horizon)`;
  * previous run — every reader alive has polled since — and the current xmin is recorded for the next run. Returns
  * the rows deleted.
  */
-export async function purgeLicenseCacheChanges({ db }: Pick<SystemContext, 'db'>): Promise<number> {
+export async function purgeLicenseCacheChanges({ db }: { db: Database }): Promise<number> {
   const [row] = await db.sql.query<{ deleted: number }>(
     `WITH horizon AS (
        UPDATE license_cache_changes_horizon
