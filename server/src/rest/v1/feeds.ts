@@ -3,7 +3,7 @@ import { createRoute, z } from '@hono/zod-openapi';
 import type { AppDeps } from '../../deps.js';
 import { AppError } from '../../domain/errors.js';
 import { publicRoute } from '../../http/public-api.js';
-import { ELECTRON_FEED_FILES, electronFeedArtifacts, electronFeedYaml, TAURI_ARCHES, TAURI_TARGETS, tauriArtifact, tauriUpdate, type FeedRelease } from '../../services/releases/feeds.js';
+import { ELECTRON_FEED_FILES, electronFeedArtifacts, electronFeedYaml, TAURI_ARCHES, TAURI_TARGETS, tauriArtifact, tauriUpdate, withTauriSignatures, type FeedRelease } from '../../services/releases/feeds.js';
 import { RELEASE_CHANNELS, type ReleaseChannel } from '../../services/releases/model.js';
 import { artifactDownloadLink, checkForUpgrade, listLicenseReleases } from '../../services/releases/public.js';
 import { licenseKeyOf, releaseContext } from './releases.js';
@@ -161,13 +161,7 @@ export const tauriFeed = (deps: AppDeps) =>
     const upgrade = answer as Exclude<typeof answer, { isValid: false }>;
     if (!upgrade.available) return { body: {}, status: 204 as const, headers: noStore };
     const { release } = upgrade;
-    // The vendor's Tauri signatures of the offered artifacts (not part of the public Release object).
-    const signatures = await ctx.db.prisma.releaseArtifact.findMany({
-      where: { id: { in: release.artifacts.map((artifact) => artifact.id) }, releaseId: release.id, release: { productId: release.product } },
-      select: { id: true, tauriSignature: true },
-    });
-    const signatureOf = new Map(signatures.map((row) => [row.id, row.tauriSignature]));
-    const withSignatures = { ...feedRelease(release), artifacts: release.artifacts.map((artifact) => ({ ...artifact, tauriSignature: signatureOf.get(artifact.id) ?? null })) };
+    const withSignatures = await withTauriSignatures(ctx.db, { ...feedRelease(release), id: release.id, product: release.product });
     const artifact = tauriArtifact(withSignatures, platform, arch);
     if (!artifact) return { body: {}, status: 204 as const, headers: noStore };
     return { body: tauriUpdate(withSignatures, artifact, downloadUrl(ctx.publicUrl, release.product, artifact, deviceId)), headers: noStore };

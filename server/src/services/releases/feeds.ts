@@ -12,6 +12,8 @@
  * file URL in a feed points at a license-gated download route.
  */
 
+import type { Database } from '../../db/database.js';
+
 /** An artifact as the feeds need it (the public API's Artifact, plus the vendor's Tauri signature). */
 export interface FeedArtifact {
   id: string;
@@ -154,4 +156,14 @@ export function tauriSignatureProblem(signature: string): string | null {
   if (!sig || sig.length !== 74 || !['Ed', 'ED'].includes(sig.subarray(0, 2).toString('latin1'))) return 'does not hold an Ed25519 minisign signature';
   if (bytes(globalSignature)?.length !== 64) return 'lacks the minisign global signature';
   return null;
+}
+
+/** The release with its artifacts' vendor Tauri signatures (not part of the public Release object) read in. */
+export async function withTauriSignatures(db: Database, release: FeedRelease & { id: string; product: string }): Promise<FeedRelease> {
+  const rows = await db.prisma.releaseArtifact.findMany({
+    where: { id: { in: release.artifacts.map((artifact) => artifact.id) }, releaseId: release.id, release: { productId: release.product } },
+    select: { id: true, tauriSignature: true },
+  });
+  const signatureOf = new Map(rows.map((row) => [row.id, row.tauriSignature]));
+  return { ...release, artifacts: release.artifacts.map((artifact) => ({ ...artifact, tauriSignature: signatureOf.get(artifact.id) ?? null })) };
 }
