@@ -1,4 +1,5 @@
 import { createRoute, z } from '@hono/zod-openapi';
+import { contentDisposition } from '../../services/releases/s3-store.js';
 import type { AppDeps } from '../../deps.js';
 import { AppError } from '../../domain/errors.js';
 import { publicRoute, type PublicCall } from '../../http/public-api.js';
@@ -174,12 +175,6 @@ export const artifactDownload = (deps: AppDeps) =>
     const query = call.query as { product: string; deviceId?: string };
     return { body: await artifactDownloadLink(releaseContext(deps), { ...query, artifactId: call.params!.artifactId, licenseKey: licenseKeyOf(call) }), headers: { 'Cache-Control': 'no-store' } };
   });
-
-/** RFC 6266 / 5987: an ASCII fallback and the exact UTF-8 name. */
-export function contentDisposition(filename: string): string {
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\%]/g, '_');
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
-}
 
 export const artifactFile = (deps: AppDeps) =>
   publicRoute(fileRoute, async (call) => {
