@@ -2,7 +2,7 @@
 // same essential work, on a fresh PostgreSQL database, driven by autocannon over loopback.
 // Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (16), BENCH_SCENARIOS (validate,device,activate,hotkey,revoke; revoke: bench/revoke.ts,
 //      BENCH_REVOKE_SECONDS (20); `writes`, only when named: bench/writes.ts, BENCH_WRITES_CONDITIONS (quiet,loaded,sync),
-//      BENCH_WRITES_ROUNDS (3); `upload`, only when named: bench/upload.ts, BENCH_UPLOAD_MB (512, up to 2048),
+//      BENCH_WRITES_ROUNDS (7); `upload`, only when named: bench/upload.ts, BENCH_UPLOAD_MB (512, up to 2048),
 //      BENCH_DOWNLOADS (50)),
 //      BENCH_ROUNDS (1; e.g. 3: each scenario runs that many times on both servers, the order alternating per round, and
 //      the ratio reported is the median of the rounds' ratios),
@@ -39,7 +39,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`BENCH_ROUNDS: a whole number of at least 1, not '${process.env.BENCH_ROUNDS}'`);
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'validate,device,activate,hotkey,revoke').split(',').map((s) => s.trim());
 const WRITES_CONDITIONS = (process.env.BENCH_WRITES_CONDITIONS ?? 'quiet,loaded,sync').split(',').map((s) => s.trim()) as WritesCondition[];
-const WRITES_ROUNDS = Number(process.env.BENCH_WRITES_ROUNDS ?? 3);
+const WRITES_ROUNDS = Number(process.env.BENCH_WRITES_ROUNDS ?? 7);
 const UPLOAD_MB = Number(process.env.BENCH_UPLOAD_MB ?? 512);
 if (!Number.isInteger(UPLOAD_MB) || UPLOAD_MB < 1 || UPLOAD_MB > 2048) throw new Error(`BENCH_UPLOAD_MB: a whole number of MiB from 1 to 2048, not '${process.env.BENCH_UPLOAD_MB}'`);
 const DOWNLOADS = Number(process.env.BENCH_DOWNLOADS ?? 50);

@@ -592,11 +592,22 @@ describe('the change log (migration license_cache_change_log) and its feed', () 
       await owner.query('DELETE FROM licenses WHERE id = $1', [one.id]);
       await expectHeard(`l${one.id}`);
 
-      // More than 150 licenses in one statement: named by company instead.
+      // An update logs each license (migration license_cache_row_trigger), one that changes no column too.
       const many = (await copy(200)).rows.map((row) => row.id);
       heard.length = 0;
       await owner.query(`UPDATE licenses SET features = ARRAY['bulk'] WHERE id = ANY($1)`, [many]);
-      await expectHeard(`t${tenantId}`);
+      for (const id of many) await expectHeard(`l${id}`);
+      heard.length = 0;
+      await owner.query('UPDATE licenses SET features = features WHERE id = $1', [many[0]]);
+      await expectHeard(`l${many[0]}`);
+      // More than 1,000 rows in one poll: everything is forgotten rather than each.
+      const more = (await copy(1_100)).rows.map((row) => row.id);
+      heard.length = 0;
+      await owner.query(`UPDATE licenses SET features = ARRAY['bulk'] WHERE id = ANY($1)`, [more]);
+      await expectHeard('*');
+      expect(heard.filter((payload) => payload.startsWith('l'))).toEqual([]);
+      await owner.query('DELETE FROM licenses WHERE id = ANY($1)', [more]);
+      // A delete of more than 150 licenses in one statement: named by company instead.
       heard.length = 0;
       await owner.query('DELETE FROM licenses WHERE id = ANY($1)', [many]);
       await expectHeard(`t${tenantId}`);

@@ -4,7 +4,7 @@ import { OutageAwareClient } from '../../db/pg-client.js';
 import type { Logger } from '../../logger.js';
 import type { Database } from '../../db/database.js';
 
-/** What a change feed tells the license cache, in the order the database committed it. */
+/** What a change feed tells the license cache. */
 export interface ChangeFeedHandler {
   /** A change: `l<license id>`, `t<tenant id>` or `*`, comma-separated (migration license_cache_change_log). */
   notify(payload: string): void;
@@ -41,7 +41,10 @@ export const DEFAULT_FEED_TIMING = { retentionMs: 30_000, pruneEveryMs: 10_000 }
 /** The application_name of the feed's connection (an operator, and a test, find it in pg_stat_activity). */
 export const CHANGE_FEED_APPLICATION_NAME = 'keyforge-license-changes';
 
-/** More rows than this in one poll: forget everything rather than each (a bulk change of many companies). */
+/**
+ * More rows than this in one poll: forget everything rather than each (a bulk change logs a row per license). The
+ * rows are read in no particular order: each only says what to forget.
+ */
 const MAX_ROWS = 1000;
 
 /**
@@ -55,7 +58,7 @@ SELECT pg_current_snapshot()::text AS snapshot,
        (SELECT coalesce(max(below), 0)::text FROM license_cache_changes_horizon) AS below,
        (SELECT system_identifier::text FROM pg_control_system()) || '/' || (SELECT timeline_id::text FROM pg_control_checkpoint())
          || '/' || pg_postmaster_start_time()::text || '/' || coalesce(host(inet_server_addr()), 'local') || ':' || coalesce(inet_server_port()::text, '') AS server,
-       ARRAY(SELECT payload FROM license_cache_changes WHERE $1::boolean AND (xid >= $2::bigint OR xid = ANY($3::bigint[])) ORDER BY id LIMIT ${MAX_ROWS + 1}) AS payloads`;
+       ARRAY(SELECT payload FROM license_cache_changes WHERE $1::boolean AND (xid >= $2::bigint OR xid = ANY($3::bigint[])) LIMIT ${MAX_ROWS + 1}) AS payloads`;
 
 /** Moves the horizon up (never down) and deletes what is below it, in one statement. */
 const PRUNE = `
