@@ -19,7 +19,11 @@ beforeAll(async () => {
   const { key, license } = await t.seedLicense(tenant.id, product.id, { customerEmail: 'pat@customer.test', maxActivations: 50 });
   for (let i = 0; i < 5; i++) await t.activate({ licenseKey: key, deviceId: `dev-${i}` });
   const devices = await t.prisma.activation.findMany({ where: { licenseId: license.id }, select: { id: true } });
-  ids = [license.id, ...devices.map((device) => device.id)];
+  // A bundle license too: the downloads list and links resolve its members.
+  await t.seedProduct(tenant.id, 'Acme Extra');
+  const suite = await t.seedProduct(tenant.id, 'Acme Suite', [product.name, 'Acme Extra']);
+  const bundle = (await t.seedLicense(tenant.id, suite.id, { customerEmail: 'pat@customer.test' })).license;
+  ids = [license.id, bundle.id, ...devices.map((device) => device.id)];
   await t.post('/portal/acme/graphql', { query: 'mutation { requestSignInLink(input: { email: "pat@customer.test" }) { email } }' });
   const row = await t.prisma.emailOutbox.findFirstOrThrow({ where: { kind: 'portal-sign-in' } });
   const signIn = await t.post('/portal/acme/graphql', { query: 'mutation($t: String!) { signIn(input: { token: $t }) { customer { email } } }', variables: { t: t.outboxToken(row) } });
@@ -40,6 +44,7 @@ const operations: (Operation & { concurrency?: number })[] = [
   { name: 'downloadLicenseFile', query: 'mutation($input: DownloadLicenseFileInput!) { downloadLicenseFile(input: $input) { licenseFile } }', variables: { input: { licenseId: 'id', deviceId: 'id', key: 'string' } } },
   { name: 'uploadActivationRequest', query: 'mutation($input: UploadActivationRequestInput!) { uploadActivationRequest(input: $input) { licenseFile } }', variables: { input: { licenseId: 'id', request: 'string', key: 'string' } } },
   { name: 'uploadDeactivationProof', query: 'mutation($input: UploadDeactivationProofInput!) { uploadDeactivationProof(input: $input) { license { id } } }', variables: { input: { licenseId: 'id', proof: 'string' } } },
+  { name: 'downloads', query: 'query($channel: ReleaseChannel) { downloads(channel: $channel) { licenseId products { productId releases { id channel } } } }', variables: { channel: ['STABLE', 'RC', 'BETA', 'ALPHA', 'DEV'] } },
   // Last: it may end the session the others use.
   { name: 'downloadArtifact', query: 'mutation($input: DownloadArtifactInput!) { downloadArtifact(input: $input) { url } }', variables: { input: { licenseId: 'id', artifactId: 'id' } } },
   { name: 'signOut', query: 'mutation($input: SignOutInput!) { signOut(input: $input) { sessionsEnded } }', variables: { input: { everywhere: 'bool' } } },

@@ -10,7 +10,7 @@ import { postJson } from './support/processes.js';
 /**
  * The customer portal in Chromium at 1280 and 375 px, on the real server and PostgreSQL: the vendor turns it on
  * (handle, accent colour, a product's device-free limit), a customer signs in from the link in the development
- * outbox, sees their license and devices, downloads a device's license file, activates a machine without internet (the SDK's
+ * outbox, sees their license and devices, lists the releases on the stable and the beta channel and downloads one, downloads a device's license file, activates a machine without internet (the SDK's
  * request pasted in, the license file taken back and validated offline), frees a device, and signs out. axe-core checks every portal page
  * and every menu and dialog opened on it (0 serious or critical violations). An unknown handle shows a page that says
  * there is no portal there. The console's and the portal's Content-Security-Policy: present, an injected inline script
@@ -144,13 +144,13 @@ describeWith(chromiumNeed)('customer portal in Chromium', () => {
     expect(activityLog.nodes.map((entry: { user: string }) => entry.user)).toEqual([`customer ${CUSTOMER}`, `customer ${CUSTOMER}`]);
   });
 
-  it('lists the releases the license may download and downloads a file: the bytes are the artifact', async () => {
-    // Two published releases: 1.1.0 for every license, 2.0.0 requiring a feature this license lacks.
+  it('lists the releases the license may download, on the channel chosen, and downloads a file: the bytes are the artifact', async () => {
+    // Three published releases: 1.1.0 for every license, 2.0.0 requiring a feature this license lacks, 1.2.0-beta.1 on the beta channel.
     const installer = Buffer.alloc(70_001);
     for (let i = 0; i < installer.length; i++) installer[i] = (i * 31 + 7) % 251;
-    const publish = async (version: string, requiredFeatures: string[], bytes: Buffer) => {
+    const publish = async (version: string, requiredFeatures: string[], bytes: Buffer, channel = 'STABLE') => {
       const { createRelease } = await e2e.gql('mutation($input: CreateReleaseInput!) { createRelease(input: $input) { release { id } } }', {
-        input: { productId, version, notes: `What is new in ${version}.`, requiredFeatures },
+        input: { productId, version, notes: `What is new in ${version}.`, requiredFeatures, channel },
       });
       const query = new URLSearchParams({ filename: `Acme Studio Setup ${version}.exe`, platform: 'win32', arch: 'x64' });
       const upload = await fetch(`${e2e.server.url}/api/releases/${createRelease.release.id}/artifacts?${query}`, {
@@ -163,6 +163,7 @@ describeWith(chromiumNeed)('customer portal in Chromium', () => {
     };
     await publish('1.1.0', [], installer);
     await publish('2.0.0', ['enterprise'], Buffer.from('not for this license'));
+    await publish('1.2.0-beta.1', [], Buffer.from('a beta build'), 'BETA');
 
     const page = await e2e.newPage(1280);
     await page.goto('/portal/acme');
@@ -174,9 +175,24 @@ describeWith(chromiumNeed)('customer portal in Chromium', () => {
     await downloads.getByRole('heading', { name: 'Version 1.1.0' }).waitFor();
     await downloads.getByText('What is new in 1.1.0.').waitFor();
     expect(await downloads.getByRole('heading', { name: 'Version 2.0.0' }).count()).toBe(0);
+    expect(await downloads.getByRole('heading', { name: 'Version 1.2.0-beta.1' }).count()).toBe(0);
     expect(await seriousViolations(page), 'downloads').toEqual([]);
     await downloads.scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(SCREENSHOTS, 'portal-downloads-1280.png'), fullPage: true });
+
+    // The beta channel: its release above the stable one, marked Beta; the address keeps the choice over a reload.
+    await downloads.getByLabel('Release channel').selectOption({ label: 'Beta' });
+    await downloads.getByRole('heading', { name: 'Version 1.2.0-beta.1' }).waitFor();
+    expect(await downloads.getByRole('heading', { level: 3 }).allTextContents()).toEqual(['Version 1.2.0-beta.1', 'Version 1.1.0']);
+    await downloads.getByRole('article').getByText('Beta', { exact: true }).waitFor();
+    expect(new URL(page.url()).searchParams.get('channel')).toBe('beta');
+    expect(await seriousViolations(page), 'downloads, beta channel').toEqual([]);
+    await page.reload();
+    await downloads.getByRole('heading', { name: 'Version 1.2.0-beta.1' }).waitFor();
+    expect(await downloads.getByLabel('Release channel').inputValue()).toBe('BETA');
+    await downloads.getByLabel('Release channel').selectOption({ label: 'Stable' });
+    await downloads.getByRole('heading', { name: 'Version 1.2.0-beta.1' }).waitFor({ state: 'detached' });
+    expect(new URL(page.url()).search).toBe('');
 
     const button = downloads.getByRole('button', { name: 'Download win32 x64 (70 KB), Acme Studio Setup 1.1.0.exe', exact: true });
     const [download] = await Promise.all([page.waitForEvent('download'), button.click()]);

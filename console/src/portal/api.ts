@@ -1,4 +1,5 @@
 import { Client, fetchExchange, gql } from 'urql';
+import type { ReleaseChannel } from '../lib/releaseChannels';
 
 // The customer portal's client: its own GraphQL endpoint (`/portal/<handle>/graphql`) and its own session cookie
 // (httpOnly, scoped to the portal: the page never sees it). Nothing here is shared with the console's session.
@@ -192,10 +193,16 @@ export interface ReleaseArtifact {
 export interface Release {
   id: string;
   version: string;
-  channel: string;
+  channel: ReleaseChannel;
   notes: string | null;
   publishedAt: string;
   artifacts: ReleaseArtifact[];
+}
+
+export interface ProductDownloads {
+  productId: string;
+  productName: string;
+  releases: Release[];
 }
 
 export interface LicenseDownloads {
@@ -203,29 +210,34 @@ export interface LicenseDownloads {
   keyHint: string;
   productName: string;
   refusal: string | null;
-  releases: Release[];
+  /** The license's product; for a bundle, each member it grants (and the bundle itself when it has releases). */
+  products: ProductDownloads[];
 }
 
-export const DownloadsQuery = gql<{ downloads: LicenseDownloads[] }>`
-  query Downloads {
-    downloads {
+export const DownloadsQuery = gql<{ downloads: LicenseDownloads[] }, { channel: ReleaseChannel }>`
+  query Downloads($channel: ReleaseChannel) {
+    downloads(channel: $channel) {
       licenseId
       keyHint
       productName
       refusal
-      releases {
-        id
-        version
-        channel
-        notes
-        publishedAt
-        artifacts {
+      products {
+        productId
+        productName
+        releases {
           id
-          filename
-          platform
-          arch
-          filetype
-          size
+          version
+          channel
+          notes
+          publishedAt
+          artifacts {
+            id
+            filename
+            platform
+            arch
+            filetype
+            size
+          }
         }
       }
     }

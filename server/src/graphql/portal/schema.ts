@@ -11,6 +11,7 @@ import {
   type DeviceFreeAllowance,
 } from '../../services/portal/customer.js';
 import { customerDownloadLink, customerReleases, type CustomerReleases } from '../../services/portal/releases.js';
+import { RELEASE_CHANNELS } from '../../services/releases/model.js';
 import { artifactStoreFor } from '../../services/releases/store.js';
 import { requestPortalSignIn, signInWithPortalLink, signOutPortal, type PortalCompany, type PortalCustomer } from '../../services/portal/sign-in.js';
 import { portalCookieAttributes } from '../../session-cookie.js';
@@ -239,7 +240,12 @@ builder.mutationFields((t) => ({
 
 
 // Downloads (services/portal/releases.ts): the releases each license may download, and a short-lived link to one file.
-type PortalRelease = CustomerReleases['releases'][number];
+type ProductDownloads = CustomerReleases['products'][number];
+type PortalRelease = ProductDownloads['releases'][number];
+const ReleaseChannelEnum = builder.enumType('ReleaseChannel', {
+  description: 'How stable a release is; following a channel shows it and every more stable one (STABLE < RC < BETA < ALPHA < DEV).',
+  values: screamingEnumValues(RELEASE_CHANNELS),
+});
 const ReleaseArtifactType = builder.objectRef<PortalRelease['artifacts'][number]>('ReleaseArtifact').implement({
   description: 'A file of a release.',
   fields: (t) => ({
@@ -257,10 +263,18 @@ const ReleaseType = builder.objectRef<PortalRelease>('Release').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     version: t.exposeString('version'),
-    channel: t.exposeString('channel'),
+    channel: t.field({ type: ReleaseChannelEnum, resolve: (release) => release.channel }),
     notes: t.exposeString('notes', { nullable: true }),
     publishedAt: t.exposeString('publishedAt', { description: 'ISO 8601.' }),
     artifacts: t.field({ type: [ReleaseArtifactType], resolve: (release) => release.artifacts }),
+  }),
+});
+const ProductDownloadsType = builder.objectRef<ProductDownloads>('ProductDownloads').implement({
+  description: 'A product a license grants and the releases of it the license may download.',
+  fields: (t) => ({
+    productId: t.exposeID('productId'),
+    productName: t.exposeString('productName'),
+    releases: t.field({ type: [ReleaseType], description: 'Releases of the channel asked for and the more stable ones, newest first (at most 20).', resolve: (product) => product.releases }),
   }),
 });
 const LicenseDownloadsType = builder.objectRef<CustomerReleases>('LicenseDownloads').implement({
@@ -270,7 +284,11 @@ const LicenseDownloadsType = builder.objectRef<CustomerReleases>('LicenseDownloa
     keyHint: t.exposeString('keyHint'),
     productName: t.exposeString('productName'),
     refusal: t.exposeString('refusal', { nullable: true, description: 'Why this license may download nothing (revoked, suspended, expired); null otherwise.' }),
-    releases: t.field({ type: [ReleaseType], description: 'Stable releases, newest first (at most 20).', resolve: (license) => license.releases }),
+    products: t.field({
+      type: [ProductDownloadsType],
+      description: 'The license’s product; for a bundle, each member product it grants (by name), after the bundle itself when it has releases of its own. Empty when refused.',
+      resolve: (license) => license.products,
+    }),
   }),
 });
 const DownloadLinkPayload = builder.objectRef<{ url: string; expiresAt: string }>('DownloadLinkPayload').implement({
@@ -291,7 +309,8 @@ builder.queryFields((t) => ({
   downloads: t.field({
     type: [LicenseDownloadsType],
     description: 'Each of your licenses with the published releases it may download.',
-    resolve: (_root, _args, ctx) => customerReleases(portalCtx(ctx), signedIn(ctx)),
+    args: { channel: t.arg({ type: ReleaseChannelEnum, description: 'Default STABLE.' }) },
+    resolve: (_root, { channel }, ctx) => customerReleases(portalCtx(ctx), signedIn(ctx), { channel: channel ?? undefined }),
   }),
 }));
 

@@ -52,12 +52,24 @@ async function entitledLicense(ctx: LicensingContext, query: LicenseQuery): Prom
 async function productOf(ctx: LicensingContext, license: LicenseRecord, wanted: string): Promise<string | null> {
   if (wanted === license.productId || wanted === license.productName) return license.productId;
   if (!license.bundleProducts?.length) return null;
-  const byId = isUuid(wanted);
-  const [member] = await ctx.db.sql.query<{ id: string }>(
-    `SELECT p.id FROM bundle_items b JOIN products p ON p.id = b.product_id WHERE b.bundle_id = $1 AND ${byId ? 'p.id = $2::uuid' : 'p.name = $2'}`,
-    [license.productId, wanted],
+  // PostgreSQL writes ids in lower case; a member may be named by its id in either case.
+  const id = isUuid(wanted) ? wanted.toLowerCase() : null;
+  const [, ...members] = await licenseProducts(ctx, license);
+  return members.find((member) => (id ? member.id === id : member.name === wanted))?.id ?? null;
+}
+
+/**
+ * The products whose releases a license may download: its own and, for a bundle, each member it grants (by name).
+ * The members are read now rather than from the license record, which holds their names only.
+ */
+export async function licenseProducts(ctx: Pick<LicensingContext, 'db'>, license: LicenseRecord): Promise<{ id: string; name: string }[]> {
+  const own = { id: license.productId, name: license.productName };
+  if (!license.bundleProducts?.length) return [own];
+  const members = await ctx.db.sql.query<{ id: string; name: string }>(
+    'SELECT p.id, p.name FROM bundle_items b JOIN products p ON p.id = b.product_id WHERE b.bundle_id = $1 AND p.tenant_id = $2 ORDER BY p.name',
+    [license.productId, license.tenantId],
   );
-  return member?.id ?? null;
+  return [own, ...members];
 }
 
 const isRejection = (value: object): value is Rejection => 'errorCode' in value;
@@ -125,15 +137,27 @@ export async function listLicenseReleases(ctx: LicensingContext, query: ListQuer
   return { releases: await releasesForLicense(ctx, entitled.license, entitled.productId, query) };
 }
 
+/** Published releases already read, by tenant, product and channel: a listing of many licenses reads each product once. */
+export type PublishedReleasesCache = Map<string, ReturnType<typeof publishedReleases>>;
+
 /**
  * The published releases of `productId` (the license's product or a member of its bundle) that a license row may
  * download, newest first, with the artifacts matching the filter: the list behind `GET /api/v1/releases` and the
  * customer portal. The caller has already checked the license itself (checkEntitlement).
  */
-export async function releasesForLicense(ctx: Pick<LicensingContext, 'db'>, license: LicenseRecord, productId: string, query: { channel?: ReleaseChannel; platform?: string; arch?: string; limit?: number } = {}) {
+export async function releasesForLicense(
+  ctx: Pick<LicensingContext, 'db'>,
+  license: LicenseRecord,
+  productId: string,
+  query: { channel?: ReleaseChannel; platform?: string; arch?: string; limit?: number; cache?: PublishedReleasesCache } = {},
+) {
   const filter = matches(query);
+  const channel = query.channel ?? 'stable';
+  const key = `${license.tenantId}:${productId}:${channel}`;
+  const published = query.cache?.get(key) ?? publishedReleases(ctx, license.tenantId, productId, channel);
+  query.cache?.set(key, published);
   const releases = [];
-  for (const release of await publishedReleases(ctx, license.tenantId, productId, query.channel ?? 'stable')) {
+  for (const release of await published) {
     if (releaseRefusal(license, release)) continue;
     const artifacts = release.artifacts.filter(filter);
     if (!artifacts.length) continue;
@@ -184,21 +208,22 @@ export async function checkForUpgrade(ctx: LicensingContext, query: UpgradeQuery
 export async function artifactDownloadLink(ctx: ReleaseLicensingContext, query: LicenseQuery & { artifactId: string }) {
   const entitled = await entitledLicense(ctx, query);
   if (isRejection(entitled)) return rejected(entitled);
-  return licenseDownloadLink(ctx, entitled.license, entitled.productId, query.artifactId);
+  return licenseDownloadLink(ctx, entitled.license, [entitled.productId], query.artifactId);
 }
 
 /** What a download link needs besides the database: the store, where this server's links point, how long they last. */
 export type DownloadLinkContext = Pick<ReleaseLicensingContext, 'db' | 'secrets' | 'now' | 'store' | 'publicUrl' | 'downloadLinkSeconds'>;
 
 /**
- * A short-lived link to an artifact of `productId` that a license row may download, counted as a download (the
- * rules of artifactDownloadLink; the caller has already checked the license itself, as checkEntitlement does).
+ * A short-lived link to an artifact of one of `productIds` (the license's product or members of its bundle) that a
+ * license row may download, counted as a download (the rules of artifactDownloadLink; the caller has already checked
+ * the license itself, as checkEntitlement does).
  */
-export async function licenseDownloadLink(ctx: DownloadLinkContext, license: LicenseRecord, productId: string, artifactId: string) {
+export async function licenseDownloadLink(ctx: DownloadLinkContext, license: LicenseRecord, productIds: readonly string[], artifactId: string) {
   const notFound = new AppError('NotFound', 'Artifact not found (or not published for this product).', { fields: { artifactId: 'not found' } });
   if (!isUuid(artifactId)) throw notFound;
   const artifact = await ctx.db.prisma.releaseArtifact.findFirst({
-    where: { id: artifactId, tenantId: license.tenantId, release: { productId, status: 'published' } },
+    where: { id: artifactId, tenantId: license.tenantId, release: { productId: { in: [...productIds] }, status: 'published' } },
     select: { id: true, filename: true, storageKey: true, releaseId: true, release: { select: { requiredFeatures: true, requiresMaintenance: true, publishedAt: true } } },
   });
   if (!artifact) throw notFound;

@@ -5,16 +5,8 @@ import { ModalFooter } from '../../../ui/ModalFooter';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useZodForm } from '../../../ui/useZodForm';
 import { readFragment } from '../../../graphql';
+import { CHANNELS, type ReleaseChannel } from '../../../lib/releaseChannels';
 import { CreateReleaseMutation, ReleaseFields } from '../graphql/documents';
-
-export const CHANNELS = [
-  { value: 'STABLE', label: 'Stable' },
-  { value: 'RC', label: 'Release candidate' },
-  { value: 'BETA', label: 'Beta' },
-  { value: 'ALPHA', label: 'Alpha' },
-  { value: 'DEV', label: 'Dev' },
-] as const;
-type Channel = (typeof CHANNELS)[number]['value'];
 
 const schema = z.object({
   version: z.string().trim().min(1, 'Give a semantic version such as 1.4.0.'),
@@ -24,7 +16,7 @@ const schema = z.object({
   requiresMaintenance: z.boolean(),
 });
 
-const initialValues = () => ({ version: '', channel: 'STABLE' as Channel, notes: '', requiredFeatures: [] as string[], requiresMaintenance: false });
+const initialValues = () => ({ version: '', channel: 'STABLE' as ReleaseChannel, notes: '', requiredFeatures: [] as string[], requiresMaintenance: false });
 
 /** Creates a draft release of a product: files are uploaded to the draft, then it is published. */
 export function NewReleaseModal({ productId, opened, onClose }: { productId: string; opened: boolean; onClose: () => void }) {

@@ -5,20 +5,20 @@ import { Link, useParams } from 'react-router';
 import { useQuery } from 'urql';
 import { readFragment } from '../../../graphql';
 import { formatDate, formatNumber, plural } from '../../../lib/format';
+import { channelLabel } from '../../../lib/releaseChannels';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
 import { DataTable } from '../../../ui/DataTable';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
-import { CHANNELS, NewReleaseModal } from '../components/NewReleaseModal';
+import { NewReleaseModal } from '../components/NewReleaseModal';
 import { UploadArtifactModal } from '../components/UploadArtifactModal';
 import { DeleteArtifactMutation, DeleteReleaseMutation, ProductReleasesQuery, PublishReleaseMutation, ReleaseFields, RELEASES_SHOWN, YankReleaseMutation, type Release } from '../graphql/documents';
 import { formatBytes } from '../upload';
 
 const STATUS_COLORS = { DRAFT: 'gray', PUBLISHED: 'teal', YANKED: 'red' } as const;
 const STATUS_LABELS = { DRAFT: 'Draft', PUBLISHED: 'Published', YANKED: 'Yanked' } as const;
-const channelLabel = (channel: string) => CHANNELS.find((option) => option.value === channel)?.label ?? channel;
 
 /**
  * A product's releases (docs/console.md "Admin console", its Releases item): drafts take file uploads, are published, and a published
