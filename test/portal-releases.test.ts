@@ -187,12 +187,16 @@ describe('portal downloads', () => {
       'Acme Extra': ['1.2.0-beta.1', '1.1.0', '1.0.0'],
       [A.product!.name]: ['2.1.0-rc.1', '2.1.0-beta.1', '1.0.0'],
     });
-    // Each member as the public API lists it for the bundle's key.
+    // Each member as the public API lists it for the bundle's key (named by its name or its id, in either case); not
+    // a product outside the bundle.
     const suiteKey = (await t.seedLicense(A.tenantId, suite.id, { customerEmail: 'key-holder@customer.test' })).key;
+    const publicList = async (product: string) => (await t.get(`/api/v1/releases?${new URLSearchParams({ product })}`, { authorization: `License ${suiteKey}` })).json;
     for (const member of [extra, A.product!]) {
-      const api = await t.get(`/api/v1/releases?${new URLSearchParams({ product: member.name })}`, { authorization: `License ${suiteKey}` });
-      expect(api.json.releases.map((r: { version: string }) => r.version)).toEqual(versionsOf(bundle)[member.name]);
+      for (const named of [member.name, member.id, member.id.toUpperCase()]) {
+        expect((await publicList(named)).releases.map((r: { version: string }) => r.version), named).toEqual(versionsOf(bundle)[member.name]);
+      }
     }
+    expect(await publicList(outside.id)).toMatchObject({ isValid: false, errorCode: 'ProductMismatch' });
     // A member's file downloads with the bundle license.
     const { data, errors } = await portal('acme', DOWNLOAD, { licenseId: bundleLicense, artifactId: extraV1.artifactId }, samCookie);
     expect(errors).toBeUndefined();
