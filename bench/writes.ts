@@ -25,13 +25,10 @@ export interface WritesRound {
   off: number;
   ratio: number;
   errors: number;
-  /** WAL written per activation, in bytes (nonce issuing, warm-up and timed run), each side. */
-  walOn: number;
-  walOff: number;
 }
 
 export interface WritesResult {
-  conditions: { condition: WritesCondition; rounds: WritesRound[]; medianRatio: number; medianOn: number; medianOff: number; medianWalOn: number; medianWalOff: number }[];
+  conditions: { condition: WritesCondition; rounds: WritesRound[]; medianRatio: number; medianOn: number; medianOff: number }[];
 }
 
 export interface WritesContext {
@@ -74,32 +71,6 @@ async function settle(url: string) {
   try {
     await client.query('VACUUM (ANALYZE) licenses, activations, nonces, license_cache_changes');
     await client.query('CHECKPOINT').catch(() => undefined); // needs superuser or pg_checkpoint; not essential
-  } finally {
-    await client.end();
-  }
-}
-
-/** The WAL position and the activations written so far: what a run costs in WAL, per activation, is the difference. */
-async function walMark(url: string): Promise<{ lsn: string; activations: number }> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows: [row] } = await client.query<{ lsn: string; activations: number }>(`SELECT pg_current_wal_lsn()::text AS lsn, (SELECT count(*)::int FROM activations) AS activations`);
-    return row;
-  } finally {
-    await client.end();
-  }
-}
-
-async function walPerActivation(url: string, before: { lsn: string; activations: number }): Promise<number> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const { rows: [row] } = await client.query<{ bytes: string; activations: number }>(
-      `SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::text AS bytes, (SELECT count(*)::int FROM activations) AS activations`,
-      [before.lsn],
-    );
-    return Math.round(Number(row.bytes) / Math.max(1, row.activations - before.activations));
   } finally {
     await client.end();
   }
@@ -189,25 +160,22 @@ export async function runWritesScenario(ctx: WritesContext): Promise<WritesResul
       for (let round = 0; round < ctx.rounds; round++) {
         const order: ('on' | 'off')[] = round % 2 ? ['off', 'on'] : ['on', 'off'];
         const rps: Record<'on' | 'off', number> = { on: 0, off: 0 };
-        const wal: Record<'on' | 'off', number> = { on: 0, off: 0 };
         let errors = 0;
         for (const side of order) {
           await machinery(url, side === 'on');
           await settle(url);
-          const mark = await walMark(url);
           const row = await ctx.activate(servers[side], url, seed, round);
-          wal[side] = await walPerActivation(url, mark);
           rps[side] = row.rps;
           errors += row.errors;
           console.log(`  writes ${condition} round ${round + 1} cache ${side.padEnd(3)} ${String(row.rps).padStart(6)} activations/s  errors ${row.errors}`);
         }
-        rounds.push({ on: rps.on, off: rps.off, ratio: Math.round((rps.on / Math.max(1, rps.off)) * 100) / 100, errors, walOn: wal.on, walOff: wal.off });
+        rounds.push({ on: rps.on, off: rps.off, ratio: Math.round((rps.on / Math.max(1, rps.off)) * 100) / 100, errors });
       }
     } finally {
       burner?.kill('SIGKILL');
       await machinery(url, true);
     }
-    result.conditions.push({ condition, rounds, medianRatio: median(rounds.map((r) => r.ratio)), medianOn: median(rounds.map((r) => r.on)), medianOff: median(rounds.map((r) => r.off)), medianWalOn: median(rounds.map((r) => r.walOn)), medianWalOff: median(rounds.map((r) => r.walOff)) });
+    result.conditions.push({ condition, rounds, medianRatio: median(rounds.map((r) => r.ratio)), medianOn: median(rounds.map((r) => r.on)), medianOff: median(rounds.map((r) => r.off)) });
   }
   return result;
 }
@@ -215,9 +183,9 @@ export async function runWritesScenario(ctx: WritesContext): Promise<WritesResul
 export function writesReport(writes: WritesResult): string {
   return (
     `\nLicense writes with the cache's machinery on (cache on, its triggers enabled) and off (cache off, triggers disabled): activations a second, ` +
-    `alternating rounds, on/off ratio (goal ≥ 0.95×), and the WAL written per activation (bytes, median):\n\n| condition | rounds (on / off = ratio) | median on | median off | median ratio | WAL on / off |\n|---|---|---:|---:|---:|---:|\n` +
+    `alternating rounds, on/off ratio (goal ≥ 0.95×):\n\n| condition | rounds (on / off = ratio) | median on | median off | median ratio |\n|---|---|---:|---:|---:|\n` +
     writes.conditions
-      .map((c) => `| ${c.condition} | ${c.rounds.map((r) => `${r.on} / ${r.off} = ${r.ratio}×${r.errors ? ` (${r.errors} errors)` : ''}`).join('; ')} | ${c.medianOn} | ${c.medianOff} | **${c.medianRatio}×** | ${c.medianWalOn} / ${c.medianWalOff} |`)
+      .map((c) => `| ${c.condition} | ${c.rounds.map((r) => `${r.on} / ${r.off} = ${r.ratio}×${r.errors ? ` (${r.errors} errors)` : ''}`).join('; ')} | ${c.medianOn} | ${c.medianOff} | **${c.medianRatio}×** |`)
       .join('\n')
   );
 }

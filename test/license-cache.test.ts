@@ -504,6 +504,42 @@ describe('faults: each followed by a revocation honoured within the bound', () =
     await cacheServesAgain(cachedB);
   }, 180_000);
 
+  it('a backend killed with SIGKILL: PostgreSQL reinitialises and empties the unlogged change log', async () => {
+    const index = await cachedValid();
+    const logged = async () => (await owner.query<{ n: number; epoch: string | null }>(
+      `SELECT (SELECT count(*)::int FROM license_cache_changes) AS n, (SELECT epoch::text FROM license_cache_changes_epoch) AS epoch`,
+    )).rows[0];
+    const before = await logged();
+    expect(before.n).toBeGreaterThan(0);
+    const victimClient = new pg.Client({ connectionString: cluster.url });
+    await victimClient.connect();
+    victimClient.on('error', () => undefined);
+    owner.on('error', () => undefined);
+    const { rows: [{ pid }] } = await victimClient.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+    process.kill(pid, 'SIGKILL'); // the postmaster ends every backend and recovers, as after any crash
+    await victimClient.end().catch(() => undefined);
+    await owner.end().catch(() => undefined);
+    await waitUntil(async () => {
+      const next = new pg.Client({ connectionString: cluster.url });
+      try {
+        await next.connect();
+        owner = next;
+        return true;
+      } catch {
+        await next.end().catch(() => undefined);
+        return false;
+      }
+    }, { timeout: 60_000, interval: 200, what: 'PostgreSQL to accept connections after recovery' });
+    await waitUntil(async () => (await postJson(`${cachedA.url}/api/v1/validate`, { licenseKey: keys[0] })).status === 200 && (await postJson(`${cachedB.url}/api/v1/validate`, { licenseKey: keys[0] })).status === 200, { timeout: 60_000, interval: 200, what: 'the servers to answer again' });
+    // The log was emptied by the recovery and the feeds wrote a new epoch.
+    const after = await logged();
+    expect(after.epoch).not.toBeNull();
+    expect(after.epoch).not.toBe(before.epoch);
+    await revokeAndCheck(index);
+    await cacheServesAgain(cachedA);
+    await cacheServesAgain(cachedB);
+  }, 180_000);
+
   it('a server paused (SIGSTOP) past the bound answers from the database at once when resumed', async () => {
     const index = await cachedValid();
     cachedA.child.kill('SIGSTOP');
@@ -545,6 +581,27 @@ describe('the change log (migration license_cache_change_log) and its feed', () 
       expect(state.resets).toBe(1); // one start, no restart
     } finally {
       await early.end().catch(() => undefined);
+      await feed.stop();
+    }
+  }, 60_000);
+
+  it('a log emptied as a crash empties it (its epoch gone with it): the reader starts over, not trusting the lost change', async () => {
+    const { feed, state, heardToken, expectHeard } = await recordingFeed();
+    try {
+      await waitUntil(() => state.polls > 2, { timeout: 30_000, interval: 20, what: 'the feed to poll' });
+      const resets = state.resets;
+      // What crash recovery does to the unlogged log, in the transaction that also changes a license: its row is gone.
+      await owner.query('BEGIN');
+      await owner.query(`UPDATE licenses SET features = ARRAY['lost', $2] WHERE id = $1`, [ids[1], String(Math.random())]);
+      await owner.query('TRUNCATE license_cache_changes, license_cache_changes_epoch');
+      await owner.query('COMMIT');
+      await waitUntil(() => state.resets > resets, { timeout: 30_000, interval: 20, what: 'the reader to start over' });
+      expect(heardToken(`l${ids[1]}`)).toBe(false); // never read: only the start-over covers it
+      expect((await owner.query(`SELECT count(*)::int AS n FROM license_cache_changes_epoch`)).rows[0].n).toBe(1); // a new epoch
+      await owner.query(`UPDATE licenses SET features = ARRAY['after', $2] WHERE id = $1`, [ids[1], String(Math.random())]);
+      await expectHeard(`l${ids[1]}`);
+    } finally {
+      await owner.query('ROLLBACK').catch(() => undefined);
       await feed.stop();
     }
   }, 60_000);

@@ -50,15 +50,20 @@ const MAX_ROWS = 1000;
 /**
  * One statement, so that it runs whole on one server connection even through a transaction-mode pooler, with one
  * snapshot: the snapshot itself, the rows its transactions committed since the previous poll's snapshot ($2: that
- * snapshot's xmax, $3: the transactions it saw in progress; $1 false on the first poll), the pruning horizon, and
- * what identifies the server (a different one, or the same one restarted, holds other transactions).
+ * snapshot's xmax, $3: the transactions it saw in progress; $1 false on the first poll), the pruning horizon, the
+ * log's epoch (unlogged like the log: none, or another, once a crash or a promotion emptied the log), and what
+ * identifies the server (a different one, or the same one restarted, holds other transactions).
  */
 const POLL = `
 SELECT pg_current_snapshot()::text AS snapshot,
        (SELECT coalesce(max(below), 0)::text FROM license_cache_changes_horizon) AS below,
+       (SELECT epoch::text FROM license_cache_changes_epoch LIMIT 1) AS epoch,
        (SELECT system_identifier::text FROM pg_control_system()) || '/' || (SELECT timeline_id::text FROM pg_control_checkpoint())
          || '/' || pg_postmaster_start_time()::text || '/' || coalesce(host(inet_server_addr()), 'local') || ':' || coalesce(inet_server_port()::text, '') AS server,
        ARRAY(SELECT payload FROM license_cache_changes WHERE $1::boolean AND (xid >= $2::bigint OR xid = ANY($3::bigint[])) LIMIT ${MAX_ROWS + 1}) AS payloads`;
+
+/** A new epoch for a log that has none (emptied by a crash, or on a promoted standby); readers that race agree on one. */
+const NEW_EPOCH = `INSERT INTO license_cache_changes_epoch (id) VALUES (true) ON CONFLICT (id) DO NOTHING`;
 
 /** Moves the horizon up (never down) and deletes what is below it, in one statement. */
 const PRUNE = `
@@ -103,8 +108,9 @@ const MAX_DELAY_MS = 5_000;
  * (straight to PostgreSQL or through any pooler: one statement, no session state), reading the rows committed
  * between its previous snapshot and the current one (migration license_cache_change_log says why none is missed).
  * Any failure — an error, a poll unanswered for `deadMs`, the connection lost, the server changed (another system,
- * timeline, start or address: a failover, a restart), transaction ids going backwards, or the log pruned past the
- * previous snapshot — empties the cache (`lost`) and starts over from a fresh snapshot (`listening`).
+ * timeline, start or address: a failover, a restart), the log emptied (its epoch gone or changed: a crash, a
+ * promotion), transaction ids going backwards, or the log pruned past the previous snapshot — empties the cache
+ * (`lost`) and starts over from a fresh snapshot (`listening`).
  */
 export function pgLicenseChangeFeed(url: string, handler: ChangeFeedHandler, logger: Logger, timing: ChangeFeedTiming): ChangeFeed {
   let client: OutageAwareClient | undefined;
@@ -113,6 +119,7 @@ export function pgLicenseChangeFeed(url: string, handler: ChangeFeedHandler, log
   let timer: NodeJS.Timeout | undefined;
   let previous: Snapshot | undefined;
   let server: string | undefined;
+  let epoch: string | undefined;
   /** Each successful poll's time and xmin, oldest first: the pruning horizon is one at least retentionMs old. */
   let samples: { at: number; xmin: bigint }[] = [];
   let lastPruneAt = performance.now();
@@ -122,6 +129,7 @@ export function pgLicenseChangeFeed(url: string, handler: ChangeFeedHandler, log
   const restart = (reason: string) => {
     previous = undefined;
     server = undefined;
+    epoch = undefined;
     samples = [];
     if (downSince === undefined) {
       downSince = reason;
@@ -162,7 +170,7 @@ export function pgLicenseChangeFeed(url: string, handler: ChangeFeedHandler, log
     const sentAt = performance.now();
     const watchdog = setTimeout(() => drop(current, `no answer to a poll for ${timing.deadMs} ms`), timing.deadMs);
     watchdog.unref();
-    let row: { snapshot: string; below: string; server: string; payloads: string[] };
+    let row: { snapshot: string; below: string; epoch: string | null; server: string; payloads: string[] };
     try {
       const base = previous;
       ({ rows: [row] } = await current.query(POLL, [base !== undefined, String(base?.xmax ?? 0n), base?.xip ?? []]));
@@ -173,10 +181,23 @@ export function pgLicenseChangeFeed(url: string, handler: ChangeFeedHandler, log
       clearTimeout(watchdog);
     }
     if (client !== current || stopped) return false;
+    if (row.epoch === null) {
+      // The log was emptied (a crash, a promotion): whatever it held before is gone. Nothing read so far can be
+      // trusted; the next poll that finds an epoch starts over.
+      restart('the change log has no epoch (emptied by a crash or a promotion)');
+      try {
+        await current.query(NEW_EPOCH);
+      } catch (error) {
+        drop(current, (error as Error).message);
+        return false;
+      }
+      return true;
+    }
     const snapshot = parseSnapshot(row.snapshot);
     const base = previous;
     let problem: string | undefined;
     if (base && server !== row.server) problem = `the database server changed (${server} → ${row.server})`;
+    else if (base && epoch !== row.epoch) problem = 'the change log was emptied (its epoch changed: a crash or a promotion)';
     else if (base && snapshot.xmax < base.xmin) problem = 'transaction ids went backwards';
     else if (base && BigInt(row.below) > base.xmin) problem = 'the change log was pruned past this reader (it paused too long)';
     if (problem) restart(problem);
@@ -192,6 +213,7 @@ export function pgLicenseChangeFeed(url: string, handler: ChangeFeedHandler, log
     }
     previous = snapshot;
     server = row.server;
+    epoch = row.epoch;
     handler.confirmed(sentAt);
     failures = 0;
     const now = performance.now();
