@@ -6,8 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import type { ServiceContext } from '../server/src/services/context.js';
 import { createPaymentConnection, mapPaymentPrice, paymentWebhookPath } from '../server/src/services/payments/connections.js';
+import { renewLicense } from '../server/src/services/licenses/lifecycle.js';
 import { updateLicense } from '../server/src/services/licenses/management.js';
-import { createPlan } from '../server/src/services/plans.js';
+import { createPlan, updatePlan } from '../server/src/services/plans.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { stripeEventEnvelope } from './support/stripe.js';
 
@@ -259,6 +260,51 @@ describe('Stripe', () => {
     expect([...back.features].sort()).toEqual(['basic', 'beta', 'export']);
   });
 
+  it('on a plan change, judges the license’s values by what it got from its plan, not by that plan as edited since', async () => {
+    const product = await t.prisma.product.findFirstOrThrow({ where: { tenantId, name: 'Acme Studio' } });
+    const basic = await createPlan(sys(), { productId: product.id, name: 'Basic (edited later)', duration: 'P1Y', maxActivations: 1, features: ['basic', 'export'], customFields: { tier: 'basic', support: 'email', region: 'eu' } });
+    const premium = await createPlan(sys(), { productId: product.id, name: 'Premium (edited later)', duration: 'P1Y', maxActivations: 3, features: ['premium'], customFields: { tier: 'premium', support: 'phone', sla: '99.9' } });
+    await mapPaymentPrice(sys(), connections.stripe.id, { priceId: 'price_basic_edited', planId: basic.id });
+    await mapPaymentPrice(sys(), connections.stripe.id, { priceId: 'price_premium_edited', planId: premium.id });
+    const sub = 'sub_plan_edited';
+    await sendStripe(stripeEvent('invoice.paid', stripeInvoice(sub, 'in_pe1', 'subscription_create', 'price_basic_edited', 1, sec(clock.now().getTime() + 365 * DAY), 'edited@example.com')));
+    const sold = (await licenseOf(connections.stripe.id, sub))!;
+    await updateLicense(sys(), sold.id, { customFields: { tier: 'basic', support: 'dedicated', region: 'eu', crm: 'C-7' }, features: ['basic', 'export', 'beta'] });
+    // The vendor edits the plan after the sale (new sales get other values): the license's tier, region and features
+    // still came from the plan, its support level and CRM id are still the vendor's.
+    await updatePlan(sys(), basic.id, { features: ['basic-2', 'export'], customFields: { tier: 'basic-2', support: 'chat', region: 'us' } });
+
+    clock.advance(1000);
+    await sendStripe(stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_premium_edited', 1)));
+    const moved = (await licenseOf(connections.stripe.id, sub))!;
+    expect(moved.planId).toBe(premium.id);
+    expect(moved.customFields).toEqual({ tier: 'premium', sla: '99.9', support: 'dedicated', crm: 'C-7' });
+    expect([...moved.features].sort()).toEqual(['beta', 'premium']);
+
+    // Back to the plan as it is now: premium's values go, the edited plan's come, the vendor's stay.
+    clock.advance(1000);
+    await sendStripe(stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_basic_edited', 1)));
+    const back = (await licenseOf(connections.stripe.id, sub))!;
+    expect(back.customFields).toEqual({ tier: 'basic-2', region: 'us', support: 'dedicated', crm: 'C-7' });
+    expect([...back.features].sort()).toEqual(['basic-2', 'beta', 'export']);
+  });
+
+  it('never moves an expiry the vendor extended by hand earlier: a renewal with an earlier period end leaves it', async () => {
+    const sub = 'sub_hand_extended';
+    const start = clock.now().getTime();
+    await sendStripe(stripeEvent('invoice.paid', stripeInvoice(sub, 'in_he1', 'subscription_create', 'price_pro', 1, sec(start + 30 * DAY), 'hand@example.com')));
+    const sold = (await licenseOf(connections.stripe.id, sub))!;
+    const byHand = new Date(start + 200 * DAY);
+    await renewLicense(sys(), { id: sold.id, expiresAt: byHand });
+    clock.advance(30 * DAY);
+    expect((await sendStripe(stripeEvent('invoice.paid', stripeInvoice(sub, 'in_he2', 'subscription_cycle', 'price_pro', 1, sec(start + 60 * DAY))))).json.outcome).toBe('applied');
+    expect((await licenseOf(connections.stripe.id, sub))!.expiresAt).toEqual(byHand);
+    // A period past the vendor's date extends it as usual.
+    clock.advance(DAY);
+    await sendStripe(stripeEvent('invoice.paid', stripeInvoice(sub, 'in_he3', 'subscription_cycle', 'price_pro', 1, sec(start + 230 * DAY))));
+    expect((await licenseOf(connections.stripe.id, sub))!.expiresAt!.getTime()).toBe(sec(start + 230 * DAY) * 1000);
+  });
+
   it('caps the seats of an absurd quantity at the most a license takes (1,000,000), instead of failing every retry', async () => {
     const sub = 'sub_huge_quantity';
     await sendStripe(stripeEvent('invoice.paid', stripeInvoice(sub, 'in_h1', 'subscription_create', 'price_pro', 1, sec(clock.now().getTime() + 30 * DAY), 'huge@example.com')));
@@ -432,6 +478,18 @@ describe('Paddle Billing', () => {
     expect((await licenseOf(connections.paddle.id, sub))!.status).toBe('suspended');
   });
 
+  it('never moves an expiry the vendor extended by hand earlier: a renewal with an earlier period end leaves it', async () => {
+    const sub = 'sub_01paddle_hand';
+    const start = clock.now().getTime();
+    await sendPaddle(paddleEvent('transaction.completed', transaction('txn_hand_1', sub, 'web', 'pri_pro', 1, new Date(start + 30 * DAY))));
+    const sold = (await licenseOf(connections.paddle.id, sub))!;
+    const byHand = new Date(start + 200 * DAY);
+    await renewLicense(sys(), { id: sold.id, expiresAt: byHand });
+    clock.advance(30 * DAY);
+    expect((await sendPaddle(paddleEvent('transaction.completed', transaction('txn_hand_2', sub, 'subscription_recurring', 'pri_pro', 1, new Date(start + 60 * DAY))))).json.outcome).toBe('applied');
+    expect((await licenseOf(connections.paddle.id, sub))!.expiresAt).toEqual(byHand);
+  });
+
   it('records subscription.updated before transaction.completed as pending, then applies it to the purchase’s license', async () => {
     const sub = 'sub_01paddle_early';
     const purchase = paddleEvent('transaction.completed', transaction('txn_early', sub, 'web', 'pri_pro', 1, new Date(clock.now().getTime() + 30 * DAY)));
@@ -541,6 +599,34 @@ describe('Lemon Squeezy', () => {
       await sendLemon(update(paidAt + 2500, paidAt + 20 * DAY));
       expect(await expiryOf(order)).toBe(paidAt + 31 * DAY);
     }
+  });
+
+  it('never moves an expiry the vendor extended by hand earlier: neither a renewal’s estimate nor a later renews_at; a cancellation ends it', async () => {
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const order = 5401;
+    const subscriptionId = 7401;
+    const start = clock.now().getTime();
+    const expiry = async () => (await licenseOf(connections.lemonsqueezy.id, `order:${order}`))!.expiresAt!.getTime();
+    const subscription = (event: string, at: number, extra: Record<string, unknown>) =>
+      lemon(event, 'subscriptions', subscriptionId, { order_id: order, variant_id: 101, status: 'active', first_subscription_item: { quantity: 1 }, updated_at: iso(at), ...extra });
+    await sendLemon(lemon('order_created', 'orders', order, { status: 'paid', user_email: `ls-${order}@example.com`, first_order_item: { order_id: order, variant_id: 101, quantity: 1 } }));
+    clock.advance(1000);
+    await sendLemon(subscription('subscription_created', start + 1000, { renews_at: iso(start + 28 * DAY) }));
+    expect(await expiry()).toBe(start + 28 * DAY);
+    // The vendor gives the customer a free quarter by hand.
+    const byHand = start + 120 * DAY;
+    await renewLicense(sys(), { id: (await licenseOf(connections.lemonsqueezy.id, `order:${order}`))!.id, expiresAt: new Date(byHand) });
+
+    const paidAt = start + 28 * DAY;
+    clock.set(iso(paidAt + 5000));
+    const payment = lemon('subscription_payment_success', 'subscription-invoices', 9401, { subscription_id: subscriptionId, billing_reason: 'renewal', status: 'paid', updated_at: iso(paidAt) });
+    expect((await sendLemon(payment)).json.outcome).toBe('applied');
+    expect(await expiry()).toBe(byHand);
+    expect((await sendLemon(subscription('subscription_updated', paidAt + 2000, { renews_at: iso(paidAt + 28 * DAY) }))).json.outcome).toBe('applied');
+    expect(await expiry()).toBe(byHand);
+    // A cancellation still ends the license when the paid period ends.
+    await sendLemon(subscription('subscription_cancelled', paidAt + 3000, { status: 'cancelled', ends_at: iso(paidAt + 28 * DAY) }));
+    expect(await expiry()).toBe(paidAt + 28 * DAY);
   });
 
   it('refuses a wrong X-Signature and writes nothing', async () => {

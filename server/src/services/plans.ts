@@ -213,25 +213,43 @@ export function planLicenseValues(plan: Plan, now: Date): LicenseInput {
 type CustomFields = Record<string, string>;
 const fieldsOf = (value: unknown): CustomFields => (value && typeof value === 'object' && !Array.isArray(value) ? (value as CustomFields) : {});
 
+/** What a license got from its plan when it was sold or moved to it: the features and custom fields it took. */
+export interface PlanValues {
+  planId: string;
+  features: string[];
+  customFields: CustomFields;
+}
+
+/** What a license sold from `plan` got from it (all of its features and custom fields). */
+export const planValuesOf = (plan: Pick<Plan, 'id' | 'features' | 'customFields'>): PlanValues => ({ planId: plan.id, features: plan.features, customFields: fieldsOf(plan.customFields) });
+
 /**
- * What a license moved from plan `from` to plan `to` (a payment provider's plan change) gets: its features and custom
- * fields that came from the old plan are replaced by the new plan's, those the vendor set on the license are kept.
- * A custom field counts as the old plan's while the license holds the old plan's value for it (the vendor's own
- * value, or one the old plan does not set, is kept, and wins over the new plan's); a feature counts as the old plan's
- * when the old plan grants it. Without an old plan, everything the license holds is kept and the new plan's values are
- * added. Only the changed ones are returned.
+ * What a license moved to plan `to` (a payment provider's plan change) gets. `from` is what it got from its old plan
+ * when it was sold or moved to it (PlanValues; not that plan as edited since): a custom field the license still holds
+ * with that value came from the plan and gives way to the new plan's (or goes); one the vendor changed, or one the old
+ * plan did not give, is the vendor's: kept, and it wins over the new plan's. A feature the old plan gave is replaced by
+ * the new plan's features; those the vendor added stay. Without `from`, everything the license holds is kept and the
+ * new plan's values are added. `update`: only the changed attributes; `got`: what the license now holds from `to`.
  */
-export function planChangeValues(from: Pick<Plan, 'features' | 'customFields'> | null, to: Pick<Plan, 'features' | 'customFields'>, license: { features: string[]; customFields: unknown }) {
+export function planChangeValues(from: { features: string[]; customFields: unknown } | null, to: Pick<Plan, 'id' | 'features' | 'customFields'>, license: { features: string[]; customFields: unknown }) {
   const oldFields = fieldsOf(from?.customFields);
   const held = fieldsOf(license.customFields);
-  const kept = Object.entries(held).filter(([name, value]) => oldFields[name] !== value);
-  const customFields: CustomFields = { ...fieldsOf(to.customFields), ...Object.fromEntries(kept) };
-  const features = [...new Set([...to.features, ...license.features.filter((feature) => !(from?.features ?? []).includes(feature))])];
-  const changed: { features?: string[]; customFields?: CustomFields | null } = {};
-  if (features.length !== license.features.length || features.some((feature) => !license.features.includes(feature))) changed.features = features;
+  const kept = Object.fromEntries(Object.entries(held).filter(([name, value]) => oldFields[name] !== value));
+  const planFields = fieldsOf(to.customFields);
+  const customFields: CustomFields = { ...planFields, ...kept };
+  const keptFeatures = license.features.filter((feature) => !(from?.features ?? []).includes(feature));
+  const features = [...new Set([...to.features, ...keptFeatures])];
+  const update: { features?: string[]; customFields?: CustomFields | null } = {};
+  if (features.length !== license.features.length || features.some((feature) => !license.features.includes(feature))) update.features = features;
   const same = Object.keys(customFields).length === Object.keys(held).length && Object.entries(customFields).every(([name, value]) => held[name] === value);
-  if (!same) changed.customFields = Object.keys(customFields).length ? customFields : null;
-  return changed;
+  if (!same) update.customFields = Object.keys(customFields).length ? customFields : null;
+  // The vendor's own values stay the vendor's, even where the new plan has the same feature or a field of the same name.
+  const got: PlanValues = {
+    planId: to.id,
+    features: to.features.filter((feature) => !keptFeatures.includes(feature)),
+    customFields: Object.fromEntries(Object.entries(planFields).filter(([name]) => !Object.hasOwn(kept, name))),
+  };
+  return { update, got };
 }
 
 /** The usage quotas a license created from `plan` gets. */

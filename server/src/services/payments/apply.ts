@@ -12,7 +12,7 @@ import { MAX_SEATS } from '../licenses/attributes.js';
 import { renewal, suspension, writeLifecycleChange } from '../licenses/lifecycle.js';
 import { findTenantLicense, insertLicense, prepareLicense, writeLicenseUpdate, writeRevocation, type PreparedLicense } from '../licenses/management.js';
 import { isUuid } from '../listing.js';
-import { planChangeValues } from '../plans.js';
+import { planChangeValues, planValuesOf, type PlanValues } from '../plans.js';
 import { enqueueEmails } from '../notifications/outbox.js';
 import { emitEvent } from '../webhooks/events.js';
 import { sealEmailToken, tokenPlaceholder } from '../notifications/sealed-token.js';
@@ -263,13 +263,14 @@ async function applyEffect(tx: Tx, ctx: PurchaseContext, connection: PaymentConn
   if (!licenseId && prepared) {
     const created = await createFromPurchase(tx, ctx, connection, event, prepared, next);
     licenseId = created.id;
+    Object.assign(next, { licenseExpiresAt: created.expiresAt, planValues: prepared.plan ? planValuesOf(prepared.plan) : null });
     notes.push(created.emailed ? 'license created, key emailed' : 'license created (no customer email in the event: the key was not emailed)');
   }
   next.licenseId = licenseId;
-  const { id, createdAt, updatedAt, ...data } = next;
+  const { id, createdAt, updatedAt, planValues, ...data } = next;
   void createdAt;
   void updatedAt;
-  await tx.paymentSubscription.update({ where: { id }, data });
+  await tx.paymentSubscription.update({ where: { id }, data: { ...data, planValues: planValues === null ? Prisma.DbNull : (planValues as Prisma.InputJsonValue) } });
   // No license yet (an update or a renewal before its purchase): merged into the state, which the purchase's license is
   // created from; recorded as pending until then.
   if (!licenseId) return { outcome: 'pending', detail: WAITS_FOR_PURCHASE, licenseId: null, subject: next.subject };
@@ -294,7 +295,7 @@ async function createFromPurchase(tx: Tx, ctx: PurchaseContext, connection: Paym
   const provider = PROVIDER_NAMES[connection.provider as PaymentProvider];
   const license = await insertLicense(tx, ctx, withExpiry, key, { paymentProvider: provider, paymentEventId: event.id, subscription: state.subject });
   const to = withExpiry.attributes.customerEmail;
-  if (!to) return { id: license.id, emailed: false };
+  if (!to) return { id: license.id, expiresAt: license.expiresAt, emailed: false };
   const tenant = await tx.tenant.findUniqueOrThrow({ where: { id: connection.tenantId }, select: { name: true, portalHandle: true } });
   const rendered = await renderLicenseKeyEmail({
     tenantName: tenant.name,
@@ -308,7 +309,7 @@ async function createFromPurchase(tx: Tx, ctx: PurchaseContext, connection: Paym
   });
   const idempotencyKey = `license-key:${license.id}`;
   await enqueueEmails(tx, [{ tenantId: connection.tenantId, kind: 'license-key', idempotencyKey, to, ...rendered, sealedToken: sealEmailToken(ctx.secrets, { idempotencyKey, to }, key) }], ctx.now);
-  return { id: license.id, emailed: true };
+  return { id: license.id, expiresAt: license.expiresAt, emailed: true };
 }
 
 /** Brings the license to what the state says, through the services' own writes; returns what it did. */
@@ -317,6 +318,8 @@ async function reconcile(tx: Tx, ctx: ServiceContext, connection: PaymentConnect
   let license = await findTenantLicense(txCtx, connection.tenantId, licenseId);
   if (license.status === 'revoked') return ['the license is revoked: nothing changed'];
   const notes: string[] = [];
+  // What the state records of the license besides (what it got from its plan, the expiry it was given), when it changes.
+  const record: Prisma.PaymentSubscriptionUpdateInput = {};
   // Plan and seats: the plan the price is sold as, its seats times the quantity; never below the seats in use.
   const plan = state.priceId ? await planOfState(tx, connection, { priceId: state.priceId, licenseId: null }) : null;
   const update: Record<string, unknown> = {};
@@ -331,15 +334,25 @@ async function reconcile(tx: Tx, ctx: ServiceContext, connection: PaymentConnect
       await emitEvent(tx, connection.tenantId, 'license.seats_kept', data, ctx.now);
     }
     if (plan.id !== license.planId) {
-      // The old plan's features and custom fields give way to the new plan's; what the vendor set on the license stays.
-      const from = license.planId ? await tx.plan.findFirst({ where: { id: license.planId, tenantId: connection.tenantId }, select: { features: true, customFields: true } }) : null;
-      Object.assign(update, { planId: plan.id, ...planChangeValues(from, plan, license) });
+      // What the license got from its old plan gives way to the new plan's; what the vendor set on it stays. Compared
+      // with what it got then, not with that plan as edited since (the plan's current values only when not recorded).
+      const recorded = state.planValues as unknown as PlanValues | null;
+      const from = recorded?.planId === license.planId ? recorded : license.planId ? await tx.plan.findFirst({ where: { id: license.planId, tenantId: connection.tenantId }, select: { features: true, customFields: true } }) : null;
+      const change = planChangeValues(from, plan, license);
+      Object.assign(update, { planId: plan.id, ...change.update });
+      record.planValues = change.got as unknown as Prisma.InputJsonObject;
     }
     if (seats !== license.maxActivations) update.maxActivations = seats;
   }
   const expiry = targetExpiry(state);
-  const extends_ = expiry && license.expiresAt && expiry.getTime() > license.expiresAt.getTime() && expiry.getTime() > ctx.now.getTime();
-  if (expiry && license.expiresAt && !extends_ && expiry.getTime() !== license.expiresAt.getTime()) update.expiresAt = expiry;
+  // Payments move an expiry they gave, earlier or later (the provider's own period corrects an estimate); one the
+  // vendor has set by hand since is only extended by a payment, and ended earlier only by a cancellation.
+  const given = state.licenseExpiresAt !== null && license.expiresAt !== null && state.licenseExpiresAt.getTime() === license.expiresAt.getTime();
+  const moves = expiry && license.expiresAt && expiry.getTime() !== license.expiresAt.getTime() && (expiry.getTime() > license.expiresAt.getTime() || given || (state.canceled && state.endsAt !== null));
+  const extends_ = moves && expiry.getTime() > license.expiresAt!.getTime() && expiry.getTime() > ctx.now.getTime();
+  if (moves && !extends_) update.expiresAt = expiry;
+  // The expiry the license has now is the payments' when it is the state's (moved to it, or already there).
+  if (expiry && license.expiresAt && (moves || expiry.getTime() === license.expiresAt.getTime()) && expiry.getTime() !== state.licenseExpiresAt?.getTime()) record.licenseExpiresAt = expiry;
   if (Object.keys(update).length) {
     const before = Object.fromEntries(Object.keys(update).map((key) => [key, (license as Record<string, unknown>)[key]]));
     await writeLicenseUpdate(tx, ctx, license, update, { before, after: update });
@@ -350,6 +363,7 @@ async function reconcile(tx: Tx, ctx: ServiceContext, connection: PaymentConnect
     await writeLifecycleChange(tx, ctx, license, renewal(license, expiry));
     notes.push(`renewed until ${expiry.toISOString()}`);
   }
+  if (Object.keys(record).length) await tx.paymentSubscription.update({ where: { id: state.id }, data: record });
   if (state.refundedAt) {
     if (connection.refundAction === 'revoke') {
       if (await writeRevocation(tx, ctx, license)) notes.push('revoked (refund)');
