@@ -7,11 +7,10 @@ export interface SentStatement {
 }
 
 /**
- * The SELECT statements `run` sends through the pg driver (Prisma's adapter included), recorded at
- * `pg.Client.prototype.query`: for EXPLAIN-ing what a service function really asks (bench/scale.ts keeps the plans,
- * test/license-search-plans.test.ts checks their shape). Not reentrant: one capture at a time.
+ * Every statement `run` sends through the pg driver (Prisma's adapter included), recorded at
+ * `pg.Client.prototype.query`: for EXPLAIN-ing what a service function really asks. Not reentrant: one capture at a time.
  */
-export async function capturedSelects(run: () => Promise<unknown>): Promise<SentStatement[]> {
+export async function capturedStatements(run: () => Promise<unknown>): Promise<SentStatement[]> {
   const sent: SentStatement[] = [];
   const query = pg.Client.prototype.query as (...args: any[]) => any; // eslint-disable-line @typescript-eslint/no-explicit-any
   pg.Client.prototype.query = function (this: pg.Client, ...args: any[]) { // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -25,5 +24,13 @@ export async function capturedSelects(run: () => Promise<unknown>): Promise<Sent
   } finally {
     pg.Client.prototype.query = query as any; // eslint-disable-line @typescript-eslint/no-explicit-any
   }
-  return sent.filter((statement) => /^\s*(SELECT|WITH|\()/i.test(statement.text));
+  return sent;
+}
+
+/**
+ * The SELECT statements `run` sends (capturedStatements): bench/scale.ts keeps their plans,
+ * test/license-search-plans.test.ts checks their shape.
+ */
+export async function capturedSelects(run: () => Promise<unknown>): Promise<SentStatement[]> {
+  return (await capturedStatements(run)).filter((statement) => /^\s*(SELECT|WITH|\()/i.test(statement.text));
 }
