@@ -42,7 +42,12 @@ describe('the error-code reference', () => {
     expect(codes('LicenseRejectedError')).toEqual([...REJECTION_CODES]);
     expect(codes('VerificationError')).toEqual(expect.arrayContaining(['TokenMissing', 'WrongIssuer', 'WrongProduct', 'ClockRollback']));
     expect(codes('NetworkError')).toEqual(['NetworkError', 'Timeout']);
-    expect(codes('KeyforgeError')).toEqual(expect.arrayContaining(['LeaseLapsed', 'MachineIdUnavailable', 'UsageQueueFull']));
+    expect(codes('KeyforgeError')).toEqual(expect.arrayContaining(['LeaseLapsed', 'MachineIdUnavailable', 'UsageQueueFull', 'FileWriteFailed']));
+    // Each native SDK's rows too, under its own class.
+    for (const native of errorLists().sdks.slice(1)) {
+      expect(page).toContain(`### ${native.sdk}`);
+      for (const { className, code } of native.errors) expect(page, `${native.sdk} ${code}`).toMatch(new RegExp(`^\\| \`${className}\` \\| \`${code}\``, 'm'));
+    }
   });
 
   it('fails, naming the code, when a code has no guidance', () => {

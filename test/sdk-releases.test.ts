@@ -1,12 +1,20 @@
-// The TypeScript SDK's release calls (listReleases, checkForUpdate, downloadArtifact, verifyArtifact) against a small
-// local HTTP stub of the release API and of a second host serving the file (as a presigned object-store link does).
+// The TypeScript SDK's release calls (listReleases, checkForUpdate, downloadArtifact, downloadArtifactToFile,
+// verifyArtifact) against a small local HTTP stub of the release API and of a second host serving the file (as a
+// presigned object-store link does).
 // The scenario against the real server is `releases` in sdks/conformance/scenarios.json.
-import { createHash, generateKeyPairSync } from 'node:crypto';
+import { once } from 'node:events';
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createReadStream, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { KeyforgeClient, KeyforgeError, LicenseRejectedError, currentPlatform, type Artifact } from '../sdk/src/index.js';
+import { downloadArtifactToFile } from '../sdk/src/node.js';
 import { publishedKey, tokenSigner } from '../server/src/services/signing/signing-keys.js';
 
 const PRODUCT = 'Acme Studio';
@@ -81,8 +89,8 @@ afterAll(async () => {
   await Promise.all([api, files].map(({ server }) => new Promise((resolve) => server.close(resolve))));
 });
 
-async function signedArtifact(changes: Record<string, unknown> = {}): Promise<Artifact> {
-  const facts = { id: 'art-1', filename: 'acme-2.0.0-linux-x64.tar.gz', platform: 'linux', arch: 'x64', filetype: 'tar.gz', size: FILE.length, sha256: hex('sha256', FILE), sha512: hex('sha512', FILE) };
+async function signedArtifact(changes: Record<string, unknown> = {}, file: { size: number; sha256: string; sha512: string } = { size: FILE.length, sha256: hex('sha256', FILE), sha512: hex('sha512', FILE) }): Promise<Artifact> {
+  const facts = { id: 'art-1', filename: 'acme-2.0.0-linux-x64.tar.gz', platform: 'linux', arch: 'x64', filetype: 'tar.gz', ...file };
   const signature = await sign({ typ: 'keyforge.artifact', product: 'prod-1', productName: PRODUCT, release: 'rel-1', version: '2.0.0', artifact: facts.id, filename: facts.filename, platform: facts.platform, arch: facts.arch, size: facts.size, sha256: facts.sha256, sha512: facts.sha512, ...changes });
   return { ...facts, signature };
 }
@@ -210,6 +218,162 @@ describe('downloadArtifact', () => {
     const bytes = await client().downloadArtifact(artifact, { licenseKey: KEY });
     expect(bytes.length).toBe(FILE.length);
     expect(fileSeen.length).toBe(2);
+  });
+});
+
+describe('downloadArtifactToFile (Node)', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'kf-artifact-'));
+    return () => rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('writes the verified file at the path (mode 0600), fetched as downloadArtifact fetches it', async () => {
+    const target = path.join(dir, 'acme.tar.gz');
+    expect(await downloadArtifactToFile(client(), artifact, target, { licenseKey: KEY })).toBe(target);
+    expect(readFileSync(target).equals(FILE)).toBe(true);
+    expect(readdirSync(dir)).toEqual(['acme.tar.gz']);
+    if (process.platform !== 'win32') expect(statSync(target).mode & 0o777).toBe(0o600);
+    expect(fileSeen).toEqual([{ url: `/blob/${artifact.id}?token=short-lived`, authorization: undefined }]);
+  });
+
+  it('refuses tampered, longer and cut bytes and an edited listing (ArtifactIntegrity), leaving no file and an existing one as it was', async () => {
+    const target = path.join(dir, 'acme.tar.gz');
+    writeFileSync(target, 'the previous version');
+    const altered = Buffer.from(FILE);
+    altered[FILE.length - 1] ^= 1;
+    for (const body of [altered, Buffer.concat([FILE, FILE]), FILE.subarray(0, FILE.length - 1)]) {
+      fileRule = (response) => {
+        response.end(body);
+        return true;
+      };
+      expect(await codeOf(downloadArtifactToFile(client(), artifact, target, { licenseKey: KEY }))).toBe('ArtifactIntegrity');
+      expect(readdirSync(dir)).toEqual(['acme.tar.gz']);
+      expect(readFileSync(target, 'utf8')).toBe('the previous version');
+    }
+    fileRule = () => false;
+    expect(await codeOf(downloadArtifactToFile(client(), { ...artifact, size: artifact.size + 1 }, target, { licenseKey: KEY }))).toBe('ArtifactIntegrity');
+    expect(readdirSync(dir)).toEqual(['acme.tar.gz']);
+  });
+
+  it('starts the file over on a retry after a transient failure mid-download', async () => {
+    let failures = 1;
+    fileRule = (response) => {
+      if (failures-- <= 0) return false;
+      response.writeHead(200, { 'content-length': String(FILE.length) });
+      response.write(FILE.subarray(0, 1000));
+      setTimeout(() => response.destroy(), 20);
+      return true;
+    };
+    const target = path.join(dir, 'acme.tar.gz');
+    await downloadArtifactToFile(client(), artifact, target, { licenseKey: KEY });
+    expect(readFileSync(target).equals(FILE)).toBe(true);
+    expect(fileSeen.length).toBe(2);
+    expect(readdirSync(dir)).toEqual(['acme.tar.gz']);
+  });
+
+  it('reports a file it cannot write as FileWriteFailed, not retried and not a network error', async () => {
+    // A folder that is a file: refused to every user, root included (a read-only folder is not).
+    const notAFolder = path.join(dir, 'plain-file');
+    writeFileSync(notAFolder, '');
+    const error = await downloadArtifactToFile(client(), artifact, path.join(notAFolder, 'acme.tar.gz'), { licenseKey: KEY }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KeyforgeError);
+    expect((error as KeyforgeError).code).toBe('FileWriteFailed');
+    expect((error as KeyforgeError).name).toBe('KeyforgeError');
+    expect(apiSeen.filter((seen) => seen.url.includes('/download')).length).toBe(1);
+    expect(fileSeen).toEqual([]);
+    expect(readdirSync(dir)).toEqual(['plain-file']);
+  });
+
+  it('passes a failure before the file (a refusal, a bad signature) through as downloadArtifact does, creating nothing', async () => {
+    const target = path.join(dir, 'acme.tar.gz');
+    expect(await codeOf(downloadArtifactToFile(client(), artifact, target, { licenseKey: 'ACME-UNKN-OWN0' }))).toBe('LicenseNotFound');
+    expect(await codeOf(downloadArtifactToFile(client(), await signedArtifact({ productName: 'Other App' }), target, { licenseKey: KEY }))).toBe('ArtifactIntegrity');
+    expect(readdirSync(dir)).toEqual([]);
+    expect(fileSeen).toEqual([]);
+  });
+
+  describe('a large file', () => {
+    const BLOCK = randomBytes(1 << 20);
+    const BLOCKS = 64;
+    const SIZE = BLOCK.length * BLOCKS;
+    const digest = (algorithm: string) => {
+      const hash = createHash(algorithm);
+      for (let n = 0; n < BLOCKS; n += 1) hash.update(BLOCK);
+      return hash.digest('hex');
+    };
+    const big = { size: SIZE, sha256: digest('sha256'), sha512: digest('sha512') };
+    /** Serves the 64 MiB file block by block (never held whole), the last byte flipped when `tampered`. */
+    const serveBig = (tampered = false) => (response: ServerResponse) => {
+      void (async () => {
+        response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(SIZE) });
+        for (let n = 0; n < BLOCKS; n += 1) {
+          let block = BLOCK;
+          if (tampered && n === BLOCKS - 1) (block = Buffer.from(BLOCK)), (block[block.length - 1] ^= 1);
+          if (!response.write(block)) await once(response, 'drain');
+        }
+        response.end();
+      })().catch(() => response.destroy());
+      return true;
+    };
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    /** The highest growth of retained memory (heap and array buffers, after a collection) and of RSS while `work` runs. */
+    async function peakGrowth(work: () => Promise<unknown>): Promise<{ retained: number; rss: number }> {
+      const retained = () => {
+        const usage = process.memoryUsage();
+        return usage.heapUsed + usage.arrayBuffers;
+      };
+      // Array buffers are freed a little after the collection that finds them dead: the baseline waits for that.
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      gc();
+      const before = { retained: retained(), rss: process.memoryUsage().rss };
+      const peak = { ...before };
+      const sample = () => {
+        gc();
+        peak.retained = Math.max(peak.retained, retained());
+        peak.rss = Math.max(peak.rss, process.memoryUsage().rss);
+      };
+      // A full collection takes a while on this process's heap: sampled every 100 ms, and once more at the end with
+      // the work's result still referenced (a download held in memory is seen even if it ends between two samples).
+      const timer = setInterval(sample, 100);
+      try {
+        const result = await work();
+        sample();
+        void result;
+      } finally {
+        clearInterval(timer);
+      }
+      return { retained: peak.retained - before.retained, rss: peak.rss - before.rss };
+    }
+
+    it('streams 64 MiB to disk in memory that does not grow with the file', async () => {
+      // Warmed up first (a small file through the same code), so what the first run compiles is not counted.
+      await downloadArtifactToFile(client(), artifact, path.join(dir, 'small.bin'), { licenseKey: KEY });
+      rmSync(path.join(dir, 'small.bin'));
+      artifact = await signedArtifact({ size: big.size, sha256: big.sha256, sha512: big.sha512 }, big);
+      fileRule = serveBig();
+      const target = path.join(dir, 'big.bin');
+      const growth = await peakGrowth(() => downloadArtifactToFile(client(), artifact, target, { licenseKey: KEY }));
+      expect(statSync(target).size).toBe(SIZE);
+      const written = createHash('sha256');
+      for await (const chunk of createReadStream(target)) written.update(chunk as Buffer);
+      expect(written.digest('hex')).toBe(big.sha256);
+      // Half the file at most, whatever the garbage collector has not yet freed of the chunks that went by.
+      expect(growth.retained).toBeLessThan(SIZE / 2);
+      expect(growth.rss).toBeLessThan(SIZE / 2);
+      // The measure sees a download held in memory.
+      const held = await peakGrowth(() => client().downloadArtifact(artifact, { licenseKey: KEY }));
+      expect(held.retained).toBeGreaterThanOrEqual(SIZE);
+    }, 60_000);
+
+    it('refuses a tampered 64 MiB file (ArtifactIntegrity) and leaves nothing behind', async () => {
+      artifact = await signedArtifact({ size: big.size, sha256: big.sha256, sha512: big.sha512 }, big);
+      fileRule = serveBig(true);
+      expect(await codeOf(downloadArtifactToFile(client(), artifact, path.join(dir, 'big.bin'), { licenseKey: KEY }))).toBe('ArtifactIntegrity');
+      expect(readdirSync(dir)).toEqual([]);
+    }, 60_000);
   });
 });
 

@@ -204,4 +204,8 @@ export const ERROR_GUIDANCE: Record<string, Guidance> = {
     means: 'SDK: 1,000 usage records already wait, offline, to be sent for this license.',
     action: 'Send them (`flushUsage`) once online; until then refuse further metered work or record it yourself.',
   },
+  FileWriteFailed: {
+    means: 'SDK: a release download to a file could not be written: the folder does not exist or is not writable, or the disk is full. Not retried (the network is not at fault); the temporary file was deleted and the destination left as it was.',
+    action: 'Tell the user the update could not be saved and why (the message names the folder); free space or choose another folder, then download again.',
+  },
 };

@@ -5,7 +5,7 @@ import { DEFAULT_RETRY, Transport, type RetryOptions } from './http.js';
 import { KeyRing, type JSONWebKeySet } from './keys.js';
 import { MemoryStore, type TokenStore } from './stores.js';
 import { verifyOfflineToken, type Entitlement } from './tokens.js';
-import { checkArtifactBytes, currentPlatform, verifyArtifactSignature, type Artifact, type ArtifactClaims, type Release, type ReleaseQuery, type UpdateCheck } from './releases.js';
+import { checkArtifactBytes, currentPlatform, fetchArtifact, verifyArtifactSignature, type Artifact, type ArtifactClaims, type ArtifactSink, type Release, type ReleaseQuery, type UpdateCheck } from './releases.js';
 import { UsageQueue, type QueuedUsage, type UsageFlush } from './usage.js';
 import { LicenseWatcher, type LicenseState, type WatchProbe, type WatchStatus } from './watch.js';
 import type {
@@ -708,17 +708,48 @@ export class KeyforgeClient {
    * server's public address (the `issuer`) is fetched through `baseUrl`.
    * `timeoutMs` bounds each wait for data, not the whole download. Retries as every call.
    *
+   * The file is held in memory (and returned). In Node, `downloadArtifactToFile` of `@keyforge/client/node` streams it
+   * to a file instead, with the same checks, in memory that does not grow with the file.
+   *
    * @throws {@link VerificationError} `ArtifactIntegrity` when anything does not match (nothing is returned);
    *   the errors of {@link KeyforgeClient.listReleases}.
    */
   async downloadArtifact(artifact: Artifact, options: { licenseKey: string; deviceId?: string; signal?: AbortSignal }): Promise<Uint8Array> {
+    let bytes = new Uint8Array(0);
+    let length = 0;
+    const claims = await this[fetchArtifact](artifact, options, {
+      begin: (signed) => {
+        if (bytes.length !== signed.size) bytes = new Uint8Array(signed.size);
+        length = 0;
+      },
+      write: (chunk) => {
+        bytes.set(chunk, length);
+        length += chunk.length;
+      },
+    });
+    const file = bytes.subarray(0, length);
+    await checkArtifactBytes(claims, file);
+    return file;
+  }
+
+  /**
+   * The download of {@link KeyforgeClient.downloadArtifact} up to the bytes: the signature checked, the link asked
+   * for, the file streamed into `sink` (capped at the signed size, started over on each retry). The caller checks the
+   * bytes against the returned claims.
+   *
+   * @internal
+   */
+  async [fetchArtifact](artifact: Artifact, options: { licenseKey: string; deviceId?: string; signal?: AbortSignal }, sink: ArtifactSink): Promise<ArtifactClaims> {
     const claims = await this.#artifactSignature(artifact, options);
     const json = await this.#releaseCall(`/api/v1/artifacts/${encodeURIComponent(artifact.id)}/download`, options, {});
     const url = json.url;
     if (typeof url !== 'string' || !/^https?:\/\//i.test(url)) throw new ApiError({ code: 'InvalidResponse', message: 'The download answer carries no http(s) link.', status: 200 });
-    const bytes = await this.#transport.retrying(() => this.#transport.download(this.#onServer(url), claims.size, options.signal), options.signal);
-    await checkArtifactBytes(claims, bytes);
-    return bytes;
+    const link = this.#onServer(url);
+    await this.#transport.retrying(async () => {
+      await sink.begin(claims);
+      await this.#transport.download(link, claims.size, (chunk) => sink.write(chunk), options.signal);
+    }, options.signal);
+    return claims;
   }
 
   /**

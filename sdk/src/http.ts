@@ -105,8 +105,10 @@ export class Transport {
    * an error), and the body is read as it streams, refused as soon as it exceeds `maxBytes`. `timeoutMs` bounds the
    * wait for each chunk (an idle timeout, so a large file on a slow line is not cut short). Errors map as for API
    * calls: no answer NetworkError/Timeout, an HTTP error its status code (429/5xx transient, so retried).
+   * Each chunk is handed to `write` and the next is read only once it has settled (so a slow disk holds the reading
+   * back, and nothing piles up in memory); what `write` throws ends the download as it is, not as a network failure.
    */
-  async download(url: string, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
+  async download(url: string, maxBytes: number, write: (chunk: Uint8Array) => void | Promise<void>, signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted();
     const idle = new AbortController();
     let timer = setTimeout(() => idle.abort(), this.timeoutMs);
@@ -146,7 +148,6 @@ export class Transport {
         await response.body?.cancel().catch(() => undefined);
         throw new VerificationError('ArtifactIntegrity', `${what}: the file is ${declared} bytes, more than the ${maxBytes} signed.`);
       }
-      const bytes = new Uint8Array(maxBytes);
       let length = 0;
       const reader = response.body?.getReader();
       if (reader) {
@@ -159,16 +160,21 @@ export class Transport {
           }
           if (chunk.done) break;
           clearTimeout(timer);
-          timer = setTimeout(() => idle.abort(), this.timeoutMs);
           if (length + chunk.value.length > maxBytes) {
             await reader.cancel().catch(() => undefined);
             throw new VerificationError('ArtifactIntegrity', `${what}: the file is longer than the ${maxBytes} bytes signed.`);
           }
-          bytes.set(chunk.value, length);
           length += chunk.value.length;
+          try {
+            await write(chunk.value);
+          } catch (error) {
+            await reader.cancel().catch(() => undefined);
+            throw error;
+          }
+          // The idle timeout is the wait for data: time spent writing does not count.
+          timer = setTimeout(() => idle.abort(), this.timeoutMs);
         }
       }
-      return bytes.subarray(0, length);
     } finally {
       clearTimeout(timer);
     }

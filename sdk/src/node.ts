@@ -1,16 +1,19 @@
 /**
  * `@keyforge/client/node` — helpers for Node ≥ 20 and Electron's main process (Bun and Deno load them too,
- * through their `node:` modules): a {@link FileStore} and a device fingerprint ({@link machineFingerprint}).
+ * through their `node:` modules): a {@link FileStore}, a device fingerprint ({@link machineFingerprint}) and a
+ * release download streamed to a file ({@link downloadArtifactToFile}).
  * Kept apart from `@keyforge/client` so browser bundles never import `node:` modules.
  *
  * @module @keyforge/client/node
  */
 import { execFile } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createHash, randomBytes, type Hash } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { platform } from 'node:os';
 import path from 'node:path';
+import type { KeyforgeClient } from './client.js';
 import { KeyforgeError } from './errors.js';
+import { checkArtifactDigests, fetchArtifact, type Artifact } from './releases.js';
 import type { TokenStore } from './stores.js';
 
 /**
@@ -149,4 +152,69 @@ export async function machineId(): Promise<string> {
 export async function machineFingerprint(options: { salt?: string } = {}): Promise<string> {
   const id = await machineId();
   return createHash('sha256').update(`${options.salt || 'keyforge'}\n${id}`).digest('hex');
+}
+
+/**
+ * {@link KeyforgeClient.downloadArtifact} into a file, for files too large to hold in memory: the same checks (the
+ * signature before any byte is fetched, then the signed size, SHA-256 and SHA-512), but the file is hashed as it
+ * streams into a temporary file beside `file` (mode 0600), which is renamed to `file` (replacing it) only once it
+ * checks out. Memory use does not grow with the file's size. On any failure the temporary file is deleted and `file`
+ * is left as it was. Returns `file`'s absolute path.
+ *
+ * @throws `VerificationError` `ArtifactIntegrity` when anything does not match; `KeyforgeError`
+ *   `FileWriteFailed` when the file cannot be written (a folder that does not exist or is not writable, a full disk:
+ *   not retried); the errors of {@link KeyforgeClient.listReleases}.
+ */
+export async function downloadArtifactToFile(
+  client: KeyforgeClient,
+  artifact: Artifact,
+  file: string,
+  options: { licenseKey: string; deviceId?: string; signal?: AbortSignal },
+): Promise<string> {
+  const destination = path.resolve(file);
+  const temporary = path.join(path.dirname(destination), `.keyforge-download-${randomBytes(8).toString('hex')}`);
+  // A local failure is the disk's, not the network's: its own code, and never retried.
+  const disk = async <T>(doing: string, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      throw new KeyforgeError('FileWriteFailed', `The download cannot be written (${doing} ${temporary}): ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  };
+  // Set in `begin` (a callback), so typed here rather than narrowed to its initial value.
+  let handle = undefined as FileHandle | undefined;
+  let size = 0;
+  let sha256: Hash = createHash('sha256');
+  let sha512: Hash = createHash('sha512');
+  try {
+    const claims = await client[fetchArtifact](artifact, options, {
+      begin: async () => {
+        handle ??= await disk('creating', () => open(temporary, 'wx', 0o600));
+        await disk('emptying', () => handle!.truncate(0));
+        size = 0;
+        sha256 = createHash('sha256');
+        sha512 = createHash('sha512');
+      },
+      write: async (chunk) => {
+        sha256.update(chunk);
+        sha512.update(chunk);
+        for (let written = 0; written < chunk.length; ) {
+          const at = written;
+          written += (await disk('writing', () => handle!.write(chunk, at, chunk.length - at, size + at))).bytesWritten;
+        }
+        size += chunk.length;
+      },
+    });
+    checkArtifactDigests(claims, { size, sha256: sha256.digest('hex'), sha512: sha512.digest('hex') });
+    await disk('flushing', () => handle!.sync());
+    const complete = handle!;
+    handle = undefined;
+    await disk('closing', () => complete.close());
+    await disk('renaming', () => rename(temporary, destination));
+    return destination;
+  } catch (error) {
+    await handle?.close().catch(() => undefined);
+    await rm(temporary, { force: true }).catch(() => undefined);
+    throw error;
+  }
 }

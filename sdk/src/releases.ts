@@ -146,8 +146,33 @@ export async function checkArtifactBytes(claims: Pick<ArtifactClaims, 'size' | '
   // WebCrypto refuses views of a SharedArrayBuffer: such bytes are copied first.
   const data = bytes.buffer instanceof ArrayBuffer ? (bytes as Uint8Array<ArrayBuffer>) : bytes.slice();
   const [sha256, sha512] = await Promise.all([crypto.subtle.digest('SHA-256', data), crypto.subtle.digest('SHA-512', data)]);
-  if (hex(sha256) !== claims.sha256) throw integrity('The file\'s SHA-256 is not the signed one.');
-  if (hex(sha512) !== claims.sha512) throw integrity('The file\'s SHA-512 is not the signed one.');
+  checkArtifactDigests(claims, { size: bytes.length, sha256: hex(sha256), sha512: hex(sha512) });
+}
+
+/**
+ * Checks the size and lower-case hex digests of a file hashed elsewhere (as it streamed to disk) against the signed
+ * ones: the checks of {@link checkArtifactBytes}, with its errors.
+ */
+export function checkArtifactDigests(claims: Pick<ArtifactClaims, 'size' | 'sha256' | 'sha512'>, file: { size: number; sha256: string; sha512: string }): void {
+  if (file.size !== claims.size) throw integrity(`The file is ${file.size} bytes; ${claims.size} were signed.`);
+  if (file.sha256 !== claims.sha256) throw integrity('The file\'s SHA-256 is not the signed one.');
+  if (file.sha512 !== claims.sha512) throw integrity('The file\'s SHA-512 is not the signed one.');
 }
 
 const hex = (buffer: ArrayBuffer) => Array.from(new Uint8Array(buffer), (byte) => byte.toString(16).padStart(2, '0')).join('');
+
+/**
+ * Where {@link fetchArtifact} puts the bytes of a download: `begin` before each attempt (a retry fetches the whole file
+ * again, so whatever the previous attempt wrote is dropped), then `write` for each chunk, at most the signed size in all.
+ */
+export interface ArtifactSink {
+  begin(claims: ArtifactClaims): void | Promise<void>;
+  write(chunk: Uint8Array): void | Promise<void>;
+}
+
+/**
+ * The key of the client's method that verifies an artifact's signature and streams its file into an
+ * {@link ArtifactSink} (unchecked: the caller checks the digests). Not exported by the package: it is how
+ * `@keyforge/client/node` streams a download to disk without the universal entry importing `node:` modules.
+ */
+export const fetchArtifact = Symbol('keyforge.fetchArtifact');

@@ -333,6 +333,15 @@ namespace Keyforge.Tests
                         serveFile = (context, n) => SendBytes(context, 200, altered);
                         Check(Code(() => Run(client.DownloadArtifactToFileAsync(key, artifactWith(null), Path.Combine(dir, "other.tar.gz")))) == "ArtifactIntegrity", "altered bytes to a file");
                         Check(Directory.GetFiles(dir).Length == 1, "nothing left behind");
+                        // A folder that is a file: refused to every user, root included (a read-only folder is not).
+                        var notAFolder = Path.Combine(dir, "plain-file");
+                        File.WriteAllText(notAFolder, "");
+                        lock (fileRequests) fileRequests.Clear();
+                        Exception thrown = null;
+                        try { Run(client.DownloadArtifactToFileAsync(key, artifactWith(null), Path.Combine(notAFolder, "acme.tar.gz"))); }
+                        catch (Exception error) { thrown = error; }
+                        Check(thrown != null && thrown.GetType() == typeof(KeyforgeException) && ((KeyforgeException)thrown).Code == "FileWriteFailed", "a file that cannot be written is FileWriteFailed (not a NetworkException): " + thrown);
+                        Check(fileRequests.Count == 0 && Directory.GetFiles(dir).Length == 2, "not retried, nothing fetched or left behind");
                     }
                     finally { Directory.Delete(dir, true); }
                 }

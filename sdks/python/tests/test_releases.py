@@ -120,3 +120,37 @@ def test_a_transient_failure_of_the_file_host_is_retried(setup: Any) -> None:
     files.routes["GET /blob/art-1?token=short"] = lambda request: answers.pop(0)
     assert client(api).download_artifact(KEY, artifact(signer)) == FILE
     assert len(files.requests) == 2
+
+
+def test_a_file_that_cannot_be_created_is_file_write_failed_not_retried(setup: Any, tmp_path: Any) -> None:
+    api, files, signer = setup
+    serve_link(api, files)
+    files.routes["GET /blob/art-1?token=short"] = lambda request: (200, {"content-type": "application/octet-stream"}, FILE)
+    # A folder that is a file: refused to every user, root included (a read-only folder is not).
+    (tmp_path / "plain-file").write_bytes(b"")
+    with pytest.raises(KeyforgeError) as caught:
+        client(api).download_artifact(KEY, artifact(signer), str(tmp_path / "plain-file" / "acme.tar.gz"))
+    assert type(caught.value) is KeyforgeError and caught.value.code == "FileWriteFailed"
+    assert files.requests == [] and len([request for request in api.requests if "/download" in request.path]) == 1
+    assert os.listdir(tmp_path) == ["plain-file"]
+
+
+def test_a_write_failing_mid_download_is_file_write_failed_not_retried(setup: Any, tmp_path: Any) -> None:
+    resource = pytest.importorskip("resource")
+    api, files, signer = setup
+    serve_link(api, files)
+    files.routes["GET /blob/art-1?token=short"] = lambda request: (200, {"content-type": "application/octet-stream"}, FILE)
+    target = tmp_path / "acme.tar.gz"
+    target.write_bytes(b"the previous version")
+    # A cap on the size of files this process writes: a write past it fails (EFBIG) as on a full disk (Python ignores
+    # SIGXFSZ, so the write raises instead of the signal ending the process).
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (8192, hard))
+    try:
+        with pytest.raises(KeyforgeError) as caught:
+            client(api).download_artifact(KEY, artifact(signer), str(target))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert type(caught.value) is KeyforgeError and caught.value.code == "FileWriteFailed"
+    assert len(files.requests) == 1
+    assert os.listdir(tmp_path) == ["acme.tar.gz"] and target.read_bytes() == b"the previous version"

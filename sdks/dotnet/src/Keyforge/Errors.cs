@@ -109,8 +109,9 @@ namespace Keyforge
         public const string OfflineNotAllowed = "OfflineNotAllowed";
         /// <summary>A downloaded release artifact did not check out: signature, size, SHA-256 or SHA-512.</summary>
         public const string ArtifactIntegrity = "ArtifactIntegrity";
-        // KeyforgeException: a floating session's own failure
+        // KeyforgeException: a floating session's own failure, a download that cannot be written to disk
         public const string LeaseLapsed = "LeaseLapsed";
+        public const string FileWriteFailed = "FileWriteFailed";
 
         /// <summary>True for failures worth retrying later: no answer, 429, 502, 503, 504.</summary>
         public static bool IsTransient(Exception error)

@@ -287,6 +287,9 @@ namespace Keyforge
         /// moved to <paramref name="path"/> (replacing it) only once verified; on any failure the temporary file is
         /// deleted and <paramref name="path"/> is untouched.
         /// </summary>
+        /// <exception cref="VerificationException">ArtifactIntegrity when anything does not match.</exception>
+        /// <exception cref="KeyforgeException">FileWriteFailed when the file cannot be written (a folder that does not
+        /// exist or is not writable, a full disk): not retried.</exception>
         public async Task DownloadArtifactToFileAsync(string licenseKey, Artifact artifact, string path, string deviceId = null, CancellationToken cancel = default(CancellationToken))
         {
             if (string.IsNullOrEmpty(path)) throw new ArgumentException("path must name the file to write.");
@@ -298,6 +301,11 @@ namespace Keyforge
                     await DownloadTo(licenseKey, artifact, deviceId, file, cancel).ConfigureAwait(false);
                 if (File.Exists(full)) File.Delete(full);
                 File.Move(temporary, full);
+            }
+            catch (Exception error) when (IsDiskFailure(error))
+            {
+                // The network's failures are KeyforgeExceptions by now: what is left is the disk's.
+                throw WriteFailed(error);
             }
             finally
             {
@@ -343,7 +351,14 @@ namespace Keyforge
                     if (digests != null) digests.Dispose();
                     digests = new SignedArtifact.Digests();
                     var current = digests;
-                    await transport.Download(link.AbsoluteUri, signed.Size, (chunk, count) => { current.Add(chunk, 0, count); sink.Write(chunk, 0, count); }, cancel).ConfigureAwait(false);
+                    await transport.Download(link.AbsoluteUri, signed.Size, (chunk, count) =>
+                    {
+                        current.Add(chunk, 0, count);
+                        // Inside the transport's read loop the disk's failure would pass for the network's (and be
+                        // retried): it is thrown as FileWriteFailed here.
+                        try { sink.Write(chunk, 0, count); }
+                        catch (Exception error) when (IsDiskFailure(error)) { throw WriteFailed(error); }
+                    }, cancel).ConfigureAwait(false);
                     return true;
                 }, cancel).ConfigureAwait(false);
                 digests.Check(signed);
@@ -352,6 +367,17 @@ namespace Keyforge
             {
                 if (digests != null) digests.Dispose();
             }
+        }
+
+        static bool IsDiskFailure(Exception error)
+        {
+            return error is IOException || error is UnauthorizedAccessException;
+        }
+
+        /// <summary>A local failure writing a download: its own code, never retried (the disk's, not the network's).</summary>
+        static KeyforgeException WriteFailed(Exception error)
+        {
+            return new KeyforgeException(ErrorCodes.FileWriteFailed, "The download cannot be written: " + error.Message, error);
         }
 
         /// <summary>A GET of the release API: the key in <c>Authorization: License</c>, the product and the device in the query.</summary>

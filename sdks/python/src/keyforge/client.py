@@ -1,6 +1,7 @@
 """The Keyforge licensing client."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import hashlib
@@ -15,7 +16,7 @@ import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 from ._b64 import b64url_encode
 from ._http import Answer, RetryPolicy, Transport, loads
@@ -177,6 +178,16 @@ def _require_key(license_key: Any) -> str:
     if not isinstance(license_key, str) or not license_key.strip():
         raise TypeError("license_key must be a non-empty string.")
     return license_key
+
+
+@contextlib.contextmanager
+def _writing(directory: str) -> Iterator[None]:
+    """A local failure writing a download (a folder not writable, a full disk) is ``FileWriteFailed``: the disk's,
+    not the network's, so never retried."""
+    try:
+        yield
+    except OSError as error:
+        raise KeyforgeError("FileWriteFailed", f"The download cannot be written in {directory}: {error.strerror or error}") from error
 
 
 def _optional(**fields: Any) -> Dict[str, Any]:
@@ -880,8 +891,9 @@ class KeyforgeClient:
         file beside it (mode 0600), renamed to ``path`` once verified, and ``path`` is returned; on any failure the
         temporary file is removed and ``path`` is untouched.
 
-        Raises :class:`VerificationError` ``ArtifactIntegrity`` when anything does not match; the errors of
-        :meth:`list_releases`.
+        Raises :class:`VerificationError` ``ArtifactIntegrity`` when anything does not match; :class:`KeyforgeError`
+        ``FileWriteFailed`` when the file cannot be written (a folder that does not exist or is not writable, a full
+        disk: not retried); the errors of :meth:`list_releases`.
         """
         claims = self._artifact_claims(artifact)
         answer = self._release_call(f"/api/v1/artifacts/{urllib.parse.quote(str(artifact.get('id')), safe='')}/download", license_key, device_id, {})
@@ -913,31 +925,38 @@ class KeyforgeClient:
             self._transport.retrying(attempt_memory).check(claims)
             return b"".join(chunks)
         directory = os.path.dirname(os.path.abspath(path))
-        descriptor, temporary = tempfile.mkstemp(prefix=".keyforge-download-", dir=directory)
+        temporary: Optional[str] = None
         try:
-            with os.fdopen(descriptor, "wb") as handle:
+            # An OSError that gets here is the disk's: the transport raises the network's as NetworkError.
+            with _writing(directory):
+                descriptor, temporary = tempfile.mkstemp(prefix=".keyforge-download-", dir=directory)
+                with os.fdopen(descriptor, "wb") as handle:
 
-                def attempt_file(_n: int) -> ArtifactDigest:
-                    handle.seek(0)
-                    handle.truncate()
-                    digest = ArtifactDigest()
+                    def attempt_file(_n: int) -> ArtifactDigest:
+                        handle.seek(0)
+                        handle.truncate()
+                        digest = ArtifactDigest()
 
-                    def write(chunk: bytes) -> None:
-                        digest.update(chunk)
-                        handle.write(chunk)
+                        def write(chunk: bytes) -> None:
+                            digest.update(chunk)
+                            # Inside the transport's read loop an OSError would pass for the network's (and be
+                            # retried): the disk's is raised as FileWriteFailed here.
+                            with _writing(directory):
+                                handle.write(chunk)
 
-                    transport.download(target, claims["size"], write)
-                    return digest
+                        transport.download(target, claims["size"], write)
+                        return digest
 
-                self._transport.retrying(attempt_file).check(claims)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temporary, path)
+                    self._transport.retrying(attempt_file).check(claims)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                os.replace(temporary, path)
         except BaseException:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
+            if temporary is not None:
+                try:
+                    os.unlink(temporary)
+                except OSError:
+                    pass
             raise
         return path
 

@@ -63,8 +63,9 @@ ERROR_CODES: Dict[str, Tuple[str, ...]] = {
         "OfflineNotAllowed",
         "ArtifactIntegrity",
     ),
-    # Raised as a plain KeyforgeError: a floating seat lost, no machine id, a full offline usage queue.
-    "KeyforgeError": ("LeaseLapsed", "MachineIdUnavailable", "UsageQueueFull"),
+    # Raised as a plain KeyforgeError: a floating seat lost, no machine id, a full offline usage queue, a download
+    # that cannot be written to disk.
+    "KeyforgeError": ("LeaseLapsed", "MachineIdUnavailable", "UsageQueueFull", "FileWriteFailed"),
 }
 
 
