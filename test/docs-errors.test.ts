@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ERRORS_PAGE, codeTypes, dotnetSdkErrors, errorLists, renderErrorsPage, typescriptSdkErrors } from '../docs/scripts/error-reference.js';
+import { ERRORS_PAGE, codeTypes, dotnetSdkErrors, errorLists, goSdkErrors, renderErrorsPage, typescriptSdkErrors } from '../docs/scripts/error-reference.js';
 import { ERROR_GUIDANCE } from '../docs/scripts/error-guidance.js';
 import { ERROR_STATUS, REJECTION_CODES } from '../server/src/domain/errors.js';
 import { GRAPHQL_REQUEST_ERROR_CODES } from '../server/src/graphql/request-errors.js';
@@ -43,7 +43,7 @@ describe('the error-code reference', () => {
     expect(codes('VerificationError')).toEqual(expect.arrayContaining(['TokenMissing', 'WrongIssuer', 'WrongProduct', 'ClockRollback']));
     expect(codes('NetworkError')).toEqual(['NetworkError', 'Timeout']);
     expect(codes('KeyforgeError')).toEqual(expect.arrayContaining(['LeaseLapsed', 'MachineIdUnavailable', 'UsageQueueFull', 'FileWriteFailed']));
-    // Each native SDK's rows too, under its own class.
+    // Each native SDK's rows too, under its own class (or, for Go, Kind).
     for (const native of errorLists().sdks.slice(1)) {
       expect(page).toContain(`### ${native.sdk}`);
       for (const { className, code } of native.errors) expect(page, `${native.sdk} ${code}`).toMatch(new RegExp(`^\\| \`${className}\` \\| \`${code}\``, 'm'));
@@ -96,6 +96,30 @@ describe('the error-code reference', () => {
       const sdk = dotnetSdkErrors(dir);
       expect(sdk.errors).toContainEqual({ className: 'NetworkException', code: 'ProxyRefused' });
       expect(sdk.errors).toContainEqual({ className: 'KeyforgeException', code: 'StoreLocked' });
+      expect(() => renderErrorsPage({ ...errorLists(), sdks: [sdk] })).toThrow(/no guidance for ProxyRefused, StoreLocked/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads the Go SDK\'s codes by Kind, each one of the TypeScript SDK\'s codes', () => {
+    const go = goSdkErrors();
+    const byKind = (kind: string) => go.errors.filter((error) => error.className === kind).map((error) => error.code);
+    expect(new Set(byKind('KindRejected'))).toEqual(new Set(REJECTION_CODES));
+    expect(byKind('KindAPI')).toEqual(expect.arrayContaining(['InvalidRequest', 'RateLimited', 'InvalidResponse']));
+    expect(byKind('KindNetwork')).toEqual(['NetworkError', 'Timeout']);
+    expect(byKind('KindVerification')).toEqual(expect.arrayContaining(['TokenExpired', 'ClockRollback', 'ArtifactIntegrity']));
+    expect(byKind('KindSession')).toEqual(['LeaseLapsed']);
+    expect(byKind('KindLocal')).toEqual(expect.arrayContaining(['MachineIdUnavailable', 'UsageQueueFull']));
+    const typescript = new Set(typescriptSdkErrors().errors.map((error) => error.code));
+    expect(go.errors.map((error) => error.code).filter((code) => !typescript.has(code))).toEqual([]);
+    const dir = mkdtempSync(path.join(tmpdir(), 'kf-go-codes-'));
+    try {
+      writeFileSync(path.join(dir, 'errors.go'), readFileSync(path.resolve('sdks/go/errors.go'), 'utf8').replace('CodeTimeout      = "Timeout"', 'CodeTimeout      = "Timeout"\n\tCodeProxyRefused = "ProxyRefused"'));
+      writeFileSync(path.join(dir, 'store.go'), 'package keyforge\n\nvar locked = &Error{Code: "StoreLocked", Kind: KindLocal, Message: "the store is locked"}\n');
+      const sdk = goSdkErrors(dir);
+      expect(sdk.errors).toContainEqual({ className: 'KindNetwork', code: 'ProxyRefused' });
+      expect(sdk.errors).toContainEqual({ className: 'KindLocal', code: 'StoreLocked' });
       expect(() => renderErrorsPage({ ...errorLists(), sdks: [sdk] })).toThrow(/no guidance for ProxyRefused, StoreLocked/);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -28,6 +28,8 @@ export interface SdkErrorList {
   sdk: string;
   /** Where the list comes from, shown under the heading. */
   source: string;
+  /** The first column's heading: what `className` names (default `Class`; the Go SDK's is its error's `Kind`). */
+  column?: string;
   errors: { className: string; code: string }[];
 }
 
@@ -108,11 +110,42 @@ export function dotnetSdkErrors(sdkSource = path.join(ROOT, 'sdks/dotnet/src/Key
   return { sdk: '.NET SDK (`Keyforge`)', source: 'sdks/dotnet/src/Keyforge/Errors.cs (`ErrorCodes`): every error is a `KeyforgeException` with a `Code`, the TypeScript SDK\'s codes; the subclass says which kind.', errors };
 }
 
+/**
+ * The Go SDK's errors: the `Code…` constants of sdks/go/errors.go, each under the `// KindSomething: …` comment that
+ * opens its group (the `Kind` an `*Error` with that code carries), plus codes its sources set as a literal
+ * (`Code: "Something"`).
+ */
+export function goSdkErrors(sdkSource = path.join(ROOT, 'sdks/go')): SdkErrorList {
+  const text = readFileSync(path.join(sdkSource, 'errors.go'), 'utf8');
+  const body = /^\/\/ Error codes:[^\n]*\n(?:\/\/[^\n]*\n)*const \(([\s\S]*?)^\)/m.exec(text)?.[1] ?? '';
+  const errors: { className: string; code: string }[] = [];
+  let kind: string | undefined;
+  for (const line of body.split('\n')) {
+    const group = /^\s*\/\/\s*(Kind\w+):/.exec(line);
+    if (group) kind = group[1];
+    const constant = /^\s*Code\w+\s*=\s*"([A-Za-z]+)"/.exec(line);
+    if (constant && kind) errors.push({ className: kind, code: constant[1] });
+  }
+  if (!errors.length) throw new Error(`${sdkSource}/errors.go has no Code constants under "// Kind…:" comments the generator can read`);
+  const listed = new Set(errors.map((error) => error.code));
+  for (const file of readdirSync(sdkSource).filter((name) => name.endsWith('.go') && !name.endsWith('_test.go')).sort()) {
+    for (const match of readFileSync(path.join(sdkSource, file), 'utf8').matchAll(/Code:\s*"([A-Za-z]+)",\s*Kind:\s*(Kind\w+)/g)) {
+      if (!listed.has(match[1])) (listed.add(match[1]), errors.push({ className: match[2], code: match[1] }));
+    }
+  }
+  return {
+    sdk: 'Go SDK (`keyforge`)',
+    source: 'sdks/go/errors.go (the `Code…` constants): every error is an `*Error` with a `Code`, the TypeScript SDK\'s codes, and a `Kind` that says which kind (`errors.Is` with the `Err…` sentinels compares codes).',
+    column: '`Kind`',
+    errors,
+  };
+}
+
 // ─── NATIVE SDK ERROR LISTS ────────────────────────────────────────────────────────────────────────────────────────
 // Add each native SDK (sdks/python, sdks/go, sdks/dotnet) here: a function that reads the SDK's own list of codes
 // (its errors module) and returns an SdkErrorList. The SDKs reuse the TypeScript SDK's codes, so their guidance is
 // already in ERROR_GUIDANCE; a code of their own needs an entry there, or the generator fails.
-export const NATIVE_SDK_ERRORS: (() => SdkErrorList)[] = [pythonSdkErrors, dotnetSdkErrors];
+export const NATIVE_SDK_ERRORS: (() => SdkErrorList)[] = [pythonSdkErrors, goSdkErrors, dotnetSdkErrors];
 // ────────────────────────────────────────────────────────────────────────────────────────────────────────────────────
 
 export interface ErrorLists {
@@ -154,7 +187,7 @@ export function renderErrorsPage(lists: ErrorLists = errorLists(), guidance: Rec
 
 ${sdk.source}
 
-| Class | \`code\` | Means | What to show or do |
+| ${sdk.column ?? 'Class'} | \`code\` | Means | What to show or do |
 |---|---|---|---|
 ${rows.join('\n')}
 `;

@@ -24,9 +24,10 @@ const (
 	KindLocal Kind = "local"
 )
 
-// Error codes: exactly those of the TypeScript SDK (sdk/src/errors.ts) and of the REST API.
+// Error codes: exactly those of the TypeScript SDK (sdk/src/errors.ts) and of the REST API, grouped under the Kind
+// that carries them (docs/scripts/error-reference.ts reads these groups for the error reference).
 const (
-	// Rejection codes the server sends inside an HTTP 200 answer.
+	// KindRejected: rejection codes the server sends inside an HTTP 200 answer.
 	CodeLicenseNotFound        = "LicenseNotFound"
 	CodeLicenseRevoked         = "LicenseRevoked"
 	CodeSuspended              = "Suspended"
@@ -43,7 +44,7 @@ const (
 	CodeSessionExpired         = "SessionExpired"
 	CodeQuotaExceeded          = "QuotaExceeded"
 
-	// HTTP error answers ({"error":{"code"}}), plus InvalidResponse for an answer that is not the API's JSON.
+	// KindAPI: HTTP error answers ({"error":{"code"}}), plus InvalidResponse for an answer that is not the API's JSON.
 	CodeInvalidRequest     = "InvalidRequest"
 	CodeNonceRequired      = "NonceRequired"
 	CodeNonceInvalid       = "NonceInvalid"
@@ -52,11 +53,11 @@ const (
 	CodeInternalError      = "InternalError"
 	CodeInvalidResponse    = "InvalidResponse"
 
-	// No answer.
+	// KindNetwork: no answer.
 	CodeNetworkError = "NetworkError"
 	CodeTimeout      = "Timeout"
 
-	// Why a signed offline token (or license file) was refused.
+	// KindVerification: why a signed offline token (or license file) was refused.
 	CodeTokenMissing      = "TokenMissing"
 	CodeTokenInvalid      = "TokenInvalid"
 	CodeTokenExpired      = "TokenExpired"
@@ -70,10 +71,10 @@ const (
 	// A downloaded release artifact did not check out: signature, size, SHA-256 or SHA-512.
 	CodeArtifactIntegrity = "ArtifactIntegrity"
 
-	// A floating session's own failure.
+	// KindSession: a floating session's own failure.
 	CodeLeaseLapsed = "LeaseLapsed"
 
-	// Local failures.
+	// KindLocal: local failures.
 	CodeMachineIDUnavailable = "MachineIdUnavailable"
 	CodeUsageQueueFull       = "UsageQueueFull"
 )
