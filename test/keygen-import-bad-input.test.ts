@@ -11,6 +11,8 @@ import { parsePage } from '../server/src/services/keygen-import/documents.js';
 import { importKeygenAccount } from '../server/src/services/keygen-import/import.js';
 import { MAX_PAGE_BYTES, readApi, readBundle, readDirectory } from '../server/src/services/keygen-import/source.js';
 import { createLicense } from '../server/src/services/licenses/management.js';
+import { lockTenantAudit, verifyAuditChain } from '../server/src/services/audit/audit-log.js';
+import { waitUntil } from './support/wait.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { hostileString } from './support/hostile.js';
 import { buildKeygenAccount, keygenPage, serveKeygenAccount, writeKeygenDirectory, type FixtureAccount } from './support/keygen-fixture.js';
@@ -155,6 +157,43 @@ describe('bad accounts against the database', () => {
     expect(await t.prisma.license.count({ where: { tenantId } })).toBe(10);
     // The other company's license is as it was.
     expect(await t.prisma.license.count({ where: { tenantId: otherTenantId } })).toBe(1);
+  });
+
+  it('a key another company takes while the import runs (after its check, before its batch is written): only that license is refused, the others of its batch are written whole', async () => {
+    const racing = (await t.seedTenant({ name: 'Racing Import', keyPrefix: 'RACE' })).id;
+    const account = small(13);
+    const taken = account.expected[8];
+    // Its first half imported first (products and plans with it): the second run's first write is its batch of the other half.
+    const half = new Set(account.lists.licenses.slice(0, 6).map((license) => license.id));
+    const licenseOf = (machine: (typeof account.lists.machines)[number]) => (machine.relationships.license as { data: { id: string } }).data.id;
+    const first = { ...account, lists: { ...account.lists, licenses: account.lists.licenses.filter((license) => half.has(license.id)), machines: account.lists.machines.filter((machine) => half.has(licenseOf(machine))) } };
+    expect(await importKeygenAccount(ctx(racing), await readDirectory(saved(first, 'race-first')))).toMatchObject({ licenses: { created: 6 }, problemCount: 0 });
+    const read = await readDirectory(saved(account, 'race'));
+    const otherProduct = await t.prisma.product.create({ data: { tenantId: otherTenantId, name: 'Theirs too', allowImportedKeys: true } });
+    // The company's activity-log lock held: the import checks the keys, prepares its batch, then waits for the lock.
+    const { running } = await t.prisma.$transaction(
+      async (tx) => {
+        await lockTenantAudit(tx, racing);
+        const running = importKeygenAccount(ctx(racing), read);
+        const waiting = () => t.prisma.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`;
+        await waitUntil(async () => (await waiting())[0].n > 0, { timeout: 20_000 });
+        await createLicense(ctx(otherTenantId), { productId: otherProduct.id, maxActivations: 1 }, { key: taken.key });
+        return { running };
+      },
+      { timeout: 30_000 },
+    );
+    const report = await running;
+    expect(report.problems.map((problem) => `${problem.keygenId}: ${problem.message}`)).toEqual([`${taken.licenseId}: not imported: This key cannot be used (another license of this installation has or had this key)`]);
+    expect(report.licenses).toEqual({ created: 5, changed: 0, unchanged: 6, skipped: 1 });
+    expect(report.activations.skipped).toBe(taken.machines.length);
+    const licenses = await t.prisma.license.findMany({ where: { tenantId: racing }, include: { _count: { select: { activations: true } } } });
+    const keygenIdOf = new Map((await t.prisma.keygenImportMapping.findMany({ where: { tenantId: racing, kind: 'license' } })).map((row) => [row.keyforgeId, row.keygenId]));
+    expect(licenses).toHaveLength(11);
+    for (const license of licenses) {
+      expect(license._count.activations).toBe(account.expected.find((want) => want.licenseId === keygenIdOf.get(license.id))!.machines.length);
+    }
+    expect(await t.prisma.auditLogEntry.count({ where: { tenantId: racing, action: 'CreateLicense' } })).toBe(11);
+    expect(await verifyAuditChain(t.prisma, racing, t.deps.secrets.auditChainKey)).toMatchObject({ valid: true, brokenAtSeq: null });
   });
 
   it('a 1 GB file is refused by its size before it is read, and an endless answer when it passes the bound', async () => {

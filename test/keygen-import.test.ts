@@ -9,11 +9,12 @@ import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import { importKeygenAccount } from '../server/src/services/keygen-import/import.js';
 import { readApi, readDirectory } from '../server/src/services/keygen-import/source.js';
 import { runCli, runCliAsync } from './support/processes.js';
+import { verifyAuditChain } from '../server/src/services/audit/audit-log.js';
 
 // `pnpm cli import:keygen` (docs/guide/migrating.md): a fixture account of Keygen's documented shapes (3 products,
 // 6 policies, 300 licenses in every status, 500 machines) imported from saved pages and from a local server that
 // pages like Keygen; a dry run writes nothing; a re-run creates nothing and applies what changed on the Keygen side;
-// every imported key validates through /api/v1 as it did.
+// a license moved to another policy moves to its plan; every imported key validates through /api/v1 as it did.
 
 const dir = mkdtempSync(path.join(tmpdir(), 'kf-keygen-import-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -145,11 +146,25 @@ describe('import:keygen', () => {
       const removed = machines[1];
       apiAccount.lists.machines.splice(apiAccount.lists.machines.indexOf(removed), 1);
       apiAccount.lists.machines.push({ ...machines[0], id: '00000000-1111-4222-a333-444444444444', attributes: { ...machines[0].attributes, fingerprint: 'fp-added-on-keygen', name: 'New laptop' } });
+      // Another license moved to another policy of its product (policies 0 and 3: both node-locked, of product 1; 3 has more entitlements).
+      const [fromPolicy, toPolicy] = [apiAccount.lists.policies[0], apiAccount.lists.policies[3]];
+      const movedIndex = apiAccount.lists.licenses.findIndex((item) => item !== license && (item.relationships.policy as { data: { id: string } }).data.id === fromPolicy.id);
+      const movedLicense = apiAccount.lists.licenses[movedIndex];
+      (movedLicense.relationships.policy as { data: { id: string } }).data.id = toPolicy.id;
       const dry = await importKeygenAccount(await inProcess('MAPI'), await readApi({ url: server.url, token }), { dryRun: true });
-      expect(dry).toMatchObject({ licenses: { created: 0, changed: 1, unchanged: 299 }, activations: { created: 1, changed: 1 } });
+      expect(dry).toMatchObject({ licenses: { created: 0, changed: 2, unchanged: 298 }, activations: { created: 1, changed: 1 } });
       const rerun = await importKeygenAccount(await inProcess('MAPI'), await readApi({ url: server.url, token }));
-      expect(rerun).toMatchObject({ licenses: { created: 0, changed: 1, unchanged: 299 }, activations: { created: 1, changed: 1 } });
-      const mapped = await t.prisma.keygenImportMapping.findFirst({ where: { kind: 'license', keygenId: license.id, tenantId: (await t.prisma.tenant.findFirst({ where: { keyPrefix: 'MAPI' } }))!.id } });
+      expect(rerun).toMatchObject({ licenses: { created: 0, changed: 2, unchanged: 298 }, activations: { created: 1, changed: 1 } });
+      const tenantId = (await t.prisma.tenant.findFirst({ where: { keyPrefix: 'MAPI' } }))!.id;
+      const mappingOf = (kind: string, keygenId: string) => t.prisma.keygenImportMapping.findFirstOrThrow({ where: { kind, keygenId, tenantId } });
+      const moved = await t.prisma.license.findUniqueOrThrow({ where: { id: (await mappingOf('license', movedLicense.id)).keyforgeId } });
+      const toPlan = await t.prisma.plan.findUniqueOrThrow({ where: { id: (await mappingOf('policy', toPolicy.id)).keyforgeId } });
+      expect({ planId: moved.planId, features: moved.features }).toEqual({ planId: toPlan.id, features: toPlan.features });
+      expect(toPlan.features.length).toBeGreaterThan(apiAccount.expected[movedIndex].features.length);
+      const planChange = await t.prisma.auditLogEntry.findFirst({ where: { tenantId, action: 'UpdateLicense', entityId: moved.id, details: { path: ['after', 'planId'], equals: toPlan.id } } });
+      expect(planChange).not.toBeNull();
+      expect(await verifyAuditChain(t.prisma, tenantId, t.deps.secrets.auditChainKey)).toMatchObject({ valid: true, brokenAtSeq: null });
+      const mapped = await mappingOf('license', license.id);
       const changed = await t.prisma.license.findUniqueOrThrow({ where: { id: mapped!.keyforgeId }, include: { activations: true } });
       expect(changed.status).toBe('suspended');
       expect(changed.activations.filter((activation) => activation.deactivatedAt === null).map((activation) => activation.deviceId).sort()).toEqual(

@@ -141,25 +141,40 @@ export async function lockTenantAudit(tx: Pick<Tx, '$executeRaw'>, tenantId: str
  * A per-tenant advisory lock orders concurrent writers; each entry's keyed hash covers the previous one's.
  */
 export async function recordAudit(tx: Tx, event: AuditEvent, actor: AuditActor, now: Date): Promise<void> {
-  await lockTenantAudit(tx, event.tenantId);
-  const last = await tx.auditLogEntry.findFirst({ where: { tenantId: event.tenantId }, orderBy: { seq: 'desc' }, select: { seq: true, hash: true } });
-  const entry: Hashable = {
-    tenantId: event.tenantId,
-    seq: (last?.seq ?? 0) + 1,
-    action: event.action,
-    entityType: event.entityType,
-    entityId: event.entityId ?? null,
-    entity: event.entity,
-    actorId: actor.id,
-    actor: actor.label,
-    ip: actor.ip,
-    details: event.details ?? null,
-    createdAt: now,
-    prevHash: last?.hash ?? GENESIS,
-  };
-  await tx.auditLogEntry.create({
-    data: { ...entry, details: (entry.details ?? undefined) as Prisma.InputJsonValue | undefined, hash: entryHash(entry, currentServerSecrets().auditChainKey) },
+  await recordAudits(tx, event.tenantId, [event], actor, now);
+}
+
+/**
+ * Appends entries of one tenant in order, in one statement (a bulk path's batch: the importer's licenses), chained
+ * as recordAudit chains them one by one: the same lock, the head read once, each hash covering the one before.
+ */
+export async function recordAudits(tx: Tx, tenantId: string, events: readonly AuditEvent[], actor: AuditActor, now: Date): Promise<void> {
+  if (!events.length) return;
+  if (events.some((event) => event.tenantId !== tenantId)) throw new Error('recordAudits: every entry is of the tenant whose chain it extends');
+  await lockTenantAudit(tx, tenantId);
+  const last = await tx.auditLogEntry.findFirst({ where: { tenantId }, orderBy: { seq: 'desc' }, select: { seq: true, hash: true } });
+  const key = currentServerSecrets().auditChainKey;
+  let seq = last?.seq ?? 0;
+  let prevHash = last?.hash ?? GENESIS;
+  const rows = events.map((event) => {
+    const entry: Hashable = {
+      tenantId,
+      seq: ++seq,
+      action: event.action,
+      entityType: event.entityType,
+      entityId: event.entityId ?? null,
+      entity: event.entity,
+      actorId: actor.id,
+      actor: actor.label,
+      ip: actor.ip,
+      details: event.details ?? null,
+      createdAt: now,
+      prevHash,
+    };
+    prevHash = entryHash(entry, key);
+    return { ...entry, details: (entry.details ?? undefined) as Prisma.InputJsonValue | undefined, hash: prevHash };
   });
+  await tx.auditLogEntry.createMany({ data: rows });
 }
 
 export interface ChainResult {

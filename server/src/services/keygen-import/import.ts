@@ -4,22 +4,23 @@ import { AppError } from '../../domain/errors.js';
 import { releaseSeat } from '../licenses/activations.js';
 import { canonicalKeyDigest } from '../licenses/license-record.js';
 import { reinstateLicense, suspendLicense } from '../licenses/lifecycle.js';
-import { createLicense, KEY_UNUSABLE, revokeLicense, updateLicense } from '../licenses/management.js';
-import { createPlan, updatePlan } from '../plans.js';
+import { insertLicenses, KEY_UNUSABLE, moveLicenseToPlan, newLicenseAttributes, preparedLicense, revokeLicense, updateLicense, vendorSuppliedKey, type PreparedLicense } from '../licenses/management.js';
+import { createPlan, planForNewLicense, updatePlan } from '../plans.js';
 import { createProduct, updateProduct } from '../products.js';
-import { recordAudit } from '../audit/audit-log.js';
+import { lockTenantAudit, recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
+import { isUniqueViolation } from '../validation.js';
 import { text, type KeygenResource } from './documents.js';
 import { customFields, licenseOf, Notes, planOf, reportUnmapped, type ImportNote, type PlannedLicense, type PlannedPlan } from './mapping.js';
 import type { KeygenAccount } from './source.js';
 
 // Imports a Keygen account read by source.ts into one company: products, plans (policies), features
 // (entitlements), licenses with their keys and activations (machines). Everything is checked and mapped before the
-// first write. Each license is written in one transaction with its activations and its row in
-// keygen_import_mappings, so a crash leaves no half-imported license and a re-run skips what is done; a product or
-// plan created just before a crash is found again by its name. A re-run applies what changed on the Keygen side
-// since the last run (the digest of the mapped values differs) and leaves the rest alone.
+// first write. Licenses are written in batches, each batch in one transaction with the licenses' activations and
+// their rows in keygen_import_mappings, so a crash leaves no half-imported license and a re-run skips what is done; a
+// product or plan created just before a crash is found again by its name. A re-run applies what changed on the
+// Keygen side since the last run (the digest of the mapped values differs) and leaves the rest alone.
 
 export interface ImportCounts {
   created: number;
@@ -279,12 +280,26 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
     await remember('policy', policy.id, id, digest);
   }
 
-  // Licenses with their machines, one transaction each.
-  // Keys any other license of the installation has or had (read in batches): reported, in a dry run too.
+  // Licenses with their machines, in batches: each batch one transaction, so a license commits with its activations
+  // and its mapping row or not at all. The license rows of the mapped ones, read in pages.
+  const existingLicenses = new Map<string, ExistingLicense>();
+  const mappedLicenseIds = plannedLicenses.flatMap((planned) => mappingOf('license', planned.keygenId)?.keyforgeId ?? []);
+  for (let at = 0; at < mappedLicenseIds.length; at += 1000) {
+    const rows = await prisma.license.findMany({ where: { tenantId, id: { in: mappedLicenseIds.slice(at, at + 1000) } }, select: { id: true, status: true, planId: true, productId: true } });
+    for (const row of rows) existingLicenses.set(row.id, row);
+  }
+  const existingOf = (planned: PlannedLicense) => {
+    const mapping = mappingOf('license', planned.keygenId);
+    return mapping ? existingLicenses.get(mapping.keyforgeId) : undefined;
+  };
+  // Keys any other license of the installation has or had (read in batches): reported, in a dry run too. Each
+  // digest is computed once, here, outside any transaction.
+  const keyDigests = new Map<PlannedLicense, string>();
   const keyTaken = new Set<string>();
-  const fresh = plannedLicenses.filter((planned) => !mappingOf('license', planned.keygenId));
+  const fresh = plannedLicenses.filter((planned) => !existingOf(planned));
+  for (const planned of fresh) keyDigests.set(planned, canonicalKeyDigest(ctx.secrets, planned.key));
   for (let at = 0; at < fresh.length; at += 1000) {
-    const digests = fresh.slice(at, at + 1000).map((planned) => canonicalKeyDigest(ctx.secrets, planned.key));
+    const digests = fresh.slice(at, at + 1000).map((planned) => keyDigests.get(planned)!);
     for (const row of await prisma.licenseKeyDigest.findMany({ where: { keyDigest: { in: digests } }, select: { keyDigest: true } })) keyTaken.add(row.keyDigest);
   }
   const keysSeen = new Set<string>();
@@ -293,45 +308,93 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
     report.licenses.skipped += 1;
     report.activations.skipped += planned.activations.length;
   };
+  const refused = (planned: PlannedLicense, error: AppError) => {
+    if (error.message === KEY_UNUSABLE) return keyRefused(planned);
+    report.licenses.skipped += 1;
+    report.activations.skipped += planned.activations.length;
+    problem('licenses', planned.keygenId, `not imported: ${error.message}`);
+  };
+
+  // What createLicense reads for a license (the company's key prefix, the product, the plan), read once per plan.
+  const keyPrefix = dryRun ? '' : (await prisma.tenant.findUniqueOrThrow({ where: { id: tenantId }, select: { keyPrefix: true } })).keyPrefix;
+  const targets = new Map<string, Promise<Target>>();
+  const targetOf = (productId: string, planId: string | null) => {
+    const key = `${productId}:${planId}`;
+    if (!targets.has(key)) targets.set(key, readTarget(ctx, tenantId, keyPrefix, productId, planId));
+    return targets.get(key)!;
+  };
+  const pending: NewImported[] = [];
+  let pendingMachines = 0;
+  const written = (items: NewImported[]) => {
+    report.licenses.created += items.length;
+    report.activations.created += items.reduce((sum, item) => sum + item.planned.activations.length, 0);
+  };
+  const flush = async () => {
+    const batch = pending.splice(0);
+    pendingMachines = 0;
+    if (!batch.length) return;
+    try {
+      await writeImported(ctx, tenantId, batch);
+      written(batch);
+      return;
+    } catch (error) {
+      if (!refusalOf(error, null)) throw error;
+    }
+    // A license the database refuses (its key taken, its product deleted meanwhile) rolls its batch back: each is
+    // then written alone, so that only it is reported.
+    for (const item of batch) {
+      try {
+        await writeImported(ctx, tenantId, [item]);
+        written([item]);
+      } catch (error) {
+        const refusal = refusalOf(error, item);
+        if (!refusal) throw error;
+        refused(item.planned, refusal);
+      }
+    }
+  };
 
   for (const [index, planned] of plannedLicenses.entries()) {
     if (index % 100 === 0) options.onProgress?.({ phase: 'licenses', done: index, total: plannedLicenses.length });
     const planId = planIds.get(planned.policyKeygenId) ?? null;
     const productKeygenId = plans.get(planned.policyKeygenId)!.productKeygenId;
     const productId = productIds.get(productKeygenId) ?? null;
-    const licenseDigest = digestOf({ status: planned.status, ...planned.input });
+    const licenseDigest = licenseDigestOf(planned);
     const mapping = mappingOf('license', planned.keygenId);
-    const existing = mapping ? await prisma.license.findFirst({ where: { id: mapping.keyforgeId, tenantId }, select: { id: true, status: true } }) : null;
+    const existing = existingOf(planned);
 
     if (!existing) {
-      const digest = canonicalKeyDigest(ctx.secrets, planned.key);
+      const digest = keyDigests.get(planned)!;
       if (keyTaken.has(digest) || keysSeen.has(digest)) {
         keyRefused(planned);
         continue;
       }
       keysSeen.add(digest);
-      report.licenses.created += 1;
-      report.activations.created += planned.activations.length;
-      if (dryRun) continue;
+      if (dryRun) {
+        report.licenses.created += 1;
+        report.activations.created += planned.activations.length;
+        continue;
+      }
       try {
-        await createImported(ctx, tenantId, planned, { productId: productId!, planId, licenseDigest });
+        pending.push({ planned, ...prepareImported(ctx, await targetOf(productId!, planId), planned), digest, licenseDigest });
       } catch (error) {
         if (!(error instanceof AppError)) throw error;
-        report.licenses.created -= 1;
-        report.activations.created -= planned.activations.length;
-        if (error.code === 'Conflict') keyRefused(planned);
-        else {
-          report.licenses.skipped += 1;
-          report.activations.skipped += planned.activations.length;
-          problem('licenses', planned.keygenId, `not imported: ${error.message}`);
-        }
+        refused(planned, error);
+        continue;
       }
+      pendingMachines += planned.activations.length;
+      if (pending.length >= BATCH_LICENSES || pendingMachines >= BATCH_ACTIVATIONS) await flush();
       continue;
     }
 
-    // Imported before: apply what changed on the Keygen side.
+    // Imported before: apply what changed on the Keygen side. A license moved to a policy of another product keeps
+    // its product and plan (Keygen refuses such a move; a document may still say it).
+    const otherProduct = productId !== null && productId !== existing.productId;
+    if (otherProduct) notes.add('licenses', 'policy', 'moved to a policy of another product: the license keeps its product and plan', planned.keygenId);
+    const moved = !otherProduct && planId !== existing.planId;
     const machineChanges = planned.activations.filter((activation) => mappingOf('machine', activation.keygenId)?.digest !== digestOf(activation));
-    const licenseChanged = licenseDigest !== mapping!.digest;
+    // A mapping written before the digest held the policy: the license's plan says whether it moved.
+    const licenseChanged = licenseDigest !== mapping!.digest && (mapping!.digest !== legacyLicenseDigestOf(planned) || moved);
     if (!licenseChanged && !machineChanges.length) {
       report.licenses.unchanged += 1;
       report.activations.unchanged += planned.activations.length;
@@ -346,7 +409,7 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
     }
     if (dryRun) continue;
     try {
-      if (licenseChanged) await applyLicenseChanges(ctx, existing, planned, notes);
+      if (licenseChanged) await applyLicenseChanges(ctx, existing, planned, moved ? planId : null, notes);
       await applyMachineChanges(ctx, tenantId, existing.id, machineChanges, mappingOf);
       await remember('license', planned.keygenId, existing.id, licenseDigest);
     } catch (error) {
@@ -354,6 +417,7 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
       problem('licenses', planned.keygenId, `changes not applied: ${error.message}`);
     }
   }
+  await flush();
 
   // Machines deleted on the Keygen side (an account read whole): their activations are deactivated, freeing the seat.
   const gone = [...mapped.entries()].filter(([key]) => key.startsWith('machine:') && !resources.machines.has(key.slice('machine:'.length)));
@@ -383,39 +447,117 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
   return report;
 }
 
-/** Creates one license with its activations and mapping rows in one transaction (createLicense's). */
-async function createImported(ctx: ServiceContext, tenantId: string, planned: PlannedLicense, target: { productId: string; planId: string | null; licenseDigest: string }) {
-  await createLicense(
-    ctx,
-    { productId: target.productId, planId: target.planId, ...planned.input },
-    {
-      key: planned.key,
-      auditDetails: { importedFrom: 'Keygen', keygenId: planned.keygenId, ...(planned.status !== 'active' && { status: planned.status }) },
-      inTransaction: async (tx, license) => {
-        const status =
-          planned.status === 'suspended' ? { status: 'suspended' as const, suspendedAt: ctx.now } : planned.status === 'revoked' ? { status: 'revoked' as const, revokedAt: ctx.now } : {};
-        const activations = planned.activations.map((activation) => ({ ...activation, id: randomUUID() }));
-        if (activations.length) {
-          await tx.activation.createMany({
-            data: activations.map(({ id, deviceId, deviceName, platform, ip, createdAt, lastSeenAt }) => ({ id, tenantId, licenseId: license.id, deviceId, deviceName, platform, ip, createdAt, lastSeenAt })),
-          });
-        }
-        if (activations.length || planned.status !== 'active') await tx.license.update({ where: { id: license.id }, data: { ...status, currentActivations: activations.length } });
-        await tx.keygenImportMapping.createMany({
-          data: [
-            { tenantId, kind: 'license', keygenId: planned.keygenId, keyforgeId: license.id, digest: target.licenseDigest, updatedAt: ctx.now },
-            ...activations.map((activation) => ({ tenantId, kind: 'machine', keygenId: activation.keygenId, keyforgeId: activation.id, digest: digestOf({ ...activation, id: undefined }), updatedAt: ctx.now })),
-          ],
-        });
-      },
-    },
-  );
+/** Licenses written in one transaction at most (fewer when their machines reach BATCH_ACTIVATIONS). */
+const BATCH_LICENSES = 100;
+const BATCH_ACTIVATIONS = 2_000;
+const BATCH_TRANSACTION = { maxWait: 20_000, timeout: 120_000 } as const;
+/** Rows one INSERT writes at most: under PostgreSQL's 65,535 bound parameters at 9 columns a row. */
+const ROWS_PER_STATEMENT = 5_000;
+
+/** What the import compares to see whether a license changed on the Keygen side: its values, status and policy. */
+const licenseDigestOf = (planned: PlannedLicense) => digestOf({ status: planned.status, ...planned.input, policy: planned.policyKeygenId });
+/** The digest of mappings written before it held the policy: such a license is unchanged while its plan is its policy's. */
+const legacyLicenseDigestOf = (planned: PlannedLicense) => digestOf({ status: planned.status, ...planned.input });
+
+interface ExistingLicense {
+  id: string;
+  status: string;
+  planId: string | null;
+  productId: string;
 }
 
-/** A mapped license's attributes and status made what the Keygen side now says (each through the service that audits it). */
-async function applyLicenseChanges(ctx: ServiceContext, existing: { id: string; status: string }, planned: PlannedLicense, notes: Notes) {
+/** What createLicense reads for the licenses of one product and plan, or the plan's refusal (not found, archived). */
+interface Target {
+  read: Parameters<typeof preparedLicense>[0] | null;
+  planError: AppError | null;
+}
+
+async function readTarget(ctx: ServiceContext, tenantId: string, keyPrefix: string, productId: string, planId: string | null): Promise<Target> {
+  let plan: Awaited<ReturnType<typeof planForNewLicense>> | null = null;
+  if (planId) {
+    try {
+      plan = await planForNewLicense(ctx, tenantId, planId);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      return { read: null, planError: error };
+    }
+  }
+  const product = await ctx.db.prisma.product.findFirst({ where: { id: productId, tenantId }, select: { id: true, name: true, allowImportedKeys: true } });
+  return { read: product && { tenantId, keyPrefix, product, plan }, planError: null };
+}
+
+interface NewImported {
+  planned: PlannedLicense;
+  prepared: PreparedLicense;
+  key: string;
+  /** The key's digest (computed once, before any transaction). */
+  digest: string;
+  licenseDigest: string;
+}
+
+/** A license checked as createLicense checks it, in its order (plan, attributes, product, key); writes nothing. */
+function prepareImported(ctx: ServiceContext, target: Target, planned: PlannedLicense) {
+  if (target.planError) throw target.planError;
+  const attributes = newLicenseAttributes(ctx, target.read?.plan ?? null, planned.input);
+  if (!target.read) throw new AppError('NotFound', 'Product not found.');
+  const prepared = preparedLicense(target.read, attributes);
+  return { prepared, key: vendorSuppliedKey(prepared.product, prepared.keyPrefix, planned.key) };
+}
+
+/** Why the database refused a license (its key taken, its product or plan deleted meanwhile), as createLicense says it; null for another error. */
+function refusalOf(error: unknown, item: NewImported | null): AppError | null {
+  if (error instanceof AppError) return error;
+  if (isUniqueViolation(error)) return new AppError('Conflict', KEY_UNUSABLE);
+  if ((error as { code?: string }).code === 'P2003') return item?.prepared.plan ? new AppError('NotFound', 'Plan not found.') : new AppError('NotFound', 'Product not found.');
+  return null;
+}
+
+/**
+ * Writes licenses with their activations and mapping rows in one transaction, in a few statements whatever their
+ * number: insertLicenses writes the rows (with the Keygen status and the seats in use), events and activity entries
+ * as createLicense does.
+ */
+async function writeImported(ctx: ServiceContext, tenantId: string, batch: NewImported[]) {
+  await ctx.db.prisma.$transaction(async (tx) => {
+    await lockTenantAudit(tx, tenantId); // before the rows: see lockTenantAudit
+    // A key any license of the installation has or had: checked before the batch (keyTaken), again for one written meanwhile.
+    if (await tx.licenseKeyDigest.findFirst({ where: { keyDigest: { in: batch.map((item) => item.digest) } }, select: { keyDigest: true } })) throw new AppError('Conflict', KEY_UNUSABLE);
+    const ids = batch.map(() => randomUUID());
+    const status = (planned: PlannedLicense) =>
+      planned.status === 'suspended' ? { status: 'suspended' as const, suspendedAt: ctx.now } : planned.status === 'revoked' ? { status: 'revoked' as const, revokedAt: ctx.now } : {};
+    await insertLicenses(
+      tx,
+      ctx,
+      tenantId,
+      batch.map(({ planned, prepared, key }, index) => ({
+        prepared,
+        key,
+        auditDetails: { importedFrom: 'Keygen', keygenId: planned.keygenId, ...(planned.status !== 'active' && { status: planned.status }) },
+        columns: { id: ids[index], ...status(planned), currentActivations: planned.activations.length },
+      })),
+    );
+    const activations = batch.flatMap(({ planned }, index) => planned.activations.map((activation) => ({ activation, licenseId: ids[index], id: randomUUID() })));
+    const mappings = [
+      ...batch.map(({ planned, licenseDigest }, index) => ({ tenantId, kind: 'license', keygenId: planned.keygenId, keyforgeId: ids[index], digest: licenseDigest, updatedAt: ctx.now })),
+      ...activations.map(({ id, activation }) => ({ tenantId, kind: 'machine', keygenId: activation.keygenId, keyforgeId: id, digest: digestOf(activation), updatedAt: ctx.now })),
+    ];
+    // In statements of at most ROWS_PER_STATEMENT rows (one license may have tens of thousands of machines).
+    for (let at = 0; at < activations.length; at += ROWS_PER_STATEMENT) {
+      await tx.activation.createMany({
+        data: activations
+          .slice(at, at + ROWS_PER_STATEMENT)
+          .map(({ id, licenseId, activation: { deviceId, deviceName, platform, ip, createdAt, lastSeenAt } }) => ({ id, tenantId, licenseId, deviceId, deviceName, platform, ip, createdAt, lastSeenAt })),
+      });
+    }
+    for (let at = 0; at < mappings.length; at += ROWS_PER_STATEMENT) await tx.keygenImportMapping.createMany({ data: mappings.slice(at, at + ROWS_PER_STATEMENT) });
+  }, BATCH_TRANSACTION);
+}
+
+/** A mapped license's attributes, plan and status made what the Keygen side now says (each through the service that audits it). */
+async function applyLicenseChanges(ctx: ServiceContext, existing: { id: string; status: string }, planned: PlannedLicense, planId: string | null, notes: Notes) {
   const { customFields: fields, ...rest } = planned.input;
   await updateLicense(ctx, existing.id, { ...rest, customFields: fields });
+  if (planId) await moveLicenseToPlan(ctx, existing.id, planId);
   if (existing.status === planned.status) return;
   if (existing.status === 'revoked') notes.add('licenses', 'status', 'revoked in Keyforge: a revocation is final, the license stays revoked', planned.keygenId);
   else if (planned.status === 'revoked') await revokeLicense(ctx, existing.id);

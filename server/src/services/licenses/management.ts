@@ -1,16 +1,17 @@
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { canonicalLicenseKey, generateLicenseKey, isKeyforgeKey, LICENSE_KEY_FORMAT, licenseKeyHint } from '../../crypto/license-key.js';
 import { KEY_DIGEST_VERSION } from '../../crypto/secrets.js';
 import type { Database } from '../../db/database.js';
 import { AppError } from '../../domain/errors.js';
-import { Prisma, type Activation } from '../../generated/prisma/client.js';
-import { diffChanges, lockTenantAudit, recordAudit } from '../audit/audit-log.js';
+import { Prisma, type Activation, type License, type Plan } from '../../generated/prisma/client.js';
+import { diffChanges, lockTenantAudit, recordAudit, recordAudits, type AuditEvent } from '../audit/audit-log.js';
 import { auditActor, requireAdmin, requireMember, requireOperator } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
-import { activationData, emitEvent, licenseData } from '../webhooks/events.js';
+import { activationData, emitEvent, emitEvents, licenseData } from '../webhooks/events.js';
 import { releaseSeat } from './activations.js';
 import { canonicalKeyDigest, licenseKeyDigest } from './license-record.js';
-import { planForNewLicense, planLicenseValues, planQuotas } from '../plans.js';
+import { findTenantPlan, planForNewLicense, planLicenseValues, planQuotas } from '../plans.js';
 import { expiringSql, expiringWhere, LICENSE_STATUSES, statusRangesSql, statusSql, statusWhere } from './predicates.js';
 import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, DEFAULT_PAGE_SIZE, isUuid, keyset, SEARCH_COUNT_CAP, searchMatches, toPage, type Count, type Keyset, type PageArgs } from '../listing.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
@@ -116,39 +117,95 @@ export async function prepareLicense(ctx: ServiceContext, input: LicenseInput & 
   const plan = planId === undefined || planId === null ? null : await planForNewLicense(ctx, tenantId, String(planId));
   const productId = productIdIn ?? plan?.productId;
   if (typeof productId !== 'string') throw new AppError('InvalidRequest', 'Invalid input: productId: is required (or a planId)', { fields: { productId: 'is required (or a planId)' } });
-  const attributes = parseInput(LicenseAttributesSchema, plan ? { ...planLicenseValues(plan, ctx.now), ...given(rest) } : rest);
+  const attributes = newLicenseAttributes(ctx, plan, rest);
   const tenant = await ctx.db.prisma.tenant.findUnique({ where: { id: tenantId }, select: { keyPrefix: true } });
   const product = isUuid(productId) ? await ctx.db.prisma.product.findFirst({ where: { id: productId, tenantId }, select: { id: true, name: true, allowImportedKeys: true } }) : null;
   if (!tenant || !product) throw new AppError('NotFound', 'Product not found.');
+  return preparedLicense({ tenantId, keyPrefix: tenant.keyPrefix, product, plan }, attributes);
+}
+
+/** A new license's attributes, checked: the plan's values (as of now) under the given ones. Reads nothing. */
+export function newLicenseAttributes(ctx: Pick<ServiceContext, 'now'>, plan: Plan | null, input: LicenseInput) {
+  return parseInput(LicenseAttributesSchema, plan ? { ...planLicenseValues(plan, ctx.now), ...given(input) } : input);
+}
+
+/**
+ * A license prepared from what prepareLicense reads (the company's key prefix, its product, its plan from
+ * planForNewLicense) and its checked attributes: a bulk path reads those once for many licenses.
+ */
+export function preparedLicense(
+  read: { tenantId: string; keyPrefix: string; product: { id: string; name: string; allowImportedKeys: boolean }; plan: (Plan & { product: { name: string } }) | null },
+  attributes: ReturnType<typeof newLicenseAttributes>,
+) {
+  const { plan, product } = read;
   if (plan && plan.productId !== product.id) {
     const message = `is a plan of ${plan.product.name}, not of ${product.name}`;
     throw new AppError('InvalidRequest', `Invalid input: planId: ${message}`, { fields: { planId: message } });
   }
-  return { tenantId, keyPrefix: tenant.keyPrefix, product, plan, attributes, quotas: plan ? planQuotas(plan) : [] };
+  return { ...read, attributes, quotas: plan ? planQuotas(plan) : [] };
+}
+
+/** The row of a prepared license with `key` (canonical); `columns` set more of it (an import's status and seats in use). */
+function newLicenseRow(ctx: ServiceContext, prepared: PreparedLicense, key: string, columns: Partial<Prisma.LicenseCreateManyInput> = {}) {
+  const { tenantId, product, plan, attributes } = prepared;
+  const customFields = attributes.customFields ?? undefined;
+  return {
+    ...attributes,
+    customFields: customFields === null ? undefined : customFields,
+    tenantId,
+    productId: product.id,
+    planId: plan?.id ?? null,
+    keyDigest: canonicalKeyDigest(ctx.secrets, key),
+    keyDigestVersion: KEY_DIGEST_VERSION,
+    keyHint: licenseKeyHint(key),
+    createdAt: ctx.now,
+    ...columns,
+  } satisfies Prisma.LicenseCreateManyInput;
+}
+
+/** The CreateLicense activity entry of a license just written. */
+function licenseCreatedAudit(prepared: PreparedLicense, created: License, auditDetails?: Record<string, unknown>): AuditEvent {
+  const { tenantId, product, plan, attributes, quotas } = prepared;
+  const fromPlan = plan ? { planId: plan.id, planName: plan.name, ...(quotas.length ? { quotas } : {}) } : {};
+  const details = { productId: product.id, productName: product.name, ...fromPlan, keyHint: created.keyHint, ...jsonValues(attributes), ...auditDetails };
+  return { tenantId, action: 'CreateLicense', entityType: 'License', entityId: created.id, entity: licenseEntity(created, product.name), details };
 }
 
 /** Writes a prepared license with `key` (canonical) in the caller's transaction: the row, its quotas, the license.created event and the activity entry. */
 export async function insertLicense(tx: Prisma.TransactionClient, ctx: ServiceContext, prepared: PreparedLicense, key: string, auditDetails?: Record<string, unknown>) {
-  const { tenantId, product, plan, attributes, quotas } = prepared;
-  const customFields = attributes.customFields ?? undefined;
-  const created = await tx.license.create({
-    data: {
-      ...attributes,
-      customFields: customFields === null ? undefined : customFields,
-      tenantId,
-      productId: product.id,
-      planId: plan?.id ?? null,
-      keyDigest: canonicalKeyDigest(ctx.secrets, key),
-      keyDigestVersion: KEY_DIGEST_VERSION,
-      keyHint: licenseKeyHint(key),
-      createdAt: ctx.now,
-    },
-  });
+  const created = await tx.license.create({ data: newLicenseRow(ctx, prepared, key) });
+  const { quotas, tenantId } = prepared;
   if (quotas.length) await tx.meterQuota.createMany({ data: quotas.map((quota) => ({ licenseId: created.id, ...quota })) });
-  const fromPlan = plan ? { planId: plan.id, planName: plan.name, ...(quotas.length ? { quotas } : {}) } : {};
-  const details = { productId: product.id, productName: product.name, ...fromPlan, keyHint: created.keyHint, ...jsonValues(attributes), ...auditDetails };
   await emitEvent(tx, tenantId, 'license.created', licenseData(created), ctx.now);
-  await recordAudit(tx, { tenantId, action: 'CreateLicense', entityType: 'License', entityId: created.id, entity: licenseEntity(created, product.name), details }, auditActor(ctx), ctx.now);
+  await recordAudit(tx, licenseCreatedAudit(prepared, created, auditDetails), auditActor(ctx), ctx.now);
+  return created;
+}
+
+/** One license of insertLicenses: `columns` set more of its row (an import's status and seats in use). */
+export interface NewLicense {
+  prepared: PreparedLicense;
+  /** Canonical; its digest checked free by the caller (the database refuses a taken one: the whole batch rolls back). */
+  key: string;
+  auditDetails?: Record<string, unknown>;
+  columns?: Pick<Prisma.LicenseCreateManyInput, 'id' | 'status' | 'suspendedAt' | 'revokedAt' | 'currentActivations'>;
+}
+
+/**
+ * Writes many prepared licenses of one company as insertLicense writes one, in a few statements in the caller's
+ * transaction (an importer's batch): the rows, their quotas, their license.created events and activity entries (in
+ * the order given). Returns the rows in that order.
+ */
+export async function insertLicenses(tx: Prisma.TransactionClient, ctx: ServiceContext, tenantId: string, licenses: readonly NewLicense[]) {
+  if (!licenses.length) return [];
+  if (licenses.some((license) => license.prepared.tenantId !== tenantId)) throw new Error('insertLicenses: every license is of one company');
+  await lockTenantAudit(tx, tenantId); // before the rows: see lockTenantAudit
+  const rows = licenses.map((license) => newLicenseRow(ctx, license.prepared, license.key, { ...license.columns, id: license.columns?.id ?? randomUUID() }));
+  const written = new Map((await tx.license.createManyAndReturn({ data: rows })).map((row) => [row.id, row]));
+  const created = rows.map((row) => written.get(row.id!)!);
+  const quotas = licenses.flatMap((license, index) => license.prepared.quotas.map((quota) => ({ licenseId: created[index].id, ...quota })));
+  if (quotas.length) await tx.meterQuota.createMany({ data: quotas });
+  await emitEvents(tx, tenantId, 'license.created', created.map((row) => ({ data: licenseData(row) })), ctx.now);
+  await recordAudits(tx, tenantId, licenses.map((license, index) => licenseCreatedAudit(license.prepared, created[index], license.auditDetails)), auditActor(ctx), ctx.now);
   return created;
 }
 
@@ -539,6 +596,23 @@ export async function updateLicense(ctx: ServiceContext, id: string, input: Lice
   const changes = diffChanges(before, data);
   if (!changes) return license;
   await ctx.db.prisma.$transaction((tx) => writeLicenseUpdate(tx, ctx, license, data, changes));
+  return findTenantLicense(ctx, admin.tenantId, license.id);
+}
+
+/**
+ * Moves a license to another plan of its product (the Keygen importer: a license moved to another policy). The
+ * plan's values are not copied (the caller sets the attributes it wants). Audited as UpdateLicense (planId).
+ */
+export async function moveLicenseToPlan(ctx: ServiceContext, id: string, planId: string) {
+  const admin = requireAdmin(ctx);
+  const license = await findTenantLicense(ctx, admin.tenantId, id);
+  const plan = await findTenantPlan(ctx, admin.tenantId, planId);
+  if (plan.productId !== license.productId) {
+    const message = `is a plan of ${plan.product.name}, not of ${license.product.name}`;
+    throw new AppError('InvalidRequest', `Invalid input: planId: ${message}`, { fields: { planId: message } });
+  }
+  if (license.planId === plan.id) return license;
+  await ctx.db.prisma.$transaction((tx) => writeLicenseUpdate(tx, ctx, license, { planId: plan.id }, { before: { planId: license.planId }, after: { planId: plan.id } }));
   return findTenantLicense(ctx, admin.tenantId, license.id);
 }
 
