@@ -2,10 +2,15 @@
 // (channel and notes change, the version does not), the release(id) query, deleteRelease and deleteArtifact (drafts
 // only; the stored file leaves DATA_DIR), publishRelease refused without artifacts, a read-only member or key refused
 // every mutation, another company's ids answered as if they did not exist, the webhook deliveries queued for
-// release.published and release.yanked, and the activity-log entries of each change.
-import { access, readdir } from 'node:fs/promises';
+// release.published and release.yanked, and the activity-log entries of each change. The releases list: keyset
+// pages in semantic-version order both ways, by channel and status, its sort key equal to semantic-version
+// precedence (fast-check) and to the key the migration computed for the releases that existed before it.
+import { access, readdir, readFile } from 'node:fs/promises';
+import fc from 'fast-check';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { normalizeVersion, versionOrder } from '../server/src/services/releases/model.js';
+import { bySemverDescending } from '../server/src/services/releases/releases.js';
 import { createWebhookEndpoint } from '../server/src/services/webhooks/endpoints.js';
 import { TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { adminContext, seedTwoTenants, type SeededTenant } from './support/tenants.js';
@@ -219,5 +224,107 @@ describe('refusals', () => {
     }
     expect(asText(await t.prisma.release.findUniqueOrThrow({ where: { id: release.id }, include: { artifacts: true } }))).toBe(before);
     expect(await exists(await storedFile(artifact.id))).toBe(true);
+  });
+});
+
+describe('releases(productId): pages in semantic-version order', () => {
+  const LIST = `query($productId: ID!, $first: Int, $after: String, $last: Int, $before: String, $channel: ReleaseChannel, $status: ReleaseStatus) {
+    releases(productId: $productId, first: $first, after: $after, last: $last, before: $before, channel: $channel, status: $status) {
+      totalCount totalCountCapped pageInfo { startCursor endCursor hasNextPage hasPreviousPage } nodes { version channel status }
+    } }`;
+  type Listed = { totalCount: number; pageInfo: { startCursor: string | null; endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean }; nodes: { version: string; channel: string; status: string }[] };
+  const list = async (variables: Record<string, unknown>, auth: Auth = admin()) => (await t.gqlData(LIST, variables, auth)).releases as Listed;
+  // Numbers compared as numbers, prereleases before their release, numeric identifiers before alphanumeric ones, fewer identifiers first.
+  const VERSIONS = ['1.0.0', '1.2.0', '1.10.0', '1.9.0', '2.0.0-0', '2.0.0-alpha', '2.0.0-alpha.1', '2.0.0-alpha.beta', '2.0.0-beta', '2.0.0-beta.2', '2.0.0-beta.11', '2.0.0-rc.1', '2.0.0', '10.0.0', '9.99.999', '0.0.1', '1.0.0-x-y', '1.0.0-x', ...Array.from({ length: 30 }, (_, i) => `3.${i}.${i % 4}`)];
+  const expected = [...VERSIONS].sort((a, b) => bySemverDescending({ version: a }, { version: b }));
+  let productId: string;
+
+  beforeAll(async () => {
+    productId = (await t.gqlData('mutation($input: CreateProductInput!) { createProduct(input: $input) { product { id } } }', { input: { name: 'Paged Studio' } }, admin())).createProduct.product.id;
+    // Created in an order unlike the list's, some on the beta channel.
+    for (const [index, version] of [...VERSIONS].reverse().entries()) {
+      await t.gqlData('mutation($input: CreateReleaseInput!) { createRelease(input: $input) { release { id } } }', { input: { productId, version, channel: index % 3 === 0 ? 'BETA' : 'STABLE' } }, admin());
+    }
+  });
+
+  it('walks every release forward and backward, a page at a time, in semantic-version order', async () => {
+    const forward: string[] = [];
+    let after: string | null = null;
+    for (let pages = 0; ; pages++) {
+      const page: Listed = await list({ productId, first: 7, after });
+      expect(page.totalCount).toBe(VERSIONS.length);
+      expect(page.pageInfo.hasPreviousPage).toBe(after !== null);
+      forward.push(...page.nodes.map((node) => node.version));
+      if (!page.pageInfo.hasNextPage) break;
+      after = page.pageInfo.endCursor;
+      expect(pages).toBeLessThan(10);
+    }
+    expect(forward).toEqual(expected);
+    const backward: string[] = [];
+    let before: string | null = null;
+    do {
+      const page: Listed = await list({ productId, last: 9, before });
+      backward.unshift(...page.nodes.map((node) => node.version));
+      before = page.pageInfo.hasPreviousPage ? page.pageInfo.startCursor : null;
+    } while (before);
+    expect(backward).toEqual(expected);
+    // Twenty by default; a read-only member reads the same list.
+    expect((await list({ productId })).nodes.map((node) => node.version)).toEqual(expected.slice(0, 20));
+    for (const auth of [{ token: A.readOnly.token }, { apiKey: A.readOnlyKey.key }]) expect((await list({ productId, first: 5 }, auth)).nodes.map((node) => node.version)).toEqual(expected.slice(0, 5));
+  });
+
+  it('narrows by channel and status, counting only the matches', async () => {
+    const betas = [...VERSIONS].reverse().filter((_, index) => index % 3 === 0);
+    const page = await list({ productId, channel: 'BETA', first: 100 });
+    expect(page.nodes.map((node) => node.version)).toEqual(expected.filter((version) => betas.includes(version)));
+    expect(page.totalCount).toBe(betas.length);
+    const id = (await t.gqlData(LIST.replace('nodes { version', 'nodes { id version'), { productId, first: 1 }, admin())).releases.nodes[0].id as string;
+    await upload(id, 'paged.exe');
+    expect((await publish(id)).errors).toBeUndefined();
+    const published = await list({ productId, status: 'PUBLISHED' });
+    expect(published).toMatchObject({ totalCount: 1, nodes: [{ version: expected[0], status: 'PUBLISHED' }] });
+    expect((await list({ productId, status: 'DRAFT', first: 100 })).totalCount).toBe(VERSIONS.length - 1);
+    expect((await list({ productId, status: 'YANKED' })).nodes).toEqual([]);
+  });
+
+  it('refuses bad page arguments and cursors, and another company\'s product', async () => {
+    const refusal = async (variables: Record<string, unknown>, auth: Auth = admin()) => code(await t.gql(LIST, { productId, ...variables }, auth));
+    expect(await refusal({ first: 101 })).toBe('InvalidRequest');
+    expect(await refusal({ first: 0 })).toBe('InvalidRequest');
+    expect(await refusal({ first: 5, last: 5 })).toBe('InvalidRequest');
+    for (const after of ['nope', Buffer.from('["ZZ"]').toString('base64url'), Buffer.from(JSON.stringify(["'; DROP TABLE releases; --"])).toString('base64url'), Buffer.from('[1]').toString('base64url')]) {
+      expect(await refusal({ after })).toBe('InvalidRequest');
+    }
+    const answer = await t.gql(LIST, { productId, first: 5 }, { token: B.admin.token });
+    expect(code(answer)).toBe('NotFound');
+    expect(JSON.stringify(answer)).not.toContain('Paged Studio');
+    expect(code(await t.gql(LIST, { productId: 'not-a-uuid' }, admin()))).toBe('NotFound');
+  });
+
+  it('the sort key orders any two versions as semantic-version precedence does', () => {
+    const identifier = fc.oneof(fc.nat({ max: 10_000_000 }).map(String), fc.stringMatching(/^[0-9A-Za-z-]{0,6}[A-Za-z-][0-9A-Za-z-]{0,6}$/));
+    const version = fc
+      .tuple(fc.nat({ max: 1_000_000 }), fc.nat({ max: 1000 }), fc.nat({ max: 1000 }), fc.array(identifier, { maxLength: 4 }))
+      .map(([major, minor, patch, pre]) => normalizeVersion(`${major}.${minor}.${patch}${pre.length ? `-${pre.join('.')}` : ''}`))
+      .filter((v): v is string => v !== null);
+    fc.assert(
+      fc.property(version, version, (a, b) => {
+        const bySemver = Math.sign(bySemverDescending({ version: b }, { version: a }));
+        const byKey = Math.sign(versionOrder(a) < versionOrder(b) ? -1 : versionOrder(a) > versionOrder(b) ? 1 : 0);
+        expect(byKey).toBe(bySemver);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("the migration's key for the releases it found equals the application's", async () => {
+    const sql = await readFile(path.join(import.meta.dirname, '../prisma/migrations/20261207010000_release_version_order/migration.sql'), 'utf8');
+    const fn = sql.slice(sql.indexOf('CREATE FUNCTION'), sql.indexOf('$$;') + 3).replace('release_version_order_backfill', 'pg_temp.version_order_probe');
+    const versions = [...VERSIONS, '0.0.0-0.a.00a.-', '12345678901234.0.1-Z.z.9999999999999999999'];
+    const keys = await t.prisma.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(fn);
+      return tx.$queryRawUnsafe<{ key: string }[]>('SELECT pg_temp.version_order_probe(v) AS key FROM unnest($1::text[]) WITH ORDINALITY AS u(v, n) ORDER BY n', versions);
+    });
+    expect(keys.map((row) => row.key)).toEqual(versions.map((v) => versionOrder(normalizeVersion(v)!)));
   });
 });

@@ -190,7 +190,7 @@ const ACTIONS: Record<string, (run: Run, body: Record<string, unknown>) => Promi
     return { releaseId: release.id };
   },
   async yankRelease(run, body) {
-    const release = (await listProductReleases(ctx(run.tenantId), run.productId)).find((candidate) => candidate.version === body.version);
+    const release = (await listProductReleases(ctx(run.tenantId), run.productId, { first: 100 })).nodes.find((candidate) => candidate.version === body.version);
     if (!release) throw new Error(`no release ${String(body.version)}`);
     await yankRelease(ctx(run.tenantId), release.id);
     return { yanked: true };

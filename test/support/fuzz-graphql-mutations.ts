@@ -1,4 +1,5 @@
 import { describe, it } from 'vitest';
+import { versionOrder } from '../../server/src/services/releases/model.js';
 import { armoredText, seedArmoredSamples } from './fuzz-armor.js';
 import { FUZZ_TIMEOUT_MS, fuzzOperation, GRAPHQL_RUNS, type Operation, useFuzzTarget, type VarKind } from './fuzz-graphql.js';
 
@@ -100,7 +101,7 @@ export function fuzzMutationsHalf(half: 0 | 1) {
     const integration = await target.t.prisma.paymentConnection.create({ data: { tenantId, provider: 'stripe', name: 'Stripe', secretEncrypted: target.t.deps.secrets.encrypt('whsec_fuzz_0000'), secretHint: '…0000' } });
     const mapping = await target.t.prisma.paymentPriceMapping.create({ data: { tenantId, connectionId: integration.id, priceId: 'price_fuzz', planId: plan.id } });
     const offlineLicense = await seedArmoredSamples(target.t, target.auth.token, target.admin.user.tenantId, target.product.id);
-    const release = await target.t.prisma.release.create({ data: { tenantId, productId: target.product.id, version: '1.0.0', notes: 'Fuzzed release' } });
+    const release = await target.t.prisma.release.create({ data: { tenantId, productId: target.product.id, version: '1.0.0', versionOrder: versionOrder('1.0.0'), notes: 'Fuzzed release' } });
     ids = [target.product.id, target.license.id, other.id, plan.id, offlineLicense, integration.id, mapping.id, release.id];
   });
   const middle = Math.ceil(operations.length / 2);

@@ -2,7 +2,7 @@ import { resolveArrayConnection } from '@pothos/plugin-relay';
 import { AppError } from '../domain/errors.js';
 import type { Page, PageArgs } from '../services/listing.js';
 
-// Relay connections over the services' lists. Large lists (licenses, activations, activity, emails) are keyset
+// Relay connections over the services' lists. Large lists (licenses, activations, activity, emails, releases) are keyset
 // pages from the services in both directions (newest first, counts capped where a table is large); small, bounded lists (products,
 // users, API keys, invitations, floating sessions) are loaded whole and sliced here.
 

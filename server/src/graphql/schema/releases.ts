@@ -1,5 +1,5 @@
 import { builder, screamingEnumValues } from '../builder.js';
-import { arrayConnection, orNull } from '../connections.js';
+import { keysetPage, orNull, pageConnection } from '../connections.js';
 import { serviceCtx, type GraphQLContext } from '../context.js';
 import { RELEASE_CHANNELS, RELEASE_STATUSES } from '../../services/releases/model.js';
 import {
@@ -68,9 +68,11 @@ builder.queryFields((t) => ({
   releases: t.connection(
     {
       type: ReleaseType,
-      description: 'The releases of one of your products (every status), newest version first. first/last: 0–100 (default 100).',
-      args: { productId: t.arg.id({ required: true }) },
-      resolve: async (_root, args, ctx) => arrayConnection(args, await listProductReleases(serviceCtx(ctx), String(args.productId))),
+      description:
+        'The releases of one of your products, newest version first; channel and status narrow them. first/last: 1–100 (default 20); after: an endCursor (with first), before: a startCursor (with last); not both directions at once.',
+      args: { productId: t.arg.id({ required: true }), channel: t.arg({ type: ReleaseChannelEnum }), status: t.arg({ type: ReleaseStatusEnum }) },
+      resolve: async (_root, args, ctx) =>
+        pageConnection(await listProductReleases(serviceCtx(ctx), String(args.productId), { channel: args.channel, status: args.status, ...keysetPage(args) })),
     },
     { name: 'ReleaseConnection' },
     { name: 'ReleaseEdge' },

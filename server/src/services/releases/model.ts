@@ -37,6 +37,27 @@ export const VersionSchema = z
     return version;
   });
 
+/**
+ * The sort key of a normalized semantic version (lower-case hex): byte order of the keys is semantic-version
+ * precedence, so the releases list pages along an index (`releases.version_order`) instead of sorting in memory.
+ * Numbers are their digit count then their digits; the core is followed by 0x02 for a release, or by 0x01 and the
+ * prerelease identifiers (numeric: 0x01 and the number; alphanumeric: 0x02, the text and a 0x00 terminator) — so a
+ * prerelease sorts before its release, numeric identifiers before alphanumeric ones, and fewer identifiers first.
+ * The migration release_version_order computed the same keys in SQL for the releases that existed before.
+ */
+export function versionOrder(version: string): string {
+  const number = (digits: string) => [Buffer.from([digits.length]), Buffer.from(digits, 'latin1')];
+  const dash = version.indexOf('-');
+  const core = dash < 0 ? version : version.slice(0, dash);
+  const parts = core.split('.').flatMap(number);
+  if (dash < 0) return Buffer.concat([...parts, Buffer.from([2])]).toString('hex');
+  const prerelease = version
+    .slice(dash + 1)
+    .split('.')
+    .flatMap((id) => (/^[0-9]+$/.test(id) ? [Buffer.from([1]), ...number(id)] : [Buffer.from([2]), Buffer.from(id, 'latin1'), Buffer.from([0])]));
+  return Buffer.concat([...parts, Buffer.from([1]), ...prerelease]).toString('hex');
+}
+
 export const MAX_FILENAME_BYTES = 255;
 /** Control (Cc), format (Cf: bidirectional overrides, zero-width) and line/paragraph separators. */
 const FILENAME_FORBIDDEN_CHARS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;

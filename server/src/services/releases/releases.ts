@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import semver from 'semver';
 import { AppError } from '../../domain/errors.js';
-import type { Prisma } from '../../generated/prisma/client.js';
+import { Prisma } from '../../generated/prisma/client.js';
 import { diffChanges, recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin, requireMember } from '../auth/actor.js';
 import type { ServiceContext, TokenSigner } from '../context.js';
-import { isUuid } from '../listing.js';
+import { cappedCount, countUpTo, isUuid, keyset, toPage, type PageArgs } from '../listing.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 import { emitEvent } from '../webhooks/events.js';
-import { RELEASE_CHANNELS, VersionSchema, parseArtifactMeta, type ArtifactStatement } from './model.js';
+import { RELEASE_CHANNELS, VersionSchema, parseArtifactMeta, versionOrder, type ArtifactStatement, type ReleaseChannel, type ReleaseStatus } from './model.js';
 import { ArtifactTooLargeError, type ArtifactStore } from './storage.js';
 
 type Tx = Prisma.TransactionClient;
@@ -103,14 +103,36 @@ export function releaseData(release: ReleaseWithArtifacts & { product: { id: str
   };
 }
 
-/** The releases of a product, newest first (any role). Another company's product: NotFound. */
-export async function listProductReleases(ctx: ServiceContext, productId: string) {
+export interface ReleaseListFilter extends PageArgs {
+  channel?: ReleaseChannel | null;
+  status?: ReleaseStatus | null;
+}
+
+/** A page's cursor: the `versionOrder` key of its row (unique per product). */
+const Cursor = z.tuple([z.string().regex(/^[0-9a-f]{2,512}$/)]);
+
+/**
+ * The releases of a product, newest version first (any role), a keyset page along (product_id, version_order) in
+ * either direction (`keyset`), optionally of one channel and one status. Another company's product: NotFound.
+ */
+export async function listProductReleases(ctx: ServiceContext, productId: string, filter: ReleaseListFilter = {}) {
   const tenantId = requireMember(ctx);
   if (!isUuid(productId) || !(await ctx.db.prisma.product.findFirst({ where: { id: productId, tenantId }, select: { id: true } }))) {
     throw new AppError('NotFound', 'Product not found.', { fields: { productId: 'not found' } });
   }
-  const releases = await ctx.db.prisma.release.findMany({ where: { tenantId, productId }, include: RELEASE_INCLUDE });
-  return releases.sort(bySemverDescending);
+  const page = keyset(filter, Cursor);
+  const where = { tenantId, productId, ...(filter.channel && { channel: filter.channel }), ...(filter.status && { status: filter.status }) };
+  const past = page.cursor ? { versionOrder: page.backward ? { gt: page.cursor[0] } : { lt: page.cursor[0] } } : {};
+  const conditions = [
+    Prisma.sql`tenant_id = ${tenantId}::uuid AND product_id = ${productId}::uuid`,
+    ...(filter.channel ? [Prisma.sql`channel = ${filter.channel}::release_channel`] : []),
+    ...(filter.status ? [Prisma.sql`status = ${filter.status}::release_status`] : []),
+  ];
+  const [rows, count] = await Promise.all([
+    ctx.db.prisma.release.findMany({ where: { ...where, ...past }, include: RELEASE_INCLUDE, orderBy: { versionOrder: page.order }, take: page.size + 1 }),
+    cappedCount(countUpTo(ctx.db, Prisma.sql`releases`, Prisma.join(conditions, ' AND '))),
+  ]);
+  return toPage(rows, page, count, (row) => [row.versionOrder]);
 }
 
 /** One release of the caller's tenant (any role). */
@@ -131,6 +153,7 @@ export async function createRelease(ctx: ServiceContext, input: z.input<typeof C
           tenantId,
           productId: product.id,
           version: data.version,
+          versionOrder: versionOrder(data.version),
           channel: data.channel,
           notes: data.notes ?? null,
           requiredFeatures: [...new Set(data.requiredFeatures ?? [])],
@@ -274,7 +297,7 @@ export async function uploadArtifact(
   try {
     if (stored.size === 0) throw new AppError('InvalidRequest', 'The upload is empty.', { fields: { body: 'empty' } });
     if (meta.sha256 && meta.sha256 !== stored.sha256) {
-      throw new AppError('InvalidRequest', `Checksum mismatch: the upload's SHA-256 is ${stored.sha256}, not the expected ${meta.sha256}. Nothing was stored.`, { fields: { sha256: 'mismatch' } });
+      throw new AppError('InvalidRequest', `Checksum mismatch: the upload's SHA-256 is ${stored.sha256}, not the expected ${meta.sha256}. Nothing was stored.`, { fields: { sha256: `The file that arrived has SHA-256 ${stored.sha256}, not this one.` } });
     }
     const statement: ArtifactStatement = {
       typ: 'keyforge.artifact',
