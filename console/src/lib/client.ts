@@ -121,7 +121,7 @@ export const MUTATIONS: Record<string, readonly string[]> = {
   updateWebhookEndpoint: ['webhookEndpoints'],
   publishRelease: ['releases'],
   setArtifactTauriSignature: [],
-  updateRelease: [],
+  updateRelease: ['releases'], // a new channel moves it in or out of a channel's list
   yankRelease: ['releases'],
   mapPaymentPrice: ['paymentPrices'],
   unmapPaymentPrice: ['paymentPrices'],
@@ -156,7 +156,7 @@ const afterMutation: UpdateResolver = (_result, args, cache, info) => {
 };
 
 /** Connection fields whose pages graphcache merges (client.test.ts checks that every query of them selects pageInfo). */
-export const PAGINATED = ['Query.licenses', 'Query.emails', 'Query.activityLog', 'License.activations'];
+export const PAGINATED = ['Query.licenses', 'Query.emails', 'Query.activityLog', 'Query.releases', 'License.activations'];
 
 export const cacheConfig: CacheExchangeOpts = {
   keys: {

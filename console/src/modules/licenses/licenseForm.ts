@@ -1,5 +1,6 @@
 import { zod4Resolver } from 'mantine-form-zod-resolver';
 import { z } from 'zod';
+import { changedFields } from '../../lib/changes';
 import type { VariablesOf } from '../../graphql';
 import type { CreateLicenseMutation } from './graphql/documents';
 
@@ -109,11 +110,7 @@ export function licenseToForm(license: LicenseLike): LicenseForm {
 
 /** Only the attributes that differ (an update sends just these: the activity log shows a clean diff). */
 export function changedAttributes(before: LicenseAttributes, after: LicenseAttributes): Partial<LicenseAttributes> {
-  const changes: Record<string, unknown> = {};
-  for (const key of Object.keys(after) as (keyof LicenseAttributes)[]) {
-    if (JSON.stringify(before[key] ?? null) !== JSON.stringify(after[key] ?? null)) changes[key] = after[key];
-  }
-  return changes as Partial<LicenseAttributes>;
+  return changedFields(before, after);
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

@@ -5,6 +5,10 @@ export interface ArtifactUpload {
   file: File;
   platform: string;
   arch: string;
+  /** exe, dmg, AppImage, tar.gz…; empty: the server takes it from the file name's extension. */
+  filetype?: string;
+  /** The SHA-256 (hex) the build computed; the server refuses the upload when the bytes that arrived differ. */
+  sha256?: string;
 }
 
 /** The server's error body (`{ error: { message, fields } }`), or a plain description of what went wrong. */
@@ -18,9 +22,9 @@ export class UploadError extends Error {
   }
 }
 
-function send({ releaseId, file, platform, arch }: ArtifactUpload, token: string | null, onProgress: (percent: number) => void) {
+function send({ releaseId, file, platform, arch, filetype, sha256 }: ArtifactUpload, token: string | null, onProgress: (percent: number) => void) {
   return new Promise<{ status: number; body: unknown }>((resolve, reject) => {
-    const query = new URLSearchParams({ filename: file.name, platform, arch });
+    const query = new URLSearchParams({ filename: file.name, platform, arch, ...(filetype && { filetype }), ...(sha256 && { sha256 }) });
     const xhr = new XMLHttpRequest();
     xhr.open('PUT', `/api/releases/${encodeURIComponent(releaseId)}/artifacts?${query}`);
     if (token) xhr.setRequestHeader('authorization', `Bearer ${token}`);

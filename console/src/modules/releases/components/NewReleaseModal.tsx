@@ -1,25 +1,20 @@
-import { Modal, Select, Stack, Switch, TagsInput, Textarea, TextInput } from '@mantine/core';
+import { Modal, Stack, TextInput } from '@mantine/core';
 import { useEffect } from 'react';
 import { z } from 'zod';
 import { ModalFooter } from '../../../ui/ModalFooter';
 import { useApiMutation } from '../../../ui/useApiMutation';
 import { useZodForm } from '../../../ui/useZodForm';
 import { readFragment } from '../../../graphql';
-import { CHANNELS, type ReleaseChannel } from '../../../lib/releaseChannels';
 import { CreateReleaseMutation, ReleaseFields } from '../graphql/documents';
+import { releaseAttributesSchema, SERVER_FIELD, toReleaseAttributes, type ReleaseAttributesForm } from '../releaseForm';
+import { ReleaseAttributeFields } from './ReleaseAttributeFields';
 
-const schema = z.object({
-  version: z.string().trim().min(1, 'Give a semantic version such as 1.4.0.'),
-  channel: z.enum(['STABLE', 'RC', 'BETA', 'ALPHA', 'DEV']),
-  notes: z.string(),
-  requiredFeatures: z.array(z.string()),
-  requiresMaintenance: z.boolean(),
-});
+const schema = releaseAttributesSchema.extend({ version: z.string().trim().min(1, 'Give a semantic version such as 1.4.0.') });
 
-const initialValues = () => ({ version: '', channel: 'STABLE' as ReleaseChannel, notes: '', requiredFeatures: [] as string[], requiresMaintenance: false });
+const initialValues = (): ReleaseAttributesForm & { version: string } => ({ version: '', channel: 'STABLE', notes: '', requiredFeatures: [], requiresMaintenance: false });
 
 /** Creates a draft release of a product: files are uploaded to the draft, then it is published. */
-export function NewReleaseModal({ productId, opened, onClose }: { productId: string; opened: boolean; onClose: () => void }) {
+export function NewReleaseModal({ productId, opened, onClose, onCreated }: { productId: string; opened: boolean; onClose: () => void; onCreated: () => void }) {
   const form = useZodForm(schema, initialValues());
   const { setValues, resetTouched, clearErrors } = form;
   useEffect(() => {
@@ -30,12 +25,12 @@ export function NewReleaseModal({ productId, opened, onClose }: { productId: str
   }, [opened, setValues, resetTouched, clearErrors]);
   const create = useApiMutation(CreateReleaseMutation, { success: (data) => `Draft ${readFragment(ReleaseFields, data.createRelease.release).version} was created: upload its files, then publish it.` });
 
-  const submit = form.onSubmit(async ({ version, channel, notes, requiredFeatures, requiresMaintenance }) => {
-    const done = await create.run(
-      { input: { productId, version: version.trim(), channel, notes: notes.trim() || null, requiredFeatures, requiresMaintenance } },
-      { form, rename: { 'input.version': 'version', 'input.channel': 'channel', 'input.notes': 'notes', 'input.requiredFeatures': 'requiredFeatures' } },
-    );
-    if (done) onClose();
+  const submit = form.onSubmit(async (values) => {
+    const done = await create.run({ input: { productId, version: values.version.trim(), ...toReleaseAttributes(values) } }, { form, rename: { ...SERVER_FIELD, 'input.version': 'version' } });
+    if (done) {
+      onClose();
+      onCreated();
+    }
   });
 
   return (
@@ -43,14 +38,7 @@ export function NewReleaseModal({ productId, opened, onClose }: { productId: str
       <form onSubmit={submit}>
         <Stack>
           <TextInput label="Version" required data-autofocus placeholder="1.4.0" description="Semantic version, unique for this product." {...form.getInputProps('version')} />
-          <Select label="Channel" data={CHANNELS.map((channel) => ({ ...channel }))} allowDeselect={false} description="A client following a channel sees it and every more stable one." {...form.getInputProps('channel')} />
-          <Textarea label="Notes" autosize minRows={3} maxRows={8} description="Shown to applications with the release (Markdown is passed through as text)." {...form.getInputProps('notes')} />
-          <TagsInput label="Required features" placeholder="Feature key, then Enter" description="A license must have all of them to see and download the release." {...form.getInputProps('requiredFeatures')} />
-          <Switch
-            label="Requires maintenance"
-            description="A license whose maintenance ended before the release was published may not download it."
-            {...form.getInputProps('requiresMaintenance', { type: 'checkbox' })}
-          />
+          <ReleaseAttributeFields form={form} />
           <ModalFooter onCancel={onClose} confirmLabel="Create draft" loading={create.saving} disabled={!form.getValues().version.trim()} />
         </Stack>
       </form>

@@ -29,19 +29,37 @@ export const ReleaseFields = graphql(`
 
 export type Release = ResultOf<typeof ReleaseFields>;
 
-/** The newest releases only: the server's query cost limit allows about 20 releases with their files in one query. */
-export const RELEASES_SHOWN = 20;
+/** Releases per page: the server's query cost limit allows about 20 releases with their files in one query. */
+export const RELEASES_PAGE_SIZE = 20;
 
 export const ProductReleasesQuery = graphql(
   `
-    query ProductReleases($productId: ID!, $first: Int!) {
+    query ProductReleases($productId: ID!, $first: Int!, $after: String, $channel: ReleaseChannel, $status: ReleaseStatus) {
       product(id: $productId) {
         id
         name
       }
-      releases(productId: $productId, first: $first) {
+      releases(productId: $productId, first: $first, after: $after, channel: $channel, status: $status) {
         totalCount
+        totalCountCapped
+        pageInfo {
+          endCursor
+          hasNextPage
+        }
         nodes {
+          ...ReleaseFields
+        }
+      }
+    }
+  `,
+  [ReleaseFields],
+);
+
+export const UpdateReleaseMutation = graphql(
+  `
+    mutation UpdateRelease($input: UpdateReleaseInput!) {
+      updateRelease(input: $input) {
+        release {
           ...ReleaseFields
         }
       }

@@ -1,36 +1,53 @@
-import { Anchor, Badge, Button, Group, Paper, Stack, Table, Text } from '@mantine/core';
-import { IconPlus, IconUpload } from '@tabler/icons-react';
+import { Anchor, Badge, Button, Group, Paper, SegmentedControl, Select, Stack, Table, Text } from '@mantine/core';
+import { IconPencil, IconPlus, IconUpload } from '@tabler/icons-react';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { useQuery } from 'urql';
 import { readFragment } from '../../../graphql';
 import { formatDate, formatNumber, plural } from '../../../lib/format';
-import { channelLabel } from '../../../lib/releaseChannels';
+import { CHANNELS, channelLabel, parseChannel } from '../../../lib/releaseChannels';
 import { ConfirmAction } from '../../../ui/ConfirmAction';
 import { DataTable } from '../../../ui/DataTable';
 import { PageHeader } from '../../../ui/PageHeader';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { useApiMutation } from '../../../ui/useApiMutation';
+import { useCursorPages } from '../../../ui/useCursorPages';
+import { useSearchFilters } from '../../../ui/useSearchFilters';
 import { useCanManage } from '../../auth/hooks/useCurrentUser';
+import { EditReleaseModal } from '../components/EditReleaseModal';
 import { NewReleaseModal } from '../components/NewReleaseModal';
 import { UploadArtifactModal } from '../components/UploadArtifactModal';
-import { DeleteArtifactMutation, DeleteReleaseMutation, ProductReleasesQuery, PublishReleaseMutation, ReleaseFields, RELEASES_SHOWN, YankReleaseMutation, type Release } from '../graphql/documents';
+import { DeleteArtifactMutation, DeleteReleaseMutation, ProductReleasesQuery, PublishReleaseMutation, ReleaseFields, RELEASES_PAGE_SIZE, YankReleaseMutation, type Release } from '../graphql/documents';
 import { formatBytes } from '../upload';
 
 const STATUS_COLORS = { DRAFT: 'gray', PUBLISHED: 'teal', YANKED: 'red' } as const;
 const STATUS_LABELS = { DRAFT: 'Draft', PUBLISHED: 'Published', YANKED: 'Yanked' } as const;
+type Status = keyof typeof STATUS_LABELS;
+const FILTERS = ['channel', 'status'] as const;
+const STATUS_OPTIONS = [{ value: '', label: 'All' }, ...Object.entries(STATUS_LABELS).map(([value, label]) => ({ value: value.toLowerCase(), label }))];
+const CHANNEL_OPTIONS = CHANNELS.map(({ value, label }) => ({ value: value.toLowerCase(), label }));
 
 /**
  * A product's releases (docs/console.md "Admin console", its Releases item): drafts take file uploads, are published, and a published
- * release can be yanked. Every member reads the list and the download counts; CompanyAdmins manage.
+ * release can be yanked; drafts and published releases are edited. Every member reads the list (newest version
+ * first, a page at a time, by channel and status) and the download counts; CompanyAdmins manage.
  */
 export function ReleasesPage() {
   const { productId = '' } = useParams();
-  const [result, reload] = useQuery({ query: ProductReleasesQuery, variables: { productId, first: RELEASES_SHOWN } });
+  const filters = useSearchFilters(FILTERS);
+  const channel = parseChannel(filters.values.channel) ?? undefined;
+  const status = (Object.keys(STATUS_LABELS) as Status[]).find((value) => value.toLowerCase() === filters.values.status);
+  const filterKey = JSON.stringify([productId, channel, status]);
+  const pages = useCursorPages(filterKey);
+  const [result, reload] = useQuery({ query: ProductReleasesQuery, variables: { productId, first: RELEASES_PAGE_SIZE, after: pages.after, channel, status } });
   const [creating, setCreating] = useState(false);
   const [uploadTo, setUploadTo] = useState<Release | null>(null);
+  const [editing, setEditing] = useState<Release | null>(null);
   const canManage = useCanManage();
   const refetch = () => reload({ requestPolicy: 'network-only' });
+  // After a change: with more than the first page loaded, start again from the newest (a list that changed is
+  // dropped from the cache whole, and only the page asked for would come back); otherwise ask the server again.
+  const changed = () => (pages.after ? pages.reset() : refetch());
   const productName = result.data?.product?.name;
 
   return (
@@ -51,8 +68,25 @@ export function ReleasesPage() {
           </Button>
         }
       />
-      <NewReleaseModal productId={productId} opened={creating} onClose={() => setCreating(false)} />
-      <UploadArtifactModal release={uploadTo} onClose={() => setUploadTo(null)} onUploaded={refetch} />
+      <NewReleaseModal productId={productId} opened={creating} onClose={() => setCreating(false)} onCreated={changed} />
+      <UploadArtifactModal release={uploadTo} onClose={() => setUploadTo(null)} onUploaded={changed} />
+      <EditReleaseModal release={editing} onClose={() => setEditing(null)} onSaved={changed} />
+      <Paper p="sm" mb="md">
+        <Group gap="sm" align="flex-end" wrap="wrap">
+          <Select label="Channel" placeholder="Any channel" clearable w={200} data={CHANNEL_OPTIONS} value={channel ? channel.toLowerCase() : null} onChange={(value) => filters.set({ channel: value })} />
+          <div>
+            <Text size="sm" fw={500} mb={2} id="release-status-filter-label">
+              Status
+            </Text>
+            <SegmentedControl aria-labelledby="release-status-filter-label" data={STATUS_OPTIONS} value={status ? status.toLowerCase() : ''} onChange={(value) => filters.set({ status: value })} />
+          </div>
+          {filters.active && (
+            <Button variant="subtle" onClick={filters.clear}>
+              Clear filters
+            </Button>
+          )}
+        </Group>
+      </Paper>
       <Paper>
         <QueryState
           result={result}
@@ -61,6 +95,8 @@ export function ReleasesPage() {
           empty={
             result.data && !result.data.product ? (
               <EmptyState title="No such product">It may have been deleted.</EmptyState>
+            ) : filters.active ? (
+              <EmptyState title="No releases match" action={<Button variant="subtle" onClick={filters.clear}>Clear filters</Button>} />
             ) : (
               <EmptyState title="No releases yet" action={canManage && <Button onClick={() => setCreating(true)}>Create a draft release</Button>}>
                 Create a draft, upload its files, then publish it.
@@ -69,12 +105,13 @@ export function ReleasesPage() {
           }
         >
           {(data) => (
-            <>
             <DataTable
               records={readFragment(ReleaseFields, data.releases.nodes)}
               minWidth={760}
               rowTestId="release-row"
-              rowExpansion={{ trigger: 'always', content: ({ record }) => <Artifacts release={record} canManage={canManage} onChanged={refetch} /> }}
+              fetching={result.fetching}
+              paging={{ connection: data.releases, onLoadMore: pages.loadMore }}
+              rowExpansion={{ trigger: 'always', content: ({ record }) => <Artifacts release={record} canManage={canManage} onChanged={changed} /> }}
               columns={[
                 {
                   accessor: 'version',
@@ -98,15 +135,9 @@ export function ReleasesPage() {
                 { accessor: 'publishedAt', title: 'Published', render: (release) => formatDate(release.publishedAt) },
                 { accessor: 'artifacts', title: 'Files', textAlign: 'right', render: (release) => formatNumber(release.artifacts.length) },
                 { accessor: 'downloadCount', title: 'Downloads', textAlign: 'right', render: (release) => formatNumber(release.downloadCount) },
-                { accessor: 'actions', title: '', render: (release) => canManage && <ReleaseActions release={release} onUpload={() => setUploadTo(release)} /> },
+                { accessor: 'actions', title: '', render: (release) => canManage && <ReleaseActions release={release} onUpload={() => setUploadTo(release)} onEdit={() => setEditing(release)} onChanged={changed} /> },
               ]}
             />
-            {data.releases.totalCount > data.releases.nodes.length && (
-              <Text size="sm" c="dimmed" p="md">
-                The newest {data.releases.nodes.length} of {formatNumber(data.releases.totalCount)} releases are shown; older ones are listed by the API and the CLI.
-              </Text>
-            )}
-            </>
           )}
         </QueryState>
       </Paper>
@@ -114,12 +145,21 @@ export function ReleasesPage() {
   );
 }
 
-function ReleaseActions({ release, onUpload }: { release: Release; onUpload: () => void }) {
+function ReleaseActions({ release, onUpload, onEdit, onChanged }: { release: Release; onUpload: () => void; onEdit: () => void; onChanged: () => void }) {
+  const then = (done: unknown) => {
+    if (done) onChanged();
+    return done;
+  };
   const publish = useApiMutation(PublishReleaseMutation, { success: `${release.version} was published.` });
   const yank = useApiMutation(YankReleaseMutation, { success: `${release.version} was yanked.` });
   const remove = useApiMutation(DeleteReleaseMutation, { success: `Draft ${release.version} was deleted.` });
   return (
     <Group gap="xs" justify="flex-end" wrap="nowrap">
+      {release.status !== 'YANKED' && (
+        <Button size="xs" variant="default" leftSection={<IconPencil size={14} />} onClick={onEdit} aria-label={`Edit ${release.version}`}>
+          Edit
+        </Button>
+      )}
       {release.status === 'DRAFT' && (
         <>
           <Button size="xs" variant="default" leftSection={<IconUpload size={14} />} onClick={onUpload}>
@@ -135,7 +175,7 @@ function ReleaseActions({ release, onUpload }: { release: Release; onUpload: () 
             confirmLabel="Publish"
             busy={publish.saving}
             disabledReason={release.artifacts.length === 0 ? 'Upload at least one file first.' : null}
-            onConfirm={() => publish.run({ id: release.id })}
+            onConfirm={async () => then(await publish.run({ id: release.id }))}
           />
           <ConfirmAction
             size="xs"
@@ -144,7 +184,7 @@ function ReleaseActions({ release, onUpload }: { release: Release; onUpload: () 
             message="The draft and its uploaded files are deleted. This cannot be undone."
             confirmLabel="Delete draft"
             busy={remove.saving}
-            onConfirm={() => remove.run({ id: release.id })}
+            onConfirm={async () => then(await remove.run({ id: release.id }))}
           />
         </>
       )}
@@ -156,7 +196,7 @@ function ReleaseActions({ release, onUpload }: { release: Release; onUpload: () 
           message={`${release.version} is withdrawn for good: never listed, offered or downloadable again, and its version cannot be reused. The release.yanked webhook is sent.`}
           confirmLabel="Yank release"
           busy={yank.saving}
-          onConfirm={() => yank.run({ id: release.id })}
+          onConfirm={async () => then(await yank.run({ id: release.id }))}
         />
       )}
     </Group>
@@ -178,6 +218,7 @@ function Artifacts({ release, canManage, onChanged }: { release: Release; canMan
           <Table.Tr>
             <Table.Th>File</Table.Th>
             <Table.Th>Platform</Table.Th>
+            <Table.Th>Type</Table.Th>
             <Table.Th ta="right">Size</Table.Th>
             <Table.Th>SHA-256</Table.Th>
             <Table.Th ta="right">Downloads</Table.Th>
@@ -191,6 +232,7 @@ function Artifacts({ release, canManage, onChanged }: { release: Release; canMan
               <Table.Td>
                 {artifact.platform} / {artifact.arch}
               </Table.Td>
+              <Table.Td>{artifact.filetype}</Table.Td>
               <Table.Td ta="right">{formatBytes(artifact.size)}</Table.Td>
               <Table.Td>
                 <Text span ff="monospace" size="xs" title={artifact.sha256}>
