@@ -77,6 +77,8 @@ const (
 	// KindLocal: local failures.
 	CodeMachineIDUnavailable = "MachineIdUnavailable"
 	CodeUsageQueueFull       = "UsageQueueFull"
+	// A release download that cannot be written (its temporary file or the caller's writer): not retried.
+	CodeFileWriteFailed = "FileWriteFailed"
 )
 
 // Error is the one error type of the SDK: every failure a call reports is an *Error whose Code says why
@@ -159,6 +161,7 @@ var (
 	ErrLeaseLapsed            = &Error{Code: CodeLeaseLapsed}
 	ErrMachineIDUnavailable   = &Error{Code: CodeMachineIDUnavailable}
 	ErrUsageQueueFull         = &Error{Code: CodeUsageQueueFull}
+	ErrFileWriteFailed        = &Error{Code: CodeFileWriteFailed}
 )
 
 // ErrorCode returns the Code of err when it is (or wraps) an *Error, else "".

@@ -318,7 +318,8 @@ func (c *Client) VerifyArtifact(ctx context.Context, artifact Artifact, data []b
 // (a 3xx is InvalidResponse); a link on the server's public address (the Issuer) is fetched through ServerURL.
 // Config.Timeout bounds each wait for data, not the whole download. Transient failures are retried.
 //
-// Errors (*Error): ArtifactIntegrity when anything does not match; those of ListReleases.
+// Errors (*Error): ArtifactIntegrity when anything does not match; FileWriteFailed when the temporary file or w
+// cannot be written (the disk's failure, not the network's: not retried); those of ListReleases.
 func (c *Client) DownloadArtifact(ctx context.Context, artifact Artifact, w io.Writer, options DownloadOptions) error {
 	signed, err := c.verifyArtifactSignature(ctx, artifact)
 	if err != nil {
@@ -340,7 +341,7 @@ func (c *Client) DownloadArtifact(ctx context.Context, artifact Artifact, w io.W
 	}
 	temporary, err := os.CreateTemp("", "keyforge-download-*")
 	if err != nil {
-		return fmt.Errorf("keyforge: a temporary file for the download: %w", err)
+		return fileWriteFailed("creating a temporary file", err)
 	}
 	defer func() {
 		temporary.Close()
@@ -349,10 +350,10 @@ func (c *Client) DownloadArtifact(ctx context.Context, artifact Artifact, w io.W
 	var d *digests
 	_, err = c.transport.retrying(ctx, func() (*answer, error) {
 		if _, err := temporary.Seek(0, io.SeekStart); err != nil {
-			return nil, err
+			return nil, fileWriteFailed("rewinding the temporary file", err)
 		}
 		if err := temporary.Truncate(0); err != nil {
-			return nil, err
+			return nil, fileWriteFailed("emptying the temporary file", err)
 		}
 		d = newDigests()
 		return nil, c.transport.download(ctx, link, signed.size, io.MultiWriter(temporary, d))
@@ -364,10 +365,17 @@ func (c *Client) DownloadArtifact(ctx context.Context, artifact Artifact, w io.W
 		return err
 	}
 	if _, err := temporary.Seek(0, io.SeekStart); err != nil {
-		return err
+		return fileWriteFailed("rewinding the temporary file", err)
 	}
-	_, err = io.Copy(w, temporary)
-	return err
+	if _, err := io.Copy(w, temporary); err != nil {
+		return fileWriteFailed("copying the verified file", err)
+	}
+	return nil
+}
+
+// fileWriteFailed is a local failure writing a download: its own code, never retried.
+func fileWriteFailed(doing string, err error) *Error {
+	return &Error{Code: CodeFileWriteFailed, Kind: KindLocal, Message: fmt.Sprintf("The download cannot be written (%s): %v", doing, err), Err: err}
 }
 
 // download GETs an absolute link with no credentials and writes its body to w, refusing a redirect (InvalidResponse)
@@ -434,7 +442,7 @@ func (t *transport) download(ctx context.Context, link string, maxBytes int64, w
 				return artifactIntegrity(fmt.Sprintf("%s: the file is longer than the %d bytes signed.", what, maxBytes))
 			}
 			if _, werr := w.Write(buffer[:n]); werr != nil {
-				return fmt.Errorf("keyforge: the download cannot be written: %w", werr)
+				return fileWriteFailed("writing the temporary file", werr)
 			}
 		}
 		if err == io.EOF {

@@ -10,6 +10,7 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -181,5 +182,22 @@ func TestDownloadArtifactFollowsNoRedirectAndRetriesTransientFailures(t *testing
 	var out bytes.Buffer
 	if err := testClient(t, s.api, nil).DownloadArtifact(context.Background(), s.artifact(t, nil), &out, DownloadOptions{LicenseKey: releaseKey}); err != nil || !bytes.Equal(out.Bytes(), releaseFile) {
 		t.Fatalf("a 503 of the file host is retried: %v", err)
+	}
+}
+
+// failingWriter accepts nothing: the caller's writer (a full disk, a closed pipe).
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+func TestDownloadArtifactReportsAWriterThatFailsAsFileWriteFailed(t *testing.T) {
+	s := newReleaseStubs(t)
+	err := testClient(t, s.api, nil).DownloadArtifact(context.Background(), s.artifact(t, nil), failingWriter{}, DownloadOptions{LicenseKey: releaseKey})
+	wantCode(t, err, CodeFileWriteFailed)
+	if !errors.Is(err, ErrFileWriteFailed) || IsTransient(err) {
+		t.Fatalf("FileWriteFailed is an *Error, local, not transient: %v", err)
+	}
+	if len(s.fileSeen) != 1 {
+		t.Fatalf("the file is fetched once, not retried: %d", len(s.fileSeen))
 	}
 }
