@@ -4,10 +4,10 @@ import { AppError } from '../../domain/errors.js';
 import { releaseSeat } from '../licenses/activations.js';
 import { canonicalKeyDigest } from '../licenses/license-record.js';
 import { reinstateLicense, suspendLicense } from '../licenses/lifecycle.js';
-import { insertLicenses, KEY_UNUSABLE, moveLicenseToPlan, newLicenseAttributes, preparedLicense, revokeLicense, updateLicense, vendorSuppliedKey, type PreparedLicense } from '../licenses/management.js';
+import { insertLicenses, KEY_UNUSABLE, licenseWriteRefusal, moveLicenseToPlan, productForNewLicense, newLicenseAttributes, preparedLicense, revokeLicense, updateLicense, vendorSuppliedKey, type PreparedLicense } from '../licenses/management.js';
 import { createPlan, planForNewLicense, updatePlan } from '../plans.js';
 import { createProduct, updateProduct } from '../products.js';
-import { lockTenantAudit, recordAudit } from '../audit/audit-log.js';
+import { recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { isUniqueViolation } from '../validation.js';
@@ -292,8 +292,8 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
     const mapping = mappingOf('license', planned.keygenId);
     return mapping ? existingLicenses.get(mapping.keyforgeId) : undefined;
   };
-  // Keys any other license of the installation has or had (read in batches): reported, in a dry run too. Each
-  // digest is computed once, here, outside any transaction.
+  // Keys any other license of the installation has or had (read in batches, outside any transaction): reported, in a
+  // dry run too.
   const keyDigests = new Map<PlannedLicense, string>();
   const keyTaken = new Set<string>();
   const fresh = plannedLicenses.filter((planned) => !existingOf(planned));
@@ -482,7 +482,7 @@ async function readTarget(ctx: ServiceContext, tenantId: string, keyPrefix: stri
       return { read: null, planError: error };
     }
   }
-  const product = await ctx.db.prisma.product.findFirst({ where: { id: productId, tenantId }, select: { id: true, name: true, allowImportedKeys: true } });
+  const product = await productForNewLicense(ctx, tenantId, productId);
   return { read: product && { tenantId, keyPrefix, product, plan }, planError: null };
 }
 
@@ -490,7 +490,7 @@ interface NewImported {
   planned: PlannedLicense;
   prepared: PreparedLicense;
   key: string;
-  /** The key's digest (computed once, before any transaction). */
+  /** The key's digest (for the checks before and inside the batch's transaction). */
   digest: string;
   licenseDigest: string;
 }
@@ -506,10 +506,7 @@ function prepareImported(ctx: ServiceContext, target: Target, planned: PlannedLi
 
 /** Why the database refused a license (its key taken, its product or plan deleted meanwhile), as createLicense says it; null for another error. */
 function refusalOf(error: unknown, item: NewImported | null): AppError | null {
-  if (error instanceof AppError) return error;
-  if (isUniqueViolation(error)) return new AppError('Conflict', KEY_UNUSABLE);
-  if ((error as { code?: string }).code === 'P2003') return item?.prepared.plan ? new AppError('NotFound', 'Plan not found.') : new AppError('NotFound', 'Product not found.');
-  return null;
+  return error instanceof AppError ? error : licenseWriteRefusal(error, Boolean(item?.prepared.plan));
 }
 
 /**
@@ -519,7 +516,6 @@ function refusalOf(error: unknown, item: NewImported | null): AppError | null {
  */
 async function writeImported(ctx: ServiceContext, tenantId: string, batch: NewImported[]) {
   await ctx.db.prisma.$transaction(async (tx) => {
-    await lockTenantAudit(tx, tenantId); // before the rows: see lockTenantAudit
     // A key any license of the installation has or had: checked before the batch (keyTaken), again for one written meanwhile.
     if (await tx.licenseKeyDigest.findFirst({ where: { keyDigest: { in: batch.map((item) => item.digest) } }, select: { keyDigest: true } })) throw new AppError('Conflict', KEY_UNUSABLE);
     const ids = batch.map(() => randomUUID());

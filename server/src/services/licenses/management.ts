@@ -99,12 +99,27 @@ export async function createLicense(ctx: ServiceContext, input: LicenseInput & {
       });
       return { key, license: await findTenantLicense(ctx, tenantId, license.id) };
     } catch (error) {
-      // The product (or the plan) deleted meanwhile: its foreign key refuses the license.
-      if ((error as { code?: string }).code === 'P2003') throw plan ? new AppError('NotFound', 'Plan not found.', { fields: { planId: 'not found' } }) : new AppError('NotFound', 'Product not found.');
-      if (isUniqueViolation(error) && supplied) throw new AppError('Conflict', KEY_UNUSABLE);
+      // A generated key that collided is drawn again; a supplied one is refused.
+      const refusal = licenseWriteRefusal(error, Boolean(plan));
+      if (refusal && (!isUniqueViolation(error) || supplied)) throw refusal;
       if (!isUniqueViolation(error) || attempt >= 2) throw error;
     }
   }
+}
+
+/**
+ * How the database's refusal of a new license is told: its product (or plan) deleted meanwhile, which its foreign key
+ * refuses, or its key taken (a unique violation). Null for any other error.
+ */
+export function licenseWriteRefusal(error: unknown, hasPlan: boolean): AppError | null {
+  if ((error as { code?: string }).code === 'P2003') return hasPlan ? new AppError('NotFound', 'Plan not found.', { fields: { planId: 'not found' } }) : new AppError('NotFound', 'Product not found.');
+  if (isUniqueViolation(error)) return new AppError('Conflict', KEY_UNUSABLE);
+  return null;
+}
+
+/** The product a new license of a company may be of (null: none, or not that company's). */
+export async function productForNewLicense(ctx: ServiceContext, tenantId: string, productId: string) {
+  return isUuid(productId) ? ctx.db.prisma.product.findFirst({ where: { id: productId, tenantId }, select: { id: true, name: true, allowImportedKeys: true } }) : null;
 }
 
 /** A license checked and computed, ready to be written (createLicense; payments/apply.ts inside its own transaction). */
@@ -119,7 +134,7 @@ export async function prepareLicense(ctx: ServiceContext, input: LicenseInput & 
   if (typeof productId !== 'string') throw new AppError('InvalidRequest', 'Invalid input: productId: is required (or a planId)', { fields: { productId: 'is required (or a planId)' } });
   const attributes = newLicenseAttributes(ctx, plan, rest);
   const tenant = await ctx.db.prisma.tenant.findUnique({ where: { id: tenantId }, select: { keyPrefix: true } });
-  const product = isUuid(productId) ? await ctx.db.prisma.product.findFirst({ where: { id: productId, tenantId }, select: { id: true, name: true, allowImportedKeys: true } }) : null;
+  const product = await productForNewLicense(ctx, tenantId, productId);
   if (!tenant || !product) throw new AppError('NotFound', 'Product not found.');
   return preparedLicense({ tenantId, keyPrefix: tenant.keyPrefix, product, plan }, attributes);
 }
