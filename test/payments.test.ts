@@ -627,6 +627,12 @@ describe('Lemon Squeezy', () => {
     // A cancellation still ends the license when the paid period ends.
     await sendLemon(subscription('subscription_cancelled', paidAt + 3000, { status: 'cancelled', ends_at: iso(paidAt + 28 * DAY) }));
     expect(await expiry()).toBe(paidAt + 28 * DAY);
+    // Once applied, the cancellation does not end a later extension by hand again: a later event on the cancelled
+    // subscription leaves the vendor's date.
+    const again = paidAt + 200 * DAY;
+    await renewLicense(sys(), { id: (await licenseOf(connections.lemonsqueezy.id, `order:${order}`))!.id, expiresAt: new Date(again) });
+    expect((await sendLemon(subscription('subscription_updated', paidAt + 4000, { status: 'cancelled', ends_at: iso(paidAt + 28 * DAY) }))).json.outcome).toBe('applied');
+    expect(await expiry()).toBe(again);
   });
 
   it('refuses a wrong X-Signature and writes nothing', async () => {

@@ -346,9 +346,11 @@ async function reconcile(tx: Tx, ctx: ServiceContext, connection: PaymentConnect
   }
   const expiry = targetExpiry(state);
   // Payments move an expiry they gave, earlier or later (the provider's own period corrects an estimate); one the
-  // vendor has set by hand since is only extended by a payment, and ended earlier only by a cancellation.
+  // vendor has set by hand since is only extended by a payment, and ended earlier only by a cancellation not yet
+  // applied (once applied, its end is the payments' expiry: a later extension by hand is the vendor's).
   const given = state.licenseExpiresAt !== null && license.expiresAt !== null && state.licenseExpiresAt.getTime() === license.expiresAt.getTime();
-  const moves = expiry && license.expiresAt && expiry.getTime() !== license.expiresAt.getTime() && (expiry.getTime() > license.expiresAt.getTime() || given || (state.canceled && state.endsAt !== null));
+  const cancellation = state.canceled && state.endsAt !== null && state.licenseExpiresAt?.getTime() !== state.endsAt.getTime();
+  const moves = expiry && license.expiresAt && expiry.getTime() !== license.expiresAt.getTime() && (expiry.getTime() > license.expiresAt.getTime() || given || cancellation);
   const extends_ = moves && expiry.getTime() > license.expiresAt!.getTime() && expiry.getTime() > ctx.now.getTime();
   if (moves && !extends_) update.expiresAt = expiry;
   // The expiry the license has now is the payments' when it is the state's (moved to it, or already there).
