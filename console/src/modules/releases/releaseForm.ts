@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { ReleaseChannel } from '../../lib/releaseChannels';
+import { CHANNELS, type ReleaseChannel } from '../../lib/releaseChannels';
 
 /** What a release's form edits besides its version (the server's limits: services/releases/releases.ts). */
 export const releaseAttributesSchema = z.object({
-  channel: z.enum(['STABLE', 'RC', 'BETA', 'ALPHA', 'DEV']),
+  channel: z.enum(CHANNELS.map((option) => option.value) as [ReleaseChannel, ...ReleaseChannel[]]),
   notes: z.string().max(100_000, 'Notes are at most 100,000 characters.'),
   // Checked as a whole: the error belongs on the one input (a per-item error has no input of its own).
   requiredFeatures: z

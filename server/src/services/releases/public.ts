@@ -7,7 +7,7 @@ import { LICENSE_NOT_FOUND, checkEntitlement, productMismatch, rejected, type Re
 import { isUuid } from '../listing.js';
 import { checkDownloadToken, downloadToken } from './download-links.js';
 import { channelsUpTo, normalizeVersion, type ReleaseChannel } from './model.js';
-import { ARTIFACT_SELECT, bySemverDescending } from './releases.js';
+import { ARTIFACT_SELECT } from './releases.js';
 import type { ArtifactStore } from './storage.js';
 
 /**
@@ -74,13 +74,16 @@ export async function licenseProducts(ctx: Pick<LicensingContext, 'db'>, license
 
 const isRejection = (value: object): value is Rejection => 'errorCode' in value;
 
-/** The published releases of a product on `channel` (and the more stable ones), newest first, with their artifacts. */
+/**
+ * The published releases of a product on `channel` (and the more stable ones), newest first (the version's sort key,
+ * along its index), with their artifacts.
+ */
 async function publishedReleases(ctx: Pick<LicensingContext, 'db'>, tenantId: string, productId: string, channel: ReleaseChannel) {
-  const releases = await ctx.db.prisma.release.findMany({
+  return ctx.db.prisma.release.findMany({
     where: { tenantId, productId, status: 'published', channel: { in: channelsUpTo(channel) } },
+    orderBy: { versionOrder: 'desc' },
     include: { artifacts: { select: ARTIFACT_SELECT, orderBy: [{ platform: 'asc' }, { arch: 'asc' }, { filename: 'asc' }] }, product: { select: { name: true } } },
   });
-  return releases.sort(bySemverDescending);
 }
 
 /** Why the license may not download `release` (features first, then maintenance), or null when it may. */
