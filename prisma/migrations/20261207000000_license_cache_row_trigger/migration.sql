@@ -24,3 +24,14 @@ END $$;
 
 CREATE TRIGGER license_cache_licenses_update AFTER UPDATE ON licenses
   FOR EACH ROW EXECUTE FUNCTION license_cache_license_updated();
+
+-- The statement-level function now serves deletes only.
+CREATE OR REPLACE FUNCTION license_cache_licenses_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  ids uuid[];
+  tenants uuid[];
+BEGIN
+  SELECT array_agg(o.id), array_agg(DISTINCT o.tenant_id) INTO ids, tenants FROM old_licenses o;
+  PERFORM license_cache_notify(ids, tenants);
+  RETURN NULL;
+END $$;
