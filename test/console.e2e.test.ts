@@ -289,6 +289,8 @@ describeWith(chromiumNeed)('admin console in Chromium', () => {
     }
     await page.getByRole('radiogroup', { name: 'Granularity' }).getByText('Weekly', { exact: true }).click();
     await page.waitForURL(/granularity=WEEK/);
+    // Chosen right after the range: the second choice keeps the first (a change renders before the next click).
+    expect(new URL(page.url()).searchParams.get('range')).toBe('LAST_30_DAYS');
     // Each chart is a canvas named for screen readers, with its data as a text summary inside (Charts.tsx):
     // read the values the page draws. The state here: one active license of Acme Studio, expiring in 10–11 days,
     // with one activation.

@@ -2,8 +2,15 @@ import { useCallback, useMemo } from 'react';
 import { useSearchParams } from 'react-router';
 
 /**
+ * How a page changes its own query: in place (typing does not flood the back stack), and rendered at once. react-router
+ * hands a functional update the query of the render that made the callback; rendered in a transition, a second choice
+ * made before the first had rendered would start from the old query and undo the first.
+ */
+export const QUERY_UPDATE = { replace: true, flushSync: true } as const;
+
+/**
  * List filters kept in the URL query (shareable, survive reload, back button works). Empty values are
- * removed. `set` replaces the history entry so typing does not flood the back stack.
+ * removed. `set` changes them with `QUERY_UPDATE`.
  */
 export function useSearchFilters<K extends string>(keys: readonly K[]) {
   const [params, setParams] = useSearchParams();
@@ -19,11 +26,11 @@ export function useSearchFilters<K extends string>(keys: readonly K[]) {
           }
           return next;
         },
-        { replace: true },
+        QUERY_UPDATE,
       ),
     [setParams],
   );
-  const clear = useCallback(() => setParams(new URLSearchParams(), { replace: true }), [setParams]);
+  const clear = useCallback(() => setParams(new URLSearchParams(), QUERY_UPDATE), [setParams]);
   const active = keys.some((key) => values[key] !== '');
   return { values, set, clear, active };
 }

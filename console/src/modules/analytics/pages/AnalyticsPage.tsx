@@ -6,6 +6,7 @@ import { BarChart, DoughnutChart, LineChart } from '../../../charts';
 import { bucketLabel } from '../../../charts/buckets';
 import { formatNumber, plural } from '../../../lib/format';
 import { PageHeader } from '../../../ui/PageHeader';
+import { QUERY_UPDATE } from '../../../ui/useSearchFilters';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { FloatingPoolChart } from '../components/FloatingPoolChart';
 import { AnalyticsQuery } from '../graphql/documents';
@@ -43,7 +44,7 @@ export function AnalyticsPage() {
       <PageHeader
         title="Analytics"
         description="Activations, license mix and seat consumption (UTC)."
-        actions={<SegmentedControl aria-label="Time range" data={RANGES} value={range} onChange={(value) => setParams((current) => withParam(current, 'range', value as AnalyticsRange), { replace: true })} />}
+        actions={<SegmentedControl aria-label="Time range" data={RANGES} value={range} onChange={(value) => setParams((current) => withParam(current, 'range', value as AnalyticsRange), QUERY_UPDATE)} />}
       />
       <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
         {({ analytics }) => {
@@ -69,7 +70,7 @@ export function AnalyticsPage() {
                           By hour (UTC)
                         </Text>
                       ) : (
-                        <SegmentedControl size="xs" aria-label="Granularity" data={GRANULARITIES} value={granularity} onChange={(value) => setParams((current) => withParam(current, 'granularity', value as Granularity), { replace: true })} />
+                        <SegmentedControl size="xs" aria-label="Granularity" data={GRANULARITIES} value={granularity} onChange={(value) => setParams((current) => withParam(current, 'granularity', value as Granularity), QUERY_UPDATE)} />
                       )}
                     </Group>
                     <BarChart
