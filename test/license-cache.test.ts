@@ -616,8 +616,10 @@ describe('the change log (migration license_cache_change_log) and its feed', () 
       await waitUntil(async () => (await owner.query(`SELECT count(*)::int AS n FROM license_cache_changes`)).rows[0].n === 0, { timeout: 30_000, interval: 50, what: 'the log pruned' });
       expect(state.resets).toBe(1);
       // The horizon moved past every reader's previous snapshot (as after a pause longer than the retention): rows
-      // it needed may be gone, so it forgets everything and starts over from a fresh snapshot.
-      await owner.query(`UPDATE license_cache_changes_horizon SET below = pg_current_xact_id()::text::bigint`);
+      // it needed may be gone, so it forgets everything and starts over from a fresh snapshot. One past this
+      // transaction's own id: the reader's previous snapshot, taken before it committed, has an xmin of at most that id,
+      // and a horizon equal to a reader's xmin loses it nothing (the prune keeps rows at and above the horizon).
+      await owner.query(`UPDATE license_cache_changes_horizon SET below = pg_current_xact_id()::text::bigint + 1`);
       await waitUntil(() => state.resets === 2, { timeout: 30_000, interval: 20, what: 'the reader to start over' });
     } finally {
       await pruner.stop();
