@@ -2,7 +2,7 @@
 // same essential work, on a fresh PostgreSQL database, driven by autocannon over loopback.
 // Env: BENCH_DURATION (s, default 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS (16), BENCH_SCENARIOS (validate,device,activate,hotkey,revoke; revoke: bench/revoke.ts,
 //      BENCH_REVOKE_SECONDS (20); `writes`, only when named: bench/writes.ts, BENCH_WRITES_CONDITIONS (quiet,loaded,sync),
-//      BENCH_WRITES_ROUNDS (7); `upload`, only when named: bench/upload.ts, BENCH_UPLOAD_MB (512, up to 2048),
+//      BENCH_WRITES_ROUNDS (7), BENCH_WRITES_SPLIT (triggers or cache: one half of the machinery); `upload`, only when named: bench/upload.ts, BENCH_UPLOAD_MB (512, up to 2048),
 //      BENCH_DOWNLOADS (50)),
 //      BENCH_ROUNDS (1; e.g. 3: each scenario runs that many times on both servers, the order alternating per round, and
 //      the ratio reported is the median of the rounds' ratios),
