@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
+import pg from 'pg';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
@@ -10,6 +11,7 @@ import { renewLicense } from '../server/src/services/licenses/lifecycle.js';
 import { updateLicense } from '../server/src/services/licenses/management.js';
 import { createPlan, updatePlan } from '../server/src/services/plans.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
+import { capturedSelects } from './support/statements.js';
 import { stripeEventEnvelope } from './support/stripe.js';
 
 // Payment providers end to end over real HTTP: deliveries signed the way each provider signs them (Stripe's own
@@ -633,6 +635,34 @@ describe('Lemon Squeezy', () => {
     await renewLicense(sys(), { id: (await licenseOf(connections.lemonsqueezy.id, `order:${order}`))!.id, expiresAt: new Date(again) });
     expect((await sendLemon(subscription('subscription_updated', paidAt + 4000, { status: 'cancelled', ends_at: iso(paidAt + 28 * DAY) }))).json.outcome).toBe('applied');
     expect(await expiry()).toBe(again);
+  });
+
+  it('finds a renewal’s subscription by its reference through an index, not by reading every subscription of the connection', async () => {
+    const order = 5901;
+    await sendLemon(lemon('order_created', 'orders', order, { status: 'paid', user_email: 'ls-index@example.com', first_order_item: { order_id: order, variant_id: 101, quantity: 1 } }));
+    await sendLemon(lemon('subscription_created', 'subscriptions', 7901, { order_id: order, variant_id: 101, status: 'active', first_subscription_item: { quantity: 1 } }));
+    // 200,000 other subscriptions of the same connection.
+    await t.prisma.$executeRawUnsafe(
+      `INSERT INTO payment_subscriptions (id, tenant_id, connection_id, subject, refs, created_at, updated_at)
+       SELECT gen_random_uuid(), $1::uuid, $2::uuid, 'order:many-' || n, ARRAY['order:many-' || n, 'subscription:many-' || n], now(), now()
+         FROM generate_series(1, 200000) AS n`,
+      tenantId, connections.lemonsqueezy.id,
+    );
+    // As the schema's owner: the app role may not ANALYZE (PostgreSQL skips it with a warning).
+    const owner = new pg.Client({ connectionString: t.ownerUrl });
+    await owner.connect();
+    await owner.query('ANALYZE payment_subscriptions').finally(() => owner.end());
+    try {
+      const renewal = lemon('subscription_payment_success', 'subscription-invoices', 9901, { subscription_id: 7901, billing_reason: 'renewal', status: 'paid' });
+      let outcome: unknown;
+      const byReference = (await capturedSelects(async () => void (outcome = (await sendLemon(renewal)).json.outcome))).filter((statement) => statement.text.includes('refs &&'));
+      expect(outcome).toBe('applied');
+      expect(byReference).toHaveLength(1);
+      const [{ 'QUERY PLAN': plan }] = await t.prisma.$queryRawUnsafe<{ 'QUERY PLAN': unknown }[]>(`EXPLAIN (FORMAT JSON) ${byReference[0].text}`, ...byReference[0].values);
+      expect(JSON.stringify(plan)).toContain('"Index Name":"payment_subscriptions_refs_idx"');
+    } finally {
+      await t.prisma.$executeRawUnsafe(`DELETE FROM payment_subscriptions WHERE subject LIKE 'order:many-%'`);
+    }
   });
 
   it('refuses a wrong X-Signature and writes nothing', async () => {
