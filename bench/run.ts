@@ -397,7 +397,7 @@ function report(rows: Row[], busyBefore: number, revoke?: RevokeResult, writes?:
   if (CPU_PROF) console.log('(BENCH_CPU_PROF=1: both servers ran under --cpu-prof, so their figures are lower than usual.)');
   if (METRICS) console.log('(BENCH_METRICS=1: the real server counted its Prometheus metrics.)');
   if (POOLER) console.log('(BENCH_POOLER=pgbouncer: both servers went through PgBouncer in transaction mode.)');
-  if (CPU_PROF || METRICS || SERVER_ENTRY !== DEFAULT_ENTRY || process.env.BENCH_EXISTING_DB) return console.log('(Profiled, experimental or existing-database run: bench/results/latest.* left unchanged.)');
+  if (CPU_PROF || METRICS || SERVER_ENTRY !== DEFAULT_ENTRY || process.env.BENCH_EXISTING_DB || process.env.BENCH_WRITES_SPLIT) return console.log('(Profiled, experimental or existing-database run: bench/results/latest.* left unchanged.)');
   if (writes) {
     mkdirSync(RESULTS, { recursive: true });
     const date = new Date().toISOString();
