@@ -2,15 +2,15 @@ import { useCallback, useMemo } from 'react';
 import { useSearchParams } from 'react-router';
 
 /**
- * How a page changes its own query: in place (typing does not flood the back stack), and rendered at once. react-router
- * hands a functional update the query of the render that made the callback; rendered in a transition, a second choice
- * made before the first had rendered would start from the old query and undo the first.
+ * How the query changes: in place (typing does not flood the back stack), and rendered at once. react-router hands a
+ * functional update the query of the render that made the callback; rendered in a transition, a second choice made
+ * before the first had rendered would start from the old query and undo the first.
  */
-export const QUERY_UPDATE = { replace: true, flushSync: true } as const;
+const QUERY_UPDATE = { replace: true, flushSync: true } as const;
 
 /**
- * List filters kept in the URL query (shareable, survive reload, back button works). Empty values are
- * removed. `set` changes them with `QUERY_UPDATE`.
+ * A page's choices (list filters, a chart's range) kept in the URL query (shareable, survive reload, back button
+ * works). Empty values are removed. `set` changes them with `QUERY_UPDATE`.
  */
 export function useSearchFilters<K extends string>(keys: readonly K[]) {
   const [params, setParams] = useSearchParams();

@@ -1,16 +1,15 @@
 import { Box, Grid, Group, LoadingOverlay, Paper, SegmentedControl, Table, Text, Title } from '@mantine/core';
 import type { ReactNode } from 'react';
-import { useSearchParams } from 'react-router';
 import { useQuery } from 'urql';
 import { BarChart, DoughnutChart, LineChart } from '../../../charts';
 import { bucketLabel } from '../../../charts/buckets';
 import { formatNumber, plural } from '../../../lib/format';
 import { PageHeader } from '../../../ui/PageHeader';
-import { QUERY_UPDATE } from '../../../ui/useSearchFilters';
+import { useSearchFilters } from '../../../ui/useSearchFilters';
 import { EmptyState, QueryState } from '../../../ui/QueryState';
 import { FloatingPoolChart } from '../components/FloatingPoolChart';
 import { AnalyticsQuery } from '../graphql/documents';
-import { EXPIRY_BUCKETS, GRANULARITIES, parseGranularity, parseRange, RANGES, STATUS_BUCKETS, type AnalyticsRange, type Granularity } from '../ranges';
+import { EXPIRY_BUCKETS, GRANULARITIES, parseGranularity, parseRange, RANGES, STATUS_BUCKETS, type AnalyticsRange } from '../ranges';
 
 function ChartCard({ title, subtitle, children }: { title: string; subtitle?: string; children: ReactNode }) {
   return (
@@ -28,10 +27,13 @@ function ChartCard({ title, subtitle, children }: { title: string; subtitle?: st
   );
 }
 
+/** The page's choices, kept in the address. */
+const PARAMS = ['range', 'granularity'] as const;
+
 export function AnalyticsPage() {
-  const [params, setParams] = useSearchParams();
-  const range = parseRange(params.get('range'));
-  const granularity = parseGranularity(params.get('granularity'));
+  const { values: params, set: setParams } = useSearchFilters(PARAMS);
+  const range = parseRange(params.range);
+  const granularity = parseGranularity(params.granularity);
   const [result, reload] = useQuery({ query: AnalyticsQuery, variables: { range, granularity } });
   // Captions describe the data on screen: while another range loads, the old charts keep their own caption
   // under a loading overlay instead of showing the new range's name over the old numbers.
@@ -44,7 +46,7 @@ export function AnalyticsPage() {
       <PageHeader
         title="Analytics"
         description="Activations, license mix and seat consumption (UTC)."
-        actions={<SegmentedControl aria-label="Time range" data={RANGES} value={range} onChange={(value) => setParams((current) => withParam(current, 'range', value as AnalyticsRange), QUERY_UPDATE)} />}
+        actions={<SegmentedControl aria-label="Time range" data={RANGES} value={range} onChange={(value) => setParams({ range: value })} />}
       />
       <QueryState result={result} onRetry={() => reload({ requestPolicy: 'network-only' })}>
         {({ analytics }) => {
@@ -70,7 +72,7 @@ export function AnalyticsPage() {
                           By hour (UTC)
                         </Text>
                       ) : (
-                        <SegmentedControl size="xs" aria-label="Granularity" data={GRANULARITIES} value={granularity} onChange={(value) => setParams((current) => withParam(current, 'granularity', value as Granularity), QUERY_UPDATE)} />
+                        <SegmentedControl size="xs" aria-label="Granularity" data={GRANULARITIES} value={granularity} onChange={(value) => setParams({ granularity: value })} />
                       )}
                     </Group>
                     <BarChart
@@ -164,10 +166,4 @@ export function AnalyticsPage() {
       </QueryState>
     </>
   );
-}
-
-function withParam(current: URLSearchParams, key: string, value: string) {
-  const next = new URLSearchParams(current);
-  next.set(key, value);
-  return next;
 }
