@@ -97,7 +97,8 @@ describe('database loss', () => {
     await load;
 
     expect(server.child.exitCode, server.output()).toBeNull();
-    expect(firstOk, 'first answer after restart').toBeLessThan(2_000);
+    // About a second on an idle machine; the bound leaves room for a busy one (the full suite runs beside it).
+    expect(firstOk, `first answer ${firstOk} ms after the restart`).toBeLessThan(5_000);
     // Every failure was a 503 with Retry-After (never a 500, never a refused connection).
     expect(statuses).not.toContain(0);
     expect(statuses.filter((status) => status >= 500 && status !== 503)).toEqual([]);
@@ -132,8 +133,17 @@ describe('database loss', () => {
   }, 60_000);
 
   it('a standalone worker waits through a PostgreSQL restart and carries on: it delivers an email queued after it', async () => {
-    const tenantId = await seedDatabase(cluster.url, SECRET, async (seed) => (await seed.tenant({ name: 'Worker Co', keyPrefix: 'WRK' })).id);
-    const worker = await startWorkerProcess({ DATABASE_URL: cluster.url, SERVER_SECRET: SECRET, LOG_LEVEL: 'info', DATA_DIR: `/tmp/kf-fault-${process.pid}` });
+    // The worker has a database of its own on the same cluster (so the same restart), whose job store no other
+    // process polls: the email queued after the restart can only be delivered by it.
+    const workerUrl = new URL(cluster.url);
+    workerUrl.pathname = '/worker_alone';
+    const admin = new pg.Client({ connectionString: cluster.url });
+    await admin.connect();
+    await admin.query('CREATE DATABASE worker_alone');
+    await admin.end();
+    await applyMigrations({ kind: 'pg', url: workerUrl.href });
+    const tenantId = await seedDatabase(workerUrl.href, SECRET, async (seed) => (await seed.tenant({ name: 'Worker Co', keyPrefix: 'WRK' })).id);
+    const worker = await startWorkerProcess({ DATABASE_URL: workerUrl.href, SERVER_SECRET: SECRET, LOG_LEVEL: 'info', DATA_DIR: `/tmp/kf-fault-${process.pid}` });
     const logSince = (offset: number) => worker.output().slice(offset);
 
     const stoppedAt = worker.output().length;
@@ -147,31 +157,25 @@ describe('database loss', () => {
     await waitUntil(() => logSince(restartedAt).includes('job store LISTEN connection restored'), { timeout: 60_000, what: 'the worker to listen again' });
 
     // An email queued after the restart, delivered by the worker (no POSTMARK_SERVER_TOKEN: the development
-    // transport logs each outbox id it keeps). The server beside it (JOBS_WORKER=true) competes for the same due
-    // runs, so email-delivery is made due until a run of the worker's own delivered the email of its round.
+    // transport logs each outbox id it keeps). email-delivery is made due until it has run (a run the outage
+    // interrupted keeps its lock until the lock's lifetime ends, then the next one takes it).
     const dataDir = mkdtempSync(path.join(tmpdir(), 'kf-fault-outbox-'));
-    const db = await openDatabase({ databaseUrl: cluster.url, dataDir, poolSize: 1 });
+    const db = await openDatabase({ databaseUrl: workerUrl.href, dataDir, poolSize: 1 });
     try {
-      let round = 0;
-      const queueEmail = async () => {
-        round++;
-        const key = `fault-worker-restart:${round}`;
-        await enqueueEmails(db.prisma, [{ tenantId, kind: 'test', idempotencyKey: key, to: `ops${round}@worker.test`, subject: `After the restart ${round}`, html: '<p>x</p>', text: 'x' }], new Date());
-        return (await db.prisma.emailOutbox.findFirstOrThrow({ where: { tenantId, idempotencyKey: key }, select: { id: true } })).id;
-      };
-      let outboxId = await queueEmail();
+      await enqueueEmails(db.prisma, [{ tenantId, kind: 'test', idempotencyKey: 'fault-worker-restart', to: 'ops@worker.test', subject: 'After the restart', html: '<p>x</p>', text: 'x' }], new Date());
+      const outboxId = (await db.prisma.emailOutbox.findFirstOrThrow({ where: { tenantId, idempotencyKey: 'fault-worker-restart' }, select: { id: true } })).id;
       await waitUntil(
         async () => {
           const { status } = await db.prisma.emailOutbox.findUniqueOrThrow({ where: { id: outboxId }, select: { status: true } });
-          if (status === 'sent') {
-            if (worker.output().includes(outboxId)) return true; // sent, and by the worker's transport
-            outboxId = await queueEmail(); // the server was quicker this round
-          }
+          if (status === 'sent') return true;
           await db.sql.query(`UPDATE agenda.agenda_jobs SET next_run_at = now() WHERE name = 'email-delivery' AND type = 'single' AND locked_at IS NULL`, []);
           return false;
         },
-        { timeout: 120_000, interval: 1_000, what: 'the worker to deliver an email queued after the restart' },
-      );
+        { timeout: 180_000, interval: 1_000, what: 'the worker to deliver an email queued after the restart' },
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}\nthe worker's log:\n${worker.output().slice(-6_000)}`);
+      });
+      expect(worker.output()).toContain(outboxId);
     } finally {
       await db.close();
       rmSync(dataDir, { recursive: true, force: true });
@@ -179,7 +183,7 @@ describe('database loss', () => {
     expect(await worker.stop('SIGTERM'), worker.output()).toBe(0);
     // The server beside it came through the same restart.
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
-  }, 240_000);
+  }, 300_000);
 
   it('under activation, deactivation and management load through an outage: nothing acknowledged is lost, nothing doubled', async () => {
     const fleet = await startFleet('FLT', () => server.url);

@@ -12,6 +12,7 @@ const clock = new TestClock();
 const LEASE_MS = LEASE_SECONDS * 1000;
 let tenantId: string;
 let productId: string;
+let productName: string;
 let otherTenantId: string;
 /** Every key and session token handed out: none may reach the logs. */
 const secrets: string[] = [];
@@ -21,6 +22,7 @@ beforeAll(async () => {
   const { A, B } = await seedTwoTenants(t);
   tenantId = A.tenantId;
   productId = A.product!.id;
+  productName = A.product!.name;
   otherTenantId = B.tenantId;
 });
 afterAll(async () => {
@@ -282,6 +284,9 @@ describe('management services (tenant-scoped)', () => {
     const ended = await endFloatingSession(ctx(tenantId), a.json.sessionId);
     expect(ended).toMatchObject({ id: a.json.sessionId, endedAt: clock.now(), endReason: 'admin' });
     expect(await endFloatingSession(ctx(tenantId), a.json.sessionId)).toEqual(ended);
+    // Logged once, naming the device and the license; ending it again logs nothing.
+    const logged = await t.prisma.auditLogEntry.findMany({ where: { tenantId, action: 'EndFloatingSession', entityId: a.json.sessionId }, select: { entityType: true, entity: true, details: true } });
+    expect(logged).toEqual([{ entityType: 'FloatingSession', entity: `Workstation 1 on ${license.keyHint} (${productName})`, details: { licenseId: license.id, deviceId: 'ws-1' } }]);
     expect((await heartbeat(a.json.sessionToken)).json.errorCode).toBe('SessionExpired');
     expect((await listActiveFloatingSessions(ctx(tenantId), license.id)).inUse).toBe(1);
     expect((await checkout(key)).json.isValid).toBe(true);
@@ -301,6 +306,9 @@ describe('management services (tenant-scoped)', () => {
       expect(lapsed).toMatchObject({ endReason: 'expired', endedAt: clock.now() });
       expect(lapsed.endedAt).toEqual(lapsed.leaseExpiresAt);
       expect(await endFloatingSession(ctx(tenantId), b.json.sessionId)).toMatchObject({ endReason: 'admin', endedAt: clock.now() });
+      // The lapse is not the admin's doing: only the session the admin ended is logged.
+      const logged = await t.prisma.auditLogEntry.findMany({ where: { tenantId, action: 'EndFloatingSession', entityId: { in: [a.json.sessionId, b.json.sessionId] } }, select: { entityId: true } });
+      expect(logged).toEqual([{ entityId: b.json.sessionId }]);
     }));
 
   it("another tenant's license or session is not found", async () => {

@@ -179,4 +179,54 @@ describe('import:keygen', () => {
       await server.close();
     }
   }, 600_000);
+
+  it('policies of one name become as many plans (all but one named after their ids), and stay so on a re-run', async () => {
+    await t.seedTenant({ name: 'Same names', keyPrefix: 'SAME' });
+    const same = buildKeygenAccount({ now: new Date(), seed: 3, products: 1, policies: 3, licenses: 6, machines: 0 });
+    const [first, second, third] = same.lists.policies;
+    (second.attributes as { name: string }).name = (first.attributes as { name: string }).name;
+    (third.attributes as { name: string }).name = (first.attributes as { name: string }).name;
+    const sameDir = path.join(dir, 'same-names');
+    writeKeygenDirectory(same, sameDir);
+    const report = await importKeygenAccount(await inProcess('SAME'), await readDirectory(sameDir));
+    expect(report.plans).toMatchObject({ created: 3, changed: 0 });
+    const name = (first.attributes as { name: string }).name;
+    const plans = await t.prisma.plan.findMany({ where: { tenant: { keyPrefix: 'SAME' } }, select: { name: true }, orderBy: { name: 'asc' } });
+    // One keeps the name; the other two are named after their policies' ids (whichever two were taken second and third).
+    const renamed = plans.map((plan) => plan.name).filter((planName) => planName !== name);
+    expect(renamed).toHaveLength(2);
+    const suffixes = [first, second, third].map((policy) => `${name} (${policy.id.slice(0, 8)})`);
+    expect(renamed.every((planName) => suffixes.includes(planName))).toBe(true);
+    const rerun = await importKeygenAccount(await inProcess('SAME'), await readDirectory(sameDir));
+    expect(rerun.plans).toMatchObject({ created: 0, changed: 0, unchanged: 3 });
+    expect(await t.prisma.plan.count({ where: { tenant: { keyPrefix: 'SAME' } } })).toBe(3);
+  });
+
+  it('machines deleted on the Keygen side free their seats, a few hundred at a time, once', async () => {
+    await t.seedTenant({ name: 'Machines gone', keyPrefix: 'GONE' });
+    const account = buildKeygenAccount({ now: new Date(), seed: 4, products: 1, policies: 3, licenses: 300, machines: 900 });
+    const accountDir = path.join(dir, 'machines-gone');
+    writeKeygenDirectory(account, accountDir);
+    const first = await importKeygenAccount(await inProcess('GONE'), await readDirectory(accountDir));
+    const imported = first.activations.created;
+    // 600 machines deleted on the Keygen side: those imported span more than two batches.
+    const removed = account.lists.machines.splice(0, 600);
+    rmSync(accountDir, { recursive: true, force: true });
+    writeKeygenDirectory(account, accountDir);
+    const tenantId = (await t.prisma.tenant.findFirstOrThrow({ where: { keyPrefix: 'GONE' } })).id;
+    const removedIds = (await t.prisma.keygenImportMapping.findMany({ where: { tenantId, kind: 'machine', keygenId: { in: removed.map((machine) => machine.id) } }, select: { keyforgeId: true } })).map((row) => row.keyforgeId);
+    expect(removedIds.length).toBeGreaterThan(400);
+    const rerun = await importKeygenAccount(await inProcess('GONE'), await readDirectory(accountDir));
+    expect(rerun.activations).toMatchObject({ created: 0, changed: removedIds.length });
+    expect(await t.prisma.activation.count({ where: { tenantId, id: { in: removedIds }, deactivatedAt: null } })).toBe(0);
+    expect(await t.prisma.activation.count({ where: { tenantId, deactivatedAt: null } })).toBe(imported - removedIds.length);
+    expect(await t.prisma.keygenImportMapping.count({ where: { tenantId, kind: 'machine', keygenId: { in: removed.map((machine) => machine.id) } } })).toBe(0);
+    // Every seat counter equals its active rows.
+    const counters = await t.prisma.$queryRaw<{ id: string }[]>`
+      SELECT l.id FROM licenses l LEFT JOIN activations a ON a.license_id = l.id AND a.deactivated_at IS NULL
+       WHERE l.tenant_id = ${tenantId}::uuid GROUP BY l.id HAVING l.current_activations <> count(a.id)`;
+    expect(counters).toEqual([]);
+    const third = await importKeygenAccount(await inProcess('GONE'), await readDirectory(accountDir));
+    expect(third.activations).toMatchObject({ created: 0, changed: 0 });
+  });
 });

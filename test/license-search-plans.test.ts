@@ -60,7 +60,9 @@ beforeAll(async () => {
   // As the schema's owner: the app role may not ANALYZE (PostgreSQL skips it with a warning).
   const owner = new pg.Client({ connectionString: t.ownerUrl });
   await owner.connect();
-  await owner.query('ANALYZE licenses').finally(() => owner.end());
+  // VACUUM too: it merges the GIN indexes' pending lists, the state a busy table's indexes are in most of the time
+  // (autovacuum does it at its own moment otherwise, and the plans below would then depend on when it ran).
+  await owner.query('VACUUM ANALYZE licenses').finally(() => owner.end());
 });
 afterAll(() => t.close());
 
@@ -86,9 +88,11 @@ describe('license search plans', () => {
       const nodes = await planNodes(() => listLicenses(ctx(), filter));
       // No step reads the other company's rows (an index not led by the tenant returns its 10,000 matches).
       for (const node of nodes) expect(node['Actual Rows'], `${node['Node Type']} ${node['Index Name'] ?? ''}`).toBeLessThanOrEqual(2_500);
+      // Each trigram index is entered by the company: it yields at most the company's own entries (with a term no key
+      // hint contains, the key-hint index's tenant key alone may yield them all, rechecked), never the other's 10,000.
       for (const scan of trigramScans(nodes)) {
         expect(scan['Index Cond'], scan['Index Name']).toMatch(/tenant_id = /);
-        expect(scan['Actual Rows'], scan['Index Name']).toBe(0);
+        expect(scan['Actual Rows'], scan['Index Name']).toBeLessThanOrEqual(2_500);
       }
       expect((await listLicenses(ctx(), filter)).totalCount).toBe(0);
     }

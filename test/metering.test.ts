@@ -9,6 +9,7 @@ let t: TestApp;
 const clock = new TestClock(); // 2026-06-01T12:00:00Z
 let tenantId: string;
 let productId: string;
+let productName: string;
 let otherTenantId: string;
 let adminToken: string;
 const keys: string[] = [];
@@ -18,6 +19,7 @@ beforeAll(async () => {
   const { A, B } = await seedTwoTenants(t);
   tenantId = A.tenantId;
   productId = A.product!.id;
+  productName = A.product!.name;
   otherTenantId = B.tenantId;
   adminToken = A.admin.token;
 });
@@ -270,6 +272,26 @@ describe('management services (tenant-scoped)', () => {
     await expect(setMeterQuota(ctx(tenantId), revoked.id, { event: 'api.calls', period: 'day', limit: 9 })).rejects.toMatchObject({ code: 'Conflict', message: reason });
     await expect(removeMeterQuota(ctx(tenantId), revoked.id, 'api.calls')).rejects.toMatchObject({ code: 'Conflict', message: reason });
     expect(await t.prisma.meterQuota.findMany({ where: { licenseId: revoked.id }, select: { limit: true } })).toEqual([{ limit: 5 }]);
+  });
+
+  it('setting and removing a quota are in the activity log, with what it was before; a change to nothing is not', async () => {
+    const { license: l } = await license();
+    const entries = () =>
+      t.prisma.auditLogEntry.findMany({ where: { tenantId, entityId: l.id, action: { in: ['SetMeterQuota', 'RemoveMeterQuota'] } }, orderBy: { seq: 'asc' }, select: { action: true, entity: true, entityType: true, details: true } });
+    await setMeterQuota(ctx(tenantId), l.id, { event: 'api.calls', period: 'day', limit: 5 });
+    await setMeterQuota(ctx(tenantId), l.id, { event: 'api.calls', period: 'day', limit: 5 }); // the same again: nothing to log
+    await setMeterQuota(ctx(tenantId), l.id, { event: 'api.calls', period: 'month', limit: 100 });
+    await removeMeterQuota(ctx(tenantId), l.id, 'api.calls');
+    await expect(removeMeterQuota(ctx(tenantId), l.id, 'api.calls')).rejects.toMatchObject({ code: 'NotFound' });
+    const entity = `api.calls on ${l.keyHint} (${productName})`;
+    expect(await entries()).toEqual([
+      { action: 'SetMeterQuota', entity, entityType: 'License', details: { event: 'api.calls', before: null, after: { period: 'day', limit: 5 } } },
+      { action: 'SetMeterQuota', entity, entityType: 'License', details: { event: 'api.calls', before: { period: 'day', limit: 5 }, after: { period: 'month', limit: 100 } } },
+      { action: 'RemoveMeterQuota', entity, entityType: 'License', details: { event: 'api.calls', before: { period: 'month', limit: 100 } } },
+    ]);
+    // Refused changes log nothing: another company's, a revoked license's.
+    await expect(setMeterQuota(ctx(otherTenantId), l.id, { event: 'api.calls', period: 'day', limit: 1 })).rejects.toMatchObject({ code: 'NotFound' });
+    expect(await entries()).toHaveLength(3);
   });
 
   it("another tenant's license is not found", async () => {

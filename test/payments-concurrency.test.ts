@@ -11,7 +11,8 @@ import { stripeEventEnvelope } from './support/stripe.js';
 // A payment provider's event and a staff member's change of the same license at the same moment, over real HTTP
 // (signed Stripe deliveries, GraphQL mutations). Both write the license row and the company's activity log in one
 // transaction; they take the two locks in the same order (the log's first), so no interleaving deadlocks (40P01),
-// answers an internal error, or leaves a delivery unapplied.
+// answers an internal error, or leaves a delivery unapplied. A purchase's new license also references its product and
+// plan, whose edits lock their row before the log's lock: the purchase takes those rows first.
 
 const T0 = Date.parse('2026-06-01T12:00:00.000Z');
 const ROUNDS = 20;
@@ -22,6 +23,8 @@ let token: string;
 let tenantId: string;
 let connection: { id: string; secret: string };
 let planSeats: number;
+let productId: string;
+let planId: string;
 
 const sec = (ms: number) => Math.floor(ms / 1000);
 const sys = (): ServiceContext => ({ db: t.deps.db, secrets: t.deps.secrets, now: clock.now(), actor: systemActor(tenantId), meta: NO_META });
@@ -69,6 +72,8 @@ beforeAll(async () => {
   const product = await t.seedProduct(tenantId, 'Acme Studio');
   const plan = await createPlan(sys(), { productId: product.id, name: 'Pro monthly', duration: 'P1M', maxActivations: 2, features: ['pro'] });
   planSeats = plan.maxActivations;
+  productId = product.id;
+  planId = plan.id;
   const created = await createPaymentConnection(sys(), { provider: 'stripe', signingSecret: 'whsec_concurrency_0123456789', refundAction: 'suspend' });
   connection = { id: created.id, secret: 'whsec_concurrency_0123456789' };
   await mapPaymentPrice(sys(), connection.id, { priceId: 'price_pro', planId: plan.id });
@@ -153,5 +158,26 @@ describe('a payment event and a staff change of the same license at once', () =>
     const audit = await t.prisma.auditLogEntry.groupBy({ by: ['action'], where: { entityId: { in: licenseIds }, action: { in: ['SuspendLicense', 'RenewLicense', 'ReissueLicenseKey'] } }, _count: true });
     expect(Object.fromEntries(audit.map((row) => [row.action, row._count]))).toEqual({ SuspendLicense: ROUNDS, RenewLicense: ROUNDS, ReissueLicenseKey: ROUNDS });
     expect(await verifyAuditChain(t.prisma, tenantId, t.deps.secrets.auditChainKey)).toMatchObject({ valid: true, brokenAtSeq: null });
+  }, 180_000);
+  it(`never deadlocks over ${ROUNDS} rounds of purchases against renames of their product and plan`, async () => {
+    const logFrom = t.logs.length;
+    const auth = { token };
+    const failures: unknown[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const sub = `sub_rename_${round}`;
+      // All at once: a new subscription (a license of the plan) and staff renaming its product and its plan, which
+      // locks each row and then takes the activity log's lock the purchase holds.
+      const [bought, product, plan] = await Promise.all([
+        deliver(stripeEvent('invoice.paid', { ...invoice(`in_n${round}`, 'subscription_create', 1, sec(T0 + 30 * DAY)), parent: { type: 'subscription_details', subscription_details: { subscription: sub, metadata: {} } } }, sec(T0) + 5_000 + round)),
+        t.gql('mutation($input: UpdateProductInput!) { updateProduct(input: $input) { product { id } } }', { input: { id: productId, name: `Acme Studio ${round}` } }, auth),
+        t.gql('mutation($input: UpdatePlanInput!) { updatePlan(input: $input) { plan { id } } }', { input: { id: planId, name: `Pro monthly ${round}` } }, auth),
+      ]);
+      if (bought.status !== 200) failures.push(['purchase', bought.status, bought.json]);
+      if (product.errors) failures.push(['updateProduct', product.errors]);
+      if (plan.errors) failures.push(['updatePlan', plan.errors]);
+    }
+    expect(t.logs.slice(logFrom).filter((line) => /deadlock|40P01|unhandled error|InternalError/i.test(line)).map((line) => line.slice(0, 600))).toEqual([]);
+    expect(failures).toEqual([]);
+    expect(await t.prisma.paymentSubscription.count({ where: { connectionId: connection.id, subject: { startsWith: 'sub_rename_' }, licenseId: { not: null } } })).toBe(ROUNDS);
   }, 180_000);
 });

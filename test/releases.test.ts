@@ -122,7 +122,7 @@ describe('upload (PUT /api/releases/{id}/artifacts)', () => {
       req.on('close', () => resolve());
     });
     // The server notices the reset and removes the temporary file: wait for it (no timing assumption: poll).
-    for (let i = 0; i < 100 && (await filesUnder(releasesDir())).length !== before.length; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 600 && (await filesUnder(releasesDir())).length !== before.length; i++) await new Promise((r) => setTimeout(r, 50));
     expect(await filesUnder(releasesDir())).toEqual(before);
     expect(await t.prisma.releaseArtifact.count({ where: { releaseId: v2.id } })).toBe(2);
   });

@@ -163,6 +163,11 @@ const ACTIONS: Record<string, (run: Run, body: Record<string, unknown>) => Promi
     await revokeLicense(ctx(run.tenantId), run.licenseId);
     return { revoked: true };
   },
+  async setFeatures(run, body) {
+    if (!Array.isArray(body.features)) throw new Error('setFeatures needs features');
+    await updateLicense(ctx(run.tenantId), run.licenseId, { features: body.features as string[] });
+    return { features: body.features };
+  },
   async advanceClock(run, body) {
     if (typeof body.seconds !== 'number' || !Number.isInteger(body.seconds) || body.seconds < 0) throw new Error('advanceClock needs whole seconds');
     run.clockOffsetSeconds += body.seconds;
@@ -224,12 +229,29 @@ async function replay(run: Run, req: IncomingMessage, res: ServerResponse, upstr
   res.end(answer.body);
 }
 
+/** `{control}/tamper/<path>`: the server, except that a file (an answer that is not JSON) arrives with its last byte changed. */
+async function tamper(req: IncomingMessage, res: ServerResponse, upstreamPath: string) {
+  const body = await readBody(req);
+  const headers: Record<string, string> = {};
+  for (const name of ['content-type', 'authorization', 'accept', 'range']) if (typeof req.headers[name] === 'string') headers[name] = req.headers[name];
+  const upstream = await fetch(`${t.baseUrl}${upstreamPath}`, { method: req.method, headers, body: req.method === 'GET' || req.method === 'HEAD' ? undefined : new Uint8Array(body) });
+  const type = upstream.headers.get('content-type') ?? 'application/json';
+  const answer = Buffer.from(await upstream.arrayBuffer());
+  if (!type.includes('json') && answer.length) answer[answer.length - 1] ^= 0xff;
+  const kept: Record<string, string> = { 'content-type': type };
+  const range = upstream.headers.get('content-range');
+  if (range) kept['content-range'] = range;
+  res.writeHead(upstream.status, kept);
+  res.end(answer);
+}
+
 async function handleControl(req: IncomingMessage, res: ServerResponse) {
   const match = /^\/run\/([^/]+)(\/.*)$/.exec(req.url ?? '');
   const run = match && runsById.get(match[1]);
   if (!match || !run) return send(res, 404, { error: 'NotFound', message: `no run at ${req.url}` });
   const rest = match[2];
   if (rest.startsWith('/replay/')) return replay(run, req, res, rest.slice('/replay'.length));
+  if (rest.startsWith('/tamper/')) return tamper(req, res, rest.slice('/tamper'.length));
   const action = ACTIONS[rest.slice(1)];
   if (req.method !== 'POST' || !action) return send(res, 404, { error: 'NotFound', message: `no control action ${req.method} ${rest}` });
   let body: Record<string, unknown>;

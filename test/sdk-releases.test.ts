@@ -364,9 +364,10 @@ describe('downloadArtifactToFile (Node)', () => {
       // carries this process's serving side and allocator slack (26–28 MB seen), so it is held only below the file.
       expect(growth.retained).toBeLessThan(SIZE / 2);
       expect(growth.rss).toBeLessThan(SIZE * 0.9);
-      // The measure sees a download held in memory.
+      // The measure sees a download held in memory: about the file's size, far above the bound above. Not the
+      // whole size exactly, because the baseline may still hold buffers of the previous run that are freed meanwhile.
       const held = await peakGrowth(() => client().downloadArtifact(artifact, { licenseKey: KEY }));
-      expect(held.retained).toBeGreaterThanOrEqual(SIZE);
+      expect(held.retained).toBeGreaterThanOrEqual(SIZE * 0.9);
     }, 240_000);
 
     it('refuses a tampered 64 MiB file (ArtifactIntegrity) and leaves nothing behind', async () => {

@@ -695,7 +695,8 @@ describe('watch', () => {
     await expect(watcher.check()).rejects.toThrow('stopped');
     const stoppedAt = proxy.to('/api/v1/validate').length;
     await new Promise((resolve) => setTimeout(resolve, 2500)); // over two intervals and their jitter
-    expect(proxy.to('/api/v1/validate')).toHaveLength(stoppedAt);
+    // At most a request already sent when it stopped (it may arrive late); still checking, it would send two or more.
+    expect(proxy.to('/api/v1/validate').length).toBeLessThanOrEqual(stoppedAt + 1);
   });
 
   it('falls back to the stored token while the server is out of reach, and reports the server again when it is back', async () => {

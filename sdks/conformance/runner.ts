@@ -2,9 +2,10 @@
 // input on stdin, drives the SDK (sdk/src) through the scenario named on the command line, and prints one line,
 // {"steps":[…]}. test/sdk-conformance.test.ts runs it as `node --import tsx sdks/conformance/runner.ts <scenario>`.
 import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { KeyforgeClient, KeyforgeError, type Artifact, type FloatingSession } from '../../sdk/src/index.js';
-import { FileStore } from '../../sdk/src/node.js';
+import { downloadArtifactToFile, FileStore } from '../../sdk/src/node.js';
 
 interface Input {
   scenario: string;
@@ -110,6 +111,26 @@ const scenarios: Record<string, () => Promise<void>> = {
       return {};
     });
     await step('validateOfflineAfterRejection', offline);
+  },
+
+  async watch() {
+    const deviceId = text('deviceId');
+    await step('activate', async () => ({ remainingActivations: (await sdk.activate({ licenseKey, deviceId })).remainingActivations }));
+    let changes = 0;
+    // An hour between checks: every check here is one the scenario asks for.
+    const watcher = sdk.watch({ licenseKey, deviceId, intervalSeconds: 3600, onChange: () => (changes += 1) });
+    const found = async () => {
+      const state = await watcher.check();
+      return { status: state.status, source: state.source, features: [...state.features].sort(), code: state.code, changes };
+    };
+    await step('watchFirst', found);
+    await control('setFeatures', { features: input.features });
+    await step('watchFeaturesChanged', found);
+    await step('watchUnchanged', found);
+    await control('revoke');
+    await step('watchRevoked', found);
+    watcher.stop();
+    await step('watchStopped', async () => ({ active: watcher.active }));
   },
 
   async 'wrong-product'() {
@@ -223,6 +244,29 @@ const scenarios: Record<string, () => Promise<void>> = {
       await sdk.downloadArtifact({ ...artifact!, sha256: '0'.repeat(64) }, { licenseKey });
       return {};
     });
+    // Into a file of a folder of its own: what is there afterwards (the file, and nothing else left behind).
+    const downloads = path.join(input.storeDir, 'downloads');
+    await mkdir(downloads, { recursive: true });
+    const target = () => path.join(downloads, artifact!.filename);
+    const onDisk = async () => {
+      const bytes = await readFile(target());
+      return { size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex'), leftovers: (await readdir(downloads)).length - 1 };
+    };
+    await step('downloadToFile', async () => {
+      await downloadArtifactToFile(sdk, artifact!, target(), { licenseKey, deviceId: text('deviceId') });
+      return onDisk();
+    });
+    await step('downloadToFileEdited', async () => {
+      await downloadArtifactToFile(sdk, { ...artifact!, sha256: '0'.repeat(64) }, target(), { licenseKey, deviceId: text('deviceId') });
+      return {};
+    });
+    // Through the control server's tampering proxy: the file's last byte changed on the way.
+    const tampered = client(`${input.control}/tamper`, 'tamper.json');
+    await step('downloadToFileTampered', async () => {
+      await downloadArtifactToFile(tampered, artifact!, target(), { licenseKey, deviceId: text('deviceId') });
+      return {};
+    });
+    await step('fileKept', onDisk);
     await step('checkOtherDevice', check(text('currentVersion'), text('otherDeviceId')));
     await publish('1.2.0', { requiredFeatures: ['enterprise'] });
     await step('checkFeatureMissing', check('1.1.0'));

@@ -343,6 +343,11 @@ type Validation struct {
 // only, a trusted key, the issuer, this request's challenge, the product and (when given) the device. The token
 // is then stored for ValidateOffline. A rejection deletes the stored token.
 func (c *Client) Validate(ctx context.Context, options ValidateOptions) (*Validation, error) {
+	return c.validate(ctx, options, true)
+}
+
+// validate is Validate with the transport's retries, or one attempt (a watcher's: its schedule is the retry).
+func (c *Client) validate(ctx context.Context, options ValidateOptions, retry bool) (*Validation, error) {
 	if err := requireKey(options.LicenseKey); err != nil {
 		return nil, err
 	}
@@ -358,9 +363,14 @@ func (c *Client) Validate(ctx context.Context, options ValidateOptions) (*Valida
 	if options.RequireActivation {
 		body["requireActivation"] = true
 	}
-	got, err := c.transport.retrying(ctx, func() (*answer, error) {
-		return c.transport.once(ctx, "POST", "/api/v1/validate", body, "")
-	}, nil)
+	attempt := func() (*answer, error) { return c.transport.once(ctx, "POST", "/api/v1/validate", body, "") }
+	var got *answer
+	var err error
+	if retry {
+		got, err = c.transport.retrying(ctx, attempt, nil)
+	} else {
+		got, err = attempt()
+	}
 	if err != nil {
 		if !options.OfflineFallback || !IsTransient(err) || ctx.Err() != nil {
 			return nil, err

@@ -2,7 +2,6 @@ package keyforge
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 )
@@ -250,9 +249,8 @@ func (s *FloatingSession) beat() error {
 	}
 	delay := s.interval
 	if IsTransient(err) {
-		var e *Error
-		if errors.As(err, &e) && e.RetryAfter != nil {
-			delay = *e.RetryAfter
+		if wait := retryAfter(err); wait != nil {
+			delay = *wait
 		} else {
 			delay = s.transport.backoff(s.failures, time.Second, s.interval)
 		}

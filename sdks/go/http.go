@@ -206,9 +206,8 @@ func (t *transport) retrying(ctx context.Context, attempt func() (*answer, error
 
 // delayBefore is the wait before retry n (after n failed attempts); false: give up now.
 func (t *transport) delayBefore(n int, err error) (time.Duration, bool) {
-	var e *Error
-	if errors.As(err, &e) && e.RetryAfter != nil {
-		if *e.RetryAfter > t.retry.MaxRetryAfter {
+	if wait := retryAfter(err); wait != nil {
+		if *wait > t.retry.MaxRetryAfter {
 			return 0, false
 		}
 		// At least what the server asked for, spread a little so a crowd of clients does not return in step.
@@ -216,7 +215,7 @@ func (t *transport) delayBefore(n int, err error) (time.Duration, bool) {
 		if spread > time.Second {
 			spread = time.Second
 		}
-		return *e.RetryAfter + t.jitter(spread), true
+		return *wait + t.jitter(spread), true
 	}
 	return t.backoff(n, t.retry.BaseDelay, t.retry.MaxDelay), true
 }
@@ -231,6 +230,15 @@ func (t *transport) backoff(n int, base, max time.Duration) time.Duration {
 		ceiling = max
 	}
 	return ceiling/2 + t.jitter(ceiling/2)
+}
+
+// retryAfter is the Retry-After an *Error carries, nil when none.
+func retryAfter(err error) *time.Duration {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.RetryAfter
+	}
+	return nil
 }
 
 // parseRetryAfter reads a Retry-After header: delta-seconds or an HTTP date.

@@ -88,10 +88,13 @@ type UpdateCheck struct {
 	Release   *Release
 }
 
-// DownloadOptions are DownloadArtifact's credentials.
+// DownloadOptions are DownloadArtifact's credentials, and where it stages the file while checking it.
 type DownloadOptions struct {
 	LicenseKey string
 	DeviceID   string
+	// TempDir holds the temporary file a download is checked in before it reaches the writer: a folder with room
+	// for the whole artifact (a small /tmp will not hold a large installer). Empty: os.TempDir().
+	TempDir string
 }
 
 // CurrentPlatform is this process's platform and architecture in the release API's terms: win32, darwin or linux
@@ -310,8 +313,8 @@ func (c *Client) VerifyArtifact(ctx context.Context, artifact Artifact, data []b
 
 // DownloadArtifact downloads an artifact and writes it to w only once it checks out: the signature first (as an
 // offline token: EdDSA, a trusted kid, the issuer; then this artifact of this product), then the file — streamed to
-// a temporary file (mode 0600) with a cap of the signed size, hashed as it arrives — whose size, SHA-256 and SHA-512
-// must be the signed ones. Only then is it copied to w; the temporary file is removed in every case.
+// a temporary file (mode 0600, in options.TempDir) with a cap of the signed size, hashed as it arrives — whose size,
+// SHA-256 and SHA-512 must be the signed ones. Only then is it copied to w; the temporary file is removed in every case.
 //
 // The link comes from GET /api/v1/artifacts/{id}/download (the key in the header); the file is fetched from that
 // link alone — possibly another host (a presigned object-store URL) — with no credentials and no redirect followed
@@ -339,7 +342,7 @@ func (c *Client) DownloadArtifact(ctx context.Context, artifact Artifact, w io.W
 	if parseErr != nil || (parsed.Scheme != "https" && parsed.Scheme != "http") || parsed.Host == "" {
 		return invalidResponse("The download answer carries no http(s) link.")
 	}
-	temporary, err := os.CreateTemp("", "keyforge-download-*")
+	temporary, err := os.CreateTemp(options.TempDir, "keyforge-download-*")
 	if err != nil {
 		return fileWriteFailed("creating a temporary file", err)
 	}

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -205,4 +207,24 @@ func TestDownloadArtifactReportsAWriterThatFailsAsFileWriteFailed(t *testing.T) 
 	if len(s.fileSeen) != 1 {
 		t.Fatalf("the file is fetched once, not retried: %d", len(s.fileSeen))
 	}
+}
+
+func TestDownloadArtifactStagesTheFileInTempDir(t *testing.T) {
+	s := newReleaseStubs(t)
+	staging := t.TempDir()
+	seenStaged := 0
+	s.serveFile = func(w http.ResponseWriter, r *http.Request) {
+		entries, _ := os.ReadDir(staging)
+		seenStaged = len(entries)
+		w.Write(releaseFile)
+	}
+	var out bytes.Buffer
+	if err := testClient(t, s.api, nil).DownloadArtifact(context.Background(), s.artifact(t, nil), &out, DownloadOptions{LicenseKey: releaseKey, TempDir: staging}); err != nil || !bytes.Equal(out.Bytes(), releaseFile) {
+		t.Fatalf("a download staged in TempDir: %v", err)
+	}
+	if entries, _ := os.ReadDir(staging); seenStaged != 1 || len(entries) != 0 {
+		t.Fatalf("the temporary file is in TempDir while the file arrives (%d), and removed after (%d left)", seenStaged, len(entries))
+	}
+	err := testClient(t, s.api, nil).DownloadArtifact(context.Background(), s.artifact(t, nil), &bytes.Buffer{}, DownloadOptions{LicenseKey: releaseKey, TempDir: filepath.Join(staging, "missing")})
+	wantCode(t, err, CodeFileWriteFailed)
 }

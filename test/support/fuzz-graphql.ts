@@ -79,7 +79,10 @@ export async function fuzzOperation(t: TestApp, auth: { token: string }, op: Ope
   const concurrency = options.concurrency ?? FUZZ_CONCURRENCY;
   const check = async (vars: unknown) => {
     const response = await send(op.query, vars as Record<string, unknown>);
-    const detail = `${op.name} ${JSON.stringify(vars).slice(0, 300)} → ${response.text.slice(0, 300)}`;
+    const failed = response.status >= 500 || (response.errors ?? []).some((error) => error.extensions?.code === 'InternalError');
+    // On a failure, the server's own account of it (the unhandled error it logged), which the answer never carries.
+    const logged = failed ? t.logs.join('').split('\n').filter((line) => line.includes('unhandled error')).slice(-2).map((line) => line.slice(0, 1500)).join('\n') : '';
+    const detail = `${op.name} ${JSON.stringify(vars).slice(0, 300)} → ${response.text.slice(0, 300)}${logged ? `\nserver log:\n${logged}` : ''}`;
     expect(response.status, detail).toBeLessThan(500);
     for (const error of response.errors ?? []) expect(error.extensions?.code, detail).not.toBe('InternalError');
   };

@@ -108,6 +108,11 @@ export interface PatroniCluster {
   leader(): Promise<PatroniNode | undefined>;
   /** Patroni's view: GET /cluster of any live node. */
   members(): Promise<{ name: string; role: string; state: string; timeline?: number; lag?: number | string }[]>;
+  /**
+   * A planned switchover (`patronictl switchover`, through the leader's REST API): the leader hands the lock to
+   * `candidate` (in synchronous mode, the synchronous standby) and follows it. Resolves once Patroni says it is done.
+   */
+  switchover(leader: PatroniNode, candidate: string): Promise<void>;
   haproxyOutput(): string;
   destroy(): Promise<void>;
 }
@@ -283,6 +288,7 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
     await waitUntil(
       async () => {
         const client = new pg.Client({ connectionString: url });
+        client.on('error', () => undefined); // a connection cut while HAProxy settles: the query fails, and is retried
         try {
           await client.connect();
           const { rows } = await client.query<{ recovery: boolean }>('SELECT pg_is_in_recovery() AS recovery');
@@ -303,6 +309,15 @@ export async function startPatroniCluster(): Promise<PatroniCluster> {
       primaryUrl: (database = 'postgres') => `postgres://postgres:${SUPERUSER_PASSWORD}@127.0.0.1:${primaryPort}/${database}`,
       leader,
       members,
+      async switchover(from, candidate) {
+        const response = await fetch(`http://127.0.0.1:${from.apiPort}/switchover`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ leader: from.name, candidate }),
+          signal: AbortSignal.timeout(60_000),
+        });
+        if (!response.ok) throw new Error(`switchover ${from.name} → ${candidate}: ${response.status} ${await response.text()}`);
+      },
       haproxyOutput: () => haproxy!.output(),
       destroy,
     };

@@ -1,6 +1,10 @@
 import '@testing-library/jest-dom/vitest';
-import { cleanup } from '@testing-library/react';
+import { cleanup, configure } from '@testing-library/react';
 import { afterEach } from 'vitest';
+
+// findBy*/waitFor give up after 1 s by default; a jsdom render under the full suite's load can take longer. They
+// return as soon as what they wait for is there, so a generous wait costs nothing when the machine is quiet.
+configure({ asyncUtilTimeout: 10_000 });
 
 // Components render through test/render.tsx, whose MantineProvider has env="test" (no portals, transitions not
 // rendered), and jsdom reports reduced motion (below), so no transition timer fires after jsdom was torn down

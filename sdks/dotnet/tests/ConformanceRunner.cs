@@ -23,6 +23,8 @@ namespace Keyforge.Conformance
 
         static T Run<T>(Task<T> task) { return task.GetAwaiter().GetResult(); }
 
+        static void Run(Task task) { task.GetAwaiter().GetResult(); }
+
         /// <summary>Runs one step: its value, or the SDK's error code; anything else crashes the runner.</summary>
         static void Step(string name, Func<IDictionary<string, object>> body)
         {
@@ -87,6 +89,7 @@ namespace Keyforge.Conformance
                     case "air-gapped": AirGapped(client, key); break;
                     case "metering": Metering(client, key); break;
                     case "releases": Releases(client, key); break;
+                    case "watch": Watch(client, key); break;
                     default: Console.Error.WriteLine("unknown scenario " + scenario); return 2;
                 }
             }
@@ -143,6 +146,31 @@ namespace Keyforge.Conformance
             Step("validateOfflineExpired", offline);
             Step("validateOnline", () => Value("source", Run(client.ValidateAsync(new ValidateOptions { LicenseKey = key, DeviceId = device, RequireActivation = true })).Source));
             Step("validateOfflineAfterRejection", offline);
+        }
+
+        static void Watch(KeyforgeClient client, string key)
+        {
+            var device = In("deviceId");
+            Step("activate", () => Value("remainingActivations", Num(Run(client.ActivateAsync(key, device)).RemainingActivations)));
+            var changes = 0;
+            // An hour between checks: every check here is one the scenario asks for.
+            using (var watcher = client.Watch(new WatchOptions { LicenseKey = key, DeviceId = device, Interval = TimeSpan.FromHours(1), OnChange = (state, previous) => changes++ }))
+            {
+                Func<IDictionary<string, object>> found = () =>
+                {
+                    var state = Run(watcher.CheckAsync());
+                    var features = state.Features.OrderBy(f => f, StringComparer.Ordinal).Cast<object>().ToList();
+                    return Value("status", state.Status, "source", state.Source, "features", features, "code", state.Code, "changes", (long)changes);
+                };
+                Step("watchFirst", found);
+                Control("setFeatures", Value("features", input["features"]));
+                Step("watchFeaturesChanged", found);
+                Step("watchUnchanged", found);
+                Control("revoke");
+                Step("watchRevoked", found);
+                watcher.Stop();
+                Step("watchStopped", () => Value("active", watcher.Active));
+            }
         }
 
         static void AdvanceClock(long seconds)
@@ -267,6 +295,37 @@ namespace Keyforge.Conformance
                 Run(client.DownloadArtifactAsync(key, edited));
                 return Value();
             });
+            // Into a file of a folder of its own: what is there afterwards (the file, and nothing else left behind).
+            var downloads = Path.Combine(In("storeDir"), "downloads");
+            Directory.CreateDirectory(downloads);
+            Func<string> target = () => Path.Combine(downloads, artifact.Filename);
+            Func<IDictionary<string, object>> onDisk = () =>
+            {
+                var bytes = File.ReadAllBytes(target());
+                using (var sha = System.Security.Cryptography.SHA256.Create())
+                    return Value("size", (long)bytes.Length, "sha256", string.Concat(sha.ComputeHash(bytes).Select(b => b.ToString("x2"))), "leftovers", (long)(Directory.GetFileSystemEntries(downloads).Length - 1));
+            };
+            Step("downloadToFile", () =>
+            {
+                Run(client.DownloadArtifactToFileAsync(key, artifact, target(), In("deviceId")));
+                return onDisk();
+            });
+            Step("downloadToFileEdited", () =>
+            {
+                var edited = new Artifact { Id = artifact.Id, Filename = artifact.Filename, Platform = artifact.Platform, Arch = artifact.Arch, Filetype = artifact.Filetype, Size = artifact.Size, Sha256 = new string('0', 64), Sha512 = artifact.Sha512, Signature = artifact.Signature };
+                Run(client.DownloadArtifactToFileAsync(key, edited, target(), In("deviceId")));
+                return Value();
+            });
+            // Through the control server's tampering proxy: the file's last byte changed on the way.
+            using (var tampered = Client(In("control") + "/tamper", Path.Combine(In("storeDir"), "tamper")))
+            {
+                Step("downloadToFileTampered", () =>
+                {
+                    Run(tampered.DownloadArtifactToFileAsync(key, artifact, target(), In("deviceId")));
+                    return Value();
+                });
+            }
+            Step("fileKept", onDisk);
             Step("checkOtherDevice", check(In("currentVersion"), In("otherDeviceId")));
             publish("1.2.0", new Dictionary<string, object> { { "requiredFeatures", new List<object> { "enterprise" } } });
             Step("checkFeatureMissing", check("1.1.0", null));

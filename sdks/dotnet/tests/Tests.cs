@@ -92,6 +92,13 @@ namespace Keyforge.Tests
             return list != null ? list.Select(Sorted).ToList() : value;
         }
 
+        /// <summary>A compact JWS of <paramref name="payload"/>, signed with the Ed25519 key of <paramref name="seed"/>.</summary>
+        static string Jws(IDictionary<string, object> header, IDictionary<string, object> payload, string seed)
+        {
+            var input = Codec.Base64Url(Codec.Utf8.GetBytes(Json.Stringify(header))) + "." + Codec.Base64Url(Codec.Utf8.GetBytes(Json.Stringify(payload)));
+            return input + "." + Codec.Base64Url(Sodium.Sign(Codec.Utf8.GetBytes(input), Codec.FromBase64UrlStrict(seed)));
+        }
+
         static KeyforgeClient VectorClient(IDictionary<string, object> vector, ITokenStore store = null)
         {
             var now = NowOf(vector);
@@ -186,11 +193,7 @@ namespace Keyforge.Tests
                 var valid = List("offlineTokens").First(v => v.Str("name") == "valid-new-key");
                 var claims = new Dictionary<string, object>(valid.Obj("expect").Obj("claims"));
                 var now = NowOf(valid);
-                Func<Dictionary<string, object>, Dictionary<string, object>, string> sign = (header, payload) =>
-                {
-                    var input = Codec.Base64Url(Codec.Utf8.GetBytes(Json.Stringify(header))) + "." + Codec.Base64Url(Codec.Utf8.GetBytes(Json.Stringify(payload)));
-                    return input + "." + Codec.Base64Url(Sodium.Sign(Codec.Utf8.GetBytes(input), Codec.FromBase64UrlStrict(signer.Str("seed"))));
-                };
+                Func<Dictionary<string, object>, Dictionary<string, object>, string> sign = (header, payload) => Jws(header, payload, signer.Str("seed"));
                 var plainHeader = new Dictionary<string, object> { { "alg", "EdDSA" }, { "kid", signer.Str("kid") } };
                 var jwks = JwksNamed("rotated");
                 var check = new TokenCheck { Issuer = (string)vectors["issuer"], Products = ProductsOf(valid), Now = now, ClockToleranceSeconds = Tolerance };
@@ -261,8 +264,7 @@ namespace Keyforge.Tests
                 };
                 foreach (var change in changes ?? new Dictionary<string, object>()) claims[change.Key] = change.Value;
                 var header = new Dictionary<string, object> { { "alg", "EdDSA" }, { "kid", signer.Str("kid") }, { "typ", "JWT" } };
-                var input = Codec.Base64Url(Codec.Utf8.GetBytes(Json.Stringify(header))) + "." + Codec.Base64Url(Codec.Utf8.GetBytes(Json.Stringify(claims)));
-                return new Artifact { Id = "art-1", Filename = "acme.tar.gz", Platform = "linux", Arch = "x64", Filetype = "tar.gz", Size = file.Length, Sha256 = sha256, Sha512 = sha512, Signature = input + "." + Codec.Base64Url(Sodium.Sign(Codec.Utf8.GetBytes(input), Codec.FromBase64UrlStrict(signer.Str("seed")))) };
+                return new Artifact { Id = "art-1", Filename = "acme.tar.gz", Platform = "linux", Arch = "x64", Filetype = "tar.gz", Size = file.Length, Sha256 = sha256, Sha512 = sha512, Signature = Jws(header, claims, signer.Str("seed")) };
             };
             var jwks = Json.Stringify(((IDictionary<string, object>)vectors["jwks"])["rotated"]);
             // The file host: what it serves is up to each test; it records each request's Authorization header.
@@ -333,6 +335,13 @@ namespace Keyforge.Tests
                         serveFile = (context, n) => SendBytes(context, 200, altered);
                         Check(Code(() => Run(client.DownloadArtifactToFileAsync(key, artifactWith(null), Path.Combine(dir, "other.tar.gz")))) == "ArtifactIntegrity", "altered bytes to a file");
                         Check(Directory.GetFiles(dir).Length == 1, "nothing left behind");
+                        // Over a file already there: kept as it was when the download fails, replaced once it checks out.
+                        Check(Code(() => Run(client.DownloadArtifactToFileAsync(key, artifactWith(null), Path.Combine(dir, "acme.tar.gz")))) == "ArtifactIntegrity", "altered bytes over a file");
+                        Check(File.ReadAllBytes(Path.Combine(dir, "acme.tar.gz")).SequenceEqual(file) && Directory.GetFiles(dir).Length == 1, "the file there is untouched");
+                        File.WriteAllText(Path.Combine(dir, "acme.tar.gz"), "an older version");
+                        serveFile = (context, n) => SendBytes(context, 200, file);
+                        Run(client.DownloadArtifactToFileAsync(key, artifactWith(null), Path.Combine(dir, "acme.tar.gz")));
+                        Check(File.ReadAllBytes(Path.Combine(dir, "acme.tar.gz")).SequenceEqual(file) && Directory.GetFiles(dir).Length == 1, "the older file replaced, nothing left behind");
                         // A folder that is a file: refused to every user, root included (a read-only folder is not).
                         var notAFolder = Path.Combine(dir, "plain-file");
                         File.WriteAllText(notAFolder, "");
@@ -562,6 +571,415 @@ namespace Keyforge.Tests
             });
         }
 
+        const string WatchKey = "ACME-WTCH-TEST-KEY1-0001";
+
+        /// <summary>
+        /// A licensing server for the watcher. POST /api/v1/validate answers as <see cref="Mode"/> says — "valid" (a token
+        /// signed with the vectors' "new" key, with <see cref="Features"/>), "503", "429" (Retry-After 1), "400", else a
+        /// rejection of that code — once <see cref="Gate"/> is open; it keeps each request's body and arrival time.
+        /// POST /api/v1/meter records usage while <see cref="MeterUp"/>, else answers 503.
+        /// </summary>
+        sealed class WatchStub : IDisposable
+        {
+            public volatile string Mode = "valid";
+            public volatile string[] Features = { "export" };
+            /// <summary>A feature of its own in each answer, so every check finds a change.</summary>
+            public volatile bool FeaturePerRequest;
+            public volatile string LicenseExpiresAt = "2030-01-01T00:00:00.000Z";
+            public volatile bool MeterUp = true;
+            public readonly ManualResetEventSlim Gate = new ManualResetEventSlim(true);
+            public readonly List<string> Metered = new List<string>();
+            readonly List<KeyValuePair<TimeSpan, IDictionary<string, object>>> validates = new List<KeyValuePair<TimeSpan, IDictionary<string, object>>>();
+            readonly Stopwatch clock = Stopwatch.StartNew();
+            readonly TestServer server;
+
+            public WatchStub(IDictionary<string, object> signer)
+            {
+                server = new TestServer((context, n) =>
+                {
+                    var body = Json.TryParseObject(Body(context));
+                    if (context.Request.Url.AbsolutePath == "/api/v1/meter")
+                    {
+                        if (!MeterUp) return TestServer.Send(context, 503, "{\"error\":{\"code\":\"ServiceUnavailable\",\"message\":\"down\"}}");
+                        lock (Metered) Metered.Add(body.Str("idempotencyKey"));
+                        return TestServer.Send(context, 200, "{\"isValid\":true,\"total\":1,\"limit\":null,\"remaining\":null}");
+                    }
+                    int count;
+                    lock (validates) { validates.Add(new KeyValuePair<TimeSpan, IDictionary<string, object>>(clock.Elapsed, body)); count = validates.Count; }
+                    Gate.Wait(TimeSpan.FromSeconds(30));
+                    var mode = Mode;
+                    if (mode == "503") return TestServer.Send(context, 503, "{\"error\":{\"code\":\"ServiceUnavailable\",\"message\":\"down\"}}");
+                    if (mode == "429") { context.Response.Headers["Retry-After"] = "1"; return TestServer.Send(context, 429, "{\"error\":{\"code\":\"RateLimited\",\"message\":\"slow down\"}}"); }
+                    if (mode == "400") return TestServer.Send(context, 400, "{\"error\":{\"code\":\"InvalidRequest\",\"message\":\"bad\"}}");
+                    if (mode != "valid") return TestServer.Send(context, 200, "{\"isValid\":false,\"errorCode\":\"" + mode + "\",\"message\":\"no\"}");
+                    var now = DateTimeOffset.UtcNow.ToUnixTimeSeconds();
+                    var claims = new Dictionary<string, object>
+                    {
+                        { "iss", Url }, { "sub", "lic-1" }, { "product", "Acme Studio" }, { "iat", (double)now }, { "exp", (double)now + 3600 },
+                        { "offlineGraceDays", 7d }, { "nonce", body.Str("challenge") }, { "licenseExpiresAt", LicenseExpiresAt },
+                        { "features", (FeaturePerRequest ? new[] { "f" + count } : Features).Cast<object>().ToList() },
+                    };
+                    if (body.Str("deviceId") != null) claims["device"] = body.Str("deviceId");
+                    if (body.IsTrue("requireActivation")) claims["deviceActivated"] = true;
+                    var token = Jws(new Dictionary<string, object> { { "alg", "EdDSA" }, { "kid", signer.Str("kid") } }, claims, signer.Str("seed"));
+                    return TestServer.Send(context, 200, Json.Stringify(new Dictionary<string, object> { { "isValid", true }, { "offlineCacheToken", token } }));
+                });
+            }
+
+            public string Url { get { return server.Url; } }
+            public int Validates { get { lock (validates) return validates.Count; } }
+            public IDictionary<string, object> Request(int i) { lock (validates) return validates[i].Value; }
+            /// <summary>The time between the arrival of validate request <paramref name="i"/> and the one before it.</summary>
+            public TimeSpan Gap(int i) { lock (validates) return validates[i].Key - validates[i - 1].Key; }
+
+            public KeyforgeClient Client(Jwks jwks, ITokenStore store = null)
+            {
+                return new KeyforgeClient(new KeyforgeClientOptions
+                {
+                    BaseUrl = Url, Products = new[] { "Acme Studio" }, PinnedKeys = jwks, Store = store,
+                    Retry = new RetryOptions { Attempts = 1 }, Timeout = TimeSpan.FromSeconds(10),
+                });
+            }
+
+            public void Dispose() { Gate.Set(); server.Dispose(); }
+        }
+
+        /// <summary>A store that throws while <see cref="Broken"/>, as a full disk would.</summary>
+        sealed class FlakyStore : ITokenStore
+        {
+            readonly MemoryStore inner = new MemoryStore();
+            public volatile bool Broken;
+            public string Get(string key) { return inner.Get(key); }
+            public void Set(string key, string value) { if (Broken) throw new IOException("disk full"); inner.Set(key, value); }
+            public void Delete(string key) { inner.Delete(key); }
+        }
+
+        static int Count<T>(List<T> list) { lock (list) return list.Count; }
+        static T At<T>(List<T> list, int i) { lock (list) return list[i]; }
+
+        /// <summary>
+        /// Starts a watcher of WatchKey (recording changes and errors unless the options have callbacks) and returns once
+        /// its first check has ended: that check waits at the stub's gate, so the CheckAsync here surely joins it.
+        /// </summary>
+        static LicenseWatcher Watching(WatchStub stub, KeyforgeClient client, WatchOptions options, List<KeyValuePair<LicenseState, LicenseState>> changes, List<Exception> errors)
+        {
+            options.LicenseKey = options.LicenseKey ?? WatchKey;
+            options.OnChange = options.OnChange ?? ((state, previous) => { lock (changes) changes.Add(new KeyValuePair<LicenseState, LicenseState>(state, previous)); });
+            options.OnError = options.OnError ?? (error => { lock (errors) errors.Add(error); });
+            LicenseWatcher watcher;
+            Task<LicenseState> first;
+            stub.Gate.Reset();
+            try
+            {
+                watcher = client.Watch(options);
+                first = watcher.CheckAsync();
+            }
+            finally { stub.Gate.Set(); }
+            Run(first);
+            return watcher;
+        }
+
+        /// <summary>LicenseWatcher against a local server; each test lowers the interval (or checks by hand) to stay fast.</summary>
+        static void WatchTests()
+        {
+            var signer = (IDictionary<string, object>)((IDictionary<string, object>)vectors["keys"])["new"];
+            var jwks = JwksNamed("rotated");
+            var hour = TimeSpan.FromHours(1);
+
+            Test("watch: the first finding, then each change reported once (features, renewal, rejections); an unchanged finding is not", () =>
+            {
+                using (var stub = new WatchStub(signer))
+                using (var client = stub.Client(jwks))
+                {
+                    var changes = new List<KeyValuePair<LicenseState, LicenseState>>();
+                    var errors = new List<Exception>();
+                    using (var watcher = Watching(stub, client, new WatchOptions { Interval = hour }, changes, errors))
+                    {
+                        var first = At(changes, 0);
+                        Check(first.Key.Status == WatchStatus.Valid && first.Key.Source == "online" && first.Key.Code == null && first.Value == null, "first finding: " + first.Key.Status);
+                        Check(first.Key.Features.SequenceEqual(new[] { "export" }) && first.Key.Entitlement.LicenseId == "lic-1" && watcher.State == first.Key, "first finding's entitlement");
+                        var unchanged = Run(watcher.CheckAsync());
+                        Check(Count(changes) == 1 && stub.Validates == 2, "an unchanged finding was reported, or a check was not one request");
+                        stub.Features = new[] { "render", "export" };
+                        var state = Run(watcher.CheckAsync());
+                        // previous: the last finding, reported or not.
+                        Check(Count(changes) == 2 && At(changes, 1).Key == state && At(changes, 1).Value == unchanged && state.Features.Count == 2, "new features not reported");
+                        stub.Features = new[] { "export", "render" };
+                        Run(watcher.CheckAsync());
+                        Check(Count(changes) == 2, "the same features in another order reported as a change");
+                        stub.LicenseExpiresAt = "2031-01-01T00:00:00.000Z";
+                        Run(watcher.CheckAsync());
+                        Check(Count(changes) == 3, "a renewal not reported");
+                        var expect = new[] { new[] { "VersionNotSupported", WatchStatus.Rejected, "VersionNotSupported" }, new[] { "400", WatchStatus.Unverified, "InvalidRequest" }, new[] { "LicenseRevoked", WatchStatus.Revoked, "LicenseRevoked" } };
+                        foreach (var row in expect)
+                        {
+                            stub.Mode = row[0];
+                            state = Run(watcher.CheckAsync());
+                            Check(state.Status == row[1] && state.Code == row[2] && state.Entitlement == null && state.Features.Count == 0 && state.Source == null, row[0] + " found as " + state.Status + " " + state.Code);
+                        }
+                        Check(Count(changes) == 6 && At(changes, 5).Value.Status == WatchStatus.Unverified, "each rejection reported once");
+                        Run(watcher.CheckAsync());
+                        Check(Count(changes) == 6, "the same rejection reported again");
+                        stub.Mode = "503";
+                        state = Run(watcher.CheckAsync());
+                        Check(state.Status == WatchStatus.Unreachable && state.Code == "ServiceUnavailable", "the rejection deleted the stored token, so the server away is unreachable: " + state.Status);
+                        Check(Count(changes) == 7 && Count(errors) == 1 && ((KeyforgeException)At(errors, 0)).Code == "ServiceUnavailable", "the failed check reported once");
+                    }
+                }
+            });
+
+            Test("watch: with the server away the stored token answers (offline); the checks back off, never sooner than Retry-After, and stop backing off once online", () =>
+            {
+                using (var stub = new WatchStub(signer))
+                using (var client = stub.Client(jwks))
+                {
+                    var changes = new List<KeyValuePair<LicenseState, LicenseState>>();
+                    var errors = new List<Exception>();
+                    using (var watcher = Watching(stub, client, new WatchOptions { Interval = hour, FirstRetry = TimeSpan.FromMilliseconds(50) }, changes, errors))
+                    {
+                        var away = stub.Validates;
+                        stub.Mode = "429";
+                        var state = Run(watcher.CheckAsync());
+                        stub.Mode = "503";
+                        Check(state.Status == WatchStatus.Valid && state.Source == "offline" && state.Code == "RateLimited" && state.Features.SequenceEqual(new[] { "export" }), "offline: " + state.Status + " " + state.Source);
+                        Check(Count(changes) == 2 && At(changes, 1).Value.Source == "online" && Count(errors) == 1 && ((KeyforgeException)At(errors, 0)).Code == "RateLimited", "the change of source and the failure reported");
+                        WaitFor(() => stub.Validates >= away + 2, "a retry by itself");
+                        Check(stub.Gap(away + 1) >= TimeSpan.FromMilliseconds(950), "Retry-After 1 not waited for: " + stub.Gap(away + 1).TotalMilliseconds + " ms");
+                        // From here about 50, 100, 200, 400 ms … (each between half and all): a handful in 700 ms, not dozens.
+                        var retrying = stub.Validates;
+                        System.Threading.Thread.Sleep(700);
+                        Check(stub.Validates - retrying <= 6, "hammering: " + (stub.Validates - retrying) + " checks in 700 ms");
+                        WaitFor(() => stub.Validates >= retrying + 2, "the retries keep coming");
+                        Check(Count(changes) == 2 && watcher.State.Source == "offline", "unchanged offline findings reported again");
+                        stub.Mode = "valid";
+                        WaitFor(() => Run(watcher.CheckAsync()).Source == "online", "back online");
+                        var online = stub.Validates;
+                        System.Threading.Thread.Sleep(300);
+                        Check(stub.Validates <= online + 1 && Count(changes) == 3, "still retrying once online: " + (stub.Validates - online));
+                    }
+                }
+            });
+
+            Test("watch: a device-scoped watch sends the device and requireActivation, and reports a freed device", () =>
+            {
+                using (var stub = new WatchStub(signer))
+                using (var client = stub.Client(jwks))
+                {
+                    var changes = new List<KeyValuePair<LicenseState, LicenseState>>();
+                    var errors = new List<Exception>();
+                    using (var watcher = Watching(stub, client, new WatchOptions { DeviceId = "device-1", Interval = hour }, changes, errors))
+                    {
+                        Check(stub.Request(0).Str("deviceId") == "device-1" && stub.Request(0).IsTrue("requireActivation"), "not device-scoped");
+                        Check(At(changes, 0).Key.Entitlement.DeviceActivated && At(changes, 0).Key.Entitlement.Device == "device-1", "the activation not attested");
+                        stub.Mode = "DeviceNotActivated";
+                        var state = Run(watcher.CheckAsync());
+                        Check(state.Status == WatchStatus.DeviceFreed && state.Code == "DeviceNotActivated" && Count(changes) == 2, "found as " + state.Status);
+                    }
+                    stub.Mode = "valid";
+                    changes.Clear();
+                    using (Watching(stub, client, new WatchOptions { DeviceId = "device-1", RequireActivation = false, Interval = hour }, changes, errors))
+                        Check(stub.Request(2).Str("deviceId") == "device-1" && !stub.Request(2).ContainsKey("requireActivation") && At(changes, 0).Key.Status == WatchStatus.Valid, "RequireActivation false still sent");
+                    changes.Clear();
+                    using (Watching(stub, client, new WatchOptions { RequireActivation = true, Interval = hour }, changes, errors))
+                        Check(stub.Request(3).Str("deviceId") == client.DeviceId() && stub.Request(3).IsTrue("requireActivation"), "RequireActivation without a device does not watch the installation id");
+                }
+            });
+
+            Test("watch: queued usage is sent once, after the first online check; a flush that fails is reported", () =>
+            {
+                using (var stub = new WatchStub(signer))
+                using (var client = stub.Client(jwks))
+                {
+                    stub.MeterUp = false;
+                    Check(Run(client.MeterAsync(WatchKey, "exports", 2, "u-1", queueOffline: true)).Queued, "not queued");
+                    stub.MeterUp = true;
+                    var flushes = new List<UsageFlush>();
+                    var changes = new List<KeyValuePair<LicenseState, LicenseState>>();
+                    var errors = new List<Exception>();
+                    using (var watcher = Watching(stub, client, new WatchOptions { Interval = hour, OnUsageFlushed = report => { lock (flushes) flushes.Add(report); } }, changes, errors))
+                    {
+                        Check(Count(flushes) == 1 && At(flushes, 0).Sent.Select(r => r.IdempotencyKey).SequenceEqual(new[] { "u-1" }), "the queued usage not sent with the first check");
+                        Check(client.PendingUsage(WatchKey).Count == 0 && Count(stub.Metered) == 1, "the queue not emptied");
+                        Run(watcher.CheckAsync());
+                        Check(Count(flushes) == 1 && Count(stub.Metered) == 1, "sent again, or an empty flush reported");
+                        stub.MeterUp = false;
+                        Check(Run(client.MeterAsync(WatchKey, "exports", 1, "u-2", queueOffline: true)).Queued, "not queued");
+                        Run(watcher.CheckAsync());
+                        Check(Count(errors) == 1 && ((KeyforgeException)At(errors, 0)).Code == "ServiceUnavailable" && client.PendingUsage(WatchKey).Count == 1 && Count(flushes) == 1, "a failed flush not reported, or the record lost");
+                    }
+                }
+            });
+
+            Test("watch: Stop ends the checks and the callbacks (idempotent; waits for a callback under way; from a callback, skips the rest)", () =>
+            {
+                using (var stub = new WatchStub(signer))
+                using (var client = stub.Client(jwks))
+                {
+                    stub.FeaturePerRequest = true;
+                    var calls = 0;
+                    var watcher = client.Watch(new WatchOptions
+                    {
+                        LicenseKey = WatchKey, Interval = TimeSpan.FromMilliseconds(100), MinimumInterval = TimeSpan.FromMilliseconds(50),
+                        OnChange = (state, previous) => Interlocked.Increment(ref calls), OnError = error => Interlocked.Increment(ref calls),
+                    });
+                    Check(watcher.Interval == TimeSpan.FromMilliseconds(100), "interval " + watcher.Interval);
+                    WaitFor(() => Volatile.Read(ref calls) >= 3, "checks by themselves, each a change");
+                    watcher.Stop();
+                    var callsAtStop = Volatile.Read(ref calls);
+                    var requests = stub.Validates;
+                    System.Threading.Thread.Sleep(600);
+                    // One request sent just before Stop may still arrive, however late; a watcher still checking every
+                    // 100 ms would have sent several.
+                    Check(Volatile.Read(ref calls) == callsAtStop && stub.Validates <= requests + 1 && !watcher.Active, "checks or callbacks after Stop");
+                    watcher.Stop();
+                    watcher.Dispose();
+                    Check(Catch(() => watcher.CheckAsync()) is ObjectDisposedException, "CheckAsync after Stop");
+
+                    var inside = new ManualResetEventSlim();
+                    var finished = false;
+                    var slow = client.Watch(new WatchOptions { LicenseKey = WatchKey, Interval = hour, OnChange = (state, previous) => { inside.Set(); System.Threading.Thread.Sleep(300); finished = true; } });
+                    Check(inside.Wait(TimeSpan.FromSeconds(30)), "no first finding");
+                    slow.Stop();
+                    Check(finished, "Stop returned while a callback was under way");
+
+                    // The stored token answers the first check, so OnError (the failure) comes before OnChange (the finding).
+                    stub.Mode = "503";
+                    var holder = new LicenseWatcher[1];
+                    var stoppedInside = new ManualResetEventSlim();
+                    var changed = false;
+                    holder[0] = client.Watch(new WatchOptions
+                    {
+                        LicenseKey = WatchKey, Interval = hour, OnChange = (state, previous) => changed = true,
+                        OnError = error => { SpinWait.SpinUntil(() => Volatile.Read(ref holder[0]) != null, 30000); holder[0].Stop(); stoppedInside.Set(); },
+                    });
+                    Check(stoppedInside.Wait(TimeSpan.FromSeconds(30)), "Stop from a callback did not return");
+                    System.Threading.Thread.Sleep(100);
+                    Check(!changed && !holder[0].Active && holder[0].State.Source == "offline", "a callback ran after Stop from a callback");
+                }
+            });
+
+            Test("watch: its CancellationToken stops it; one cancelled already checks nothing", () =>
+            {
+                using (var stub = new WatchStub(signer))
+                using (var client = stub.Client(jwks))
+                using (var cancel = new CancellationTokenSource())
+                {
+                    var changes = new List<KeyValuePair<LicenseState, LicenseState>>();
+                    var errors = new List<Exception>();
+                    var watcher = Watching(stub, client, new WatchOptions { Interval = TimeSpan.FromMilliseconds(100), MinimumInterval = TimeSpan.FromMilliseconds(50), CancellationToken = cancel.Token }, changes, errors);
+                    WaitFor(() => stub.Validates >= 2, "checks by themselves");
+                    cancel.Cancel();
+                    Check(!watcher.Active, "still active");
+                    var requests = stub.Validates;
+                    System.Threading.Thread.Sleep(500);
+                    // At most the one request already sent (it may arrive late); still checking, it would send several.
+                    Check(stub.Validates <= requests + 1, "checks after the cancellation");
+                    var called = false;
+                    var idle = client.Watch(new WatchOptions { LicenseKey = WatchKey, OnChange = (state, previous) => called = true, CancellationToken = new CancellationToken(true) });
+                    System.Threading.Thread.Sleep(200);
+                    Check(!idle.Active && idle.State == null && !called && stub.Validates <= requests + 1, "a watcher cancelled from the start checked");
+                }
+            });
+
+            Test("watch: a throwing OnChange (and OnError) is reported and the watcher goes on; a failing store too, with no unobserved task exception", () =>
+            {
+                var unobserved = new List<Exception>();
+                EventHandler<UnobservedTaskExceptionEventArgs> record = (sender, e) => { lock (unobserved) unobserved.Add(e.Exception); };
+                TaskScheduler.UnobservedTaskException += record;
+                try
+                {
+                    using (var stub = new WatchStub(signer))
+                    {
+                        var store = new FlakyStore();
+                        using (var client = stub.Client(jwks, store))
+                        {
+                            var calls = 0;
+                            var errors = new List<Exception>();
+                            using (var watcher = Watching(stub, client, new WatchOptions
+                            {
+                                Interval = hour,
+                                OnChange = (state, previous) => { throw new InvalidOperationException("onChange " + Interlocked.Increment(ref calls)); },
+                                OnError = error => { lock (errors) errors.Add(error); throw new Exception("the error handler throws too"); },
+                            }, null, null))
+                            {
+                                Check(Count(errors) == 1 && At(errors, 0) is InvalidOperationException && watcher.State.Status == WatchStatus.Valid, "not reported: " + At(errors, 0));
+                                stub.Features = new[] { "render" };
+                                var state = Run(watcher.CheckAsync());
+                                Check(calls == 2 && Count(errors) == 2 && watcher.Active && watcher.State == state && state.Features.SequenceEqual(new[] { "render" }), "the watcher did not go on");
+                                store.Broken = true;
+                                Check(Catch(() => Run(watcher.CheckAsync())) is IOException && Count(errors) == 3 && At(errors, 2) is IOException, "a failing store not reported");
+                                store.Broken = false;
+                                stub.Features = new[] { "export" };
+                                Check(Run(watcher.CheckAsync()).Features.SequenceEqual(new[] { "export" }) && calls == 3, "no check after the store failed");
+                            }
+                            // A check started by the timer that fails is awaited by nobody.
+                            store.Broken = true;
+                            var failed = new ManualResetEventSlim();
+                            using (client.Watch(new WatchOptions { LicenseKey = WatchKey, OnChange = (state, previous) => { }, OnError = error => failed.Set() }))
+                                Check(failed.Wait(TimeSpan.FromSeconds(30)), "the failing check not reported");
+                        }
+                    }
+                    GC.Collect();
+                    GC.WaitForPendingFinalizers();
+                    GC.Collect();
+                    Check(Count(unobserved) == 0, "unobserved task exceptions: " + string.Join("; ", unobserved));
+                }
+                finally { TaskScheduler.UnobservedTaskException -= record; }
+            });
+
+            Test("watch: CheckAsync joins a check under way (one request), its token ends only its wait; Stop cancels a check under way", () =>
+            {
+                using (var stub = new WatchStub(signer))
+                using (var client = stub.Client(jwks))
+                {
+                    var changes = new List<KeyValuePair<LicenseState, LicenseState>>();
+                    var errors = new List<Exception>();
+                    var watcher = Watching(stub, client, new WatchOptions { Interval = hour }, changes, errors);
+                    var before = stub.Validates;
+                    stub.Gate.Reset();
+                    var a = watcher.CheckAsync();
+                    var b = watcher.CheckAsync();
+                    WaitFor(() => stub.Validates == before + 1, "the check under way");
+                    using (var mine = new CancellationTokenSource())
+                    {
+                        var c = watcher.CheckAsync(mine.Token);
+                        mine.Cancel();
+                        Check(Catch(() => Run(c)) is OperationCanceledException && !a.IsCompleted, "a cancelled wait did not end, or ended the check");
+                    }
+                    stub.Features = new[] { "render" };
+                    stub.Gate.Set();
+                    var state = Run(a);
+                    Check(state == Run(b) && stub.Validates == before + 1 && state.Features.SequenceEqual(new[] { "render" }), "two checks at once made " + (stub.Validates - before) + " requests");
+                    stub.Gate.Reset();
+                    var d = watcher.CheckAsync();
+                    WaitFor(() => stub.Validates == before + 2, "another check under way");
+                    var callbacks = Count(changes) + Count(errors);
+                    watcher.Stop();
+                    Check(Catch(() => Run(d)) is OperationCanceledException, "the check under way not cancelled by Stop");
+                    stub.Gate.Set();
+                    Check(Count(changes) + Count(errors) == callbacks, "a callback for the abandoned check");
+                }
+            });
+
+            Test("watch: arguments are checked; an interval under 1 s is raised to 1 s", () =>
+            {
+                using (var stub = new WatchStub(signer))
+                using (var client = stub.Client(jwks))
+                {
+                    Action<LicenseState, LicenseState> none = (state, previous) => { };
+                    Check(Catch(() => client.Watch(null)) is ArgumentNullException, "null options");
+                    Check(Catch(() => client.Watch(new WatchOptions { LicenseKey = " ", OnChange = none })) is ArgumentException, "an empty key");
+                    Check(Catch(() => client.Watch(new WatchOptions { LicenseKey = WatchKey })) is ArgumentException, "no OnChange");
+                    foreach (var interval in new[] { TimeSpan.Zero, TimeSpan.FromSeconds(-1) })
+                        Check(Catch(() => client.Watch(new WatchOptions { LicenseKey = WatchKey, OnChange = none, Interval = interval })) is ArgumentException, "interval " + interval);
+                    using (var watcher = client.Watch(new WatchOptions { LicenseKey = WatchKey, OnChange = none, Interval = TimeSpan.FromMilliseconds(10) }))
+                        Check(watcher.Interval == TimeSpan.FromSeconds(1), "interval " + watcher.Interval);
+                    using (var watcher = client.Watch(new WatchOptions { LicenseKey = WatchKey, OnChange = none }))
+                        Check(watcher.Interval == TimeSpan.FromMinutes(15) && watcher.Interval == LicenseWatcher.DefaultInterval, "default interval " + watcher.Interval);
+                }
+            });
+        }
+
         static void WaitFor(Func<bool> condition, string what)
         {
             var watch = Stopwatch.StartNew();
@@ -675,6 +1093,7 @@ namespace Keyforge.Tests
             ReleaseTests();
             HostileServerTests();
             SessionAndQueueTests();
+            WatchTests();
             LocalTests();
             int passed = 0, failed = 0;
             foreach (var test in tests)

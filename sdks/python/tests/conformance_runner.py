@@ -13,7 +13,7 @@ import time
 import urllib.request
 from typing import Any, Callable, Dict, List, Optional
 
-from keyforge import FileStore, FloatingSession, KeyforgeClient, KeyforgeError
+from keyforge import FileStore, FloatingSession, KeyforgeClient, KeyforgeError, LicenseState
 from keyforge.license_files import unarmor
 
 
@@ -112,6 +112,26 @@ class Runner:
         self.step("validateOfflineExpired", offline)
         self.step("validateOnline", lambda: {"source": client.validate(key, device_id=device, require_activation=True).source})
         self.step("validateOfflineAfterRejection", offline)
+
+    def watch(self) -> None:
+        key, client, device = self.inputs["licenseKey"], self.client, self.inputs["deviceId"]
+        self.step("activate", lambda: {"remainingActivations": client.activate(key, device_id=device).remaining_activations})
+        changes: List[LicenseState] = []
+        # An hour between checks: every check here is one the scenario asks for.
+        watcher = client.watch(key, on_change=lambda state, _previous: changes.append(state), device_id=device, interval=3600)
+
+        def found() -> Dict[str, Any]:
+            state = watcher.check()
+            return {"status": state.status, "source": state.source, "features": sorted(state.features), "code": state.code, "changes": len(changes)}
+
+        self.step("watchFirst", found)
+        self.control("setFeatures", {"features": self.inputs["features"]})
+        self.step("watchFeaturesChanged", found)
+        self.step("watchUnchanged", found)
+        self.control("revoke")
+        self.step("watchRevoked", found)
+        watcher.stop()
+        self.step("watchStopped", lambda: {"active": watcher.active})
 
     def wrong_product(self) -> None:
         key, client, device = self.inputs["licenseKey"], self.client, self.inputs["deviceId"]
@@ -243,12 +263,41 @@ class Runner:
             client.download_artifact(key, {**found["artifact"], "sha256": "0" * 64})
             return {}
 
+        # Into a file of a folder of its own: what is there afterwards (the file, and nothing else left behind).
+        downloads = os.path.join(i["storeDir"], "downloads")
+        os.makedirs(downloads, exist_ok=True)
+        target = lambda: os.path.join(downloads, found["artifact"]["filename"])  # noqa: E731
+
+        def on_disk() -> Dict[str, Any]:
+            with open(target(), "rb") as file:
+                data = file.read()
+            return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest(), "leftovers": len(os.listdir(downloads)) - 1}
+
+        def download_to_file() -> Dict[str, Any]:
+            client.download_artifact(key, found["artifact"], target(), device_id=i["deviceId"])
+            return on_disk()
+
+        def download_to_file_edited() -> Dict[str, Any]:
+            client.download_artifact(key, {**found["artifact"], "sha256": "0" * 64}, target(), device_id=i["deviceId"])
+            return {}
+
+        # Through the control server's tampering proxy: the file's last byte changed on the way.
+        tampered = self.make_client(f"{i['control']}/tamper", os.path.join(i["storeDir"], "tamper", "store.json"))
+
+        def download_to_file_tampered() -> Dict[str, Any]:
+            tampered.download_artifact(key, found["artifact"], target(), device_id=i["deviceId"])
+            return {}
+
         publish("1.1.0", requiresMaintenance=True)
         self.step("checkForUpdate", check(i["currentVersion"]))
         self.step("listReleases", versions)
         self.step("activate", lambda: {"remainingActivations": client.activate(key, device_id=i["deviceId"]).remaining_activations})
         self.step("download", download)
         self.step("downloadEditedListing", download_edited)
+        self.step("downloadToFile", download_to_file)
+        self.step("downloadToFileEdited", download_to_file_edited)
+        self.step("downloadToFileTampered", download_to_file_tampered)
+        self.step("fileKept", on_disk)
         self.step("checkOtherDevice", check(i["currentVersion"], i["otherDeviceId"]))
         publish("1.2.0", requiredFeatures=["enterprise"])
         self.step("checkFeatureMissing", check("1.1.0"))
@@ -268,6 +317,7 @@ SCENARIOS = {
     "air-gapped": Runner.air_gapped,
     "metering": Runner.metering,
     "releases": Runner.releases,
+    "watch": Runner.watch,
 }
 
 

@@ -120,9 +120,9 @@ def test_stop_ends_the_checks(stub: StubServer) -> None:
         time.sleep(0.05)
     assert stub.count("POST", "/api/v1/validate") >= 2  # the schedule runs by itself
     watcher.stop()
-    time.sleep(0.2)
     after = stub.count("POST", "/api/v1/validate")
     time.sleep(2.5)
-    assert stub.count("POST", "/api/v1/validate") == after
+    # At most a request already sent when it stopped (it may arrive late); still checking, it would send two or more.
+    assert stub.count("POST", "/api/v1/validate") <= after + 1
     with pytest.raises(TypeError):
         client.watch(KEY, on_change=lambda *_: None, interval=0)

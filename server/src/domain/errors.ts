@@ -62,6 +62,9 @@ export function toAppError(error: unknown, logger: ErrorLogger, requestId: strin
   const code = (error as { code?: string } | null)?.code;
   // Input PostgreSQL refuses (a malformed UUID, a NUL byte) is the caller's mistake, never a 500.
   if (code && INVALID_INPUT_CODES.has(code)) return new AppError('InvalidRequest', 'The request contains a value that is not valid here (malformed id or unsupported character).');
+  // Prisma P2025: the row a write named is gone. Services find a row (scoped to the tenant) before writing it, so
+  // this is a concurrent delete (a double click, two admins): the caller's target no longer exists.
+  if (code === 'P2025') return new AppError('NotFound', 'Not found: it was removed while this request ran.');
   if (isDatabaseUnavailable(error)) {
     logger.warn({ requestId, code, err: error instanceof Error ? error.message : undefined }, 'database unavailable');
     return serviceUnavailable();

@@ -84,17 +84,20 @@ export async function updateCompanySettings(ctx: ServiceContext, input: CompanyS
   const admin = requireAdmin(ctx);
   const data = parseInput(TenantInputSchema.pick({ name: true, keyPrefix: true }).partial().merge(CustomerContactSchema).merge(PortalSettingsSchema), input);
   const tenant = await ctx.db.prisma.tenant.findUniqueOrThrow({ where: { id: admin.tenantId } });
-  const before = {
-    name: tenant.name,
-    keyPrefix: tenant.keyPrefix,
-    renewalUrl: tenant.renewalUrl,
-    supportEmail: tenant.supportEmail,
-    portalHandle: tenant.portalHandle,
-    portalLogoUrl: tenant.portalLogoUrl,
-    portalAccentColor: tenant.portalAccentColor,
-  };
-  const changes = diffChanges(before, data);
-  if (!changes) return tenant;
+  const changesFrom = (stored: typeof tenant) =>
+    diffChanges(
+      {
+        name: stored.name,
+        keyPrefix: stored.keyPrefix,
+        renewalUrl: stored.renewalUrl,
+        supportEmail: stored.supportEmail,
+        portalHandle: stored.portalHandle,
+        portalLogoUrl: stored.portalLogoUrl,
+        portalAccentColor: stored.portalAccentColor,
+      },
+      data,
+    );
+  if (!changesFrom(tenant)) return tenant;
   if (data.portalHandle && data.portalHandle !== tenant.portalHandle && (await ctx.db.prisma.tenant.count({ where: { portalHandle: data.portalHandle } }))) throw handleTaken(data.portalHandle);
   try {
     return await ctx.db.prisma.$transaction(async (tx) => {
@@ -102,6 +105,11 @@ export async function updateCompanySettings(ctx: ServiceContext, input: CompanyS
       // against every insert that references it, an activity-log entry included — a writer holding the log's lock
       // would wait for this row while this transaction waits for the log (a deadlock).
       await lockTenantAudit(tx, tenant.id);
+      // Under that lock no other settings change is under way: measured against the row as stored now, the same
+      // change sent twice at once is logged once.
+      const stored = await tx.tenant.findUniqueOrThrow({ where: { id: tenant.id } });
+      const changes = changesFrom(stored);
+      if (!changes) return stored;
       const updated = await tx.tenant.update({ where: { id: tenant.id }, data });
       await recordAudit(tx, { tenantId: tenant.id, action: 'UpdateCompanySettings', entityType: 'Tenant', entityId: tenant.id, entity: updated.name, details: changes }, auditActor(ctx), ctx.now);
       return updated;

@@ -139,11 +139,18 @@ export async function updatePlan(ctx: ServiceContext, id: string, input: PlanInp
   if (!versionsInOrder({ minVersion: data.minVersion === undefined ? plan.minVersion : data.minVersion, maxVersion: data.maxVersion === undefined ? plan.maxVersion : data.maxVersion })) {
     throw new AppError('InvalidRequest', `Invalid input: minVersion: ${VERSION_ORDER}`, { fields: { minVersion: VERSION_ORDER } });
   }
-  const archivedAt = archived === true ? (plan.archivedAt ?? ctx.now) : archived === false ? null : undefined;
-  const changes = diffChanges({ ...planDetails(plan), archived: plan.archivedAt !== null }, { ...data, archived: archived ?? undefined });
-  if (!changes) return getPlan(ctx, plan.id);
+  const changesFrom = (stored: typeof plan) => diffChanges({ ...planDetails(stored), archived: stored.archivedAt !== null }, { ...data, archived: archived ?? undefined });
+  if (!changesFrom(plan)) return getPlan(ctx, plan.id);
   try {
     await ctx.db.prisma.$transaction(async (tx) => {
+      // The row first, as deletePlan takes it: the same edit sent twice at once waits here, then is measured
+      // against what the first one stored, and is logged once.
+      // FOR NO KEY UPDATE: the lock the update takes anyway; rows inserted that reference this one do not wait for it.
+      await tx.$executeRaw`SELECT 1 FROM plans WHERE id = ${plan.id}::uuid FOR NO KEY UPDATE`;
+      const stored = await tx.plan.findUniqueOrThrow({ where: { id: plan.id }, include: { product: { select: { id: true, name: true } } } });
+      const changes = changesFrom(stored);
+      if (!changes) return;
+      const archivedAt = archived === true ? (stored.archivedAt ?? ctx.now) : archived === false ? null : undefined;
       const updated = await tx.plan.update({ where: { id: plan.id }, data: { ...planData(data), archivedAt } });
       const entity = `${updated.name} (${plan.product.name})`;
       await recordAudit(tx, { tenantId, action: 'UpdatePlan', entityType: 'Plan', entityId: plan.id, entity, details: changes }, auditActor(ctx), ctx.now);

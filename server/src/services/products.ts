@@ -143,11 +143,21 @@ export async function updateProduct(ctx: ServiceContext, id: string, input: Part
   if (newMembers?.length && (await ctx.db.prisma.bundleItem.count({ where: { productId: product.id } }))) {
     throw new AppError('InvalidRequest', `"${product.name}" is part of a bundle, so it cannot become a bundle itself.`, { fields: { bundleOf: 'bundle in bundle' } });
   }
-  const before = { name: product.name, bundleOf: bundleNames(product), licenseFileTtlDays: product.licenseFileTtlDays, allowImportedKeys: product.allowImportedKeys, ...portalFields(product) };
-  const changes = diffChanges(before, { name: data.name, bundleOf: newMembers && memberNames(newMembers), licenseFileTtlDays: data.licenseFileTtlDays, allowImportedKeys: data.allowImportedKeys, ...portalFields(data) });
-  if (!changes) return product;
+  const changesFrom = (stored: typeof product) =>
+    diffChanges(
+      { name: stored.name, bundleOf: bundleNames(stored), licenseFileTtlDays: stored.licenseFileTtlDays, allowImportedKeys: stored.allowImportedKeys, ...portalFields(stored) },
+      { name: data.name, bundleOf: newMembers && memberNames(newMembers), licenseFileTtlDays: data.licenseFileTtlDays, allowImportedKeys: data.allowImportedKeys, ...portalFields(data) },
+    );
+  if (!changesFrom(product)) return product;
   try {
     return await ctx.db.prisma.$transaction(async (tx) => {
+      // The row first, as deleteProduct takes it: the same edit sent twice at once waits here, then is measured
+      // against what the first one stored, and is logged once.
+      // FOR NO KEY UPDATE: the lock the update takes anyway; rows inserted that reference this one do not wait for it.
+      await tx.$executeRaw`SELECT 1 FROM products WHERE id = ${product.id}::uuid FOR NO KEY UPDATE`;
+      const stored = await tx.product.findUniqueOrThrow({ where: { id: product.id }, include: PRODUCT_INCLUDE });
+      const changes = changesFrom(stored);
+      if (!changes) return stored;
       const updated = await tx.product.update({
         where: { id: product.id },
         data: {

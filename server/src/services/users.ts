@@ -114,13 +114,18 @@ export async function updateUser(ctx: ServiceContext, userId: string, input: { n
   // Making someone an admin hands them the company's account security.
   if (data.role === 'CompanyAdmin' && user.role !== 'CompanyAdmin') await requireRecentReauth(ctx);
   if (admin.kind === 'user' && admin.userId === userId && data.role === 'ReadOnly') throw new AppError('Conflict', 'You cannot remove your own admin role; ask another admin.');
-  const changes = diffChanges({ name: user.name, role: user.role }, data);
   return ctx.db.prisma.$transaction(async (tx) => {
+    // The row first, as deactivateUser takes it: the same edit sent twice at once waits here, then is measured
+    // against what the first one stored, and is logged (and emitted) once.
+    // FOR NO KEY UPDATE: the lock the update takes anyway; rows inserted that reference this one do not wait for it.
+    await tx.$executeRaw`SELECT 1 FROM users WHERE id = ${user.id}::uuid FOR NO KEY UPDATE`;
+    const stored = await tx.user.findUniqueOrThrow({ where: { id: user.id }, select: { name: true, role: true } });
+    const changes = diffChanges(stored, data);
+    // An edit that changes nothing writes nothing (and logs and emits nothing).
+    if (!changes) return tx.user.findUniqueOrThrow({ where: { id: user.id }, select: PUBLIC_USER_FIELDS });
     const updated = await tx.user.update({ where: { id: user.id }, data, select: PUBLIC_USER_FIELDS });
-    if (changes) {
-      await recordAudit(tx, { tenantId: user.tenantId, action: 'UpdateUser', entityType: 'User', entityId: user.id, entity: user.email, details: changes }, auditActor(ctx), ctx.now);
-      await emitEvent(tx, user.tenantId, 'user.updated', { ...userData(updated), changes }, ctx.now);
-    }
+    await recordAudit(tx, { tenantId: user.tenantId, action: 'UpdateUser', entityType: 'User', entityId: user.id, entity: user.email, details: changes }, auditActor(ctx), ctx.now);
+    await emitEvent(tx, user.tenantId, 'user.updated', { ...userData(updated), changes }, ctx.now);
     return updated;
   });
 }
@@ -132,7 +137,10 @@ export async function deactivateUser(ctx: ServiceContext, userId: string) {
   if (admin.kind === 'user' && admin.userId === userId) throw new AppError('Conflict', 'You cannot deactivate yourself.');
   if (user.deactivatedAt) return ctx.db.prisma.user.findUniqueOrThrow({ where: { id: user.id }, select: PUBLIC_USER_FIELDS });
   return ctx.db.prisma.$transaction(async (tx) => {
-    const updated = await tx.user.update({ where: { id: user.id }, data: { deactivatedAt: ctx.now }, select: PUBLIC_USER_FIELDS });
+    // Only while active: a deactivation racing this one (a double click) waits on the row, then changes, logs and emits nothing.
+    const { count } = await tx.user.updateMany({ where: { id: user.id, tenantId: user.tenantId, deactivatedAt: null }, data: { deactivatedAt: ctx.now } });
+    const updated = await tx.user.findUniqueOrThrow({ where: { id: user.id }, select: PUBLIC_USER_FIELDS });
+    if (!count) return updated;
     await revokeSessions(tx, user.id, ctx.now);
     const keysRevoked = await revokeKeysOwnedBy(tx, user.id, ctx.now);
     await emitEvent(tx, user.tenantId, 'user.removed', { ...userData(updated), apiKeysRevoked: keysRevoked }, ctx.now);

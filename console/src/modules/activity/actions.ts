@@ -66,6 +66,9 @@ const ACTIONS: Record<ActivityAction, true> = {
   UPLOAD_ARTIFACT: true,
   DELETE_ARTIFACT: true,
   SET_ARTIFACT_TAURI_SIGNATURE: true,
+  SET_METER_QUOTA: true,
+  REMOVE_METER_QUOTA: true,
+  END_FLOATING_SESSION: true,
 };
 
 export const ACTIVITY_ACTIONS = Object.keys(ACTIONS) as ActivityAction[];
@@ -92,9 +95,9 @@ export function actionLabel(action: string): string {
 
 /** Badge colour by kind of action. */
 export function actionColor(action: string): string {
-  if (/^(REVOKE|DELETE|DEACTIVATE|LOCK|FAILED|DISABLE)_/.test(action)) return 'red';
+  if (/^(REVOKE|DELETE|DEACTIVATE|LOCK|FAILED|DISABLE|END)_/.test(action)) return 'red';
   if (/^(SUSPEND|REISSUE)_/.test(action)) return 'orange';
   if (/^(CREATE|ENABLE|REACTIVATE|REINSTATE|RENEW|UNLOCK|ACTIVATE)_/.test(action)) return 'teal';
-  if (/^(UPDATE|CHANGE|TRANSFER)_/.test(action)) return 'blue';
+  if (/^(UPDATE|CHANGE|TRANSFER|SET)_/.test(action)) return 'blue';
   return 'gray';
 }

@@ -145,7 +145,13 @@ namespace Keyforge
         /// this request's challenge, the product and the device), then stores the token for <see cref="ValidateOfflineAsync"/>.
         /// A rejection deletes the stored token.
         /// </summary>
-        public async Task<Validation> ValidateAsync(ValidateOptions options, CancellationToken cancel = default(CancellationToken))
+        public Task<Validation> ValidateAsync(ValidateOptions options, CancellationToken cancel = default(CancellationToken))
+        {
+            return Validate(options, true, cancel);
+        }
+
+        /// <summary>ValidateAsync with the transport's retries, or one attempt (a watcher: its schedule is the retry).</summary>
+        async Task<Validation> Validate(ValidateOptions options, bool retry, CancellationToken cancel)
         {
             var licenseKey = RequireKey(options.LicenseKey);
             var challenge = Codec.RandomToken(24);
@@ -157,7 +163,8 @@ namespace Keyforge
             Answer answer;
             try
             {
-                answer = await transport.Retrying(n => transport.Once("POST", "/api/v1/validate", body, cancel: cancel), cancel).ConfigureAwait(false);
+                Func<int, Task<Answer>> attempt = n => transport.Once("POST", "/api/v1/validate", body, cancel: cancel);
+                answer = await (retry ? transport.Retrying(attempt, cancel) : attempt(1)).ConfigureAwait(false);
             }
             catch (KeyforgeException error) when (options.OfflineFallback && ErrorCodes.IsTransient(error) && !cancel.IsCancellationRequested)
             {

@@ -109,7 +109,7 @@ namespace Keyforge
                     var handler = HeartbeatFailed;
                     if (handler != null) try { handler(error); } catch (Exception) { }
                     // Transient: retry sooner than the interval, with backoff; a definite error still retries until the lease ends.
-                    var delay = Transport.Backoff(failures, TimeSpan.FromSeconds(1), HeartbeatInterval, new Random().NextDouble());
+                    var delay = Transport.Backoff(failures, TimeSpan.FromSeconds(1), HeartbeatInterval, Transport.Jitter());
                     Schedule(delay);
                     return error;
                 }

@@ -299,8 +299,9 @@ namespace Keyforge
             {
                 using (var file = new FileStream(temporary, FileMode.CreateNew, FileAccess.ReadWrite, FileShare.None))
                     await DownloadTo(licenseKey, artifact, deviceId, file, cancel).ConfigureAwait(false);
-                if (File.Exists(full)) File.Delete(full);
-                File.Move(temporary, full);
+                // Replaced in one step: whoever opens path sees the old file or the new one, never none.
+                if (File.Exists(full)) File.Replace(temporary, full, null);
+                else File.Move(temporary, full);
             }
             catch (Exception error) when (IsDiskFailure(error))
             {

@@ -41,7 +41,7 @@ namespace Keyforge
         readonly TimeSpan timeout;
         readonly RetryOptions retry;
         readonly Func<DateTimeOffset> clock;
-        readonly Random jitter = new Random();
+        static readonly Random jitter = new Random();
 
         public Transport(string baseUrl, HttpMessageHandler handler, TimeSpan timeout, RetryOptions retry, Func<DateTimeOffset> clock)
         {
@@ -232,8 +232,7 @@ namespace Keyforge
         internal TimeSpan? DelayBefore(int n, Exception error)
         {
             var api = error as ApiException;
-            double random;
-            lock (jitter) random = jitter.NextDouble();
+            var random = Jitter();
             if (api != null && api.RetryAfterSeconds != null)
             {
                 if (api.RetryAfterSeconds.Value > retry.MaxRetryAfterSeconds) return null;
@@ -241,6 +240,12 @@ namespace Keyforge
                 return TimeSpan.FromMilliseconds(api.RetryAfterSeconds.Value * 1000 + random * Math.Min(retry.BaseDelay.TotalMilliseconds, 1000));
             }
             return Backoff(n, retry.BaseDelay, retry.MaxDelay, random);
+        }
+
+        /// <summary>A random number in [0, 1) for spreading waits, from one generator shared by every caller (two made at the same tick would agree).</summary>
+        internal static double Jitter()
+        {
+            lock (jitter) return jitter.NextDouble();
         }
 
         /// <summary>"Equal jitter" exponential backoff: between half and all of base · 2ⁿ⁻¹, capped.</summary>

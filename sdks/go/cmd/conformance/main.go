@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,7 @@ func main() {
 	scenarios := map[string]func(){
 		"activate": r.activate, "validate": r.validate, "revoke-offline": r.revokeOffline, "wrong-product": r.wrongProduct,
 		"floating": r.floating, "air-gapped": r.airGapped, "metering": r.metering, "releases": r.releases,
+		"watch": r.watch,
 	}
 	run, ok := scenarios[os.Args[1]]
 	if !ok {
@@ -215,6 +217,53 @@ func (r *runner) validate() {
 	}
 	r.step("validateReplayFirst", viaReplay)
 	r.step("validateReplayed", viaReplay)
+}
+
+func (r *runner) watch() {
+	deviceID := r.text("deviceId")
+	r.step("activate", r.activateDevice(deviceID))
+	var changes atomic.Int64
+	first := make(chan struct{})
+	// An hour between checks: every check here is one the scenario asks for.
+	watcher, err := r.sdk.Watch(r.ctx, keyforge.WatchOptions{LicenseKey: r.licenseKey, DeviceID: deviceID, Interval: time.Hour,
+		OnChange: func(_, _ *keyforge.LicenseState) {
+			if changes.Add(1) == 1 {
+				close(first)
+			}
+		}})
+	if err != nil {
+		fail(err)
+	}
+	// The first check starts at once; a Check made while its callbacks run answers before they end, so the first
+	// step waits for its report.
+	select {
+	case <-first:
+	case <-time.After(30 * time.Second):
+		fail(errors.New("the watcher reported no first finding within 30 s"))
+	}
+	orNull := func(text string) any {
+		if text == "" {
+			return nil
+		}
+		return text
+	}
+	found := func() (map[string]any, error) {
+		state, err := watcher.Check(r.ctx)
+		if err != nil {
+			return nil, err
+		}
+		features := append([]string{}, state.Features...)
+		sort.Strings(features)
+		return map[string]any{"status": string(state.Status), "source": orNull(state.Source), "features": features, "code": orNull(state.Code), "changes": changes.Load()}, nil
+	}
+	r.step("watchFirst", found)
+	r.control("setFeatures", map[string]any{"features": r.input["features"]})
+	r.step("watchFeaturesChanged", found)
+	r.step("watchUnchanged", found)
+	r.control("revoke", nil)
+	r.step("watchRevoked", found)
+	watcher.Stop()
+	r.step("watchStopped", func() (map[string]any, error) { return map[string]any{"active": watcher.Active()}, nil })
 }
 
 func (r *runner) revokeOffline() {
@@ -453,6 +502,57 @@ func (r *runner) releases() {
 		edited.Sha256 = strings.Repeat("0", 64)
 		return nil, r.sdk.DownloadArtifact(r.ctx, edited, io.Discard, keyforge.DownloadOptions{LicenseKey: r.licenseKey})
 	})
+	// Into a file of a folder of its own: what is there afterwards (the file, and nothing else left behind). The
+	// SDK writes to an io.Writer only what checked out, staged in TempDir; the file is replaced as a Go
+	// application would: a temporary file beside it, renamed over it.
+	downloads := filepath.Join(r.text("storeDir"), "downloads")
+	if err := os.MkdirAll(downloads, 0o700); err != nil {
+		fail(err)
+	}
+	onDisk := func() (map[string]any, error) {
+		data, err := os.ReadFile(filepath.Join(downloads, artifact.Filename))
+		if err != nil {
+			return nil, err
+		}
+		entries, err := os.ReadDir(downloads)
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(data)
+		return map[string]any{"size": len(data), "sha256": hex.EncodeToString(sum[:]), "leftovers": len(entries) - 1}, nil
+	}
+	toFile := func(sdk *keyforge.Client, listing keyforge.Artifact) error {
+		part, err := os.CreateTemp(downloads, ".part-*")
+		if err != nil {
+			return err
+		}
+		err = sdk.DownloadArtifact(r.ctx, listing, part, keyforge.DownloadOptions{LicenseKey: r.licenseKey, DeviceID: r.text("deviceId"), TempDir: downloads})
+		written, _ := part.Seek(0, io.SeekCurrent)
+		part.Close()
+		if err != nil {
+			os.Remove(part.Name())
+			if written > 0 {
+				fail(fmt.Errorf("%d bytes reached the writer of a download that failed", written))
+			}
+			return err
+		}
+		return os.Rename(part.Name(), filepath.Join(downloads, listing.Filename))
+	}
+	r.step("downloadToFile", func() (map[string]any, error) {
+		if err := toFile(r.sdk, *artifact); err != nil {
+			return nil, err
+		}
+		return onDisk()
+	})
+	r.step("downloadToFileEdited", func() (map[string]any, error) {
+		edited := *artifact
+		edited.Sha256 = strings.Repeat("0", 64)
+		return nil, toFile(r.sdk, edited)
+	})
+	// Through the control server's tampering proxy: the file's last byte changed on the way.
+	tampered := r.client(r.text("control")+"/tamper", "tamper")
+	r.step("downloadToFileTampered", func() (map[string]any, error) { return nil, toFile(tampered, *artifact) })
+	r.step("fileKept", onDisk)
 	r.step("checkOtherDevice", check(r.text("currentVersion"), r.text("otherDeviceId")))
 	publish("1.2.0", map[string]any{"requiredFeatures": []string{"enterprise"}})
 	r.step("checkFeatureMissing", check("1.1.0", ""))

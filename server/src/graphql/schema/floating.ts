@@ -139,7 +139,7 @@ const RemoveMeterQuotaInput = builder.inputType('RemoveMeterQuotaInput', {
   fields: (t) => ({ licenseId: t.id({ required: true }), event: t.string({ required: true }) }),
 });
 const RemoveMeterQuotaPayload = builder.objectRef<{ removed: boolean }>('RemoveMeterQuotaPayload').implement({
-  fields: (t) => ({ removed: t.exposeBoolean('removed', { description: 'False when the license had no quota for the event.' }) }),
+  fields: (t) => ({ removed: t.exposeBoolean('removed', { description: 'Always true: removing a quota the license does not have answers NotFound.' }) }),
 });
 
 builder.mutationFields((t) => ({

@@ -70,6 +70,9 @@ export const AUDIT_ACTIONS = [
   'DeleteArtifact',
   'ImportKeygenAccount',
   'SetArtifactTauriSignature',
+  'SetMeterQuota',
+  'RemoveMeterQuota',
+  'EndFloatingSession',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -131,6 +134,10 @@ export function entryHash(entry: Hashable, key: Buffer | null): string {
  * needs (a deadlock). One order for every writer: this lock, then the rows. payments/apply.ts holds it while it
  * changes licenses, so every change of a license row that is audited (licenses/lifecycle.ts, management.ts,
  * reissue.ts) takes it before its first write of the row. Taking it again in the same transaction is free.
+ * Users, products, plans, webhook endpoints and payment connections are the exception, one order among their own
+ * writers: the row first (their edits lock it FOR NO KEY UPDATE, their deletes delete it), then this lock. So a new
+ * license takes its product and plan rows (FOR KEY SHARE, licenses/management.ts lockForNewLicenses) before this lock,
+ * and an event takes its subscribers' endpoint rows without waiting (migration webhook_subscribers_skip_deleted).
  */
 export async function lockTenantAudit(tx: Pick<Tx, '$executeRaw'>, tenantId: string): Promise<void> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('keyforge.audit'), hashtext(${tenantId}))`;

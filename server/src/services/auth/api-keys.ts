@@ -65,7 +65,10 @@ export async function revokeApiKey(ctx: ServiceContext, id: string) {
   if (!key) throw new AppError('NotFound', 'API key not found.');
   if (key.revokedAt) return ctx.db.prisma.apiKey.findUniqueOrThrow({ where: { id }, select: API_KEY_FIELDS });
   return ctx.db.prisma.$transaction(async (tx) => {
-    const revoked = await tx.apiKey.update({ where: { id }, data: { revokedAt: ctx.now }, select: API_KEY_FIELDS });
+    // Only while live: a revocation racing this one (a double click) waits on the row, then changes, logs and emits nothing.
+    const { count } = await tx.apiKey.updateMany({ where: { id, tenantId: key.tenantId, revokedAt: null }, data: { revokedAt: ctx.now } });
+    const revoked = await tx.apiKey.findUniqueOrThrow({ where: { id }, select: API_KEY_FIELDS });
+    if (!count) return revoked;
     const derived = await revokeDerivedKeys(tx, [key.id], ctx.now);
     await emitEvent(tx, key.tenantId, 'api_key.removed', { ...apiKeyData(revoked), derivedKeysRevoked: derived.length }, ctx.now);
     await recordAudit(tx, { tenantId: key.tenantId, action: 'RevokeApiKey', entityType: 'ApiKey', entityId: key.id, entity: `${key.name} (${key.hint})`, details: derived.length ? { derivedKeysRevoked: derived.length } : undefined }, auditActor(ctx), ctx.now);

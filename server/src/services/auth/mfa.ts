@@ -75,7 +75,10 @@ export async function confirmMfaEnrollment(ctx: ServiceContext, code: string): P
   if (step === null) throw new AppError('InvalidRequest', 'The code does not match. Check the device clock and try the current code.', { fields: { code: 'This code does not match: check the device clock and enter the current code.' } });
   const backupCodes = Array.from({ length: BACKUP_CODE_COUNT }, () => randomBytes(5).toString('hex').replace(/(.{5})(.{5})/, '$1-$2'));
   await ctx.db.prisma.$transaction(async (tx) => {
-    await tx.user.update({ where: { id: user.id }, data: { mfaSecretEncrypted: user.mfaPendingEncrypted, mfaPendingEncrypted: null, mfaLastStep: step } });
+    // Only while this secret is still pending: the same confirmation sent twice at once enables MFA once, so the
+    // backup codes the user is shown are the ones stored (the other request answers Conflict and stores nothing).
+    const { count } = await tx.user.updateMany({ where: { id: user.id, mfaPendingEncrypted: user.mfaPendingEncrypted, mfaSecretEncrypted: null }, data: { mfaSecretEncrypted: user.mfaPendingEncrypted, mfaPendingEncrypted: null, mfaLastStep: step } });
+    if (!count) throw new AppError('Conflict', 'Two-factor authentication was just enabled by another request, or its enrollment restarted: reload and check its state.');
     await tx.backupCode.deleteMany({ where: { userId: user.id } });
     await tx.backupCode.createMany({ data: backupCodes.map((backupCode) => ({ userId: user.id, digest: backupDigest(ctx, backupCode), createdAt: ctx.now })) });
     await recordAudit(tx, { tenantId: user.tenantId, action: 'EnableMfa', entityType: 'User', entityId: user.id, entity: user.email }, auditActor(ctx), ctx.now);

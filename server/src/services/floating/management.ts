@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
-import { requireAdmin, requireMember } from '../auth/actor.js';
+import { lockTenantAudit, recordAudit } from '../audit/audit-log.js';
+import { auditActor, requireAdmin, requireMember } from '../auth/actor.js';
+import { licenseEntity } from '../licenses/license-record.js';
 import type { ServiceContext, SystemContext } from '../context.js';
 import { isUuid } from '../listing.js';
 import { parseInput, StorableDate } from '../validation.js';
@@ -12,7 +14,7 @@ import { heldSessionWhere, sessionLapsed, type EndReason } from './sessions.js';
 /** The license if it belongs to the tenant; NotFound otherwise (also for a malformed id). */
 export async function requireTenantLicense(ctx: Pick<ServiceContext, 'db'>, tenantId: string, licenseId: string) {
   const license = isUuid(tenantId) && isUuid(licenseId)
-    ? await ctx.db.prisma.license.findFirst({ where: { id: licenseId, tenantId }, select: { id: true, tenantId: true, floatingSeats: true, status: true } })
+    ? await ctx.db.prisma.license.findFirst({ where: { id: licenseId, tenantId }, select: { id: true, tenantId: true, floatingSeats: true, status: true, keyHint: true, product: { select: { name: true } } } })
     : null;
   if (!license) throw new AppError('NotFound', 'License not found.');
   return license;
@@ -51,11 +53,24 @@ export async function listActiveFloatingSessions(ctx: ServiceContext, licenseId:
 export async function endFloatingSession(ctx: ServiceContext, sessionId: string) {
   const { tenantId } = requireAdmin(ctx);
   const where = { id: sessionId, tenantId };
-  const session = isUuid(tenantId) && isUuid(sessionId) ? await ctx.db.prisma.floatingSession.findFirst({ where, select: SESSION_FIELDS }) : null;
+  const session = isUuid(tenantId) && isUuid(sessionId)
+    ? await ctx.db.prisma.floatingSession.findFirst({ where, select: { ...SESSION_FIELDS, license: { select: { keyHint: true, product: { select: { name: true } } } } } })
+    : null;
   if (!session) throw new AppError('NotFound', 'Floating session not found.');
-  if (session.endedAt) return session;
+  if (session.endedAt) return ctx.db.prisma.floatingSession.findUniqueOrThrow({ where: { id: sessionId }, select: SESSION_FIELDS });
   const [endedAt, endReason]: [Date, EndReason] = sessionLapsed(session, ctx.now) ? [session.leaseExpiresAt, 'expired'] : [ctx.now, 'admin'];
-  await ctx.db.prisma.floatingSession.updateMany({ where: { ...where, endedAt: null }, data: { endedAt, endReason } });
+  await ctx.db.prisma.$transaction(async (tx) => {
+    // The activity log's lock before the row (see lockTenantAudit): a checkout holds its license's row while it ends
+    // sessions, and a license change holds this lock while it waits for that row.
+    await lockTenantAudit(tx, tenantId);
+    // Only while held: an end racing this one (a double click, the lease's expiry) changes and logs nothing.
+    const { count } = await tx.floatingSession.updateMany({ where: { ...where, endedAt: null }, data: { endedAt, endReason } });
+    // A lease that had lapsed is recorded as expired, which is not the admin's doing: nothing to log.
+    if (count && endReason === 'admin') {
+      const entity = `${session.deviceName ?? session.deviceId} on ${licenseEntity(session.license, session.license.product.name)}`;
+      await recordAudit(tx, { tenantId, action: 'EndFloatingSession', entityType: 'FloatingSession', entityId: session.id, entity, details: { licenseId: session.licenseId, deviceId: session.deviceId } }, auditActor(ctx), ctx.now);
+    }
+  });
   return ctx.db.prisma.floatingSession.findUniqueOrThrow({ where: { id: sessionId }, select: SESSION_FIELDS });
 }
 

@@ -235,6 +235,8 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
 
   // Plans.
   const planIds = new Map<string, string | null>();
+  // The plans a policy is already mapped to: a plan of the same name that is one of them belongs to another policy.
+  const mappedPlans = new Set([...mapped].filter(([key]) => key.startsWith('policy:')).map(([, row]) => row.keyforgeId));
   for (const [index, [policyId, planned]] of [...plans.entries()].entries()) {
     const policy = resources.policies.get(policyId)!;
     options.onProgress?.({ phase: 'plans', done: index, total: plans.size });
@@ -263,7 +265,7 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
       continue;
     }
     let same = await prisma.plan.findFirst({ where: { tenantId, productId, name: planned.input.name }, select: { id: true } });
-    if (same && [...mapped.entries()].some(([key, row]) => key.startsWith('policy:') && row.keyforgeId === same!.id)) {
+    if (same && mappedPlans.has(same.id)) {
       planned.input.name = `${planned.input.name.slice(0, 189)} (${policy.id.slice(0, 8)})`;
       same = await prisma.plan.findFirst({ where: { tenantId, productId, name: planned.input.name }, select: { id: true } });
     }
@@ -278,6 +280,7 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
     const id = same ? (await updatePlan(ctx, same.id, planned.input)).id : (await createPlan(ctx, { ...planned.input, productId })).id;
     planIds.set(policy.id, id);
     await remember('policy', policy.id, id, digest);
+    mappedPlans.add(id);
   }
 
   // Licenses with their machines, in batches: each batch one transaction, so a license commits with its activations
@@ -420,16 +423,18 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
   await flush();
 
   // Machines deleted on the Keygen side (an account read whole): their activations are deactivated, freeing the seat.
+  // In batches of GONE_BATCH, each one transaction (a run killed mid-way leaves whole batches done, the rest mapped for
+  // the next run); the seats are released in license order, so that two batches never wait on each other's rows.
   const gone = [...mapped.entries()].filter(([key]) => key.startsWith('machine:') && !resources.machines.has(key.slice('machine:'.length)));
-  for (const [index, [key, row]] of gone.entries()) {
-    if (index % 100 === 0) options.onProgress?.({ phase: 'machines', done: index, total: gone.length });
-    report.activations.changed += 1;
-    if (dryRun) continue;
+  report.activations.changed += gone.length;
+  for (let start = 0; !dryRun && start < gone.length; start += GONE_BATCH) {
+    options.onProgress?.({ phase: 'machines', done: start, total: gone.length });
+    const batch = gone.slice(start, start + GONE_BATCH);
     await prisma.$transaction(async (tx) => {
-      const activation = await tx.activation.findFirst({ where: { id: row.keyforgeId, tenantId }, select: { id: true, licenseId: true } });
-      if (activation) await releaseSeat(tx, activation, ctx.now);
-      await tx.keygenImportMapping.deleteMany({ where: { tenantId, kind: 'machine', keygenId: key.slice('machine:'.length) } });
-    });
+      const activations = await tx.activation.findMany({ where: { id: { in: batch.map(([, row]) => row.keyforgeId) }, tenantId }, select: { id: true, licenseId: true }, orderBy: [{ licenseId: 'asc' }, { id: 'asc' }] });
+      for (const activation of activations) await releaseSeat(tx, activation, ctx.now);
+      await tx.keygenImportMapping.deleteMany({ where: { tenantId, kind: 'machine', keygenId: { in: batch.map(([key]) => key.slice('machine:'.length)) } } });
+    }, BATCH_TRANSACTION);
   }
 
   report.notes = notes.list();
@@ -451,6 +456,8 @@ export async function importKeygenAccount(ctx: ServiceContext, account: KeygenAc
 const BATCH_LICENSES = 100;
 const BATCH_ACTIVATIONS = 2_000;
 const BATCH_TRANSACTION = { maxWait: 20_000, timeout: 120_000 } as const;
+/** Machines deleted on the Keygen side whose activations one transaction deactivates. */
+const GONE_BATCH = 200;
 /** Rows one INSERT writes at most: under PostgreSQL's 65,535 bound parameters at 9 columns a row. */
 const ROWS_PER_STATEMENT = 5_000;
 

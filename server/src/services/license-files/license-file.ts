@@ -8,7 +8,7 @@ import type { LicensingContext, SecretsContext, TokenSigner } from '../context.j
 import { isUuid } from '../listing.js';
 import { DEVICE_NOT_ACTIVATED, touchActiveDevice } from '../licenses/activations.js';
 import { findLicenseByKey, findLicenseRecordById, type LicenseRecord } from '../licenses/license-record.js';
-import { licenseEntity } from '../licenses/management.js';
+import { licenseEntity } from '../licenses/license-record.js';
 import { LICENSE_NOT_FOUND, checkEntitlement, rejected } from '../licenses/rules.js';
 import { entitlementClaims } from '../licenses/validate.js';
 import { armor } from './armor.js';

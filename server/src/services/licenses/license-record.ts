@@ -4,6 +4,9 @@ import type { ServerSecrets } from '../../crypto/secrets.js';
 import { canonicalLicenseKey, isKeyforgeKey } from '../../crypto/license-key.js';
 import type { StoredLicenseStatus } from './predicates.js';
 
+/** How the activity log names a license: its key hint and product (`ACME-…-WZ3P (Studio)`), never the key. */
+export const licenseEntity = (license: { keyHint: string }, productName: string) => `${license.keyHint} (${productName})`;
+
 /** Everything the public endpoints need about a license, read in one statement. */
 export interface LicenseRecord {
   id: string;
@@ -103,6 +106,12 @@ export async function lockLicenseByKey(tx: Prisma.TransactionClient, secrets: Se
   if (license) return license;
   const [byRetiredKey] = await tx.$queryRawUnsafe<LicenseRecord[]>(SELECT_LICENSE_BY_RETIRED_DIGEST_FOR_UPDATE, digest, now);
   return byRetiredKey ?? null;
+}
+
+/** The licenses of ids within a tenant, as findLicenseRecordById reads each, in one statement (in no particular order). */
+export async function findLicenseRecordsByIds(sql: SqlRunner, tenantId: string, licenseIds: readonly string[]): Promise<LicenseRecord[]> {
+  if (!licenseIds.length) return [];
+  return sql.query<LicenseRecord>(`${LICENSE_RECORD_SELECT}\n   WHERE l.id = ANY($1::uuid[]) AND l.tenant_id = $2`, [licenseIds, tenantId]);
 }
 
 /** The license of an id within a tenant, as the public endpoints read it by key (staff and customer paths name it by id). */

@@ -6,7 +6,8 @@ import { auditActor, requireAdmin } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { parseInput, StorableDate } from '../validation.js';
 import { emitEvent, licenseData } from '../webhooks/events.js';
-import { findTenantLicense, licenseEntity } from './management.js';
+import { licenseEntity } from './license-record.js';
+import { findTenantLicense } from './management.js';
 
 // The license lifecycle beyond create/update/revoke: suspend and reinstate (a reversible pause:
 // refused by validate/activate/floating/meter with errorCode Suspended, seats kept), renew (a later expiresAt;

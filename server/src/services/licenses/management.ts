@@ -10,7 +10,7 @@ import { auditActor, requireAdmin, requireMember, requireOperator } from '../aut
 import type { ServiceContext } from '../context.js';
 import { activationData, emitEvent, emitEvents, licenseData } from '../webhooks/events.js';
 import { releaseSeat } from './activations.js';
-import { canonicalKeyDigest, licenseKeyDigest } from './license-record.js';
+import { canonicalKeyDigest, licenseEntity, licenseKeyDigest } from './license-record.js';
 import { findTenantPlan, planForNewLicense, planLicenseValues, planQuotas } from '../plans.js';
 import { expiringSql, expiringWhere, LICENSE_STATUSES, statusRangesSql, statusSql, statusWhere } from './predicates.js';
 import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, DEFAULT_PAGE_SIZE, isUuid, keyset, SEARCH_COUNT_CAP, searchMatches, toPage, type Count, type Keyset, type PageArgs } from '../listing.js';
@@ -23,8 +23,6 @@ export { LicenseAttributesSchema, type LicenseInput } from './attributes.js';
 // public protocol on the same licenses is activations.ts (activate/deactivate) and validate.ts.
 
 
-/** How a license appears in the activity log: its key hint and product, never the key. */
-export const licenseEntity = (license: { keyHint: string }, productName: string) => `${license.keyHint} (${productName})`;
 const jsonValues = (values: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]));
 
@@ -178,6 +176,28 @@ function newLicenseRow(ctx: ServiceContext, prepared: PreparedLicense, key: stri
   } satisfies Prisma.LicenseCreateManyInput;
 }
 
+/**
+ * The locks new licenses take, in the order every writer takes them. Their products and plans first
+ * (lockLicenseParents). Then the activity log's lock (lockTenantAudit), before the rows: their triggers update the
+ * company's tallies, which a license change holding that lock updates too.
+ */
+async function lockForNewLicenses(tx: Prisma.TransactionClient, tenantId: string, prepared: readonly PreparedLicense[]) {
+  await lockLicenseParents(tx, prepared);
+  await lockTenantAudit(tx, tenantId);
+}
+
+/**
+ * The products and plans of new licenses, in the mode their foreign keys take anyway (FOR KEY SHARE), before the
+ * activity log's lock: a product or plan edit holds its row, then waits for that lock. A transaction that takes the
+ * lock early (a payment event) takes these first.
+ */
+export async function lockLicenseParents(tx: Prisma.TransactionClient, prepared: readonly PreparedLicense[]) {
+  const productIds = [...new Set(prepared.map((license) => license.product.id))];
+  const planIds = [...new Set(prepared.flatMap((license) => (license.plan ? [license.plan.id] : [])))];
+  await tx.$executeRaw`SELECT 1 FROM products WHERE id = ANY(${productIds}::uuid[]) ORDER BY id FOR KEY SHARE`;
+  if (planIds.length) await tx.$executeRaw`SELECT 1 FROM plans WHERE id = ANY(${planIds}::uuid[]) ORDER BY id FOR KEY SHARE`;
+}
+
 /** The CreateLicense activity entry of a license just written. */
 function licenseCreatedAudit(prepared: PreparedLicense, created: License, auditDetails?: Record<string, unknown>): AuditEvent {
   const { tenantId, product, plan, attributes, quotas } = prepared;
@@ -188,6 +208,7 @@ function licenseCreatedAudit(prepared: PreparedLicense, created: License, auditD
 
 /** Writes a prepared license with `key` (canonical) in the caller's transaction: the row, its quotas, the license.created event and the activity entry. */
 export async function insertLicense(tx: Prisma.TransactionClient, ctx: ServiceContext, prepared: PreparedLicense, key: string, auditDetails?: Record<string, unknown>) {
+  await lockForNewLicenses(tx, prepared.tenantId, [prepared]);
   const created = await tx.license.create({ data: newLicenseRow(ctx, prepared, key) });
   const { quotas, tenantId } = prepared;
   if (quotas.length) await tx.meterQuota.createMany({ data: quotas.map((quota) => ({ licenseId: created.id, ...quota })) });
@@ -213,7 +234,7 @@ export interface NewLicense {
 export async function insertLicenses(tx: Prisma.TransactionClient, ctx: ServiceContext, tenantId: string, licenses: readonly NewLicense[]) {
   if (!licenses.length) return [];
   if (licenses.some((license) => license.prepared.tenantId !== tenantId)) throw new Error('insertLicenses: every license is of one company');
-  await lockTenantAudit(tx, tenantId); // before the rows: see lockTenantAudit
+  await lockForNewLicenses(tx, tenantId, licenses.map((license) => license.prepared));
   const rows = licenses.map((license) => newLicenseRow(ctx, license.prepared, license.key, { ...license.columns, id: license.columns?.id ?? randomUUID() }));
   const written = new Map((await tx.license.createManyAndReturn({ data: rows })).map((row) => [row.id, row]));
   const created = rows.map((row) => written.get(row.id!)!);
@@ -602,15 +623,22 @@ export async function updateLicense(ctx: ServiceContext, id: string, input: Lice
   const admin = requireAdmin(ctx);
   const data = parseInput(LicenseAttributesObject.partial(), input);
   const license = await findTenantLicense(ctx, admin.tenantId, id);
-  const minVersion = data.minVersion === undefined ? license.minVersion : data.minVersion;
-  const maxVersion = data.maxVersion === undefined ? license.maxVersion : data.maxVersion;
-  if (!versionsInOrder({ minVersion, maxVersion })) {
-    throw new AppError('InvalidRequest', `Invalid input: minVersion: ${VERSION_ORDER}`, { fields: { minVersion: VERSION_ORDER } });
-  }
-  const before = Object.fromEntries(LICENSE_ATTRIBUTES.map((key) => [key, license[key]]));
-  const changes = diffChanges(before, data);
-  if (!changes) return license;
-  await ctx.db.prisma.$transaction((tx) => writeLicenseUpdate(tx, ctx, license, data, changes));
+  const changesTo = (stored: Pick<License, (typeof LICENSE_ATTRIBUTES)[number]>) => {
+    const minVersion = data.minVersion === undefined ? stored.minVersion : data.minVersion;
+    const maxVersion = data.maxVersion === undefined ? stored.maxVersion : data.maxVersion;
+    if (!versionsInOrder({ minVersion, maxVersion })) {
+      throw new AppError('InvalidRequest', `Invalid input: minVersion: ${VERSION_ORDER}`, { fields: { minVersion: VERSION_ORDER } });
+    }
+    return diffChanges(Object.fromEntries(LICENSE_ATTRIBUTES.map((key) => [key, stored[key]])), data);
+  };
+  if (!changesTo(license)) return license;
+  await ctx.db.prisma.$transaction(async (tx) => {
+    // Under the tenant's audit lock no other audited change of the license is under way: the change is measured
+    // against the row as stored now, so the same edit sent twice at once is written, logged and emitted once.
+    await lockTenantAudit(tx, admin.tenantId);
+    const changes = changesTo(await tx.license.findUniqueOrThrow({ where: { id: license.id } }));
+    if (changes) await writeLicenseUpdate(tx, ctx, license, data, changes);
+  });
   return findTenantLicense(ctx, admin.tenantId, license.id);
 }
 

@@ -8,8 +8,8 @@ import { requireRecentReauth } from '../auth/recent-reauth.js';
 import type { ServiceContext, SystemContext } from '../context.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 import { emitLicenseLifecycleEvent, refuseRevoked } from './lifecycle.js';
-import { findTenantLicense, licenseEntity } from './management.js';
-import { canonicalKeyDigest } from './license-record.js';
+import { canonicalKeyDigest, licenseEntity } from './license-record.js';
+import { findTenantLicense } from './management.js';
 
 // Reissuing a license key (a customer lost or leaked theirs): the same license gets a new key, so its activations,
 // history, quotas, usage and analytics stay with it. The old key stops working at once, or after an overlap the

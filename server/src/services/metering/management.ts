@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
 import type { MeterQuota } from '../../generated/prisma/client.js';
-import { requireAdmin, requireMember } from '../auth/actor.js';
+import { lockTenantAudit, recordAudit } from '../audit/audit-log.js';
+import { auditActor, requireAdmin, requireMember } from '../auth/actor.js';
 import type { ServiceContext } from '../context.js';
 import { requireTenantLicense } from '../floating/management.js';
+import { licenseEntity } from '../licenses/license-record.js';
 import { quotaChangeBlockedReason } from '../licenses/rules.js';
 import { parseInput } from '../validation.js';
 import { EVENT_NAME_MAX_LENGTH, EVENT_NAME_PATTERN, METER_PERIODS, occurredWithin, periodBounds, type MeterPeriod } from './periods.js';
@@ -30,26 +32,46 @@ async function requireQuotaChangeable(ctx: ServiceContext, tenantId: string, lic
   return license;
 }
 
-/** Sets (or replaces) the license's limit for one event per period. A limit of 0 blocks the event. */
+/**
+ * Sets (or replaces) the license's limit for one event per period. A limit of 0 blocks the event. Logged
+ * (`SetMeterQuota`, with what it was before) unless it changes nothing.
+ */
 export async function setMeterQuota(ctx: ServiceContext, licenseId: string, input: z.input<typeof QuotaSchema>) {
   const { tenantId } = requireAdmin(ctx);
   const quota = parseInput(QuotaSchema, input);
   const license = await requireQuotaChangeable(ctx, tenantId, licenseId);
-  return ctx.db.prisma.meterQuota.upsert({
-    where: { licenseId_event: { licenseId: license.id, event: quota.event } },
-    create: { licenseId: license.id, ...quota },
-    update: { period: quota.period, limit: quota.limit },
+  const where = { licenseId_event: { licenseId: license.id, event: quota.event } };
+  return ctx.db.prisma.$transaction(async (tx) => {
+    // The activity-log lock first (the order of every audited license change): the same quota set twice at once
+    // reads what the first stored, so it is written and logged once.
+    await lockTenantAudit(tx, tenantId);
+    const stored = await tx.meterQuota.findUnique({ where });
+    if (stored && stored.period === quota.period && stored.limit === quota.limit) return stored;
+    const saved = await tx.meterQuota.upsert({ where, create: { licenseId: license.id, ...quota }, update: { period: quota.period, limit: quota.limit } });
+    const before = stored ? { period: stored.period, limit: stored.limit } : null;
+    await recordAudit(tx, { ...quotaAudit(license, quota.event), action: 'SetMeterQuota', details: { event: quota.event, before, after: { period: quota.period, limit: quota.limit } } }, auditActor(ctx), ctx.now);
+    return saved;
   });
 }
 
-/** Removes the quota of one event (usage is unlimited again). NotFound when there was none. */
+/** Removes the quota of one event (usage is unlimited again), logged (`RemoveMeterQuota`). NotFound when there was none. */
 export async function removeMeterQuota(ctx: ServiceContext, licenseId: string, event: string) {
   const { tenantId } = requireAdmin(ctx);
   const license = await requireQuotaChangeable(ctx, tenantId, licenseId);
-  const { count } = await ctx.db.prisma.meterQuota.deleteMany({ where: { licenseId: license.id, event } });
-  if (count === 0) throw new AppError('NotFound', `This license has no quota for "${event}".`);
-  return { removed: true, event };
+  return ctx.db.prisma.$transaction(async (tx) => {
+    await lockTenantAudit(tx, tenantId);
+    const where = { licenseId_event: { licenseId: license.id, event } };
+    const removed = await tx.meterQuota.findUnique({ where });
+    if (!removed) throw new AppError('NotFound', `This license has no quota for "${event}".`);
+    await tx.meterQuota.delete({ where });
+    await recordAudit(tx, { ...quotaAudit(license, event), action: 'RemoveMeterQuota', details: { event, before: { period: removed.period, limit: removed.limit } } }, auditActor(ctx), ctx.now);
+    return { removed: true, event };
+  });
 }
+
+/** A quota's activity entry names its license, as every license change does. */
+const quotaAudit = (license: Awaited<ReturnType<typeof requireTenantLicense>>, event: string) =>
+  ({ tenantId: license.tenantId, entityType: 'License', entityId: license.id, entity: `${event} on ${licenseEntity(license, license.product.name)}` }) as const;
 
 export interface UsageTotal {
   event: string;

@@ -10,7 +10,7 @@ import { NO_META, systemActor } from '../auth/actor.js';
 import type { SecretsContext, ServiceContext } from '../context.js';
 import { MAX_SEATS } from '../licenses/attributes.js';
 import { renewal, suspension, writeLifecycleChange } from '../licenses/lifecycle.js';
-import { findTenantLicense, insertLicense, prepareLicense, writeLicenseUpdate, writeRevocation, type PreparedLicense } from '../licenses/management.js';
+import { findTenantLicense, insertLicense, lockLicenseParents, prepareLicense, writeLicenseUpdate, writeRevocation, type PreparedLicense } from '../licenses/management.js';
 import { isUuid } from '../listing.js';
 import { planChangeValues, planValuesOf, type PlanValues } from '../plans.js';
 import { enqueueEmails } from '../notifications/outbox.js';
@@ -111,6 +111,7 @@ export async function applyPaymentEvent(sys: PaymentContext, connection: Payment
     }
   }
   return ctx.db.prisma.$transaction(async (tx) => {
+    if (prepared) await lockLicenseParents(tx, [prepared]); // before the activity log's lock, as every new license
     await lockTenantAudit(tx, connection.tenantId);
     // The row first: a concurrent duplicate waits here until this transaction ends, then finds it and stops.
     const claimed = await tx.$queryRaw<{ id: string }[]>`

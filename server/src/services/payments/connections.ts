@@ -65,12 +65,19 @@ export async function updatePaymentConnection(ctx: ServiceContext, id: string, i
   const connection = await findTenantConnection(ctx, tenantId, id);
   if (data.signingSecret !== undefined) await requireRecentReauth(ctx, 'tenant');
   return ctx.db.prisma.$transaction(async (tx) => {
+    // The row first, as deletePaymentConnection takes it: the same edit sent twice at once waits here, then is
+    // measured against what the first one stored, and is logged once (a new signing secret is always a change).
+    // FOR NO KEY UPDATE: the lock the update takes anyway; rows inserted that reference this one do not wait for it.
+    await tx.$executeRaw`SELECT 1 FROM payment_connections WHERE id = ${connection.id}::uuid FOR NO KEY UPDATE`;
     const { signingSecret, ...rest } = data;
+    const stored = await tx.paymentConnection.findUniqueOrThrow({ where: { id: connection.id } });
+    const changed = Object.fromEntries(Object.entries(rest).filter(([field, value]) => value !== undefined && stored[field as keyof typeof rest] !== value));
+    if (!Object.keys(changed).length && signingSecret === undefined) return stored;
     const updated = await tx.paymentConnection.update({
       where: { id: connection.id },
-      data: { ...rest, ...(signingSecret !== undefined && { secretEncrypted: ctx.secrets.encrypt(signingSecret), secretHint: hint(signingSecret) }) },
+      data: { ...changed, ...(signingSecret !== undefined && { secretEncrypted: ctx.secrets.encrypt(signingSecret), secretHint: hint(signingSecret) }) },
     });
-    const details = { ...rest, ...(signingSecret !== undefined && { signingSecret: 'replaced' }) };
+    const details = { ...changed, ...(signingSecret !== undefined && { signingSecret: 'replaced' }) };
     await recordAudit(tx, { tenantId, action: 'UpdatePaymentConnection', entityType: 'PaymentConnection', entityId: connection.id, entity: updated.name, details }, auditActor(ctx), ctx.now);
     return updated;
   });

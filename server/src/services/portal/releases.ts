@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../../domain/errors.js';
-import { findLicenseRecordById, type LicenseRecord } from '../licenses/license-record.js';
+import { findLicenseRecordById, findLicenseRecordsByIds, type LicenseRecord } from '../licenses/license-record.js';
 import { checkEntitlement } from '../licenses/rules.js';
 import { RELEASE_CHANNELS, type ReleaseChannel } from '../releases/model.js';
 import { licenseDownloadLink, licenseProducts, releasesForLicense, type DownloadLinkContext, type PublishedReleasesCache } from '../releases/public.js';
@@ -27,10 +27,12 @@ export async function customerReleases(ctx: PortalContext, customer: PortalCusto
   const { channel } = parseInput(z.object({ channel: z.enum(RELEASE_CHANNELS).default('stable') }), input);
   const ids = await customerLicenseIds(ctx, customer);
   const hints = new Map((await ctx.db.prisma.license.findMany({ where: { id: { in: ids }, tenantId: customer.tenantId }, select: { id: true, keyHint: true } })).map((row) => [row.id, row.keyHint]));
+  const licenses = new Map((await findLicenseRecordsByIds(ctx.db.sql, customer.tenantId, ids)).map((license) => [license.id, license]));
   const cache: PublishedReleasesCache = new Map();
+  const members: ProductsCache = new Map();
   const result = [];
   for (const licenseId of ids) {
-    const license = await findLicenseRecordById(ctx.db.sql, customer.tenantId, licenseId);
+    const license = licenses.get(licenseId);
     if (!license) continue;
     const refused = checkEntitlement(license, ctx.now, null);
     result.push({
@@ -38,16 +40,21 @@ export async function customerReleases(ctx: PortalContext, customer: PortalCusto
       keyHint: hints.get(license.id) ?? '',
       productName: license.productName,
       refusal: refused?.message ?? null,
-      products: refused ? [] : await productReleases(ctx, license, channel, cache),
+      products: refused ? [] : await productReleases(ctx, license, channel, cache, members),
     });
   }
   return result;
 }
 
+/** The products each license's product grants (licenseProducts), by product id: read once per listing. */
+type ProductsCache = Map<string, ReturnType<typeof licenseProducts>>;
+
 /** Per product the license grants, the releases it may download. A bundle's own product shows only when it has some. */
-async function productReleases(ctx: PortalContext, license: LicenseRecord, channel: ReleaseChannel, cache: PublishedReleasesCache) {
+async function productReleases(ctx: PortalContext, license: LicenseRecord, channel: ReleaseChannel, cache: PublishedReleasesCache, members: ProductsCache) {
   const products = [];
-  for (const product of await licenseProducts(ctx, license)) {
+  const granted = members.get(license.productId) ?? licenseProducts(ctx, license);
+  members.set(license.productId, granted);
+  for (const product of await granted) {
     const releases = await releasesForLicense(ctx, license, product.id, { channel, limit: MAX_RELEASES_PER_PRODUCT, cache });
     if (product.id === license.productId && license.bundleProducts?.length && !releases.length) continue;
     products.push({ productId: product.id, productName: product.name, releases });

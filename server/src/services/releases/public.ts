@@ -32,7 +32,7 @@ export interface LicenseQuery {
 
 export type Reason = 'NoNewerRelease' | 'MaintenanceExpired' | 'FeatureMissing';
 
-type ReleaseRow = Awaited<ReturnType<typeof publishedReleases>>[number];
+type ReleaseRow = Awaited<ReturnType<typeof publishedReleasePage>>[number];
 type ArtifactRow = ReleaseRow['artifacts'][number];
 
 /** The license of the key, checked as validate checks it, and the id of the product asked for; or the rejection. */
@@ -74,16 +74,47 @@ export async function licenseProducts(ctx: Pick<LicensingContext, 'db'>, license
 
 const isRejection = (value: object): value is Rejection => 'errorCode' in value;
 
+/** The first page of published releases: an update check or a short listing needs the first few. */
+export const RELEASE_PAGE_SIZE = 25;
+/** Each further page is this many times the one before, up to MAX_RELEASE_PAGE_SIZE. */
+const RELEASE_PAGE_GROWTH = 4;
+export const MAX_RELEASE_PAGE_SIZE = 1_600;
+
+/** The size of page `index` (0 first): growing, so that a walk through many releases takes few statements. */
+export const releasePageSize = (index: number) => Math.min(RELEASE_PAGE_SIZE * RELEASE_PAGE_GROWTH ** index, MAX_RELEASE_PAGE_SIZE);
+
 /**
- * The published releases of a product on `channel` (and the more stable ones), newest first (the version's sort key,
- * along its index), with their artifacts.
+ * One page of the published releases of a product on `channel` (and the more stable ones), newest first, below
+ * `below` (a version's sort key) when given: along the index on (product_id, version_order), with their artifacts.
  */
-async function publishedReleases(ctx: Pick<LicensingContext, 'db'>, tenantId: string, productId: string, channel: ReleaseChannel) {
+async function publishedReleasePage(ctx: Pick<LicensingContext, 'db'>, tenantId: string, productId: string, channel: ReleaseChannel, below: string | undefined, size: number) {
   return ctx.db.prisma.release.findMany({
-    where: { tenantId, productId, status: 'published', channel: { in: channelsUpTo(channel) } },
+    where: { tenantId, productId, status: 'published', channel: { in: channelsUpTo(channel) }, ...(below !== undefined && { versionOrder: { lt: below } }) },
     orderBy: { versionOrder: 'desc' },
+    take: size,
     include: { artifacts: { select: ARTIFACT_SELECT, orderBy: [{ platform: 'asc' }, { arch: 'asc' }, { filename: 'asc' }] }, product: { select: { name: true } } },
   });
+}
+
+/** Pages of published releases already read, by tenant, product and channel: a listing of many licenses reads each page once. */
+export type PublishedReleasesCache = Map<string, ReturnType<typeof publishedReleasePage>[]>;
+
+/**
+ * The published releases of a product on `channel` (and the more stable ones), newest first, read a page at a time as
+ * the caller goes on: the newest release costs one page of RELEASE_PAGE_SIZE however many releases the product has,
+ * and a walk through all of them (a platform only old releases have) one statement per growing page.
+ */
+async function* publishedReleases(ctx: Pick<LicensingContext, 'db'>, tenantId: string, productId: string, channel: ReleaseChannel, cache?: PublishedReleasesCache) {
+  const key = `${tenantId}:${productId}:${channel}`;
+  const pages = cache?.get(key) ?? [];
+  cache?.set(key, pages);
+  for (let index = 0; ; index++) {
+    const below = index === 0 ? undefined : (await pages[index - 1]).at(-1)!.versionOrder;
+    pages[index] ??= publishedReleasePage(ctx, tenantId, productId, channel, below, releasePageSize(index));
+    const page = await pages[index];
+    yield* page;
+    if (page.length < releasePageSize(index)) return;
+  }
 }
 
 /** Why the license may not download `release` (features first, then maintenance), or null when it may. */
@@ -140,9 +171,6 @@ export async function listLicenseReleases(ctx: LicensingContext, query: ListQuer
   return { releases: await releasesForLicense(ctx, entitled.license, entitled.productId, query) };
 }
 
-/** Published releases already read, by tenant, product and channel: a listing of many licenses reads each product once. */
-export type PublishedReleasesCache = Map<string, ReturnType<typeof publishedReleases>>;
-
 /**
  * The published releases of `productId` (the license's product or a member of its bundle) that a license row may
  * download, newest first, with the artifacts matching the filter: the list behind `GET /api/v1/releases` and the
@@ -155,12 +183,8 @@ export async function releasesForLicense(
   query: { channel?: ReleaseChannel; platform?: string; arch?: string; limit?: number; cache?: PublishedReleasesCache } = {},
 ) {
   const filter = matches(query);
-  const channel = query.channel ?? 'stable';
-  const key = `${license.tenantId}:${productId}:${channel}`;
-  const published = query.cache?.get(key) ?? publishedReleases(ctx, license.tenantId, productId, channel);
-  query.cache?.set(key, published);
   const releases = [];
-  for (const release of await published) {
+  for await (const release of publishedReleases(ctx, license.tenantId, productId, query.channel ?? 'stable', query.cache)) {
     if (releaseRefusal(license, release)) continue;
     const artifacts = release.artifacts.filter(filter);
     if (!artifacts.length) continue;
@@ -190,7 +214,7 @@ export async function checkForUpgrade(ctx: LicensingContext, query: UpgradeQuery
   const { license, productId } = entitled;
   const filter = matches(query);
   let blocked: { release: ReturnType<typeof publicRelease>; reason: Exclude<Reason, 'NoNewerRelease'> } | null = null;
-  for (const release of await publishedReleases(ctx, license.tenantId, productId, query.channel ?? 'stable')) {
+  for await (const release of publishedReleases(ctx, license.tenantId, productId, query.channel ?? 'stable')) {
     if (!semver.gt(release.version, current)) break;
     const artifacts = release.artifacts.filter(filter);
     if (!artifacts.length) continue;

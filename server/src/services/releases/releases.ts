@@ -188,8 +188,10 @@ export async function updateRelease(ctx: ServiceContext, releaseId: string, inpu
       ...(data.requiredFeatures !== undefined && { requiredFeatures: [...new Set(data.requiredFeatures)] }),
       ...(data.requiresMaintenance !== undefined && { requiresMaintenance: data.requiresMaintenance }),
     };
-    const release = await tx.release.update({ where: { id: releaseId }, data: changes, include: RELEASE_INCLUDE });
+    // Measured against the row under its lock: the same edit sent twice at once (or again) is logged once.
     const diff = diffChanges({ channel: before.channel, notes: before.notes, requiredFeatures: before.requiredFeatures, requiresMaintenance: before.requiresMaintenance } as Record<string, unknown>, changes);
+    if (!diff) return tx.release.findUniqueOrThrow({ where: { id: releaseId }, include: RELEASE_INCLUDE });
+    const release = await tx.release.update({ where: { id: releaseId }, data: changes, include: RELEASE_INCLUDE });
     await recordAudit(tx, { tenantId, action: 'UpdateRelease', entityType: 'Release', entityId: release.id, entity: auditName(before), details: { changes: diff } }, auditActor(ctx), ctx.now);
     return release;
   });

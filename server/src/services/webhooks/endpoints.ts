@@ -80,19 +80,26 @@ export async function updateWebhookEndpoint(ctx: ServiceContext, id: string, inp
   const data = parseInput(UpdateSchema, { url: input.url ?? undefined, eventTypes: input.eventTypes ?? undefined, enabled: input.enabled ?? undefined });
   const endpoint = await findEndpoint(ctx, tenantId, id);
   const next = { ...data, ...(data.eventTypes && { eventTypes: [...new Set(data.eventTypes)] }) };
-  const changes = diffChanges({ url: endpoint.url, eventTypes: endpoint.eventTypes, enabled: endpoint.enabled }, next);
-  if (!changes) return { endpoint, warning: null };
-  const updated = await ctx.db.prisma.$transaction(async (tx) => {
-    const reenabled = next.enabled === true && !endpoint.enabled;
+  const changesFrom = (stored: typeof endpoint) => diffChanges({ url: stored.url, eventTypes: stored.eventTypes, enabled: stored.enabled }, next);
+  if (!changesFrom(endpoint)) return { endpoint, warning: null };
+  const { updated, changes } = await ctx.db.prisma.$transaction(async (tx) => {
+    // The row first, as deleteWebhookEndpoint takes it: the same edit sent twice at once waits here, then is
+    // measured against what the first one stored, and is logged once.
+    // FOR NO KEY UPDATE: the lock the update takes anyway; rows inserted that reference this one do not wait for it.
+    await tx.$executeRaw`SELECT 1 FROM webhook_endpoints WHERE id = ${endpoint.id}::uuid FOR NO KEY UPDATE`;
+    const stored = await tx.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id }, select: ENDPOINT_FIELDS });
+    const changes = changesFrom(stored);
+    if (!changes) return { updated: stored, changes };
+    const reenabled = next.enabled === true && !stored.enabled;
     const updated = await tx.webhookEndpoint.update({
       where: { id: endpoint.id },
       data: { ...next, ...(reenabled && { consecutiveFailures: 0, disabledReason: null }) },
       select: ENDPOINT_FIELDS,
     });
     await recordAudit(tx, { tenantId, action: 'UpdateWebhookEndpoint', entityType: 'WebhookEndpoint', entityId: endpoint.id, entity: updated.url, details: changes }, auditActor(ctx), ctx.now);
-    return updated;
+    return { updated, changes };
   });
-  return { endpoint: updated, warning: 'url' in changes.after ? await privateTargetWarning(updated.url, target.allowPrivate) : null };
+  return { endpoint: updated, warning: changes && 'url' in changes.after ? await privateTargetWarning(updated.url, target.allowPrivate) : null };
 }
 
 /**
@@ -176,11 +183,17 @@ export async function listWebhookDeliveries(ctx: ServiceContext, endpointId: str
 /** Queues a delivery again, now (the same event id: receivers see a duplicate they can recognise). */
 export async function resendWebhookDelivery(ctx: ServiceContext, deliveryId: string) {
   const { tenantId } = requireAdmin(ctx);
-  const delivery = isUuid(deliveryId) ? await ctx.db.prisma.webhookDelivery.findFirst({ where: { id: deliveryId, tenantId }, select: { id: true, status: true, endpoint: { select: { url: true } } } }) : null;
+  const delivery = isUuid(deliveryId) ? await ctx.db.prisma.webhookDelivery.findFirst({ where: { id: deliveryId, tenantId }, select: { id: true, endpoint: { select: { url: true } } } }) : null;
   if (!delivery) throw new AppError('NotFound', 'Webhook delivery not found.');
   return ctx.db.prisma.$transaction(async (tx) => {
+    // Read under the row's lock: a resend sent twice at once (a double click) waits here and then finds the delivery
+    // already due, so it changes and logs nothing; and a stale "finished" cannot reset the attempt count of a delivery
+    // that a worker claimed meanwhile. "Due" allows a second: the request that won may have started a little later.
+    await tx.$executeRaw`SELECT 1 FROM webhook_deliveries WHERE id = ${delivery.id}::uuid FOR NO KEY UPDATE`;
+    const stored = await tx.webhookDelivery.findUniqueOrThrow({ where: { id: delivery.id }, select: DELIVERY_FIELDS });
+    if (stored.status === 'pending' && stored.nextAttemptAt.getTime() <= ctx.now.getTime() + 1000) return stored;
     // A pending delivery keeps its attempt count (the fencing token of a worker that may hold it); a finished one starts over.
-    const restart = delivery.status === 'pending' ? {} : { attempts: 0 };
+    const restart = stored.status === 'pending' ? {} : { attempts: 0 };
     const updated = await tx.webhookDelivery.update({ where: { id: delivery.id }, data: { status: 'pending', nextAttemptAt: ctx.now, ...restart }, select: DELIVERY_FIELDS });
     await recordAudit(tx, { tenantId, action: 'ResendWebhookDelivery', entityType: 'WebhookDelivery', entityId: delivery.id, entity: delivery.endpoint.url, details: { eventId: updated.eventId, eventType: updated.event.type } }, auditActor(ctx), ctx.now);
     return updated;
