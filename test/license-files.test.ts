@@ -195,6 +195,11 @@ describe('air-gapped activation', () => {
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
     const altered = reencode(proof, (text) => text.replace(payload, Buffer.from(JSON.stringify({ ...claims, device: 'someone-else' })).toString('base64url')));
     expect(code(await t.gql(DEACTIVATE, { input: { proof: altered } }, { token: admin }))).toBe('InvalidRequest');
+    // A license id that is no UUID (one byte of a copied proof damaged) is refused before any lookup.
+    for (const licenseClaim of [`\u00a3${created.id.slice(1)}`, 'not-a-uuid', '']) {
+      const damaged = reencode(proof, (text) => text.replace(payload, Buffer.from(JSON.stringify({ ...claims, license: licenseClaim })).toString('base64url')));
+      expect(code(await t.gql(DEACTIVATE, { input: { proof: damaged } }, { token: admin }))).toBe('InvalidRequest');
+    }
     // Uploaded on another license's page.
     expect(code(await t.gql(DEACTIVATE, { input: { licenseId: other.license.id, proof } }, { token: admin }))).toBe('InvalidRequest');
     // A device activated online has no key on record: no proof can free it.

@@ -245,7 +245,7 @@ export async function deactivateFromProof(ctx: LicenseFileContext, input: Deacti
   const payload = readJsonObject(Buffer.from(parts[1], 'base64url'), field, 'deactivation proof');
   if (header.alg !== 'EdDSA' || payload.kind !== DEACTIVATION_KIND) throw damaged;
   const { activation: activationId, license: licenseId, device } = payload;
-  if (typeof activationId !== 'string' || !isUuid(activationId) || typeof licenseId !== 'string' || typeof device !== 'string') throw damaged;
+  if (typeof activationId !== 'string' || !isUuid(activationId) || typeof licenseId !== 'string' || !isUuid(licenseId) || typeof device !== 'string') throw damaged;
   if (input.licenseId && input.licenseId !== licenseId) throw invalid(field, 'This proof is for a device of another license.');
   const activation = await ctx.db.prisma.activation.findFirst({
     where: { id: activationId, tenantId: input.tenantId, licenseId },
