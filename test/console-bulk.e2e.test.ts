@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e, chooseOption } from './support/console-e2e.js';
+import { chooseOption, type ConsoleE2e, reportServerOnFailure, SCREENSHOTS, signInAsAdmin, startConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 
 // The licenses page's Export CSV and Bulk action in Chromium against the real server (its own job worker runs
@@ -12,6 +12,7 @@ import { describeWith, needChromium } from './support/optional.js';
 
 const chromiumNeed = needChromium();
 let app: ConsoleE2e;
+reportServerOnFailure(() => app);
 let page: Page;
 /** The page under a loaded machine: retried for up to 20 s (vitest's default is 1 s). */
 const poll = <T>(read: () => T | Promise<T>, timeout = 20_000) => expect.poll(read, { timeout });

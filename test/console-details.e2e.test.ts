@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ADMIN, confirmIdentity, SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { ADMIN, confirmIdentity, type ConsoleE2e, reportServerOnFailure, SCREENSHOTS, signInAsAdmin, startConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { runCli } from './support/processes.js';
 
@@ -15,6 +15,7 @@ const chromiumNeed = needChromium();
 const MEMBER = 'bob@acme.test';
 
 let e2e: ConsoleE2e;
+reportServerOnFailure(() => e2e);
 const gql = (query: string, variables: Record<string, unknown> = {}) => e2e.gql(query, variables);
 
 async function signedIn(width: number): Promise<Page> {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { type ConsoleE2e, reportServerOnFailure, SCREENSHOTS, signInAsAdmin, startConsoleE2e } from './support/console-e2e.js';
 import { buildKeygenAccount, fixtureLists, keygenPage } from './support/keygen-fixture.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { postJson } from './support/processes.js';
@@ -16,6 +16,7 @@ import { postJson } from './support/processes.js';
 
 const chromiumNeed = needChromium();
 let app: ConsoleE2e;
+reportServerOnFailure(() => app);
 let page: Page;
 /** An expiry a year from the run: the imported keys are validated against the server's wall clock. */
 const NEXT_YEAR = new Date(Date.now() + 365 * 86_400_000).toISOString().slice(0, 10);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ADMIN, chooseOption, confirmIdentity, SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { ADMIN, chooseOption, confirmIdentity, type ConsoleE2e, reportServerOnFailure, SCREENSHOTS, signInAsAdmin, startConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { postJson } from './support/processes.js';
 
@@ -11,6 +11,7 @@ import { postJson } from './support/processes.js';
 
 const chromiumNeed = needChromium();
 let e2e: ConsoleE2e;
+reportServerOnFailure(() => e2e);
 let page: Page;
 let licenseId: string;
 let firstKey: string;

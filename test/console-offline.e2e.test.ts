@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { KeyforgeClient, MemoryStore } from '../sdk/src/index.js';
-import { SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { type ConsoleE2e, reportServerOnFailure, SCREENSHOTS, signInAsAdmin, startConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { postJson } from './support/processes.js';
 
@@ -14,6 +14,7 @@ import { postJson } from './support/processes.js';
 
 const chromiumNeed = needChromium();
 let e2e: ConsoleE2e;
+reportServerOnFailure(() => e2e);
 let page: Page;
 let licenseId: string;
 let key: string;

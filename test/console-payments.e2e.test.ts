@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ADMIN, SCREENSHOTS, confirmIdentity, signInAsAdmin, startConsoleE2e, type ConsoleE2e, chooseOption } from './support/console-e2e.js';
+import { ADMIN, chooseOption, confirmIdentity, type ConsoleE2e, reportServerOnFailure, SCREENSHOTS, signInAsAdmin, startConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 
 // Settings → Payments in Chromium against the real server: the admin connects Stripe with its signing secret, maps a
@@ -12,6 +12,7 @@ import { describeWith, needChromium } from './support/optional.js';
 const chromiumNeed = needChromium();
 const SECRET = 'whsec_e2e_0123456789abcdef';
 let app: ConsoleE2e;
+reportServerOnFailure(() => app);
 let page: Page;
 
 beforeAll(async () => {

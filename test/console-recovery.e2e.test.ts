@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ADMIN, confirmIdentity, outboxLink, SCREENSHOTS, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { ADMIN, confirmIdentity, type ConsoleE2e, outboxLink, reportServerOnFailure, SCREENSHOTS, startConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { postJson, runCli } from './support/processes.js';
 
@@ -12,6 +12,7 @@ const chromiumNeed = needChromium();
 const MEMBER = 'bob@acme.test';
 
 let e2e: ConsoleE2e;
+reportServerOnFailure(() => e2e);
 
 const newPage = (width: number) => e2e.newPage(width);
 

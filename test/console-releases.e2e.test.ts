@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { outboxLink, SCREENSHOTS, signInAsAdmin, startConsoleE2e, chooseOption, type ConsoleE2e } from './support/console-e2e.js';
+import { chooseOption, type ConsoleE2e, outboxLink, reportServerOnFailure, SCREENSHOTS, signInAsAdmin, startConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 
 // A product's Releases page in Chromium against the real server: a draft created in the dialog, a file uploaded
@@ -13,6 +13,7 @@ import { describeWith, needChromium } from './support/optional.js';
 
 const chromiumNeed = needChromium();
 let app: ConsoleE2e;
+reportServerOnFailure(() => app);
 let page: Page;
 let productId: string;
 const poll = <T>(read: () => T | Promise<T>, timeout = 20_000) => expect.poll(read, { timeout });

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ADMIN, SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { ADMIN, type ConsoleE2e, reportServerOnFailure, SCREENSHOTS, signInAsAdmin, startConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { runCli } from './support/processes.js';
 
@@ -15,6 +15,7 @@ const OPERATOR = ADMIN;
 const OTHER_ADMIN = { email: 'gus@globex.test', password: 'globex admin password' };
 
 let e2e: ConsoleE2e;
+reportServerOnFailure(() => e2e);
 
 beforeAll(async () => {
   if (chromiumNeed.missing) return; // describeWith reports the skip

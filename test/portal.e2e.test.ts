@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { KeyforgeClient, MemoryStore } from '../sdk/src/index.js';
 import { seriousViolations } from './support/axe.js';
-import { outboxLink, recordCspViolations, SCREENSHOTS, signInAsAdmin, startConsoleE2e, type ConsoleE2e } from './support/console-e2e.js';
+import { type ConsoleE2e, outboxLink, recordCspViolations, reportServerOnFailure, SCREENSHOTS, signInAsAdmin, startConsoleE2e } from './support/console-e2e.js';
 import { describeWith, needChromium } from './support/optional.js';
 import { postJson } from './support/processes.js';
 
@@ -20,6 +20,7 @@ const chromiumNeed = needChromium();
 const CUSTOMER = 'pat@customer.test';
 
 let e2e: ConsoleE2e;
+reportServerOnFailure(() => e2e);
 let licenseKey: string;
 let productId: string;
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { afterEach, inject } from 'vitest';
 import { ServerSecrets } from '../../server/src/crypto/secrets.js';
 import { checkOverlaysWithAxe, type OverlayChecks } from './axe.js';
 import { renderToken, unsealEmailToken } from '../../server/src/services/notifications/sealed-token.js';
@@ -38,7 +38,22 @@ export interface ConsoleE2e {
   errors: string[];
   /** The overlays axe checked on this suite's pages (`violations` is `errors`). */
   overlays: OverlayChecks;
+  /** The GraphQL errors the pages were answered (many are a test's intent), kept for a failure's report. */
+  answeredErrors: string[];
   stop(): Promise<void>;
+}
+
+/**
+ * After a failed test of the suite: the GraphQL errors its pages were answered and the server's warnings and errors,
+ * which a timed-out wait for a heading never shows. Call at the top of the suite's file.
+ */
+export function reportServerOnFailure(suite: () => ConsoleE2e | undefined) {
+  afterEach((context) => {
+    const e2e = suite();
+    if (!e2e || context.task.result?.state !== 'fail') return;
+    const logged = e2e.server.output().split('\n').filter((line) => /"level":(40|50|60)/.test(line)).slice(-5);
+    console.error(`${context.task.name}: the pages' GraphQL errors:\n${e2e.answeredErrors.slice(-10).join('\n') || '(none)'}\nthe server's warnings and errors:\n${logged.map((line) => line.slice(0, 1500)).join('\n') || '(none)'}`);
+  });
 }
 
 /** `serverEnv`: extra settings for the server (e.g. OPERATOR_EMAILS). */
@@ -59,6 +74,7 @@ export async function startConsoleE2e(name: string, chromiumPath: string, server
   const browser = await chromium.launch({ executablePath: chromiumPath, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
   const errors: string[] = [];
   const overlays: OverlayChecks = { checked: [], violations: errors };
+  const answeredErrors: string[] = [];
   return {
     server,
     env,
@@ -66,6 +82,7 @@ export async function startConsoleE2e(name: string, chromiumPath: string, server
     token,
     errors,
     overlays,
+    answeredErrors,
     async gql(query, variables) {
       const response = await fetch(`${server.url}/api/graphql`, {
         method: 'POST',
@@ -83,7 +100,14 @@ export async function startConsoleE2e(name: string, chromiumPath: string, server
       page.on('pageerror', (error) => errors.push(error.message));
       // A built asset that does not load is a broken build (or one rebuilt under the running server), never a test's intent.
       page.on('response', (response) => {
-        if (response.status() >= 400 && new URL(response.url()).pathname.startsWith('/assets/')) errors.push(`${response.status()} for ${response.url()}`);
+        const { pathname } = new URL(response.url());
+        if (response.status() >= 400 && pathname.startsWith('/assets/')) errors.push(`${response.status()} for ${response.url()}`);
+        if (pathname.endsWith('/graphql')) {
+          void response
+            .json()
+            .then((body: { errors?: unknown[] }) => body.errors && answeredErrors.push(`${pathname} ${JSON.stringify(body.errors).slice(0, 500)}`))
+            .catch(() => undefined); // not JSON, or the page closed first
+        }
       });
       await recordCspViolations(page, errors);
       await checkOverlaysWithAxe(page, overlays);
