@@ -218,6 +218,28 @@ describe('large lists (keyset pages, both directions)', () => {
     const response = await t.gql(LICENSES, { first: 2, last: 2 }, { token });
     expect(response.errors?.[0].message).toMatch(/first\/after.*last\/before/);
   });
+
+  it('a cursor of the right shape that PostgreSQL cannot compare (year 0, a negative year, a sequence past int4) is InvalidRequest naming the argument', async () => {
+    const cursor = (key: unknown[]) => Buffer.from(JSON.stringify(key)).toString('base64url');
+    const id = '00000000-0000-4000-8000-000000000000';
+    const lists: [string, Record<string, unknown>, unknown[][]][] = [
+      ['query($after: String) { licenses(first: 2, after: $after) { totalCount } }', {}, [['0000-01-01T00:00:00Z', id], ['-000001-01-01T00:00:00Z', id]]],
+      ['query($after: String, $filter: LicenseFilter) { licenses(first: 2, after: $after, filter: $filter) { totalCount } }', { filter: { search: 'odd.test' } }, [['0000-01-01T00:00:00Z', id]]],
+      ['query($id: ID!, $after: String) { license(id: $id) { activations(first: 2, after: $after) { totalCount } } }', { id: licenseId }, [['0000-01-01T00:00:00Z', id]]],
+      ['query($after: String) { emails(first: 2, after: $after) { totalCount } }', {}, [['0000-01-01T00:00:00Z', id]]],
+      ['query($after: String) { webhookEndpoints(first: 2, after: $after) { totalCount } }', {}, [['0000-01-01T00:00:00Z', id]]],
+      ['query($after: String) { activityLog(first: 2, after: $after) { totalCount } }', {}, [[2 ** 31], [2 ** 53]]],
+      ['query($after: String, $filter: ActivityFilter) { activityLog(first: 2, after: $after, filter: $filter) { totalCount } }', { filter: { entity: 'Bravo' } }, [[2 ** 31]]],
+    ];
+    for (const [query, variables, keys] of lists) {
+      for (const key of keys) {
+        const response = await t.gql(query, { ...variables, after: cursor(key) }, { token });
+        expect(response.errors?.[0].extensions, `${query.slice(0, 60)} ${JSON.stringify(key)}`).toMatchObject({ code: 'InvalidRequest', fields: { after: 'invalid cursor' } });
+      }
+    }
+    // The largest sequence PostgreSQL holds is still a cursor.
+    expect((await t.gql(lists[5][0], { after: cursor([2 ** 31 - 1]) }, { token })).errors).toBeUndefined();
+  });
 });
 
 describe('one vendor word', () => {

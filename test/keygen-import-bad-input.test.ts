@@ -121,6 +121,14 @@ describe('bad accounts against the database', () => {
     (account.lists.licenses[7].attributes as Record<string, unknown>).expiry = null;
     (account.lists.policies[1].attributes as Record<string, unknown>).maxMachines = 'five';
     await expect(importKeygenAccount(ctx(), await readDirectory(saved(account, 'bad-seats')))).rejects.toThrow(/attributes.maxMachines must be a whole number/);
+    (account.lists.policies[1].attributes as Record<string, unknown>).maxMachines = 5;
+    // PostgreSQL cannot store a NUL: in an id or in any attribute it stops the import with its place, before a write.
+    const productId = account.lists.products[0].id;
+    account.lists.products[0].id = 'prod\u0000uct';
+    await expect(readDirectory(saved(account, 'nul-id'))).rejects.toThrow(/data\.0\.id holds a NUL character/);
+    account.lists.products[0].id = productId;
+    (account.lists.machines[3].attributes as Record<string, unknown>).fingerprint = 'finger\u0000print';
+    await expect(readDirectory(saved(account, 'nul-fingerprint'))).rejects.toThrow(/data\.3\.attributes\.fingerprint holds a NUL character/);
     expect(await written()).toEqual(nothing);
 
     const broken = path.join(dir, 'not-json');

@@ -180,6 +180,10 @@ describe('air-gapped activation', () => {
     const other = await license();
     const device = client();
     const { request } = await device.createActivationRequest({ licenseKey: key, deviceId: 'to-free' });
+    // A NUL in the request's device id (PostgreSQL cannot store it) is a damaged request, refused before any write.
+    const withNul = reencode(request, (json) => JSON.stringify({ ...JSON.parse(json), device: 'to\u0000free' }));
+    const refused = await t.gql(ACTIVATE, { input: { licenseId: created.id, request: withNul } }, { token: admin });
+    expect(refused.errors?.[0].extensions).toMatchObject({ code: 'InvalidRequest', fields: { request: expect.stringMatching(/cannot be stored/) } });
     const answer = (await t.gqlData(ACTIVATE, { input: { licenseId: created.id, request } }, { token: admin })).activateOffline;
     await device.applyActivationResponse(answer.licenseFile);
     const { proof } = await device.deactivateOffline({ licenseKey: key });

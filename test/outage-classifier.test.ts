@@ -90,6 +90,23 @@ describe('not an outage: a 500', () => {
   });
 });
 
+describe('input the database refuses: a 400, never a 500', () => {
+  it('a malformed UUID, a NUL byte, year 0 and an integer out of range, through Prisma, raw Prisma SQL and the pool', async () => {
+    const errors = [
+      await failure(() => db.prisma.activation.findFirst({ where: { licenseId: 'not-a-uuid' } })), // P2007
+      await failure(() => db.prisma.$queryRaw`SELECT ${'not-a-uuid'}::uuid`), // P2010
+      await failure(() => db.prisma.license.findFirst({ where: { createdAt: { lt: new Date('0000-01-01T00:00:00Z') } } })), // P2039
+      await failure(() => db.prisma.auditLogEntry.findFirst({ where: { seq: { lt: 2 ** 31 } } })), // P2020
+      await failure(() => db.prisma.license.findFirst({ where: { customerEmail: 'a\u0000b' } })),
+      await failure(() => db.sql.query('SELECT $1::timestamptz', ['0000-01-01T00:00:00Z'])),
+    ];
+    for (const error of errors) {
+      expect(isDatabaseUnavailable(error), String(error)).toBe(false);
+      expect(mapped(error), String(error)).toMatchObject({ status: 400, code: 'InvalidRequest' });
+    }
+  });
+});
+
 describe('an outage: a 503 with Retry-After', () => {
   const expectOutage = (error: unknown) => {
     expect(isDatabaseUnavailable(error), String(error)).toBe(true);

@@ -313,6 +313,10 @@ describe('Stripe', () => {
     const updated = await sendStripe(stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_pro', 2_000_000_000)));
     expect(updated.json).toEqual({ received: true, outcome: 'applied' });
     expect((await licenseOf(connections.stripe.id, sub))!.maxActivations).toBe(1_000_000);
+    // Past what the database's integer holds: the same cap, not a failed delivery the provider would retry for days.
+    const beyond = await sendStripe(stripeEvent('customer.subscription.updated', stripeSubscription(sub, 'price_pro', 3_000_000_000)));
+    expect(beyond.json).toEqual({ received: true, outcome: 'applied' });
+    expect((await t.prisma.paymentSubscription.findUniqueOrThrow({ where: { connectionId_subject: { connectionId: connections.stripe.id, subject: sub } } })).quantity).toBe(1_000_000);
   });
 
   it('refuses unsigned, badly signed, stale and foreign-secret deliveries and writes nothing; ignores unknown types', async () => {
@@ -662,6 +666,15 @@ describe('Lemon Squeezy', () => {
       expect(JSON.stringify(plan)).toContain('"Index Name":"payment_subscriptions_refs_idx"');
     } finally {
       await t.prisma.$executeRawUnsafe(`DELETE FROM payment_subscriptions WHERE subject LIKE 'order:many-%'`);
+    }
+  });
+
+  it('reads a time PostgreSQL cannot store (year 0, a negative year) as no time, never a failed delivery', async () => {
+    for (const [index, at] of ['0000-06-01T00:00:00Z', '-000001-06-01T00:00:00Z'].entries()) {
+      const refunded = await sendLemon(lemon('order_refunded', 'orders', 7100 + index, { status: 'refunded', refunded: true, updated_at: at, created_at: at }));
+      expect(refunded.status).toBe(200);
+      const subscription = lemon('subscription_updated', 'subscriptions', 7200 + index, { order_id: 7300 + index, variant_id: 101, status: 'cancelled', ends_at: at, renews_at: at, first_subscription_item: { quantity: 1 } });
+      expect((await sendLemon(subscription)).status).toBe(200);
     }
   });
 

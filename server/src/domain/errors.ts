@@ -44,8 +44,15 @@ function serviceUnavailable(): AppError {
   return new AppError('ServiceUnavailable', 'The service is temporarily unavailable; retry shortly.', { retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS });
 }
 
-// Prisma P2023 (inconsistent column data, e.g. a malformed UUID); PostgreSQL 22P02 (invalid text representation), 22021 (NUL byte).
-export const INVALID_INPUT_CODES = new Set(['P2023', '22P02', '22021']);
+// Prisma P2023 (inconsistent column data, e.g. a malformed UUID); PostgreSQL 22P02 (invalid text representation),
+// 22021 (NUL byte), 22007/22008 (a date it cannot read or store, e.g. year 0), 22003 (a number out of its column's range).
+export const INVALID_INPUT_CODES = new Set(['P2023', '22P02', '22021', '22007', '22008', '22003']);
+
+/** The error's code, and PostgreSQL's own under a Prisma error (P2007, P2010, P2020, P2039 carry it in the driver adapter's cause). */
+export function errorCodes(error: unknown): string[] {
+  const e = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown } } } } | null;
+  return [e?.code, e?.meta?.driverAdapterError?.cause?.originalCode].filter((code): code is string => typeof code === 'string');
+}
 
 /** What toAppError logs through (pino's Logger fits). */
 export interface ErrorLogger {
@@ -60,8 +67,11 @@ export interface ErrorLogger {
 export function toAppError(error: unknown, logger: ErrorLogger, requestId: string): AppError {
   if (error instanceof AppError) return error;
   const code = (error as { code?: string } | null)?.code;
-  // Input PostgreSQL refuses (a malformed UUID, a NUL byte) is the caller's mistake, never a 500.
-  if (code && INVALID_INPUT_CODES.has(code)) return new AppError('InvalidRequest', 'The request contains a value that is not valid here (malformed id or unsupported character).');
+  // Input PostgreSQL refuses (a malformed UUID, a NUL byte, year 0) is the caller's mistake, never a 500. The
+  // services check their input first, with clearer messages; this is the net under a check that is missing.
+  if (errorCodes(error).some((candidate) => INVALID_INPUT_CODES.has(candidate))) {
+    return new AppError('InvalidRequest', 'The request contains a value that is not valid here (malformed id, unsupported character, or a number or date out of range).');
+  }
   // Prisma P2025: the row a write named is gone. Services find a row (scoped to the tenant) before writing it, so
   // this is a concurrent delete (a double click, two admins): the caller's target no longer exists.
   if (code === 'P2025') return new AppError('NotFound', 'Not found: it was removed while this request ran.');

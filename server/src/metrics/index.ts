@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Database } from '../db/database.js';
 import { isDatabaseUnavailable } from '../domain/database-unavailable.js';
-import { INVALID_INPUT_CODES } from '../domain/errors.js';
+import { errorCodes, INVALID_INPUT_CODES } from '../domain/errors.js';
 import type { Logger } from '../logger.js';
 import { systemActor } from '../services/auth/actor.js';
 import { systemStatus, type SystemStatus } from '../services/system-status.js';
@@ -259,9 +259,9 @@ export function createMetrics(sources: MetricsSources) {
 /** unavailable (the request was answered 503), invalid_input, query (another SQLSTATE or Prisma code), or null. */
 export function databaseErrorKind(error: unknown): 'unavailable' | 'invalid_input' | 'query' | null {
   if (isDatabaseUnavailable(error)) return 'unavailable';
+  if (errorCodes(error).some((code) => INVALID_INPUT_CODES.has(code))) return 'invalid_input';
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return null;
-  if (INVALID_INPUT_CODES.has(code)) return 'invalid_input';
   return /^P\d{4}$|^[0-9A-Z]{5}$/.test(code) ? 'query' : null;
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Database } from '../db/database.js';
 import { AppError } from '../domain/errors.js';
+import { StorableDate } from './validation.js';
 import { Prisma } from '../generated/prisma/client.js';
 
 // Helpers shared by the management lists: id checks and opaque-cursor pagination.
@@ -90,6 +91,9 @@ export function createdAtIdWhere(page: Keyset<readonly [string, string]>) {
     ? { createdAt: { gte: at }, OR: [{ createdAt: { gt: at } }, { id: { gt: id } }] }
     : { createdAt: { lte: at }, OR: [{ createdAt: { lt: at } }, { id: { lt: id } }] };
 }
+
+/** The cursor of a list sorted by (createdAt, id): a time PostgreSQL can store (years 1 to 9999) and a UUID. */
+export const CreatedAtIdCursor = z.tuple([z.iso.datetime().refine((at) => StorableDate.safeParse(at).success), z.guid()]);
 
 /** A cursor is the sort key of a row, base64url-encoded JSON: opaque to clients, stable across inserts. */
 export const encodeCursor = (key: readonly (string | number)[]) => Buffer.from(JSON.stringify(key)).toString('base64url');

@@ -32,7 +32,8 @@ export const ActivityFilterSchema = z.object({
 });
 export type ActivityFilter = z.input<typeof ActivityFilterSchema>;
 
-const ActivityCursor = z.tuple([z.number().int().positive()]);
+// seq is an int4 column: a larger number is no cursor of this list.
+const ActivityCursor = z.tuple([z.number().int().positive().max(2 ** 31 - 1)]);
 
 /** The filter as SQL over `audit_log`, for the capped count (the same conditions as the Prisma `where`). */
 function activityConditions(tenantId: string, filter: z.output<typeof ActivityFilterSchema>): Prisma.Sql {

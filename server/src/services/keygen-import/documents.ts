@@ -1,4 +1,5 @@
 import { AppError } from '../../domain/errors.js';
+import { findUnstorableString } from '../validation.js';
 
 // Keygen's API answers JSON:API documents: a list endpoint answers one page `{ data: [resource…], links: { self,
 // next, … } }`, each resource `{ id, type, attributes: { camelCase… }, relationships: { name: { data: { type, id } |
@@ -78,6 +79,8 @@ function linkText(links: unknown, name: string, where: string): string | null {
 export function parsePage(document: unknown, where: string): KeygenPage {
   if (!isObject(document)) throw malformed(where, `a JSON:API document is an object, got ${describe(document)}`);
   if (document.errors !== undefined) throw malformed(where, 'the document is an error answer (it has "errors"), not a page of resources');
+  const unstorable = findUnstorableString(document.data);
+  if (unstorable) throw malformed(where, `data.${unstorable} holds a NUL character or an unpaired surrogate, which cannot be stored`);
   const { data } = document;
   if (!Array.isArray(data)) throw malformed(where, `"data" must be an array of resources (a list endpoint's page), got ${describe(data)}`);
   if (data.length > MAX_PAGE_RESOURCES) throw malformed(where, `a page holds at most ${MAX_PAGE_RESOURCES} resources, this one ${data.length}`);

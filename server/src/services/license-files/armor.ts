@@ -1,4 +1,5 @@
 import { AppError } from '../../domain/errors.js';
+import { findUnstorableString } from '../validation.js';
 
 /**
  * The text forms of license files, activation requests and deactivation proofs (docs/integrate/license-files.md):
@@ -59,6 +60,8 @@ export function readJsonObject(payload: Buffer, field: string, what: string): Re
     throw invalid(field, `The ${what} is damaged: its content is not readable.`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid(field, `The ${what} is damaged: its content is not readable.`);
+  // A NUL or a lone surrogate cannot be stored (a device name, an id): refused here, before any lookup or write.
+  if (findUnstorableString(parsed)) throw invalid(field, `The ${what} is damaged: it holds characters that cannot be stored (NUL or an unpaired surrogate).`);
   return parsed as Record<string, unknown>;
 }
 

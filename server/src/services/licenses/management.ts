@@ -13,7 +13,7 @@ import { releaseSeat } from './activations.js';
 import { canonicalKeyDigest, licenseEntity, licenseKeyDigest } from './license-record.js';
 import { findTenantPlan, planForNewLicense, planLicenseValues, planQuotas } from '../plans.js';
 import { expiringSql, expiringWhere, LICENSE_STATUSES, statusRangesSql, statusSql, statusWhere } from './predicates.js';
-import { cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, DEFAULT_PAGE_SIZE, isUuid, keyset, SEARCH_COUNT_CAP, searchMatches, toPage, type Count, type Keyset, type PageArgs } from '../listing.js';
+import { CreatedAtIdCursor, cappedCount, COUNT_CAP, countUpTo, createdAtIdWhere, DEFAULT_PAGE_SIZE, isUuid, keyset, SEARCH_COUNT_CAP, searchMatches, toPage, type Count, type Keyset, type PageArgs } from '../listing.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 import { LICENSE_ATTRIBUTES, LicenseAttributesObject, LicenseAttributesSchema, VERSION_ORDER, versionsInOrder, type LicenseInput } from './attributes.js';
 
@@ -566,7 +566,6 @@ async function emailContains(db: Database, tenantId: string, text: string): Prom
   return domainStarts ? [inLocal, Prisma.sql`(customer_email_local ILIKE ${`%${likeLiteral(local)}`} AND ${domainStarts})`] : [inLocal];
 }
 
-const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
 
 /**
  * Newest first (createdAt, then id); a cursor is a row's (createdAt, id). `first`/`after` walk the index from the
@@ -575,7 +574,7 @@ const LicenseCursor = z.tuple([z.iso.datetime(), z.guid()]);
 export async function listLicenses(ctx: ServiceContext, filterInput: LicenseFilter = {}, pageArgs: PageArgs = {}, query?: LicenseQuery) {
   const tenantId = requireMember(ctx);
   const filter = parseInput(LicenseFilterSchema, filterInput);
-  const page = keyset(pageArgs, LicenseCursor);
+  const page = keyset(pageArgs, CreatedAtIdCursor);
   const where = licenseWhere(ctx, tenantId, filter);
   const { and, ranges, search } = await filterSql(ctx, tenantId, filter);
   const cursorOf = (row: { createdAt: Date; id: string }) => [row.createdAt.toISOString(), row.id];
@@ -675,7 +674,6 @@ export async function writeLicenseUpdate(
   await recordAudit(tx, event, auditActor(ctx), ctx.now);
 }
 
-const ActivationCursor = z.tuple([z.iso.datetime(), z.guid()]);
 
 /**
  * One page of the activations of each of several licenses the caller already holds (read within its tenant), active
@@ -687,7 +685,7 @@ const ActivationCursor = z.tuple([z.iso.datetime(), z.guid()]);
 export async function listLicenseActivations(ctx: ServiceContext, licenses: readonly { id: string; tenantId: string }[], pageArgs: PageArgs = {}) {
   const tenantId = requireMember(ctx);
   if (licenses.some((license) => license.tenantId !== tenantId)) throw new AppError('NotFound', 'License not found.');
-  const page = keyset(pageArgs, ActivationCursor);
+  const page = keyset(pageArgs, CreatedAtIdCursor);
   const ids = licenses.map((license) => license.id);
   // The bound on created_at alone is what the (license_id, created_at) index range starts from (as createdAtIdWhere).
   const cursor = page.cursor

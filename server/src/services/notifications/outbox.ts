@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { Prisma } from '../../generated/prisma/client.js';
-import { cappedCount, countUpTo, createdAtIdWhere, isUuid, keyset, toPage, type Page, type PageArgs } from '../listing.js';
+import { CreatedAtIdCursor, cappedCount, countUpTo, createdAtIdWhere, isUuid, keyset, toPage, type Page, type PageArgs } from '../listing.js';
 import { requireAdmin } from '../auth/actor.js';
 import type { ActorContext, ServiceContext } from '../context.js';
 import { redactSingleUseTokens, renderToken, unsealEmailToken } from './sealed-token.js';
@@ -68,7 +68,6 @@ export const EMAIL_SUMMARY = {
   sentAt: true,
 } as const;
 
-const Cursor = z.tuple([z.iso.datetime(), z.guid()]);
 
 /** The operator (a system actor without a tenant) sees every tenant's emails; anyone else needs the admin role. */
 const outboxTenant = (ctx: ActorContext): string | null =>
@@ -85,7 +84,7 @@ export interface OutboxQuery {
  */
 export async function listOutbox(ctx: ServiceContext, filter: OutboxFilter = {}, query: OutboxQuery = {}) {
   const tenantId = outboxTenant(ctx);
-  const page = keyset(filter, Cursor);
+  const page = keyset(filter, CreatedAtIdCursor);
   const where = {
     ...(tenantId !== null && { tenantId }),
     ...(filter.status && { status: filter.status }),

@@ -4,7 +4,7 @@ import { recordAudit } from '../audit/audit-log.js';
 import { auditActor, requireAdmin, requireMember } from '../auth/actor.js';
 import { requireRecentReauth } from '../auth/recent-reauth.js';
 import type { ServiceContext } from '../context.js';
-import { isUuid, keyset, createdAtIdWhere, toPage, type PageArgs, cappedCount, countUpTo } from '../listing.js';
+import { CreatedAtIdCursor, isUuid, keyset, createdAtIdWhere, toPage, type PageArgs, cappedCount, countUpTo } from '../listing.js';
 import { findTenantPlan } from '../plans.js';
 import { isUniqueViolation, parseInput } from '../validation.js';
 import { Prisma } from '../../generated/prisma/client.js';
@@ -142,9 +142,8 @@ export async function listPaymentPrices(ctx: ServiceContext, connectionId: strin
   return ctx.db.prisma.paymentPriceMapping.findMany({ where: { tenantId, connectionId: connection.id }, include: { plan: true }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
 }
 
-const Cursor = z.tuple([z.iso.datetime(), z.guid()]);
 
-function receivedAtIdWhere(page: ReturnType<typeof keyset<typeof Cursor>>) {
+function receivedAtIdWhere(page: ReturnType<typeof keyset<typeof CreatedAtIdCursor>>) {
   const where = createdAtIdWhere(page) as { createdAt?: object; OR?: { createdAt?: object; id?: object }[] };
   if (!where.createdAt) return {};
   return { receivedAt: where.createdAt, OR: where.OR!.map(({ createdAt, ...rest }) => (createdAt ? { receivedAt: createdAt } : rest)) };
@@ -154,7 +153,7 @@ function receivedAtIdWhere(page: ReturnType<typeof keyset<typeof Cursor>>) {
 export async function listPaymentEvents(ctx: ServiceContext, connectionId: string, pageArgs: PageArgs = {}) {
   const tenantId = requireMember(ctx);
   const connection = await findTenantConnection(ctx, tenantId, connectionId);
-  const page = keyset(pageArgs, Cursor);
+  const page = keyset(pageArgs, CreatedAtIdCursor);
   const rows = await ctx.db.prisma.paymentEvent.findMany({
     where: { connectionId: connection.id, ...receivedAtIdWhere(page) },
     orderBy: [{ receivedAt: page.backward ? 'asc' : 'desc' }, { id: page.backward ? 'asc' : 'desc' }],

@@ -1,5 +1,5 @@
 import { createHmac, createHash, timingSafeEqual } from 'node:crypto';
-import { field, int, isoTime, positive, refsOf, SignatureError, text, type PaymentEventIn } from './model.js';
+import { field, int, isoTime, positive, quantity, refsOf, SignatureError, text, type PaymentEventIn } from './model.js';
 
 // Lemon Squeezy: `X-Signature` is the hex HMAC-SHA256 of the raw body under the webhook's signing secret (its
 // documented scheme; there is no official Node SDK for it), compared in constant time. Its payloads carry no event
@@ -49,7 +49,7 @@ export function normalizeLemonSqueezy(payload: unknown): PaymentEventIn {
         refs: [`subscription:${objectId}`],
         at: updatedAt,
         priceId: variant(field(attributes, 'variant_id')),
-        quantity: int(field(attributes, 'first_subscription_item', 'quantity')),
+        quantity: quantity(field(attributes, 'first_subscription_item', 'quantity')),
         canceled,
         endsAt,
         // Its invoices name no period: the subscription's renews_at is the end of the period paid so far.

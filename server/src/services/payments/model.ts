@@ -1,6 +1,9 @@
 // The one internal model of a payment provider's webhook event. Each provider's adapter (stripe.ts, paddle.ts,
 // lemonsqueezy.ts) verifies a delivery's signature and turns its payload into a PaymentEventIn; apply.ts applies it.
 
+import { MAX_SEATS } from '../licenses/attributes.js';
+import { StorableDate } from '../validation.js';
+
 export const PAYMENT_PROVIDERS = ['stripe', 'paddle', 'lemonsqueezy'] as const;
 export type PaymentProvider = (typeof PAYMENT_PROVIDERS)[number];
 
@@ -57,10 +60,15 @@ export const seconds = (value: unknown): Date | null => {
 export const isoTime = (value: unknown): Date | null => {
   const s = text(value);
   if (!s || s.length > 40) return null;
-  const date = new Date(s);
-  return Number.isNaN(date.getTime()) ? null : date;
+  const date = StorableDate.safeParse(s); // also refuses year 0 and negative years, which PostgreSQL cannot store
+  return date.success ? date.data : null;
 };
 export const refsOf = (...values: unknown[]): string[] => [...new Set(values.map(text).filter((value): value is string => value !== null))];
+/** A subscription's quantity, at most MAX_SEATS (what a license can take, and what its column can store); null: not given. */
+export const quantity = (value: unknown): number | null => {
+  const n = int(value);
+  return n !== null && n >= 0 ? Math.min(n, MAX_SEATS) : null;
+};
 export const positive = (value: unknown, fallback = 1): number => {
   const n = int(value);
   return n !== null && n >= 1 && n <= 100_000 ? n : fallback;

@@ -1,5 +1,5 @@
 import { NodeRuntime, Webhooks } from '@paddle/paddle-node-sdk';
-import { field, int, isoTime, positive, refsOf, SignatureError, text, type PaymentEventIn } from './model.js';
+import { field, isoTime, positive, quantity, refsOf, SignatureError, text, type PaymentEventIn } from './model.js';
 
 // Paddle Billing: the `Paddle-Signature` header (`ts=…;h1=…`, HMAC-SHA256 of `ts:rawBody`) checked by the official
 // SDK (`Webhooks.isSignatureValid`, which refuses a timestamp more than 5 s old), then the event turned into the
@@ -25,7 +25,7 @@ export async function verifyPaddle(rawBody: string, header: (name: string) => st
 function firstItem(object: unknown) {
   const items = field(object, 'items');
   const item = Array.isArray(items) ? items[0] : undefined;
-  return { priceId: text(field(item, 'price', 'id')) ?? text(field(item, 'price_id')), quantity: int(field(item, 'quantity')) };
+  return { priceId: text(field(item, 'price', 'id')) ?? text(field(item, 'price_id')), quantity: quantity(field(item, 'quantity')) };
 }
 
 export function normalizePaddle(event: unknown): PaymentEventIn {

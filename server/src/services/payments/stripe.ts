@@ -1,5 +1,5 @@
 import Stripe from 'stripe';
-import { field, int, positive, refsOf, seconds, SignatureError, text, type PaymentEventIn } from './model.js';
+import { field, positive, quantity, refsOf, seconds, SignatureError, text, type PaymentEventIn } from './model.js';
 
 // Stripe: the `Stripe-Signature` header checked by the official SDK (`webhooks.constructEvent`: HMAC-SHA256 of
 // `t.payload`, any v1 signature, the timestamp within 300 s of now), then the event turned into the internal model.
@@ -38,7 +38,7 @@ function subscriptionItem(subscription: unknown) {
   const item = Array.isArray(items) ? items[0] : undefined;
   return {
     priceId: text(field(item, 'price', 'id')) ?? text(field(item, 'plan', 'id')),
-    quantity: int(field(item, 'quantity')) ?? int(field(subscription, 'quantity')),
+    quantity: quantity(field(item, 'quantity')) ?? quantity(field(subscription, 'quantity')),
     periodEnd: seconds(field(item, 'current_period_end')) ?? seconds(field(subscription, 'current_period_end')),
   };
 }

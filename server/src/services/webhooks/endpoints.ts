@@ -6,7 +6,7 @@ import { diffChanges, lockTenantAudit, recordAudit } from '../audit/audit-log.js
 import { auditActor, requireAdmin } from '../auth/actor.js';
 import { requireRecentReauth } from '../auth/recent-reauth.js';
 import type { ServiceContext } from '../context.js';
-import { cappedCount, countUpTo, createdAtIdWhere, isUuid, keyset, toPage, type PageArgs } from '../listing.js';
+import { CreatedAtIdCursor, cappedCount, countUpTo, createdAtIdWhere, isUuid, keyset, toPage, type PageArgs } from '../listing.js';
 import { parseInput } from '../validation.js';
 import { deliverWebhookNow, type WebhookDeliveryOptions } from './delivery.js';
 import { eventBody, WEBHOOK_EVENT_TYPES } from './events.js';
@@ -135,12 +135,11 @@ export async function rotateWebhookSecret(ctx: ServiceContext, id: string) {
   return { endpoint, secret };
 }
 
-const Cursor = z.tuple([z.iso.datetime(), z.guid()]);
 
 /** The tenant's endpoints, newest first, paginated both ways. */
 export async function listWebhookEndpoints(ctx: ServiceContext, pageArgs: PageArgs = {}) {
   const { tenantId } = requireAdmin(ctx);
-  const page = keyset(pageArgs, Cursor);
+  const page = keyset(pageArgs, CreatedAtIdCursor);
   const [rows, totalCount] = await Promise.all([
     ctx.db.prisma.webhookEndpoint.findMany({ where: { AND: [{ tenantId }, createdAtIdWhere(page)] }, select: ENDPOINT_FIELDS, orderBy: [{ createdAt: page.order }, { id: page.order }], take: page.size + 1 }),
     cappedCount(countUpTo(ctx.db, Prisma.sql`webhook_endpoints`, Prisma.sql`tenant_id = ${tenantId}::uuid`)),
@@ -166,7 +165,7 @@ export interface DeliveryQuery {
 export async function listWebhookDeliveries(ctx: ServiceContext, endpointId: string, pageArgs: PageArgs = {}, query: DeliveryQuery = {}) {
   const { tenantId } = requireAdmin(ctx);
   const endpoint = await findEndpoint(ctx, tenantId, endpointId);
-  const page = keyset(pageArgs, Cursor);
+  const page = keyset(pageArgs, CreatedAtIdCursor);
   const where = { endpointId: endpoint.id, tenantId };
   const [rows, totalCount] = await Promise.all([
     ctx.db.prisma.webhookDelivery.findMany({
