@@ -22,7 +22,6 @@ export { LicenseAttributesSchema, type LicenseInput } from './attributes.js';
 // Licenses as vendors manage them (GraphQL, the operator CLI): create, change, revoke, list, free a seat. The
 // public protocol on the same licenses is activations.ts (activate/deactivate) and validate.ts.
 
-
 const jsonValues = (values: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]));
 
@@ -566,7 +565,6 @@ async function emailContains(db: Database, tenantId: string, text: string): Prom
   return domainStarts ? [inLocal, Prisma.sql`(customer_email_local ILIKE ${`%${likeLiteral(local)}`} AND ${domainStarts})`] : [inLocal];
 }
 
-
 /**
  * Newest first (createdAt, then id); a cursor is a row's (createdAt, id). `first`/`after` walk the index from the
  * cursor toward older rows, `last`/`before` toward newer ones (see `keyset`); the filter applies either way.
@@ -673,7 +671,6 @@ export async function writeLicenseUpdate(
   const event = { tenantId: license.tenantId, action: 'UpdateLicense', entityType: 'License', entityId: license.id, entity: licenseEntity(license, license.product.name), details: changes } as const;
   await recordAudit(tx, event, auditActor(ctx), ctx.now);
 }
-
 
 /**
  * One page of the activations of each of several licenses the caller already holds (read within its tenant), active

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
 import type { Db } from '../../db/database.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { CreatedAtIdCursor, cappedCount, countUpTo, createdAtIdWhere, isUuid, keyset, toPage, type Page, type PageArgs } from '../listing.js';
@@ -67,7 +66,6 @@ export const EMAIL_SUMMARY = {
   createdAt: true,
   sentAt: true,
 } as const;
-
 
 /** The operator (a system actor without a tenant) sees every tenant's emails; anyone else needs the admin role. */
 const outboxTenant = (ctx: ActorContext): string | null =>

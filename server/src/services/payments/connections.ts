@@ -142,7 +142,6 @@ export async function listPaymentPrices(ctx: ServiceContext, connectionId: strin
   return ctx.db.prisma.paymentPriceMapping.findMany({ where: { tenantId, connectionId: connection.id }, include: { plan: true }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
 }
 
-
 function receivedAtIdWhere(page: ReturnType<typeof keyset<typeof CreatedAtIdCursor>>) {
   const where = createdAtIdWhere(page) as { createdAt?: object; OR?: { createdAt?: object; id?: object }[] };
   if (!where.createdAt) return {};

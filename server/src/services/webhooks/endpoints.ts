@@ -15,7 +15,6 @@ import { privateTargetWarning } from './ssrf.js';
 // Webhook endpoints of a tenant, managed by its admins (CompanyAdmin for every call, reads included: URLs and the
 // delivery log are integration details). The signing secret is returned once, by create and rotate.
 
-
 export const WebhookUrl = z
   .string()
   .trim()
@@ -134,7 +133,6 @@ export async function rotateWebhookSecret(ctx: ServiceContext, id: string) {
   });
   return { endpoint, secret };
 }
-
 
 /** The tenant's endpoints, newest first, paginated both ways. */
 export async function listWebhookEndpoints(ctx: ServiceContext, pageArgs: PageArgs = {}) {
