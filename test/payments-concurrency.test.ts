@@ -180,4 +180,32 @@ describe('a payment event and a staff change of the same license at once', () =>
     expect(failures).toEqual([]);
     expect(await t.prisma.paymentSubscription.count({ where: { connectionId: connection.id, subject: { startsWith: 'sub_rename_' }, licenseId: { not: null } } })).toBe(ROUNDS);
   }, 180_000);
+
+  it(`never deadlocks over ${ROUNDS} rounds of plan changes at the provider against renames of the plan changed to`, async () => {
+    const logFrom = t.logs.length;
+    const auth = { token };
+    const team = await createPlan(sys(), { productId, name: 'Team monthly', duration: 'P1M', maxActivations: 5, features: ['pro', 'team'] });
+    await mapPaymentPrice(sys(), connection.id, { priceId: 'price_team', planId: team.id });
+    const sub = 'sub_plan_change';
+    const bought = await deliver(stripeEvent('invoice.paid', { ...invoice('in_pc0', 'subscription_create', 1, sec(T0 + 30 * DAY)), parent: { type: 'subscription_details', subscription_details: { subscription: sub, metadata: {} } } }, sec(T0) + 9_000));
+    expect(bought.status).toBe(200);
+    const failures: unknown[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      // Odd rounds move the subscription to Team, even rounds back to Pro; staff renames that plan at the same time
+      // (its row locked, then the activity log's lock, which the event holds while it changes the license's plan).
+      const [price, target] = round % 2 ? ['price_team', team.id] : ['price_pro', planId];
+      const moved = { ...subscription(1, sec(T0 + 30 * DAY)), id: sub, items: { object: 'list', data: [{ id: 'si_pc', object: 'subscription_item', price: { id: price, object: 'price' }, quantity: 1, current_period_end: sec(T0 + 30 * DAY) }] } };
+      const [changed, renamed] = await Promise.all([
+        deliver(stripeEvent('customer.subscription.updated', moved, sec(T0) + 9_000 + round)),
+        t.gql('mutation($input: UpdatePlanInput!) { updatePlan(input: $input) { plan { id } } }', { input: { id: target, name: `Renamed ${round}` } }, auth),
+      ]);
+      if (changed.status !== 200) failures.push(['plan change', round, changed.status, changed.json]);
+      if (renamed.errors) failures.push(['updatePlan', round, renamed.errors]);
+      const state = await t.prisma.paymentSubscription.findUniqueOrThrow({ where: { connectionId_subject: { connectionId: connection.id, subject: sub } }, select: { licenseId: true } });
+      const now = (await t.prisma.license.findUniqueOrThrow({ where: { id: state.licenseId! } })).planId;
+      if (now !== target) failures.push(['the license is not on the plan changed to', round]);
+    }
+    expect(t.logs.slice(logFrom).filter((line) => /deadlock|40P01|unhandled error|InternalError/i.test(line)).map((line) => line.slice(0, 600))).toEqual([]);
+    expect(failures).toEqual([]);
+  }, 180_000);
 });

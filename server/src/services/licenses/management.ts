@@ -186,11 +186,11 @@ async function lockForNewLicenses(tx: Prisma.TransactionClient, tenantId: string
 }
 
 /**
- * The products and plans of new licenses, in the mode their foreign keys take anyway (FOR KEY SHARE), before the
- * activity log's lock: a product or plan edit holds its row, then waits for that lock. A transaction that takes the
- * lock early (a payment event) takes these first.
+ * The products and plans licenses are about to reference (new licenses, a license moved to another plan), in the mode
+ * their foreign keys take anyway (FOR KEY SHARE), before the activity log's lock: a product or plan edit holds its
+ * row, then waits for that lock. A transaction that takes the lock early (a payment event) takes these first.
  */
-export async function lockLicenseParents(tx: Prisma.TransactionClient, prepared: readonly PreparedLicense[]) {
+export async function lockLicenseParents(tx: Prisma.TransactionClient, prepared: readonly { product: { id: string }; plan: { id: string } | null }[]) {
   const productIds = [...new Set(prepared.map((license) => license.product.id))];
   const planIds = [...new Set(prepared.flatMap((license) => (license.plan ? [license.plan.id] : [])))];
   await tx.$executeRaw`SELECT 1 FROM products WHERE id = ANY(${productIds}::uuid[]) ORDER BY id FOR KEY SHARE`;

@@ -111,7 +111,9 @@ export async function applyPaymentEvent(sys: PaymentContext, connection: Payment
     }
   }
   return ctx.db.prisma.$transaction(async (tx) => {
-    if (prepared) await lockLicenseParents(tx, [prepared]); // before the activity log's lock, as every new license
+    // Before the activity log's lock, as every new license: the product and plan the license may be written with.
+    if (prepared) await lockLicenseParents(tx, [prepared]);
+    else if ('priceId' in effect && effect.priceId) await lockPlanOfPrice(tx, connection, effect.priceId);
     await lockTenantAudit(tx, connection.tenantId);
     // The row first: a concurrent duplicate waits here until this transaction ends, then finds it and stops.
     const claimed = await tx.$queryRaw<{ id: string }[]>`
@@ -228,6 +230,12 @@ async function merge(tx: Tx, connection: PaymentConnection, state: State, effect
       break;
   }
   return next;
+}
+
+/** The plan a price is sold as, and its product, locked as a new license's are: the event may move its license there. */
+async function lockPlanOfPrice(tx: Tx, connection: PaymentConnection, priceId: string) {
+  const mapping = await tx.paymentPriceMapping.findUnique({ where: { connectionId_priceId: { connectionId: connection.id, priceId } }, select: { plan: { select: { id: true, productId: true } } } });
+  if (mapping) await lockLicenseParents(tx, [{ product: { id: mapping.plan.productId }, plan: { id: mapping.plan.id } }]);
 }
 
 async function planOfState(tx: Tx, connection: PaymentConnection, state: Pick<State, 'priceId' | 'licenseId'>) {
