@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyAuditChain } from '../server/src/services/audit/audit-log.js';
 import { NO_META, systemActor } from '../server/src/services/auth/actor.js';
 import type { ServiceContext } from '../server/src/services/context.js';
-import { createPaymentConnection, mapPaymentPrice, paymentWebhookPath } from '../server/src/services/payments/connections.js';
+import { createPaymentConnection, deletePaymentConnection, mapPaymentPrice, paymentWebhookPath } from '../server/src/services/payments/connections.js';
 import { createPlan } from '../server/src/services/plans.js';
 import { DAY, TestClock, startTestApp, type TestApp } from './support/harness.js';
 import { stripeEventEnvelope } from './support/stripe.js';
@@ -53,10 +53,10 @@ const subscription = (quantity: number, periodEnd: number) => ({
   items: { object: 'list', data: [{ id: 'si_conc', object: 'subscription_item', price: { id: 'price_pro', object: 'price' }, quantity, current_period_end: periodEnd }] },
 });
 
-function deliver(event: object) {
+function deliver(event: object, to = connection) {
   const payload = JSON.stringify(event);
-  const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: connection.secret, timestamp: sec(clock.now().getTime()) });
-  return t.post(paymentWebhookPath(connection.id), payload, { 'stripe-signature': header });
+  const header = Stripe.webhooks.generateTestHeaderString({ payload, secret: to.secret, timestamp: sec(clock.now().getTime()) });
+  return t.post(paymentWebhookPath(to.id), payload, { 'stripe-signature': header });
 }
 
 const LICENSE = 'id status customFields';
@@ -207,5 +207,29 @@ describe('a payment event and a staff change of the same license at once', () =>
     }
     expect(t.logs.slice(logFrom).filter((line) => /deadlock|40P01|unhandled error|InternalError/i.test(line)).map((line) => line.slice(0, 600))).toEqual([]);
     expect(failures).toEqual([]);
+  }, 180_000);
+
+  it(`never deadlocks over ${ROUNDS} rounds of a disconnect while the provider delivers purchases to the connection`, async () => {
+    const logFrom = t.logs.length;
+    const failures: unknown[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      // The disconnect deletes the connection's row (its events, states and mappings cascade), then takes the
+      // activity log's lock; each delivery takes that lock, then writes rows that reference the connection.
+      const secret = `whsec_disconnect_${round}_0123456789`;
+      const created = await createPaymentConnection(sys(), { provider: 'stripe', signingSecret: secret, refundAction: 'suspend' });
+      await mapPaymentPrice(sys(), created.id, { priceId: 'price_pro', planId });
+      const to = { id: created.id, secret };
+      const purchase = (n: number) => stripeEvent('invoice.paid', { ...invoice(`in_d${round}_${n}`, 'subscription_create', 1, sec(T0 + 30 * DAY)), parent: { type: 'subscription_details', subscription_details: { subscription: `sub_d${round}_${n}`, metadata: {} } } }, sec(T0) + 20_000 + round);
+      const [deleted, ...delivered] = await Promise.allSettled([deletePaymentConnection(sys(), created.id), ...[1, 2, 3].map((n) => deliver(purchase(n), to))]);
+      if (deleted.status === 'rejected') failures.push(['disconnect', round, String(deleted.reason)]);
+      for (const answer of delivered) {
+        // Applied before the disconnect, or refused after it (the connection is gone): never a server error.
+        if (answer.status === 'rejected' || ![200, 404].includes(answer.value.status)) failures.push(['delivery', round, answer.status === 'fulfilled' ? answer.value.json : String(answer.reason)]);
+      }
+      expect(await t.prisma.paymentConnection.count({ where: { id: created.id } })).toBe(0);
+    }
+    expect(t.logs.slice(logFrom).filter((line) => /deadlock|40P01|unhandled error|InternalError/i.test(line)).map((line) => line.slice(0, 600))).toEqual([]);
+    expect(failures).toEqual([]);
+    expect(await verifyAuditChain(t.prisma, tenantId, t.deps.secrets.auditChainKey)).toMatchObject({ valid: true, brokenAtSeq: null });
   }, 180_000);
 });

@@ -652,7 +652,10 @@ export async function moveLicenseToPlan(ctx: ServiceContext, id: string, planId:
     throw new AppError('InvalidRequest', `Invalid input: planId: ${message}`, { fields: { planId: message } });
   }
   if (license.planId === plan.id) return license;
-  await ctx.db.prisma.$transaction((tx) => writeLicenseUpdate(tx, ctx, license, { planId: plan.id }, { before: { planId: license.planId }, after: { planId: plan.id } }));
+  await ctx.db.prisma.$transaction(async (tx) => {
+    await lockLicenseParents(tx, [{ product: { id: plan.productId }, plan: { id: plan.id } }]); // before the log's lock, as a new license
+    await writeLicenseUpdate(tx, ctx, license, { planId: plan.id }, { before: { planId: license.planId }, after: { planId: plan.id } });
+  });
   return findTenantLicense(ctx, admin.tenantId, license.id);
 }
 

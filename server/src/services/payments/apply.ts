@@ -111,9 +111,13 @@ export async function applyPaymentEvent(sys: PaymentContext, connection: Payment
     }
   }
   return ctx.db.prisma.$transaction(async (tx) => {
-    // Before the activity log's lock, as every new license: the product and plan the license may be written with.
+    // Before the activity log's lock, in the mode their foreign keys take anyway: the connection the event's rows
+    // reference (a disconnect deletes it, then waits for the log's lock), and the product and plan the license may be
+    // written with (as every new license).
+    const [live] = await tx.$queryRaw<unknown[]>`SELECT 1 FROM payment_connections WHERE id = ${connection.id}::uuid FOR KEY SHARE`;
+    if (!live) throw new AppError('NotFound', 'No payment connection has this id.'); // disconnected meanwhile
     if (prepared) await lockLicenseParents(tx, [prepared]);
-    else if ('priceId' in effect && effect.priceId) await lockPlanOfPrice(tx, connection, effect.priceId);
+    else await lockPlansOfEvent(tx, connection, effect);
     await lockTenantAudit(tx, connection.tenantId);
     // The row first: a concurrent duplicate waits here until this transaction ends, then finds it and stops.
     const claimed = await tx.$queryRaw<{ id: string }[]>`
@@ -232,10 +236,22 @@ async function merge(tx: Tx, connection: PaymentConnection, state: State, effect
   return next;
 }
 
-/** The plan a price is sold as, and its product, locked as a new license's are: the event may move its license there. */
-async function lockPlanOfPrice(tx: Tx, connection: PaymentConnection, priceId: string) {
-  const mapping = await tx.paymentPriceMapping.findUnique({ where: { connectionId_priceId: { connectionId: connection.id, priceId } }, select: { plan: { select: { id: true, productId: true } } } });
-  if (mapping) await lockLicenseParents(tx, [{ product: { id: mapping.plan.productId }, plan: { id: mapping.plan.id } }]);
+/**
+ * The plans (and their products) the event may move its license to, locked as a new license's are: the plan of the
+ * event's price and that of the price the subscription has on record (a renewal carries no price of its own).
+ */
+async function lockPlansOfEvent(tx: Tx, connection: PaymentConnection, effect: PaymentEffect) {
+  if (effect.kind === 'ignored') return;
+  // The subscription as lockState finds it (by subject, else by reference), read without its lock.
+  const [stored] = effect.subject
+    ? await tx.$queryRaw<{ price_id: string | null }[]>`SELECT price_id FROM payment_subscriptions WHERE connection_id = ${connection.id}::uuid AND subject = ${effect.subject}`
+    : effect.refs.length
+      ? await tx.$queryRaw<{ price_id: string | null }[]>`SELECT price_id FROM payment_subscriptions WHERE connection_id = ${connection.id}::uuid AND refs && ${effect.refs}::text[] ORDER BY created_at, id LIMIT 1`
+      : [];
+  const priceIds = [...new Set([('priceId' in effect && effect.priceId) || null, stored?.price_id ?? null].filter((id): id is string => id !== null))];
+  if (!priceIds.length) return;
+  const mappings = await tx.paymentPriceMapping.findMany({ where: { connectionId: connection.id, priceId: { in: priceIds } }, select: { plan: { select: { id: true, productId: true } } } });
+  if (mappings.length) await lockLicenseParents(tx, mappings.map(({ plan }) => ({ product: { id: plan.productId }, plan: { id: plan.id } })));
 }
 
 async function planOfState(tx: Tx, connection: PaymentConnection, state: Pick<State, 'priceId' | 'licenseId'>) {
