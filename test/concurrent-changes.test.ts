@@ -270,4 +270,16 @@ describe('one state change sent several times at once', () => {
     expect(await t.prisma.license.count({ where: { planId: plan } })).toBe(AT_ONCE * 2);
     expect(await auditCount(product, 'UpdateProduct')).toBe(AT_ONCE);
   });
+
+  it("the company's portal handle and key prefix changed while products and plans are created: every request succeeds", async () => {
+    for (let round = 0; round < ROUNDS * 2; round++) {
+      const settings = round % 2 ? { portalHandle: `acme-busy-${round}` } : { keyPrefix: `AC${round}` };
+      const answers = await Promise.all([
+        sendMutation('updateCompanySettings', settings),
+        ...Array.from({ length: AT_ONCE }, (_, i) => sendMutation('createProduct', { name: `Settings race ${round}.${i}` })),
+        ...Array.from({ length: AT_ONCE }, (_, i) => sendMutation('createPlan', { productId: A.product!.id, name: `Settings race ${round}.${i}`, maxActivations: 1 })),
+      ]);
+      expect(codes(answers).filter((code) => code !== 'ok'), `round ${round}`).toEqual([]);
+    }
+  });
 });

@@ -101,9 +101,9 @@ export async function updateCompanySettings(ctx: ServiceContext, input: CompanyS
   if (data.portalHandle && data.portalHandle !== tenant.portalHandle && (await ctx.db.prisma.tenant.count({ where: { portalHandle: data.portalHandle } }))) throw handleTaken(data.portalHandle);
   try {
     return await ctx.db.prisma.$transaction(async (tx) => {
-      // The activity log's lock first: changing a unique column (key prefix, portal handle) locks the company's row
-      // against every insert that references it, an activity-log entry included — a writer holding the log's lock
-      // would wait for this row while this transaction waits for the log (a deadlock).
+      // The activity log's lock first, as every audited writer. The key prefix's and portal handle's unique indexes
+      // are partial (migration tenant_unique_partial), so changing them does not lock the company's row against the
+      // inserts that reference it: a writer that inserts first and takes the log's lock after does not wait for this.
       await lockTenantAudit(tx, tenant.id);
       // Under that lock no other settings change is under way: measured against the row as stored now, the same
       // change sent twice at once is logged once.
