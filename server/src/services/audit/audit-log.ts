@@ -136,8 +136,10 @@ export function entryHash(entry: Hashable, key: Buffer | null): string {
  * reissue.ts) takes it before its first write of the row. Taking it again in the same transaction is free.
  * Users, products, plans, webhook endpoints and payment connections are the exception, one order among their own
  * writers: the row first (their edits lock it FOR NO KEY UPDATE, their deletes delete it), then this lock. So a new
- * license takes its product and plan rows (FOR KEY SHARE, licenses/management.ts lockForNewLicenses) before this lock,
- * and an event takes its subscribers' endpoint rows without waiting (migration webhook_subscribers_skip_deleted).
+ * license, or a license moved to another plan, takes its product and plan rows (FOR KEY SHARE, licenses/management.ts
+ * lockLicenseParents) before this lock, a payment event its connection's row too (payments/apply.ts), and an event
+ * takes its subscribers' endpoint rows without waiting (migration webhook_subscribers_skip_deleted). The company's
+ * own row is never locked against the inserts that reference it (migration tenant_unique_partial).
  */
 export async function lockTenantAudit(tx: Pick<Tx, '$executeRaw'>, tenantId: string): Promise<void> {
   await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext('keyforge.audit'), hashtext(${tenantId}))`;
