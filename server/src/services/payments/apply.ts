@@ -105,7 +105,7 @@ export async function applyPaymentEvent(sys: PaymentContext, connection: Payment
       } catch (error) {
         if (!(error instanceof AppError) || error.status >= 500) throw error;
         // Not applied and not consumed: recorded as failed, refused so that the provider retries once the vendor has fixed it.
-        await recordFailure(ctx.db, connection, event, error.message, ctx.now);
+        if (!(await recordFailure(ctx.db, connection, event, error.message, ctx.now))) throw connectionGone();
         throw new AppError('Conflict', `Not applied: ${error.message}`);
       }
     }
@@ -114,8 +114,7 @@ export async function applyPaymentEvent(sys: PaymentContext, connection: Payment
     // Before the activity log's lock, in the mode their foreign keys take anyway: the connection the event's rows
     // reference (a disconnect deletes it, then waits for the log's lock), and the product and plan the license may be
     // written with (as every new license).
-    const [live] = await tx.$queryRaw<unknown[]>`SELECT 1 FROM payment_connections WHERE id = ${connection.id}::uuid FOR KEY SHARE`;
-    if (!live) throw new AppError('NotFound', 'No payment connection has this id.'); // disconnected meanwhile
+    if (!(await lockConnection(tx, connection))) throw connectionGone();
     if (prepared) await lockLicenseParents(tx, [prepared]);
     else await lockPlansOfEvent(tx, connection, effect);
     await lockTenantAudit(tx, connection.tenantId);
@@ -145,11 +144,24 @@ function storedEffect(json: Prisma.JsonValue): PaymentEffect {
 
 const effectRefs = (effect: PaymentEffect) => ('refs' in effect ? effect.refs : []);
 
-async function recordFailure(db: Database, connection: PaymentConnection, event: PaymentEventIn, detail: string, now: Date) {
-  await db.prisma.$executeRaw`
-    INSERT INTO payment_events (id, tenant_id, connection_id, provider_event_id, type, outcome, detail, occurred_at, received_at)
-    VALUES (gen_random_uuid(), ${connection.tenantId}::uuid, ${connection.id}::uuid, ${event.id}, ${event.type.slice(0, 200)}, 'failed', ${detail.slice(0, 500)}, ${event.occurredAt}, ${now})
-    ON CONFLICT (connection_id, provider_event_id) DO UPDATE SET detail = EXCLUDED.detail, received_at = EXCLUDED.received_at WHERE payment_events.outcome = 'failed'`;
+const connectionGone = () => new AppError('NotFound', 'No payment connection has this id.');
+
+/** The connection's row, held as the event's rows reference it (FOR KEY SHARE); false when it was disconnected meanwhile. */
+async function lockConnection(tx: Tx, connection: PaymentConnection): Promise<boolean> {
+  const [live] = await tx.$queryRaw<unknown[]>`SELECT 1 FROM payment_connections WHERE id = ${connection.id}::uuid FOR KEY SHARE`;
+  return live !== undefined;
+}
+
+/** Records a failed event; false when the connection was disconnected meanwhile (nothing to record it against). */
+async function recordFailure(db: Database, connection: PaymentConnection, event: PaymentEventIn, detail: string, now: Date): Promise<boolean> {
+  return db.prisma.$transaction(async (tx) => {
+    if (!(await lockConnection(tx, connection))) return false;
+    await tx.$executeRaw`
+      INSERT INTO payment_events (id, tenant_id, connection_id, provider_event_id, type, outcome, detail, occurred_at, received_at)
+      VALUES (gen_random_uuid(), ${connection.tenantId}::uuid, ${connection.id}::uuid, ${event.id}, ${event.type.slice(0, 200)}, 'failed', ${detail.slice(0, 500)}, ${event.occurredAt}, ${now})
+      ON CONFLICT (connection_id, provider_event_id) DO UPDATE SET detail = EXCLUDED.detail, received_at = EXCLUDED.received_at WHERE payment_events.outcome = 'failed'`;
+    return true;
+  });
 }
 
 /** The plan a price is sold as, and the license a purchase of `quantity` of it gets (its seats: the plan's × quantity). */
